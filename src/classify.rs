@@ -106,7 +106,9 @@ mod tests {
         for code in [400, 403, 404, 409, 410, 412, 422, 501] {
             check(status(code, None), Blocked);
         }
-        for code in [100, 201, 204, 301, 302, 304, 402, 405, 411, 413, 418, 451, 505, 599] {
+        for code in [
+            100, 201, 204, 301, 302, 304, 402, 405, 411, 413, 418, 451, 505, 599,
+        ] {
             check(status(code, None), Unknown);
         }
     }
@@ -138,10 +140,12 @@ mod tests {
 
     #[test]
     fn only_deferred_and_unknown_stop_the_run() {
-        let stops: Vec<_> = [Deferred, Retryable, Blocked, Unknown, Done, Rejected, Buffered]
-            .into_iter()
-            .filter(|k| k.stops_the_run())
-            .collect();
+        let stops: Vec<_> = [
+            Deferred, Retryable, Blocked, Unknown, Done, Rejected, Buffered,
+        ]
+        .into_iter()
+        .filter(|k| k.stops_the_run())
+        .collect();
         assert_eq!(stops, [Deferred, Unknown]);
     }
 }

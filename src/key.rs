@@ -55,7 +55,9 @@ impl IdempotencyKey {
         bytes[4..8].copy_from_slice(&h2.to_be_bytes());
         bytes[8] = (h1 ^ h2) as u8;
         bytes[9..16].copy_from_slice(&id_bytes[1..8]);
-        Ok(IdempotencyKey(uuid::Builder::from_custom_bytes(bytes).into_uuid()))
+        Ok(IdempotencyKey(
+            uuid::Builder::from_custom_bytes(bytes).into_uuid(),
+        ))
     }
 
     /// Parses a canonical key: 36 characters, lower- or upper-case hex with

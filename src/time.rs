@@ -28,7 +28,10 @@ impl Millis {
 impl UnixMs {
     /// The instant `span` after this one (saturating).
     pub fn plus(self, span: Millis) -> UnixMs {
-        UnixMs(self.0.saturating_add(i64::try_from(span.0).unwrap_or(i64::MAX)))
+        UnixMs(
+            self.0
+                .saturating_add(i64::try_from(span.0).unwrap_or(i64::MAX)),
+        )
     }
 
     /// Signed difference `self - earlier` in milliseconds.
@@ -48,7 +51,9 @@ impl UnixMs {
             if !part.iter().all(u8::is_ascii_digit) {
                 return Err(TimeError::new(text, "expected digits"));
             }
-            Ok(part.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
+            Ok(part
+                .iter()
+                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
         };
         let sep_ok = b[4] == b'-'
             && b[7] == b'-'
@@ -90,7 +95,8 @@ impl UnixMs {
         }
         let offset_min = match &b[i..] {
             [b'Z' | b'z'] => 0,
-            [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] | [sign @ (b'+' | b'-'), h1, h2, m1, m2] => {
+            [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2]
+            | [sign @ (b'+' | b'-'), h1, h2, m1, m2] => {
                 let digits = [*h1, *h2, *m1, *m2];
                 if !digits.iter().all(u8::is_ascii_digit) {
                     return Err(TimeError::new(text, "bad offset"));
@@ -115,7 +121,14 @@ impl UnixMs {
     }
 
     /// Builds an instant from a civil date and time in UTC.
-    pub fn from_civil(year: i64, month: i64, day: i64, hour: i64, minute: i64, second: i64) -> UnixMs {
+    pub fn from_civil(
+        year: i64,
+        month: i64,
+        day: i64,
+        hour: i64,
+        minute: i64,
+        second: i64,
+    ) -> UnixMs {
         let days = days_from_civil(year, month, day);
         UnixMs((days * 86_400 + hour * 3600 + minute * 60 + second) * 1000)
     }
@@ -162,7 +175,10 @@ pub struct TimeError {
 
 impl TimeError {
     fn new(text: &str, why: &'static str) -> TimeError {
-        TimeError { text: text.chars().take(64).collect(), why }
+        TimeError {
+            text: text.chars().take(64).collect(),
+            why,
+        }
     }
 }
 
@@ -208,7 +224,11 @@ mod tests {
     use super::*;
 
     fn check(text: &str, expected_ms: i64) {
-        assert_eq!(UnixMs::parse_rfc3339(text), Ok(UnixMs(expected_ms)), "{text}");
+        assert_eq!(
+            UnixMs::parse_rfc3339(text),
+            Ok(UnixMs(expected_ms)),
+            "{text}"
+        );
     }
 
     #[test]
@@ -242,10 +262,20 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for ms in [0, 1, -1, 1_795_947_302_120, 951_782_400_000, 4_102_444_800_000] {
+        for ms in [
+            0,
+            1,
+            -1,
+            1_795_947_302_120,
+            951_782_400_000,
+            4_102_444_800_000,
+        ] {
             let text = UnixMs(ms).to_string();
             assert_eq!(UnixMs::parse_rfc3339(&text), Ok(UnixMs(ms)), "{text}");
         }
-        assert_eq!(UnixMs(1_795_947_302_120).to_string(), "2026-11-29T10:15:02.120Z");
+        assert_eq!(
+            UnixMs(1_795_947_302_120).to_string(),
+            "2026-11-29T10:15:02.120Z"
+        );
     }
 }

@@ -1,0 +1,99 @@
+//! The one error type HTTP handlers return. Client errors carry their own
+//! code and message; internal failures are logged here and reach the client
+//! only as a code, never with their details.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use stockhop::wire::{codes, ErrorBody};
+
+use crate::db::DbError;
+
+/// How long a client is told to wait after an overload answer.
+pub const RETRY_AFTER_SECS: u32 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The client's fault: answered as given, not logged as a failure.
+    #[error("{code}: {message}")]
+    Client {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
+    /// The server is busy (SQLite lock timeout, queue full): 503 with Retry-After.
+    #[error("overloaded: {0}")]
+    Overloaded(String),
+    /// Anything else: logged, answered 500 without details.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
+        AppError::Client {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<DbError> for AppError {
+    fn from(err: DbError) -> AppError {
+        match &err {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                AppError::Overloaded(err.to_string())
+            }
+            _ => AppError::Internal(err.to_string()),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for AppError {
+    fn from(err: rusqlite::Error) -> AppError {
+        AppError::from(DbError::Sqlite(err))
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            AppError::Client {
+                status,
+                code,
+                message,
+            } => (status, code, message),
+            AppError::Overloaded(detail) => {
+                tracing::warn!(%detail, "overloaded");
+                let body = ErrorBody {
+                    code: codes::OVERLOADED.into(),
+                    message: "the site is busy; retry shortly".into(),
+                };
+                let mut response = (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+                return response;
+            }
+            AppError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "INTERNAL",
+                    "internal error".to_owned(),
+                )
+            }
+        };
+        let body = ErrorBody {
+            code: code.into(),
+            message,
+        };
+        (status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,42 @@
+//! `stockhop-site`: the native companion that runs on the site machine.
+//!
+//! It serves the PWA (`www/` with the built wasm package), answers the
+//! handhelds' sync protocol against the site ledger, and keeps everything in
+//! one embedded SQLite database ([`db`]). [`app`] builds the HTTP router
+//! from a state so tests drive it without a socket; [`serve`] runs it on a
+//! listener until a shutdown future resolves, so tests bind port 0.
+
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod terminal_wire;
+
+use std::future::Future;
+use std::path::PathBuf;
+
+pub use http::{app, AppState};
+
+/// Serves `state` on `listener` until `shutdown` resolves, then finishes the
+/// requests in flight and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, www = %state.www_dir.display(), "site server listening");
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Where the PWA lives when `--www` is not given: `./www` when the server
+/// runs from a checkout, else the `www/` beside the crate it was built from.
+pub fn default_www_dir() -> PathBuf {
+    let local = PathBuf::from("www");
+    if local.join("index.html").exists() {
+        local
+    } else {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../www"))
+    }
+}

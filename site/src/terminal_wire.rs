@@ -1,0 +1,111 @@
+//! The contract between the terminal listener's forwarder and the ledger:
+//! batches of terminal records, each with the idempotency key the listener
+//! minted when it wrote the record, and the terminals' last-seen times.
+//!
+//! In-process the forwarder hands a [`TerminalBatch`] to the ledger
+//! directly; to a remote ledger it POSTs the same JSON to
+//! [`TERMINAL_EVENTS_PATH`], signed with HMAC-SHA256 over
+//! `"<timestamp>.<body>"` with a shared secret ([`SIGNATURE_HEADER`],
+//! [`TIMESTAMP_HEADER`]).
+
+use serde::{Deserialize, Serialize};
+use stockhop::key::IdempotencyKey;
+use stockhop::time::UnixMs;
+
+/// Where a remote ledger takes terminal batches.
+pub const TERMINAL_EVENTS_PATH: &str = "/v1/terminal/events";
+/// `sha256=<lower-case hex of HMAC-SHA256(secret, "<timestamp>.<body>")>`.
+pub const SIGNATURE_HEADER: &str = "x-stockhop-signature";
+/// The signer's clock, Unix seconds; the ledger refuses signatures older
+/// than [`SIGNATURE_MAX_AGE_SECS`] so a captured request cannot be replayed
+/// later with another meaning (replays of the same body are idempotent anyway).
+pub const TIMESTAMP_HEADER: &str = "x-stockhop-timestamp";
+/// Five minutes: covers clock drift between two site machines on NTP.
+pub const SIGNATURE_MAX_AGE_SECS: i64 = 300;
+/// Records in one forwarded batch.
+pub const MAX_RECORDS_PER_BATCH: usize = 50;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalBatch {
+    pub records: Vec<TerminalRecord>,
+    #[serde(default)]
+    pub heartbeats: Vec<TerminalHeartbeat>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalRecord {
+    /// Minted by the listener when it wrote the record to its queue.
+    pub key: IdempotencyKey,
+    pub source: TerminalSource,
+    /// The terminal's serial number (iclock `SN`, reader id, framed `device`).
+    pub device_serial: String,
+    pub kind: TerminalEventKind,
+    /// Who or what was read: an iclock PIN, an EPC, a barcode.
+    pub subject: String,
+    /// Capture clock: the terminal's reading time, converted to UTC.
+    pub occurred_at: UnixMs,
+    /// Queue-write clock: when the listener's write hit disk.
+    pub queued_at: UnixMs,
+    pub rule_outcome: RuleOutcome,
+    /// The record as received (an ATTLOG line, a JSON object), for audit.
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalSource {
+    Iclock,
+    Zebra,
+    Framed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalEventKind {
+    /// A person at an attendance terminal (iclock ATTLOG, framed `person`).
+    Attendance,
+    /// An RFID tag read at a gate (Zebra, framed `epc`).
+    TagRead,
+    /// A barcode read (framed `code`).
+    CodeRead,
+}
+
+/// The listener's time rules' verdict (DESIGN.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleOutcome {
+    Accepted,
+    Stale,
+    ClockSkew,
+    RateLimited,
+    Duplicate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalHeartbeat {
+    pub device_serial: String,
+    pub source: TerminalSource,
+    pub seen_at: UnixMs,
+}
+
+/// The ledger's answer: one result per record, in batch order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalBatchResponse {
+    pub results: Vec<TerminalResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalResult {
+    pub key: IdempotencyKey,
+    /// 200 recorded; a 4xx with `code` for a record the ledger will never take.
+    pub status: u16,
+    #[serde(default)]
+    pub replayed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The `GATE_READ` hop recorded for a tag read of a known unit.
+    #[serde(default)]
+    pub hop_ids: Vec<i64>,
+}

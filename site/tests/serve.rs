@@ -1,0 +1,142 @@
+//! The site server over real HTTP on loopback, against a real SQLite file.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use stockhop_site::db::Db;
+use stockhop_site::AppState;
+
+fn write_shell(www: &Path) {
+    std::fs::create_dir_all(www.join("pkg")).unwrap();
+    std::fs::write(
+        www.join("index.html"),
+        "<!doctype html><title>Stockhop</title>",
+    )
+    .unwrap();
+    std::fs::write(
+        www.join("sw.js"),
+        "self.addEventListener('install', () => {});",
+    )
+    .unwrap();
+    std::fs::write(www.join("pkg/stockhop_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+}
+
+async fn start(
+    dir: &Path,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let www = dir.join("www");
+    write_shell(&www);
+    let db = Db::open(&dir.join("data")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let state = AppState { db, www_dir: www };
+    let task = tokio::spawn(async move {
+        stockhop_site::serve(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (base, stop, task)
+}
+
+#[tokio::test]
+async fn serves_health_the_pwa_shell_and_wasm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, stop, task) = start(dir.path()).await;
+    let client = reqwest::Client::new();
+
+    let health: serde_json::Value = client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(
+        health["schema_version"],
+        stockhop_site::db::MIGRATIONS.len() as i64
+    );
+
+    let page = client.get(format!("{base}/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Stockhop"));
+
+    let sw = client.get(format!("{base}/sw.js")).send().await.unwrap();
+    assert_eq!(sw.headers()["cache-control"], "no-cache");
+    assert!(sw.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .contains("javascript"));
+
+    let wasm = client
+        .get(format!("{base}/pkg/stockhop_bg.wasm"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wasm.headers()["content-type"], "application/wasm");
+    assert_eq!(wasm.bytes().await.unwrap().as_ref(), b"\0asm\x01\0\0\0");
+
+    let missing = client
+        .get(format!("{base}/no-such-file"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    assert!(dir.path().join("data/stockhop.sqlite").exists());
+}
+
+#[test]
+fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    write_shell(&dir.path().join("www"));
+    let data = dir.path().join("data");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .arg("--data")
+        .arg(&data)
+        .arg("--www")
+        .arg(dir.path().join("www"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut healthy = false;
+    for _ in 0..100 {
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            stream.write_all(b"GET /healthz HTTP/1.0\r\n\r\n").unwrap();
+            let mut reply = String::new();
+            stream.read_to_string(&mut reply).unwrap();
+            healthy = reply.starts_with("HTTP/1.0 200") && reply.contains("\"ok\"");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(healthy, "server did not answer /healthz");
+    assert!(data.join("stockhop.sqlite").exists());
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+}
