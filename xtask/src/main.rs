@@ -1,1 +1,556 @@
-fn main() {}
+//! The project's build, serve and test entry point: `cargo xtask <command>`.
+//!
+//! It installs what a fresh machine lacks (printing each install), builds the
+//! wasm package as `wasm-pack.toml` says, and runs the site server or every
+//! test suite. Every step is idempotent and quick when its tool is already
+//! there. Nothing is downloaded from outside the package registries: tools
+//! come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [-- args]
+
+commands:
+  setup        install the toolchain a fresh machine lacks
+  build-wasm   build the wasm package into www/pkg (and optimise it)
+  serve        setup, build-wasm, then run `stockhop-site serve` (args after --)
+  test         setup, then fmt, clippy (native + wasm32), native tests,
+               the browser suite (wasm-pack test) and the end-to-end suite";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => Project::load().and_then(|p| p.setup(Needs::All)),
+        Some("build-wasm") => {
+            Project::load().and_then(|p| p.setup(Needs::Build).and_then(|()| p.build_wasm()))
+        }
+        Some("serve") => Project::load().and_then(|p| p.serve(&args[1..])),
+        Some("test") => Project::load().and_then(|p| p.test()),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `wasm-pack.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    build: BuildSettings,
+    wasm_opt: WasmOptSettings,
+    test: TestSettings,
+    tools: ToolSettings,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuildSettings {
+    target: String,
+    out_dir: PathBuf,
+    profile: String,
+    typescript: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WasmOptSettings {
+    enabled: bool,
+    path: String,
+    args: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestSettings {
+    browser: String,
+    headless: bool,
+    chromedriver: PathBuf,
+    chromium: PathBuf,
+    chromium_args: Vec<String>,
+    timeout_secs: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSettings {
+    wasm_pack_version: String,
+}
+
+struct Project {
+    root: PathBuf,
+    settings: Settings,
+    /// The `wasm-bindgen` version Cargo.lock pins.
+    wasm_bindgen_version: String,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Needs {
+    /// Serving: the wasm build tools.
+    Build,
+    /// Testing: the build tools, the browser and the end-to-end driver.
+    All,
+}
+
+/// Pass and fail counts gathered from the test runners' own summary lines.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    suites: Vec<(String, u64, u64)>,
+}
+
+impl Project {
+    fn load() -> Result<Project> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("xtask lives inside the repository")?
+            .to_owned();
+        let text = std::fs::read_to_string(root.join("wasm-pack.toml"))
+            .context("reading wasm-pack.toml")?;
+        let settings: Settings = toml::from_str(&text).context("parsing wasm-pack.toml")?;
+        let lock =
+            std::fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
+        let wasm_bindgen_version =
+            locked_version(&lock, "wasm-bindgen").context("wasm-bindgen is not in Cargo.lock")?;
+        Ok(Project {
+            root,
+            settings,
+            wasm_bindgen_version,
+        })
+    }
+
+    fn cmd(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(&self.root);
+        cmd
+    }
+
+    /// Installs what is missing. Each check is a version probe, so a
+    /// machine that has everything pays a few milliseconds per tool.
+    fn setup(&self, needs: Needs) -> Result<()> {
+        let installed = capture(self.cmd("rustup").args(["target", "list", "--installed"]))?;
+        if !installed
+            .lines()
+            .any(|l| l.trim() == "wasm32-unknown-unknown")
+        {
+            announce("the wasm32-unknown-unknown target (rustup)");
+            run(self
+                .cmd("rustup")
+                .args(["target", "add", "wasm32-unknown-unknown"]))?;
+        }
+        let components = capture(
+            self.cmd("rustup")
+                .args(["component", "list", "--installed"]),
+        )?;
+        for component in ["clippy", "rustfmt"] {
+            if !components.lines().any(|l| l.starts_with(component)) {
+                announce(&format!("the {component} component (rustup)"));
+                run(self.cmd("rustup").args(["component", "add", component]))?;
+            }
+        }
+        let wanted_pack = &self.settings.tools.wasm_pack_version;
+        if !version_output("wasm-pack").is_some_and(|v| v.contains(wanted_pack.as_str())) {
+            announce(&format!("wasm-pack {wanted_pack} (cargo install)"));
+            run(self.cmd("cargo").args([
+                "install",
+                "--locked",
+                "wasm-pack",
+                "--version",
+                wanted_pack,
+            ]))?;
+        }
+        let wanted_bindgen = &self.wasm_bindgen_version;
+        if !version_output("wasm-bindgen")
+            .is_some_and(|v| v.split_whitespace().any(|w| w == wanted_bindgen))
+        {
+            // Without --locked: the CLI's own lock file names a crate
+            // version the registry no longer serves.
+            announce(&format!(
+                "wasm-bindgen-cli {wanted_bindgen}, matching Cargo.lock (cargo install)"
+            ));
+            run(self.cmd("cargo").args([
+                "install",
+                "--force",
+                "wasm-bindgen-cli",
+                "--version",
+                wanted_bindgen,
+            ]))?;
+        }
+        let mut debian = Vec::new();
+        if self.settings.wasm_opt.enabled && version_output(&self.settings.wasm_opt.path).is_none()
+        {
+            debian.push("binaryen");
+        }
+        if needs == Needs::All {
+            if !self.settings.test.chromium.exists() {
+                debian.push("chromium");
+            }
+            if !self.settings.test.chromedriver.exists() {
+                debian.push("chromium-driver");
+            }
+        }
+        if !debian.is_empty() {
+            announce(&format!("{} (apt-get)", debian.join(", ")));
+            let sudo = !is_root();
+            let apt = |args: &[&str]| {
+                let mut cmd = if sudo {
+                    self.cmd("sudo")
+                } else {
+                    self.cmd("apt-get")
+                };
+                if sudo {
+                    cmd.arg("apt-get");
+                }
+                cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+                run(&mut cmd)
+            };
+            apt(&["update"])?;
+            let mut install = vec!["install", "-y", "--no-install-recommends"];
+            install.extend(&debian);
+            apt(&install)?;
+        }
+        if needs == Needs::All {
+            let e2e = self.root.join("tests/e2e");
+            if !e2e.join("node_modules/playwright-core").exists() {
+                announce("the end-to-end driver playwright-core (npm ci, no browser download)");
+                run(self
+                    .cmd("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(&e2e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the wasm package into the PWA and optimises it.
+    fn build_wasm(&self) -> Result<()> {
+        let build = &self.settings.build;
+        let mut cmd = self.cmd("wasm-pack");
+        cmd.args(["build", "--target", &build.target, "--out-dir"])
+            .arg(self.root.join(&build.out_dir))
+            .arg(format!("--{}", build.profile));
+        if !build.typescript {
+            cmd.arg("--no-typescript");
+        }
+        step("wasm-pack build");
+        run(&mut cmd)?;
+        let wasm = self.root.join(&build.out_dir).join("stockhop_bg.wasm");
+        if self.settings.wasm_opt.enabled {
+            step("wasm-opt");
+            let before = std::fs::metadata(&wasm)?.len();
+            let optimised = wasm.with_extension("opt.wasm");
+            run(self
+                .cmd(
+                    &self
+                        .root
+                        .join(&self.settings.wasm_opt.path)
+                        .to_string_lossy(),
+                )
+                .args(&self.settings.wasm_opt.args)
+                .arg(&wasm)
+                .arg("-o")
+                .arg(&optimised))?;
+            std::fs::rename(&optimised, &wasm)?;
+            let after = std::fs::metadata(&wasm)?.len();
+            println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
+        }
+        Ok(())
+    }
+
+    fn serve(&self, args: &[String]) -> Result<()> {
+        self.setup(Needs::Build)?;
+        self.build_wasm()?;
+        let extra = match args.first().map(String::as_str) {
+            Some("--") => &args[1..],
+            _ => args,
+        };
+        step("stockhop-site serve");
+        let mut cmd = self.cmd("cargo");
+        cmd.args([
+            "run",
+            "--release",
+            "--package",
+            "stockhop-site",
+            "--",
+            "serve",
+            "--www",
+        ])
+        .arg(self.root.join("www"))
+        .args(extra);
+        run(&mut cmd)
+    }
+
+    fn test(&self) -> Result<()> {
+        self.setup(Needs::All)?;
+        let mut tally = Tally::default();
+
+        step("cargo fmt --check");
+        run(self.cmd("cargo").args(["fmt", "--all", "--", "--check"]))?;
+        step("cargo clippy (native)");
+        run(self.cmd("cargo").args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
+        step("cargo clippy (wasm32)");
+        run(self.cmd("cargo").args([
+            "clippy",
+            "--package",
+            "stockhop",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
+
+        step("native tests (cargo test)");
+        counted(
+            self.cmd("cargo").args(["test", "--workspace"]),
+            "native",
+            &mut tally,
+        )?;
+
+        step("browser tests (wasm-pack test, headless Chromium: page and service worker)");
+        self.write_webdriver_json()?;
+        let t = &self.settings.test;
+        let mut cmd = self.cmd("wasm-pack");
+        cmd.arg("test");
+        if t.headless {
+            cmd.arg("--headless");
+        }
+        cmd.arg(format!("--{}", t.browser))
+            .arg("--chromedriver")
+            .arg(&t.chromedriver)
+            .env("WASM_BINDGEN_TEST_TIMEOUT", t.timeout_secs.to_string());
+        counted(&mut cmd, "browser", &mut tally)?;
+
+        step("end-to-end tests (stockhop-site serve + the PWA in headless Chromium)");
+        self.build_wasm()?;
+        run(self
+            .cmd("cargo")
+            .args(["build", "--package", "stockhop-site"]))?;
+        let mut cmd = self.cmd("node");
+        cmd.args(["--test", "--test-concurrency=1", "--test-reporter=tap"]);
+        let mut specs: Vec<PathBuf> = std::fs::read_dir(self.root.join("tests/e2e"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".test.mjs"))
+            .collect();
+        specs.sort();
+        if specs.is_empty() {
+            bail!("no end-to-end specs in tests/e2e");
+        }
+        cmd.args(&specs)
+            .env(
+                "STOCKHOP_SITE_BIN",
+                self.root.join("target/debug/stockhop-site"),
+            )
+            .env("STOCKHOP_WWW", self.root.join("www"))
+            .env("STOCKHOP_CHROMIUM", &t.chromium)
+            .env("STOCKHOP_CHROMIUM_ARGS", t.chromium_args.join(" "))
+            .env("STOCKHOP_ARTIFACTS", self.root.join("artifacts"));
+        counted(&mut cmd, "end-to-end", &mut tally)?;
+
+        println!();
+        for (suite, passed, failed) in &tally.suites {
+            println!("xtask: {suite}: {passed} passed, {failed} failed");
+        }
+        if tally.passed == 0 || tally.suites.iter().any(|(_, passed, _)| *passed == 0) {
+            bail!("a suite ran no test");
+        }
+        println!("tests: {} passed, {} failed", tally.passed, tally.failed);
+        if tally.failed > 0 {
+            bail!("{} tests failed", tally.failed);
+        }
+        Ok(())
+    }
+
+    /// wasm-bindgen's test runner reads the browser's capabilities from
+    /// `webdriver.json` in the crate root; it is generated from
+    /// wasm-pack.toml so that file stays the one place for the flags.
+    fn write_webdriver_json(&self) -> Result<()> {
+        let t = &self.settings.test;
+        let mut options = BTreeMap::new();
+        options.insert("binary", serde_json_string(&t.chromium.to_string_lossy()));
+        let args: Vec<String> = t
+            .chromium_args
+            .iter()
+            .map(|a| serde_json_string(a))
+            .collect();
+        options.insert("args", format!("[{}]", args.join(",")));
+        let body: Vec<String> = options
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        let json = format!("{{\"goog:chromeOptions\":{{{}}}}}\n", body.join(","));
+        std::fs::write(self.root.join("webdriver.json"), json).context("writing webdriver.json")
+    }
+}
+
+/// A JSON string literal (the only JSON xtask writes).
+fn serde_json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The version of `name` in a Cargo.lock.
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{name}\"") {
+            let version = lines
+                .next()?
+                .trim()
+                .strip_prefix("version = \"")?
+                .strip_suffix('"')?;
+            return Some(version.to_owned());
+        }
+    }
+    None
+}
+
+fn announce(what: &str) {
+    println!("xtask: installing {what}");
+}
+
+fn step(what: &str) {
+    println!("\n== {what}");
+}
+
+fn is_root() -> bool {
+    capture(Command::new("id").arg("-u")).is_ok_and(|uid| uid.trim() == "0")
+}
+
+fn version_output(program: &str) -> Option<String> {
+    let out = Command::new(program).arg("--version").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(())
+}
+
+fn capture(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("starting {cmd:?}"))?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed: {}", out.status);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs a test command, echoing its output, and adds the counts from its
+/// runner's summary lines (`test result: … N passed; M failed` for Rust
+/// test harnesses, `# pass N` / `# fail N` for node's TAP reporter).
+fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {cmd:?}"))?;
+    let stdout = child.stdout.take().context("child stdout")?;
+    let (mut passed, mut failed) = (0, 0);
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        println!("{line}");
+        if let Some(rest) = line.trim().strip_prefix("test result: ") {
+            passed += number_before(rest, " passed");
+            failed += number_before(rest, " failed");
+        } else if let Some(n) = line.strip_prefix("# pass ") {
+            passed += n.trim().parse::<u64>().unwrap_or(0);
+        } else if let Some(n) = line.strip_prefix("# fail ") {
+            failed += n.trim().parse::<u64>().unwrap_or(0);
+        }
+    }
+    let status = child.wait()?;
+    tally.passed += passed;
+    tally.failed += failed;
+    tally.suites.push((suite.to_owned(), passed, failed));
+    if !status.success() {
+        bail!("{suite} tests failed ({passed} passed, {failed} failed): {status}");
+    }
+    Ok(())
+}
+
+/// The number written just before `marker` in `text` (`"3 passed"` → 3).
+fn number_before(text: &str, marker: &str) -> u64 {
+    text.find(marker)
+        .and_then(|end| {
+            let start = text[..end]
+                .rfind(|c: char| !c.is_ascii_digit())
+                .map_or(0, |i| i + 1);
+            text[start..end].parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_counts_from_runner_summaries() {
+        let line =
+            "ok. 17 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s";
+        assert_eq!(number_before(line, " passed"), 17);
+        assert_eq!(number_before(line, " failed"), 2);
+        assert_eq!(number_before("nothing here", " passed"), 0);
+    }
+
+    #[test]
+    fn finds_the_locked_version() {
+        let lock = "[[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n";
+        assert_eq!(
+            locked_version(lock, "wasm-bindgen").as_deref(),
+            Some("0.2.130")
+        );
+        assert_eq!(locked_version(lock, "serde"), None);
+    }
+
+    #[test]
+    fn the_settings_file_parses() {
+        let project = Project::load().unwrap();
+        assert_eq!(
+            project.settings.build.out_dir,
+            std::path::Path::new("www/pkg")
+        );
+        assert!(!project.wasm_bindgen_version.is_empty());
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(serde_json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
