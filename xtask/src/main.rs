@@ -192,9 +192,8 @@ impl Project {
             ]))?;
         }
         let mut debian = Vec::new();
-        if self.settings.wasm_opt.enabled && version_output(&self.settings.wasm_opt.path).is_none()
-        {
-            debian.push("binaryen");
+        if version_output("node").is_none() {
+            debian.extend(["nodejs", "npm"]);
         }
         if needs == Needs::All {
             if !self.settings.test.chromium.exists() {
@@ -224,6 +223,13 @@ impl Project {
             install.extend(&debian);
             apt(&install)?;
         }
+        if self.settings.wasm_opt.enabled && version_output(&self.wasm_opt_path()).is_none() {
+            announce("binaryen's wasm-opt (npm ci in xtask/npm)");
+            run(self
+                .cmd("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(self.root.join("xtask/npm")))?;
+        }
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");
             if !e2e.join("node_modules/playwright-core").exists() {
@@ -235,6 +241,17 @@ impl Project {
             }
         }
         Ok(())
+    }
+
+    /// The wasm-opt executable wasm-pack.toml names, resolved against the
+    /// repository root when it is a relative path.
+    fn wasm_opt_path(&self) -> String {
+        let path = &self.settings.wasm_opt.path;
+        if path.contains('/') {
+            self.root.join(path).to_string_lossy().into_owned()
+        } else {
+            path.clone()
+        }
     }
 
     /// Builds the wasm package into the PWA and optimises it.
@@ -255,12 +272,7 @@ impl Project {
             let before = std::fs::metadata(&wasm)?.len();
             let optimised = wasm.with_extension("opt.wasm");
             run(self
-                .cmd(
-                    &self
-                        .root
-                        .join(&self.settings.wasm_opt.path)
-                        .to_string_lossy(),
-                )
+                .cmd(&self.wasm_opt_path())
                 .args(&self.settings.wasm_opt.args)
                 .arg(&wasm)
                 .arg("-o")
