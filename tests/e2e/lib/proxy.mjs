@@ -12,6 +12,8 @@ export async function startProxy({ upstream, port = 0 }) {
     dropNext: 0,
     dropPath: '/v1/sync',
     dropped: 0,
+    /** Requests sent upstream, and those whose answer came back. */
+    started: 0,
     forwarded: 0,
   };
   const target = new URL(upstream);
@@ -22,6 +24,7 @@ export async function startProxy({ upstream, port = 0 }) {
       const body = Buffer.concat(chunks);
       if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
       const headers = { ...req.headers, host: target.host };
+      state.started += 1;
       const up = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
         (upRes) => {

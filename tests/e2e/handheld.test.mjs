@@ -1,0 +1,227 @@
+// The product end to end: a handheld captures offline, the site comes back,
+// and every scan lands once and in order. A real `stockhop-site serve`
+// (SQLite in a temp dir), the PWA in Debian's headless Chromium at a
+// handheld viewport, scans typed into the scan field as a keyboard wedge
+// types them, and the ledger read back over its own HTTP API.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { artifactsDir, launchBrowser, startSite, tempDataDir } from './lib/site.mjs';
+import { startProxy } from './lib/proxy.mjs';
+import {
+  addDevice,
+  allItems,
+  ask,
+  closeSession,
+  counts,
+  drained,
+  epcs,
+  eventually,
+  openHandheld,
+  openSession,
+  scanBurst,
+  sessionHops,
+} from './lib/handheld.mjs';
+
+/**
+ * The ledger holds each of the session's scans exactly once, in the order
+ * the device captured them, with `client_seq` contiguous.
+ */
+function assertLandedOnceInOrder(hops, items, sessionId) {
+  const scans = items
+    .filter((item) => item.session_id === sessionId && item.command === 'scan')
+    .sort((a, b) => a.client_seq - b.client_seq);
+  assert.ok(scans.length > 0, 'the session has scans');
+  for (const item of scans) assert.equal(item.state, 'done', `scan #${item.client_seq} is done on the device`);
+  const keys = hops.map((hop) => hop.key);
+  assert.equal(new Set(keys).size, keys.length, 'no key appears twice in the ledger');
+  assert.deepEqual(keys, scans.map((item) => item.key), 'every scan once, in capture order');
+  const seqs = hops.map((hop) => hop.client_seq);
+  const first = seqs[0];
+  assert.deepEqual(seqs, seqs.map((_, i) => first + i), 'client_seq contiguous and ascending');
+}
+
+test('an outage: 200 scans over two sessions land once and in order when the site returns', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-OUTAGE');
+  let site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    const { page, errors } = await openHandheld(browser, {
+      pageUrl: site.base,
+      siteUrl: site.base,
+      token,
+      deviceId: 'HH-OUTAGE',
+    });
+    const { code } = await site.stop();
+    assert.equal(code, 0);
+
+    const first = await openSession(page, 'op-outage', 'put_away');
+    await scanBurst(page, epcs('A0', 100));
+    const midway = await counts(page);
+    assert.ok(midway.queued + midway.sending >= 101, `queue count rises offline: ${JSON.stringify(midway)}`);
+    await closeSession(page);
+    const second = await openSession(page, 'op-outage', 'put_away');
+    await scanBurst(page, epcs('B0', 100));
+    assert.equal(Number(await page.textContent('#scan-count')), 200);
+    const offline = await counts(page);
+    assert.equal(offline.done, 0, 'nothing reached the site while it was down');
+    assert.equal(offline.queued + offline.sending, 203, 'two opens, one close and 200 scans wait');
+    await page.click('#queue-refresh');
+    await page.screenshot({ path: join(artifactsDir(), 'capture-screen-offline.png'), fullPage: true });
+
+    site = await startSite({ dataDir, port: site.port });
+    // Backoff reaches its 30 s step after four failures; give it two.
+    const after = await drained(page, { timeoutMs: 75_000 });
+    assert.equal(after.done, 203);
+    assert.equal(after.blocked + after.rejected, 0);
+
+    const items = await allItems(page);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, first), items, first);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, second), items, second);
+
+    await page.click('#queue-refresh');
+    await page.waitForFunction(() => /queued 0 · sending 0/.test(document.getElementById('queue-counts').textContent));
+    await page.locator('#queue').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(artifactsDir(), 'queue-screen-drained.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('a worker stopped mid-drain resumes without a duplicate hop; the resend is answered replayed', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-KILLED');
+  const site = await startSite({ dataDir });
+  const proxy = await startProxy({ upstream: site.base });
+  const browser = await launchBrowser();
+  try {
+    const { page, context } = await openHandheld(browser, {
+      pageUrl: proxy.base,
+      siteUrl: proxy.base,
+      token,
+      deviceId: 'HH-KILLED',
+    });
+    const sessionId = await openSession(page, 'op-killed', 'cycle_count');
+    await drained(page);
+    proxy.state.delayMs = 3_000;
+    const sentBefore = proxy.state.started;
+    await scanBurst(page, epcs('C0', 60));
+    await eventually(() => proxy.state.started > sentBefore, { timeoutMs: 10_000, what: 'a batch in flight' });
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    // The batch in flight still reaches the site, which applies it; the
+    // worker that sent it is gone and never hears the answer.
+    await eventually(() => proxy.state.forwarded > sentBefore, { timeoutMs: 10_000, what: 'the batch to apply' });
+    proxy.state.delayMs = 0;
+
+    await ask(page, { type: 'wake' });
+    await drained(page);
+    const items = await allItems(page);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId);
+    const replayed = items.filter((item) => item.replayed);
+    assert.ok(replayed.length > 0, 'items whose first answer was lost are marked replayed');
+  } finally {
+    await browser.close();
+    await proxy.close();
+    await site.stop();
+  }
+});
+
+test('a lost response: the site commits, the device retries, one hop per key', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-LOST');
+  const site = await startSite({ dataDir });
+  const proxy = await startProxy({ upstream: site.base });
+  const browser = await launchBrowser();
+  try {
+    const { page } = await openHandheld(browser, {
+      pageUrl: proxy.base,
+      siteUrl: proxy.base,
+      token,
+      deviceId: 'HH-LOST',
+    });
+    const sessionId = await openSession(page, 'op-lost', 'put_away');
+    await drained(page);
+    proxy.state.dropNext = 1;
+    await scanBurst(page, epcs('D0', 5));
+    await drained(page, { timeoutMs: 30_000 });
+    assert.equal(proxy.state.dropped, 1, 'one response was lost on the way back');
+    const items = await allItems(page);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId);
+    assert.ok(items.some((item) => item.replayed), 'the retry was answered from the stored receipts');
+  } finally {
+    await browser.close();
+    await proxy.close();
+    await site.stop();
+  }
+});
+
+test('rejected and blocked items wait for the operator, who decides on the queue screen', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-REVIEW');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    const { page } = await openHandheld(browser, {
+      pageUrl: site.base,
+      siteUrl: site.base,
+      token,
+      deviceId: 'HH-REVIEW',
+    });
+    const sessionId = await openSession(page, 'op-review', 'put_away');
+    const [epc] = epcs('E0', 1);
+    await scanBurst(page, [epc]);
+    await drained(page);
+
+    // A device that read the unit at a version the site has moved past.
+    const stale = await ask(page, {
+      type: 'capture',
+      session_id: sessionId,
+      body: { mode: 'put_away', epc, unit_version: 41, bin: 'B-01-01' },
+    });
+    assert.equal(stale.ok, true);
+    await drained(page);
+    await page.click('#queue-refresh');
+    const rejectedRow = page.locator(`#queue-list tr[data-id="${stale.id}"]`);
+    await rejectedRow.waitFor();
+    assert.equal(await rejectedRow.getAttribute('data-state'), 'rejected');
+    assert.match(await rejectedRow.textContent(), /stale_state/);
+    await rejectedRow.locator('button[data-action="acknowledge"]').click();
+    await eventually(
+      async () => (await allItems(page)).find((item) => item.id === stale.id).acknowledged,
+      { timeoutMs: 5_000, what: 'the acknowledgement' },
+    );
+
+    // A scan the site will never accept as sent (no EPC and no code), and
+    // scans behind it in the same session.
+    const bad = await ask(page, { type: 'capture', session_id: sessionId, body: { mode: 'put_away' } });
+    assert.equal(bad.ok, true);
+    await scanBurst(page, epcs('E1', 3));
+    await eventually(async () => (await counts(page)).blocked === 1, { timeoutMs: 30_000, what: 'the block' });
+    await page.click('#queue-refresh');
+    const blockedRow = page.locator(`#queue-list tr[data-id="${bad.id}"]`);
+    await blockedRow.waitFor();
+    assert.equal(await blockedRow.getAttribute('data-state'), 'blocked');
+    const waiting = (await allItems(page)).filter((item) => item.client_seq > bad.client_seq);
+    assert.ok(waiting.every((item) => item.state === 'queued'), 'later items of the session wait behind it');
+
+    await blockedRow.locator('button[data-action="discard"]').click();
+    await drained(page, { timeoutMs: 30_000 });
+    const items = await allItems(page);
+    assert.equal(items.find((item) => item.id === bad.id).state, 'voided');
+    const hops = await sessionHops(site.base, token, sessionId);
+    const behind = items.filter((item) => item.command === 'scan' && item.client_seq > bad.client_seq);
+    assert.equal(behind.length, 3);
+    for (const item of behind) {
+      assert.equal(item.state, 'done');
+      assert.equal(hops.filter((hop) => hop.key === item.key).length, 1, `scan #${item.client_seq} applied once`);
+    }
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
