@@ -46,13 +46,13 @@ enum Command {
 struct TerminalArgs {
     /// Terminal HTTP port: iclock/ADMS push and Zebra tag events (default 0.0.0.0:8081).
     #[arg(long = "terminal-http", env = "STOCKHOP_TERMINAL_HTTP")]
-    http: Option<SocketAddr>,
+    terminal_http: Option<SocketAddr>,
     /// Terminal framed JSON TCP port (default 0.0.0.0:8082).
     #[arg(long = "terminal-tcp", env = "STOCKHOP_TERMINAL_TCP")]
-    tcp: Option<SocketAddr>,
+    terminal_tcp: Option<SocketAddr>,
     /// TOML file with the serial allowlist, time zones and handshake stamps.
     #[arg(long = "terminal-config", env = "STOCKHOP_TERMINAL_CONFIG")]
-    config: Option<PathBuf>,
+    terminal_config: Option<PathBuf>,
     /// Forward terminal records to this remote ledger (http://host:port)
     /// instead of the in-process one; needs --ledger-secret.
     #[arg(long = "ledger-url")]
@@ -64,11 +64,11 @@ struct TerminalArgs {
 
 impl TerminalArgs {
     fn config(self) -> anyhow::Result<ListenerConfig> {
-        let mut config = ListenerConfig::load(self.config.as_deref())?;
-        if let Some(http) = self.http {
+        let mut config = ListenerConfig::load(self.terminal_config.as_deref())?;
+        if let Some(http) = self.terminal_http {
             config.http_addr = http;
         }
-        if let Some(tcp) = self.tcp {
+        if let Some(tcp) = self.terminal_tcp {
             config.tcp_addr = tcp;
         }
         config.set_ledger(self.ledger_url, self.ledger_secret)?;
