@@ -6,7 +6,8 @@
 //! [`MAX_RECORDS_PER_BATCH`] records in queue order. Network errors,
 //! timeouts, 408, 429, 5xx (and redirects, which are never followed) are
 //! retried with [`retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
-//! new record is written. Any other 4xx is permanent: a rejected batch is
+//! new record is written; so are 401 and 403, which refuse the listener's
+//! signature rather than a record. Any other 4xx is permanent: a rejected batch is
 //! re-sent one record at a time, so only the record the ledger refuses is
 //! dead-lettered (with the answer's body) and the records behind it go on.
 //!
@@ -87,7 +88,8 @@ pub trait LedgerSink: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disposition {
     Delivered,
-    /// Network trouble, 408, 429, 5xx, or a redirect (never followed).
+    /// Network trouble, 408, 429, 5xx, a redirect (never followed), or
+    /// 401/403 (the listener's credentials, not the record, are refused).
     Retry,
     /// Any other 4xx: the ledger will never take it.
     Reject,
@@ -97,6 +99,9 @@ pub fn classify(status: u16) -> Disposition {
     match status {
         200..=299 => Disposition::Delivered,
         408 | 429 => Disposition::Retry,
+        // The ledger refusing this listener (a wrong or rotated secret), not
+        // a record: dead-lettering would empty the queue one record at a time.
+        401 | 403 => Disposition::Retry,
         400..=499 => Disposition::Reject,
         _ => Disposition::Retry,
     }
@@ -463,7 +468,9 @@ mod tests {
             (200, Disposition::Delivered),
             (301, Disposition::Retry),
             (400, Disposition::Reject),
-            (401, Disposition::Reject),
+            (401, Disposition::Retry),
+            (403, Disposition::Retry),
+            (404, Disposition::Reject),
             (408, Disposition::Retry),
             (422, Disposition::Reject),
             (429, Disposition::Retry),

@@ -153,6 +153,8 @@ struct LedgerInner {
     /// Answer this many more batches with 503 before taking any.
     pub fail_next: AtomicUsize,
     pub batches: AtomicUsize,
+    /// Record batches but never answer them (the sender is about to die).
+    pub hold: std::sync::atomic::AtomicBool,
 }
 
 impl TestLedger {
@@ -175,6 +177,7 @@ impl TestLedger {
             conn: Mutex::new(conn),
             fail_next: AtomicUsize::new(0),
             batches: AtomicUsize::new(0),
+            hold: std::sync::atomic::AtomicBool::new(false),
         });
         let url = format!("http://{}", listener.local_addr().unwrap());
         let app = Router::new()
@@ -188,6 +191,11 @@ impl TestLedger {
 
     pub fn fail_next(&self, n: usize) {
         self.inner.fail_next.store(n, Ordering::SeqCst);
+    }
+
+    /// Records batches from now on without ever answering them.
+    pub fn hold(&self, hold: bool) {
+        self.inner.hold.store(hold, Ordering::SeqCst);
     }
 
     pub fn batches(&self) -> usize {
@@ -252,40 +260,46 @@ async fn ingest(
         )
             .into_response();
     }
-    let mut conn = inner.conn.lock().unwrap();
-    let tx = conn.transaction().unwrap();
-    let mut results = Vec::new();
-    for record in &batch.records {
-        let inserted = tx
-            .execute(
-                "INSERT OR IGNORE INTO terminal_events (key, device, subject, outcome, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
-                rusqlite::params![
-                    record.key.to_string(),
-                    record.device_serial,
-                    record.subject,
-                    serde_json::to_string(&record.rule_outcome).unwrap(),
-                    record.raw
-                ],
+    let results = {
+        let mut conn = inner.conn.lock().unwrap();
+        let tx = conn.transaction().unwrap();
+        let mut results = Vec::new();
+        for record in &batch.records {
+            let inserted = tx
+                .execute(
+                    "INSERT OR IGNORE INTO terminal_events (key, device, subject, outcome, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    rusqlite::params![
+                        record.key.to_string(),
+                        record.device_serial,
+                        record.subject,
+                        serde_json::to_string(&record.rule_outcome).unwrap(),
+                        record.raw
+                    ],
+                )
+                .unwrap();
+            results.push(TerminalResult {
+                key: record.key,
+                status: 200,
+                replayed: inserted == 0,
+                code: None,
+                message: None,
+                hop_ids: Vec::new(),
+            });
+        }
+        for beat in &batch.heartbeats {
+            tx.execute(
+                "INSERT INTO heartbeats (device, seen_at) VALUES (?1, ?2)
+                 ON CONFLICT (device) DO UPDATE SET seen_at = excluded.seen_at",
+                rusqlite::params![beat.device_serial, beat.seen_at.to_string()],
             )
             .unwrap();
-        results.push(TerminalResult {
-            key: record.key,
-            status: 200,
-            replayed: inserted == 0,
-            code: None,
-            message: None,
-            hop_ids: Vec::new(),
-        });
+        }
+        tx.commit().unwrap();
+        results
+    };
+    if inner.hold.load(Ordering::SeqCst) {
+        std::future::pending::<()>().await;
     }
-    for beat in &batch.heartbeats {
-        tx.execute(
-            "INSERT INTO heartbeats (device, seen_at) VALUES (?1, ?2)
-             ON CONFLICT (device) DO UPDATE SET seen_at = excluded.seen_at",
-            rusqlite::params![beat.device_serial, beat.seen_at.to_string()],
-        )
-        .unwrap();
-    }
-    tx.commit().unwrap();
     Json(TerminalBatchResponse { results }).into_response()
 }
 
@@ -318,4 +332,33 @@ pub fn attlog_request(serial: &str, body: &str) -> Vec<u8> {
         body.len()
     )
     .into_bytes()
+}
+
+/// A framed record from `device` captured `secs_ago` seconds ago.
+pub fn framed_record(device: &str, id: &str, person: &str, secs_ago: i64) -> String {
+    let at = stockhop::time::UnixMs(listener::unix_now().0 - secs_ago * 1000);
+    format!(r#"{{"device":"{device}","id":"{id}","at":"{at}","person":"{person}"}}"#)
+}
+
+/// Sends `records` as frames in one write and returns the reply frames' JSON.
+pub async fn send_frames(addr: SocketAddr, records: &[String]) -> Vec<String> {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut bytes = Vec::new();
+    for record in records {
+        bytes.extend_from_slice(&(record.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(record.as_bytes());
+    }
+    stream.write_all(&bytes).await.unwrap();
+    let mut replies = Vec::new();
+    for _ in records {
+        let mut len = [0u8; 4];
+        tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut len))
+            .await
+            .expect("answered in time")
+            .unwrap();
+        let mut payload = vec![0u8; u32::from_be_bytes(len) as usize];
+        stream.read_exact(&mut payload).await.unwrap();
+        replies.push(String::from_utf8(payload).unwrap());
+    }
+    replies
 }
