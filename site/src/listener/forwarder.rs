@@ -68,7 +68,7 @@ pub type Delivery<'a> =
 
 /// Where batches go. An in-process ledger implements this in a few lines:
 ///
-/// ```ignore
+/// ```text
 /// impl LedgerSink for InProcess {
 ///     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
 ///         Box::pin(async move {
