@@ -40,7 +40,7 @@ fn ports() -> Ports {
 /// Starts `stockhop-site serve` forwarding to `ledger_url`, and waits until
 /// its terminal port answers.
 async fn spawn_site(data: &Path, ports: &Ports, ledger_url: &str) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .arg("serve")
         .arg("--data")
         .arg(data)
@@ -60,6 +60,8 @@ async fn spawn_site(data: &Path, ports: &Ports, ledger_url: &str) -> Child {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the site did not start");
 }
 

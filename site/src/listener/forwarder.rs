@@ -25,7 +25,7 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use stockhop::time::Millis;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 use super::queue::{self, QueueError, Queued, Settled};
 use super::unix_now;
@@ -310,17 +310,20 @@ impl Drain {
     }
 }
 
-/// Drains the queue until `shutdown` turns true. `wake` is notified on every
-/// queue write: it starts a drain at once and cuts a retry wait short.
+/// Drains the queue until `shutdown` turns true. `writes` changes on every
+/// committed queue write: a write after the queue was last read starts a
+/// drain at once and cuts a retry wait short.
 pub async fn run(
     db: Db,
     sink: Arc<dyn LedgerSink>,
-    wake: Arc<Notify>,
+    mut writes: watch::Receiver<u64>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut drain = Drain::default();
     while !*shutdown.borrow() {
         let limit = drain.batch_limit();
+        // Everything written up to here is in the read below.
+        writes.borrow_and_update();
         let read = db
             .call(move |conn| -> Result<_, QueueError> {
                 Ok((
@@ -333,13 +336,13 @@ pub async fn run(
             Ok(read) => read,
             Err(err) => {
                 tracing::error!(%err, "cannot read the terminal queue");
-                pause(DB_ERROR_DELAY, &wake, &mut shutdown).await;
+                pause(DB_ERROR_DELAY, &mut writes, &mut shutdown).await;
                 continue;
             }
         };
         if rows.is_empty() && heartbeats.is_empty() {
             tokio::select! {
-                () = wake.notified() => {}
+                _ = writes.changed() => {}
                 _ = shutdown.changed() => {}
             }
             continue;
@@ -376,22 +379,26 @@ pub async fn run(
                 .await;
             if let Err(err) = settled {
                 tracing::error!(%err, "cannot mark delivered terminal records; they will be re-sent");
-                pause(DB_ERROR_DELAY, &wake, &mut shutdown).await;
+                pause(DB_ERROR_DELAY, &mut writes, &mut shutdown).await;
                 continue;
             }
         }
         if plan.retry {
             let delay = retry_delay(drain.failures);
-            pause(Duration::from_millis(delay.0), &wake, &mut shutdown).await;
+            pause(Duration::from_millis(delay.0), &mut writes, &mut shutdown).await;
         }
     }
 }
 
 /// Waits `delay`, or less when a new record is written or on shutdown.
-async fn pause(delay: Duration, wake: &Notify, shutdown: &mut watch::Receiver<bool>) {
+async fn pause(
+    delay: Duration,
+    writes: &mut watch::Receiver<u64>,
+    shutdown: &mut watch::Receiver<bool>,
+) {
     tokio::select! {
         () = tokio::time::sleep(delay) => {}
-        () = wake.notified() => {}
+        _ = writes.changed() => {}
         _ = shutdown.changed() => {}
     }
 }

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use stockhop::time::UnixMs;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 pub use config::ListenerConfig;
@@ -65,13 +65,13 @@ pub enum ListenerError {
 }
 
 /// What the socket handlers share: the queue, the rules' windows and the
-/// forwarder's wake-up.
+/// forwarder's wake-up (a count of committed writes it watches).
 #[derive(Clone)]
 pub struct Intake {
     db: Db,
     config: Arc<ListenerConfig>,
     rules: Arc<Mutex<Rules>>,
-    wake: Arc<Notify>,
+    writes: Arc<watch::Sender<u64>>,
 }
 
 impl Intake {
@@ -82,7 +82,7 @@ impl Intake {
             db,
             config: Arc::new(config),
             rules: Arc::new(Mutex::new(rules)),
-            wake: Arc::new(Notify::new()),
+            writes: Arc::new(watch::Sender::new(0)),
         })
     }
 
@@ -101,7 +101,7 @@ impl Intake {
             })
             .await;
         if report.is_ok() {
-            self.wake.notify_one();
+            self.writes.send_modify(|n| *n = n.wrapping_add(1));
         }
         report
     }
@@ -167,7 +167,7 @@ pub async fn spawn(
             tasks.spawn(forwarder::run(
                 db.clone(),
                 sink,
-                Arc::clone(&intake.wake),
+                intake.writes.subscribe(),
                 stopped.clone(),
             ));
         }
