@@ -333,3 +333,52 @@ async fn replaying_last_weeks_log_is_all_acknowledged_all_stale_and_spends_no_bu
     );
     listener.stop().await;
 }
+
+#[tokio::test]
+async fn concurrent_uploads_share_commits_and_a_failing_one_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config("*"), None).await;
+    let fail = rusqlite::Connection::open(listener.data.join("stockhop.sqlite")).unwrap();
+    fail.execute_batch(
+        "CREATE TRIGGER refuse_666 BEFORE INSERT ON listener_queue WHEN NEW.subject = '666'
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    )
+    .unwrap();
+    let uploads: Vec<_> = (0..20)
+        .map(|t| {
+            let http = listener.http;
+            let second_pin = if t == 7 {
+                "666".to_owned()
+            } else {
+                format!("{t}02")
+            };
+            let body = format!(
+                "{}{}",
+                att_line(&format!("{t}01"), &local_time(2)),
+                att_line(&second_pin, &local_time(1))
+            );
+            tokio::spawn(async move {
+                let reply = exchange(http, &attlog_request(&format!("T{t}"), &body)).await;
+                split_reply(&reply)
+            })
+        })
+        .collect();
+    for (t, upload) in uploads.into_iter().enumerate() {
+        let (head, body) = upload.await.unwrap();
+        if t == 7 {
+            assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+        } else {
+            assert_eq!(body, b"OK:2", "terminal {t}");
+        }
+    }
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 38);
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE device_serial = 'T7'"),
+        0
+    );
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_heartbeat"),
+        19
+    );
+    listener.stop().await;
+}

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use stockhop::time::UnixMs;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 pub use config::ListenerConfig;
@@ -64,25 +64,39 @@ pub enum ListenerError {
     Queue(#[from] QueueError),
 }
 
-/// What the socket handlers share: the queue, the rules' windows and the
-/// forwarder's wake-up (a count of committed writes it watches).
+/// Requests sharing one commit at most: several terminals' writes that
+/// arrive while the previous commit is syncing go to disk together, and
+/// this bounds how long the transaction they wait on can grow.
+pub const MAX_WRITES_PER_COMMIT: usize = 64;
+/// Requests waiting for the queue writer; a handler beyond it waits for a slot.
+pub const WRITE_QUEUE_DEPTH: usize = 1024;
+
+struct Job {
+    write: Write,
+    done: oneshot::Sender<Result<WriteReport, QueueError>>,
+}
+
+/// What the socket handlers share: the queue writer, the configuration and
+/// the forwarder's wake-up (a count of committed writes it watches).
 #[derive(Clone)]
 pub struct Intake {
-    db: Db,
     config: Arc<ListenerConfig>,
-    rules: Arc<Mutex<Rules>>,
+    jobs: mpsc::Sender<Job>,
     writes: Arc<watch::Sender<u64>>,
 }
 
 impl Intake {
-    /// Opens the intake, rebuilding the rules' windows from the database.
+    /// Opens the intake, rebuilding the rules' windows from the database,
+    /// and starts its queue writer.
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
         let rules = db.call(|conn| queue::load_rules(conn, unix_now())).await?;
+        let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
+        let writes = Arc::new(watch::Sender::new(0));
+        tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
         Ok(Intake {
-            db,
             config: Arc::new(config),
-            rules: Arc::new(Mutex::new(rules)),
-            writes: Arc::new(watch::Sender::new(0)),
+            jobs,
+            writes,
         })
     }
 
@@ -92,18 +106,69 @@ impl Intake {
 
     /// Writes one request's records durably; `Ok` means acknowledge.
     pub async fn write(&self, write: Write) -> Result<WriteReport, QueueError> {
-        let rules = Arc::clone(&self.rules);
-        let report = self
-            .db
-            .call(move |conn| {
+        let (done, report) = oneshot::channel();
+        let stopped = || QueueError::Writer("the queue writer has stopped".to_owned());
+        self.jobs
+            .send(Job { write, done })
+            .await
+            .map_err(|_| stopped())?;
+        report.await.map_err(|_| stopped())?
+    }
+}
+
+/// The queue writer: takes every request waiting, commits them in one
+/// transaction, and answers each. When a shared commit fails, each request
+/// is retried in its own transaction, so one bad write fails only itself.
+async fn run_writer(
+    db: Db,
+    rules: Rules,
+    mut queue: mpsc::Receiver<Job>,
+    writes: Arc<watch::Sender<u64>>,
+) {
+    let rules = Arc::new(Mutex::new(rules));
+    while let Some(first) = queue.recv().await {
+        let mut group = vec![first];
+        while group.len() < MAX_WRITES_PER_COMMIT {
+            match queue.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let (batch, answers): (Vec<Write>, Vec<_>) =
+            group.into_iter().map(|job| (job.write, job.done)).unzip();
+        let rules = Arc::clone(&rules);
+        let results = db
+            .call(move |conn| -> Result<_, QueueError> {
                 let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
-                queue::write(conn, &mut rules, unix_now(), &write)
+                Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
+                    Ok(reports) => reports.into_iter().map(Ok).collect(),
+                    Err(err) if batch.len() == 1 => vec![Err(err)],
+                    Err(_) => batch
+                        .iter()
+                        .map(|one| {
+                            queue::write(conn, &mut rules, unix_now(), std::slice::from_ref(one))
+                                .map(|mut reports| reports.remove(0))
+                        })
+                        .collect(),
+                })
             })
             .await;
-        if report.is_ok() {
-            self.writes.send_modify(|n| *n = n.wrapping_add(1));
+        let results: Vec<Result<WriteReport, QueueError>> = match results {
+            Ok(results) => results,
+            Err(err) => {
+                let why = err.to_string();
+                answers
+                    .iter()
+                    .map(|_| Err(QueueError::Writer(why.clone())))
+                    .collect()
+            }
+        };
+        if results.iter().any(Result::is_ok) {
+            writes.send_modify(|n| *n = n.wrapping_add(1));
         }
-        report
+        for (answer, result) in answers.into_iter().zip(results) {
+            let _ = answer.send(result);
+        }
     }
 }
 

@@ -40,6 +40,8 @@ pub enum QueueError {
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot mint an idempotency key: {0}")]
     Key(#[from] KeyError),
+    #[error("queue writer: {0}")]
+    Writer(String),
     #[error("queue row {seq} is unreadable: {why}")]
     Row { seq: i64, why: String },
 }
@@ -70,39 +72,50 @@ pub struct Write {
     pub seen: Vec<(String, TerminalSource)>,
 }
 
-/// Writes a request received at `queued_at` in one durable transaction.
-/// Either all of it is durable when this returns `Ok`, or none of it is and
-/// the rules are unchanged.
+/// Writes requests received at `queued_at` in one durable transaction
+/// (several requests share one commit when they arrive together). Either
+/// all of them are durable when this returns `Ok`, or none is and the rules
+/// are unchanged.
 pub fn write(
     conn: &mut Connection,
     rules: &mut Rules,
     queued_at: UnixMs,
-    write: &Write,
-) -> Result<WriteReport, QueueError> {
-    let records = &write.records;
+    writes: &[Write],
+) -> Result<Vec<WriteReport>, QueueError> {
     let tx = conn.transaction()?;
-    let mut fresh = Vec::with_capacity(records.len());
-    let mut outcomes = vec![None; records.len()];
+    // (write, record) of every record not queued before, in arrival order.
+    let mut fresh: Vec<(usize, usize)> = Vec::new();
+    let mut reports: Vec<WriteReport> = writes
+        .iter()
+        .map(|w| WriteReport {
+            outcomes: vec![None; w.records.len()],
+        })
+        .collect();
     {
         let mut find = tx.prepare_cached(
             "SELECT 1 FROM listener_queue WHERE device_serial = ?1 AND event_id = ?2",
         )?;
-        let mut in_this_write: HashMap<(&str, &str), ()> = HashMap::new();
-        for (i, record) in records.iter().enumerate() {
-            let c = &record.capture;
-            let queued = find
-                .query_row(params![c.device, c.event_id], |_| Ok(()))
-                .optional()?
-                .is_some();
-            let repeated = in_this_write
-                .insert((c.device.as_str(), c.event_id.as_str()), ())
-                .is_some();
-            if !queued && !repeated {
-                fresh.push(i);
+        let mut in_this_commit: HashMap<(&str, &str), ()> = HashMap::new();
+        for (w, write) in writes.iter().enumerate() {
+            for (i, record) in write.records.iter().enumerate() {
+                let c = &record.capture;
+                let queued = find
+                    .query_row(params![c.device, c.event_id], |_| Ok(()))
+                    .optional()?
+                    .is_some();
+                let repeated = in_this_commit
+                    .insert((c.device.as_str(), c.event_id.as_str()), ())
+                    .is_some();
+                if !queued && !repeated {
+                    fresh.push((w, i));
+                }
             }
         }
     }
-    let captures: Vec<Capture> = fresh.iter().map(|&i| records[i].capture.clone()).collect();
+    let captures: Vec<Capture> = fresh
+        .iter()
+        .map(|&(w, i)| writes[w].records[i].capture.clone())
+        .collect();
     let judgement = rules.judge(queued_at, &captures);
     {
         let mut insert = tx.prepare_cached(
@@ -110,8 +123,8 @@ pub fn write(
                (key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
-        for (&i, &outcome) in fresh.iter().zip(&judgement.outcomes) {
-            let record = &records[i];
+        for (&(w, i), &outcome) in fresh.iter().zip(&judgement.outcomes) {
+            let record = &writes[w].records[i];
             let c = &record.capture;
             insert.execute(params![
                 IdempotencyKey::mint()?.to_string(),
@@ -125,16 +138,18 @@ pub fn write(
                 outcome_name(outcome),
                 record.raw,
             ])?;
-            outcomes[i] = Some(outcome);
+            reports[w].outcomes[i] = Some(outcome);
         }
     }
-    insert_raw(&tx, queued_at, &write.raw)?;
-    for (device, source) in &write.seen {
-        touch(&tx, device, *source, queued_at)?;
+    for write in writes {
+        insert_raw(&tx, queued_at, &write.raw)?;
+        for (device, source) in &write.seen {
+            touch(&tx, device, *source, queued_at)?;
+        }
     }
     tx.commit()?;
     rules.commit(judgement);
-    Ok(WriteReport { outcomes })
+    Ok(reports)
 }
 
 fn touch(
