@@ -78,14 +78,16 @@ async fn a_busy_ledger_is_retried_and_a_new_frame_skips_the_wait() {
     // The forwarder now waits 2 s; a new frame starts the next attempt at once.
     send_frames(listener.tcp, &[framed_record(DEVICE, "b", "p2", 1)]).await;
     assert!(
-        eventually(1, || ledger.batches() == 2).await,
+        eventually(1, || ledger.batches() >= 2).await,
         "the new frame cut the wait short"
     );
     send_frames(listener.tcp, &[framed_record(DEVICE, "c", "p3", 1)]).await;
     assert!(eventually(5, || ledger.events() == 3).await);
-    assert_eq!(
-        listener.count("SELECT count(*) FROM listener_queue WHERE state = 'pending'"),
-        0
+    assert!(
+        eventually(5, || listener.count(
+            "SELECT count(*) FROM listener_queue WHERE state = 'pending'"
+        ) == 0)
+        .await
     );
     listener.stop().await;
 }

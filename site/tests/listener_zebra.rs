@@ -120,3 +120,28 @@ async fn a_malformed_report_is_refused_and_nothing_of_it_is_queued() {
     assert!(split_reply(&unnamed).0.starts_with("HTTP/1.1 400 "));
     listener.stop().await;
 }
+
+#[tokio::test]
+async fn a_client_expecting_100_continue_is_told_to_go_on() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let body = event("e280aa", 1, unix_now(), true);
+    let mut stream = tokio::net::TcpStream::connect(listener.http).await.unwrap();
+    let head = format!(
+        "POST /zebra?SN={READER} HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).await.unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await.unwrap();
+    assert_eq!(
+        split_reply(&reply).0,
+        expected_head("HTTP/1.1", "200 OK", 0)
+    );
+    listener.stop().await;
+}

@@ -14,7 +14,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
 use super::framed::MAX_FRAME_BYTES;
-use super::http_message::{parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version};
+use super::http_message::{
+    parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
+};
 use super::iclock::{self, Request, Table};
 use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
@@ -98,6 +100,10 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
     };
     let mut body = buf.split_off(head.head_len);
+    let too_long = matches!(head.body, BodyLength::Exact(n) if n > MAX_FRAME_BYTES);
+    if head.expect_continue && head.version == Version::Http11 && body.is_empty() && !too_long {
+        stream.write_all(CONTINUE).await?;
+    }
     match head.body {
         BodyLength::Exact(n) if n > MAX_FRAME_BYTES => Ok(too_large()),
         BodyLength::Exact(n) => {

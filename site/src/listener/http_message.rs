@@ -63,6 +63,9 @@ pub struct Head {
     pub query: String,
     pub version: Version,
     pub body: BodyLength,
+    /// `Expect: 100-continue`: the client waits for an interim answer
+    /// before sending its body (libcurl does so for larger POSTs).
+    pub expect_continue: bool,
     /// Bytes of the head including the blank line that ends it.
     pub head_len: usize,
 }
@@ -140,6 +143,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
     };
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let mut content_length = None;
+    let mut expect_continue = false;
     let mut headers = 0usize;
     for line in lines.filter(|l| !l.is_empty()) {
         headers += 1;
@@ -162,6 +166,8 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
                 return Err(HeadError::ContentLength);
             }
             content_length = Some(parsed);
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            expect_continue = value.eq_ignore_ascii_case(b"100-continue");
         } else if name.eq_ignore_ascii_case(b"transfer-encoding")
             && !value.eq_ignore_ascii_case(b"identity")
         {
@@ -179,6 +185,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
         query: query.to_owned(),
         version,
         body,
+        expect_continue,
         head_len,
     }))
 }
@@ -289,6 +296,9 @@ impl Status {
     }
 }
 
+/// The interim answer to `Expect: 100-continue`.
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 /// How long a terminal is told to wait after a 503.
 pub const RETRY_AFTER_SECS: u32 = 10;
 
@@ -366,12 +376,21 @@ mod tests {
         );
         assert_eq!(crlf.body, BodyLength::Exact(3));
         assert_eq!(crlf.query, "SN=7&table=ATTLOG");
+        assert!(!crlf.expect_continue);
         let lf = complete(b"POST /iclock/cdata?SN=7 HTTP/1.0\ncontent-length: 3\n\nabc");
         assert_eq!(lf.version, Version::Http10);
         assert_eq!(
             lf.head_len,
             b"POST /iclock/cdata?SN=7 HTTP/1.0\ncontent-length: 3\n\n".len()
         );
+    }
+
+    #[test]
+    fn expect_100_continue_is_noticed() {
+        let head = complete(
+            b"POST /zebra?SN=r HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+        );
+        assert!(head.expect_continue);
     }
 
     #[test]

@@ -257,14 +257,20 @@ pub fn pending_batch(conn: &mut Connection, limit: usize) -> Result<Vec<Queued>,
     Ok(out)
 }
 
-/// Last-seen times the ledger has not taken yet.
+/// A terminal's last-seen time is forwarded again only once it has moved
+/// this far: heartbeat polls come every few seconds, and the shortest
+/// offline threshold on the dashboard is a minute.
+pub const HEARTBEAT_FORWARD_STEP: Millis = Millis::from_secs(15);
+
+/// Last-seen times the ledger has not taken yet (first ones, and ones that
+/// moved at least [`HEARTBEAT_FORWARD_STEP`]).
 pub fn pending_heartbeats(conn: &mut Connection) -> Result<Vec<TerminalHeartbeat>, QueueError> {
     let mut select = conn.prepare_cached(
         "SELECT device_serial, source, seen_at FROM listener_heartbeat
-         WHERE forwarded_seen_at IS NULL OR forwarded_seen_at < seen_at
+         WHERE forwarded_seen_at IS NULL OR seen_at >= forwarded_seen_at + ?1
          ORDER BY device_serial",
     )?;
-    let rows = select.query_map([], |row| {
+    let rows = select.query_map([HEARTBEAT_FORWARD_STEP.0 as i64], |row| {
         Ok((
             row.get::<_, String>(0)?,
             row.get::<_, String>(1)?,
@@ -482,5 +488,143 @@ fn parse_outcome(text: &str) -> Option<RuleOutcome> {
         "rate_limited" => Some(RuleOutcome::RateLimited),
         "duplicate" => Some(RuleOutcome::Duplicate),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: UnixMs = UnixMs(1_800_000_000_000);
+
+    fn record(event_id: &str, subject: &str, secs_ago: i64) -> NewRecord {
+        NewRecord {
+            source: TerminalSource::Framed,
+            kind: TerminalEventKind::Attendance,
+            capture: Capture {
+                device: "D1".to_owned(),
+                subject: subject.to_owned(),
+                event_id: event_id.to_owned(),
+                occurred_at: UnixMs(NOW.0 - secs_ago * 1000),
+            },
+            raw: b"{}".to_vec(),
+        }
+    }
+
+    /// A database with `records` written at NOW from device D1.
+    fn check(records: Vec<NewRecord>) -> (tempfile::TempDir, Connection, Rules) {
+        let dir = tempfile::tempdir().unwrap();
+        crate::db::Db::open(dir.path()).unwrap();
+        let mut conn = crate::db::open_connection(&dir.path().join(crate::db::DB_FILE)).unwrap();
+        let mut rules = Rules::new();
+        let write_one = Write {
+            records,
+            raw: Vec::new(),
+            seen: vec![("D1".to_owned(), TerminalSource::Framed)],
+        };
+        write(&mut conn, &mut rules, NOW, &[write_one]).unwrap();
+        (dir, conn, rules)
+    }
+
+    #[test]
+    fn pending_rows_come_out_in_write_order_with_their_minted_keys() {
+        let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let ids: Vec<&str> = rows.iter().map(|r| r.event_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_ne!(rows[0].record.key, rows[1].record.key);
+        assert_eq!(rows[0].record.queued_at, NOW);
+        assert_eq!(pending_batch(&mut conn, 1).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn settled_rows_are_marked_not_deleted_and_the_prune_pass_removes_old_done_ones() {
+        let (_dir, mut conn, _) = check(vec![
+            record("a", "1", 2),
+            record("b", "2", 1),
+            record("c", "3", 1),
+        ]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let beats = pending_heartbeats(&mut conn).unwrap();
+        settle(
+            &mut conn,
+            NOW,
+            &[
+                (&rows[0], Settled::Done),
+                (
+                    &rows[1],
+                    Settled::Dead {
+                        status: 422,
+                        body: "no".to_owned(),
+                    },
+                ),
+            ],
+            &beats,
+        )
+        .unwrap();
+        assert_eq!(
+            counts(&mut conn).unwrap(),
+            Counts {
+                pending: 1,
+                done: 1,
+                dead: 1
+            }
+        );
+        assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
+        assert_eq!(prune(&mut conn, NOW).unwrap(), 0, "too recent to prune");
+        let later = NOW.plus(DONE_RETENTION).plus(Millis(1));
+        assert_eq!(
+            prune(&mut conn, later).unwrap(),
+            2,
+            "the done row and the served record"
+        );
+        assert_eq!(
+            counts(&mut conn).unwrap(),
+            Counts {
+                pending: 1,
+                done: 0,
+                dead: 1
+            }
+        );
+    }
+
+    #[test]
+    fn the_rules_windows_are_rebuilt_from_served_and_queued_records() {
+        let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        settle(&mut conn, NOW, &[(&rows[0], Settled::Done)], &[]).unwrap();
+        let rules = load_rules(&mut conn, NOW).unwrap();
+        assert_eq!(rules.duplicate_entries(), 2, "one served, one still queued");
+        assert_eq!(rules.rate_entries("D1"), 2);
+        let again = rules.judge(NOW, &[record("z", "1", 1).capture]);
+        assert_eq!(again.outcomes, [RuleOutcome::Duplicate]);
+    }
+
+    #[test]
+    fn a_heartbeat_is_forwarded_again_only_once_it_has_moved_a_step() {
+        let (_dir, mut conn, mut rules) = check(Vec::new());
+        let beats = pending_heartbeats(&mut conn).unwrap();
+        assert_eq!(beats.len(), 1);
+        settle(&mut conn, NOW, &[], &beats).unwrap();
+        let seen = || Write {
+            seen: vec![("D1".to_owned(), TerminalSource::Framed)],
+            ..Write::default()
+        };
+        write(
+            &mut conn,
+            &mut rules,
+            NOW.plus(Millis::from_secs(5)),
+            &[seen()],
+        )
+        .unwrap();
+        assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
+        write(
+            &mut conn,
+            &mut rules,
+            NOW.plus(HEARTBEAT_FORWARD_STEP),
+            &[seen()],
+        )
+        .unwrap();
+        assert_eq!(pending_heartbeats(&mut conn).unwrap().len(), 1);
     }
 }
