@@ -98,18 +98,26 @@ async fn an_outage_backlog_drains_with_no_stale_rate_limited_or_duplicate_record
     let ledger = TestLedger::start(&dir.path().join("ledger.sqlite")).await;
     ledger.fail_next(usize::MAX);
     let listener = start(dir.path(), config(DEVICE), Some(&ledger.url)).await;
-    // One terminal, one record a second for the last 150 s, seven people.
-    for chunk in (0..150).collect::<Vec<i64>>().chunks(25) {
+    // One terminal, 200 records captured 850 ms apart over the last 170 s
+    // (the listener itself was up), seven people taking turns.
+    let now = stockhop_site::listener::unix_now().0;
+    for chunk in (0..200i64).collect::<Vec<_>>().chunks(25) {
         let records: Vec<String> = chunk
             .iter()
-            .map(|i| framed_record(DEVICE, &format!("r{i}"), &format!("p{}", i % 7), 150 - i))
+            .map(|i| {
+                let at = stockhop::time::UnixMs(now - 170_000 + i * 850);
+                format!(
+                    r#"{{"device":"{DEVICE}","id":"r{i}","at":"{at}","person":"p{}"}}"#,
+                    i % 7
+                )
+            })
             .collect();
         send_frames(listener.tcp, &records).await;
     }
     assert_eq!(ledger.events(), 0, "the ledger is down");
     ledger.fail_next(0);
     send_frames(listener.tcp, &[framed_record(DEVICE, "last", "p9", 0)]).await;
-    assert!(eventually(10, || ledger.events() == 151).await);
+    assert!(eventually(10, || ledger.events() == 201).await);
     assert_eq!(
         listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome <> 'accepted'"),
         0

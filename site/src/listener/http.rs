@@ -26,7 +26,8 @@ use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 /// Connections served at once; more wait in the accept backlog. A site has
 /// tens of terminals, each with one request in flight.
 pub const MAX_CONNECTIONS: usize = 512;
-/// Longest time a terminal may take to send one whole request.
+/// Longest time a terminal may take to send one whole request, and to
+/// take the reply.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// After the reply, how long the listener keeps reading what the terminal
 /// still sends, so closing does not reset the connection under the reply.
@@ -71,8 +72,14 @@ async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<(
         Ok(Ok(Read::Refused(reply))) => (Version::Http11, reply),
         Ok(Ok(Read::Request { head, body })) => (head.version, respond(intake, &head, &body).await),
     };
-    stream.write_all(&reply.encode(version, unix_now())).await?;
-    stream.shutdown().await?;
+    let answer = async {
+        stream.write_all(&reply.encode(version, unix_now())).await?;
+        stream.shutdown().await
+    };
+    match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+        Ok(written) => written?,
+        Err(_) => return Ok(()),
+    }
     let mut sink = [0u8; READ_CHUNK];
     let _ = tokio::time::timeout(LINGER, async {
         while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}

@@ -23,7 +23,8 @@ use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
 /// Bridges connected at once.
 pub const MAX_CONNECTIONS: usize = 256;
-/// A connection silent this long is closed; bridges reconnect.
+/// A connection silent (or not reading its acks) this long is closed;
+/// bridges reconnect.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Bytes read per socket read.
 const READ_CHUNK: usize = 64 * 1024;
@@ -87,15 +88,22 @@ async fn connection(
                     ids.iter().flat_map(|id| framed::nack(id)).collect()
                 }
             };
-            stream.write_all(&reply).await?;
+            send(&mut stream, &reply).await?;
         }
         if let Some((code, message)) = error {
-            stream.write_all(&framed::error(code, &message)).await?;
+            send(&mut stream, &framed::error(code, &message)).await?;
             stream.shutdown().await?;
             return Ok(());
         }
         debug_assert!(buf.len() < LENGTH_PREFIX_BYTES + MAX_FRAME_BYTES);
     }
+}
+
+/// Writes `bytes`, giving up on a peer that stops reading.
+async fn send(stream: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    tokio::time::timeout(IDLE_TIMEOUT, stream.write_all(bytes))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "peer stopped reading"))?
 }
 
 /// The records of every complete frame at the start of `buf`, the bytes
