@@ -207,10 +207,12 @@ impl Drain {
         }
     }
 
-    /// Decides what a delivery's result means for `rows`.
+    /// Decides what a delivery's result means for `rows` (sent with
+    /// heartbeats when `with_heartbeats`).
     fn plan<'a>(
         &mut self,
         rows: &'a [Queued],
+        with_heartbeats: bool,
         result: Result<TerminalBatchResponse, DeliveryError>,
     ) -> Plan<'a> {
         let plan = match result {
@@ -263,7 +265,8 @@ impl Drain {
             Err(DeliveryError::Status { status, body })
                 if classify(status) == Disposition::Reject =>
             {
-                if rows.len() > 1 {
+                // The refusal may be any record's, or a heartbeat's.
+                if rows.len() > 1 || (with_heartbeats && !rows.is_empty()) {
                     tracing::warn!(
                         status,
                         rows = rows.len(),
@@ -322,14 +325,19 @@ pub async fn run(
     let mut drain = Drain::default();
     while !*shutdown.borrow() {
         let limit = drain.batch_limit();
+        // Records sent one at a time go alone, so a refused heartbeat
+        // cannot get a good record dead-lettered.
+        let with_heartbeats = drain.isolating == 0;
         // Everything written up to here is in the read below.
         writes.borrow_and_update();
         let read = db
             .call(move |conn| -> Result<_, QueueError> {
-                Ok((
-                    queue::pending_batch(conn, limit)?,
-                    queue::pending_heartbeats(conn)?,
-                ))
+                let heartbeats = if with_heartbeats {
+                    queue::pending_heartbeats(conn)?
+                } else {
+                    Vec::new()
+                };
+                Ok((queue::pending_batch(conn, limit)?, heartbeats))
             })
             .await;
         let (rows, heartbeats) = match read {
@@ -347,6 +355,7 @@ pub async fn run(
             }
             continue;
         }
+        let had_heartbeats = !heartbeats.is_empty();
         let batch = TerminalBatch {
             records: rows.iter().map(|row| row.record.clone()).collect(),
             heartbeats: heartbeats.clone(),
@@ -358,12 +367,21 @@ pub async fn run(
                 DELIVERY_TIMEOUT.as_secs()
             ))),
         };
-        let delivered_heartbeats = if result.is_ok() {
+        // Heartbeats are settled when the ledger took them, or when it
+        // refused a batch of nothing else (they would be refused forever).
+        let heartbeats_settled = match &result {
+            Ok(_) => true,
+            Err(DeliveryError::Status { status, .. }) => {
+                rows.is_empty() && classify(*status) == Disposition::Reject
+            }
+            Err(_) => false,
+        };
+        let delivered_heartbeats = if heartbeats_settled {
             heartbeats
         } else {
             Vec::new()
         };
-        let plan = drain.plan(&rows, result);
+        let plan = drain.plan(&rows, had_heartbeats, result);
         if !plan.settle.is_empty() || !delivered_heartbeats.is_empty() {
             let settle: Vec<(Queued, Settled)> = plan
                 .settle
@@ -492,7 +510,7 @@ mod tests {
     fn a_record_refused_in_a_batch_answer_is_dead_and_the_rest_are_done() {
         let rows = vec![row(1), row(2), row(3)];
         let mut drain = Drain::default();
-        let plan = drain.plan(&rows, Ok(answer(&rows, &[200, 422, 200])));
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200, 422, 200])));
         assert!(!plan.retry);
         assert_eq!(plan.settle.len(), 3);
         assert_eq!(plan.settle[0].1, Settled::Done);
@@ -511,7 +529,7 @@ mod tests {
             status: 400,
             body: "no".to_owned(),
         });
-        let plan = drain.plan(&rows, refused.clone());
+        let plan = drain.plan(&rows, false, refused.clone());
         assert_eq!(
             plan,
             Plan {
@@ -520,13 +538,35 @@ mod tests {
             }
         );
         assert_eq!(drain.batch_limit(), 1);
-        let plan = drain.plan(&rows[..1], refused);
+        let plan = drain.plan(&rows[..1], false, refused);
         assert!(matches!(
             plan.settle[0].1,
             Settled::Dead { status: 400, .. }
         ));
         assert_eq!(drain.batch_limit(), 1);
-        let plan = drain.plan(&rows[1..], Ok(answer(&rows[1..], &[200])));
+        let plan = drain.plan(&rows[1..], false, Ok(answer(&rows[1..], &[200])));
+        assert_eq!(plan.settle[0].1, Settled::Done);
+        assert_eq!(drain.batch_limit(), MAX_RECORDS_PER_BATCH);
+    }
+
+    #[test]
+    fn a_single_record_refused_beside_heartbeats_is_resent_alone_before_it_is_dead() {
+        let rows = vec![row(1)];
+        let mut drain = Drain::default();
+        let refused = Err(DeliveryError::Status {
+            status: 422,
+            body: "bad heartbeat".to_owned(),
+        });
+        let plan = drain.plan(&rows, true, refused);
+        assert_eq!(
+            plan,
+            Plan {
+                settle: Vec::new(),
+                retry: false
+            }
+        );
+        assert_eq!(drain.batch_limit(), 1);
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200])));
         assert_eq!(plan.settle[0].1, Settled::Done);
         assert_eq!(drain.batch_limit(), MAX_RECORDS_PER_BATCH);
     }
@@ -537,16 +577,17 @@ mod tests {
         let mut drain = Drain::default();
         let plan = drain.plan(
             &rows,
+            false,
             Err(DeliveryError::Status {
                 status: 503,
                 body: String::new(),
             }),
         );
         assert!(plan.retry && plan.settle.is_empty());
-        let plan = drain.plan(&rows, Ok(answer(&[row(9)], &[200])));
+        let plan = drain.plan(&rows, false, Ok(answer(&[row(9)], &[200])));
         assert!(plan.retry && plan.settle.is_empty());
         assert_eq!(retry_delay(drain.failures), Millis::from_secs(4));
-        let plan = drain.plan(&rows, Ok(answer(&rows, &[200])));
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200])));
         assert!(!plan.retry);
         assert_eq!(drain.failures, 0);
     }
