@@ -1,8 +1,8 @@
 //! The listener's durable queue in SQLite: the one place with the
 //! listener's SQL.
 //!
-//! [`write_records`] is the listener's only way in: one transaction that
-//! finds records already queued (a terminal resending what it was never
+//! [`write()`] is the listener's only way in: one transaction (shared by
+//! the requests that arrived together) that finds records already queued (a terminal resending what it was never
 //! acknowledged for), judges the rest with the time rules, mints each new
 //! record's idempotency key, inserts, and commits with `synchronous=FULL`;
 //! the rules' windows move only after that commit. The forwarder reads
