@@ -113,6 +113,12 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
         .arg(&data)
         .arg("--www")
         .arg(dir.path().join("www"))
+        .args([
+            "--terminal-http",
+            "127.0.0.1:0",
+            "--terminal-tcp",
+            "127.0.0.1:0",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

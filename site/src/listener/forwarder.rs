@@ -1,0 +1,602 @@
+//! The forwarder: drains the listener queue FIFO into the ledger.
+//!
+//! The ledger is reached through a [`LedgerSink`]: in-process (an adapter
+//! over the ledger's ingest function) or remote ([`RemoteLedgerSink`], an
+//! HMAC-signed POST of the same JSON). Batches hold up to
+//! [`MAX_RECORDS_PER_BATCH`] records in queue order. Network errors,
+//! timeouts, 408, 429, 5xx (and redirects, which are never followed) are
+//! retried with [`retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
+//! new record is written; so are 401 and 403, which refuse the listener's
+//! signature rather than a record. Any other 4xx is permanent: a rejected batch is
+//! re-sent one record at a time, so only the record the ledger refuses is
+//! dead-lettered (with the answer's body) and the records behind it go on.
+//!
+//! A delivered row is settled in one durable transaction: the served record
+//! for the duplicate window, then the row marked done (never deleted here;
+//! [`run_pruner`] removes old done rows on its own schedule). A crash
+//! between delivery and that transaction re-sends the batch on restart,
+//! and the ledger answers the repeated keys as replays.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use stockhop::time::Millis;
+use tokio::sync::watch;
+
+use super::queue::{self, QueueError, Queued, Settled};
+use super::unix_now;
+use crate::db::Db;
+pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
+use crate::terminal_wire::{
+    TerminalBatch, TerminalBatchResponse, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+};
+
+/// Longest wait for the ledger's answer to one batch.
+pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// First retry delay after a failed delivery; it doubles from here.
+pub const RETRY_DELAY_FIRST: Millis = Millis::from_secs(2);
+/// The retry delay's cap: an outage ends within a minute of the ledger's return.
+pub const RETRY_DELAY_MAX: Millis = Millis::from_secs(60);
+/// Most bytes of a rejecting answer kept with a dead letter.
+pub const DEAD_BODY_BYTES_MAX: usize = 4096;
+/// How often the prune pass runs.
+pub const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
+/// Wait before re-reading the queue after a local database error.
+pub const DB_ERROR_DELAY: Duration = Duration::from_secs(1);
+
+/// Why a batch did not get a per-record answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeliveryError {
+    /// No answer: connection refused or reset, timeout, TLS, …
+    #[error("ledger unreachable: {0}")]
+    Unreachable(String),
+    /// An answer other than a batch response.
+    #[error("ledger answered {status}: {body}")]
+    Status { status: u16, body: String },
+    /// A 200 whose body is not a batch response for this batch.
+    #[error("unreadable ledger answer: {0}")]
+    BadAnswer(String),
+}
+
+/// The future a [`LedgerSink`] returns.
+pub type Delivery<'a> =
+    Pin<Box<dyn Future<Output = Result<TerminalBatchResponse, DeliveryError>> + Send + 'a>>;
+
+/// Where batches go. An in-process ledger implements this in a few lines:
+///
+/// ```text
+/// impl LedgerSink for InProcess {
+///     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
+///         Box::pin(async move {
+///             ledger::terminal::ingest(&self.db, batch).await.map_err(|err| DeliveryError::Status {
+///                 status: err.status().as_u16(),
+///                 body: err.to_string(),
+///             })
+///         })
+///     }
+/// }
+/// ```
+pub trait LedgerSink: Send + Sync {
+    fn deliver(&self, batch: TerminalBatch) -> Delivery<'_>;
+}
+
+/// What to do after a status the ledger answered a batch or a record with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Delivered,
+    /// Network trouble, 408, 429, 5xx, a redirect (never followed), or
+    /// 401/403 (the listener's credentials, not the record, are refused).
+    Retry,
+    /// Any other 4xx: the ledger will never take it.
+    Reject,
+}
+
+pub fn classify(status: u16) -> Disposition {
+    match status {
+        200..=299 => Disposition::Delivered,
+        408 | 429 => Disposition::Retry,
+        // The ledger refusing this listener (a wrong or rotated secret), not
+        // a record: dead-lettering would empty the queue one record at a time.
+        401 | 403 => Disposition::Retry,
+        400..=499 => Disposition::Reject,
+        _ => Disposition::Retry,
+    }
+}
+
+/// The wait after `failures` failed deliveries in a row: 2 s, 4 s, 8 s, …
+/// capped at 60 s; none before the first failure.
+pub fn retry_delay(failures: u32) -> Millis {
+    if failures == 0 {
+        return Millis(0);
+    }
+    let doublings = (failures - 1).min(16);
+    Millis((RETRY_DELAY_FIRST.0 << doublings).min(RETRY_DELAY_MAX.0))
+}
+
+/// `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`.
+pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// A ledger on another machine, reached over HTTP with a shared secret.
+pub struct RemoteLedgerSink {
+    client: reqwest::Client,
+    url: String,
+    secret: Vec<u8>,
+}
+
+impl RemoteLedgerSink {
+    /// `base_url` is the ledger's origin (`http://host:port`).
+    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, DeliveryError> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(DELIVERY_TIMEOUT)
+            .build()
+            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        Ok(RemoteLedgerSink {
+            client,
+            url: format!("{}{TERMINAL_EVENTS_PATH}", base_url.trim_end_matches('/')),
+            secret: secret.as_bytes().to_vec(),
+        })
+    }
+}
+
+impl LedgerSink for RemoteLedgerSink {
+    fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
+        Box::pin(async move {
+            let body = serde_json::to_vec(&batch)
+                .map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
+            let timestamp = unix_now().0.div_euclid(1000);
+            let response = self
+                .client
+                .post(&self.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(TIMESTAMP_HEADER, timestamp.to_string())
+                .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
+                .body(body)
+                .send()
+                .await
+                .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+            let status = response.status().as_u16();
+            let bytes = response
+                .bytes()
+                .await
+                .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+            if status != 200 {
+                let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
+                return Err(DeliveryError::Status {
+                    status,
+                    body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+                });
+            }
+            serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+        })
+    }
+}
+
+/// The drain loop's state between attempts (sans-IO).
+#[derive(Debug, Default)]
+struct Drain {
+    failures: u32,
+    /// Records still to send one at a time after a batch was rejected.
+    isolating: usize,
+}
+
+/// What one delivery attempt decided for its rows.
+#[derive(Debug, PartialEq)]
+struct Plan<'a> {
+    settle: Vec<(&'a Queued, Settled)>,
+    /// Something must be retried later.
+    retry: bool,
+}
+
+impl Drain {
+    fn batch_limit(&self) -> usize {
+        if self.isolating > 0 {
+            1
+        } else {
+            MAX_RECORDS_PER_BATCH
+        }
+    }
+
+    /// Decides what a delivery's result means for `rows` (sent with
+    /// heartbeats when `with_heartbeats`).
+    fn plan<'a>(
+        &mut self,
+        rows: &'a [Queued],
+        with_heartbeats: bool,
+        result: Result<TerminalBatchResponse, DeliveryError>,
+    ) -> Plan<'a> {
+        let plan = match result {
+            Ok(response) => {
+                let matches = response.results.len() == rows.len()
+                    && response
+                        .results
+                        .iter()
+                        .zip(rows)
+                        .all(|(result, row)| result.key == row.record.key);
+                if !matches {
+                    tracing::warn!(
+                        sent = rows.len(),
+                        answered = response.results.len(),
+                        "ledger answer does not match the batch; retrying"
+                    );
+                    Plan {
+                        settle: Vec::new(),
+                        retry: true,
+                    }
+                } else {
+                    let mut plan = Plan {
+                        settle: Vec::new(),
+                        retry: false,
+                    };
+                    for (result, row) in response.results.iter().zip(rows) {
+                        match classify(result.status) {
+                            Disposition::Delivered => plan.settle.push((row, Settled::Done)),
+                            Disposition::Reject => {
+                                let body = serde_json::json!({
+                                    "code": result.code,
+                                    "message": result.message,
+                                })
+                                .to_string();
+                                tracing::warn!(key = %row.record.key, status = result.status, %body, "ledger refused a terminal record; dead-lettered");
+                                plan.settle.push((
+                                    row,
+                                    Settled::Dead {
+                                        status: result.status,
+                                        body,
+                                    },
+                                ));
+                            }
+                            Disposition::Retry => plan.retry = true,
+                        }
+                    }
+                    plan
+                }
+            }
+            Err(DeliveryError::Status { status, body })
+                if classify(status) == Disposition::Reject =>
+            {
+                // The refusal may be any record's, or a heartbeat's.
+                if rows.len() > 1 || (with_heartbeats && !rows.is_empty()) {
+                    tracing::warn!(
+                        status,
+                        rows = rows.len(),
+                        "ledger refused a batch; sending its records one at a time"
+                    );
+                    self.isolating = rows.len();
+                    return Plan {
+                        settle: Vec::new(),
+                        retry: false,
+                    };
+                }
+                tracing::warn!(key = ?rows.first().map(|r| r.record.key), status, %body, "ledger refused a terminal record; dead-lettered");
+                Plan {
+                    settle: rows
+                        .iter()
+                        .map(|row| {
+                            (
+                                row,
+                                Settled::Dead {
+                                    status,
+                                    body: body.clone(),
+                                },
+                            )
+                        })
+                        .collect(),
+                    retry: false,
+                }
+            }
+            Err(err) => {
+                tracing::warn!(%err, failures = self.failures + 1, "terminal batch not delivered; will retry");
+                Plan {
+                    settle: Vec::new(),
+                    retry: true,
+                }
+            }
+        };
+        if plan.retry {
+            self.failures = self.failures.saturating_add(1);
+        } else {
+            self.failures = 0;
+            self.isolating = self.isolating.saturating_sub(rows.len().max(1));
+        }
+        plan
+    }
+}
+
+/// Drains the queue until `shutdown` turns true. `writes` changes on every
+/// committed queue write: a write after the queue was last read starts a
+/// drain at once and cuts a retry wait short.
+pub async fn run(
+    db: Db,
+    sink: Arc<dyn LedgerSink>,
+    mut writes: watch::Receiver<u64>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut drain = Drain::default();
+    while !*shutdown.borrow() {
+        let limit = drain.batch_limit();
+        // Records sent one at a time go alone, so a refused heartbeat
+        // cannot get a good record dead-lettered.
+        let with_heartbeats = drain.isolating == 0;
+        // Everything written up to here is in the read below.
+        writes.borrow_and_update();
+        let read = db
+            .call(move |conn| -> Result<_, QueueError> {
+                let heartbeats = if with_heartbeats {
+                    queue::pending_heartbeats(conn)?
+                } else {
+                    Vec::new()
+                };
+                Ok((queue::pending_batch(conn, limit)?, heartbeats))
+            })
+            .await;
+        let (rows, heartbeats) = match read {
+            Ok(read) => read,
+            Err(err) => {
+                tracing::error!(%err, "cannot read the terminal queue");
+                pause(DB_ERROR_DELAY, &mut writes, &mut shutdown).await;
+                continue;
+            }
+        };
+        if rows.is_empty() && heartbeats.is_empty() {
+            tokio::select! {
+                _ = writes.changed() => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        let had_heartbeats = !heartbeats.is_empty();
+        let batch = TerminalBatch {
+            records: rows.iter().map(|row| row.record.clone()).collect(),
+            heartbeats: heartbeats.clone(),
+        };
+        let result = match tokio::time::timeout(DELIVERY_TIMEOUT, sink.deliver(batch)).await {
+            Ok(result) => result,
+            Err(_) => Err(DeliveryError::Unreachable(format!(
+                "no answer within {} s",
+                DELIVERY_TIMEOUT.as_secs()
+            ))),
+        };
+        // Heartbeats are settled when the ledger took them, or when it
+        // refused a batch of nothing else (they would be refused forever).
+        let heartbeats_settled = match &result {
+            Ok(_) => true,
+            Err(DeliveryError::Status { status, .. }) => {
+                rows.is_empty() && classify(*status) == Disposition::Reject
+            }
+            Err(_) => false,
+        };
+        let delivered_heartbeats = if heartbeats_settled {
+            heartbeats
+        } else {
+            Vec::new()
+        };
+        let plan = drain.plan(&rows, had_heartbeats, result);
+        if !plan.settle.is_empty() || !delivered_heartbeats.is_empty() {
+            let settle: Vec<(Queued, Settled)> = plan
+                .settle
+                .into_iter()
+                .map(|(row, settled)| (row.clone(), settled))
+                .collect();
+            let settled = db
+                .call(move |conn| {
+                    let pairs: Vec<(&Queued, Settled)> =
+                        settle.iter().map(|(row, s)| (row, s.clone())).collect();
+                    queue::settle(conn, unix_now(), &pairs, &delivered_heartbeats)
+                })
+                .await;
+            if let Err(err) = settled {
+                tracing::error!(%err, "cannot mark delivered terminal records; they will be re-sent");
+                pause(DB_ERROR_DELAY, &mut writes, &mut shutdown).await;
+                continue;
+            }
+        }
+        if plan.retry {
+            let delay = retry_delay(drain.failures);
+            pause(Duration::from_millis(delay.0), &mut writes, &mut shutdown).await;
+        }
+    }
+}
+
+/// Waits `delay`, or less when a new record is written or on shutdown.
+async fn pause(
+    delay: Duration,
+    writes: &mut watch::Receiver<u64>,
+    shutdown: &mut watch::Receiver<bool>,
+) {
+    tokio::select! {
+        () = tokio::time::sleep(delay) => {}
+        _ = writes.changed() => {}
+        _ = shutdown.changed() => {}
+    }
+}
+
+/// Prunes old done rows every [`PRUNE_INTERVAL`] until shutdown.
+pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(PRUNE_INTERVAL) => {}
+            _ = shutdown.changed() => return,
+        }
+        match db.call(|conn| queue::prune(conn, unix_now())).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "pruned the terminal queue"),
+            Err(err) => tracing::error!(%err, "cannot prune the terminal queue"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal_wire::{
+        RuleOutcome, TerminalEventKind, TerminalRecord, TerminalResult, TerminalSource,
+    };
+    use stockhop::key::IdempotencyKey;
+    use stockhop::time::UnixMs;
+
+    fn row(seq: i64) -> Queued {
+        Queued {
+            seq,
+            event_id: format!("e{seq}"),
+            record: TerminalRecord {
+                key: IdempotencyKey::mint().unwrap(),
+                source: TerminalSource::Framed,
+                device_serial: "D1".to_owned(),
+                kind: TerminalEventKind::Attendance,
+                subject: "7".to_owned(),
+                occurred_at: UnixMs(0),
+                queued_at: UnixMs(0),
+                rule_outcome: RuleOutcome::Accepted,
+                raw: "{}".to_owned(),
+            },
+        }
+    }
+
+    fn answer(rows: &[Queued], statuses: &[u16]) -> TerminalBatchResponse {
+        TerminalBatchResponse {
+            results: rows
+                .iter()
+                .zip(statuses)
+                .map(|(row, &status)| TerminalResult {
+                    key: row.record.key,
+                    status,
+                    replayed: false,
+                    code: (status != 200).then(|| "bad_record".to_owned()),
+                    message: None,
+                    hop_ids: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn retry_delay_doubles_from_two_seconds_to_a_minute() {
+        let secs: Vec<u64> = (0..9).map(|n| retry_delay(n).0 / 1000).collect();
+        assert_eq!(secs, [0, 2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(retry_delay(u32::MAX), RETRY_DELAY_MAX);
+    }
+
+    #[test]
+    fn statuses_are_classified_as_the_design_says() {
+        for (status, expected) in [
+            (200, Disposition::Delivered),
+            (301, Disposition::Retry),
+            (400, Disposition::Reject),
+            (401, Disposition::Retry),
+            (403, Disposition::Retry),
+            (404, Disposition::Reject),
+            (408, Disposition::Retry),
+            (422, Disposition::Reject),
+            (429, Disposition::Retry),
+            (500, Disposition::Retry),
+            (503, Disposition::Retry),
+        ] {
+            assert_eq!(classify(status), expected, "{status}");
+        }
+    }
+
+    #[test]
+    fn a_record_refused_in_a_batch_answer_is_dead_and_the_rest_are_done() {
+        let rows = vec![row(1), row(2), row(3)];
+        let mut drain = Drain::default();
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200, 422, 200])));
+        assert!(!plan.retry);
+        assert_eq!(plan.settle.len(), 3);
+        assert_eq!(plan.settle[0].1, Settled::Done);
+        assert!(matches!(
+            plan.settle[1].1,
+            Settled::Dead { status: 422, .. }
+        ));
+        assert_eq!(plan.settle[2].1, Settled::Done);
+    }
+
+    #[test]
+    fn a_refused_batch_is_resent_one_record_at_a_time() {
+        let rows = vec![row(1), row(2)];
+        let mut drain = Drain::default();
+        let refused = Err(DeliveryError::Status {
+            status: 400,
+            body: "no".to_owned(),
+        });
+        let plan = drain.plan(&rows, false, refused.clone());
+        assert_eq!(
+            plan,
+            Plan {
+                settle: Vec::new(),
+                retry: false
+            }
+        );
+        assert_eq!(drain.batch_limit(), 1);
+        let plan = drain.plan(&rows[..1], false, refused);
+        assert!(matches!(
+            plan.settle[0].1,
+            Settled::Dead { status: 400, .. }
+        ));
+        assert_eq!(drain.batch_limit(), 1);
+        let plan = drain.plan(&rows[1..], false, Ok(answer(&rows[1..], &[200])));
+        assert_eq!(plan.settle[0].1, Settled::Done);
+        assert_eq!(drain.batch_limit(), MAX_RECORDS_PER_BATCH);
+    }
+
+    #[test]
+    fn a_single_record_refused_beside_heartbeats_is_resent_alone_before_it_is_dead() {
+        let rows = vec![row(1)];
+        let mut drain = Drain::default();
+        let refused = Err(DeliveryError::Status {
+            status: 422,
+            body: "bad heartbeat".to_owned(),
+        });
+        let plan = drain.plan(&rows, true, refused);
+        assert_eq!(
+            plan,
+            Plan {
+                settle: Vec::new(),
+                retry: false
+            }
+        );
+        assert_eq!(drain.batch_limit(), 1);
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200])));
+        assert_eq!(plan.settle[0].1, Settled::Done);
+        assert_eq!(drain.batch_limit(), MAX_RECORDS_PER_BATCH);
+    }
+
+    #[test]
+    fn server_errors_and_mismatched_answers_are_retried_with_growing_waits() {
+        let rows = vec![row(1)];
+        let mut drain = Drain::default();
+        let plan = drain.plan(
+            &rows,
+            false,
+            Err(DeliveryError::Status {
+                status: 503,
+                body: String::new(),
+            }),
+        );
+        assert!(plan.retry && plan.settle.is_empty());
+        let plan = drain.plan(&rows, false, Ok(answer(&[row(9)], &[200])));
+        assert!(plan.retry && plan.settle.is_empty());
+        assert_eq!(retry_delay(drain.failures), Millis::from_secs(4));
+        let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200])));
+        assert!(!plan.retry);
+        assert_eq!(drain.failures, 0);
+    }
+
+    #[test]
+    fn the_signature_covers_timestamp_and_body() {
+        let sig = signature(b"0123456789abcdef", 1_800_000_000, b"{}");
+        assert!(sig.starts_with("sha256=") && sig.len() == 7 + 64);
+        assert_ne!(sig, signature(b"0123456789abcdef", 1_800_000_001, b"{}"));
+        assert_ne!(sig, signature(b"0123456789abcdef", 1_800_000_000, b"[]"));
+    }
+}

@@ -1,0 +1,435 @@
+//! HTTP/1.0 and HTTP/1.1 messages as the terminals send them, on byte
+//! slices: the request head parser and the response encoder.
+//!
+//! The terminal port is served by a small hand-written HTTP/1.x server
+//! rather than a general-purpose one because the devices are picky in ways a
+//! framework hides: the reply must carry an explicit `Content-Length`, a
+//! `Date` the device sets its clock from, `Content-Type: text/plain`, no
+//! chunking, and the connection closes after one exchange. Bodies are read
+//! raw whatever `Content-Type` says (some firmware sends none). Like every
+//! parser of the listener, [`parse_head`] keeps "need more bytes"
+//! ([`Parsed::Incomplete`]) apart from a real protocol error.
+
+use std::time::{Duration, SystemTime};
+
+use stockhop::time::UnixMs;
+
+/// Longest request head taken: an iclock request line with its query and a
+/// handful of headers is well under 1 KB; 16 KB leaves room for proxies.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// Most headers taken in one request head, bounding the parse work.
+pub const MAX_HEADERS: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    Http10,
+    Http11,
+}
+
+impl Version {
+    fn as_str(self) -> &'static str {
+        match self {
+            Version::Http10 => "HTTP/1.0",
+            Version::Http11 => "HTTP/1.1",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    /// Any other method: answered 405.
+    Other,
+}
+
+/// How the body of a request is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLength {
+    /// `Content-Length` (absent on a GET means zero).
+    Exact(usize),
+    /// An HTTP/1.0 POST without `Content-Length`: the body runs to the end
+    /// of the connection.
+    UntilClose,
+}
+
+/// A request head: request line and the headers the listener reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub method: Method,
+    /// The path without the query, e.g. `/iclock/cdata`.
+    pub path: String,
+    /// The raw query string after `?` (possibly empty).
+    pub query: String,
+    pub version: Version,
+    pub body: BodyLength,
+    /// `Expect: 100-continue`: the client waits for an interim answer
+    /// before sending its body (libcurl does so for larger POSTs).
+    pub expect_continue: bool,
+    /// Bytes of the head including the blank line that ends it.
+    pub head_len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    Complete(Head),
+    /// The blank line ending the head has not arrived yet.
+    Incomplete,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeadError {
+    #[error("request head longer than {MAX_HEAD_BYTES} bytes")]
+    TooLong,
+    #[error("malformed request line")]
+    RequestLine,
+    #[error("unsupported protocol version")]
+    Version,
+    #[error("malformed header line")]
+    Header,
+    #[error("more than {MAX_HEADERS} headers")]
+    TooManyHeaders,
+    #[error("invalid content-length")]
+    ContentLength,
+    #[error("chunked request bodies are not taken; send content-length")]
+    Chunked,
+}
+
+impl HeadError {
+    /// The status the listener answers this error with.
+    pub fn status(&self) -> Status {
+        match self {
+            HeadError::TooLong => Status::HeaderTooLarge,
+            HeadError::Chunked => Status::LengthRequired,
+            _ => Status::BadRequest,
+        }
+    }
+}
+
+/// Parses the request head at the start of `buf`. Line ends may be CRLF or a
+/// bare LF; header names are case-insensitive.
+pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
+    let Some(head_len) = find_head_end(buf) else {
+        return if buf.len() > MAX_HEAD_BYTES {
+            Err(HeadError::TooLong)
+        } else {
+            Ok(Parsed::Incomplete)
+        };
+    };
+    if head_len > MAX_HEAD_BYTES {
+        return Err(HeadError::TooLong);
+    }
+    let text = &buf[..head_len];
+    let mut lines = text
+        .split(|&b| b == b'\n')
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line));
+    let request_line = lines.next().ok_or(HeadError::RequestLine)?;
+    let request_line = std::str::from_utf8(request_line).map_err(|_| HeadError::RequestLine)?;
+    let mut parts = request_line.split(' ').filter(|p| !p.is_empty());
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(HeadError::RequestLine);
+    };
+    let method = match method {
+        "GET" => Method::Get,
+        "POST" => Method::Post,
+        _ => Method::Other,
+    };
+    let version = match version {
+        "HTTP/1.1" => Version::Http11,
+        "HTTP/1.0" => Version::Http10,
+        _ => return Err(HeadError::Version),
+    };
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let mut content_length = None;
+    let mut expect_continue = false;
+    let mut headers = 0usize;
+    for line in lines.filter(|l| !l.is_empty()) {
+        headers += 1;
+        if headers > MAX_HEADERS {
+            return Err(HeadError::TooManyHeaders);
+        }
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(HeadError::Header)?;
+        let name = &line[..colon];
+        let value = trim(&line[colon + 1..]);
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let parsed = std::str::from_utf8(value)
+                .ok()
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse::<usize>().ok())
+                .ok_or(HeadError::ContentLength)?;
+            if content_length.is_some_and(|seen| seen != parsed) {
+                return Err(HeadError::ContentLength);
+            }
+            content_length = Some(parsed);
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            expect_continue = value.eq_ignore_ascii_case(b"100-continue");
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+            && !value.eq_ignore_ascii_case(b"identity")
+        {
+            return Err(HeadError::Chunked);
+        }
+    }
+    let body = match (content_length, method, version) {
+        (Some(n), _, _) => BodyLength::Exact(n),
+        (None, Method::Post, Version::Http10) => BodyLength::UntilClose,
+        (None, _, _) => BodyLength::Exact(0),
+    };
+    Ok(Parsed::Complete(Head {
+        method,
+        path: path.to_owned(),
+        query: query.to_owned(),
+        version,
+        body,
+        expect_continue,
+        head_len,
+    }))
+}
+
+fn find_head_end(buf: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(offset) = buf[i..].iter().position(|&b| b == b'\n') {
+        let at = i + offset;
+        let rest = &buf[at + 1..];
+        if rest.first() == Some(&b'\n') {
+            return Some(at + 2);
+        }
+        if rest.starts_with(b"\r\n") {
+            return Some(at + 3);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+fn trim(value: &[u8]) -> &[u8] {
+    let start = value
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(value.len());
+    let end = value
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &value[start..end]
+}
+
+/// The value of `name` in a query string (first occurrence, percent-decoded).
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(key) == name).then(|| percent_decode(value))
+    })
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match (hex_digit(bytes[i + 1]), hex_digit(bytes[i + 2])) {
+                    (Some(hi), Some(lo)) => {
+                        out.push(hi << 4 | lo);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex_digit(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    LengthRequired,
+    PayloadTooLarge,
+    HeaderTooLarge,
+    ServiceUnavailable,
+}
+
+impl Status {
+    pub fn code(self) -> u16 {
+        match self {
+            Status::Ok => 200,
+            Status::BadRequest => 400,
+            Status::Forbidden => 403,
+            Status::NotFound => 404,
+            Status::MethodNotAllowed => 405,
+            Status::LengthRequired => 411,
+            Status::PayloadTooLarge => 413,
+            Status::HeaderTooLarge => 431,
+            Status::ServiceUnavailable => 503,
+        }
+    }
+
+    fn reason(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::BadRequest => "Bad Request",
+            Status::Forbidden => "Forbidden",
+            Status::NotFound => "Not Found",
+            Status::MethodNotAllowed => "Method Not Allowed",
+            Status::LengthRequired => "Length Required",
+            Status::PayloadTooLarge => "Payload Too Large",
+            Status::HeaderTooLarge => "Request Header Fields Too Large",
+            Status::ServiceUnavailable => "Service Unavailable",
+        }
+    }
+}
+
+/// The interim answer to `Expect: 100-continue`.
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// How long a terminal is told to wait after a 503.
+pub const RETRY_AFTER_SECS: u32 = 10;
+
+/// A reply: always `text/plain`, always closed after sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: Status,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn ok(body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status: Status::Ok,
+            body: body.into(),
+        }
+    }
+
+    pub fn error(status: Status, message: &str) -> Reply {
+        Reply {
+            status,
+            body: format!("{message}\n").into_bytes(),
+        }
+    }
+
+    /// The bytes on the wire, answering a request of `version` at `now`.
+    pub fn encode(&self, version: Version, now: UnixMs) -> Vec<u8> {
+        let mut out = format!(
+            "{} {} {}\r\nDate: {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n",
+            version.as_str(),
+            self.status.code(),
+            self.status.reason(),
+            http_date(now),
+            self.body.len(),
+        );
+        if self.status == Status::ServiceUnavailable {
+            out.push_str(&format!("Retry-After: {RETRY_AFTER_SECS}\r\n"));
+        }
+        out.push_str("Connection: close\r\n\r\n");
+        let mut bytes = out.into_bytes();
+        bytes.extend_from_slice(&self.body);
+        bytes
+    }
+}
+
+/// `Date` header value (IMF-fixdate, GMT): the terminal sets its clock from it.
+pub fn http_date(now: UnixMs) -> String {
+    let secs = u64::try_from(now.0.div_euclid(1000)).unwrap_or(0);
+    httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(buf: &[u8]) -> Head {
+        match parse_head(buf) {
+            Ok(Parsed::Complete(head)) => head,
+            other => panic!("expected a head, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_partial_head_needs_more_bytes() {
+        assert_eq!(
+            parse_head(b"GET /iclock/ping?SN=1 HTTP/1.1\r\nHost: x\r\n"),
+            Ok(Parsed::Incomplete)
+        );
+    }
+
+    #[test]
+    fn crlf_and_bare_lf_heads_both_parse() {
+        let crlf = complete(
+            b"POST /iclock/cdata?SN=7&table=ATTLOG HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        );
+        assert_eq!(crlf.body, BodyLength::Exact(3));
+        assert_eq!(crlf.query, "SN=7&table=ATTLOG");
+        assert!(!crlf.expect_continue);
+        let lf = complete(b"POST /iclock/cdata?SN=7 HTTP/1.0\ncontent-length: 3\n\nabc");
+        assert_eq!(lf.version, Version::Http10);
+        assert_eq!(
+            lf.head_len,
+            b"POST /iclock/cdata?SN=7 HTTP/1.0\ncontent-length: 3\n\n".len()
+        );
+    }
+
+    #[test]
+    fn expect_100_continue_is_noticed() {
+        let head = complete(
+            b"POST /zebra?SN=r HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+        );
+        assert!(head.expect_continue);
+    }
+
+    #[test]
+    fn an_http10_post_without_length_reads_to_close() {
+        let head = complete(b"POST /iclock/cdata HTTP/1.0\r\n\r\n");
+        assert_eq!(head.body, BodyLength::UntilClose);
+    }
+
+    #[test]
+    fn chunked_bodies_and_conflicting_lengths_are_refused() {
+        assert_eq!(
+            parse_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            Err(HeadError::Chunked)
+        );
+        assert_eq!(
+            parse_head(b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
+            Err(HeadError::ContentLength)
+        );
+        assert_eq!(parse_head(b"GET / HTTP/2\r\n\r\n"), Err(HeadError::Version));
+    }
+
+    #[test]
+    fn an_endless_head_is_refused() {
+        let long = vec![b'a'; MAX_HEAD_BYTES + 1];
+        assert_eq!(parse_head(&long), Err(HeadError::TooLong));
+    }
+
+    #[test]
+    fn query_params_are_percent_decoded() {
+        assert_eq!(query_param("SN=A%2FB&x=1", "SN").as_deref(), Some("A/B"));
+        assert_eq!(query_param("options=all", "SN"), None);
+        assert_eq!(query_param("SN=%", "SN").as_deref(), Some("%"));
+    }
+
+    #[test]
+    fn the_date_header_is_imf_fixdate_in_gmt() {
+        assert_eq!(
+            http_date(UnixMs(1_438_269_388_000)),
+            "Thu, 30 Jul 2015 15:16:28 GMT"
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! The terminal listener: fixed terminals and gates push their reads here
+//! over plain HTTP or TCP, and the listener makes each one durable before
+//! it acknowledges it, judges it on capture and queue-write time, and
+//! forwards it to the ledger.
+//!
+//! Codemap, one module per noun:
+//! * [`http_message`], [`iclock`], [`zebra`], [`framed`] — the protocols as
+//!   sans-IO parsers and reply encoders on byte slices;
+//! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
+//! * [`queue`] — the durable SQLite queue, the only place with the
+//!   listener's SQL;
+//! * [`http`] and [`tcp`] — the only code touching sockets;
+//! * [`forwarder`] — the drain into the ledger through a [`LedgerSink`];
+//! * [`config`] — file and environment settings.
+//!
+//! Architecture invariant: nothing is acknowledged to a terminal before the
+//! SQLite transaction holding it has committed with `synchronous=FULL`, and
+//! a failed write leaves neither rows nor rule state behind.
+
+pub mod config;
+pub mod forwarder;
+pub mod framed;
+pub mod http;
+pub mod http_message;
+pub mod iclock;
+pub mod queue;
+pub mod rules;
+pub mod tcp;
+pub mod zebra;
+pub mod zone;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use stockhop::time::UnixMs;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+
+pub use config::ListenerConfig;
+pub use forwarder::{LedgerSink, RemoteLedgerSink};
+
+use crate::db::Db;
+use queue::{QueueError, Write, WriteReport};
+use rules::Rules;
+
+/// The site clock, read only at the I/O edge and passed into the rules.
+pub fn unix_now() -> UnixMs {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    UnixMs(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ListenerError {
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+/// Requests sharing one commit at most: several terminals' writes that
+/// arrive while the previous commit is syncing go to disk together, and
+/// this bounds how long the transaction they wait on can grow.
+pub const MAX_WRITES_PER_COMMIT: usize = 64;
+/// Requests waiting for the queue writer; a handler beyond it waits for a slot.
+pub const WRITE_QUEUE_DEPTH: usize = 1024;
+
+struct Job {
+    write: Write,
+    done: oneshot::Sender<Result<WriteReport, QueueError>>,
+}
+
+/// What the socket handlers share: the queue writer, the configuration and
+/// the forwarder's wake-up (a count of committed writes it watches).
+#[derive(Clone)]
+pub struct Intake {
+    config: Arc<ListenerConfig>,
+    jobs: mpsc::Sender<Job>,
+    writes: Arc<watch::Sender<u64>>,
+}
+
+impl Intake {
+    /// Opens the intake, rebuilding the rules' windows from the database,
+    /// and starts its queue writer.
+    pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
+        let rules = db.call(|conn| queue::load_rules(conn, unix_now())).await?;
+        let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
+        let writes = Arc::new(watch::Sender::new(0));
+        tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
+        Ok(Intake {
+            config: Arc::new(config),
+            jobs,
+            writes,
+        })
+    }
+
+    pub fn config(&self) -> &ListenerConfig {
+        &self.config
+    }
+
+    /// Writes one request's records durably; `Ok` means acknowledge.
+    pub async fn write(&self, write: Write) -> Result<WriteReport, QueueError> {
+        let (done, report) = oneshot::channel();
+        let stopped = || QueueError::Writer("the queue writer has stopped".to_owned());
+        self.jobs
+            .send(Job { write, done })
+            .await
+            .map_err(|_| stopped())?;
+        report.await.map_err(|_| stopped())?
+    }
+}
+
+/// The queue writer: takes every request waiting, commits them in one
+/// transaction, and answers each. When a shared commit fails, each request
+/// is retried in its own transaction, so one bad write fails only itself.
+async fn run_writer(
+    db: Db,
+    rules: Rules,
+    mut queue: mpsc::Receiver<Job>,
+    writes: Arc<watch::Sender<u64>>,
+) {
+    let rules = Arc::new(Mutex::new(rules));
+    while let Some(first) = queue.recv().await {
+        let mut group = vec![first];
+        while group.len() < MAX_WRITES_PER_COMMIT {
+            match queue.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let (batch, answers): (Vec<Write>, Vec<_>) =
+            group.into_iter().map(|job| (job.write, job.done)).unzip();
+        let rules = Arc::clone(&rules);
+        let results = db
+            .call(move |conn| -> Result<_, QueueError> {
+                let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
+                    Ok(reports) => reports.into_iter().map(Ok).collect(),
+                    Err(err) if batch.len() == 1 => vec![Err(err)],
+                    Err(_) => batch
+                        .iter()
+                        .map(|one| {
+                            queue::write(conn, &mut rules, unix_now(), std::slice::from_ref(one))
+                                .map(|mut reports| reports.remove(0))
+                        })
+                        .collect(),
+                })
+            })
+            .await;
+        let results: Vec<Result<WriteReport, QueueError>> = match results {
+            Ok(results) => results,
+            Err(err) => {
+                let why = err.to_string();
+                answers
+                    .iter()
+                    .map(|_| Err(QueueError::Writer(why.clone())))
+                    .collect()
+            }
+        };
+        if results.iter().any(Result::is_ok) {
+            writes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        for (answer, result) in answers.into_iter().zip(results) {
+            let _ = answer.send(result);
+        }
+    }
+}
+
+/// The running listeners and forwarder.
+pub struct Running {
+    pub http_addr: SocketAddr,
+    pub tcp_addr: SocketAddr,
+    tasks: JoinSet<()>,
+}
+
+impl Running {
+    /// Waits until every task has stopped after shutdown.
+    pub async fn join(mut self) {
+        while let Some(result) = self.tasks.join_next().await {
+            if let Err(err) = result {
+                tracing::error!(%err, "terminal listener task failed");
+            }
+        }
+    }
+}
+
+/// Binds the iclock/Zebra HTTP port and the framed TCP port, and starts
+/// them with the forwarder (when `sink` is given; without one, records wait
+/// in the queue) and the prune pass, until `shutdown` resolves.
+pub async fn spawn(
+    config: ListenerConfig,
+    db: Db,
+    sink: Option<Arc<dyn LedgerSink>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Running, ListenerError> {
+    let bind = |addr: SocketAddr| async move {
+        tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ListenerError::Bind { addr, source })
+    };
+    let http_listener = bind(config.http_addr).await?;
+    let tcp_listener = bind(config.tcp_addr).await?;
+    let http_addr = http_listener
+        .local_addr()
+        .map_err(|source| ListenerError::Bind {
+            addr: config.http_addr,
+            source,
+        })?;
+    let tcp_addr = tcp_listener
+        .local_addr()
+        .map_err(|source| ListenerError::Bind {
+            addr: config.tcp_addr,
+            source,
+        })?;
+    let intake = Intake::open(config, db.clone()).await?;
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tasks.spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    tasks.spawn(http::serve(http_listener, intake.clone(), stopped.clone()));
+    tasks.spawn(tcp::serve(tcp_listener, intake.clone(), stopped.clone()));
+    match sink {
+        Some(sink) => {
+            tasks.spawn(forwarder::run(
+                db.clone(),
+                sink,
+                intake.writes.subscribe(),
+                stopped.clone(),
+            ));
+        }
+        None => tracing::warn!("no ledger to forward to: terminal records wait in the queue"),
+    }
+    tasks.spawn(forwarder::run_pruner(db, stopped));
+    tracing::info!(%http_addr, %tcp_addr, "terminal listener listening");
+    Ok(Running {
+        http_addr,
+        tcp_addr,
+        tasks,
+    })
+}

@@ -1,0 +1,630 @@
+//! The listener's durable queue in SQLite: the one place with the
+//! listener's SQL.
+//!
+//! [`write()`] is the listener's only way in: one transaction (shared by
+//! the requests that arrived together) that finds records already queued (a terminal resending what it was never
+//! acknowledged for), judges the rest with the time rules, mints each new
+//! record's idempotency key, inserts, and commits with `synchronous=FULL`;
+//! the rules' windows move only after that commit. The forwarder reads
+//! pending rows in FIFO order ([`pending_batch`]) and settles them in one
+//! transaction ([`settle`]): the durable served record first, then the
+//! queue rows marked done or dead. Rows are never deleted during a drain;
+//! [`prune`] removes old done rows separately.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use stockhop::key::{IdempotencyKey, KeyError};
+use stockhop::time::{Millis, UnixMs};
+
+use super::rules::{Capture, Rules, RATE_WINDOW, STALE_AFTER};
+use crate::db::DbError;
+use crate::terminal_wire::{
+    RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
+};
+
+/// How long done rows stay for audit before the prune pass removes them.
+pub const DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
+/// How long served records stay: only captures inside the stale horizon
+/// can ever be compared with them, so an hour is ample.
+pub const SERVED_RETENTION: Millis = Millis::from_secs(3600);
+/// The most rows one prune statement deletes, so the write lock is never
+/// held long while terminals are waiting for their acks.
+pub const PRUNE_ROWS_MAX: usize = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot mint an idempotency key: {0}")]
+    Key(#[from] KeyError),
+    #[error("queue writer: {0}")]
+    Writer(String),
+    #[error("queue row {seq} is unreadable: {why}")]
+    Row { seq: i64, why: String },
+}
+
+/// A record as a listener read it, before it is judged and written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRecord {
+    pub source: TerminalSource,
+    pub kind: TerminalEventKind,
+    pub capture: Capture,
+    pub raw: Vec<u8>,
+}
+
+/// What a write did with each record, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteReport {
+    /// `None` for a record that was already queued (its first verdict stands).
+    pub outcomes: Vec<Option<RuleOutcome>>,
+}
+
+/// Everything one terminal request hands the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Write {
+    pub records: Vec<NewRecord>,
+    /// Bodies kept raw beside the records (e.g. unreadable ATTLOG lines).
+    pub raw: Vec<RawBody>,
+    /// Terminals whose last-seen time this request moves.
+    pub seen: Vec<(String, TerminalSource)>,
+}
+
+/// Writes requests received at `queued_at` in one durable transaction
+/// (several requests share one commit when they arrive together). Either
+/// all of them are durable when this returns `Ok`, or none is and the rules
+/// are unchanged.
+pub fn write(
+    conn: &mut Connection,
+    rules: &mut Rules,
+    queued_at: UnixMs,
+    writes: &[Write],
+) -> Result<Vec<WriteReport>, QueueError> {
+    let tx = conn.transaction()?;
+    // (write, record) of every record not queued before, in arrival order.
+    let mut fresh: Vec<(usize, usize)> = Vec::new();
+    let mut reports: Vec<WriteReport> = writes
+        .iter()
+        .map(|w| WriteReport {
+            outcomes: vec![None; w.records.len()],
+        })
+        .collect();
+    {
+        let mut find = tx.prepare_cached(
+            "SELECT 1 FROM listener_queue WHERE device_serial = ?1 AND event_id = ?2",
+        )?;
+        let mut in_this_commit: HashMap<(&str, &str), ()> = HashMap::new();
+        for (w, write) in writes.iter().enumerate() {
+            for (i, record) in write.records.iter().enumerate() {
+                let c = &record.capture;
+                let queued = find
+                    .query_row(params![c.device, c.event_id], |_| Ok(()))
+                    .optional()?
+                    .is_some();
+                let repeated = in_this_commit
+                    .insert((c.device.as_str(), c.event_id.as_str()), ())
+                    .is_some();
+                if !queued && !repeated {
+                    fresh.push((w, i));
+                }
+            }
+        }
+    }
+    let captures: Vec<Capture> = fresh
+        .iter()
+        .map(|&(w, i)| writes[w].records[i].capture.clone())
+        .collect();
+    let judgement = rules.judge(queued_at, &captures);
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO listener_queue
+               (key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for (&(w, i), &outcome) in fresh.iter().zip(&judgement.outcomes) {
+            let record = &writes[w].records[i];
+            let c = &record.capture;
+            insert.execute(params![
+                IdempotencyKey::mint()?.to_string(),
+                source_name(record.source),
+                c.device,
+                c.event_id,
+                kind_name(record.kind),
+                c.subject,
+                c.occurred_at.0,
+                queued_at.0,
+                outcome_name(outcome),
+                record.raw,
+            ])?;
+            reports[w].outcomes[i] = Some(outcome);
+        }
+    }
+    for write in writes {
+        insert_raw(&tx, queued_at, &write.raw)?;
+        for (device, source) in &write.seen {
+            touch(&tx, device, *source, queued_at)?;
+        }
+    }
+    tx.commit()?;
+    rules.commit(judgement);
+    Ok(reports)
+}
+
+fn touch(
+    tx: &Transaction<'_>,
+    device: &str,
+    source: TerminalSource,
+    seen_at: UnixMs,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO listener_heartbeat (device_serial, source, seen_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (device_serial) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at),
+           source = excluded.source",
+    )?
+    .execute(params![device, source_name(source), seen_at.0])?;
+    Ok(())
+}
+
+/// A request body kept as it came (OPERLOG, ATTPHOTO, options, command
+/// results, unreadable ATTLOG lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawBody {
+    pub device: String,
+    pub kind: String,
+    pub query: String,
+    pub body: Vec<u8>,
+    pub reason: Option<String>,
+}
+
+fn insert_raw(
+    tx: &Transaction<'_>,
+    received_at: UnixMs,
+    bodies: &[RawBody],
+) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO listener_raw (device_serial, kind, query, body, reason, received_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for raw in bodies {
+        insert.execute(params![
+            raw.device,
+            raw.kind,
+            raw.query,
+            raw.body,
+            raw.reason,
+            received_at.0
+        ])?;
+    }
+    Ok(())
+}
+
+/// A pending queue row on its way to the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queued {
+    pub seq: i64,
+    pub record: TerminalRecord,
+    pub event_id: String,
+}
+
+/// The oldest `limit` pending rows, in the order they were written.
+pub fn pending_batch(conn: &mut Connection, limit: usize) -> Result<Vec<Queued>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw
+         FROM listener_queue WHERE state = 'pending' ORDER BY seq LIMIT ?1",
+    )?;
+    let rows = select.query_map([limit as i64], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, String>(3)?,
+            row.get::<_, String>(4)?,
+            row.get::<_, String>(5)?,
+            row.get::<_, String>(6)?,
+            row.get::<_, i64>(7)?,
+            row.get::<_, i64>(8)?,
+            row.get::<_, String>(9)?,
+            row.get::<_, Vec<u8>>(10)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, key, source, device, event_id, kind, subject, occurred, queued, outcome, raw) =
+            row?;
+        let bad = |why: &str| QueueError::Row {
+            seq,
+            why: why.to_owned(),
+        };
+        out.push(Queued {
+            seq,
+            event_id,
+            record: TerminalRecord {
+                key: IdempotencyKey::parse(&key).map_err(|_| bad("key"))?,
+                source: parse_source(&source).ok_or_else(|| bad("source"))?,
+                device_serial: device,
+                kind: parse_kind(&kind).ok_or_else(|| bad("kind"))?,
+                subject,
+                occurred_at: UnixMs(occurred),
+                queued_at: UnixMs(queued),
+                rule_outcome: parse_outcome(&outcome).ok_or_else(|| bad("rule_outcome"))?,
+                // The wire carries text; the queue keeps the exact bytes.
+                raw: String::from_utf8_lossy(&raw).into_owned(),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// A terminal's last-seen time is forwarded again only once it has moved
+/// this far: heartbeat polls come every few seconds, and the shortest
+/// offline threshold on the dashboard is a minute.
+pub const HEARTBEAT_FORWARD_STEP: Millis = Millis::from_secs(15);
+
+/// Last-seen times the ledger has not taken yet (first ones, and ones that
+/// moved at least [`HEARTBEAT_FORWARD_STEP`]).
+pub fn pending_heartbeats(conn: &mut Connection) -> Result<Vec<TerminalHeartbeat>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT device_serial, source, seen_at FROM listener_heartbeat
+         WHERE forwarded_seen_at IS NULL OR seen_at >= forwarded_seen_at + ?1
+         ORDER BY device_serial",
+    )?;
+    let rows = select.query_map([HEARTBEAT_FORWARD_STEP.0 as i64], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, i64>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (device_serial, source, seen_at) = row?;
+        if let Some(source) = parse_source(&source) {
+            out.push(TerminalHeartbeat {
+                device_serial,
+                source,
+                seen_at: UnixMs(seen_at),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// How the ledger settled a delivered row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// Recorded (or already recorded): mark done, remember it if accepted.
+    Done,
+    /// Refused for good: kept as a dead letter with the ledger's answer.
+    Dead { status: u16, body: String },
+}
+
+/// Settles delivered rows in one durable transaction: served records
+/// first, then the queue rows, then the forwarded heartbeats.
+pub fn settle(
+    conn: &mut Connection,
+    now: UnixMs,
+    rows: &[(&Queued, Settled)],
+    heartbeats: &[TerminalHeartbeat],
+) -> Result<(), QueueError> {
+    let tx = conn.transaction()?;
+    {
+        let mut served = tx.prepare_cached(
+            "INSERT OR IGNORE INTO listener_served (device_serial, event_id, subject, occurred_at, served_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        let mut done = tx.prepare_cached(
+            "UPDATE listener_queue SET state = 'done', done_at = ?2 WHERE seq = ?1 AND state = 'pending'",
+        )?;
+        let mut dead = tx.prepare_cached(
+            "UPDATE listener_queue SET state = 'dead', done_at = ?2, dead_status = ?3, dead_body = ?4
+             WHERE seq = ?1 AND state = 'pending'",
+        )?;
+        for (queued, settled) in rows {
+            let r = &queued.record;
+            match settled {
+                Settled::Done => {
+                    if r.rule_outcome == RuleOutcome::Accepted {
+                        served.execute(params![
+                            r.device_serial,
+                            queued.event_id,
+                            r.subject,
+                            r.occurred_at.0,
+                            now.0
+                        ])?;
+                    }
+                    done.execute(params![queued.seq, now.0])?;
+                }
+                Settled::Dead { status, body } => {
+                    dead.execute(params![queued.seq, now.0, status, body])?;
+                }
+            }
+        }
+        let mut forwarded = tx.prepare_cached(
+            "UPDATE listener_heartbeat SET forwarded_seen_at = ?2 WHERE device_serial = ?1",
+        )?;
+        for beat in heartbeats {
+            forwarded.execute(params![beat.device_serial, beat.seen_at.0])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Deletes done rows settled before `now − DONE_RETENTION` and served
+/// records older than `now − SERVED_RETENTION`, a bounded number at a time.
+/// Dead letters stay until someone deals with them.
+pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
+    let done_before = now.0 - DONE_RETENTION.0 as i64;
+    let served_before = now.0 - SERVED_RETENTION.0 as i64;
+    let tx = conn.transaction()?;
+    let mut removed = tx.execute(
+        "DELETE FROM listener_queue WHERE seq IN
+           (SELECT seq FROM listener_queue WHERE state = 'done' AND done_at < ?1 LIMIT ?2)",
+        params![done_before, PRUNE_ROWS_MAX as i64],
+    )?;
+    removed += tx.execute(
+        "DELETE FROM listener_served WHERE rowid IN
+           (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
+        params![served_before, PRUNE_ROWS_MAX as i64],
+    )?;
+    tx.commit()?;
+    Ok(removed)
+}
+
+/// Rebuilds the rules' windows on start: the duplicate window from the
+/// served record and from accepted rows still queued, the rate budget from
+/// rows captured recently enough to matter.
+pub fn load_rules(conn: &mut Connection, now: UnixMs) -> Result<Rules, QueueError> {
+    let mut rules = Rules::new();
+    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW.0) as i64;
+    let mut served = conn.prepare(
+        "SELECT device_serial, subject, event_id, occurred_at FROM listener_served
+         WHERE occurred_at >= ?1
+         UNION ALL
+         SELECT device_serial, subject, event_id, occurred_at FROM listener_queue
+         WHERE state = 'pending' AND rule_outcome = 'accepted' AND occurred_at >= ?1",
+    )?;
+    let rows = served.query_map([horizon], |row| {
+        Ok(Capture {
+            device: row.get(0)?,
+            subject: row.get(1)?,
+            event_id: row.get(2)?,
+            occurred_at: UnixMs(row.get(3)?),
+        })
+    })?;
+    for capture in rows {
+        rules.remember(capture?);
+    }
+    let mut spent = conn.prepare(
+        "SELECT device_serial, occurred_at FROM listener_queue
+         WHERE rule_outcome IN ('accepted', 'duplicate') AND occurred_at >= ?1",
+    )?;
+    let rows = spent.query_map([horizon], |row| Ok((row.get(0)?, UnixMs(row.get(1)?))))?;
+    for row in rows {
+        let (device, at) = row?;
+        rules.spend(device, at);
+    }
+    Ok(rules)
+}
+
+/// Rows by state, for the dashboard and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub pending: usize,
+    pub done: usize,
+    pub dead: usize,
+}
+
+pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
+    let mut counts = Counts::default();
+    let mut select =
+        conn.prepare_cached("SELECT state, count(*) FROM listener_queue GROUP BY state")?;
+    let rows = select.query_map([], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+    })?;
+    for row in rows {
+        let (state, n) = row?;
+        let n = n as usize;
+        match state.as_str() {
+            "pending" => counts.pending = n,
+            "done" => counts.done = n,
+            _ => counts.dead = n,
+        }
+    }
+    Ok(counts)
+}
+
+pub fn source_name(source: TerminalSource) -> &'static str {
+    match source {
+        TerminalSource::Iclock => "iclock",
+        TerminalSource::Zebra => "zebra",
+        TerminalSource::Framed => "framed",
+    }
+}
+
+fn parse_source(text: &str) -> Option<TerminalSource> {
+    match text {
+        "iclock" => Some(TerminalSource::Iclock),
+        "zebra" => Some(TerminalSource::Zebra),
+        "framed" => Some(TerminalSource::Framed),
+        _ => None,
+    }
+}
+
+fn kind_name(kind: TerminalEventKind) -> &'static str {
+    match kind {
+        TerminalEventKind::Attendance => "attendance",
+        TerminalEventKind::TagRead => "tag_read",
+        TerminalEventKind::CodeRead => "code_read",
+    }
+}
+
+fn parse_kind(text: &str) -> Option<TerminalEventKind> {
+    match text {
+        "attendance" => Some(TerminalEventKind::Attendance),
+        "tag_read" => Some(TerminalEventKind::TagRead),
+        "code_read" => Some(TerminalEventKind::CodeRead),
+        _ => None,
+    }
+}
+
+fn outcome_name(outcome: RuleOutcome) -> &'static str {
+    match outcome {
+        RuleOutcome::Accepted => "accepted",
+        RuleOutcome::Stale => "stale",
+        RuleOutcome::ClockSkew => "clock_skew",
+        RuleOutcome::RateLimited => "rate_limited",
+        RuleOutcome::Duplicate => "duplicate",
+    }
+}
+
+fn parse_outcome(text: &str) -> Option<RuleOutcome> {
+    match text {
+        "accepted" => Some(RuleOutcome::Accepted),
+        "stale" => Some(RuleOutcome::Stale),
+        "clock_skew" => Some(RuleOutcome::ClockSkew),
+        "rate_limited" => Some(RuleOutcome::RateLimited),
+        "duplicate" => Some(RuleOutcome::Duplicate),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: UnixMs = UnixMs(1_800_000_000_000);
+
+    fn record(event_id: &str, subject: &str, secs_ago: i64) -> NewRecord {
+        NewRecord {
+            source: TerminalSource::Framed,
+            kind: TerminalEventKind::Attendance,
+            capture: Capture {
+                device: "D1".to_owned(),
+                subject: subject.to_owned(),
+                event_id: event_id.to_owned(),
+                occurred_at: UnixMs(NOW.0 - secs_ago * 1000),
+            },
+            raw: b"{}".to_vec(),
+        }
+    }
+
+    /// A database with `records` written at NOW from device D1.
+    fn check(records: Vec<NewRecord>) -> (tempfile::TempDir, Connection, Rules) {
+        let dir = tempfile::tempdir().unwrap();
+        crate::db::Db::open(dir.path()).unwrap();
+        let mut conn = crate::db::open_connection(&dir.path().join(crate::db::DB_FILE)).unwrap();
+        let mut rules = Rules::new();
+        let write_one = Write {
+            records,
+            raw: Vec::new(),
+            seen: vec![("D1".to_owned(), TerminalSource::Framed)],
+        };
+        write(&mut conn, &mut rules, NOW, &[write_one]).unwrap();
+        (dir, conn, rules)
+    }
+
+    #[test]
+    fn pending_rows_come_out_in_write_order_with_their_minted_keys() {
+        let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let ids: Vec<&str> = rows.iter().map(|r| r.event_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_ne!(rows[0].record.key, rows[1].record.key);
+        assert_eq!(rows[0].record.queued_at, NOW);
+        assert_eq!(pending_batch(&mut conn, 1).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn settled_rows_are_marked_not_deleted_and_the_prune_pass_removes_old_done_ones() {
+        let (_dir, mut conn, _) = check(vec![
+            record("a", "1", 2),
+            record("b", "2", 1),
+            record("c", "3", 1),
+        ]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let beats = pending_heartbeats(&mut conn).unwrap();
+        settle(
+            &mut conn,
+            NOW,
+            &[
+                (&rows[0], Settled::Done),
+                (
+                    &rows[1],
+                    Settled::Dead {
+                        status: 422,
+                        body: "no".to_owned(),
+                    },
+                ),
+            ],
+            &beats,
+        )
+        .unwrap();
+        assert_eq!(
+            counts(&mut conn).unwrap(),
+            Counts {
+                pending: 1,
+                done: 1,
+                dead: 1
+            }
+        );
+        assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
+        assert_eq!(prune(&mut conn, NOW).unwrap(), 0, "too recent to prune");
+        let later = NOW.plus(DONE_RETENTION).plus(Millis(1));
+        assert_eq!(
+            prune(&mut conn, later).unwrap(),
+            2,
+            "the done row and the served record"
+        );
+        assert_eq!(
+            counts(&mut conn).unwrap(),
+            Counts {
+                pending: 1,
+                done: 0,
+                dead: 1
+            }
+        );
+    }
+
+    #[test]
+    fn the_rules_windows_are_rebuilt_from_served_and_queued_records() {
+        let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        settle(&mut conn, NOW, &[(&rows[0], Settled::Done)], &[]).unwrap();
+        let rules = load_rules(&mut conn, NOW).unwrap();
+        assert_eq!(rules.duplicate_entries(), 2, "one served, one still queued");
+        assert_eq!(rules.rate_entries("D1"), 2);
+        let again = rules.judge(NOW, &[record("z", "1", 1).capture]);
+        assert_eq!(again.outcomes, [RuleOutcome::Duplicate]);
+    }
+
+    #[test]
+    fn a_heartbeat_is_forwarded_again_only_once_it_has_moved_a_step() {
+        let (_dir, mut conn, mut rules) = check(Vec::new());
+        let beats = pending_heartbeats(&mut conn).unwrap();
+        assert_eq!(beats.len(), 1);
+        settle(&mut conn, NOW, &[], &beats).unwrap();
+        let seen = || Write {
+            seen: vec![("D1".to_owned(), TerminalSource::Framed)],
+            ..Write::default()
+        };
+        write(
+            &mut conn,
+            &mut rules,
+            NOW.plus(Millis::from_secs(5)),
+            &[seen()],
+        )
+        .unwrap();
+        assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
+        write(
+            &mut conn,
+            &mut rules,
+            NOW.plus(HEARTBEAT_FORWARD_STEP),
+            &[seen()],
+        )
+        .unwrap();
+        assert_eq!(pending_heartbeats(&mut conn).unwrap().len(), 1);
+    }
+}

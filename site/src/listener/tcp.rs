@@ -1,0 +1,173 @@
+//! The framed JSON TCP port (default 0.0.0.0:8082).
+//!
+//! A connection carries any number of record frames. Every complete frame
+//! in what has been read is written in one durable transaction, then each
+//! is acked in order (`{"ack":"<id>"}`), or nacked with `retry` when the
+//! write failed. A protocol error (zero or oversized length, a frame that
+//! is not a record, a device outside the allowlist) acks what came before
+//! it, answers an error frame and closes. An oversized frame is refused
+//! from its length prefix, before its payload is read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+
+use super::framed::{self, Decoded, Record, Scan, LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
+use super::queue::{NewRecord, Write};
+use super::rules::Capture;
+use super::Intake;
+use crate::terminal_wire::{TerminalEventKind, TerminalSource};
+
+/// Bridges connected at once.
+pub const MAX_CONNECTIONS: usize = 256;
+/// A connection silent (or not reading its acks) this long is closed;
+/// bridges reconnect.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Bytes read per socket read.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Accepts connections until `shutdown` turns true.
+pub async fn serve(listener: TcpListener, intake: Intake, mut shutdown: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
+            _ = shutdown.changed() => return,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    tracing::warn!(%err, "terminal tcp accept failed");
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => return,
+        };
+        let intake = intake.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            if let Err(err) = connection(stream, &intake, shutdown).await {
+                tracing::debug!(%peer, %err, "framed connection ended");
+            }
+        });
+    }
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    intake: &Intake,
+    mut shutdown: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        let n = tokio::select! {
+            read = tokio::time::timeout(IDLE_TIMEOUT, stream.read(&mut chunk)) => match read {
+                Ok(read) => read?,
+                Err(_) => return Ok(()),
+            },
+            _ = shutdown.changed() => return Ok(()),
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let (records, consumed, error) = take_frames(&buf, intake);
+        buf.drain(..consumed);
+        if !records.is_empty() {
+            let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+            let reply: Vec<u8> = match intake.write(to_write(records)).await {
+                Ok(_) => ids.iter().flat_map(|id| framed::ack(id)).collect(),
+                Err(err) => {
+                    tracing::error!(%err, "framed write failed; nacked");
+                    ids.iter().flat_map(|id| framed::nack(id)).collect()
+                }
+            };
+            send(&mut stream, &reply).await?;
+        }
+        if let Some((code, message)) = error {
+            send(&mut stream, &framed::error(code, &message)).await?;
+            stream.shutdown().await?;
+            return Ok(());
+        }
+        debug_assert!(buf.len() < LENGTH_PREFIX_BYTES + MAX_FRAME_BYTES);
+    }
+}
+
+/// Writes `bytes`, giving up on a peer that stops reading.
+async fn send(stream: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    tokio::time::timeout(IDLE_TIMEOUT, stream.write_all(bytes))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "peer stopped reading"))?
+}
+
+/// The records of every complete frame at the start of `buf`, the bytes
+/// they used, and the protocol error that stopped the scan, if any.
+fn take_frames(
+    buf: &[u8],
+    intake: &Intake,
+) -> (Vec<Record>, usize, Option<(&'static str, String)>) {
+    let mut records = Vec::new();
+    let mut at = 0;
+    loop {
+        match framed::decode(&buf[at..]) {
+            Ok(Decoded::Incomplete) => return (records, at, None),
+            Err(err) => {
+                tracing::warn!(%err, "framed protocol error");
+                return (records, at, Some((err.code(), err.to_string())));
+            }
+            Ok(Decoded::Frame { payload, consumed }) => {
+                let record = match framed::parse_record(payload) {
+                    Ok(record) => record,
+                    Err(err) => {
+                        tracing::warn!(%err, "unreadable framed record");
+                        return (records, at, Some(("bad_record", err.to_string())));
+                    }
+                };
+                if let Err(reason) = intake.config().allow.check(&record.device) {
+                    tracing::warn!(device = %record.device, reason, "refused a framed device");
+                    return (records, at, Some(("device_not_allowed", reason.to_owned())));
+                }
+                records.push(record);
+                at += consumed;
+            }
+        }
+    }
+}
+
+fn to_write(records: Vec<Record>) -> Write {
+    let mut seen: Vec<(String, TerminalSource)> = Vec::new();
+    let records = records
+        .into_iter()
+        .map(|record| {
+            if !seen.iter().any(|(device, _)| *device == record.device) {
+                seen.push((record.device.clone(), TerminalSource::Framed));
+            }
+            NewRecord {
+                source: TerminalSource::Framed,
+                kind: match record.scan {
+                    Scan::Person => TerminalEventKind::Attendance,
+                    Scan::Epc => TerminalEventKind::TagRead,
+                    Scan::Code => TerminalEventKind::CodeRead,
+                },
+                capture: Capture {
+                    device: record.device,
+                    subject: record.subject,
+                    event_id: record.id,
+                    occurred_at: record.at,
+                },
+                raw: record.raw.into_bytes(),
+            }
+        })
+        .collect();
+    Write {
+        records,
+        raw: Vec::new(),
+        seen,
+    }
+}

@@ -1,0 +1,384 @@
+//! iclock/ADMS exchanges byte by byte (protocols.md §1), over real HTTP on
+//! loopback against a real SQLite file.
+
+mod listener_support;
+
+use listener_support::*;
+
+const SN: &str = "0316144680030";
+
+/// The nine-record upload of protocols.md: 9 records of 35 bytes.
+fn nine_records() -> String {
+    (0..9)
+        .map(|i| att_line("1452", &format!("2015-07-30 15:16:{:02}", 20 + i)))
+        .collect()
+}
+
+#[tokio::test]
+async fn handshake_reply_is_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let reply = exchange(
+        listener.http,
+        b"GET /iclock/cdata?SN=0316144680030&options=all&pushver=2.2.14&language=83 HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: iClock Proxy/1.09\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let body = "GET OPTION FROM: 0316144680030\nATTLOGStamp=None\nOPERLOGStamp=9999\nATTPHOTOStamp=None\nErrorDelay=30\nDelay=10\nTransTimes=00:00;14:05\nTransInterval=1\nTransFlag=TransData AttLog\tOpLog\nTimeZone=0\nRealtime=1\nEncrypt=None\n";
+    let (head, got) = split_reply(&reply);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", body.len()));
+    assert_eq!(String::from_utf8(got).unwrap(), body);
+    assert_eq!(listener.count("SELECT count(*) FROM listener_heartbeat"), 1);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn legacy_handshake_uses_old_stamp_names_and_the_configured_time_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(SN);
+    config
+        .time_zones
+        .insert(SN.to_owned(), "+05:30".parse().unwrap());
+    let listener = start(dir.path(), config, None).await;
+    let reply = exchange(
+        listener.http,
+        b"GET /iclock/cdata?SN=0316144680030&options=all HTTP/1.0\r\n\r\n",
+    )
+    .await;
+    let body = "GET OPTION FROM: 0316144680030\nStamp=None\nOpStamp=9999\nPhotoStamp=None\nErrorDelay=30\nDelay=10\nTransTimes=00:00;14:05\nTransInterval=1\nTransFlag=TransData AttLog\tOpLog\nTimeZone=330\nRealtime=1\nEncrypt=None\n";
+    let (head, got) = split_reply(&reply);
+    assert_eq!(head, expected_head("HTTP/1.0", "200 OK", body.len()));
+    assert_eq!(String::from_utf8(got).unwrap(), body);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn nine_record_upload_of_315_bytes_is_answered_ok_9_after_the_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let body = nine_records();
+    assert_eq!(body.len(), 315);
+    let request = format!(
+        "POST /iclock/cdata?SN=0316144680030&table=ATTLOG&Stamp=9999 HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: iClock Proxy/1.09\r\nConnection: close\r\nContent-Length: 315\r\n\r\n{body}"
+    );
+    let reply = exchange(listener.http, request.as_bytes()).await;
+    let (head, got) = split_reply(&reply);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 4));
+    assert_eq!(got, b"OK:9");
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 9);
+    // Captured in 2015: acknowledged, and recorded as stale.
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'stale'"),
+        9
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn the_real_devices_35_byte_line_is_taken_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let line = b"1156\t2024-08-05 12:40:57\t1\t1\t\t0\t0\t\n";
+    assert_eq!(line.len(), 35);
+    let mut request =
+        b"POST /iclock/cdata?SN=0316144680030&table=ATTLOG&Stamp=9999 HTTP/1.1\r\nContent-Length: 35\r\n\r\n"
+            .to_vec();
+    request.extend_from_slice(line);
+    let (head, got) = split_reply(&exchange(listener.http, &request).await);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 4));
+    assert_eq!(got, b"OK:1");
+    let (subject, raw, occurred): (String, Vec<u8>, i64) = listener.query(
+        "SELECT subject, raw, occurred_at FROM listener_queue",
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    );
+    assert_eq!(subject, "1156");
+    assert_eq!(raw, &line[..34]);
+    assert_eq!(
+        occurred,
+        stockhop::time::UnixMs::from_civil(2024, 8, 5, 12, 40, 57).0
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn crlf_lines_non_utf8_bytes_and_no_content_type_are_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let mut body = format!("7\t{}\t0\t1\t\t0\t0\t\r\n", local_time(1)).into_bytes();
+    body.extend_from_slice(b"\xd5\xc5\t");
+    body.extend_from_slice(local_time(2).as_bytes());
+    body.extend_from_slice(b"\t0\t15\t\t0\t0\t1\t36.5\t97.7\t+28800\t\xff\xfe\r\n");
+    let mut request = format!(
+        "POST /iclock/cdata?SN={SN}&table=ATTLOG HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let (_, got) = split_reply(&exchange(listener.http, &request).await);
+    assert_eq!(got, b"OK:2");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        2
+    );
+    let raw: Vec<u8> = listener.query(
+        "SELECT raw FROM listener_queue ORDER BY seq DESC LIMIT 1",
+        |r| r.get(0),
+    );
+    assert!(
+        raw.ends_with(b"+28800\t\xff\xfe"),
+        "bytes kept as they came"
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_resent_upload_is_acknowledged_again_and_queued_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let body = format!(
+        "{}{}",
+        att_line("1001", &local_time(3)),
+        att_line("1002", &local_time(2))
+    );
+    for _ in 0..3 {
+        let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &body)).await);
+        assert_eq!(got, b"OK:2");
+    }
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 2);
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        2
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn other_requests_are_stored_raw_with_their_replies() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let check = |request: Vec<u8>, expected: &'static [u8]| {
+        let http = listener.http;
+        async move {
+            let (head, got) = split_reply(&exchange(http, &request).await);
+            assert_eq!(head, expected_head("HTTP/1.1", "200 OK", expected.len()));
+            assert_eq!(got, expected);
+        }
+    };
+    let post = |query: &str, body: &[u8]| {
+        let mut request = format!(
+            "POST /iclock/{query} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        request.extend_from_slice(body);
+        request
+    };
+    check(
+        post(
+            &format!("cdata?SN={SN}&table=OPERLOG&Stamp=9999"),
+            b"OPLOG 4\t0\t2024-08-05 12:40:57\t0\t0\t0\t0\nUSER PIN=1\tName=A\n",
+        ),
+        b"OK:2",
+    )
+    .await;
+    let mut photo = b"PIN=1\nSN=0316144680030\nsize=4\nCMD=uploadphoto\0".to_vec();
+    photo.extend_from_slice(b"\xff\xd8\xff\xe0");
+    check(
+        post(&format!("cdata?SN={SN}&table=ATTPHOTO&Stamp=1"), &photo),
+        b"OK",
+    )
+    .await;
+    check(
+        post(
+            &format!("cdata?SN={SN}&table=options"),
+            b"~DeviceName=K40,FWVersion=Ver 6.60",
+        ),
+        b"OK",
+    )
+    .await;
+    check(
+        post(&format!("devicecmd?SN={SN}"), b"ID=2&Return=0&CMD=CHECK\n"),
+        b"OK",
+    )
+    .await;
+    check(
+        format!("GET /iclock/getrequest?SN={SN}&INFO=Ver%206.60 HTTP/1.1\r\n\r\n").into_bytes(),
+        b"OK",
+    )
+    .await;
+    check(
+        format!("GET /iclock/ping?SN={SN} HTTP/1.1\r\n\r\n").into_bytes(),
+        b"OK",
+    )
+    .await;
+    assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 4);
+    let stored: Vec<u8> = listener.query(
+        "SELECT body FROM listener_raw WHERE kind = 'ATTPHOTO'",
+        |r| r.get(0),
+    );
+    assert_eq!(stored, photo);
+    assert_eq!(listener.count("SELECT count(*) FROM listener_heartbeat"), 1);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_serial_outside_the_allowlist_is_refused_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config("SOMEONE-ELSE"), None).await;
+    let reply = exchange(
+        listener.http,
+        &attlog_request(SN, &att_line("1", &local_time(1))),
+    )
+    .await;
+    let (head, _) = split_reply(&reply);
+    assert!(head.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{head}");
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 0);
+    assert_eq!(listener.count("SELECT count(*) FROM listener_heartbeat"), 0);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_over_256_kb_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let request = format!(
+        "POST /iclock/cdata?SN={SN}&table=ATTPHOTO HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        256 * 1024 + 1
+    );
+    let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
+    assert!(
+        head.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
+        "{head}"
+    );
+    assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 0);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_write_answers_503_and_leaves_no_partial_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let fail = rusqlite::Connection::open(listener.data.join("stockhop.sqlite")).unwrap();
+    fail.execute_batch(
+        "CREATE TRIGGER refuse_666 BEFORE INSERT ON listener_queue WHEN NEW.subject = '666'
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    )
+    .unwrap();
+    let body = format!(
+        "{}{}{}",
+        att_line("1001", &local_time(3)),
+        att_line("0666", &local_time(3)).replacen("0666", "666", 1),
+        att_line("1003", &local_time(3))
+    );
+    let (head, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &body)).await);
+    assert!(
+        head.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("Retry-After: "));
+    assert_ne!(got, b"OK:3");
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 0);
+    assert_eq!(listener.count("SELECT count(*) FROM listener_heartbeat"), 0);
+    fail.execute_batch("DROP TRIGGER refuse_666").unwrap();
+    // The resend is judged afresh: nothing was planted by the failed write.
+    let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &body)).await);
+    assert_eq!(got, b"OK:3");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        3
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn terminal_local_time_is_read_in_the_configured_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(SN);
+    config.site_time_zone = "+08:00".parse().unwrap();
+    let listener = start(dir.path(), config, None).await;
+    // A reading 2 s ago on a terminal whose clock runs at UTC+8.
+    let local = local_time(2 - 8 * 3600);
+    let (_, got) =
+        split_reply(&exchange(listener.http, &attlog_request(SN, &att_line("42", &local))).await);
+    assert_eq!(got, b"OK:1");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        1
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn replaying_last_weeks_log_is_all_acknowledged_all_stale_and_spends_no_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let week = 7 * 24 * 3600;
+    let replay: String = (0..300)
+        .map(|i| att_line("1452", &local_time(week - i * 10)))
+        .collect();
+    let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &replay)).await);
+    assert_eq!(got, b"OK:300");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'stale'"),
+        300
+    );
+    // A full minute's budget is still there, and PIN 1452 is no duplicate.
+    let fresh: String = (0..120)
+        .map(|i| att_line(&format!("{}", 1452 + i), &local_time(1)))
+        .collect();
+    let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &fresh)).await);
+    assert_eq!(got, b"OK:120");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        120
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_uploads_share_commits_and_a_failing_one_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config("*"), None).await;
+    let fail = rusqlite::Connection::open(listener.data.join("stockhop.sqlite")).unwrap();
+    fail.execute_batch(
+        "CREATE TRIGGER refuse_666 BEFORE INSERT ON listener_queue WHEN NEW.subject = '666'
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    )
+    .unwrap();
+    let uploads: Vec<_> = (0..20)
+        .map(|t| {
+            let http = listener.http;
+            let second_pin = if t == 7 {
+                "666".to_owned()
+            } else {
+                format!("{t}02")
+            };
+            let body = format!(
+                "{}{}",
+                att_line(&format!("{t}01"), &local_time(2)),
+                att_line(&second_pin, &local_time(1))
+            );
+            tokio::spawn(async move {
+                let reply = exchange(http, &attlog_request(&format!("T{t}"), &body)).await;
+                split_reply(&reply)
+            })
+        })
+        .collect();
+    for (t, upload) in uploads.into_iter().enumerate() {
+        let (head, body) = upload.await.unwrap();
+        if t == 7 {
+            assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+        } else {
+            assert_eq!(body, b"OK:2", "terminal {t}");
+        }
+    }
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 38);
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE device_serial = 'T7'"),
+        0
+    );
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_heartbeat"),
+        19
+    );
+    listener.stop().await;
+}

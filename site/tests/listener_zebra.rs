@@ -1,0 +1,147 @@
+//! Zebra IoT Connector tag events (protocols.md §2) over real HTTP on
+//! loopback against a real SQLite file.
+
+mod listener_support;
+
+use listener_support::*;
+use stockhop::time::UnixMs;
+use stockhop_site::listener::unix_now;
+
+const READER: &str = "fxr90-dock1";
+
+fn event(epc: &str, num: u32, at: UnixMs, plus_0000: bool) -> String {
+    let mut timestamp = at.to_string();
+    if plus_0000 {
+        timestamp = timestamp.replace('Z', "+0000");
+    }
+    format!(
+        r#"{{"data":{{"antenna":1,"eventNum":{num},"format":"epc","idHex":"{epc}","peakRssi":-37,"reads":1}},"timestamp":"{timestamp}","type":"INVENTORY"}}"#
+    )
+}
+
+fn post(body: &str) -> Vec<u8> {
+    format!(
+        "POST /zebra?SN={READER} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn protocol_examples_are_answered_200_with_an_empty_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    for body in [
+        r#"{"data":{"eventNum":5036,"format":"epc","idHex":"e2806894000040017790e471"},"timestamp":"2026-09-07T12:50:36.194+0000","type":"SIMPLE"}"#,
+        r#"{"data":{"antenna":1,"eventNum":5059,"format":"epc","idHex":"e2806894000040017790e471","peakRssi":-37,"reads":1},"timestamp":"2026-09-07T12:50:55.513+0000","type":"INVENTORY"}"#,
+    ] {
+        let (head, got) = split_reply(&exchange(listener.http, &post(body)).await);
+        assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 0));
+        assert!(got.is_empty());
+    }
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE kind = 'tag_read'"),
+        2
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn an_array_with_both_offset_forms_is_queued_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let now = unix_now();
+    let body = format!(
+        "[{},{}]",
+        event("e2806894000040017790e471", 1, UnixMs(now.0 - 1000), true),
+        event("E2806894000040017790E472", 2, UnixMs(now.0 - 900), false)
+    );
+    let (_, got) = split_reply(&exchange(listener.http, &post(&body)).await);
+    assert!(got.is_empty());
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        2
+    );
+    let subject: String = listener.query(
+        "SELECT subject FROM listener_queue ORDER BY seq DESC LIMIT 1",
+        |r| r.get(0),
+    );
+    assert_eq!(subject, "e2806894000040017790e472");
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn the_same_tag_within_five_seconds_is_recorded_as_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let now = unix_now();
+    let reads: Vec<String> = (0..10)
+        .map(|i| {
+            event(
+                "e280aa",
+                i,
+                UnixMs(now.0 - 3000 + i64::from(i) * 100),
+                false,
+            )
+        })
+        .collect();
+    let (_, got) =
+        split_reply(&exchange(listener.http, &post(&format!("[{}]", reads.join(",")))).await);
+    assert!(got.is_empty());
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        1
+    );
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'duplicate'"),
+        9
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_report_is_refused_and_nothing_of_it_is_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let good = event("e280aa", 1, unix_now(), false);
+    let body = format!(r#"[{good},{{"data":{{}},"timestamp":"x"}}]"#);
+    let (head, _) = split_reply(&exchange(listener.http, &post(&body)).await);
+    assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{head}");
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 0);
+    let unnamed = exchange(
+        listener.http,
+        format!(
+            "POST /zebra HTTP/1.1\r\nContent-Length: {}\r\n\r\n{good}",
+            good.len()
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert!(split_reply(&unnamed).0.starts_with("HTTP/1.1 400 "));
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_expecting_100_continue_is_told_to_go_on() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let body = event("e280aa", 1, unix_now(), true);
+    let mut stream = tokio::net::TcpStream::connect(listener.http).await.unwrap();
+    let head = format!(
+        "POST /zebra?SN={READER} HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).await.unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await.unwrap();
+    assert_eq!(
+        split_reply(&reply).0,
+        expected_head("HTTP/1.1", "200 OK", 0)
+    );
+    listener.stop().await;
+}
