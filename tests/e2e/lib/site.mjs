@@ -51,7 +51,21 @@ export async function startSite({ dataDir = tempDataDir(), port, extraArgs = [] 
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(
     env('STOCKHOP_SITE_BIN'),
-    ['serve', '--data', dataDir, '--http', `127.0.0.1:${port}`, '--www', env('STOCKHOP_WWW'), ...extraArgs],
+    [
+      'serve',
+      '--data',
+      dataDir,
+      '--http',
+      `127.0.0.1:${port}`,
+      '--www',
+      env('STOCKHOP_WWW'),
+      // Terminal ports on free loopback ports, so suites never collide.
+      '--terminal-http',
+      '127.0.0.1:0',
+      '--terminal-tcp',
+      '127.0.0.1:0',
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
