@@ -94,13 +94,21 @@ impl Handheld {
     }
 
     /// Answers a lease item by item and records the outcome.
-    fn answer(&mut self, lease: &Lease, now: UnixMs, per_item: impl Fn(&Item) -> serde_json::Value) {
+    fn answer(
+        &mut self,
+        lease: &Lease,
+        now: UnixMs,
+        per_item: impl Fn(&Item) -> serde_json::Value,
+    ) {
         let outcome = answer(lease, per_item);
         self.record(lease, now, &outcome);
     }
 
     fn record(&mut self, lease: &Lease, now: UnixMs, outcome: &TransportOutcome) {
-        let recorded = self.drain.handle_outcome(now, lease.batch_id, outcome).unwrap();
+        let recorded = self
+            .drain
+            .handle_outcome(now, lease.batch_id, outcome)
+            .unwrap();
         for item in recorded.items {
             self.put(item);
         }
@@ -209,9 +217,20 @@ fn a_blocked_item_holds_back_only_its_own_session() {
     hh.answer(&lease, T0, applied);
     assert!(hh.lease(T0).is_none());
     let blockers = Blockers::from_blocked(&hh.store);
-    let waiting = hh.store.iter().find(|i| i.session_id.as_u128() == 1 && i.client_seq == 3).unwrap();
-    assert_eq!(blockers.reason(waiting).as_deref(), Some("waiting behind blocked item #2"));
-    let blocked = hh.store.iter().find(|i| i.state == ItemState::Blocked).unwrap();
+    let waiting = hh
+        .store
+        .iter()
+        .find(|i| i.session_id.as_u128() == 1 && i.client_seq == 3)
+        .unwrap();
+    assert_eq!(
+        blockers.reason(waiting).as_deref(),
+        Some("waiting behind blocked item #2")
+    );
+    let blocked = hh
+        .store
+        .iter()
+        .find(|i| i.state == ItemState::Blocked)
+        .unwrap();
     assert_eq!(blocked.reason.as_deref(), Some("INVALID_ITEM (HTTP 422)"));
 }
 
@@ -275,11 +294,17 @@ fn failures_back_off_two_four_eight_sixteen_then_thirty_seconds_forever() {
         let outcome = if attempt % 2 == 0 {
             TransportOutcome::Offline
         } else {
-            TransportOutcome::Http { status: 503, body: r#"{"code":"OVERLOADED","message":"busy"}"#.into() }
+            TransportOutcome::Http {
+                status: 503,
+                body: r#"{"code":"OVERLOADED","message":"busy"}"#.into(),
+            }
         };
         hh.record(&lease, now, &outcome);
         let next = hh.drain.poll_timeout().unwrap();
-        assert!(hh.lease(UnixMs(next.0 - 1)).is_none(), "nothing before the wait ends");
+        assert!(
+            hh.lease(UnixMs(next.0 - 1)).is_none(),
+            "nothing before the wait ends"
+        );
         waits.push(next.since(now) / 1000);
         now = next;
     }
@@ -302,16 +327,30 @@ fn a_new_capture_skips_the_wait() {
 
 #[test]
 fn unauthorized_and_unknown_answers_stop_the_run_and_keep_everything() {
-    for (code, body) in [(401, r#"{"code":"UNAUTHORIZED","message":"no"}"#), (413, "too big"), (200, "not json")] {
+    for (code, body) in [
+        (401, r#"{"code":"UNAUTHORIZED","message":"no"}"#),
+        (413, "too big"),
+        (200, "not json"),
+    ] {
         let mut hh = Handheld::new();
         let a = hh.open(1, T0);
         hh.scan(a, "A1", T0);
         let lease = hh.lease(T0).unwrap();
-        hh.record(&lease, T0, &TransportOutcome::Http { status: code, body: body.into() });
+        hh.record(
+            &lease,
+            T0,
+            &TransportOutcome::Http {
+                status: code,
+                body: body.into(),
+            },
+        );
         assert_eq!(hh.state_of(a, 1), ItemState::Queued, "{code}");
         assert_eq!(hh.state_of(a, 2), ItemState::Queued, "{code}");
         assert!(hh.lease(T0).is_none(), "{code}: the run stopped");
-        assert_eq!(hh.drain.poll_timeout(), Some(T0.plus(stockhop::time::Millis(2000))));
+        assert_eq!(
+            hh.drain.poll_timeout(),
+            Some(T0.plus(stockhop::time::Millis(2000)))
+        );
     }
 }
 
@@ -321,10 +360,16 @@ fn an_answer_that_does_not_match_the_items_sent_changes_nothing_but_the_schedule
     let a = hh.open(1, T0);
     hh.scan(a, "A1", T0);
     let lease = hh.lease(T0).unwrap();
-    let short = Lease { batch_id: lease.batch_id, items: lease.items[..1].to_vec() };
+    let short = Lease {
+        batch_id: lease.batch_id,
+        items: lease.items[..1].to_vec(),
+    };
     hh.record(&lease, T0, &answer(&short, applied));
     assert_eq!(hh.state_of(a, 1), ItemState::Queued);
-    assert_eq!(hh.store[0].reason.as_deref(), Some("answer does not match the items sent"));
+    assert_eq!(
+        hh.store[0].reason.as_deref(),
+        Some("answer does not match the items sent")
+    );
 }
 
 #[test]
@@ -338,7 +383,10 @@ fn items_found_sending_after_a_restart_are_sent_again_with_the_same_keys() {
     let again = hh.lease(T0).unwrap();
     let keys = |l: &Lease| l.items.iter().map(|i| i.key).collect::<Vec<_>>();
     assert_eq!(keys(&again), keys(&lease));
-    assert!(hh.drain.handle_outcome(T0, again.batch_id + 1, &TransportOutcome::Offline).is_err());
+    assert!(hh
+        .drain
+        .handle_outcome(T0, again.batch_id + 1, &TransportOutcome::Offline)
+        .is_err());
     hh.answer(&again, T0, applied);
     assert_eq!(hh.state_of(a, 2), ItemState::Done);
 }
@@ -360,13 +408,36 @@ fn a_closed_session_refuses_captures_but_keeps_draining() {
     hh.scan(a, "A1", T0);
     let key = hh.key();
     let close = hh.sessions[a].close(key, T0).unwrap();
-    assert_eq!((close.command, close.client_seq), (Command::CloseSession, 3));
+    assert_eq!(
+        (close.command, close.client_seq),
+        (Command::CloseSession, 3)
+    );
     hh.write(vec![close], true);
     let key = hh.key();
-    let refused = hh.sessions[a].capture(Capture { command: Command::Scan, body: json!({}) }, key, T0);
-    assert_eq!(refused, Err(CaptureError::SessionClosed(Uuid::from_u128(1))));
-    let reserved = hh.sessions[a].capture(Capture { command: Command::Void, body: json!({}) }, key, T0);
-    assert!(matches!(reserved, Err(CaptureError::ReservedCommand("void"))));
+    let refused = hh.sessions[a].capture(
+        Capture {
+            command: Command::Scan,
+            body: json!({}),
+        },
+        key,
+        T0,
+    );
+    assert_eq!(
+        refused,
+        Err(CaptureError::SessionClosed(Uuid::from_u128(1)))
+    );
+    let reserved = hh.sessions[a].capture(
+        Capture {
+            command: Command::Void,
+            body: json!({}),
+        },
+        key,
+        T0,
+    );
+    assert!(matches!(
+        reserved,
+        Err(CaptureError::ReservedCommand("void"))
+    ));
     let lease = hh.lease(T0).unwrap();
     assert_eq!(seqs(&lease), [(1, 1), (1, 2), (1, 3)]);
 }
@@ -377,7 +448,8 @@ fn backoff_survives_a_restart() {
     hh.open(1, T0);
     let lease = hh.lease(T0).unwrap();
     hh.record(&lease, T0, &TransportOutcome::Offline);
-    let persisted: Backoff = serde_json::from_str(&serde_json::to_string(&hh.drain.backoff()).unwrap()).unwrap();
+    let persisted: Backoff =
+        serde_json::from_str(&serde_json::to_string(&hh.drain.backoff()).unwrap()).unwrap();
     hh.drain = Drain::restore(&hh.sessions, hh.store.clone(), persisted);
     assert!(hh.lease(T0.plus(stockhop::time::Millis(1999))).is_none());
     assert!(hh.lease(T0.plus(stockhop::time::Millis(2000))).is_some());
@@ -388,18 +460,35 @@ fn group_commit_gathers_a_burst_and_splits_it_at_the_cap() {
     let mut group = Group::default();
     assert_eq!(group.poll_timeout(), None);
     group.push(0, T0);
-    assert_eq!(group.poll_timeout(), Some(T0.plus(stockhop::time::Millis(2))));
-    assert!(group.poll_commit(T0.plus(stockhop::time::Millis(1))).is_none());
+    assert_eq!(
+        group.poll_timeout(),
+        Some(T0.plus(stockhop::time::Millis(2)))
+    );
+    assert!(group
+        .poll_commit(T0.plus(stockhop::time::Millis(1)))
+        .is_none());
     for n in 1..600 {
         group.push(n, T0.plus(stockhop::time::Millis(1)));
     }
-    let first = group.poll_commit(T0.plus(stockhop::time::Millis(1))).unwrap();
+    let first = group
+        .poll_commit(T0.plus(stockhop::time::Millis(1)))
+        .unwrap();
     assert_eq!(first.len(), GROUP_COMMIT_MAX_ITEMS);
     assert_eq!(first[0], 0);
-    let second = group.poll_commit(T0.plus(stockhop::time::Millis(1))).unwrap();
+    let second = group
+        .poll_commit(T0.plus(stockhop::time::Millis(1)))
+        .unwrap();
     assert_eq!(second[0], 256);
     assert_eq!(group.len(), 600 - 512);
-    assert!(group.poll_commit(T0.plus(stockhop::time::Millis(2))).is_none());
-    assert_eq!(group.poll_commit(T0.plus(stockhop::time::Millis(3))).unwrap().len(), 88);
+    assert!(group
+        .poll_commit(T0.plus(stockhop::time::Millis(2)))
+        .is_none());
+    assert_eq!(
+        group
+            .poll_commit(T0.plus(stockhop::time::Millis(3)))
+            .unwrap()
+            .len(),
+        88
+    );
     assert!(group.is_empty());
 }

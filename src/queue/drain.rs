@@ -193,7 +193,9 @@ impl Drain {
             };
             item.set_state(state, now);
             item.reason = match verdict.kind {
-                ResultKind::Buffered => Some("held by the server behind an earlier item".to_owned()),
+                ResultKind::Buffered => {
+                    Some("held by the server behind an earlier item".to_owned())
+                }
                 _ => verdict.reason,
             };
             if verdict.recorded_at.is_some() {

@@ -64,12 +64,11 @@ pub fn verdicts(items: &[Item], outcome: &TransportOutcome) -> Vec<Verdict> {
     let Ok(response) = serde_json::from_str::<SyncResponse>(body) else {
         return unreadable("unreadable answer");
     };
-    let matches = response.results.len() == items.len()
-        && response
-            .results
-            .iter()
-            .zip(items)
-            .all(|(result, item)| result.key == item.key && result.client_seq == item.client_seq);
+    let matches =
+        response.results.len() == items.len()
+            && response.results.iter().zip(items).all(|(result, item)| {
+                result.key == item.key && result.client_seq == item.client_seq
+            });
     if !matches {
         return unreadable("answer does not match the items sent");
     }
