@@ -45,6 +45,8 @@ pub struct Capture {
 pub enum CaptureError {
     #[error("session {0} is closed")]
     SessionClosed(Uuid),
+    #[error("session {0} is already open")]
+    SessionExists(Uuid),
     #[error("session {0} is not open on this device")]
     UnknownSession(Uuid),
     #[error("{0} items are queued through the session's own open, close and discard")]

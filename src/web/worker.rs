@@ -1,0 +1,183 @@
+//! `ServiceWorker`, the one type `sw.js` sees: it opens the queue and
+//! takes the worker's events (message, sync, activate, fetch, page
+//! wake-ups). `JsValue` appears here and nowhere deeper.
+
+use js_sys::Promise;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use web_sys::MessagePort;
+
+use crate::queue::Capture;
+use crate::wire::OpenSessionBody;
+
+use super::browser;
+use super::clock::SystemClock;
+use super::error::QueueError;
+use super::message::{Captured, ItemRow, PageRequest, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX};
+use super::runtime::{Options, Queue};
+use super::schema::DB_NAME;
+use super::store::{from_js, to_js, DeviceConfig};
+use super::transport::FetchTransport;
+
+type LiveQueue = Queue<FetchTransport, SystemClock>;
+
+/// The queue as the service worker script drives it.
+#[wasm_bindgen]
+pub struct ServiceWorker {
+    queue: LiveQueue,
+}
+
+#[wasm_bindgen]
+impl ServiceWorker {
+    /// Opens the queue on `db_name` (default `stockhop`), upgrading its
+    /// schema if needed.
+    pub async fn open(db_name: Option<String>) -> Result<ServiceWorker, JsValue> {
+        let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
+        let queue = Queue::open(&name, FetchTransport, SystemClock, Options::default()).await?;
+        Ok(ServiceWorker { queue })
+    }
+
+    /// A page's message; the reply goes to `port` (and resolves the promise,
+    /// for `event.waitUntil`).
+    #[wasm_bindgen(js_name = handleMessage)]
+    pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let reply = match from_js::<PageRequest>(data) {
+                Ok(request) => handle(&queue, request).await,
+                Err(err) => Err(QueueError::BadMessage(err.to_string())),
+            };
+            let reply = match reply {
+                Ok(mut body) => {
+                    body["ok"] = json!(true);
+                    body
+                }
+                Err(err) => {
+                    json!({"ok": false, "error": {"code": err.code(), "message": err.to_string()}})
+                }
+            };
+            let reply = to_js(&reply)?;
+            if let Some(port) = port {
+                port.post_message(&reply)?;
+            }
+            Ok(reply)
+        })
+    }
+
+    /// A wake-up (install, activate, fetch, online): drain on schedule.
+    pub fn wake(&self) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let report = queue.drain(false).await?;
+            Ok(to_js(&report)?)
+        })
+    }
+
+    /// The Background Sync `sync` event: drain now; reject while items are
+    /// still waiting to go out, so the browser schedules another sync.
+    #[wasm_bindgen(js_name = handleSync)]
+    pub fn handle_sync(&self) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let report = queue.drain(true).await?;
+            if report.next_attempt_at.is_some() && !report.not_configured {
+                return Err(JsValue::from_str("items are still waiting"));
+            }
+            Ok(to_js(&report)?)
+        })
+    }
+}
+
+async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::Value, QueueError> {
+    let value = |v: &dyn erased::Json| v.json();
+    Ok(match request {
+        PageRequest::Setup {
+            site_url,
+            device_token,
+            device_id,
+        } => {
+            if site_url.is_empty() || device_token.is_empty() || device_id.is_empty() {
+                return Err(QueueError::BadMessage(
+                    "site_url, device_token and device_id are required".into(),
+                ));
+            }
+            let config = DeviceConfig {
+                site_url,
+                device_token,
+                device_id,
+            };
+            queue.store().set_device(&config).await?;
+            let report = queue.retry_now().await?;
+            json!({"drain": value(&report)})
+        }
+        PageRequest::Device => match queue.store().device().await? {
+            Some(device) => json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true}),
+            None => json!({"configured": false}),
+        },
+        PageRequest::OpenSession {
+            session_id,
+            operator_id,
+            mode,
+            context,
+        } => {
+            let body = OpenSessionBody {
+                operator_id,
+                mode,
+                context,
+            };
+            let item = queue.open_session(session_id, body).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::Capture {
+            session_id,
+            command,
+            body,
+        } => {
+            let item = queue.capture(session_id, Capture { command, body }).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::CloseSession { session_id } => {
+            let item = queue.close_session(session_id).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::List { after, limit } => {
+            let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
+            let rows = queue.store().list(after, limit).await?;
+            let next = rows.last().and_then(|(item, _)| item.id);
+            let rows: Vec<ItemRow> = rows
+                .into_iter()
+                .map(|(item, why)| ItemRow { item, why })
+                .collect();
+            json!({"items": value(&rows), "next_after": next})
+        }
+        PageRequest::Counts => value(&queue.counts().await?),
+        PageRequest::RetryNow => value(&queue.retry_now().await?),
+        PageRequest::Wake => value(&queue.drain(false).await?),
+        PageRequest::Discard { id } => {
+            let (_, void) = queue.discard(id).await?;
+            json!({"void": value(&Captured::from(&void))})
+        }
+        PageRequest::Acknowledge { id } => {
+            let item = queue.acknowledge(id).await?;
+            json!({"id": item.id, "acknowledged": item.acknowledged})
+        }
+        PageRequest::Storage => match browser::storage_estimate().await? {
+            Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
+            None => json!({"usage": null, "quota": null}),
+        },
+    })
+}
+
+mod erased {
+    /// Any serialisable reply part as JSON.
+    pub trait Json {
+        fn json(&self) -> serde_json::Value;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or_default()
+        }
+    }
+}
