@@ -12,7 +12,7 @@ use serde_json::json;
 use stockhop::classify::ResultKind;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{verdicts, Capture, Item, ItemState, TransportOutcome};
-use stockhop::time::{Millis, UnixMs};
+use stockhop::time::Millis;
 use stockhop::web::schema;
 use stockhop::web::store::{DeviceConfig, Store};
 use stockhop::web::transport::{read_response, FetchTransport, Transport};
@@ -69,7 +69,11 @@ async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguo
     let name = db_name("reopen");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     for n in 0..10 {
         queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
     }
@@ -92,7 +96,11 @@ async fn a_failed_write_is_reported_and_not_acknowledged() {
     let name = db_name("fail");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     queue.store().close();
     let failed = queue.capture(a, scan("E1")).await;
     let err = failed.expect_err("a write on a closed connection must fail");
@@ -107,16 +115,27 @@ async fn interleaved_sessions_drain_oldest_session_first_in_seq_order() {
     let name = db_name("order");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     clock.set(T0.plus(Millis(10)));
-    let b = queue.open_session(None, open_body("op-2")).await.unwrap().session_id;
+    let b = queue
+        .open_session(None, open_body("op-2"))
+        .await
+        .unwrap()
+        .session_id;
     for n in 0..30 {
         clock.set(T0.plus(Millis(20 + n)));
         queue.capture(b, scan(&format!("B{n}"))).await.unwrap();
         queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
     }
     let report = queue.drain(false).await.unwrap();
-    assert_eq!((report.requests, report.items_sent, report.pending), (2, 62, 0));
+    assert_eq!(
+        (report.requests, report.items_sent, report.pending),
+        (2, 62, 0)
+    );
     let sent: Vec<_> = site.sent().concat();
     let (a, b) = (a.to_string(), b.to_string());
     let expected: Vec<_> = (1..=31)
@@ -134,8 +153,16 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     let name = db_name("blocked");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
-    let b = queue.open_session(None, open_body("op-2")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    let b = queue
+        .open_session(None, open_body("op-2"))
+        .await
+        .unwrap()
+        .session_id;
     let bad = queue.capture(a, scan("BAD")).await.unwrap();
     queue.capture(a, scan("A-after")).await.unwrap();
     queue.capture(b, scan("B1")).await.unwrap();
@@ -158,11 +185,18 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     assert_eq!(last, [(b.to_string(), 3)], "only session B moves on");
 
     let rows = queue.store().list(None, 50).await.unwrap();
-    let row = |seq: u64, session: Uuid| rows.iter().find(|(i, _)| i.client_seq == seq && i.session_id == session).unwrap();
+    let row = |seq: u64, session: Uuid| {
+        rows.iter()
+            .find(|(i, _)| i.client_seq == seq && i.session_id == session)
+            .unwrap()
+    };
     assert_eq!(row(2, a).0.state, ItemState::Blocked);
     assert_eq!(row(2, a).1.as_deref(), Some("INVALID_ITEM (HTTP 422)"));
     assert_eq!(row(3, a).0.state, ItemState::Queued);
-    assert_eq!(row(3, a).1.as_deref(), Some("waiting behind blocked item #2"));
+    assert_eq!(
+        row(3, a).1.as_deref(),
+        Some("waiting behind blocked item #2")
+    );
 
     // Discard: the void goes first, then the item that waited.
     let (voided, void) = queue.discard(bad.id.unwrap()).await.unwrap();
@@ -170,7 +204,10 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     assert_eq!((void.command, void.client_seq), (Command::Void, 4));
     assert_eq!(void.body, json!({"void_seq": 2}));
     queue.drain(true).await.unwrap();
-    assert_eq!(site.sent().last().unwrap().clone(), [(a.to_string(), 4), (a.to_string(), 3)]);
+    assert_eq!(
+        site.sent().last().unwrap().clone(),
+        [(a.to_string(), 4), (a.to_string(), 3)]
+    );
     let counts = queue.counts().await.unwrap();
     assert_eq!((counts.blocked, counts.voided, counts.queued), (0, 1, 0));
 }
@@ -180,7 +217,11 @@ async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
     let name = db_name("resend");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     queue.capture(a, scan("E1")).await.unwrap();
     // The worker leased these and was killed before it recorded an answer.
     let mut leased = queue.store().session_items(a).await.unwrap();
@@ -192,7 +233,11 @@ async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
 
     let queue = manual_queue(&name, &site, &clock).await;
     queue.drain(false).await.unwrap();
-    let sent_keys: Vec<_> = site.requests.borrow()[0].items.iter().map(|i| i.key).collect();
+    let sent_keys: Vec<_> = site.requests.borrow()[0]
+        .items
+        .iter()
+        .map(|i| i.key)
+        .collect();
     assert_eq!(sent_keys, leased.iter().map(|i| i.key).collect::<Vec<_>>());
     let items = queue.store().session_items(a).await.unwrap();
     assert!(items.iter().all(|i| i.state == ItemState::Done));
@@ -203,7 +248,11 @@ async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
     let name = db_name("backoff");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     site.answer_whole(TransportOutcome::Http {
         status: 503,
         body: r#"{"code":"OVERLOADED","message":"busy"}"#.into(),
@@ -212,19 +261,33 @@ async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
     assert_eq!(report.requests, 1);
     assert_eq!(report.next_attempt_at, Some(T0.plus(Millis(2_000))));
     let persisted = Store::open(&name).await.unwrap().backoff().await.unwrap();
-    assert_eq!((persisted.failures, persisted.next_attempt_at), (1, Some(T0.plus(Millis(2_000)))));
+    assert_eq!(
+        (persisted.failures, persisted.next_attempt_at),
+        (1, Some(T0.plus(Millis(2_000))))
+    );
 
     clock.set(T0.plus(Millis(1_999)));
-    assert_eq!(queue.drain(false).await.unwrap().requests, 0, "still waiting");
+    assert_eq!(
+        queue.drain(false).await.unwrap().requests,
+        0,
+        "still waiting"
+    );
     clock.set(T0.plus(Millis(2_000)));
     let report = queue.drain(false).await.unwrap();
-    assert_eq!(report.next_attempt_at, Some(T0.plus(Millis(6_000))), "then 4 s");
+    assert_eq!(
+        report.next_attempt_at,
+        Some(T0.plus(Millis(6_000))),
+        "then 4 s"
+    );
 
     site.answer_each(applied);
     clock.set(T0.plus(Millis(2_500)));
     queue.capture(a, scan("E1")).await.unwrap();
     let report = queue.drain(true).await.unwrap();
-    assert_eq!((report.requests, report.pending, report.next_attempt_at), (1, 0, None));
+    assert_eq!(
+        (report.requests, report.pending, report.next_attempt_at),
+        (1, 0, None)
+    );
 }
 
 async fn response(status: u16, body: &str) -> TransportOutcome {
@@ -256,21 +319,64 @@ async fn real_response_objects_are_classified_per_design() {
     let items = [item];
     let one = |status: u16, extra: serde_json::Value| {
         let mut result = json!({"key": key, "client_seq": 1, "status": status});
-        result.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        result
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [result]}).to_string()
     };
     let cases = [
-        (200, one(200, json!({"outcome": "applied"})), ResultKind::Done),
-        (200, one(200, json!({"outcome": "rejected", "reason": "stale_state"})), ResultKind::Rejected),
-        (200, one(202, json!({"outcome": "buffered"})), ResultKind::Buffered),
-        (200, one(409, json!({"code": "OPERATION_IN_PROGRESS"})), ResultKind::Retryable),
-        (200, one(409, json!({"code": "IDEMPOTENCY_KEY_REUSED"})), ResultKind::Blocked),
-        (401, r#"{"code":"UNAUTHORIZED","message":"bad token"}"#.to_owned(), ResultKind::Deferred),
-        (429, r#"{"code":"OVERLOADED","message":"slow down"}"#.to_owned(), ResultKind::Retryable),
+        (
+            200,
+            one(200, json!({"outcome": "applied"})),
+            ResultKind::Done,
+        ),
+        (
+            200,
+            one(200, json!({"outcome": "rejected", "reason": "stale_state"})),
+            ResultKind::Rejected,
+        ),
+        (
+            200,
+            one(202, json!({"outcome": "buffered"})),
+            ResultKind::Buffered,
+        ),
+        (
+            200,
+            one(409, json!({"code": "OPERATION_IN_PROGRESS"})),
+            ResultKind::Retryable,
+        ),
+        (
+            200,
+            one(409, json!({"code": "IDEMPOTENCY_KEY_REUSED"})),
+            ResultKind::Blocked,
+        ),
+        (
+            401,
+            r#"{"code":"UNAUTHORIZED","message":"bad token"}"#.to_owned(),
+            ResultKind::Deferred,
+        ),
+        (
+            429,
+            r#"{"code":"OVERLOADED","message":"slow down"}"#.to_owned(),
+            ResultKind::Retryable,
+        ),
         (503, String::new(), ResultKind::Retryable),
-        (400, r#"{"code":"MALFORMED_REQUEST","message":"no"}"#.to_owned(), ResultKind::Blocked),
-        (413, r#"{"code":"BODY_TOO_LARGE","message":"no"}"#.to_owned(), ResultKind::Unknown),
-        (200, "<html>captive portal</html>".to_owned(), ResultKind::Unknown),
+        (
+            400,
+            r#"{"code":"MALFORMED_REQUEST","message":"no"}"#.to_owned(),
+            ResultKind::Blocked,
+        ),
+        (
+            413,
+            r#"{"code":"BODY_TOO_LARGE","message":"no"}"#.to_owned(),
+            ResultKind::Unknown,
+        ),
+        (
+            200,
+            "<html>captive portal</html>".to_owned(),
+            ResultKind::Unknown,
+        ),
     ];
     for (status, body, expected) in cases {
         let outcome = response(status, &body).await;
@@ -291,7 +397,10 @@ async fn fetch_to_an_unreachable_site_is_offline() {
         sent_at: T0,
         items: Vec::new(),
     };
-    assert_eq!(FetchTransport.send(&device, &request).await, TransportOutcome::Offline);
+    assert_eq!(
+        FetchTransport.send(&device, &request).await,
+        TransportOutcome::Offline
+    );
 }
 
 #[wasm_bindgen_test]
@@ -299,7 +408,11 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
     let name = db_name("burst");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     let promises = js_sys::Array::new();
     for n in 0..1000 {
         let queue = queue.clone();
@@ -308,7 +421,9 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
             Ok(JsValue::from_f64(item.client_seq as f64))
         }));
     }
-    let acked = JsFuture::from(js_sys::Promise::all(&promises)).await.unwrap();
+    let acked = JsFuture::from(js_sys::Promise::all(&promises))
+        .await
+        .unwrap();
     let mut acked: Vec<u64> = js_sys::Array::from(&acked)
         .iter()
         .map(|v| v.as_f64().unwrap() as u64)
@@ -336,7 +451,10 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
             .unwrap();
         let store = tx.object_store(schema::ITEMS).unwrap();
         let legacy = [
-            ("open_session", json!({"operator_id": "op-17", "mode": "put_away", "context": {}})),
+            (
+                "open_session",
+                json!({"operator_id": "op-17", "mode": "put_away", "context": {}}),
+            ),
             ("scan", json!({"mode": "put_away", "epc": "E1"})),
             ("scan", json!({"mode": "put_away", "epc": "E2"})),
         ];
@@ -364,7 +482,10 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
     let again = queue.store().session_items(session).await.unwrap();
-    assert_eq!(again.iter().map(|i| i.key).collect::<Vec<_>>(), items.iter().map(|i| i.key).collect::<Vec<_>>());
+    assert_eq!(
+        again.iter().map(|i| i.key).collect::<Vec<_>>(),
+        items.iter().map(|i| i.key).collect::<Vec<_>>()
+    );
     let next = queue.capture(session, scan("E3")).await.unwrap();
     assert_eq!(next.client_seq, 4, "the rebuilt session continues its seqs");
     queue.drain(false).await.unwrap();
@@ -376,7 +497,11 @@ async fn operator_actions_and_counts() {
     let name = db_name("actions");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue.open_session(None, open_body("op-1")).await.unwrap().session_id;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
     let stale = queue.capture(a, scan("E1")).await.unwrap();
     clock.set(T0.plus(Millis(5_000)));
     let counts = queue.counts().await.unwrap();
@@ -392,15 +517,25 @@ async fn operator_actions_and_counts() {
         }
     });
     queue.drain(false).await.unwrap();
-    assert!(queue.discard(stale.id.unwrap()).await.is_err(), "a rejected item is not discarded");
+    assert!(
+        queue.discard(stale.id.unwrap()).await.is_err(),
+        "a rejected item is not discarded"
+    );
     let acked = queue.acknowledge(stale.id.unwrap()).await.unwrap();
     assert!(acked.acknowledged);
     let counts = queue.counts().await.unwrap();
-    assert_eq!((counts.done, counts.rejected, counts.queued, counts.oldest_queued_at), (1, 1, 0, None));
+    assert_eq!(
+        (
+            counts.done,
+            counts.rejected,
+            counts.queued,
+            counts.oldest_queued_at
+        ),
+        (1, 1, 0, None)
+    );
     let page = queue.store().list(None, 1).await.unwrap();
     assert_eq!(page.len(), 1);
     let next = queue.store().list(page[0].0.id, 10).await.unwrap();
     assert_eq!(next[0].0.client_seq, 2);
     assert_eq!(next[0].1.as_deref(), Some("stale_state"));
-    let _ = UnixMs(0);
 }

@@ -52,13 +52,19 @@ pub fn applied(item: &SyncItem) -> serde_json::Value {
            "replayed": false, "recorded_at": "2026-11-29T10:15:02.401Z", "hop_ids": []})
 }
 
-impl FakeSite {
-    pub fn new() -> FakeSite {
+impl Default for FakeSite {
+    fn default() -> FakeSite {
         FakeSite {
             requests: Rc::default(),
             per_item: Rc::new(RefCell::new(Rc::new(applied))),
             whole: Rc::default(),
         }
+    }
+}
+
+impl FakeSite {
+    pub fn new() -> FakeSite {
+        FakeSite::default()
     }
 
     pub fn answer_each(&self, per_item: impl Fn(&SyncItem) -> serde_json::Value + 'static) {
@@ -95,7 +101,8 @@ impl Transport for FakeSite {
         let results: Vec<_> = request.items.iter().map(|i| per_item(i)).collect();
         TransportOutcome::Http {
             status: 200,
-            body: json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
+            body: json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results})
+                .to_string(),
         }
     }
 }
@@ -108,7 +115,11 @@ pub fn db_name(what: &str) -> String {
 }
 
 /// A queue driven step by step: no drain after capture, no timers.
-pub async fn manual_queue(name: &str, site: &FakeSite, clock: &TestClock) -> Queue<FakeSite, TestClock> {
+pub async fn manual_queue(
+    name: &str,
+    site: &FakeSite,
+    clock: &TestClock,
+) -> Queue<FakeSite, TestClock> {
     let options = Options {
         drain_after_capture: false,
         wake_on_timer: false,

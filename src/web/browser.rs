@@ -61,7 +61,9 @@ pub async fn lock(name: &str) -> Result<LockGuard, QueueError> {
     let _released = locks
         .request(name, callback.unchecked_ref())
         .map_err(QueueError::browser)?;
-    JsFuture::from(acquired).await.map_err(QueueError::browser)?;
+    JsFuture::from(acquired)
+        .await
+        .map_err(QueueError::browser)?;
     Ok(LockGuard { release })
 }
 

@@ -312,7 +312,9 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             self.inner.timer.borrow_mut().take();
             return;
         };
-        let wait = at.since(self.inner.clock.now()).clamp(0, i64::from(u32::MAX)) as u32;
+        let wait = at
+            .since(self.inner.clock.now())
+            .clamp(0, i64::from(u32::MAX)) as u32;
         let weak: Weak<Inner<T, C>> = Rc::downgrade(&self.inner);
         let timer = gloo_timers::callback::Timeout::new(wait, move || {
             if let Some(inner) = weak.upgrade() {

@@ -25,8 +25,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     IdbCursorWithValue, IdbDatabase, IdbFactory, IdbIndexParameters, IdbObjectStore,
-    IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction,
-    IdbVersionChangeEvent,
+    IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbVersionChangeEvent,
 };
 
 use crate::key::IdempotencyKey;
@@ -112,7 +111,10 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
             .unwrap_or_else(|| "unknown".into());
         QueueError::Storage(format!("open failed: {why}"))
     })?;
-    let db: IdbDatabase = request.result().map_err(QueueError::browser)?.unchecked_into();
+    let db: IdbDatabase = request
+        .result()
+        .map_err(QueueError::browser)?
+        .unchecked_into();
     db.close();
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! Architecture invariant: no transaction here awaits anything but its own
 //! requests (no fetch, no timer), so none auto-commits half-way.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use indexed_db_futures::database::Database;
@@ -141,13 +142,12 @@ impl Store {
         let mut adds = Vec::with_capacity(requests.len());
         for request in requests {
             let session_id = request.session_id();
-            if !touched.contains_key(&session_id) {
+            if let Entry::Vacant(vacant) = touched.entry(session_id) {
                 let stored: Option<JsValue> = sessions
                     .get(JsValue::from_str(&session_id.to_string()))
                     .primitive()?
                     .await?;
-                let session = stored.map(from_js::<Session>).transpose()?;
-                touched.insert(session_id, session);
+                vacant.insert(stored.map(from_js::<Session>).transpose()?);
             }
             let slot = touched.entry(session_id).or_default();
             let key = IdempotencyKey::mint()?;
@@ -215,7 +215,9 @@ impl Store {
                 pending.push(from_js::<Item>(row?)?);
             }
         }
-        let backoff = get_meta::<Backoff>(&tx, META_BACKOFF).await?.unwrap_or_default();
+        let backoff = get_meta::<Backoff>(&tx, META_BACKOFF)
+            .await?
+            .unwrap_or_default();
         Ok(DrainSnapshot {
             sessions,
             pending,

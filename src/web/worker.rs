@@ -112,7 +112,9 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
             json!({"drain": value(&report)})
         }
         PageRequest::Device => match queue.store().device().await? {
-            Some(device) => json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true}),
+            Some(device) => {
+                json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true})
+            }
             None => json!({"configured": false}),
         },
         PageRequest::OpenSession {
