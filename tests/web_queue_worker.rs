@@ -46,7 +46,7 @@ async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    serde_wasm_bindgen::from_value(reply).unwrap()
+    stockhop::web::store::from_js(reply).unwrap()
 }
 
 #[wasm_bindgen_test]

@@ -247,6 +247,14 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
 
     async fn drain_once(&self) -> Result<DrainReport, QueueError> {
         let inner = &self.inner;
+        // Nothing can leave before the device is set up; the setup message
+        // drains at once, so there is nothing to wake for until then.
+        let Some(device) = inner.store.device().await? else {
+            return Ok(DrainReport {
+                not_configured: true,
+                ..DrainReport::default()
+            });
+        };
         let _lock = browser::lock(DRAIN_LOCK).await?;
         let snapshot = inner.store.load_drain().await?;
         let stored_backoff = snapshot.backoff;
@@ -254,14 +262,8 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         if inner.skip_wait.replace(false) {
             drain.handle_retry_now();
         }
-        let device = inner.store.device().await?;
-        let mut report = DrainReport {
-            not_configured: device.is_none(),
-            ..DrainReport::default()
-        };
-        if let Some(device) = &device {
-            self.run(&mut drain, device, &mut report).await?;
-        }
+        let mut report = DrainReport::default();
+        self.run(&mut drain, &device, &mut report).await?;
         if drain.backoff() != stored_backoff && report.requests == 0 {
             inner.store.put_items(&[], Some(drain.backoff())).await?;
         }

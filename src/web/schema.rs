@@ -34,7 +34,7 @@ use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
 use super::error::{describe, QueueError};
-use super::store::to_js;
+use super::store::{from_js, to_js};
 
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
@@ -243,7 +243,7 @@ fn migrate_row(
     }
     let cursor: IdbCursorWithValue = result.unchecked_into();
     let value = cursor.value()?;
-    let row: LegacyItem = serde_wasm_bindgen::from_value(value.clone())
+    let row: LegacyItem = from_js(value.clone())
         .map_err(|e| JsValue::from_str(&format!("unreadable v1 item: {e}")))?;
     if row.key.is_none() {
         let key = IdempotencyKey::derive_from_legacy_id(row.id as u64)

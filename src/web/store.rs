@@ -33,15 +33,20 @@ use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
 const META_BACKOFF: &str = "backoff";
 const META_DEVICE: &str = "device";
 
-/// Serialises for IndexedDB and the page: maps as plain objects.
+/// Converts for IndexedDB and the page through JSON text: one serializer
+/// (serde_json) for the whole module keeps the wasm small, and the
+/// browser's `JSON.parse` builds plain objects whose fields the indexes read.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| QueueError::Browser(e.to_string()))
+    let text = serde_json::to_string(value).map_err(|e| QueueError::Browser(e.to_string()))?;
+    js_sys::JSON::parse(&text).map_err(QueueError::browser)
 }
 
+/// The reverse of [`to_js`]: `JSON.stringify`, then serde_json.
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, QueueError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| QueueError::Storage(e.to_string()))
+    let text: String = js_sys::JSON::stringify(&value)
+        .map_err(QueueError::browser)?
+        .into();
+    serde_json::from_str(&text).map_err(|e| QueueError::Storage(e.to_string()))
 }
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
