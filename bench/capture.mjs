@@ -69,9 +69,17 @@ function serve(wasmPath) {
   return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
 }
 
-// Runs in the page: the queue through the service worker.
-async function measureQueue({ single, burst, warmup }) {
-  const ask = window.stockhop.ask;
+// Runs in the page: the queue through the service worker, or (inPage) the
+// same wasm module loaded in the page itself, to separate the cost of
+// messaging from the cost of the queue.
+async function measureQueue({ single, burst, warmup, inPage }) {
+  let ask = window.stockhop.ask;
+  if (inPage) {
+    const module = await import('/pkg/stockhop.js');
+    await module.default();
+    const direct = await module.ServiceWorker.open('bench-in-page-' + Math.random());
+    ask = (message) => direct.handleMessage(message, undefined);
+  }
   const open = await ask({ type: 'open_session', operator_id: 'bench', mode: 'cycle_count' });
   if (!open.ok) throw new Error(JSON.stringify(open));
   const session_id = open.session_id;
@@ -93,6 +101,24 @@ async function measureQueue({ single, burst, warmup }) {
   const burstMs = performance.now() - t1;
   const counts = await ask({ type: 'counts' });
   return { singles, singleMs, bursts, burstMs, stored: counts.queued + counts.sending + counts.done };
+}
+
+// Runs in the page: a page → worker → page round trip that the worker
+// answers without the module or IndexedDB: the floor messaging sets.
+async function measurePing({ single, burst, warmup }) {
+  const one = async () => {
+    const t = performance.now();
+    await window.stockhop.ask({ type: 'ping' });
+    return performance.now() - t;
+  };
+  for (let i = 0; i < warmup; i++) await one();
+  const singles = [];
+  const t0 = performance.now();
+  for (let i = 0; i < single; i++) singles.push(await one());
+  const singleMs = performance.now() - t0;
+  const t1 = performance.now();
+  const bursts = await Promise.all(Array.from({ length: burst }, one));
+  return { singles, singleMs, bursts, burstMs: performance.now() - t1 };
 }
 
 // Runs in the page: plain-JS IndexedDB, the same strict writes.
@@ -198,6 +224,8 @@ async function main() {
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
     const options = { single: SINGLE, burst: BURST, warmup: WARMUP };
     const queue = await page.evaluate(measureQueue, options);
+    const inPage = await page.evaluate(measureQueue, { ...options, inPage: true });
+    const ping = await page.evaluate(measurePing, options);
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
     const version = (await browser.version());
@@ -205,6 +233,8 @@ async function main() {
     console.log('');
     table([
       ...rows('queue (page → worker → wasm → IndexedDB)', queue),
+      ...rows('same wasm in the page, no messaging', inPage),
+      ...rows('messaging only: page → worker → page, no storage', ping),
       ...rows('plain JS, one transaction per capture', baseline1),
       ...rows('plain JS, 256 captures per transaction', baselineGroup),
     ]);

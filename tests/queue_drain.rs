@@ -456,39 +456,20 @@ fn backoff_survives_a_restart() {
 }
 
 #[test]
-fn group_commit_gathers_a_burst_and_splits_it_at_the_cap() {
+fn group_commit_takes_what_waited_in_arrival_order_up_to_the_cap() {
     let mut group = Group::default();
-    assert_eq!(group.poll_timeout(), None);
-    group.push(0, T0);
-    assert_eq!(
-        group.poll_timeout(),
-        Some(T0.plus(stockhop::time::Millis(2)))
-    );
-    assert!(group
-        .poll_commit(T0.plus(stockhop::time::Millis(1)))
-        .is_none());
-    for n in 1..600 {
-        group.push(n, T0.plus(stockhop::time::Millis(1)));
+    assert_eq!(group.take(), None);
+    group.push(0);
+    assert_eq!(group.take(), Some(vec![0]), "a lone capture goes at once");
+    for n in 0..600 {
+        group.push(n);
     }
-    let first = group
-        .poll_commit(T0.plus(stockhop::time::Millis(1)))
-        .unwrap();
+    let first = group.take().unwrap();
     assert_eq!(first.len(), GROUP_COMMIT_MAX_ITEMS);
     assert_eq!(first[0], 0);
-    let second = group
-        .poll_commit(T0.plus(stockhop::time::Millis(1)))
-        .unwrap();
+    let second = group.take().unwrap();
     assert_eq!(second[0], 256);
     assert_eq!(group.len(), 600 - 512);
-    assert!(group
-        .poll_commit(T0.plus(stockhop::time::Millis(2)))
-        .is_none());
-    assert_eq!(
-        group
-            .poll_commit(T0.plus(stockhop::time::Millis(3)))
-            .unwrap()
-            .len(),
-        88
-    );
+    assert_eq!(group.take().unwrap().len(), 88);
     assert!(group.is_empty());
 }

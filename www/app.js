@@ -24,6 +24,7 @@
 //   list {after?, limit?} → {items: [{id, key, client_seq, command, state, why, …}], next_after}
 //   counts {} → {queued, sending, done, rejected, blocked, voided, oldest_queued_at, oldest_queued_age_ms}
 //   retry_now {}   wake {}   discard {id} → {void}   acknowledge {id}   storage {} → {usage, quota}
+//   ping {} → {ok} (answered by sw.js itself: the messaging floor)
 // window.stockhop.ask(message) is the same call, for scripts and tests.
 
 const $ = (id) => document.getElementById(id);

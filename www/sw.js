@@ -47,6 +47,11 @@ self.addEventListener('activate', (event) => {
 
 self.addEventListener('message', (event) => {
   const port = event.ports[0];
+  // The messaging floor, answered without the module (the benchmark's baseline).
+  if (event.data && event.data.type === 'ping') {
+    if (port) port.postMessage({ ok: true });
+    return;
+  }
   event.waitUntil(
     ready()
       .then((q) => q.handleMessage(event.data, port))

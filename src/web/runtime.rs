@@ -20,7 +20,7 @@ use crate::time::UnixMs;
 use crate::wire::OpenSessionBody;
 
 use super::browser;
-use super::clock::{Clock, SystemClock};
+use super::clock::Clock;
 use super::error::QueueError;
 use super::store::{CaptureRequest, DeviceConfig, Store};
 use super::transport::Transport;
@@ -157,10 +157,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
 
     async fn submit(&self, request: CaptureRequest) -> Result<Item, QueueError> {
         let (tx, rx) = oneshot::channel();
-        self.inner
-            .group
-            .borrow_mut()
-            .push((request, tx), SystemClock.now());
+        self.inner.group.borrow_mut().push((request, tx));
         if !self.inner.flushing.replace(true) {
             wasm_bindgen_futures::spawn_local(self.clone().flush());
         }
@@ -168,18 +165,12 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             .map_err(|_| QueueError::Storage("the capture was dropped unwritten".into()))?
     }
 
-    /// Writes groups until none is left: each group waits out its window
-    /// (or not, when full), then goes in one strict transaction.
+    /// Writes groups until none is left: whatever waited while the last
+    /// transaction committed goes in the next one.
     async fn flush(self) {
         loop {
-            let due = self.inner.group.borrow().poll_timeout();
-            let Some(due) = due else { break };
-            let wait = due.since(SystemClock.now());
-            if wait > 0 {
-                gloo_timers::future::TimeoutFuture::new(wait as u32).await;
-            }
-            let batch = self.inner.group.borrow_mut().poll_commit(SystemClock.now());
-            let Some(batch) = batch else { continue };
+            let batch = self.inner.group.borrow_mut().take();
+            let Some(batch) = batch else { break };
             let (requests, waiters): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
             let written = self
                 .inner
