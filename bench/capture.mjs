@@ -6,9 +6,10 @@
 //   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--no-wasm-opt]
 //
 // Needs www/pkg built (wasm-pack build --target web --out-dir www/pkg
-// --release --no-typescript). When wasm-opt is on PATH the module is
-// optimised with it first and the optimised build is the one measured, so
-// the run also proves it still works.
+// --release --no-typescript). The module is optimised with wasm-opt
+// (binaryen from npm, or $WASM_OPT) first and the optimised build is the one measured, so
+// the run also proves it still works (WASM_OPT_LEVEL picks the level, -Oz
+// by default).
 import { createServer } from 'node:http';
 import { readFile, stat, mkdtemp, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
@@ -27,6 +28,10 @@ const BURST = flag('--burst', 2000);  // captures fired at once, like an RFID sl
 const WARMUP = 20;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);
 const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
+// binaryen from npm (a devDependency here): Debian's wasm-opt 108 predates
+// the features rustc now emits and writes a module that traps.
+const LOCAL_WASM_OPT = new URL('./node_modules/.bin/wasm-opt', import.meta.url).pathname;
+const WASM_OPT = process.env.WASM_OPT || LOCAL_WASM_OPT;
 const WASM_OPT_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
 
@@ -40,7 +45,8 @@ async function optimised() {
   try {
     const dir = await mkdtemp(join(tmpdir(), 'stockhop-bench-'));
     const out = join(dir, 'stockhop_bg.wasm');
-    execFileSync('wasm-opt', [...WASM_OPT_FEATURES, '-Oz', '--strip-debug', '--strip-producers', WASM, '-o', out],
+    const level = process.env.WASM_OPT_LEVEL || '-Oz';
+    execFileSync(WASM_OPT, [...WASM_OPT_FEATURES, level, '--strip-debug', '--strip-producers', WASM, '-o', out],
       { stdio: 'ignore' });
     return out;
   } catch {
@@ -228,7 +234,7 @@ async function main() {
     const ping = await page.evaluate(measurePing, options);
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
-    const version = (await browser.version());
+    const version = await browser.version();
     console.log(`Chromium ${version}; durability "strict"; ${SINGLE} single captures after ${WARMUP} warm-up, then a burst of ${BURST}`);
     console.log('');
     table([
@@ -250,9 +256,9 @@ async function main() {
     console.log('|---|---|---|');
     console.log(`| release (wasm-pack, no wasm-opt) | ${kb(raw.length)} | ${kb(gzipSync(raw, { level: 9 }).length)} |`);
     if (opt) {
-      console.log(`| release + wasm-opt -Oz (measured above) | ${kb(opt.length)} | ${kb(gzipSync(opt, { level: 9 }).length)} |`);
+      console.log(`| release + wasm-opt ${process.env.WASM_OPT_LEVEL || '-Oz'} (measured above) | ${kb(opt.length)} | ${kb(gzipSync(opt, { level: 9 }).length)} |`);
     } else {
-      console.log('| release + wasm-opt | (wasm-opt not on PATH) | |');
+      console.log('| release + wasm-opt | (wasm-opt unavailable) | |');
     }
   } finally {
     await browser.close();

@@ -340,7 +340,8 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         self.inner.store.counts(self.now()).await
     }
 
-    fn kick(&self) {
+    /// Starts a drain that skips the wait, without waiting for it.
+    pub fn kick(&self) {
         if self.inner.options.drain_after_capture {
             let queue = self.clone();
             wasm_bindgen_futures::spawn_local(async move {

@@ -108,8 +108,9 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
                 device_id,
             };
             queue.store().set_device(&config).await?;
-            let report = queue.retry_now().await?;
-            json!({"drain": value(&report)})
+            // The reply does not wait for the network: the drain runs on.
+            queue.kick();
+            json!({"device_id": config.device_id})
         }
         PageRequest::Device => match queue.store().device().await? {
             Some(device) => {
