@@ -2,11 +2,19 @@
 //! the sans-IO core. It owns the I/O only: the store, the transport, the
 //! clock, timers and the Web Lock.
 //!
-//! Every drain starts from what IndexedDB says (it restores a fresh
-//! [`Drain`] under the lock), so a killed worker, a second tab or a timer
-//! that fires late all resume the same way.
+//! A worker's first drain restores a [`Drain`] from what IndexedDB says
+//! (items found `sending` go out again), so a killed and restarted worker
+//! resumes where storage left it. Later drains in the same worker life
+//! keep that drain in memory, fed with every item this runtime writes,
+//! so a capture during a long outage does not re-read the backlog; any
+//! failed write drops it and the next drain reads storage again.
+//!
+//! Architecture invariant: only one runtime writes a queue database (the
+//! service worker's; pages reach it by message), and every drain runs
+//! under the `stockhop-drain` Web Lock.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
 use futures_channel::oneshot;
@@ -15,7 +23,7 @@ use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
 use crate::queue::capture::Group;
-use crate::queue::{Capture, Counts, Drain, Item};
+use crate::queue::{Capture, Counts, Drain, Item, ItemState};
 use crate::time::UnixMs;
 use crate::wire::OpenSessionBody;
 
@@ -77,6 +85,18 @@ struct Inner<T, C> {
     draining: Cell<bool>,
     drain_again: Cell<bool>,
     skip_wait: Cell<bool>,
+    /// The drain as of its last run, kept between runs of this worker life
+    /// so a capture does not re-read the whole backlog; `None` until the
+    /// first run restores it from IndexedDB, and again after any failed
+    /// write, so the next run re-reads what storage says.
+    mirror: RefCell<Option<Drain>>,
+    /// Items this runtime wrote (captures, discards) since the drain last
+    /// looked; merged into it before its next lease.
+    written: RefCell<Vec<Item>>,
+    /// Keys the last restore read as pending. A capture's commit can land
+    /// in that read before its own notice reaches `written`; such a late
+    /// notice must not put back an item the drain has moved on since.
+    restored: RefCell<HashSet<IdempotencyKey>>,
     timer: RefCell<Option<gloo_timers::callback::Timeout>>,
 }
 
@@ -113,6 +133,9 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                 draining: Cell::new(false),
                 drain_again: Cell::new(false),
                 skip_wait: Cell::new(false),
+                mirror: RefCell::new(None),
+                written: RefCell::default(),
+                restored: RefCell::default(),
                 timer: RefCell::new(None),
             }),
         })
@@ -180,6 +203,10 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             let any_written = match written {
                 Ok(results) => {
                     let any = results.iter().any(Result::is_ok);
+                    self.inner
+                        .written
+                        .borrow_mut()
+                        .extend(results.iter().flatten().cloned());
                     for (result, waiter) in results.into_iter().zip(waiters) {
                         let _ = waiter.send(result);
                     }
@@ -247,19 +274,24 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             });
         };
         let _lock = browser::lock(DRAIN_LOCK).await?;
-        let snapshot = inner.store.load_drain().await?;
-        let stored_backoff = snapshot.backoff;
-        let mut drain = Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff);
-        if inner.skip_wait.replace(false) {
-            drain.handle_retry_now();
-        }
+        let cached = inner.mirror.borrow_mut().take();
+        let mut drain = match cached {
+            Some(drain) => drain,
+            None => {
+                let snapshot = inner.store.load_drain().await?;
+                *inner.restored.borrow_mut() = snapshot.pending.iter().map(|i| i.key).collect();
+                Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
+            }
+        };
+        let backoff_before = drain.backoff();
         let mut report = DrainReport::default();
         self.run(&mut drain, &device, &mut report).await?;
-        if drain.backoff() != stored_backoff && report.requests == 0 {
+        if drain.backoff() != backoff_before && report.requests == 0 {
             inner.store.put_items(&[], Some(drain.backoff())).await?;
         }
         report.pending = drain.pending_len() as u64;
         report.next_attempt_at = drain.poll_timeout();
+        *inner.mirror.borrow_mut() = Some(drain);
         Ok(report)
     }
 
@@ -271,6 +303,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     ) -> Result<(), QueueError> {
         let inner = &self.inner;
         loop {
+            self.merge_written(drain);
             if inner.skip_wait.replace(false) {
                 drain.handle_retry_now();
             }
@@ -295,6 +328,17 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             report.requests += 1;
             report.items_sent += lease.items.len() as u32;
         }
+    }
+
+    /// Feeds the drain what this runtime wrote since it last looked.
+    fn merge_written(&self, drain: &mut Drain) {
+        let written: Vec<Item> = self.inner.written.borrow_mut().drain(..).collect();
+        let restored = self.inner.restored.borrow();
+        drain.handle_stored(
+            written
+                .into_iter()
+                .filter(|item| !(item.state == ItemState::Queued && restored.contains(&item.key))),
+        );
     }
 
     fn arm_timer(&self, at: Option<UnixMs>) {
@@ -328,6 +372,10 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     /// Discards a blocked item; its `void` drains at once.
     pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
         let result = self.inner.store.discard(id, self.now()).await?;
+        self.inner
+            .written
+            .borrow_mut()
+            .extend([result.0.clone(), result.1.clone()]);
         self.kick();
         Ok(result)
     }
