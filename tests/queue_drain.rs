@@ -364,7 +364,15 @@ fn an_answer_that_does_not_match_the_items_sent_changes_nothing_but_the_schedule
         batch_id: lease.batch_id,
         items: lease.items[..1].to_vec(),
     };
-    hh.record(&lease, T0, &answer(&short, applied));
+    let recorded = hh
+        .drain
+        .handle_outcome(T0, lease.batch_id, &answer(&short, applied))
+        .unwrap();
+    assert!(recorded.stopped);
+    assert_eq!(recorded.backoff.failures, 1);
+    for item in recorded.items {
+        hh.put(item);
+    }
     assert_eq!(hh.state_of(a, 1), ItemState::Queued);
     assert_eq!(
         hh.store[0].reason.as_deref(),
