@@ -3,7 +3,7 @@
 // IndexedDB baseline doing the same strict writes, in the same headless
 // Chromium run. Prints a table; asserts nothing.
 //
-//   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--no-wasm-opt]
+//   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--batch N] [--no-wasm-opt]
 //
 // Needs www/pkg built (wasm-pack build --target web --out-dir www/pkg
 // --release --no-typescript). The module is optimised with wasm-opt
@@ -25,6 +25,7 @@ const flag = (name, fallback) => {
 };
 const SINGLE = flag('--single', 300); // sequential captures, each awaited
 const BURST = flag('--burst', 2000);  // captures fired at once, like an RFID sled
+const BATCH = flag('--batch', 100); // reads per capture_many message
 const WARMUP = 20;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);
 const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
@@ -78,7 +79,7 @@ function serve(wasmPath) {
 // Runs in the page: the queue through the service worker, or (inPage) the
 // same wasm module loaded in the page itself, to separate the cost of
 // messaging from the cost of the queue.
-async function measureQueue({ single, burst, warmup, inPage }) {
+async function measureQueue({ single, burst, warmup, inPage, batch }) {
   let ask = window.stockhop.ask;
   if (inPage) {
     const module = await import('/pkg/stockhop.js');
@@ -103,7 +104,25 @@ async function measureQueue({ single, burst, warmup, inPage }) {
   for (let i = 0; i < single; i++) singles.push(await capture());
   const singleMs = performance.now() - t0;
   const t1 = performance.now();
-  const bursts = await Promise.all(Array.from({ length: burst }, capture));
+  let bursts;
+  if (batch) {
+    // The burst as a sled hands it over: `batch` reads a message.
+    const message = async (size) => {
+      const bodies = Array.from({ length: size }, () => {
+        n += 1;
+        return { mode: 'cycle_count', epc: 'E2806894000040017790' + String(n).padStart(4, '0') };
+      });
+      const t = performance.now();
+      const reply = await ask({ type: 'capture_many', session_id, bodies });
+      if (!reply.ok || reply.items.some((i) => i.error)) throw new Error(JSON.stringify(reply).slice(0, 300));
+      return Array(size).fill(performance.now() - t);
+    };
+    const sizes = [];
+    for (let i = 0; i < burst; i += batch) sizes.push(Math.min(batch, burst - i));
+    bursts = (await Promise.all(sizes.map(message))).flat();
+  } else {
+    bursts = await Promise.all(Array.from({ length: burst }, capture));
+  }
   const burstMs = performance.now() - t1;
   const counts = await ask({ type: 'counts' });
   return { singles, singleMs, bursts, burstMs, stored: counts.queued + counts.sending + counts.done };
@@ -232,6 +251,7 @@ async function main() {
     const queue = await page.evaluate(measureQueue, options);
     const inPage = await page.evaluate(measureQueue, { ...options, inPage: true });
     const ping = await page.evaluate(measurePing, options);
+    const batched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
     const version = await browser.version();
@@ -239,6 +259,7 @@ async function main() {
     console.log('');
     table([
       ...rows('queue (page → worker → wasm → IndexedDB)', queue),
+      ...rows(`queue, capture_many (${BATCH} reads a message)`, batched).slice(1),
       ...rows('same wasm in the page, no messaging', inPage),
       ...rows('messaging only: page → worker → page, no storage', ping),
       ...rows('plain JS, one transaction per capture', baseline1),

@@ -71,10 +71,29 @@ async fn page_messages_get_replies() {
         (scan["ok"].clone(), scan["client_seq"].clone()),
         (json!(true), json!(2))
     );
+    let burst = ask(
+        &worker,
+        json!({"type": "capture_many", "session_id": session,
+               "bodies": [{"mode": "receive", "epc": "E2"}, {"mode": "receive", "epc": "E3"}]}),
+    )
+    .await;
+    let seqs: Vec<_> = burst["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["client_seq"].clone())
+        .collect();
+    assert_eq!(seqs, [json!(3), json!(4)], "{burst}");
+    let too_many = ask(
+        &worker,
+        json!({"type": "capture_many", "session_id": session, "bodies": vec![json!({}); 1001]}),
+    )
+    .await;
+    assert_eq!(too_many["error"]["code"], "BAD_MESSAGE");
     let counts = ask(&worker, json!({"type": "counts"})).await;
-    assert_eq!(counts["queued"], 2, "{counts}");
+    assert_eq!(counts["queued"], 4, "{counts}");
     let list = ask(&worker, json!({"type": "list", "limit": 10})).await;
-    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+    assert_eq!(list["items"].as_array().unwrap().len(), 4);
     assert_eq!(list["items"][1]["state"], "queued");
     let bad = ask(
         &worker,

@@ -20,6 +20,8 @@
 //   setup {site_url, device_token, device_id}   device {}
 //   open_session {operator_id, mode, context?, session_id?} → {session_id, key, client_seq, id}
 //   capture {session_id, command?: "scan"|"undo", body} → {key, client_seq, id}
+//   capture_many {session_id, command?, bodies: [body, …]} → {items: [{key, client_seq, id} | {error}]}
+//                                       (a sled's burst; at most 1,000 a message)
 //   close_session {session_id}
 //   list {after?, limit?} → {items: [{id, key, client_seq, command, state, why, …}], next_after}
 //   counts {} → {queued, sending, done, rejected, blocked, voided, oldest_queued_at, oldest_queued_age_ms}

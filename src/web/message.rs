@@ -17,6 +17,9 @@ use crate::wire::{Command, Mode};
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
 /// The most a `list` returns at once, so a reply stays small.
 pub const LIST_LIMIT_MAX: u32 = 500;
+/// The most captures one `capture_many` carries: a few seconds of the
+/// fastest sled's reads, and a message and its reply stay small.
+pub const CAPTURE_MANY_MAX: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -44,6 +47,14 @@ pub enum PageRequest {
         command: Command,
         #[serde(default)]
         body: serde_json::Value,
+    },
+    /// A burst of scans in one message (an RFID sled's read); each is
+    /// acknowledged only once its own transaction has completed.
+    CaptureMany {
+        session_id: Uuid,
+        #[serde(default = "scan")]
+        command: Command,
+        bodies: Vec<serde_json::Value>,
     },
     CloseSession {
         session_id: Uuid,

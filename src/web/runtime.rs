@@ -178,12 +178,44 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         self.submit(CaptureRequest::Close { session_id }).await
     }
 
+    /// Captures a burst (an RFID sled's read) into a session: all of it
+    /// joins the waiting group at once, and each result comes back once its
+    /// transaction has completed (or with the error that kept it out).
+    pub async fn capture_many(
+        &self,
+        session_id: Uuid,
+        captures: Vec<Capture>,
+    ) -> Vec<Result<Item, QueueError>> {
+        let waiting: Vec<_> = captures
+            .into_iter()
+            .map(|capture| {
+                self.enqueue(CaptureRequest::Capture {
+                    session_id,
+                    capture,
+                })
+            })
+            .collect();
+        let mut results = Vec::with_capacity(waiting.len());
+        for rx in waiting {
+            results.push(Self::written(rx).await);
+        }
+        results
+    }
+
     async fn submit(&self, request: CaptureRequest) -> Result<Item, QueueError> {
+        Self::written(self.enqueue(request)).await
+    }
+
+    fn enqueue(&self, request: CaptureRequest) -> oneshot::Receiver<Result<Item, QueueError>> {
         let (tx, rx) = oneshot::channel();
         self.inner.group.borrow_mut().push((request, tx));
         if !self.inner.flushing.replace(true) {
             wasm_bindgen_futures::spawn_local(self.clone().flush());
         }
+        rx
+    }
+
+    async fn written(rx: oneshot::Receiver<Result<Item, QueueError>>) -> Result<Item, QueueError> {
         rx.await
             .map_err(|_| QueueError::Storage("the capture was dropped unwritten".into()))?
     }

@@ -14,7 +14,9 @@ use crate::wire::OpenSessionBody;
 use super::browser;
 use super::clock::SystemClock;
 use super::error::QueueError;
-use super::message::{Captured, ItemRow, PageRequest, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX};
+use super::message::{
+    Captured, ItemRow, PageRequest, CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
+};
 use super::runtime::{Options, Queue};
 use super::schema::DB_NAME;
 use super::store::{from_js, to_js, DeviceConfig};
@@ -139,6 +141,32 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
         } => {
             let item = queue.capture(session_id, Capture { command, body }).await?;
             value(&Captured::from(&item))
+        }
+        PageRequest::CaptureMany {
+            session_id,
+            command,
+            bodies,
+        } => {
+            if bodies.len() > CAPTURE_MANY_MAX {
+                return Err(QueueError::BadMessage(format!(
+                    "{} captures in one message, at most {CAPTURE_MANY_MAX}",
+                    bodies.len()
+                )));
+            }
+            let captures = bodies
+                .into_iter()
+                .map(|body| Capture { command, body })
+                .collect();
+            let results: Vec<serde_json::Value> = queue
+                .capture_many(session_id, captures)
+                .await
+                .into_iter()
+                .map(|result| match result {
+                    Ok(item) => value(&Captured::from(&item)),
+                    Err(err) => json!({"error": {"code": err.code(), "message": err.to_string()}}),
+                })
+                .collect();
+            json!({"items": results})
         }
         PageRequest::CloseSession { session_id } => {
             let item = queue.close_session(session_id).await?;
