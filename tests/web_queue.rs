@@ -539,3 +539,46 @@ async fn operator_actions_and_counts() {
     assert_eq!(next[0].0.client_seq, 2);
     assert_eq!(next[0].1.as_deref(), Some("stale_state"));
 }
+
+async fn sleep_ms(ms: u32) {
+    gloo_timers::future::TimeoutFuture::new(ms).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer() {
+    use stockhop::web::clock::SystemClock;
+    use stockhop::web::runtime::{Options, Queue};
+    let name = db_name("wake");
+    let site = FakeSite::new();
+    site.answer_whole(TransportOutcome::Timeout);
+    let queue = Queue::open(&name, site.clone(), SystemClock, Options::default())
+        .await
+        .unwrap();
+    queue
+        .store()
+        .set_device(&DeviceConfig {
+            site_url: "http://127.0.0.1:9".into(),
+            device_token: "token".into(),
+            device_id: "HH-0042".into(),
+        })
+        .await
+        .unwrap();
+    let open = queue.open_session(None, open_body("op-1")).await.unwrap();
+    sleep_ms(300).await;
+    assert_eq!(
+        site.requests.borrow().len(),
+        1,
+        "the capture drained at once"
+    );
+
+    site.answer_each(applied);
+    sleep_ms(2_500).await;
+    assert_eq!(
+        site.requests.borrow().len(),
+        2,
+        "the 2 s backoff timer fired once"
+    );
+    let items = queue.store().session_items(open.session_id).await.unwrap();
+    assert_eq!(items[0].state, ItemState::Done);
+    assert_eq!(items[0].attempts, 2);
+}
