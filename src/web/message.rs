@@ -21,8 +21,12 @@ pub const LIST_LIMIT_MAX: u32 = 500;
 /// fastest sled's reads, and a message and its reply stay small.
 pub const CAPTURE_MANY_MAX: usize = 1_000;
 
+/// A page's request. On the wire it is `{type, ...fields}`; the worker
+/// reads it as `{type: {...fields}}` (externally tagged), which serde reads
+/// in one pass, where an internally tagged enum would buffer every message
+/// and cost the module tens of kilobytes.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum PageRequest {
     /// Device setup: where the site is and how this device signs in.
     Setup {
@@ -31,7 +35,7 @@ pub enum PageRequest {
         device_id: String,
     },
     /// The stored setup (without the token).
-    Device,
+    Device {},
     OpenSession {
         #[serde(default)]
         session_id: Option<Uuid>,
@@ -65,17 +69,17 @@ pub enum PageRequest {
         #[serde(default)]
         limit: Option<u32>,
     },
-    Counts,
-    RetryNow,
+    Counts {},
+    RetryNow {},
     /// A wake-up from the page (visible, online): drain on schedule.
-    Wake,
+    Wake {},
     Discard {
         id: u64,
     },
     Acknowledge {
         id: u64,
     },
-    Storage,
+    Storage {},
 }
 
 fn scan() -> Command {

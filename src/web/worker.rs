@@ -46,9 +46,9 @@ impl ServiceWorker {
     pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
         let queue = self.queue.clone();
         future_to_promise(async move {
-            let reply = match from_js::<PageRequest>(data) {
+            let reply = match read_request(&data) {
                 Ok(request) => handle(&queue, request).await,
-                Err(err) => Err(QueueError::BadMessage(err.to_string())),
+                Err(err) => Err(err),
             };
             let reply = match reply {
                 Ok(mut body) => {
@@ -91,6 +91,20 @@ impl ServiceWorker {
     }
 }
 
+/// Reads `{type, ...fields}` as the externally tagged `{type: {...fields}}`.
+fn read_request(data: &JsValue) -> Result<PageRequest, QueueError> {
+    let kind = js_sys::Reflect::get(data, &"type".into())
+        .ok()
+        .and_then(|kind| kind.as_string())
+        .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
+    let tagged = js_sys::Object::new();
+    js_sys::Reflect::set(&tagged, &kind.into(), data).map_err(QueueError::browser)?;
+    from_js::<PageRequest>(tagged.into()).map_err(|err| match err {
+        QueueError::Storage(why) => QueueError::BadMessage(why),
+        other => other,
+    })
+}
+
 async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::Value, QueueError> {
     let value = |v: &dyn erased::Json| v.json();
     Ok(match request {
@@ -114,7 +128,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
             queue.kick();
             json!({"device_id": config.device_id})
         }
-        PageRequest::Device => match queue.store().device().await? {
+        PageRequest::Device {} => match queue.store().device().await? {
             Some(device) => {
                 json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true})
             }
@@ -182,9 +196,9 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
                 .collect();
             json!({"items": value(&rows), "next_after": next})
         }
-        PageRequest::Counts => value(&queue.counts().await?),
-        PageRequest::RetryNow => value(&queue.retry_now().await?),
-        PageRequest::Wake => value(&queue.drain(false).await?),
+        PageRequest::Counts {} => value(&queue.counts().await?),
+        PageRequest::RetryNow {} => value(&queue.retry_now().await?),
+        PageRequest::Wake {} => value(&queue.drain(false).await?),
         PageRequest::Discard { id } => {
             let (_, void) = queue.discard(id).await?;
             json!({"void": value(&Captured::from(&void))})
@@ -193,7 +207,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
             let item = queue.acknowledge(id).await?;
             json!({"id": item.id, "acknowledged": item.acknowledged})
         }
-        PageRequest::Storage => match browser::storage_estimate().await? {
+        PageRequest::Storage {} => match browser::storage_estimate().await? {
             Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
             None => json!({"usage": null, "quota": null}),
         },
