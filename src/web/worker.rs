@@ -106,7 +106,6 @@ fn read_request(data: &JsValue) -> Result<PageRequest, QueueError> {
 }
 
 async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::Value, QueueError> {
-    let value = |v: &dyn erased::Json| v.json();
     Ok(match request {
         PageRequest::Setup {
             site_url,
@@ -214,15 +213,8 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
     })
 }
 
-mod erased {
-    /// Any serialisable reply part as JSON.
-    pub trait Json {
-        fn json(&self) -> serde_json::Value;
-    }
-
-    impl<T: serde::Serialize> Json for T {
-        fn json(&self) -> serde_json::Value {
-            serde_json::to_value(self).unwrap_or_default()
-        }
-    }
+/// A reply part as JSON. Our reply types always serialise (string keys
+/// only), so there is no error to carry.
+fn value<T: serde::Serialize>(part: &T) -> serde_json::Value {
+    serde_json::to_value(part).unwrap_or_default()
 }
