@@ -4,6 +4,8 @@
 //! on purpose. A new capture skips the wait ([`Backoff::on_capture`]) but
 //! keeps the failure count, so a flapping network is not hammered.
 
+use serde::{Deserialize, Serialize};
+
 use crate::time::{Millis, UnixMs};
 
 /// The growing delays after the 1st, 2nd, 3rd and 4th failure in a row.
@@ -34,9 +36,10 @@ pub fn next_attempt_at(failures: u32, now: UnixMs) -> UnixMs {
 }
 
 /// The schedule's state: failures in a row and when the next attempt is due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Backoff {
     pub failures: u32,
+    #[serde(default)]
     pub next_attempt_at: Option<UnixMs>,
 }
 

@@ -11,6 +11,7 @@
 pub mod backoff;
 pub mod classify;
 pub mod key;
+pub mod queue;
 pub mod time;
 pub mod wire;
 

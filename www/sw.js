@@ -1,29 +1,95 @@
-// The capture service worker. Listeners are registered synchronously (a
-// worker may not await at the top level); each event waits for the wasm
-// module's init() and is then handed to it.
-import init, { mintKey, coreVersion } from './pkg/stockhop.js';
+// Stockhop service worker (a module worker). Listeners are registered
+// synchronously at the top, as the platform requires; each event waits
+// for the wasm module (`init()`) and hands itself to it. No top-level await.
+import init, { ServiceWorker } from './pkg/stockhop.js';
 
-const ready = init({ module_or_path: new URL('./pkg/stockhop_bg.wasm', import.meta.url) });
+const SHELL_CACHE = 'stockhop-shell-v1';
+const SHELL = [
+  '/',
+  '/index.html',
+  '/app.js',
+  '/manifest.webmanifest',
+  '/icons/icon-192.png',
+  '/icons/icon-512.png',
+  '/pkg/stockhop.js',
+  '/pkg/stockhop_bg.wasm',
+];
+const SYNC_TAG = 'stockhop-drain';
+
+let queue = null;
+
+// The queue, opened once per worker life; a failed open is retried on the
+// next event rather than cached.
+function ready() {
+  if (!queue) {
+    queue = init().then(() => ServiceWorker.open());
+    queue.catch(() => { queue = null; });
+  }
+  return queue;
+}
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(ready.then(() => self.skipWaiting()));
+  event.waitUntil(
+    caches.open(SHELL_CACHE)
+      .then((cache) => cache.addAll(SHELL))
+      .then(() => self.skipWaiting()),
+  );
 });
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil(ready.then(() => self.clients.claim()));
+  event.waitUntil(Promise.all([
+    self.clients.claim(),
+    caches.keys().then((keys) => Promise.all(
+      keys.filter((key) => key !== SHELL_CACHE).map((key) => caches.delete(key)))),
+    ready().then((q) => q.wake()).catch(() => {}),
+  ]));
 });
 
 self.addEventListener('message', (event) => {
   const port = event.ports[0];
+  // The messaging floor, answered without the module (the benchmark's baseline).
+  if (event.data && event.data.type === 'ping') {
+    if (port) port.postMessage({ ok: true });
+    return;
+  }
   event.waitUntil(
-    ready
-      .then(() => {
-        if (event.data && event.data.type === 'ping') {
-          return { ok: true, version: coreVersion(), key: mintKey() };
-        }
-        return { ok: false, error: `unknown message ${JSON.stringify(event.data)}` };
-      })
-      .catch((err) => ({ ok: false, error: String(err) }))
-      .then((reply) => port && port.postMessage(reply)),
+    ready()
+      .then((q) => q.handleMessage(event.data, port))
+      .catch((err) => {
+        if (port) port.postMessage({ ok: false, error: { code: 'WORKER', message: String(err && err.message || err) } });
+      }),
   );
 });
+
+self.addEventListener('sync', (event) => {
+  if (event.tag === SYNC_TAG) {
+    event.waitUntil(ready().then((q) => q.handleSync()));
+  }
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')) {
+    return;
+  }
+  event.respondWith(networkFirst(request));
+  if (request.mode === 'navigate') {
+    event.waitUntil(ready().then((q) => q.wake()).catch(() => {}));
+  }
+});
+
+// The app shell network-first: fresh when online, from the cache when not.
+async function networkFirst(request) {
+  const cache = await caches.open(SHELL_CACHE);
+  try {
+    const response = await fetch(request);
+    if (response.ok) cache.put(request, response.clone());
+    return response;
+  } catch (err) {
+    const cached = await cache.match(request, { ignoreSearch: true })
+      || (request.mode === 'navigate' ? await cache.match('/index.html') : undefined);
+    if (cached) return cached;
+    throw err;
+  }
+}

@@ -1,9 +1,28 @@
-//! The browser glue, compiled only for wasm32: the service worker's entry
-//! points around the sans-IO core.
+//! The browser glue, compiled only for wasm32: the service worker's queue
+//! runtime around the sans-IO core in [`crate::queue`].
+//!
+//! * [`schema`]: the IndexedDB schema and its numbered upgrades;
+//! * [`store`]: every IndexedDB read and write, one strict transaction per step;
+//! * [`runtime`]: group-committed captures and the drain loop;
+//! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
+//! * [`browser`]: hand-written bindings (Web Locks, Background Sync, storage);
+//! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives.
+
+pub mod browser;
+pub mod clock;
+pub mod error;
+pub mod message;
+pub mod runtime;
+pub mod schema;
+pub mod store;
+pub mod transport;
+pub mod worker;
 
 use wasm_bindgen::prelude::*;
 
 use crate::key::IdempotencyKey;
+
+pub use worker::ServiceWorker;
 
 /// Mints a UUIDv4 idempotency key from the browser's crypto.
 #[wasm_bindgen(js_name = mintKey)]

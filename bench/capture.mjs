@@ -1,0 +1,296 @@
+// Capture benchmark: the service-worker queue (page → worker message →
+// wasm → one strict IndexedDB transaction → reply) against a plain-JS
+// IndexedDB baseline doing the same strict writes, in the same headless
+// Chromium run. Prints a table; asserts nothing.
+//
+//   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--batch N] [--no-wasm-opt]
+//
+// Needs www/pkg built (wasm-pack build --target web --out-dir www/pkg
+// --release --no-typescript). The module is optimised with wasm-opt
+// (binaryen from npm, or $WASM_OPT) first and the optimised build is the one measured, so
+// the run also proves it still works (WASM_OPT_LEVEL picks the level, -Oz
+// by default).
+import { createServer } from 'node:http';
+import { readFile, stat, mkdtemp, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { join, extname, resolve, normalize } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const SINGLE = flag('--single', 300); // sequential captures, each awaited
+const BURST = flag('--burst', 2000);  // captures fired at once, like an RFID sled
+const BATCH = flag('--batch', 100); // reads per capture_many message
+const WARMUP = 20;
+const WWW = resolve(new URL('../www', import.meta.url).pathname);
+const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
+// binaryen from npm (a devDependency here): Debian's wasm-opt 108 predates
+// the features rustc now emits and writes a module that traps.
+const LOCAL_WASM_OPT = new URL('./node_modules/.bin/wasm-opt', import.meta.url).pathname;
+const WASM_OPT = process.env.WASM_OPT || LOCAL_WASM_OPT;
+const WASM_OPT_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
+  '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
+
+const TYPES = {
+  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
+  '.json': 'application/json', '.webmanifest': 'application/manifest+json', '.png': 'image/png',
+};
+
+async function optimised() {
+  if (args.includes('--no-wasm-opt')) return null;
+  try {
+    const dir = await mkdtemp(join(tmpdir(), 'stockhop-bench-'));
+    const out = join(dir, 'stockhop_bg.wasm');
+    const level = process.env.WASM_OPT_LEVEL || '-Oz';
+    execFileSync(WASM_OPT, [...WASM_OPT_FEATURES, level, '--strip-debug', '--strip-producers', WASM, '-o', out],
+      { stdio: 'ignore' });
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+function serve(wasmPath) {
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    let path = normalize(decodeURIComponent(url.pathname));
+    if (path.endsWith('/')) path += 'index.html';
+    const file = path === '/pkg/stockhop_bg.wasm' && wasmPath ? wasmPath : join(WWW, path);
+    if (!file.startsWith(WWW) && file !== wasmPath) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream', 'cache-control': 'no-cache' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
+}
+
+// Runs in the page: the queue through the service worker, or (inPage) the
+// same wasm module loaded in the page itself, to separate the cost of
+// messaging from the cost of the queue.
+async function measureQueue({ single, burst, warmup, inPage, batch }) {
+  let ask = window.stockhop.ask;
+  if (inPage) {
+    const module = await import('/pkg/stockhop.js');
+    await module.default();
+    const direct = await module.ServiceWorker.open('bench-in-page-' + Math.random());
+    ask = (message) => direct.handleMessage(message, undefined);
+  }
+  const open = await ask({ type: 'open_session', operator_id: 'bench', mode: 'cycle_count' });
+  if (!open.ok) throw new Error(JSON.stringify(open));
+  const session_id = open.session_id;
+  let n = 0;
+  const capture = async () => {
+    n += 1;
+    const t = performance.now();
+    const reply = await ask({ type: 'capture', session_id, body: { mode: 'cycle_count', epc: 'E2806894000040017790' + String(n).padStart(4, '0') } });
+    if (!reply.ok) throw new Error(JSON.stringify(reply));
+    return performance.now() - t;
+  };
+  for (let i = 0; i < warmup; i++) await capture();
+  const singles = [];
+  const t0 = performance.now();
+  for (let i = 0; i < single; i++) singles.push(await capture());
+  const singleMs = performance.now() - t0;
+  const t1 = performance.now();
+  let bursts;
+  if (batch) {
+    // The burst as a sled hands it over: `batch` reads a message.
+    const message = async (size) => {
+      const bodies = Array.from({ length: size }, () => {
+        n += 1;
+        return { mode: 'cycle_count', epc: 'E2806894000040017790' + String(n).padStart(4, '0') };
+      });
+      const t = performance.now();
+      const reply = await ask({ type: 'capture_many', session_id, bodies });
+      if (!reply.ok || reply.items.some((i) => i.error)) throw new Error(JSON.stringify(reply).slice(0, 300));
+      return Array(size).fill(performance.now() - t);
+    };
+    const sizes = [];
+    for (let i = 0; i < burst; i += batch) sizes.push(Math.min(batch, burst - i));
+    bursts = (await Promise.all(sizes.map(message))).flat();
+  } else {
+    bursts = await Promise.all(Array.from({ length: burst }, capture));
+  }
+  const burstMs = performance.now() - t1;
+  const counts = await ask({ type: 'counts' });
+  return { singles, singleMs, bursts, burstMs, stored: counts.queued + counts.sending + counts.done };
+}
+
+// Runs in the page: a page → worker → page round trip that the worker
+// answers without the module or IndexedDB: the floor messaging sets.
+async function measurePing({ single, burst, warmup }) {
+  const one = async () => {
+    const t = performance.now();
+    await window.stockhop.ask({ type: 'ping' });
+    return performance.now() - t;
+  };
+  for (let i = 0; i < warmup; i++) await one();
+  const singles = [];
+  const t0 = performance.now();
+  for (let i = 0; i < single; i++) singles.push(await one());
+  const singleMs = performance.now() - t0;
+  const t1 = performance.now();
+  const bursts = await Promise.all(Array.from({ length: burst }, one));
+  return { singles, singleMs, bursts, burstMs: performance.now() - t1 };
+}
+
+// Runs in the page: plain-JS IndexedDB, the same strict writes.
+async function measureBaseline({ single, burst, warmup, perTx }) {
+  const name = 'bench-baseline-' + perTx + '-' + Math.random();
+  const db = await new Promise((ok, fail) => {
+    const req = indexedDB.open(name, 1);
+    req.onupgradeneeded = () => {
+      const items = req.result.createObjectStore('items', { keyPath: 'id', autoIncrement: true });
+      items.createIndex('by_state', 'state');
+      items.createIndex('by_session_seq', ['session_id', 'client_seq'], { unique: true });
+      items.createIndex('by_key', 'key', { unique: true });
+    };
+    req.onsuccess = () => ok(req.result);
+    req.onerror = () => fail(req.error);
+  });
+  const session_id = crypto.randomUUID();
+  let seq = 0;
+  const record = () => {
+    seq += 1;
+    const now = new Date().toISOString();
+    return { key: crypto.randomUUID(), session_id, client_seq: seq, command: 'scan', occurred_at: now, queued_at: now,
+      body: { mode: 'cycle_count', epc: 'E2806894000040017790' + String(seq).padStart(4, '0') }, state: 'queued', attempts: 0 };
+  };
+  const write = (records) => new Promise((ok, fail) => {
+    const tx = db.transaction('items', 'readwrite', { durability: 'strict' });
+    for (const r of records) tx.objectStore('items').add(r);
+    tx.oncomplete = ok;
+    tx.onerror = () => fail(tx.error);
+    tx.onabort = () => fail(tx.error);
+  });
+  const one = async () => {
+    const t = performance.now();
+    await write([record()]);
+    return performance.now() - t;
+  };
+  for (let i = 0; i < warmup; i++) await one();
+  const singles = [];
+  const t0 = performance.now();
+  for (let i = 0; i < single; i++) singles.push(await one());
+  const singleMs = performance.now() - t0;
+  const t1 = performance.now();
+  let bursts;
+  if (perTx === 1) {
+    bursts = await Promise.all(Array.from({ length: burst }, one));
+  } else {
+    bursts = [];
+    const groups = [];
+    for (let i = 0; i < burst; i += perTx) {
+      const size = Math.min(perTx, burst - i);
+      const t = performance.now();
+      groups.push(write(Array.from({ length: size }, record)).then(() => {
+        const ms = performance.now() - t;
+        for (let k = 0; k < size; k++) bursts.push(ms);
+      }));
+    }
+    await Promise.all(groups);
+  }
+  const burstMs = performance.now() - t1;
+  db.close();
+  indexedDB.deleteDatabase(name);
+  return { singles, singleMs, bursts, burstMs, stored: seq };
+}
+
+function pct(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function rows(label, r) {
+  return [
+    [label, 'single', r.singles.length, pct(r.singles, 50), pct(r.singles, 99), (r.singles.length / r.singleMs) * 1000],
+    [label, 'burst', r.bursts.length, pct(r.bursts, 50), pct(r.bursts, 99), (r.bursts.length / r.burstMs) * 1000],
+  ];
+}
+
+function table(all) {
+  const head = ['path', 'mode', 'n', 'p50 ms', 'p99 ms', 'captures/s'];
+  const cells = all.map((r) => [r[0], r[1], String(r[2]), r[3].toFixed(2), r[4].toFixed(2), r[5].toFixed(0)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c) => '| ' + c.map((x, i) => x.padEnd(widths[i])).join(' | ') + ' |';
+  console.log(line(head));
+  console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+  for (const c of cells) console.log(line(c));
+}
+
+async function main() {
+  const raw = await readFile(WASM);
+  const optPath = await optimised();
+  const opt = optPath ? await readFile(optPath) : null;
+  const server = await serve(optPath);
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: false,
+    args: ['--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', (err) => console.error('page error:', err.message));
+    await page.goto(base + '/');
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    const options = { single: SINGLE, burst: BURST, warmup: WARMUP };
+    const queue = await page.evaluate(measureQueue, options);
+    const inPage = await page.evaluate(measureQueue, { ...options, inPage: true });
+    const ping = await page.evaluate(measurePing, options);
+    const batched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
+    const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
+    const version = await browser.version();
+    console.log(`Chromium ${version}; durability "strict"; ${SINGLE} single captures after ${WARMUP} warm-up, then a burst of ${BURST}`);
+    console.log('');
+    table([
+      ...rows('queue (page → worker → wasm → IndexedDB)', queue),
+      ...rows(`queue, capture_many (${BATCH} reads a message)`, batched).slice(1),
+      ...rows('same wasm in the page, no messaging', inPage),
+      ...rows('messaging only: page → worker → page, no storage', ping),
+      ...rows('plain JS, one transaction per capture', baseline1),
+      ...rows('plain JS, 256 captures per transaction', baselineGroup),
+    ]);
+    console.log('');
+    const expected = WARMUP + SINGLE + BURST + 1;
+    console.log(`queue items stored: ${queue.stored} of ${expected} captured (incl. the session open)`);
+    const rate = (r) => r.bursts.length / r.burstMs;
+    const times = (a, b) => (a / b).toFixed(2) + '×';
+    console.log(`single p50, queue ÷ plain JS: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
+      ` (messaging alone: ${times(pct(ping.singles, 50), pct(baseline1.singles, 50))})`);
+    console.log(`burst rate, plain JS ÷ queue: one tx each ${times(rate(baseline1), rate(queue))},` +
+      ` 256 per tx ${times(rate(baselineGroup), rate(queue))}; without messaging ${times(rate(baselineGroup), rate(inPage))}`);
+    console.log('');
+    const kb = (n) => (n / 1024).toFixed(1) + ' KiB';
+    console.log('| wasm build | raw | gzip -9 |');
+    console.log('|---|---|---|');
+    console.log(`| release (wasm-pack, no wasm-opt) | ${kb(raw.length)} | ${kb(gzipSync(raw, { level: 9 }).length)} |`);
+    if (opt) {
+      console.log(`| release + wasm-opt ${process.env.WASM_OPT_LEVEL || '-Oz'} (measured above) | ${kb(opt.length)} | ${kb(gzipSync(opt, { level: 9 }).length)} |`);
+    } else {
+      console.log('| release + wasm-opt | (wasm-opt unavailable) | |');
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,285 @@
+//! The drain as a sans-IO state machine (quinn-proto style).
+//!
+//! The runtime restores a [`Drain`] from what storage says, tells it about
+//! new items with [`Drain::handle_stored`], asks [`Drain::poll_transmit`]
+//! for the next lease (≤ 50 items, `client_seq` order within a session,
+//! oldest session first), persists the lease, sends it, and hands the
+//! transport's outcome to [`Drain::handle_outcome`], which returns the item
+//! records and the backoff to persist. [`Drain::poll_timeout`] says when the
+//! runtime should wake it next. The drain never reads a clock, storage or
+//! the network itself.
+//!
+//! Architecture invariant: at most one lease is in flight, and an item is
+//! in a lease only while it is pending (`queued`, or `sending` found after a
+//! restart); a `done`, `rejected` or `voided` item is never leased again.
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+use crate::backoff::Backoff;
+use crate::classify::ResultKind;
+use crate::time::UnixMs;
+use crate::wire::{SyncRequest, MAX_ITEMS_PER_REQUEST};
+
+use super::item::{Item, ItemState};
+use super::outcome::{verdicts, TransportOutcome};
+use super::session::Session;
+
+/// Items of one request leased by the drain: they are `sending` until the
+/// outcome is handled. Persist them before sending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    pub batch_id: u64,
+    pub items: Vec<Item>,
+}
+
+impl Lease {
+    /// The request body for this lease, stamped with the device clock.
+    pub fn request(&self, device_id: &str, sent_at: UnixMs) -> SyncRequest {
+        SyncRequest {
+            device_id: device_id.to_owned(),
+            sent_at,
+            items: self.items.iter().map(Item::to_wire).collect(),
+        }
+    }
+}
+
+/// What to persist after an outcome: every item of the lease in its new
+/// state, and the backoff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub items: Vec<Item>,
+    pub backoff: Backoff,
+    /// Whether the run stopped (deferred, unknown, retryable or buffered
+    /// results); the next attempt waits for the backoff.
+    pub stopped: bool,
+}
+
+/// An outcome the drain cannot place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DrainError {
+    #[error("no lease {0} is in flight")]
+    UnknownLease(u64),
+}
+
+/// The drain's state: pending items per session and the backoff.
+///
+/// The queue is unbounded by design (DESIGN.md §3.4): there is no cap on
+/// pending items here, and nothing is evicted.
+#[derive(Debug, Clone, Default)]
+pub struct Drain {
+    /// Session order: opened_at, then id, so the oldest session goes first.
+    sessions: BTreeMap<Uuid, UnixMs>,
+    /// Pending items by session, then by position (see [`Item::position`]).
+    pending: BTreeMap<Uuid, BTreeMap<(u64, u64), Item>>,
+    backoff: Backoff,
+    in_flight: Option<Lease>,
+    next_batch_id: u64,
+}
+
+impl Drain {
+    /// Rebuilds the drain from storage. Items found `sending` were in a
+    /// request whose outcome was never recorded: they go out again.
+    pub fn restore<'a>(
+        sessions: impl IntoIterator<Item = &'a Session>,
+        items: impl IntoIterator<Item = Item>,
+        backoff: Backoff,
+    ) -> Drain {
+        let mut drain = Drain {
+            backoff,
+            ..Drain::default()
+        };
+        for session in sessions {
+            drain.sessions.insert(session.session_id, session.opened_at);
+        }
+        for mut item in items {
+            if item.state == ItemState::Sending {
+                item.state = ItemState::Queued;
+            }
+            drain.upsert(item);
+        }
+        drain
+    }
+
+    /// Items were written (captured, voided, acknowledged): track them.
+    pub fn handle_stored(&mut self, items: impl IntoIterator<Item = Item>) {
+        for item in items {
+            self.upsert(item);
+        }
+    }
+
+    /// A new capture was written: it drains at once, skipping the wait.
+    pub fn handle_captured(&mut self, items: impl IntoIterator<Item = Item>) {
+        self.handle_stored(items);
+        self.backoff.on_capture();
+    }
+
+    /// The operator asked to retry now.
+    pub fn handle_retry_now(&mut self) {
+        self.backoff.on_capture();
+    }
+
+    /// The next lease, if one is due at `now`. The returned items are
+    /// `sending`; persist them before the request leaves.
+    pub fn poll_transmit(&mut self, now: UnixMs) -> Option<Lease> {
+        if self.in_flight.is_some() || !self.backoff.is_due(now) {
+            return None;
+        }
+        let mut items = Vec::new();
+        for session_id in self.session_order() {
+            let Some(queue) = self.pending.get_mut(&session_id) else {
+                continue;
+            };
+            for item in queue.values_mut() {
+                if items.len() == MAX_ITEMS_PER_REQUEST || item.state != ItemState::Queued {
+                    break;
+                }
+                item.set_state(ItemState::Sending, now);
+                item.attempts = item.attempts.saturating_add(1);
+                items.push(item.clone());
+            }
+            if items.len() == MAX_ITEMS_PER_REQUEST {
+                break;
+            }
+        }
+        if items.is_empty() {
+            return None;
+        }
+        self.next_batch_id += 1;
+        let lease = Lease {
+            batch_id: self.next_batch_id,
+            items,
+        };
+        self.in_flight = Some(lease.clone());
+        Some(lease)
+    }
+
+    /// The lease could not be persisted, so it was never sent: its items
+    /// are queued again.
+    pub fn handle_lease_failed(&mut self, batch_id: u64) -> Result<(), DrainError> {
+        let lease = self.take_lease(batch_id)?;
+        for mut item in lease.items {
+            item.state = ItemState::Queued;
+            item.attempts = item.attempts.saturating_sub(1);
+            self.upsert(item);
+        }
+        Ok(())
+    }
+
+    /// The transport's outcome for a lease: every item gets its verdict.
+    pub fn handle_outcome(
+        &mut self,
+        now: UnixMs,
+        batch_id: u64,
+        outcome: &TransportOutcome,
+    ) -> Result<Recorded, DrainError> {
+        let lease = self.take_lease(batch_id)?;
+        let verdicts = verdicts(&lease.items, outcome);
+        let mut stopped = false;
+        let mut items = Vec::with_capacity(lease.items.len());
+        for (mut item, verdict) in lease.items.into_iter().zip(verdicts) {
+            let state = match verdict.kind {
+                ResultKind::Done => ItemState::Done,
+                ResultKind::Rejected => ItemState::Rejected,
+                ResultKind::Blocked => ItemState::Blocked,
+                ResultKind::Buffered
+                | ResultKind::Retryable
+                | ResultKind::Deferred
+                | ResultKind::Unknown => {
+                    stopped = true;
+                    ItemState::Queued
+                }
+            };
+            item.set_state(state, now);
+            item.reason = match verdict.kind {
+                ResultKind::Buffered => {
+                    Some("held by the server behind an earlier item".to_owned())
+                }
+                _ => verdict.reason,
+            };
+            if verdict.recorded_at.is_some() {
+                item.recorded_at = verdict.recorded_at;
+            }
+            self.upsert(item.clone());
+            items.push(item);
+        }
+        if stopped {
+            self.backoff.on_failure(now);
+        } else {
+            self.backoff.on_success();
+        }
+        Ok(Recorded {
+            items,
+            backoff: self.backoff,
+            stopped,
+        })
+    }
+
+    /// When the runtime should wake the drain: `None` when there is nothing
+    /// to send (idle, or only blocked sessions) or a lease is in flight.
+    pub fn poll_timeout(&self) -> Option<UnixMs> {
+        if self.in_flight.is_some() || !self.has_sendable() {
+            return None;
+        }
+        Some(self.backoff.next_attempt_at.unwrap_or(UnixMs(i64::MIN)))
+    }
+
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// Pending items (queued, sending or blocked).
+    pub fn pending_len(&self) -> usize {
+        self.pending.values().map(BTreeMap::len).sum()
+    }
+
+    fn has_sendable(&self) -> bool {
+        self.pending.values().any(|queue| {
+            queue
+                .values()
+                .next()
+                .is_some_and(|item| item.state == ItemState::Queued)
+        })
+    }
+
+    fn session_order(&self) -> Vec<Uuid> {
+        let mut order: Vec<(UnixMs, Uuid)> = self
+            .pending
+            .keys()
+            .map(|id| (self.sessions.get(id).copied().unwrap_or_default(), *id))
+            .collect();
+        order.sort();
+        order.into_iter().map(|(_, id)| id).collect()
+    }
+
+    fn take_lease(&mut self, batch_id: u64) -> Result<Lease, DrainError> {
+        match self.in_flight.take() {
+            Some(lease) if lease.batch_id == batch_id => Ok(lease),
+            other => {
+                self.in_flight = other;
+                Err(DrainError::UnknownLease(batch_id))
+            }
+        }
+    }
+
+    fn upsert(&mut self, item: Item) {
+        self.sessions
+            .entry(item.session_id)
+            .and_modify(|at| *at = (*at).min(item.queued_at))
+            .or_insert(item.queued_at);
+        let position = item.position();
+        let session_id = item.session_id;
+        if item.state.is_pending() {
+            self.pending
+                .entry(session_id)
+                .or_default()
+                .insert(position, item);
+        } else if let Some(queue) = self.pending.get_mut(&session_id) {
+            queue.remove(&position);
+            if queue.is_empty() {
+                self.pending.remove(&session_id);
+            }
+        }
+    }
+}

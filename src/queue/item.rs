@@ -1,0 +1,134 @@
+//! One queued item as the handheld stores it: the wire item plus its
+//! place in the queue's life cycle (DESIGN.md §3.6).
+//!
+//! Items are never deleted by the queue. `done` items stay for the queue
+//! screen and the latency chart, `rejected` and `blocked` items wait for an
+//! operator, `voided` items record what the operator discarded.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::key::IdempotencyKey;
+use crate::time::UnixMs;
+use crate::wire::{Command, SyncItem, VoidBody};
+
+/// Where an item is in its life: `queued → sending → done`, or one of the
+/// states that wait for an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemState {
+    /// Written durably, waiting for the drain.
+    Queued,
+    /// Leased into a request that may or may not have reached the server;
+    /// found in this state after a restart it is sent again (its key makes
+    /// that safe).
+    Sending,
+    /// Applied (or simulated) by the server.
+    Done,
+    /// Refused by the server for a business reason; waits for an operator.
+    Rejected,
+    /// A request the server will never accept as sent; it and the later
+    /// items of its session wait for an operator.
+    Blocked,
+    /// Discarded by an operator; a `void` item tells the server.
+    Voided,
+}
+
+impl ItemState {
+    pub const ALL: [ItemState; 6] = [
+        ItemState::Queued,
+        ItemState::Sending,
+        ItemState::Done,
+        ItemState::Rejected,
+        ItemState::Blocked,
+        ItemState::Voided,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemState::Queued => "queued",
+            ItemState::Sending => "sending",
+            ItemState::Done => "done",
+            ItemState::Rejected => "rejected",
+            ItemState::Blocked => "blocked",
+            ItemState::Voided => "voided",
+        }
+    }
+
+    /// Whether the drain still has work to do for an item in this state
+    /// (a blocked item is pending too: it holds back its session).
+    pub fn is_pending(self) -> bool {
+        matches!(
+            self,
+            ItemState::Queued | ItemState::Sending | ItemState::Blocked
+        )
+    }
+}
+
+/// A stored item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// The permanent queue id (IndexedDB's auto-increment key), absent until
+    /// the item is first written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub key: IdempotencyKey,
+    pub session_id: Uuid,
+    pub client_seq: u64,
+    pub command: Command,
+    pub occurred_at: UnixMs,
+    pub queued_at: UnixMs,
+    #[serde(default)]
+    pub body: serde_json::Value,
+    pub state: ItemState,
+    /// Why the item waits: the server's rejection reason or the code of a
+    /// blocking answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Requests this item has been leased into.
+    #[serde(default)]
+    pub attempts: u32,
+    /// The server's receipt clock for a done or rejected item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<UnixMs>,
+    /// When the item last changed state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<UnixMs>,
+    /// An operator has seen the rejection and decided.
+    #[serde(default)]
+    pub acknowledged: bool,
+}
+
+impl Item {
+    /// The item as it goes on the wire.
+    pub fn to_wire(&self) -> SyncItem {
+        SyncItem {
+            key: self.key,
+            session_id: self.session_id,
+            client_seq: self.client_seq,
+            command: self.command,
+            occurred_at: self.occurred_at,
+            queued_at: self.queued_at,
+            body: self.body.clone(),
+        }
+    }
+
+    /// Where the drain places the item in its session: its own `client_seq`,
+    /// except a `void`, which goes where the item it discards stood, so the
+    /// server hears of the void before the items that waited behind it.
+    pub fn position(&self) -> (u64, u64) {
+        let at = match self.command {
+            Command::Void => serde_json::from_value::<VoidBody>(self.body.clone())
+                .map(|void| void.void_seq)
+                .unwrap_or(self.client_seq),
+            _ => self.client_seq,
+        };
+        (at, self.client_seq)
+    }
+
+    /// Moves the item to `state` at `now`.
+    pub fn set_state(&mut self, state: ItemState, now: UnixMs) {
+        self.state = state;
+        self.updated_at = Some(now);
+    }
+}

@@ -1,0 +1,139 @@
+//! A capture session: a client-minted id and the contiguous `client_seq`
+//! its items take, starting at 1 (DESIGN.md §3.3).
+//!
+//! The open and the close are themselves queued items with their own keys
+//! and seqs, so a session is opened, used and closed offline. The runtime
+//! reads the session, calls these methods and writes the session and the
+//! new items back in the same transaction, so a seq is never handed out
+//! twice and never skipped.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::key::IdempotencyKey;
+use crate::time::UnixMs;
+use crate::wire::{Command, Mode, OpenSessionBody, VoidBody};
+
+use super::item::{Item, ItemState};
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: Uuid,
+    pub operator_id: String,
+    pub mode: Mode,
+    /// The device clock when the session was opened; the drain sends the
+    /// oldest session first.
+    pub opened_at: UnixMs,
+    /// The `client_seq` the next item of this session takes.
+    pub next_seq: u64,
+    /// Set when the close was queued; a closed session takes no captures
+    /// but its queue keeps draining.
+    #[serde(default)]
+    pub closed: bool,
+}
+
+/// What a capture asks for; the session adds the seq and the clocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    pub command: Command,
+    pub body: serde_json::Value,
+}
+
+/// Why a capture was refused before anything was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaptureError {
+    #[error("session {0} is closed")]
+    SessionClosed(Uuid),
+    #[error("session {0} is already open")]
+    SessionExists(Uuid),
+    #[error("session {0} is not open on this device")]
+    UnknownSession(Uuid),
+    #[error("{0} items are queued through the session's own open, close and discard")]
+    ReservedCommand(&'static str),
+}
+
+impl Session {
+    /// Opens a session at `now`: the session and its `open_session` item (seq 1).
+    pub fn open(
+        session_id: Uuid,
+        body: OpenSessionBody,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> (Session, Item) {
+        let mut session = Session {
+            session_id,
+            operator_id: body.operator_id.clone(),
+            mode: body.mode,
+            opened_at: now,
+            next_seq: 1,
+            closed: false,
+        };
+        let body = serde_json::to_value(&body).unwrap_or_default();
+        let item = session.next_item(Command::OpenSession, body, key, now);
+        (session, item)
+    }
+
+    /// Queues a scan or an undo as the session's next item.
+    pub fn capture(
+        &mut self,
+        capture: Capture,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Result<Item, CaptureError> {
+        match capture.command {
+            Command::Scan | Command::Undo => {}
+            other => return Err(CaptureError::ReservedCommand(other.as_str())),
+        }
+        if self.closed {
+            return Err(CaptureError::SessionClosed(self.session_id));
+        }
+        Ok(self.next_item(capture.command, capture.body, key, now))
+    }
+
+    /// Queues the `close_session` item and closes the session to captures.
+    /// Queued items are kept: closing discards nothing.
+    pub fn close(&mut self, key: IdempotencyKey, now: UnixMs) -> Result<Item, CaptureError> {
+        if self.closed {
+            return Err(CaptureError::SessionClosed(self.session_id));
+        }
+        let item = self.next_item(Command::CloseSession, serde_json::json!({}), key, now);
+        self.closed = true;
+        Ok(item)
+    }
+
+    /// Queues the `void` that tells the server an operator discarded the
+    /// item at `void_seq`. Allowed in a closed session too: the void only
+    /// lets the server move past a seq, it captures nothing new.
+    pub fn void(&mut self, void_seq: u64, key: IdempotencyKey, now: UnixMs) -> Item {
+        let body = serde_json::to_value(VoidBody { void_seq }).unwrap_or_default();
+        self.next_item(Command::Void, body, key, now)
+    }
+
+    fn next_item(
+        &mut self,
+        command: Command,
+        body: serde_json::Value,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Item {
+        let client_seq = self.next_seq;
+        self.next_seq += 1;
+        Item {
+            id: None,
+            key,
+            session_id: self.session_id,
+            client_seq,
+            command,
+            occurred_at: now,
+            queued_at: now,
+            body,
+            state: ItemState::Queued,
+            reason: None,
+            attempts: 0,
+            recorded_at: None,
+            updated_at: Some(now),
+            acknowledged: false,
+        }
+    }
+}

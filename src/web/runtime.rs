@@ -1,0 +1,432 @@
+//! The queue runtime: group-committed captures and the drain loop, around
+//! the sans-IO core. It owns the I/O only: the store, the transport, the
+//! clock, timers and the Web Lock.
+//!
+//! A worker's first drain restores a [`Drain`] from what IndexedDB says
+//! (items found `sending` go out again), so a killed and restarted worker
+//! resumes where storage left it. Later drains in the same worker life
+//! keep that drain in memory, fed with every item this runtime writes,
+//! so a capture during a long outage does not re-read the backlog; any
+//! failed write drops it and the next drain reads storage again.
+//!
+//! Architecture invariant: only one runtime writes a queue database (the
+//! service worker's; pages reach it by message), and every drain runs
+//! under the `stockhop-drain` Web Lock.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+
+use futures_channel::oneshot;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::key::IdempotencyKey;
+use crate::queue::capture::Group;
+use crate::queue::{Capture, Counts, Drain, Item, ItemState};
+use crate::time::UnixMs;
+use crate::wire::OpenSessionBody;
+
+use super::browser;
+use super::clock::Clock;
+use super::error::QueueError;
+use super::store::{CaptureRequest, DeviceConfig, Store};
+use super::transport::Transport;
+
+/// The Web Lock every drain holds, across the worker and its pages.
+pub const DRAIN_LOCK: &str = "stockhop-drain";
+/// The Background Sync tag registered on every enqueue.
+pub const SYNC_TAG: &str = "stockhop-drain";
+
+/// How the runtime wakes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Drain at once after every committed capture (off in tests that
+    /// drive the drain step by step).
+    pub drain_after_capture: bool,
+    /// Arm a timer for the next attempt after a drain stops.
+    pub wake_on_timer: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            drain_after_capture: true,
+            wake_on_timer: true,
+        }
+    }
+}
+
+/// What a drain did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DrainReport {
+    /// Requests sent and items in them.
+    pub requests: u32,
+    pub items_sent: u32,
+    /// Pending items left (queued, sending or blocked).
+    pub pending: u64,
+    /// When the next attempt is due, if anything is left to send.
+    pub next_attempt_at: Option<UnixMs>,
+    /// Another drain was already running in this context; it will run again.
+    pub joined: bool,
+    /// Nothing was sent because the device is not set up.
+    pub not_configured: bool,
+}
+
+type Waiter = oneshot::Sender<Result<Item, QueueError>>;
+
+struct Inner<T, C> {
+    store: Store,
+    transport: T,
+    clock: C,
+    options: Options,
+    group: RefCell<Group<(CaptureRequest, Waiter)>>,
+    flushing: Cell<bool>,
+    draining: Cell<bool>,
+    drain_again: Cell<bool>,
+    skip_wait: Cell<bool>,
+    /// The drain as of its last run, kept between runs of this worker life
+    /// so a capture does not re-read the whole backlog; `None` until the
+    /// first run restores it from IndexedDB, and again after any failed
+    /// write, so the next run re-reads what storage says.
+    mirror: RefCell<Option<Drain>>,
+    /// Items this runtime wrote (captures, discards) since the drain last
+    /// looked; merged into it before its next lease.
+    written: RefCell<Vec<Item>>,
+    /// Keys the last restore read as pending. A capture's commit can land
+    /// in that read before its own notice reaches `written`; such a late
+    /// notice must not put back an item the drain has moved on since.
+    restored: RefCell<HashSet<IdempotencyKey>>,
+    timer: RefCell<Option<gloo_timers::callback::Timeout>>,
+}
+
+/// The handheld queue in a browser context.
+pub struct Queue<T: Transport + 'static, C: Clock + 'static> {
+    inner: Rc<Inner<T, C>>,
+}
+
+impl<T: Transport + 'static, C: Clock + 'static> Clone for Queue<T, C> {
+    fn clone(&self) -> Self {
+        Queue {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
+    /// Opens the queue on database `name`.
+    pub async fn open(
+        name: &str,
+        transport: T,
+        clock: C,
+        options: Options,
+    ) -> Result<Queue<T, C>, QueueError> {
+        let store = Store::open(name).await?;
+        Ok(Queue {
+            inner: Rc::new(Inner {
+                store,
+                transport,
+                clock,
+                options,
+                group: RefCell::default(),
+                flushing: Cell::new(false),
+                draining: Cell::new(false),
+                drain_again: Cell::new(false),
+                skip_wait: Cell::new(false),
+                mirror: RefCell::new(None),
+                written: RefCell::default(),
+                restored: RefCell::default(),
+                timer: RefCell::new(None),
+            }),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn now(&self) -> UnixMs {
+        self.inner.clock.now()
+    }
+
+    /// Opens a session (a fresh UUID unless the page minted one); resolves
+    /// with its `open_session` item once that is durably written.
+    pub async fn open_session(
+        &self,
+        session_id: Option<Uuid>,
+        body: OpenSessionBody,
+    ) -> Result<Item, QueueError> {
+        let session_id = match session_id {
+            Some(id) => id,
+            None => *IdempotencyKey::mint()?.as_uuid(),
+        };
+        self.submit(CaptureRequest::Open { session_id, body }).await
+    }
+
+    /// Captures into a session; resolves only after the strict transaction
+    /// holding the item has completed.
+    pub async fn capture(&self, session_id: Uuid, capture: Capture) -> Result<Item, QueueError> {
+        self.submit(CaptureRequest::Capture {
+            session_id,
+            capture,
+        })
+        .await
+    }
+
+    /// Queues the session's `close_session`; its queued items stay.
+    pub async fn close_session(&self, session_id: Uuid) -> Result<Item, QueueError> {
+        self.submit(CaptureRequest::Close { session_id }).await
+    }
+
+    /// Captures a burst (an RFID sled's read) into a session: all of it
+    /// joins the waiting group at once, and each result comes back once its
+    /// transaction has completed (or with the error that kept it out).
+    pub async fn capture_many(
+        &self,
+        session_id: Uuid,
+        captures: Vec<Capture>,
+    ) -> Vec<Result<Item, QueueError>> {
+        let waiting: Vec<_> = captures
+            .into_iter()
+            .map(|capture| {
+                self.enqueue(CaptureRequest::Capture {
+                    session_id,
+                    capture,
+                })
+            })
+            .collect();
+        let mut results = Vec::with_capacity(waiting.len());
+        for rx in waiting {
+            results.push(Self::written(rx).await);
+        }
+        results
+    }
+
+    async fn submit(&self, request: CaptureRequest) -> Result<Item, QueueError> {
+        Self::written(self.enqueue(request)).await
+    }
+
+    fn enqueue(&self, request: CaptureRequest) -> oneshot::Receiver<Result<Item, QueueError>> {
+        let (tx, rx) = oneshot::channel();
+        self.inner.group.borrow_mut().push((request, tx));
+        if !self.inner.flushing.replace(true) {
+            wasm_bindgen_futures::spawn_local(self.clone().flush());
+        }
+        rx
+    }
+
+    async fn written(rx: oneshot::Receiver<Result<Item, QueueError>>) -> Result<Item, QueueError> {
+        rx.await
+            .map_err(|_| QueueError::Storage("the capture was dropped unwritten".into()))?
+    }
+
+    /// Writes groups until none is left: whatever waited while the last
+    /// transaction committed goes in the next one.
+    async fn flush(self) {
+        loop {
+            let batch = self.inner.group.borrow_mut().take();
+            let Some(batch) = batch else { break };
+            let (requests, waiters): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+            let written = self
+                .inner
+                .store
+                .write_captures(&requests, self.inner.clock.now())
+                .await;
+            let any_written = match written {
+                Ok(results) => {
+                    let any = results.iter().any(Result::is_ok);
+                    self.inner
+                        .written
+                        .borrow_mut()
+                        .extend(results.iter().flatten().cloned());
+                    for (result, waiter) in results.into_iter().zip(waiters) {
+                        let _ = waiter.send(result);
+                    }
+                    any
+                }
+                Err(err) => {
+                    for waiter in waiters {
+                        let _ = waiter.send(Err(err.clone()));
+                    }
+                    false
+                }
+            };
+            if any_written {
+                wasm_bindgen_futures::spawn_local(async {
+                    browser::register_sync(SYNC_TAG).await;
+                });
+                if self.inner.options.drain_after_capture {
+                    let queue = self.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let _ = queue.drain(true).await;
+                    });
+                }
+            }
+        }
+        self.inner.flushing.set(false);
+    }
+
+    /// Drains what IndexedDB holds. `skip_wait` (a new capture, "retry
+    /// now") skips the backoff wait. One drain runs at a time: a call that
+    /// finds one running in this context makes it run once more.
+    pub async fn drain(&self, skip_wait: bool) -> Result<DrainReport, QueueError> {
+        let inner = &self.inner;
+        if skip_wait {
+            inner.skip_wait.set(true);
+        }
+        if inner.draining.replace(true) {
+            inner.drain_again.set(true);
+            return Ok(DrainReport {
+                joined: true,
+                ..DrainReport::default()
+            });
+        }
+        let result = loop {
+            inner.drain_again.set(false);
+            let run = self.drain_once().await;
+            if run.is_err() || !inner.drain_again.get() {
+                break run;
+            }
+        };
+        inner.draining.set(false);
+        if let Ok(report) = &result {
+            self.arm_timer(report.next_attempt_at);
+        }
+        result
+    }
+
+    async fn drain_once(&self) -> Result<DrainReport, QueueError> {
+        let inner = &self.inner;
+        // Nothing can leave before the device is set up; the setup message
+        // drains at once, so there is nothing to wake for until then.
+        let Some(device) = inner.store.device().await? else {
+            return Ok(DrainReport {
+                not_configured: true,
+                ..DrainReport::default()
+            });
+        };
+        let _lock = browser::lock(DRAIN_LOCK).await?;
+        let cached = inner.mirror.borrow_mut().take();
+        let mut drain = match cached {
+            Some(drain) => drain,
+            None => {
+                let snapshot = inner.store.load_drain().await?;
+                *inner.restored.borrow_mut() = snapshot.pending.iter().map(|i| i.key).collect();
+                Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
+            }
+        };
+        let backoff_before = drain.backoff();
+        let mut report = DrainReport::default();
+        self.run(&mut drain, &device, &mut report).await?;
+        if drain.backoff() != backoff_before && report.requests == 0 {
+            inner.store.put_items(&[], Some(drain.backoff())).await?;
+        }
+        report.pending = drain.pending_len() as u64;
+        report.next_attempt_at = drain.poll_timeout();
+        *inner.mirror.borrow_mut() = Some(drain);
+        Ok(report)
+    }
+
+    async fn run(
+        &self,
+        drain: &mut Drain,
+        device: &DeviceConfig,
+        report: &mut DrainReport,
+    ) -> Result<(), QueueError> {
+        let inner = &self.inner;
+        loop {
+            self.merge_written(drain);
+            if inner.skip_wait.replace(false) {
+                drain.handle_retry_now();
+            }
+            let now = inner.clock.now();
+            let Some(lease) = drain.poll_transmit(now) else {
+                return Ok(());
+            };
+            // Lease in one transaction; fetch outside any; record in another.
+            if let Err(err) = inner.store.put_items(&lease.items, None).await {
+                let _ = drain.handle_lease_failed(lease.batch_id);
+                return Err(err);
+            }
+            let request = lease.request(&device.device_id, now);
+            let outcome = inner.transport.send(device, &request).await;
+            let recorded = drain
+                .handle_outcome(inner.clock.now(), lease.batch_id, &outcome)
+                .map_err(|e| QueueError::Storage(e.to_string()))?;
+            inner
+                .store
+                .put_items(&recorded.items, Some(recorded.backoff))
+                .await?;
+            report.requests += 1;
+            report.items_sent += lease.items.len() as u32;
+        }
+    }
+
+    /// Feeds the drain what this runtime wrote since it last looked.
+    fn merge_written(&self, drain: &mut Drain) {
+        let written: Vec<Item> = self.inner.written.borrow_mut().drain(..).collect();
+        let restored = self.inner.restored.borrow();
+        drain.handle_stored(
+            written
+                .into_iter()
+                .filter(|item| !(item.state == ItemState::Queued && restored.contains(&item.key))),
+        );
+    }
+
+    fn arm_timer(&self, at: Option<UnixMs>) {
+        if !self.inner.options.wake_on_timer {
+            return;
+        }
+        let Some(at) = at else {
+            self.inner.timer.borrow_mut().take();
+            return;
+        };
+        let wait = at
+            .since(self.inner.clock.now())
+            .clamp(0, i64::from(u32::MAX)) as u32;
+        let weak: Weak<Inner<T, C>> = Rc::downgrade(&self.inner);
+        let timer = gloo_timers::callback::Timeout::new(wait, move || {
+            if let Some(inner) = weak.upgrade() {
+                let queue = Queue { inner };
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = queue.drain(false).await;
+                });
+            }
+        });
+        *self.inner.timer.borrow_mut() = Some(timer);
+    }
+
+    /// "Retry now": skip the wait and drain.
+    pub async fn retry_now(&self) -> Result<DrainReport, QueueError> {
+        self.drain(true).await
+    }
+
+    /// Discards a blocked item; its `void` drains at once.
+    pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
+        let result = self.inner.store.discard(id, self.now()).await?;
+        self.inner
+            .written
+            .borrow_mut()
+            .extend([result.0.clone(), result.1.clone()]);
+        self.kick();
+        Ok(result)
+    }
+
+    pub async fn acknowledge(&self, id: u64) -> Result<Item, QueueError> {
+        self.inner.store.acknowledge(id, self.now()).await
+    }
+
+    pub async fn counts(&self) -> Result<Counts, QueueError> {
+        self.inner.store.counts(self.now()).await
+    }
+
+    /// Starts a drain that skips the wait, without waiting for it.
+    pub fn kick(&self) {
+        if self.inner.options.drain_after_capture {
+            let queue = self.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = queue.drain(true).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The IndexedDB schema and its explicit, numbered upgrades.
+//!
+//! * v1 (an older handheld build): one `items` store, auto-increment `id`,
+//!   items without an idempotency key.
+//! * v2: every item carries a key (old items get the derived UUIDv8 of
+//!   their queue id, DESIGN.md §3.1), indexes by state, by (session, seq)
+//!   and by key, a `sessions` store rebuilt from the items, and a `meta`
+//!   store (device setup, backoff).
+//!
+//! Upgrades run inside the browser's version-change transaction, step by
+//! step from the stored version, so a handheld that skipped a release
+//! still passes through every step. They use `web_sys` directly because
+//! they need that transaction; everything after opening goes through
+//! `indexed_db_futures`.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use indexed_db_futures::database::Database;
+use js_sys::{Array, Promise, Reflect};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbCursorWithValue, IdbDatabase, IdbFactory, IdbIndexParameters, IdbObjectStore,
+    IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbVersionChangeEvent,
+};
+
+use crate::key::IdempotencyKey;
+use crate::queue::Session;
+use crate::time::UnixMs;
+use crate::wire::{Command, OpenSessionBody};
+
+use super::error::{describe, QueueError};
+use super::store::{from_js, to_js};
+
+/// The production database.
+pub const DB_NAME: &str = "stockhop";
+/// The schema this build writes.
+pub const SCHEMA_VERSION: u32 = 2;
+
+pub const ITEMS: &str = "items";
+pub const SESSIONS: &str = "sessions";
+pub const META: &str = "meta";
+pub const BY_STATE: &str = "by_state";
+pub const BY_SESSION_SEQ: &str = "by_session_seq";
+pub const BY_KEY: &str = "by_key";
+
+type Keep = Rc<RefCell<Vec<Closure<dyn FnMut(web_sys::Event)>>>>;
+
+/// Opens `name` at the current schema, upgrading it first if it is older.
+pub async fn open(name: &str) -> Result<Database, QueueError> {
+    open_at(name, SCHEMA_VERSION).await
+}
+
+/// Opens `name` at `version`, running the upgrade steps up to it. Tests
+/// use it to build an older schema.
+pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
+    upgrade(name, version).await?;
+    Ok(Database::open(name.to_owned()).await?)
+}
+
+async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
+    let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .map_err(QueueError::browser)?
+        .dyn_into()
+        .map_err(|_| QueueError::Storage("IndexedDB is not available".into()))?;
+    let request = factory
+        .open_with_u32(name, version)
+        .map_err(|e| QueueError::Storage(describe(&e)))?;
+    let failure: Rc<RefCell<Option<String>>> = Rc::default();
+    let keep: Keep = Rc::default();
+
+    let on_upgrade = {
+        let request = request.clone();
+        let failure = failure.clone();
+        let keep = keep.clone();
+        Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
+            let from = event.old_version() as u32;
+            let result = run_steps(&request, from, version, &keep, &failure);
+            if let Err(err) = result {
+                *failure.borrow_mut() = Some(describe(&err));
+                if let Some(tx) = request.transaction() {
+                    let _ = tx.abort();
+                }
+            }
+        })
+    };
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+
+    let done = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let opened = JsFuture::from(done).await;
+    request.set_onupgradeneeded(None);
+    request.set_onsuccess(None);
+    request.set_onerror(None);
+    drop(keep);
+    if let Some(why) = failure.borrow_mut().take() {
+        return Err(QueueError::Storage(format!("upgrade failed: {why}")));
+    }
+    opened.map_err(|_| {
+        let why = request
+            .error()
+            .ok()
+            .flatten()
+            .map(|e| format!("{}: {}", e.name(), e.message()))
+            .unwrap_or_else(|| "unknown".into());
+        QueueError::Storage(format!("open failed: {why}"))
+    })?;
+    let db: IdbDatabase = request
+        .result()
+        .map_err(QueueError::browser)?
+        .unchecked_into();
+    db.close();
+    Ok(())
+}
+
+fn run_steps(
+    request: &IdbOpenDbRequest,
+    from: u32,
+    to: u32,
+    keep: &Keep,
+    failure: &Rc<RefCell<Option<String>>>,
+) -> Result<(), JsValue> {
+    let db: IdbDatabase = request.result()?.unchecked_into();
+    let tx = request
+        .transaction()
+        .ok_or_else(|| JsValue::from_str("no version-change transaction"))?;
+    for step in (from + 1)..=to {
+        match step {
+            1 => v1_create_items(&db)?,
+            2 => v2_keys_indexes_sessions(&db, &tx, keep, failure)?,
+            other => return Err(JsValue::from_str(&format!("no upgrade step to v{other}"))),
+        }
+    }
+    Ok(())
+}
+
+fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
+    let params = IdbObjectStoreParameters::new();
+    params.set_key_path(&"id".into());
+    params.set_auto_increment(true);
+    db.create_object_store_with_optional_parameters(ITEMS, &params)?;
+    Ok(())
+}
+
+/// The fields of a v1 item the v2 step reads.
+#[derive(Deserialize)]
+struct LegacyItem {
+    id: f64,
+    #[serde(default)]
+    key: Option<String>,
+    session_id: uuid::Uuid,
+    client_seq: u64,
+    command: Command,
+    queued_at: UnixMs,
+    #[serde(default)]
+    body: serde_json::Value,
+}
+
+#[derive(Default)]
+struct LegacySession {
+    opened_at: Option<UnixMs>,
+    last_seq: u64,
+    closed: bool,
+    open: Option<OpenSessionBody>,
+}
+
+fn v2_keys_indexes_sessions(
+    db: &IdbDatabase,
+    tx: &IdbTransaction,
+    keep: &Keep,
+    failure: &Rc<RefCell<Option<String>>>,
+) -> Result<(), JsValue> {
+    let items = tx.object_store(ITEMS)?;
+    let plain = IdbIndexParameters::new();
+    let unique = IdbIndexParameters::new();
+    unique.set_unique(true);
+    items.create_index_with_str_and_optional_parameters(BY_STATE, "state", &plain)?;
+    let session_seq = Array::of2(&"session_id".into(), &"client_seq".into());
+    items.create_index_with_str_sequence_and_optional_parameters(
+        BY_SESSION_SEQ,
+        &session_seq,
+        &unique,
+    )?;
+    items.create_index_with_str_and_optional_parameters(BY_KEY, "key", &unique)?;
+    let by_name = |key_path: &str| {
+        let params = IdbObjectStoreParameters::new();
+        params.set_key_path(&key_path.into());
+        params
+    };
+    db.create_object_store_with_optional_parameters(SESSIONS, &by_name("session_id"))?;
+    db.create_object_store_with_optional_parameters(META, &by_name("name"))?;
+
+    let sessions_store = tx.object_store(SESSIONS)?;
+    let cursor_request = items.open_cursor()?;
+    let seen: Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>> = Rc::default();
+    let on_row = {
+        let cursor_request = cursor_request.clone();
+        let failure = failure.clone();
+        let tx = tx.clone();
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_event: web_sys::Event| {
+            let step = migrate_row(&cursor_request, &seen, &sessions_store);
+            if let Err(err) = step {
+                *failure.borrow_mut() = Some(describe(&err));
+                let _ = tx.abort();
+            }
+        })
+    };
+    cursor_request.set_onsuccess(Some(on_row.as_ref().unchecked_ref()));
+    keep.borrow_mut().push(on_row);
+    Ok(())
+}
+
+/// One cursor step of the v2 upgrade: key the row if it has none and note
+/// its session; at the end, write the rebuilt sessions.
+fn migrate_row(
+    cursor_request: &IdbRequest,
+    seen: &Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>>,
+    sessions_store: &IdbObjectStore,
+) -> Result<(), JsValue> {
+    let result = cursor_request.result()?;
+    if result.is_null() || result.is_undefined() {
+        for (session_id, legacy) in std::mem::take(&mut *seen.borrow_mut()) {
+            let (Some(open), Some(opened_at)) = (legacy.open, legacy.opened_at) else {
+                continue;
+            };
+            let session = Session {
+                session_id,
+                operator_id: open.operator_id,
+                mode: open.mode,
+                opened_at,
+                next_seq: legacy.last_seq + 1,
+                closed: legacy.closed,
+            };
+            sessions_store.put(&to_js(&session).map_err(|e| JsValue::from_str(&e.to_string()))?)?;
+        }
+        return Ok(());
+    }
+    let cursor: IdbCursorWithValue = result.unchecked_into();
+    let value = cursor.value()?;
+    let row: LegacyItem = from_js(value.clone())
+        .map_err(|e| JsValue::from_str(&format!("unreadable v1 item: {e}")))?;
+    if row.key.is_none() {
+        let key = IdempotencyKey::derive_from_legacy_id(row.id as u64)
+            .map_err(|e| JsValue::from_str(&e.to_string()))?;
+        Reflect::set(&value, &"key".into(), &key.to_string().into())?;
+        cursor.update(&value)?;
+    }
+    let mut seen = seen.borrow_mut();
+    let session = seen.entry(row.session_id).or_default();
+    session.last_seq = session.last_seq.max(row.client_seq);
+    session.opened_at = Some(
+        session
+            .opened_at
+            .map_or(row.queued_at, |at| at.min(row.queued_at)),
+    );
+    match row.command {
+        Command::OpenSession => session.open = serde_json::from_value(row.body).ok(),
+        Command::CloseSession => session.closed = true,
+        _ => {}
+    }
+    cursor.continue_()?;
+    Ok(())
+}

@@ -1,0 +1,420 @@
+//! The queue's IndexedDB store: every read and write the runtime does, one
+//! transaction per step. Writes use durability "strict", so a completed
+//! transaction is on disk before anyone hears of it.
+//!
+//! Architecture invariant: no transaction here awaits anything but its own
+//! requests (no fetch, no timer), so none auto-commits half-way.
+
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
+
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::{
+    Transaction, TransactionDurability, TransactionMode, TransactionOptions,
+};
+use indexed_db_futures::KeyRange;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+use wasm_bindgen::JsValue;
+
+use crate::backoff::Backoff;
+use crate::key::IdempotencyKey;
+use crate::queue::{
+    acknowledge, discard, Blockers, Capture, CaptureError, Counts, Item, ItemState, Session,
+};
+use crate::time::UnixMs;
+use crate::wire::OpenSessionBody;
+
+use super::error::QueueError;
+use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
+
+const META_BACKOFF: &str = "backoff";
+const META_DEVICE: &str = "device";
+
+/// Converts for IndexedDB and the page through JSON text: one serializer
+/// (serde_json) for the whole module keeps the wasm small, and the
+/// browser's `JSON.parse` builds plain objects whose fields the indexes read.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
+    let text = serde_json::to_string(value).map_err(|e| QueueError::Browser(e.to_string()))?;
+    js_sys::JSON::parse(&text).map_err(QueueError::browser)
+}
+
+/// The reverse of [`to_js`]: `JSON.stringify`, then serde_json.
+pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, QueueError> {
+    let text: String = js_sys::JSON::stringify(&value)
+        .map_err(QueueError::browser)?
+        .into();
+    serde_json::from_str(&text).map_err(|e| QueueError::Storage(e.to_string()))
+}
+
+/// The device's setup, kept in IndexedDB so every wake-up can drain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceConfig {
+    /// The site server's origin, e.g. `https://site.example:8443`.
+    pub site_url: String,
+    pub device_token: String,
+    pub device_id: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct MetaRecord<T> {
+    name: String,
+    value: T,
+}
+
+/// One write a capture group carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaptureRequest {
+    Open {
+        session_id: Uuid,
+        body: OpenSessionBody,
+    },
+    Capture {
+        session_id: Uuid,
+        capture: Capture,
+    },
+    Close {
+        session_id: Uuid,
+    },
+}
+
+impl CaptureRequest {
+    fn session_id(&self) -> Uuid {
+        match self {
+            CaptureRequest::Open { session_id, .. }
+            | CaptureRequest::Capture { session_id, .. }
+            | CaptureRequest::Close { session_id } => *session_id,
+        }
+    }
+}
+
+/// What storage holds for the drain: sessions, pending items, backoff.
+pub struct DrainSnapshot {
+    pub sessions: Vec<Session>,
+    pub pending: Vec<Item>,
+    pub backoff: Backoff,
+}
+
+/// The queue's database.
+#[derive(Clone)]
+pub struct Store {
+    db: Database,
+}
+
+impl Store {
+    /// Opens (and if needed upgrades) the database `name`.
+    pub async fn open(name: &str) -> Result<Store, QueueError> {
+        Ok(Store {
+            db: schema::open(name).await?,
+        })
+    }
+
+    /// Closes this connection; later operations on it fail as a storage error.
+    pub fn close(&self) {
+        self.db.clone().close();
+    }
+
+    fn read(&self, stores: &[&str]) -> Result<Transaction<'_>, QueueError> {
+        Ok(self.db.transaction(stores).build()?)
+    }
+
+    fn write(&self, stores: &[&str]) -> Result<Transaction<'_>, QueueError> {
+        let mut options = TransactionOptions::new();
+        options.set_durability(TransactionDurability::Strict);
+        Ok(self
+            .db
+            .transaction(stores)
+            .with_mode(TransactionMode::Readwrite)
+            .with_options(options)
+            .build()?)
+    }
+
+    /// Writes a group of captures in ONE strict transaction. The outer error
+    /// is the transaction's (nothing of the group was written); the inner
+    /// ones are captures refused before writing (a closed session).
+    pub async fn write_captures(
+        &self,
+        requests: &[CaptureRequest],
+        now: UnixMs,
+    ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
+        let tx = self.write(&[ITEMS, SESSIONS])?;
+        let items = tx.object_store(ITEMS)?;
+        let sessions = tx.object_store(SESSIONS)?;
+        let mut touched: BTreeMap<Uuid, Option<Session>> = BTreeMap::new();
+        let mut results = Vec::with_capacity(requests.len());
+        let mut adds = Vec::with_capacity(requests.len());
+        for request in requests {
+            let session_id = request.session_id();
+            if let Entry::Vacant(vacant) = touched.entry(session_id) {
+                let stored: Option<JsValue> = sessions
+                    .get(JsValue::from_str(&session_id.to_string()))
+                    .primitive()?
+                    .await?;
+                vacant.insert(stored.map(from_js::<Session>).transpose()?);
+            }
+            let slot = touched.entry(session_id).or_default();
+            let key = IdempotencyKey::mint()?;
+            let item = match request {
+                CaptureRequest::Open { body, .. } => match slot {
+                    Some(_) => Err(CaptureError::SessionExists(session_id).into()),
+                    None => {
+                        let (session, item) = Session::open(session_id, body.clone(), key, now);
+                        *slot = Some(session);
+                        Ok(item)
+                    }
+                },
+                CaptureRequest::Capture { capture, .. } => slot
+                    .as_mut()
+                    .ok_or(CaptureError::UnknownSession(session_id))
+                    .and_then(|s| s.capture(capture.clone(), key, now))
+                    .map_err(QueueError::from),
+                CaptureRequest::Close { .. } => slot
+                    .as_mut()
+                    .ok_or(CaptureError::UnknownSession(session_id))
+                    .and_then(|s| s.close(key, now))
+                    .map_err(QueueError::from),
+            };
+            if let Ok(item) = &item {
+                adds.push((
+                    results.len(),
+                    items.add(to_js(item)?).with_key_type::<f64>().primitive()?,
+                ));
+            }
+            results.push(item);
+        }
+        for session in touched.values().flatten() {
+            sessions.put(to_js(session)?).primitive()?;
+        }
+        for (index, add) in adds {
+            let id = add.await?;
+            if let Ok(item) = &mut results[index] {
+                item.id = Some(id as u64);
+            }
+        }
+        tx.commit().await?;
+        Ok(results)
+    }
+
+    /// What the drain needs after a wake-up.
+    pub async fn load_drain(&self) -> Result<DrainSnapshot, QueueError> {
+        let tx = self.read(&[ITEMS, SESSIONS, META])?;
+        let sessions_store = tx.object_store(SESSIONS)?;
+        let sessions = sessions_store
+            .get_all::<JsValue>()
+            .primitive()?
+            .await?
+            .map(|v| from_js::<Session>(v?))
+            .collect::<Result<Vec<_>, QueueError>>()?;
+        let items = tx.object_store(ITEMS)?;
+        let by_state = items.index(BY_STATE)?;
+        let mut pending = Vec::new();
+        for state in [ItemState::Queued, ItemState::Sending, ItemState::Blocked] {
+            let rows = by_state
+                .get_all::<JsValue>()
+                .with_query(JsValue::from_str(state.as_str()))
+                .primitive()?
+                .await?;
+            for row in rows {
+                pending.push(from_js::<Item>(row?)?);
+            }
+        }
+        let backoff = get_meta::<Backoff>(&tx, META_BACKOFF)
+            .await?
+            .unwrap_or_default();
+        Ok(DrainSnapshot {
+            sessions,
+            pending,
+            backoff,
+        })
+    }
+
+    /// Writes items (a lease, or recorded outcomes) and optionally the
+    /// backoff, in one strict transaction.
+    pub async fn put_items(
+        &self,
+        items: &[Item],
+        backoff: Option<Backoff>,
+    ) -> Result<(), QueueError> {
+        let tx = self.write(&[ITEMS, META])?;
+        let store = tx.object_store(ITEMS)?;
+        for item in items {
+            store.put(to_js(item)?).primitive()?;
+        }
+        if let Some(backoff) = backoff {
+            put_meta(&tx, META_BACKOFF, &backoff)?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn backoff(&self) -> Result<Backoff, QueueError> {
+        let tx = self.read(&[META])?;
+        Ok(get_meta(&tx, META_BACKOFF).await?.unwrap_or_default())
+    }
+
+    pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+        let tx = self.read(&[META])?;
+        get_meta(&tx, META_DEVICE).await
+    }
+
+    pub async fn set_device(&self, config: &DeviceConfig) -> Result<(), QueueError> {
+        let tx = self.write(&[META])?;
+        put_meta(&tx, META_DEVICE, config)?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A page of items in capture order after queue id `after`, each with
+    /// the reason it waits (its own, or the blocked item it is behind).
+    pub async fn list(
+        &self,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<(Item, Option<String>)>, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        let store = tx.object_store(ITEMS)?;
+        let lower = after.map_or(0.0, |id| id as f64);
+        let rows = store
+            .get_all::<JsValue>()
+            .with_query::<JsValue, _>(KeyRange::LowerBound(JsValue::from_f64(lower), true))
+            .with_limit(limit)
+            .primitive()?
+            .await?;
+        let page = rows
+            .map(|row| from_js::<Item>(row?))
+            .collect::<Result<Vec<_>, QueueError>>()?;
+        let blocked = store
+            .index(BY_STATE)?
+            .get_all::<JsValue>()
+            .with_query(JsValue::from_str(ItemState::Blocked.as_str()))
+            .primitive()?
+            .await?
+            .map(|row| from_js::<Item>(row?))
+            .collect::<Result<Vec<_>, QueueError>>()?;
+        let blockers = Blockers::from_blocked(&blocked);
+        Ok(page
+            .into_iter()
+            .map(|item| {
+                let reason = blockers.reason(&item);
+                (item, reason)
+            })
+            .collect())
+    }
+
+    /// Items by state and the oldest item still to go out.
+    pub async fn counts(&self, now: UnixMs) -> Result<Counts, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        let items = tx.object_store(ITEMS)?;
+        let by_state = items.index(BY_STATE)?;
+        let mut counts = Counts::default();
+        let mut oldest: Option<UnixMs> = None;
+        for state in ItemState::ALL {
+            let only = || JsValue::from_str(state.as_str());
+            let n = by_state.count().with_query(only()).primitive()?.await?;
+            counts.add(state, u64::from(n));
+            if matches!(state, ItemState::Queued | ItemState::Sending) && n > 0 {
+                // Within one index key, rows come in primary-key (capture) order.
+                let first: Option<JsValue> = by_state.get(only()).primitive()?.await?;
+                if let Some(first) = first {
+                    let at = from_js::<Item>(first)?.queued_at;
+                    oldest = Some(oldest.map_or(at, |o| o.min(at)));
+                }
+            }
+        }
+        Ok(counts.with_oldest(oldest, now))
+    }
+
+    pub async fn item(&self, id: u64) -> Result<Item, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        get_item(&tx, id).await
+    }
+
+    /// Discards a blocked item and queues its `void`, in one strict transaction.
+    pub async fn discard(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
+        let tx = self.write(&[ITEMS, SESSIONS])?;
+        let mut item = get_item(&tx, id).await?;
+        let sessions = tx.object_store(SESSIONS)?;
+        let stored: Option<JsValue> = sessions
+            .get(JsValue::from_str(&item.session_id.to_string()))
+            .primitive()?
+            .await?;
+        let mut session: Session = stored
+            .map(from_js)
+            .transpose()?
+            .ok_or(CaptureError::UnknownSession(item.session_id))?;
+        let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
+        let items = tx.object_store(ITEMS)?;
+        items.put(to_js(&item)?).primitive()?;
+        let id = items
+            .add(to_js(&void)?)
+            .with_key_type::<f64>()
+            .primitive()?
+            .await?;
+        void.id = Some(id as u64);
+        sessions.put(to_js(&session)?).primitive()?;
+        tx.commit().await?;
+        Ok((item, void))
+    }
+
+    /// Records the operator's acknowledgement of a rejected item.
+    pub async fn acknowledge(&self, id: u64, now: UnixMs) -> Result<Item, QueueError> {
+        let tx = self.write(&[ITEMS])?;
+        let mut item = get_item(&tx, id).await?;
+        acknowledge(&mut item, now)?;
+        tx.object_store(ITEMS)?.put(to_js(&item)?).primitive()?;
+        tx.commit().await?;
+        Ok(item)
+    }
+
+    /// Every item of a session, in seq order (for tests and diagnostics).
+    pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        let items = tx.object_store(ITEMS)?;
+        let index = items.index(schema::BY_SESSION_SEQ)?;
+        let id = JsValue::from_str(&session_id.to_string());
+        let lower = js_sys::Array::of2(&id, &JsValue::from_f64(0.0));
+        let upper = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX));
+        index
+            .get_all::<JsValue>()
+            .with_query::<JsValue, _>(KeyRange::Bound(lower.into(), false, upper.into(), false))
+            .primitive()?
+            .await?
+            .map(|row| from_js::<Item>(row?))
+            .collect()
+    }
+}
+
+async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
+    let row: Option<JsValue> = tx
+        .object_store(ITEMS)?
+        .get(JsValue::from_f64(id as f64))
+        .primitive()?
+        .await?;
+    row.map(from_js).transpose()?.ok_or(QueueError::NoItem(id))
+}
+
+async fn get_meta<T: DeserializeOwned>(
+    tx: &Transaction<'_>,
+    name: &str,
+) -> Result<Option<T>, QueueError> {
+    let row: Option<JsValue> = tx
+        .object_store(META)?
+        .get(JsValue::from_str(name))
+        .primitive()?
+        .await?;
+    Ok(row
+        .map(from_js::<MetaRecord<T>>)
+        .transpose()?
+        .map(|r| r.value))
+}
+
+fn put_meta<T: Serialize>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
+    let record = MetaRecord {
+        name: name.to_owned(),
+        value,
+    };
+    tx.object_store(META)?.put(to_js(&record)?).primitive()?;
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! `ServiceWorker`, the one type `sw.js` sees: it opens the queue and
+//! takes the worker's events (message, sync, activate, fetch, page
+//! wake-ups). `JsValue` appears here and nowhere deeper.
+
+use js_sys::Promise;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use web_sys::MessagePort;
+
+use crate::queue::Capture;
+use crate::wire::OpenSessionBody;
+
+use super::browser;
+use super::clock::SystemClock;
+use super::error::QueueError;
+use super::message::{
+    Captured, ItemRow, PageRequest, CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
+};
+use super::runtime::{Options, Queue};
+use super::schema::DB_NAME;
+use super::store::{from_js, to_js, DeviceConfig};
+use super::transport::FetchTransport;
+
+type LiveQueue = Queue<FetchTransport, SystemClock>;
+
+/// The queue as the service worker script drives it.
+#[wasm_bindgen]
+pub struct ServiceWorker {
+    queue: LiveQueue,
+}
+
+#[wasm_bindgen]
+impl ServiceWorker {
+    /// Opens the queue on `db_name` (default `stockhop`), upgrading its
+    /// schema if needed.
+    pub async fn open(db_name: Option<String>) -> Result<ServiceWorker, JsValue> {
+        let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
+        let queue = Queue::open(&name, FetchTransport, SystemClock, Options::default()).await?;
+        Ok(ServiceWorker { queue })
+    }
+
+    /// A page's message; the reply goes to `port` (and resolves the promise,
+    /// for `event.waitUntil`).
+    #[wasm_bindgen(js_name = handleMessage)]
+    pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let reply = match read_request(&data) {
+                Ok(request) => handle(&queue, request).await,
+                Err(err) => Err(err),
+            };
+            let reply = match reply {
+                Ok(mut body) => {
+                    body["ok"] = json!(true);
+                    body
+                }
+                Err(err) => {
+                    json!({"ok": false, "error": {"code": err.code(), "message": err.to_string()}})
+                }
+            };
+            let reply = to_js(&reply)?;
+            if let Some(port) = port {
+                port.post_message(&reply)?;
+            }
+            Ok(reply)
+        })
+    }
+
+    /// A wake-up (install, activate, fetch, online): drain on schedule.
+    pub fn wake(&self) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let report = queue.drain(false).await?;
+            Ok(to_js(&report)?)
+        })
+    }
+
+    /// The Background Sync `sync` event: drain now; reject while items are
+    /// still waiting to go out, so the browser schedules another sync.
+    #[wasm_bindgen(js_name = handleSync)]
+    pub fn handle_sync(&self) -> Promise {
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let report = queue.drain(true).await?;
+            if report.next_attempt_at.is_some() && !report.not_configured {
+                return Err(JsValue::from_str("items are still waiting"));
+            }
+            Ok(to_js(&report)?)
+        })
+    }
+}
+
+/// Reads `{type, ...fields}` as the externally tagged `{type: {...fields}}`.
+fn read_request(data: &JsValue) -> Result<PageRequest, QueueError> {
+    let kind = js_sys::Reflect::get(data, &"type".into())
+        .ok()
+        .and_then(|kind| kind.as_string())
+        .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
+    let tagged = js_sys::Object::new();
+    js_sys::Reflect::set(&tagged, &kind.into(), data).map_err(QueueError::browser)?;
+    from_js::<PageRequest>(tagged.into()).map_err(|err| match err {
+        QueueError::Storage(why) => QueueError::BadMessage(why),
+        other => other,
+    })
+}
+
+async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::Value, QueueError> {
+    Ok(match request {
+        PageRequest::Setup {
+            site_url,
+            device_token,
+            device_id,
+        } => {
+            if site_url.is_empty() || device_token.is_empty() || device_id.is_empty() {
+                return Err(QueueError::BadMessage(
+                    "site_url, device_token and device_id are required".into(),
+                ));
+            }
+            let config = DeviceConfig {
+                site_url,
+                device_token,
+                device_id,
+            };
+            queue.store().set_device(&config).await?;
+            // The reply does not wait for the network: the drain runs on.
+            queue.kick();
+            json!({"device_id": config.device_id})
+        }
+        PageRequest::Device {} => match queue.store().device().await? {
+            Some(device) => {
+                json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true})
+            }
+            None => json!({"configured": false}),
+        },
+        PageRequest::OpenSession {
+            session_id,
+            operator_id,
+            mode,
+            context,
+        } => {
+            let body = OpenSessionBody {
+                operator_id,
+                mode,
+                context,
+            };
+            let item = queue.open_session(session_id, body).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::Capture {
+            session_id,
+            command,
+            body,
+        } => {
+            let item = queue.capture(session_id, Capture { command, body }).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::CaptureMany {
+            session_id,
+            command,
+            bodies,
+        } => {
+            if bodies.len() > CAPTURE_MANY_MAX {
+                return Err(QueueError::BadMessage(format!(
+                    "{} captures in one message, at most {CAPTURE_MANY_MAX}",
+                    bodies.len()
+                )));
+            }
+            let captures = bodies
+                .into_iter()
+                .map(|body| Capture { command, body })
+                .collect();
+            let results: Vec<serde_json::Value> = queue
+                .capture_many(session_id, captures)
+                .await
+                .into_iter()
+                .map(|result| match result {
+                    Ok(item) => value(&Captured::from(&item)),
+                    Err(err) => json!({"error": {"code": err.code(), "message": err.to_string()}}),
+                })
+                .collect();
+            json!({"items": results})
+        }
+        PageRequest::CloseSession { session_id } => {
+            let item = queue.close_session(session_id).await?;
+            value(&Captured::from(&item))
+        }
+        PageRequest::List { after, limit } => {
+            let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
+            let rows = queue.store().list(after, limit).await?;
+            let next = rows.last().and_then(|(item, _)| item.id);
+            let rows: Vec<ItemRow> = rows
+                .into_iter()
+                .map(|(item, why)| ItemRow { item, why })
+                .collect();
+            json!({"items": value(&rows), "next_after": next})
+        }
+        PageRequest::Counts {} => value(&queue.counts().await?),
+        PageRequest::RetryNow {} => value(&queue.retry_now().await?),
+        PageRequest::Wake {} => value(&queue.drain(false).await?),
+        PageRequest::Discard { id } => {
+            let (_, void) = queue.discard(id).await?;
+            json!({"void": value(&Captured::from(&void))})
+        }
+        PageRequest::Acknowledge { id } => {
+            let item = queue.acknowledge(id).await?;
+            json!({"id": item.id, "acknowledged": item.acknowledged})
+        }
+        PageRequest::Storage {} => match browser::storage_estimate().await? {
+            Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
+            None => json!({"usage": null, "quota": null}),
+        },
+    })
+}
+
+/// A reply part as JSON. Our reply types always serialise (string keys
+/// only), so there is no error to carry.
+fn value<T: serde::Serialize>(part: &T) -> serde_json::Value {
+    serde_json::to_value(part).unwrap_or_default()
+}

@@ -1,0 +1,584 @@
+//! The queue runtime in a real headless Chromium page: real IndexedDB,
+//! real `Response` objects; the network is substituted only where a test
+//! is about the drain logic above it.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "web_queue_support.rs"]
+mod support;
+
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use serde_json::json;
+use stockhop::classify::ResultKind;
+use stockhop::key::IdempotencyKey;
+use stockhop::queue::{verdicts, Capture, Item, ItemState, TransportOutcome};
+use stockhop::time::Millis;
+use stockhop::web::schema;
+use stockhop::web::store::{DeviceConfig, Store};
+use stockhop::web::transport::{read_response, FetchTransport, Transport};
+use stockhop::wire::{Command, Mode, OpenSessionBody, SyncRequest};
+use support::*;
+use uuid::Uuid;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn open_body(operator: &str) -> OpenSessionBody {
+    OpenSessionBody {
+        operator_id: operator.into(),
+        mode: Mode::PutAway,
+        context: Default::default(),
+    }
+}
+
+fn scan(epc: &str) -> Capture {
+    Capture {
+        command: Command::Scan,
+        body: json!({"mode": "put_away", "epc": epc, "bin": "B-12-03"}),
+    }
+}
+
+fn seqs(items: &[Item]) -> Vec<u64> {
+    items.iter().map(|i| i.client_seq).collect()
+}
+
+#[wasm_bindgen_test]
+async fn capture_returns_only_after_the_item_is_readable_from_a_fresh_connection() {
+    let name = db_name("ack");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let open = queue.open_session(None, open_body("op-17")).await.unwrap();
+    let captured = queue.capture(open.session_id, scan("E1")).await.unwrap();
+    assert_eq!(captured.client_seq, 2);
+    assert_eq!(captured.key.version(), 4);
+    assert_eq!(captured.queued_at, T0);
+
+    let fresh = Store::open(&name).await.unwrap();
+    let items = fresh.session_items(open.session_id).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2]);
+    assert_eq!(items[1].key, captured.key);
+    assert_eq!(items[1].state, ItemState::Queued);
+    assert_eq!(items[1].id, captured.id);
+    fresh.close();
+}
+
+#[wasm_bindgen_test]
+async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguous() {
+    let name = db_name("reopen");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    for n in 0..10 {
+        queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
+    }
+    queue.store().close();
+    drop(queue);
+
+    let queue = manual_queue(&name, &site, &clock).await;
+    let next = queue.capture(a, scan("A-after")).await.unwrap();
+    assert_eq!(next.client_seq, 12);
+    queue.close_session(a).await.unwrap();
+    let refused = queue.capture(a, scan("late")).await;
+    assert_eq!(refused.unwrap_err().code(), "SESSION_CLOSED");
+    let items = queue.store().session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), (1..=13).collect::<Vec<_>>());
+    assert_eq!(items.last().unwrap().command, Command::CloseSession);
+}
+
+#[wasm_bindgen_test]
+async fn a_failed_write_is_reported_and_not_acknowledged() {
+    let name = db_name("fail");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    queue.store().close();
+    let failed = queue.capture(a, scan("E1")).await;
+    let err = failed.expect_err("a write on a closed connection must fail");
+    assert_eq!(err.code(), "STORAGE", "{err}");
+
+    let fresh = Store::open(&name).await.unwrap();
+    assert_eq!(seqs(&fresh.session_items(a).await.unwrap()), [1]);
+}
+
+#[wasm_bindgen_test]
+async fn interleaved_sessions_drain_oldest_session_first_in_seq_order() {
+    let name = db_name("order");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    clock.set(T0.plus(Millis(10)));
+    let b = queue
+        .open_session(None, open_body("op-2"))
+        .await
+        .unwrap()
+        .session_id;
+    for n in 0..30 {
+        clock.set(T0.plus(Millis(20 + n)));
+        queue.capture(b, scan(&format!("B{n}"))).await.unwrap();
+        queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
+    }
+    let report = queue.drain(false).await.unwrap();
+    assert_eq!(
+        (report.requests, report.items_sent, report.pending),
+        (2, 62, 0)
+    );
+    let sent: Vec<_> = site.sent().concat();
+    let (a, b) = (a.to_string(), b.to_string());
+    let expected: Vec<_> = (1..=31)
+        .map(|s| (a.clone(), s))
+        .chain((1..=31).map(|s| (b.clone(), s)))
+        .collect();
+    assert_eq!(sent, expected);
+    assert_eq!(site.sent()[0].len(), 50);
+    let counts = queue.counts().await.unwrap();
+    assert_eq!((counts.done, counts.queued), (62, 0));
+}
+
+#[wasm_bindgen_test]
+async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
+    let name = db_name("blocked");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    let b = queue
+        .open_session(None, open_body("op-2"))
+        .await
+        .unwrap()
+        .session_id;
+    let bad = queue.capture(a, scan("BAD")).await.unwrap();
+    queue.capture(a, scan("A-after")).await.unwrap();
+    queue.capture(b, scan("B1")).await.unwrap();
+    let bad_key = bad.key;
+    site.answer_each(move |item| {
+        if item.key == bad_key {
+            json!({"key": item.key, "client_seq": item.client_seq, "status": 422, "code": "INVALID_ITEM"})
+        } else if item.client_seq == 3 && item.body["epc"] == "A-after" {
+            json!({"key": item.key, "client_seq": 3, "status": 202, "outcome": "buffered"})
+        } else {
+            applied(item)
+        }
+    });
+    queue.drain(false).await.unwrap();
+    site.answer_each(applied);
+    clock.set(T0.plus(Millis(60_000)));
+    queue.capture(b, scan("B2")).await.unwrap();
+    queue.drain(true).await.unwrap();
+    let last: Vec<_> = site.sent().last().unwrap().clone();
+    assert_eq!(last, [(b.to_string(), 3)], "only session B moves on");
+
+    let rows = queue.store().list(None, 50).await.unwrap();
+    let row = |seq: u64, session: Uuid| {
+        rows.iter()
+            .find(|(i, _)| i.client_seq == seq && i.session_id == session)
+            .unwrap()
+    };
+    assert_eq!(row(2, a).0.state, ItemState::Blocked);
+    assert_eq!(row(2, a).1.as_deref(), Some("INVALID_ITEM (HTTP 422)"));
+    assert_eq!(row(3, a).0.state, ItemState::Queued);
+    assert_eq!(
+        row(3, a).1.as_deref(),
+        Some("waiting behind blocked item #2")
+    );
+
+    // Discard: the void goes first, then the item that waited.
+    let (voided, void) = queue.discard(bad.id.unwrap()).await.unwrap();
+    assert_eq!(voided.state, ItemState::Voided);
+    assert_eq!((void.command, void.client_seq), (Command::Void, 4));
+    assert_eq!(void.body, json!({"void_seq": 2}));
+    queue.drain(true).await.unwrap();
+    assert_eq!(
+        site.sent().last().unwrap().clone(),
+        [(a.to_string(), 4), (a.to_string(), 3)]
+    );
+    let counts = queue.counts().await.unwrap();
+    assert_eq!((counts.blocked, counts.voided, counts.queued), (0, 1, 0));
+}
+
+#[wasm_bindgen_test]
+async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
+    let name = db_name("resend");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    queue.capture(a, scan("E1")).await.unwrap();
+    // The worker leased these and was killed before it recorded an answer.
+    let mut leased = queue.store().session_items(a).await.unwrap();
+    for item in &mut leased {
+        item.state = ItemState::Sending;
+    }
+    queue.store().put_items(&leased, None).await.unwrap();
+    drop(queue);
+
+    let queue = manual_queue(&name, &site, &clock).await;
+    queue.drain(false).await.unwrap();
+    let sent_keys: Vec<_> = site.requests.borrow()[0]
+        .items
+        .iter()
+        .map(|i| i.key)
+        .collect();
+    assert_eq!(sent_keys, leased.iter().map(|i| i.key).collect::<Vec<_>>());
+    let items = queue.store().session_items(a).await.unwrap();
+    assert!(items.iter().all(|i| i.state == ItemState::Done));
+}
+
+#[wasm_bindgen_test]
+async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
+    let name = db_name("backoff");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    site.answer_whole(TransportOutcome::Http {
+        status: 503,
+        body: r#"{"code":"OVERLOADED","message":"busy"}"#.into(),
+    });
+    let report = queue.drain(false).await.unwrap();
+    assert_eq!(report.requests, 1);
+    assert_eq!(report.next_attempt_at, Some(T0.plus(Millis(2_000))));
+    let persisted = Store::open(&name).await.unwrap().backoff().await.unwrap();
+    assert_eq!(
+        (persisted.failures, persisted.next_attempt_at),
+        (1, Some(T0.plus(Millis(2_000))))
+    );
+
+    clock.set(T0.plus(Millis(1_999)));
+    assert_eq!(
+        queue.drain(false).await.unwrap().requests,
+        0,
+        "still waiting"
+    );
+    clock.set(T0.plus(Millis(2_000)));
+    let report = queue.drain(false).await.unwrap();
+    assert_eq!(
+        report.next_attempt_at,
+        Some(T0.plus(Millis(6_000))),
+        "then 4 s"
+    );
+
+    site.answer_each(applied);
+    clock.set(T0.plus(Millis(2_500)));
+    queue.capture(a, scan("E1")).await.unwrap();
+    let report = queue.drain(true).await.unwrap();
+    assert_eq!(
+        (report.requests, report.pending, report.next_attempt_at),
+        (1, 0, None)
+    );
+}
+
+async fn response(status: u16, body: &str) -> TransportOutcome {
+    let init = web_sys::ResponseInit::new();
+    init.set_status(status);
+    let response = web_sys::Response::new_with_opt_str_and_init(Some(body), &init).unwrap();
+    read_response(response).await.unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn real_response_objects_are_classified_per_design() {
+    let key = IdempotencyKey::mint().unwrap();
+    let item = Item {
+        id: Some(1),
+        key,
+        session_id: Uuid::from_u128(7),
+        client_seq: 1,
+        command: Command::Scan,
+        occurred_at: T0,
+        queued_at: T0,
+        body: json!({}),
+        state: ItemState::Sending,
+        reason: None,
+        attempts: 1,
+        recorded_at: None,
+        updated_at: None,
+        acknowledged: false,
+    };
+    let items = [item];
+    let one = |status: u16, extra: serde_json::Value| {
+        let mut result = json!({"key": key, "client_seq": 1, "status": status});
+        result
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [result]}).to_string()
+    };
+    let cases = [
+        (
+            200,
+            one(200, json!({"outcome": "applied"})),
+            ResultKind::Done,
+        ),
+        (
+            200,
+            one(200, json!({"outcome": "rejected", "reason": "stale_state"})),
+            ResultKind::Rejected,
+        ),
+        (
+            200,
+            one(202, json!({"outcome": "buffered"})),
+            ResultKind::Buffered,
+        ),
+        (
+            200,
+            one(409, json!({"code": "OPERATION_IN_PROGRESS"})),
+            ResultKind::Retryable,
+        ),
+        (
+            200,
+            one(409, json!({"code": "IDEMPOTENCY_KEY_REUSED"})),
+            ResultKind::Blocked,
+        ),
+        (
+            401,
+            r#"{"code":"UNAUTHORIZED","message":"bad token"}"#.to_owned(),
+            ResultKind::Deferred,
+        ),
+        (
+            429,
+            r#"{"code":"OVERLOADED","message":"slow down"}"#.to_owned(),
+            ResultKind::Retryable,
+        ),
+        (503, String::new(), ResultKind::Retryable),
+        (
+            400,
+            r#"{"code":"MALFORMED_REQUEST","message":"no"}"#.to_owned(),
+            ResultKind::Blocked,
+        ),
+        (
+            413,
+            r#"{"code":"BODY_TOO_LARGE","message":"no"}"#.to_owned(),
+            ResultKind::Unknown,
+        ),
+        (
+            200,
+            "<html>captive portal</html>".to_owned(),
+            ResultKind::Unknown,
+        ),
+    ];
+    for (status, body, expected) in cases {
+        let outcome = response(status, &body).await;
+        let verdict = &verdicts(&items, &outcome)[0];
+        assert_eq!(verdict.kind, expected, "{status} {body}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn fetch_to_an_unreachable_site_is_offline() {
+    let device = DeviceConfig {
+        site_url: "http://127.0.0.1:9".into(),
+        device_token: "t".into(),
+        device_id: "HH-1".into(),
+    };
+    let request = SyncRequest {
+        device_id: "HH-1".into(),
+        sent_at: T0,
+        items: Vec::new(),
+    };
+    assert_eq!(
+        FetchTransport.send(&device, &request).await,
+        TransportOutcome::Offline
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguous() {
+    let name = db_name("burst");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    let promises = js_sys::Array::new();
+    for n in 0..1000 {
+        let queue = queue.clone();
+        promises.push(&future_to_promise(async move {
+            let item = queue.capture(a, scan(&format!("E{n:04}"))).await?;
+            Ok(JsValue::from_f64(item.client_seq as f64))
+        }));
+    }
+    let acked = JsFuture::from(js_sys::Promise::all(&promises))
+        .await
+        .unwrap();
+    let mut acked: Vec<u64> = js_sys::Array::from(&acked)
+        .iter()
+        .map(|v| v.as_f64().unwrap() as u64)
+        .collect();
+    acked.sort_unstable();
+    assert_eq!(acked, (2..=1001).collect::<Vec<_>>());
+    let fresh = Store::open(&name).await.unwrap();
+    let items = fresh.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), (1..=1001).collect::<Vec<_>>());
+    let keys: std::collections::HashSet<_> = items.iter().map(|i| i.key).collect();
+    assert_eq!(keys.len(), 1001);
+}
+
+#[wasm_bindgen_test]
+async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
+    let name = db_name("upgrade");
+    let session = Uuid::from_u128(0x5f1e_2d3c_4b5a_4697_8877_6655_4433_2211);
+    let v1 = schema::open_at(&name, 1).await.unwrap();
+    assert_eq!(v1.version(), 1.0);
+    {
+        let tx = v1
+            .transaction(schema::ITEMS)
+            .with_mode(TransactionMode::Readwrite)
+            .build()
+            .unwrap();
+        let store = tx.object_store(schema::ITEMS).unwrap();
+        let legacy = [
+            (
+                "open_session",
+                json!({"operator_id": "op-17", "mode": "put_away", "context": {}}),
+            ),
+            ("scan", json!({"mode": "put_away", "epc": "E1"})),
+            ("scan", json!({"mode": "put_away", "epc": "E2"})),
+        ];
+        for (seq, (command, body)) in legacy.iter().enumerate() {
+            let row = json!({"session_id": session, "client_seq": seq + 1, "command": command,
+                "occurred_at": "2026-11-29T09:01:00.000Z", "queued_at": "2026-11-29T09:01:00.004Z",
+                "body": body, "state": "queued"});
+            let value = stockhop::web::store::to_js(&row).unwrap();
+            store.add(value).primitive().unwrap().await.unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    v1.close();
+
+    let store = Store::open(&name).await.unwrap();
+    let items = store.session_items(session).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2, 3]);
+    for item in &items {
+        let derived = IdempotencyKey::derive_from_legacy_id(item.id.unwrap()).unwrap();
+        assert_eq!(item.key, derived);
+        assert_eq!(item.key.version(), 8);
+    }
+    store.close();
+    // Opening again changes nothing: the same keys, stable across restarts.
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let again = queue.store().session_items(session).await.unwrap();
+    assert_eq!(
+        again.iter().map(|i| i.key).collect::<Vec<_>>(),
+        items.iter().map(|i| i.key).collect::<Vec<_>>()
+    );
+    let next = queue.capture(session, scan("E3")).await.unwrap();
+    assert_eq!(next.client_seq, 4, "the rebuilt session continues its seqs");
+    queue.drain(false).await.unwrap();
+    assert_eq!(site.requests.borrow()[0].items[0].key, items[0].key);
+}
+
+#[wasm_bindgen_test]
+async fn operator_actions_and_counts() {
+    let name = db_name("actions");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    let stale = queue.capture(a, scan("E1")).await.unwrap();
+    clock.set(T0.plus(Millis(5_000)));
+    let counts = queue.counts().await.unwrap();
+    assert_eq!(counts.queued, 2);
+    assert_eq!(counts.oldest_queued_at, Some(T0));
+    assert_eq!(counts.oldest_queued_age_ms, Some(5_000));
+    let stale_key = stale.key;
+    site.answer_each(move |item| {
+        if item.key == stale_key {
+            json!({"key": item.key, "client_seq": item.client_seq, "status": 200, "outcome": "rejected", "reason": "stale_state"})
+        } else {
+            applied(item)
+        }
+    });
+    queue.drain(false).await.unwrap();
+    assert!(
+        queue.discard(stale.id.unwrap()).await.is_err(),
+        "a rejected item is not discarded"
+    );
+    let acked = queue.acknowledge(stale.id.unwrap()).await.unwrap();
+    assert!(acked.acknowledged);
+    let counts = queue.counts().await.unwrap();
+    assert_eq!(
+        (
+            counts.done,
+            counts.rejected,
+            counts.queued,
+            counts.oldest_queued_at
+        ),
+        (1, 1, 0, None)
+    );
+    let page = queue.store().list(None, 1).await.unwrap();
+    assert_eq!(page.len(), 1);
+    let next = queue.store().list(page[0].0.id, 10).await.unwrap();
+    assert_eq!(next[0].0.client_seq, 2);
+    assert_eq!(next[0].1.as_deref(), Some("stale_state"));
+}
+
+async fn sleep_ms(ms: u32) {
+    gloo_timers::future::TimeoutFuture::new(ms).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer() {
+    use stockhop::web::clock::SystemClock;
+    use stockhop::web::runtime::{Options, Queue};
+    let name = db_name("wake");
+    let site = FakeSite::new();
+    site.answer_whole(TransportOutcome::Timeout);
+    let queue = Queue::open(&name, site.clone(), SystemClock, Options::default())
+        .await
+        .unwrap();
+    queue
+        .store()
+        .set_device(&DeviceConfig {
+            site_url: "http://127.0.0.1:9".into(),
+            device_token: "token".into(),
+            device_id: "HH-0042".into(),
+        })
+        .await
+        .unwrap();
+    let open = queue.open_session(None, open_body("op-1")).await.unwrap();
+    sleep_ms(300).await;
+    assert_eq!(
+        site.requests.borrow().len(),
+        1,
+        "the capture drained at once"
+    );
+
+    site.answer_each(applied);
+    sleep_ms(2_500).await;
+    assert_eq!(
+        site.requests.borrow().len(),
+        2,
+        "the 2 s backoff timer fired once"
+    );
+    let items = queue.store().session_items(open.session_id).await.unwrap();
+    assert_eq!(items[0].state, ItemState::Done);
+    assert_eq!(items[0].attempts, 2);
+}

@@ -1,0 +1,140 @@
+//! Shared by the browser queue suites: a substitute network that records
+//! every request and answers per item, and a clock the test moves.
+#![cfg(target_arch = "wasm32")]
+#![allow(dead_code)]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde_json::json;
+use stockhop::queue::TransportOutcome;
+use stockhop::time::UnixMs;
+use stockhop::web::clock::Clock;
+use stockhop::web::runtime::{Options, Queue};
+use stockhop::web::store::DeviceConfig;
+use stockhop::web::transport::Transport;
+use stockhop::wire::{SyncItem, SyncRequest};
+
+pub const T0: UnixMs = UnixMs(1_795_940_000_000);
+
+/// A clock that only moves when the test moves it.
+#[derive(Clone)]
+pub struct TestClock(pub Rc<Cell<i64>>);
+
+impl TestClock {
+    pub fn at(now: UnixMs) -> TestClock {
+        TestClock(Rc::new(Cell::new(now.0)))
+    }
+    pub fn set(&self, now: UnixMs) {
+        self.0.set(now.0);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> UnixMs {
+        UnixMs(self.0.get())
+    }
+}
+
+type PerItem = Rc<dyn Fn(&SyncItem) -> serde_json::Value>;
+
+/// The network as the test wants it: per-item answers, or one outcome for
+/// the whole request; every request is recorded.
+#[derive(Clone)]
+pub struct FakeSite {
+    pub requests: Rc<RefCell<Vec<SyncRequest>>>,
+    per_item: Rc<RefCell<PerItem>>,
+    whole: Rc<RefCell<Option<TransportOutcome>>>,
+}
+
+pub fn applied(item: &SyncItem) -> serde_json::Value {
+    json!({"key": item.key, "client_seq": item.client_seq, "status": 200, "outcome": "applied",
+           "replayed": false, "recorded_at": "2026-11-29T10:15:02.401Z", "hop_ids": []})
+}
+
+impl Default for FakeSite {
+    fn default() -> FakeSite {
+        FakeSite {
+            requests: Rc::default(),
+            per_item: Rc::new(RefCell::new(Rc::new(applied))),
+            whole: Rc::default(),
+        }
+    }
+}
+
+impl FakeSite {
+    pub fn new() -> FakeSite {
+        FakeSite::default()
+    }
+
+    pub fn answer_each(&self, per_item: impl Fn(&SyncItem) -> serde_json::Value + 'static) {
+        *self.per_item.borrow_mut() = Rc::new(per_item);
+        *self.whole.borrow_mut() = None;
+    }
+
+    pub fn answer_whole(&self, outcome: TransportOutcome) {
+        *self.whole.borrow_mut() = Some(outcome);
+    }
+
+    /// (session id, client_seq) of every item sent, request by request.
+    pub fn sent(&self) -> Vec<Vec<(String, u64)>> {
+        self.requests
+            .borrow()
+            .iter()
+            .map(|r| {
+                r.items
+                    .iter()
+                    .map(|i| (i.session_id.to_string(), i.client_seq))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+impl Transport for FakeSite {
+    async fn send(&self, _device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
+        self.requests.borrow_mut().push(request.clone());
+        if let Some(outcome) = self.whole.borrow().clone() {
+            return outcome;
+        }
+        let per_item = self.per_item.borrow().clone();
+        let results: Vec<_> = request.items.iter().map(|i| per_item(i)).collect();
+        TransportOutcome::Http {
+            status: 200,
+            body: json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results})
+                .to_string(),
+        }
+    }
+}
+
+pub fn db_name(what: &str) -> String {
+    format!(
+        "stockhop-test-{what}-{}",
+        stockhop::key::IdempotencyKey::mint().unwrap()
+    )
+}
+
+/// A queue driven step by step: no drain after capture, no timers.
+pub async fn manual_queue(
+    name: &str,
+    site: &FakeSite,
+    clock: &TestClock,
+) -> Queue<FakeSite, TestClock> {
+    let options = Options {
+        drain_after_capture: false,
+        wake_on_timer: false,
+    };
+    let queue = Queue::open(name, site.clone(), clock.clone(), options)
+        .await
+        .unwrap();
+    queue
+        .store()
+        .set_device(&DeviceConfig {
+            site_url: "http://127.0.0.1:9".into(),
+            device_token: "token".into(),
+            device_id: "HH-0042".into(),
+        })
+        .await
+        .unwrap();
+    queue
+}

@@ -1,0 +1,123 @@
+//! The queue inside a real service worker: capture, the Web Lock and the
+//! drain work in the worker's global scope, and the exported
+//! `ServiceWorker` answers page messages on a reply port.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "web_queue_support.rs"]
+mod support;
+
+use serde_json::json;
+use stockhop::queue::{Capture, ItemState};
+use stockhop::web::ServiceWorker;
+use stockhop::wire::{Command, Mode, OpenSessionBody};
+use support::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_service_worker);
+
+#[wasm_bindgen_test]
+async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
+    let name = db_name("sw");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let body = OpenSessionBody {
+        operator_id: "op-1".into(),
+        mode: Mode::CycleCount,
+        context: Default::default(),
+    };
+    let a = queue.open_session(None, body).await.unwrap().session_id;
+    let capture = Capture {
+        command: Command::Scan,
+        body: json!({"mode": "cycle_count", "epc": "E1"}),
+    };
+    queue.capture(a, capture).await.unwrap();
+    let report = queue.drain(false).await.unwrap();
+    assert_eq!(
+        (report.requests, report.items_sent, report.pending),
+        (1, 2, 0)
+    );
+    let items = queue.store().session_items(a).await.unwrap();
+    assert!(items.iter().all(|i| i.state == ItemState::Done));
+}
+
+async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::Value {
+    let data = stockhop::web::store::to_js(&message).unwrap();
+    let reply = JsFuture::from(worker.handle_message(data, None))
+        .await
+        .unwrap();
+    stockhop::web::store::from_js(reply).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn page_messages_get_replies() {
+    let worker = ServiceWorker::open(Some(db_name("messages")))
+        .await
+        .unwrap();
+    let open = ask(
+        &worker,
+        json!({"type": "open_session", "operator_id": "op-9", "mode": "receive"}),
+    )
+    .await;
+    assert_eq!(open["ok"], true, "{open}");
+    assert_eq!(open["client_seq"], 1);
+    let session = open["session_id"].as_str().unwrap().to_owned();
+    let scan = ask(
+        &worker,
+        json!({"type": "capture", "session_id": session, "body": {"mode": "receive", "epc": "E1"}}),
+    )
+    .await;
+    assert_eq!(
+        (scan["ok"].clone(), scan["client_seq"].clone()),
+        (json!(true), json!(2))
+    );
+    let burst = ask(
+        &worker,
+        json!({"type": "capture_many", "session_id": session,
+               "bodies": [{"mode": "receive", "epc": "E2"}, {"mode": "receive", "epc": "E3"}]}),
+    )
+    .await;
+    let seqs: Vec<_> = burst["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["client_seq"].clone())
+        .collect();
+    assert_eq!(seqs, [json!(3), json!(4)], "{burst}");
+    let too_many = ask(
+        &worker,
+        json!({"type": "capture_many", "session_id": session, "bodies": vec![json!({}); 1001]}),
+    )
+    .await;
+    assert_eq!(too_many["error"]["code"], "BAD_MESSAGE");
+    let counts = ask(&worker, json!({"type": "counts"})).await;
+    assert_eq!(counts["queued"], 4, "{counts}");
+    let list = ask(&worker, json!({"type": "list", "limit": 10})).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 4);
+    assert_eq!(list["items"][1]["state"], "queued");
+    let bad = ask(
+        &worker,
+        json!({"type": "capture", "session_id": "not-a-uuid"}),
+    )
+    .await;
+    assert_eq!(
+        (bad["ok"].clone(), bad["error"]["code"].clone()),
+        (json!(false), json!("BAD_MESSAGE"))
+    );
+    let wake = ask(&worker, json!({"type": "wake"})).await;
+    assert_eq!(wake["ok"], true, "{wake}");
+    assert_eq!(
+        wake["requests"], 0,
+        "nothing leaves before the device is set up"
+    );
+    let device = ask(&worker, json!({"type": "device"})).await;
+    assert_eq!(device["configured"], false);
+    let setup = ask(
+        &worker,
+        json!({"type": "setup", "site_url": "", "device_token": "t", "device_id": "HH-1"}),
+    )
+    .await;
+    assert_eq!(setup["error"]["code"], "BAD_MESSAGE");
+    let storage = ask(&worker, json!({"type": "storage"})).await;
+    assert!(storage["quota"].as_f64().unwrap_or(0.0) > 0.0, "{storage}");
+}
