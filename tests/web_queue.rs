@@ -313,6 +313,8 @@ async fn real_response_objects_are_classified_per_design() {
         reason: None,
         attempts: 1,
         recorded_at: None,
+        replayed: false,
+        hop_ids: Vec::new(),
         updated_at: None,
         acknowledged: false,
     };

@@ -200,6 +200,8 @@ impl Drain {
             };
             if verdict.recorded_at.is_some() {
                 item.recorded_at = verdict.recorded_at;
+                item.replayed = verdict.replayed;
+                item.hop_ids = verdict.hop_ids;
             }
             self.upsert(item.clone());
             items.push(item);

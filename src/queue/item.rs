@@ -91,6 +91,13 @@ pub struct Item {
     /// The server's receipt clock for a done or rejected item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<UnixMs>,
+    /// The server's answer came from its stored receipt (an earlier send
+    /// had reached it, but its answer had not reached the device).
+    #[serde(default)]
+    pub replayed: bool,
+    /// The hops the server recorded for a done item.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hop_ids: Vec<i64>,
     /// When the item last changed state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<UnixMs>,

@@ -29,6 +29,11 @@ pub struct Verdict {
     /// The rejection reason or the code of a blocking answer, for the screen.
     pub reason: Option<String>,
     pub recorded_at: Option<UnixMs>,
+    /// The server answered from its stored receipt: an earlier send of
+    /// this key had already reached it.
+    pub replayed: bool,
+    /// The hops the server recorded for the item.
+    pub hop_ids: Vec<i64>,
 }
 
 /// Reads a request's outcome into one verdict per item sent, in order.
@@ -40,6 +45,8 @@ pub fn verdicts(items: &[Item], outcome: &TransportOutcome) -> Vec<Verdict> {
                 kind,
                 reason: reason.clone(),
                 recorded_at: None,
+                replayed: false,
+                hop_ids: Vec::new(),
             })
             .collect()
     };
@@ -90,6 +97,8 @@ pub fn verdicts(items: &[Item], outcome: &TransportOutcome) -> Vec<Verdict> {
                 kind,
                 reason,
                 recorded_at: result.recorded_at,
+                replayed: result.replayed,
+                hop_ids: result.hop_ids.clone(),
             }
         })
         .collect()

@@ -132,6 +132,8 @@ impl Session {
             reason: None,
             attempts: 0,
             recorded_at: None,
+            replayed: false,
+            hop_ids: Vec::new(),
             updated_at: Some(now),
             acknowledged: false,
         }
