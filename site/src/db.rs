@@ -25,11 +25,18 @@ pub const DB_FILE: &str = "stockhop.sqlite";
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, in order. A migration is never edited once released: add one.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "site",
-    sql: include_str!("../migrations/0001_site.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "site",
+        sql: include_str!("../migrations/0001_site.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "ledger",
+        sql: include_str!("../migrations/0002_ledger.sql"),
+    },
+];
 
 pub struct Migration {
     pub version: i64,

@@ -9,6 +9,7 @@
 pub mod db;
 pub mod error;
 pub mod http;
+pub mod ledger;
 pub mod terminal_wire;
 
 use std::future::Future;

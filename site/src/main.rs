@@ -1,11 +1,13 @@
 //! `stockhop-site`: the site server's command line.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
+use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::AppState;
 
 #[derive(Parser)]
@@ -32,6 +34,52 @@ enum Command {
         /// Folder of the PWA shell (default: ./www, else the checkout's www/).
         #[arg(long, env = "STOCKHOP_WWW")]
         www: Option<PathBuf>,
+        /// Shared secret for HMAC-signed terminal batches from a remote
+        /// listener; without it the terminal endpoint is off.
+        #[arg(long, env = "STOCKHOP_LEDGER_SECRET", hide_env_values = true)]
+        ledger_secret: Option<String>,
+    },
+    /// Manage the devices that may sync with this site.
+    Device {
+        #[command(subcommand)]
+        command: DeviceCommand,
+    },
+    /// Manage accounting periods.
+    Period {
+        #[command(subcommand)]
+        command: PeriodCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum DeviceCommand {
+    /// Add a device; prints its bearer token (and nothing else) on stdout.
+    Add {
+        device_id: String,
+        #[arg(long, value_enum)]
+        profile: Profile,
+        /// Post its items for real at once (otherwise they land as simulation).
+        #[arg(long)]
+        commissioned: bool,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Commission a device: its items post for real from now on.
+    Commission {
+        device_id: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum PeriodCommand {
+    /// Close the books up to UNTIL (RFC 3339): later hops captured before
+    /// it are booked at UNTIL.
+    Close {
+        until: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
     },
 }
 
@@ -45,16 +93,73 @@ fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data, http, www } => {
+        Command::Serve {
+            data,
+            http,
+            www,
+            ledger_secret,
+        } => {
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(serve(data, http, www))
+            runtime.block_on(serve(data, http, www, ledger_secret))
+        }
+        Command::Device { command } => device(command),
+        Command::Period {
+            command: PeriodCommand::Close { until, data },
+        } => {
+            let until = UnixMs::parse_rfc3339(&until).context("reading UNTIL")?;
+            let db = open(&data)?;
+            db.call_blocking(|conn| ledger::periods::close(conn, until, ledger::wall_clock()))
+                .map_err(|err| anyhow::anyhow!("{err}"))?;
+            tracing::info!(%until, "period closed");
+            Ok(())
         }
     }
 }
 
-async fn serve(data: PathBuf, http: SocketAddr, www: Option<PathBuf>) -> anyhow::Result<()> {
-    let db =
-        Db::open(&data).with_context(|| format!("opening the database in {}", data.display()))?;
+fn open(data: &Path) -> anyhow::Result<Db> {
+    Db::open(data).with_context(|| format!("opening the database in {}", data.display()))
+}
+
+fn device(command: DeviceCommand) -> anyhow::Result<()> {
+    match command {
+        DeviceCommand::Add {
+            device_id,
+            profile,
+            commissioned,
+            data,
+        } => {
+            let db = open(&data)?;
+            let token = db
+                .call_blocking(|conn| {
+                    ledger::devices::add(
+                        conn,
+                        &device_id,
+                        profile,
+                        commissioned,
+                        ledger::wall_clock(),
+                    )
+                })
+                .map_err(|err| anyhow::anyhow!("adding device {device_id}: {err}"))?;
+            println!("{token}");
+            Ok(())
+        }
+        DeviceCommand::Commission { device_id, data } => {
+            let db = open(&data)?;
+            db.call_blocking(|conn| ledger::devices::commission(conn, &device_id))
+                .map_err(|err| anyhow::anyhow!("commissioning {device_id}: {err}"))?;
+            tracing::info!(%device_id, "device commissioned");
+            Ok(())
+        }
+    }
+}
+
+async fn serve(
+    data: PathBuf,
+    http: SocketAddr,
+    www: Option<PathBuf>,
+    ledger_secret: Option<String>,
+) -> anyhow::Result<()> {
+    let db = open(&data)?;
     let www_dir = www.unwrap_or_else(stockhop_site::default_www_dir);
     if !www_dir.join("pkg").exists() {
         tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");
@@ -62,7 +167,11 @@ async fn serve(data: PathBuf, http: SocketAddr, www: Option<PathBuf>) -> anyhow:
     let listener = tokio::net::TcpListener::bind(http)
         .await
         .with_context(|| format!("binding {http}"))?;
-    let state = AppState { db, www_dir };
+    let state = AppState {
+        db,
+        www_dir,
+        ledger: ledger::LedgerState::new(ledger_secret),
+    };
     stockhop_site::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("site server stopped");
     Ok(())

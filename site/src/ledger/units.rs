@@ -1,0 +1,85 @@
+//! Units: what scans name (by EPC or by code), created the first time a
+//! scan names one. Every change of place bumps the unit's version; a scan
+//! carries the version its device saw, and a mismatch is `stale_state`.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use stockhop::time::UnixMs;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub unit_id: i64,
+    pub bin: Option<String>,
+    pub version: u64,
+}
+
+/// A unit's version before the ledger has seen it.
+pub const FIRST_SIGHT_VERSION: u64 = 0;
+
+/// The unit an EPC names, or else the unit a code names.
+pub fn find(
+    conn: &Connection,
+    epc: Option<&str>,
+    code: Option<&str>,
+) -> rusqlite::Result<Option<Unit>> {
+    let read = |column: &str, value: &str| {
+        conn.prepare_cached(&format!(
+            "SELECT unit_id, bin, version FROM units WHERE {column} = ?1"
+        ))?
+        .query_row([value], |row| {
+            Ok(Unit {
+                unit_id: row.get(0)?,
+                bin: row.get(1)?,
+                version: row.get::<_, i64>(2)? as u64,
+            })
+        })
+        .optional()
+    };
+    if let Some(epc) = epc {
+        if let Some(unit) = read("epc", epc)? {
+            return Ok(Some(unit));
+        }
+    }
+    match code {
+        Some(code) => read("code", code),
+        None => Ok(None),
+    }
+}
+
+/// Creates a unit on first sight, with no place yet.
+pub fn create(
+    conn: &Connection,
+    epc: Option<&str>,
+    code: Option<&str>,
+    now: UnixMs,
+) -> rusqlite::Result<Unit> {
+    conn.prepare_cached(
+        "INSERT INTO units (epc, code, bin, version, first_seen_at) VALUES (?1, ?2, NULL, ?3, ?4)",
+    )?
+    .execute(params![epc, code, FIRST_SIGHT_VERSION as i64, now.0])?;
+    Ok(Unit {
+        unit_id: conn.last_insert_rowid(),
+        bin: None,
+        version: FIRST_SIGHT_VERSION,
+    })
+}
+
+/// Moves a unit to `bin` and returns its new version.
+pub fn move_to(conn: &Connection, unit: &Unit, bin: Option<&str>) -> rusqlite::Result<u64> {
+    let version = unit.version + 1;
+    conn.prepare_cached("UPDATE units SET bin = ?2, version = ?3 WHERE unit_id = ?1")?
+        .execute(params![unit.unit_id, bin, version as i64])?;
+    Ok(version)
+}
+
+/// The current state of a unit by id.
+pub fn get(conn: &Connection, unit_id: i64) -> rusqlite::Result<Option<Unit>> {
+    conn.prepare_cached("SELECT unit_id, bin, version FROM units WHERE unit_id = ?1")?
+        .query_row([unit_id], |row| {
+            Ok(Unit {
+                unit_id: row.get(0)?,
+                bin: row.get(1)?,
+                version: row.get::<_, i64>(2)? as u64,
+            })
+        })
+        .optional()
+}
