@@ -8,6 +8,7 @@ use stockhop::time::UnixMs;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     pub unit_id: i64,
+    pub epc: Option<String>,
     pub bin: Option<String>,
     pub version: u64,
 }
@@ -23,15 +24,9 @@ pub fn find(
 ) -> rusqlite::Result<Option<Unit>> {
     let read = |column: &str, value: &str| {
         conn.prepare_cached(&format!(
-            "SELECT unit_id, bin, version FROM units WHERE {column} = ?1"
+            "SELECT unit_id, epc, bin, version FROM units WHERE {column} = ?1"
         ))?
-        .query_row([value], |row| {
-            Ok(Unit {
-                unit_id: row.get(0)?,
-                bin: row.get(1)?,
-                version: row.get::<_, i64>(2)? as u64,
-            })
-        })
+        .query_row([value], from_row)
         .optional()
     };
     if let Some(epc) = epc {
@@ -39,10 +34,22 @@ pub fn find(
             return Ok(Some(unit));
         }
     }
-    match code {
-        Some(code) => read("code", code),
-        None => Ok(None),
-    }
+    let by_code = match code {
+        Some(code) => read("code", code)?,
+        None => None,
+    };
+    // A code held by a unit with another EPC names a different unit: the
+    // scan then creates its own, and the code's uniqueness refuses it.
+    Ok(by_code.filter(|unit| epc.is_none() || unit.epc.is_none()))
+}
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Unit> {
+    Ok(Unit {
+        unit_id: row.get(0)?,
+        epc: row.get(1)?,
+        bin: row.get(2)?,
+        version: row.get::<_, i64>(3)? as u64,
+    })
 }
 
 /// Creates a unit on first sight, with no place yet.
@@ -58,6 +65,7 @@ pub fn create(
     .execute(params![epc, code, FIRST_SIGHT_VERSION as i64, now.0])?;
     Ok(Unit {
         unit_id: conn.last_insert_rowid(),
+        epc: epc.map(str::to_owned),
         bin: None,
         version: FIRST_SIGHT_VERSION,
     })
@@ -73,13 +81,7 @@ pub fn move_to(conn: &Connection, unit: &Unit, bin: Option<&str>) -> rusqlite::R
 
 /// The current state of a unit by id.
 pub fn get(conn: &Connection, unit_id: i64) -> rusqlite::Result<Option<Unit>> {
-    conn.prepare_cached("SELECT unit_id, bin, version FROM units WHERE unit_id = ?1")?
-        .query_row([unit_id], |row| {
-            Ok(Unit {
-                unit_id: row.get(0)?,
-                bin: row.get(1)?,
-                version: row.get::<_, i64>(2)? as u64,
-            })
-        })
+    conn.prepare_cached("SELECT unit_id, epc, bin, version FROM units WHERE unit_id = ?1")?
+        .query_row([unit_id], from_row)
         .optional()
 }
