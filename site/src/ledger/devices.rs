@@ -90,7 +90,7 @@ pub fn add(
             ),
         )));
     }
-    let token = auth::mint_token().map_err(|err| LedgerError::Corrupt(err.to_string()))?;
+    let token = auth::mint_token()?;
     conn.execute(
         "INSERT INTO devices (device_id, profile, token_sha256, commissioned, added_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",

@@ -154,6 +154,9 @@ pub enum LedgerError {
     /// A stored value could not be read back.
     #[error("corrupt ledger data: {0}")]
     Corrupt(String),
+    /// No randomness for a new token.
+    #[error(transparent)]
+    Entropy(#[from] auth::EntropyError),
 }
 
 impl From<rusqlite::Error> for LedgerError {
@@ -177,6 +180,7 @@ impl From<LedgerError> for crate::error::AppError {
             ),
             LedgerError::Sqlite(err) => crate::error::AppError::from(err),
             LedgerError::Corrupt(detail) => crate::error::AppError::Internal(detail),
+            LedgerError::Entropy(err) => crate::error::AppError::Internal(err.to_string()),
         }
     }
 }

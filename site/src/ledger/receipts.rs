@@ -153,6 +153,8 @@ pub struct Claim<'a> {
     pub item: Option<&'a str>,
     pub received_at: UnixMs,
     pub skew_ms: i64,
+    /// The final answer, when the work is done before the claim.
+    pub response: Option<&'a str>,
 }
 
 /// Claims a key. A second claim on the key, or on the session slot, fails
@@ -160,8 +162,8 @@ pub struct Claim<'a> {
 pub fn claim(conn: &Connection, claim: &Claim<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
-                               state, item, received_at, skew_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                               state, item, received_at, skew_ms, response)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         claim.scope,
@@ -174,8 +176,15 @@ pub fn claim(conn: &Connection, claim: &Claim<'_>) -> rusqlite::Result<()> {
         claim.item,
         claim.received_at.0,
         claim.skew_ms,
+        claim.response,
     ])?;
     Ok(())
+}
+
+/// An answer as stored.
+pub fn to_json(answer: &ItemResult) -> rusqlite::Result<String> {
+    serde_json::to_string(answer)
+        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
 }
 
 /// Stores the final answer for a claimed key and drops the buffered copy.
@@ -185,8 +194,7 @@ pub fn finish(
     key: &IdempotencyKey,
     answer: &ItemResult,
 ) -> rusqlite::Result<()> {
-    let response = serde_json::to_string(answer)
-        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+    let response = to_json(answer)?;
     conn.prepare_cached(
         "UPDATE receipts SET state = 'final', item = NULL, response = ?3
          WHERE scope = ?1 AND key = ?2",

@@ -111,3 +111,33 @@ pub fn is_voided(conn: &Connection, session_id: &str, seq: u64) -> rusqlite::Res
     conn.prepare_cached("SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2")?
         .exists(params![session_id, seq as i64])
 }
+
+/// What holds a slot of a session's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Empty,
+    /// An item waiting for its turn.
+    Buffered,
+    /// An item that has its final answer.
+    Done,
+    /// Passed over by a void sent in another slot.
+    Voided,
+}
+
+/// What holds `seq` in a session, in one query.
+pub fn slot(conn: &Connection, session_id: &str, seq: u64) -> rusqlite::Result<Slot> {
+    conn.prepare_cached(
+        "SELECT (SELECT state FROM receipts WHERE session_id = ?1 AND client_seq = ?2),
+                EXISTS (SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2)",
+    )?
+    .query_row(params![session_id, seq as i64], |row| {
+        let state: Option<String> = row.get(0)?;
+        let voided: bool = row.get(1)?;
+        Ok(match state.as_deref() {
+            Some("buffered") => Slot::Buffered,
+            Some(_) => Slot::Done,
+            None if voided => Slot::Voided,
+            None => Slot::Empty,
+        })
+    })
+}

@@ -27,6 +27,9 @@ use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 /// real values are tens of characters; this stops a body from smuggling
 /// kilobytes into indexed columns.
 pub const MAX_FIELD_CHARS: usize = 256;
+/// The largest `client_seq` (and `void_seq`): SQLite stores integers as
+/// signed 64-bit. There is no lower cap: the ledger takes any backlog.
+pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
 
 /// Rejection reasons: business refusals, stored and replayed like any answer.
 pub mod reasons {
@@ -221,10 +224,10 @@ fn replay(receipt: &Receipt, incoming: &Incoming) -> ItemResult {
     }
 }
 
-fn take_new<'a>(
+fn take_new(
     conn: &Connection,
-    ctx: &'a Context<'a>,
-    incoming: &'a Incoming,
+    ctx: &Context<'_>,
+    incoming: &Incoming,
 ) -> Result<ItemResult, LedgerError> {
     let item = &incoming.item;
     validate(item).map_err(LedgerError::Refused)?;
@@ -252,20 +255,25 @@ fn take_new<'a>(
             format!("client_seq {seq} of this session is already taken"),
         ))
     };
-    if seq < session.next_seq || sessions::is_voided(conn, &session_id, seq)? {
+    // The cursor never rests on a voided slot, so only a slot ahead of it
+    // can be one.
+    if seq < session.next_seq
+        || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+    {
         return Err(slot_taken());
     }
-    let claim = |state: ReceiptState, item_json: Option<&'a str>| Claim {
+    let claim = Claim {
         scope: &ctx.device.device_id,
         key: &item.key,
         session_id: Some(session_id.as_str()),
         client_seq: Some(seq),
         command: item.command.as_str(),
         request_hash: &incoming.hash,
-        state,
-        item: item_json,
+        state: ReceiptState::Final,
+        item: None,
         received_at: ctx.now,
         skew_ms: ctx.skew_ms,
+        response: None,
     };
     if item.command == Command::Void {
         let body: VoidBody = item.body_as().map_err(invalid)?;
@@ -284,22 +292,40 @@ fn take_new<'a>(
             }
             sessions::void_seq(conn, &session_id, body.void_seq, &item.key.to_string())?;
         }
-        receipts::claim(conn, &claim(ReceiptState::Final, None))?;
         let answer = done(item, outcome_for(ctx.device), ctx.now, vec![]);
-        receipts::finish(conn, &ctx.device.device_id, &item.key, &answer)?;
+        let response = receipts::to_json(&answer)?;
+        receipts::claim(
+            conn,
+            &Claim {
+                response: Some(&response),
+                ..claim
+            },
+        )?;
         drain(conn, ctx, &session_id, session.next_seq)?;
         return Ok(answer);
     }
     if seq > session.next_seq {
         receipts::claim(
             conn,
-            &claim(ReceiptState::Buffered, Some(&incoming.canonical)),
+            &Claim {
+                state: ReceiptState::Buffered,
+                item: Some(&incoming.canonical),
+                ..claim
+            },
         )?;
         return Ok(buffered(item, Some(ctx.now)));
     }
-    receipts::claim(conn, &claim(ReceiptState::Final, None))?;
+    // The work first, then the claim with its answer: both sit in this
+    // item's savepoint, so a claim that collides undoes the work.
     let answer = apply(conn, ctx, &session, item, ctx.skew_ms)?;
-    receipts::finish(conn, &ctx.device.device_id, &item.key, &answer)?;
+    let response = receipts::to_json(&answer)?;
+    receipts::claim(
+        conn,
+        &Claim {
+            response: Some(&response),
+            ..claim
+        },
+    )?;
     drain(conn, ctx, &session_id, seq + 1)?;
     Ok(answer)
 }
@@ -314,12 +340,15 @@ fn drain(
 ) -> Result<(), LedgerError> {
     let mut next = from_seq;
     loop {
-        if let Some(receipt) = receipts::at_seq(conn, session_id, next)? {
-            if receipt.state == ReceiptState::Buffered {
+        match sessions::slot(conn, session_id, next)? {
+            sessions::Slot::Empty => break,
+            sessions::Slot::Buffered => {
+                let receipt = receipts::at_seq(conn, session_id, next)?.ok_or_else(|| {
+                    LedgerError::Corrupt(format!("slot {next} of {session_id} vanished"))
+                })?;
                 apply_buffered(conn, ctx, session_id, &receipt)?;
             }
-        } else if !sessions::is_voided(conn, session_id, next)? {
-            break;
+            sessions::Slot::Done | sessions::Slot::Voided => {}
         }
         next += 1;
     }
@@ -429,24 +458,22 @@ fn scan(
     if body.unit_version.is_some_and(|seen| seen != current) {
         return Ok(rejected(item, reasons::STALE_STATE, ctx.now));
     }
-    let unit = match existing {
-        Some(unit) => unit,
-        None => units::create(conn, epc, code, ctx.now)?,
-    };
-    let moves = body.bin.is_some() && body.bin != unit.bin;
-    let version = if moves {
-        units::move_to(conn, &unit, body.bin.as_deref())?
-    } else {
-        unit.version
+    // (unit, place before, place after, version after)
+    let (unit_id, from_bin, to_bin, version) = match existing {
+        Some(unit) if body.bin.is_some() && body.bin != unit.bin => {
+            let version = units::move_to(conn, &unit, body.bin.as_deref())?;
+            (unit.unit_id, unit.bin, body.bin.clone(), version)
+        }
+        Some(unit) => (unit.unit_id, unit.bin.clone(), unit.bin, unit.version),
+        None => {
+            let unit = units::create(conn, epc, code, body.bin.as_deref(), ctx.now)?;
+            (unit.unit_id, None, unit.bin, unit.version)
+        }
     };
     hop.source_mode = SourceMode::Live;
-    hop.unit_id = Some(unit.unit_id);
-    hop.from_bin = unit.bin.as_deref();
-    hop.to_bin = if moves {
-        body.bin.as_deref()
-    } else {
-        unit.bin.as_deref()
-    };
+    hop.unit_id = Some(unit_id);
+    hop.from_bin = from_bin.as_deref();
+    hop.to_bin = to_bin.as_deref();
     hop.unit_version = Some(version);
     let hop_id = hops::append(conn, &hop)?;
     Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
@@ -543,8 +570,8 @@ fn undo(
 /// Checks what serde could not: sequence numbers and body shapes.
 fn validate(item: &SyncItem) -> Result<(), Refusal> {
     let bad = |message: String| Refusal::new(422, wire_codes::INVALID_ITEM, message);
-    if item.client_seq == 0 {
-        return Err(bad("client_seq starts at 1".into()));
+    if item.client_seq == 0 || item.client_seq > MAX_CLIENT_SEQ {
+        return Err(bad(format!("client_seq runs from 1 to {MAX_CLIENT_SEQ}")));
     }
     let field = |name: &str, value: Option<&str>| match value {
         Some(text) if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS => Err(bad(
@@ -556,9 +583,6 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
     match item.command {
         Command::OpenSession => {
             let body: OpenSessionBody = item.body_as().map_err(shape)?;
-            if body.operator_id.is_empty() {
-                return Err(bad("operator_id must be 1 to 256 characters".into()));
-            }
             field("operator_id", Some(&body.operator_id))
         }
         Command::Scan => {
@@ -573,8 +597,8 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
         Command::Undo => item.body_as::<UndoBody>().map(drop).map_err(shape),
         Command::Void => {
             let body: VoidBody = item.body_as().map_err(shape)?;
-            if body.void_seq == 0 {
-                return Err(bad("void_seq starts at 1".into()));
+            if body.void_seq == 0 || body.void_seq > MAX_CLIENT_SEQ {
+                return Err(bad(format!("void_seq runs from 1 to {MAX_CLIENT_SEQ}")));
             }
             Ok(())
         }

@@ -126,6 +126,7 @@ fn record_one(
                 item: None,
                 received_at: now,
                 skew_ms: 0,
+                response: None,
             },
         )?;
         let hop_id = gate_read(conn, record, now)?;

@@ -52,22 +52,25 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Unit> {
     })
 }
 
-/// Creates a unit on first sight, with no place yet.
+/// Creates a unit on first sight, already moved to `bin` when the scan
+/// names one (version 1), else with no place (version 0).
 pub fn create(
     conn: &Connection,
     epc: Option<&str>,
     code: Option<&str>,
+    bin: Option<&str>,
     now: UnixMs,
 ) -> rusqlite::Result<Unit> {
+    let version = FIRST_SIGHT_VERSION + u64::from(bin.is_some());
     conn.prepare_cached(
-        "INSERT INTO units (epc, code, bin, version, first_seen_at) VALUES (?1, ?2, NULL, ?3, ?4)",
+        "INSERT INTO units (epc, code, bin, version, first_seen_at) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![epc, code, FIRST_SIGHT_VERSION as i64, now.0])?;
+    .execute(params![epc, code, bin, version as i64, now.0])?;
     Ok(Unit {
         unit_id: conn.last_insert_rowid(),
         epc: epc.map(str::to_owned),
-        bin: None,
-        version: FIRST_SIGHT_VERSION,
+        bin: bin.map(str::to_owned),
+        version,
     })
 }
 
