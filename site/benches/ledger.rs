@@ -133,6 +133,46 @@ fn baseline(dir: &std::path::Path, per_commit: usize) -> Row {
     }
 }
 
+/// The same 50-item batches through `ledger::sync::run` without HTTP, to
+/// tell the ledger's own cost from the transport's.
+fn in_process(dir: &std::path::Path) -> Row {
+    let db = Db::open(dir).unwrap();
+    let device = db.call_blocking(|conn| {
+        ledger::devices::add(conn, "HH-RAW", Profile::Mc3390xr, true, UnixMs(0)).unwrap();
+        conn.query_row(
+            "SELECT device_id, profile, commissioned FROM devices",
+            [],
+            ledger::devices::Device::from_row,
+        )
+        .unwrap()
+    });
+    let session = IdempotencyKey::mint().unwrap().to_string();
+    let batches: Vec<Vec<ledger::sync::Incoming>> = items(&session, 1, ITEMS)
+        .chunks(50)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|item| ledger::sync::Incoming::from_value(item).unwrap())
+                .collect()
+        })
+        .collect();
+    let seconds = db.call_blocking(|conn| {
+        let started = Instant::now();
+        for batch in &batches {
+            let held = vec![false; batch.len()];
+            let now = ledger::wall_clock();
+            ledger::sync::run(conn, &device, now, batch, &held, now).unwrap();
+        }
+        started.elapsed().as_secs_f64()
+    });
+    Row {
+        path: "ledger::sync::run in process, apply",
+        per_request: 50,
+        items: ITEMS,
+        seconds,
+    }
+}
+
 fn main() {
     let dir =
         tempfile::tempdir_in(std::env::var_os("STOCKHOP_BENCH_DIR").unwrap_or_else(|| ".".into()))
@@ -205,6 +245,7 @@ fn main() {
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
     });
+    rows.push(in_process(&dir.path().join("in-process")));
     let single = baseline(&dir.path().join("raw-1"), 1);
     let batched = baseline(&dir.path().join("raw-50"), 50);
 

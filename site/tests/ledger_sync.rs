@@ -343,3 +343,32 @@ async fn thirty_two_concurrent_requests_with_the_same_items_apply_each_once() {
         0
     );
 }
+
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_is_413_too() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let site = Site::start().await;
+    let hh = site.handheld("HH-1").await;
+    let addr = site.base.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/sync HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        hh.token
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let chunk = vec![b' '; 64 * 1024];
+    let mut sent = 0;
+    while sent <= stockhop::wire::MAX_REQUEST_BYTES {
+        let frame = [format!("{:x}\r\n", chunk.len()).as_bytes(), &chunk, b"\r\n"].concat();
+        if stream.write_all(&frame).await.is_err() {
+            break; // the server answered and closed early
+        }
+        sent += chunk.len();
+    }
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(reply.contains("BODY_TOO_LARGE"), "{reply}");
+}

@@ -7,6 +7,22 @@
 //! per session: an item ahead of a gap is stored and answered `buffered`,
 //! and whenever the gap fills (by the missing item or a `void`) the
 //! buffered items behind it apply, in order, in the same transaction.
+//!
+//! Decisions the protocol leaves open, made here:
+//!
+//! * A `void` takes effect at once, whatever its place: it occupies its
+//!   own `client_seq` and passes over `body.void_seq` (the same slot when
+//!   the device sends it there). A slot that is applied or buffered cannot
+//!   be voided (409 `SEQ_ALREADY_USED`).
+//! * An item refused with a 4xx when it arrives in its turn is not stored:
+//!   its slot stays open, so the device can resend it once the conflict is
+//!   gone, or void it. An item refused when it applies from the buffer was
+//!   already accepted (202), so the refusal is its stored final answer and
+//!   the session moves on.
+//! * A scan or undo in a session that was never opened is rejected
+//!   (`session_not_open`); a closed session's later items apply.
+//! * A scan moves its unit only when it names a `bin` other than the
+//!   unit's; otherwise it records an observing hop and the version stays.
 
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Deserialize;
