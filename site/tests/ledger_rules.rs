@@ -521,3 +521,31 @@ async fn a_heartbeat_feeds_the_device_view_and_only_for_its_own_device() {
         .await;
     assert_eq!(status, 401);
 }
+
+#[tokio::test]
+async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
+    let site = Site::start().await;
+    let mut hh = site.handheld("HH-1").await;
+    let held = site.ledger.sync_permits.clone();
+    let all = held
+        .acquire_many(stockhop_site::ledger::MAX_SYNC_REQUESTS_WAITING as u32)
+        .await
+        .unwrap();
+    let body =
+        json!({"device_id": "HH-1", "sent_at": now().to_string(), "items": [hh.open("op-1")]});
+    let response = site
+        .client
+        .post(format!("{}/v1/sync", site.base))
+        .bearer_auth(&hh.token)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert!(response.headers().contains_key("retry-after"));
+    drop(all);
+    let (status, _) = site
+        .post_raw("/v1/sync", Some(&hh.token), body.to_string().into_bytes())
+        .await;
+    assert_eq!(status, 200);
+}

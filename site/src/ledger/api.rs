@@ -3,6 +3,8 @@
 //! [`super::devices`] and [`super::terminal`], run on the database's
 //! blocking thread.
 
+use std::sync::Arc;
+
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -14,7 +16,10 @@ use stockhop::wire::{
 };
 
 use super::devices::{self, Device};
-use super::{auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal};
+use super::{
+    auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal,
+    MAX_SYNC_REQUESTS_WAITING,
+};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::terminal_wire::{
@@ -117,25 +122,27 @@ async fn sync_items(
         .iter()
         .map(|incoming| incoming.item.key)
         .collect();
+    // Shed load before queueing on the database: a bounded number of
+    // requests wait for it, the rest are told to come back (503).
+    let Ok(permit) = Arc::clone(&state.ledger.sync_permits).try_acquire_owned() else {
+        return Err(AppError::Overloaded(format!(
+            "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
+        )));
+    };
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
     let now = wall_clock();
     let results = state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            Ok(sync::run(
-                conn,
-                &device,
-                parsed.sent_at,
-                &parsed.items,
-                &held,
-                now,
-            )?)
+            let results = sync::run(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            // Released when the work is done, even if the client went away.
+            drop((guard, permit));
+            Ok(results?)
         })
-        .await;
-    drop(guard);
+        .await?;
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
-        results: results?,
+        results,
     }))
 }
 

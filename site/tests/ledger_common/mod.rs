@@ -21,6 +21,7 @@ pub struct Site {
     pub db: Db,
     pub data: PathBuf,
     pub client: reqwest::Client,
+    pub ledger: LedgerState,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -41,10 +42,11 @@ impl Site {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let ledger = LedgerState::new(Some(TERMINAL_SECRET.into()));
         let state = AppState {
             db: db.clone(),
             www_dir: data.join("www"),
-            ledger: LedgerState::new(Some(TERMINAL_SECRET.into())),
+            ledger: ledger.clone(),
         };
         let task = tokio::spawn(async move {
             stockhop_site::serve(listener, state, async {
@@ -58,6 +60,7 @@ impl Site {
             db,
             data,
             client: reqwest::Client::new(),
+            ledger,
             stop: Some(stop),
             task: Some(task),
             _dir: None,
