@@ -372,3 +372,41 @@ async fn a_chunked_body_over_the_limit_is_413_too() {
     assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
     assert!(reply.contains("BODY_TOO_LARGE"), "{reply}");
 }
+
+#[tokio::test]
+async fn a_buffered_item_refused_when_its_turn_comes_keeps_that_answer_and_the_session_moves_on() {
+    let site = Site::start().await;
+    let mut first = site.handheld("HH-1").await;
+    let open = first.open("op-1");
+    site.sync_ok(&first, &[open]).await;
+
+    // A second session of the same device: its open_session waits behind
+    // seq 1 and, when a void fills seq 1, conflicts with the open session.
+    let mut second = first.clone();
+    second.new_session();
+    second.seq = 1;
+    let late_open = second.open("op-2");
+    let scan = second.scan("EPC-1", "B-1");
+    let results = site
+        .sync_ok(&second, &[late_open.clone(), scan.clone()])
+        .await;
+    assert_eq!(outcome(&results[0]), ("buffered", 202));
+    let mut void = second.item("void", json!({"void_seq": 1}));
+    void["client_seq"] = json!(1);
+    let results = site.sync_ok(&second, &[void]).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+
+    let replay = site.sync_ok(&second, &[late_open, scan]).await;
+    assert_eq!(replay[0]["status"], 409, "{}", replay[0]);
+    assert_eq!(replay[0]["code"], "SESSION_CONFLICT");
+    assert_eq!(replay[0]["replayed"], true);
+    assert_eq!(replay[1]["outcome"], "rejected", "{}", replay[1]);
+    assert_eq!(replay[1]["reason"], "session_not_open");
+    assert_eq!(
+        site.count(&format!(
+            "SELECT next_seq FROM sessions WHERE session_id = '{}'",
+            second.session
+        )),
+        4
+    );
+}

@@ -26,6 +26,10 @@ use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
 
+/// Longest `app_version` a heartbeat may carry: a version string, shown on
+/// the dashboard, not a place to store text.
+pub const MAX_APP_VERSION_CHARS: usize = 64;
+
 /// The ledger's routes, merged into the site router.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -207,6 +211,13 @@ async fn heartbeat(
             err.to_string(),
         )
     })?;
+    if beat.app_version.chars().count() > MAX_APP_VERSION_CHARS {
+        return Err(client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            format!("app_version is limited to {MAX_APP_VERSION_CHARS} characters"),
+        ));
+    }
     let now = wall_clock();
     state
         .db
