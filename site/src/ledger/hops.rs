@@ -68,11 +68,13 @@ pub struct NewHop<'a> {
     pub device_clock_skew_ms: i64,
     pub source_mode: SourceMode,
     pub compensates: Option<i64>,
+    /// The end of the last closed period, if any ([`periods::closed_until`]).
+    pub closed_until: Option<UnixMs>,
 }
 
 /// Appends a hop, booked in the open period, and returns its id.
 pub fn append(conn: &Connection, hop: &NewHop<'_>) -> rusqlite::Result<i64> {
-    let booked_at = periods::booking_time(conn, hop.occurred_at)?;
+    let booked_at = periods::booking_time(hop.closed_until, hop.occurred_at);
     conn.prepare_cached(
         "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, mode, unit_id,
                            from_bin, to_bin, unit_version, facts, occurred_at, booked_at,

@@ -293,17 +293,21 @@ pub fn savepoint<T>(
     conn: &rusqlite::Connection,
     work: impl FnOnce(&rusqlite::Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
-    conn.execute_batch("SAVEPOINT ledger_item")
-        .map_err(LedgerError::Sqlite)?;
+    let run = |sql: &str| -> Result<(), LedgerError> {
+        conn.prepare_cached(sql)
+            .and_then(|mut statement| statement.execute([]))
+            .map(drop)
+            .map_err(LedgerError::Sqlite)
+    };
+    run("SAVEPOINT ledger_item")?;
     match work(conn) {
         Ok(value) => {
-            conn.execute_batch("RELEASE ledger_item")
-                .map_err(LedgerError::Sqlite)?;
+            run("RELEASE ledger_item")?;
             Ok(value)
         }
         Err(err) => {
-            conn.execute_batch("ROLLBACK TO ledger_item; RELEASE ledger_item")
-                .map_err(LedgerError::Sqlite)?;
+            run("ROLLBACK TO ledger_item")?;
+            run("RELEASE ledger_item")?;
             Err(err)
         }
     }

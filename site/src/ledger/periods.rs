@@ -15,12 +15,14 @@ pub fn closed_until(conn: &Connection) -> rusqlite::Result<Option<UnixMs>> {
         .map(|until| until.map(UnixMs))
 }
 
-/// When a hop captured at `occurred_at` is booked.
-pub fn booking_time(conn: &Connection, occurred_at: UnixMs) -> rusqlite::Result<UnixMs> {
-    Ok(match closed_until(conn)? {
+/// When a hop captured at `occurred_at` is booked, given the end of the
+/// last closed period ([`closed_until`], read once per transaction: the
+/// write lock keeps it from changing meanwhile).
+pub fn booking_time(closed_until: Option<UnixMs>, occurred_at: UnixMs) -> UnixMs {
+    match closed_until {
         Some(until) if occurred_at < until => until,
         _ => occurred_at,
-    })
+    }
 }
 
 /// Closes the books up to `until`, which must be later than the last close.
@@ -39,4 +41,18 @@ pub fn close(conn: &Connection, until: UnixMs, now: UnixMs) -> Result<(), Ledger
         params![until.0, now.0],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hop_inside_a_closed_period_is_booked_at_its_end() {
+        let until = UnixMs(1_000);
+        assert_eq!(booking_time(Some(until), UnixMs(999)), until);
+        assert_eq!(booking_time(Some(until), UnixMs(1_000)), UnixMs(1_000));
+        assert_eq!(booking_time(Some(until), UnixMs(5_000)), UnixMs(5_000));
+        assert_eq!(booking_time(None, UnixMs(5)), UnixMs(5));
+    }
 }

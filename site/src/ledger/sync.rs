@@ -36,7 +36,7 @@ use super::devices::Device;
 use super::hops::{self, NewHop, SourceMode};
 use super::receipts::{self, Claim, Receipt, ReceiptState};
 use super::sessions::{self, Session, SessionState};
-use super::units;
+use super::{periods, units};
 use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 
 /// Longest free-text field in an item body (EPC, code, bin, operator):
@@ -138,6 +138,8 @@ struct Context<'a> {
     now: UnixMs,
     /// Server receive time − the device's `sent_at`.
     skew_ms: i64,
+    /// The end of the last closed period, read once in the transaction.
+    closed_until: Option<UnixMs>,
 }
 
 /// Runs a request's items in one transaction and returns one result per
@@ -151,14 +153,15 @@ pub fn run(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Vec<ItemResult>, LedgerError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(LedgerError::Sqlite)?;
     let ctx = Context {
         device,
         now,
         skew_ms: now.since(sent_at),
+        closed_until: periods::closed_until(&tx)?,
     };
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(LedgerError::Sqlite)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
         let result = if held.get(i).copied().unwrap_or(false) {
@@ -461,6 +464,7 @@ fn scan(
         device_clock_skew_ms: skew_ms,
         source_mode: SourceMode::Sim,
         compensates: None,
+        closed_until: ctx.closed_until,
     };
     if !ctx.device.commissioned {
         let hop_id = hops::append(conn, &hop)?;
@@ -551,6 +555,7 @@ fn undo(
         device_clock_skew_ms: skew_ms,
         source_mode: SourceMode::Sim,
         compensates: Some(original.hop_id),
+        closed_until: ctx.closed_until,
     };
     let live = ctx.device.commissioned && original.source_mode == SourceMode::Live.as_str();
     if !live {

@@ -17,7 +17,7 @@ use stockhop::wire::codes as wire_codes;
 
 use super::hops::{self, NewHop, SourceMode};
 use super::receipts::{self, Claim, ReceiptState};
-use super::{devices, savepoint, units, LedgerError, Refusal};
+use super::{devices, periods, savepoint, units, LedgerError, Refusal};
 use crate::terminal_wire::{
     RuleOutcome, TerminalBatch, TerminalBatchResponse, TerminalEventKind, TerminalRecord,
     TerminalResult, TerminalSource, MAX_RECORDS_PER_BATCH, SIGNATURE_MAX_AGE_SECS,
@@ -215,6 +215,7 @@ fn gate_read(
             device_clock_skew_ms: 0,
             source_mode: SourceMode::Terminal,
             compensates: None,
+            closed_until: periods::closed_until(conn)?,
         },
     )?;
     Ok(Some(hop_id))
