@@ -410,3 +410,32 @@ async fn a_buffered_item_refused_when_its_turn_comes_keeps_that_answer_and_the_s
         4
     );
 }
+
+#[tokio::test]
+async fn a_key_held_by_a_request_in_flight_is_409_operation_in_progress_and_not_taken() {
+    let site = Site::start().await;
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    let key: stockhop::key::IdempotencyKey = open["key"].as_str().unwrap().parse().unwrap();
+    let (in_flight, _) = site.ledger.in_flight.claim("HH-1", &[key]);
+    let results = site.sync_ok(&hh, std::slice::from_ref(&open)).await;
+    assert_eq!(results[0]["status"], 409);
+    assert_eq!(results[0]["code"], "OPERATION_IN_PROGRESS");
+    assert_eq!(site.count("SELECT count(*) FROM receipts"), 0);
+    drop(in_flight);
+    let results = site.sync_ok(&hh, &[open]).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+}
+
+#[tokio::test]
+async fn fifty_items_fit_in_one_request() {
+    let site = Site::start().await;
+    let mut hh = site.handheld("HH-1").await;
+    let mut items = vec![hh.open("op-1")];
+    items.extend(
+        (1..stockhop::wire::MAX_ITEMS_PER_REQUEST).map(|i| hh.scan(&format!("EPC-{i}"), "B-1")),
+    );
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(results.len(), 50);
+    assert!(results.iter().all(|r| r["outcome"] == "applied"));
+}
