@@ -211,3 +211,36 @@ async fn without_a_secret_the_terminal_endpoint_is_not_there() {
     stop.send(()).unwrap();
     task.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn the_in_process_forwarder_path_runs_on_the_database_thread() {
+    let site = Site::start().await;
+    let batch = TerminalBatch {
+        records: vec![record(
+            TerminalEventKind::Attendance,
+            "9",
+            RuleOutcome::Stale,
+        )],
+        heartbeats: vec![],
+    };
+    let answer = terminal::ingest_into(&site.db, batch.clone(), now())
+        .await
+        .unwrap();
+    assert_eq!(answer.results[0].status, 200);
+    let again = terminal::ingest_into(&site.db, batch, now()).await.unwrap();
+    assert!(again.results[0].replayed);
+    let too_many = TerminalBatch {
+        records: (0..51)
+            .map(|_| record(TerminalEventKind::Attendance, "9", RuleOutcome::Accepted))
+            .collect(),
+        heartbeats: vec![],
+    };
+    let refused = terminal::ingest_into(&site.db, too_many, now())
+        .await
+        .unwrap_err();
+    assert!(!refused.is_retryable());
+    assert_eq!(
+        site.count("SELECT count(*) FROM terminal_events WHERE rule_outcome = 'stale'"),
+        1
+    );
+}

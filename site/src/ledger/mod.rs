@@ -172,6 +172,17 @@ pub enum LedgerError {
     /// No randomness for a new token.
     #[error(transparent)]
     Entropy(#[from] auth::EntropyError),
+    /// The database could not run the work at all.
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+}
+
+impl LedgerError {
+    /// Whether the same work may succeed later unchanged: the database was
+    /// busy or failed, rather than the work being refused.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, LedgerError::Refused(_))
+    }
 }
 
 impl From<rusqlite::Error> for LedgerError {
@@ -196,6 +207,7 @@ impl From<LedgerError> for crate::error::AppError {
             LedgerError::Sqlite(err) => crate::error::AppError::from(err),
             LedgerError::Corrupt(detail) => crate::error::AppError::Internal(detail),
             LedgerError::Entropy(err) => crate::error::AppError::Internal(err.to_string()),
+            LedgerError::Db(err) => crate::error::AppError::from(err),
         }
     }
 }

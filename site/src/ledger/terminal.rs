@@ -32,8 +32,20 @@ pub const MAX_FIELD_CHARS: usize = 256;
 /// object is well under this; the listener's frame cap is 256 KB.
 pub const MAX_RAW_BYTES: usize = 64 * 1024;
 
+/// [`ingest`] on the site database's blocking thread: what the listener's
+/// in-process forwarder calls.
+pub async fn ingest_into(
+    db: &crate::db::Db,
+    batch: TerminalBatch,
+    now: UnixMs,
+) -> Result<TerminalBatchResponse, LedgerError> {
+    db.call(move |conn| ingest(conn, &batch, now)).await
+}
+
 /// Records a batch from the listener, received at `now`: one result per
-/// record, in batch order.
+/// record, in batch order. A record answered 4xx will never be taken as
+/// sent (dead-letter it); 500 `RECEIPT_UNREADABLE` and an `Err` that
+/// [`LedgerError::is_retryable`] are worth retrying.
 pub fn ingest(
     conn: &mut Connection,
     batch: &TerminalBatch,
