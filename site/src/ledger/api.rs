@@ -236,7 +236,7 @@ async fn terminal_events(
     let Some(secret) = state.ledger.terminal_secret.clone() else {
         return Err(client(
             StatusCode::NOT_FOUND,
-            "NOT_FOUND",
+            codes::NOT_FOUND,
             "this site takes no remote terminal batches",
         ));
     };

@@ -114,7 +114,7 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
     if changed == 0 {
         return Err(LedgerError::Refused(Refusal::new(
             404,
-            "DEVICE_NOT_FOUND",
+            super::codes::DEVICE_NOT_FOUND,
             format!("no device {device_id:?}"),
         )));
     }

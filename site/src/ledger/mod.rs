@@ -219,6 +219,8 @@ pub mod codes {
     pub const DEVICE_EXISTS: &str = "DEVICE_EXISTS";
     pub const DEVICE_MISMATCH: &str = "DEVICE_MISMATCH";
     pub const SESSION_NOT_FOUND: &str = "SESSION_NOT_FOUND";
+    pub const DEVICE_NOT_FOUND: &str = "DEVICE_NOT_FOUND";
+    pub const NOT_FOUND: &str = "NOT_FOUND";
     pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";
     pub const CONSTRAINT_CONFLICT: &str = "CONSTRAINT_CONFLICT";
 }
