@@ -183,6 +183,28 @@ impl LedgerError {
     pub fn is_retryable(&self) -> bool {
         !matches!(self, LedgerError::Refused(_))
     }
+
+    /// The HTTP status a request failing this way is answered with: the
+    /// refusal's 4xx, 503 for a busy database, else 500.
+    pub fn status(&self) -> axum::http::StatusCode {
+        use axum::http::StatusCode;
+        let busy = |err: &rusqlite::Error| {
+            matches!(
+                err.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        };
+        match self {
+            LedgerError::Refused(refusal) => {
+                StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::CONFLICT)
+            }
+            LedgerError::Sqlite(err) if busy(err) => StatusCode::SERVICE_UNAVAILABLE,
+            LedgerError::Db(crate::db::DbError::Sqlite(err)) if busy(err) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
 }
 
 impl From<rusqlite::Error> for LedgerError {
@@ -330,6 +352,20 @@ pub fn savepoint<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_keep_their_status_and_a_busy_database_is_503() {
+        let refused = LedgerError::Refused(Refusal::new(422, "INVALID_ITEM", "bad"));
+        assert_eq!(refused.status().as_u16(), 422);
+        assert!(!refused.is_retryable());
+        let busy = LedgerError::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        ));
+        assert_eq!(busy.status().as_u16(), 503);
+        assert!(busy.is_retryable());
+        assert_eq!(LedgerError::Corrupt("x".into()).status().as_u16(), 500);
+    }
 
     #[test]
     fn a_key_held_by_one_request_is_in_progress_for_another_until_released() {
