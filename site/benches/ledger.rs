@@ -2,7 +2,17 @@
 //! beside a raw rusqlite baseline doing the same claim + append inserts in
 //! a loop on the same disk in the same run, and replay beside apply.
 //!
-//! Run: `cargo bench -p stockhop-site --bench ledger`. Prints a table.
+//! Run: `CARGO_PROFILE_BENCH_PANIC=unwind cargo bench -p stockhop-site
+//! --bench ledger`. Prints a table. (The workspace's release profile, which
+//! the bench profile inherits, aborts on panic; without the override cargo
+//! builds the core crate twice, once per panic strategy, into the same
+//! file, and the build fails. `CARGO_PROFILE_BENCH_LTO=false` shortens the
+//! build and leaves the figures, which are fsync-bound, where they are.)
+//!
+//! The baseline that bounds the ledger is one claim + one hop insert per
+//! transaction: the fsync-bound rate of this disk. A second baseline
+//! commits 50 items at a time, the same batching a 50-item request gets,
+//! and shows what the ledger's per-item work costs beside bare inserts.
 
 use std::time::Instant;
 
