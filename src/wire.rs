@@ -223,6 +223,26 @@ pub struct HopView {
     pub source_mode: String,
     #[serde(default)]
     pub compensates: Option<i64>,
+    /// The hop's kind (`ZONE_CHANGE`, `UNDO`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// When the hop is booked: its `occurred_at`, or the start of the open
+    /// period when it was captured inside a closed one.
+    #[serde(default)]
+    pub booked_at: Option<UnixMs>,
+}
+
+/// `GET /v1/sessions/{session_id}/hops` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHops {
+    pub session_id: Uuid,
+    pub hops: Vec<HopView>,
+}
+
+/// `POST /v1/devices/{device_id}/heartbeat` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeartbeatAck {
+    pub server_time: UnixMs,
 }
 
 #[cfg(test)]

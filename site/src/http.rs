@@ -19,6 +19,8 @@ pub struct AppState {
     /// The PWA shell: index.html, sw.js, manifest, icons and `pkg/` (the
     /// built wasm package).
     pub www_dir: PathBuf,
+    /// The ledger's in-memory state (keys in flight, terminal secret).
+    pub ledger: crate::ledger::LedgerState,
 }
 
 /// The site's router.
@@ -36,6 +38,7 @@ pub fn app(state: AppState) -> Router {
             ));
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(crate::ledger::api::routes())
         .with_state(state)
         .merge(static_files)
 }

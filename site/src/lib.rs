@@ -9,6 +9,8 @@
 pub mod db;
 pub mod error;
 pub mod http;
+pub mod in_process;
+pub mod ledger;
 pub mod listener;
 pub mod terminal_wire;
 

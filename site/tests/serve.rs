@@ -35,7 +35,11 @@ async fn start(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let state = AppState { db, www_dir: www };
+    let state = AppState {
+        db,
+        www_dir: www,
+        ledger: Default::default(),
+    };
     let task = tokio::spawn(async move {
         stockhop_site::serve(listener, state, async {
             let _ = stopped.await;

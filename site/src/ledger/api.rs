@@ -1,0 +1,273 @@
+//! The ledger's HTTP handlers: authentication, request limits and JSON at
+//! the edge; the work itself is [`super::sync`], [`super::hops`],
+//! [`super::devices`] and [`super::terminal`], run on the database's
+//! blocking thread.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use stockhop::wire::{
+    codes as wire_codes, Heartbeat, HeartbeatAck, SessionHops, SyncResponse, MAX_REQUEST_BYTES,
+    SYNC_PATH,
+};
+
+use super::devices::{self, Device};
+use super::{
+    auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal,
+    MAX_SYNC_REQUESTS_WAITING,
+};
+use crate::error::AppError;
+use crate::http::AppState;
+use crate::terminal_wire::{
+    TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+};
+
+/// Longest `app_version` a heartbeat may carry: a version string, shown on
+/// the dashboard, not a place to store text.
+pub const MAX_APP_VERSION_CHARS: usize = 64;
+
+/// The ledger's routes, merged into the site router.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(SYNC_PATH, post(sync_items))
+        .route("/v1/sessions/{session_id}/hops", get(session_hops))
+        .route("/v1/devices/{device_id}/heartbeat", post(heartbeat))
+        .route(TERMINAL_EVENTS_PATH, post(terminal_events))
+}
+
+fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
+    AppError::client(status, code, message)
+}
+
+/// The device whose bearer token the request carries, or 401.
+async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
+    let header = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    let Some(token) = auth::bearer(header).map(str::to_owned) else {
+        return Err(client(
+            StatusCode::UNAUTHORIZED,
+            wire_codes::UNAUTHORIZED,
+            "a device bearer token is required",
+        ));
+    };
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(auth::authenticate(conn, &token)?) })
+        .await?
+        .ok_or_else(|| {
+            client(
+                StatusCode::UNAUTHORIZED,
+                wire_codes::UNAUTHORIZED,
+                "unknown device token",
+            )
+        })
+}
+
+/// Reads a body of at most [`MAX_REQUEST_BYTES`]; a larger one is 413
+/// before a byte of it is parsed.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, AppError> {
+    let too_large = || {
+        client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            wire_codes::BODY_TOO_LARGE,
+            format!("request bodies are limited to {MAX_REQUEST_BYTES} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > MAX_REQUEST_BYTES) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+        .await
+        .map_err(|err| {
+            let over_limit = std::error::Error::source(&err)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            if over_limit {
+                too_large()
+            } else {
+                client(
+                    StatusCode::BAD_REQUEST,
+                    wire_codes::MALFORMED_REQUEST,
+                    format!("cannot read the body: {err}"),
+                )
+            }
+        })
+}
+
+fn refusal(refusal: Refusal) -> AppError {
+    AppError::from(LedgerError::Refused(refusal))
+}
+
+async fn sync_items(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<SyncResponse>, AppError> {
+    let (parts, body) = request.into_parts();
+    let device = device_of(&state, &parts.headers).await?;
+    let bytes = read_body(&parts.headers, body).await?;
+    let parsed = sync::parse_request(&bytes).map_err(refusal)?;
+    if parsed.device_id != device.device_id {
+        return Err(client(
+            StatusCode::FORBIDDEN,
+            codes::DEVICE_MISMATCH,
+            "device_id does not match the token's device",
+        ));
+    }
+    let keys: Vec<_> = parsed
+        .items
+        .iter()
+        .map(|incoming| incoming.item.key)
+        .collect();
+    // Shed load before queueing on the database: a bounded number of
+    // requests wait for it, the rest are told to come back (503).
+    let Ok(permit) = Arc::clone(&state.ledger.sync_permits).try_acquire_owned() else {
+        return Err(AppError::Overloaded(format!(
+            "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
+        )));
+    };
+    let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
+    let now = wall_clock();
+    let results = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let results = sync::run(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            // Released when the work is done, even if the client went away.
+            drop((guard, permit));
+            Ok(results?)
+        })
+        .await?;
+    Ok(Json(SyncResponse {
+        server_time: wall_clock(),
+        results,
+    }))
+}
+
+async fn session_hops(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<SessionHops>, AppError> {
+    let device = device_of(&state, &headers).await?;
+    let Ok(session_uuid) = uuid::Uuid::try_parse(&session_id) else {
+        return Err(client(
+            StatusCode::NOT_FOUND,
+            codes::SESSION_NOT_FOUND,
+            "no such session",
+        ));
+    };
+    let session_id = session_uuid.to_string();
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let session = sessions::find(conn, &session_id)?.ok_or_else(|| {
+                client(
+                    StatusCode::NOT_FOUND,
+                    codes::SESSION_NOT_FOUND,
+                    "no such session",
+                )
+            })?;
+            if session.device_id != device.device_id {
+                return Err(client(
+                    StatusCode::FORBIDDEN,
+                    wire_codes::SESSION_NOT_YOURS,
+                    "this session belongs to another device",
+                ));
+            }
+            Ok(Json(SessionHops {
+                session_id: session_uuid,
+                hops: hops::for_session(conn, &session_id)?,
+            }))
+        })
+        .await
+}
+
+async fn heartbeat(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    request: Request,
+) -> Result<Json<HeartbeatAck>, AppError> {
+    let (parts, body) = request.into_parts();
+    let device = device_of(&state, &parts.headers).await?;
+    if device.device_id != device_id {
+        return Err(client(
+            StatusCode::FORBIDDEN,
+            codes::DEVICE_MISMATCH,
+            "a device reports only its own heartbeat",
+        ));
+    }
+    let bytes = read_body(&parts.headers, body).await?;
+    let beat: Heartbeat = serde_json::from_slice(&bytes).map_err(|err| {
+        client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            err.to_string(),
+        )
+    })?;
+    if beat.app_version.chars().count() > MAX_APP_VERSION_CHARS {
+        return Err(client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            format!("app_version is limited to {MAX_APP_VERSION_CHARS} characters"),
+        ));
+    }
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            devices::record_heartbeat(conn, &device.device_id, &beat, now)?;
+            Ok(())
+        })
+        .await?;
+    Ok(Json(HeartbeatAck { server_time: now }))
+}
+
+async fn terminal_events(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<crate::terminal_wire::TerminalBatchResponse>, AppError> {
+    let Some(secret) = state.ledger.terminal_secret.clone() else {
+        return Err(client(
+            StatusCode::NOT_FOUND,
+            codes::NOT_FOUND,
+            "this site takes no remote terminal batches",
+        ));
+    };
+    let (parts, body) = request.into_parts();
+    let bytes = read_body(&parts.headers, body).await?;
+    let header_text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let now = wall_clock();
+    terminal::verify(
+        &secret,
+        header_text(TIMESTAMP_HEADER),
+        header_text(SIGNATURE_HEADER),
+        &bytes,
+        now,
+    )
+    .map_err(|err| {
+        client(
+            StatusCode::UNAUTHORIZED,
+            wire_codes::UNAUTHORIZED,
+            err.to_string(),
+        )
+    })?;
+    let batch: TerminalBatch = serde_json::from_slice(&bytes).map_err(|err| {
+        client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            err.to_string(),
+        )
+    })?;
+    let response = state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(terminal::ingest(conn, &batch, now)?) })
+        .await?;
+    Ok(Json(response))
+}

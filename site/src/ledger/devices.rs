@@ -1,0 +1,198 @@
+//! Devices the site knows: their profile, whether they are commissioned
+//! (items from a device that is not land as simulation), and the heartbeat
+//! view that handhelds and terminals both feed.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use stockhop::time::UnixMs;
+use stockhop::wire::Heartbeat;
+
+use super::{auth, LedgerError, Refusal};
+
+/// Device profiles (DESIGN.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    Fxr90,
+    Mc3390xr,
+    Rfd40,
+    Zt411r,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Fxr90 => "fxr90",
+            Profile::Mc3390xr => "mc3390xr",
+            Profile::Rfd40 => "rfd40",
+            Profile::Zt411r => "zt411r",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Profile> {
+        [
+            Profile::Fxr90,
+            Profile::Mc3390xr,
+            Profile::Rfd40,
+            Profile::Zt411r,
+        ]
+        .into_iter()
+        .find(|profile| profile.as_str() == text)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub device_id: String,
+    pub profile: Profile,
+    pub commissioned: bool,
+}
+
+impl Device {
+    /// Reads `device_id, profile, commissioned`.
+    pub fn from_row(row: &Row<'_>) -> rusqlite::Result<Device> {
+        let profile: String = row.get(1)?;
+        Ok(Device {
+            device_id: row.get(0)?,
+            profile: Profile::parse(&profile).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Text,
+                    format!("unknown profile {profile:?}").into(),
+                )
+            })?,
+            commissioned: row.get(2)?,
+        })
+    }
+}
+
+/// Longest device id the site accepts: ids are printed on labels and shown
+/// on the dashboard.
+pub const MAX_DEVICE_ID_CHARS: usize = 64;
+
+/// Adds a device and returns its bearer token, which is stored only hashed.
+pub fn add(
+    conn: &Connection,
+    device_id: &str,
+    profile: Profile,
+    commissioned: bool,
+    now: UnixMs,
+) -> Result<String, LedgerError> {
+    let valid = !device_id.is_empty()
+        && device_id.chars().count() <= MAX_DEVICE_ID_CHARS
+        && device_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return Err(LedgerError::Refused(Refusal::new(
+            400,
+            stockhop::wire::codes::INVALID_ITEM,
+            format!(
+                "device id must be 1 to {MAX_DEVICE_ID_CHARS} letters, digits, '-', '_' or '.'"
+            ),
+        )));
+    }
+    let token = auth::mint_token()?;
+    conn.execute(
+        "INSERT INTO devices (device_id, profile, token_sha256, commissioned, added_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            device_id,
+            profile.as_str(),
+            auth::token_hash(&token),
+            commissioned,
+            now.0
+        ],
+    )?;
+    Ok(token)
+}
+
+/// Marks a device commissioned: its items post for real from now on.
+pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError> {
+    let changed = conn.execute(
+        "UPDATE devices SET commissioned = 1 WHERE device_id = ?1",
+        [device_id],
+    )?;
+    if changed == 0 {
+        return Err(LedgerError::Refused(Refusal::new(
+            404,
+            super::codes::DEVICE_NOT_FOUND,
+            format!("no device {device_id:?}"),
+        )));
+    }
+    Ok(())
+}
+
+/// Where a heartbeat came from.
+pub const SOURCE_HANDHELD: &str = "handheld";
+
+/// Records a handheld's heartbeat, received at `now`.
+pub fn record_heartbeat(
+    conn: &Connection,
+    device_id: &str,
+    heartbeat: &Heartbeat,
+    now: UnixMs,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO device_heartbeats
+             (device_id, source, last_seen_at, sent_at, queue_depth, oldest_queued_at, app_version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (device_id) DO UPDATE SET
+             source = excluded.source, last_seen_at = excluded.last_seen_at,
+             sent_at = excluded.sent_at, queue_depth = excluded.queue_depth,
+             oldest_queued_at = excluded.oldest_queued_at, app_version = excluded.app_version",
+        params![
+            device_id,
+            SOURCE_HANDHELD,
+            now.0,
+            heartbeat.sent_at.0,
+            i64::try_from(heartbeat.queue_depth).unwrap_or(i64::MAX),
+            heartbeat.oldest_queued_at.map(|t| t.0),
+            heartbeat.app_version,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records that a terminal was seen at `seen_at`; a later sighting never
+/// moves the last-seen time back.
+pub fn record_terminal_seen(
+    conn: &Connection,
+    device_serial: &str,
+    source: &str,
+    seen_at: UnixMs,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO device_heartbeats (device_id, source, last_seen_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (device_id) DO UPDATE SET
+             source = excluded.source,
+             last_seen_at = max(last_seen_at, excluded.last_seen_at)",
+        params![device_serial, source, seen_at.0],
+    )?;
+    Ok(())
+}
+
+/// A row of the heartbeat view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastSeen {
+    pub device_id: String,
+    pub source: String,
+    pub last_seen_at: UnixMs,
+    pub queue_depth: Option<i64>,
+}
+
+/// The heartbeat view's row for one device.
+pub fn last_seen(conn: &Connection, device_id: &str) -> rusqlite::Result<Option<LastSeen>> {
+    conn.query_row(
+        "SELECT device_id, source, last_seen_at, queue_depth FROM device_heartbeats
+         WHERE device_id = ?1",
+        [device_id],
+        |row| {
+            Ok(LastSeen {
+                device_id: row.get(0)?,
+                source: row.get(1)?,
+                last_seen_at: UnixMs(row.get(2)?),
+                queue_depth: row.get(3)?,
+            })
+        },
+    )
+    .optional()
+}

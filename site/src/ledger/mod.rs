@@ -1,0 +1,389 @@
+//! The site ledger: the server side of the sync protocol (DESIGN.md §4).
+//!
+//! A handheld's items arrive in `POST /v1/sync`; each item's idempotency key
+//! is claimed in the same SQLite transaction as the work it causes, so an
+//! item applies exactly once however often it is sent. Items apply in
+//! `client_seq` order within their session; scans and undos append hops to
+//! an append-only ledger. The terminal listener's records come in through
+//! [`terminal`] and are claimed the same way.
+//!
+//! One module per noun: [`auth`] (bearer tokens), [`devices`], [`receipts`]
+//! (claims and stored answers), [`sessions`], [`units`], [`hops`],
+//! [`periods`], [`sync`] (one request's items, in order), [`terminal`] and
+//! [`api`] (the HTTP handlers, the only module that sees a request).
+//!
+//! Architecture invariant: everything below [`api`] takes the connection
+//! and `now` as arguments; none of it reads a clock or touches a socket.
+
+pub mod api;
+pub mod auth;
+pub mod devices;
+pub mod hops;
+pub mod periods;
+pub mod receipts;
+pub mod sessions;
+pub mod sync;
+pub mod terminal;
+pub mod units;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use stockhop::key::IdempotencyKey;
+use stockhop::time::UnixMs;
+
+/// The undo window: an undo posts a compensating hop only when its capture
+/// time is at most this long after the original's (DESIGN.md §4 rule 10).
+pub const UNDO_WINDOW_MS: i64 = 120_000;
+
+/// Sync requests that may wait for the database at once; more are answered
+/// 503 with Retry-After. Each waiting request holds a blocking thread, and
+/// at a few milliseconds a commit, 64 waiting is already a queue of a
+/// fraction of a second for the last one.
+pub const MAX_SYNC_REQUESTS_WAITING: usize = 64;
+
+/// The ledger's share of the server state.
+#[derive(Clone)]
+pub struct LedgerState {
+    /// Keys held by requests in flight, per device scope.
+    pub in_flight: InFlight,
+    /// Permits for sync requests waiting on the database.
+    pub sync_permits: Arc<tokio::sync::Semaphore>,
+    /// The shared secret that signs terminal batches from a remote
+    /// listener; with none, the terminal endpoint answers 404.
+    pub terminal_secret: Option<Arc<[u8]>>,
+}
+
+impl Default for LedgerState {
+    fn default() -> LedgerState {
+        LedgerState::new(None)
+    }
+}
+
+impl LedgerState {
+    pub fn new(terminal_secret: Option<String>) -> LedgerState {
+        LedgerState {
+            in_flight: InFlight::default(),
+            sync_permits: Arc::new(tokio::sync::Semaphore::new(MAX_SYNC_REQUESTS_WAITING)),
+            terminal_secret: terminal_secret
+                .filter(|secret| !secret.is_empty())
+                .map(|secret| Arc::from(secret.into_bytes())),
+        }
+    }
+}
+
+/// Idempotency keys that a request is working on right now.
+///
+/// One process owns the database file (the site server; the CLI only adds
+/// devices and closes periods), so an in-memory set sees every request in
+/// flight. A second request carrying a held key is answered
+/// `OPERATION_IN_PROGRESS` for that item at once instead of queueing behind
+/// the write lock; exactly-once itself rests on the receipt claimed in the
+/// transaction, not on this set.
+#[derive(Clone, Default)]
+pub struct InFlight {
+    keys: Arc<Mutex<HashSet<(String, IdempotencyKey)>>>,
+}
+
+impl InFlight {
+    /// Claims `keys` for `scope`. Returns the guard that releases what it
+    /// claimed, and for each key whether another request holds it. A key
+    /// repeated within `keys` is this request's own and is not "held".
+    pub fn claim(&self, scope: &str, keys: &[IdempotencyKey]) -> (InFlightGuard, Vec<bool>) {
+        let mut set = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        let mut mine = Vec::new();
+        let held = keys
+            .iter()
+            .map(|key| {
+                let entry = (scope.to_owned(), *key);
+                if mine.contains(&entry) {
+                    false
+                } else if set.insert(entry.clone()) {
+                    mine.push(entry);
+                    false
+                } else {
+                    true
+                }
+            })
+            .collect();
+        (
+            InFlightGuard {
+                set: Arc::clone(&self.keys),
+                mine,
+            },
+            held,
+        )
+    }
+}
+
+/// Releases a request's keys when it is done, whether it succeeded or not.
+pub struct InFlightGuard {
+    set: Arc<Mutex<HashSet<(String, IdempotencyKey)>>>,
+    mine: Vec<(String, IdempotencyKey)>,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
+        for entry in &self.mine {
+            set.remove(entry);
+        }
+    }
+}
+
+/// The wall clock, read once per request at the edge ([`api`], the CLI).
+pub fn wall_clock() -> UnixMs {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    UnixMs(i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A 4xx answer: the request (or item) will never be taken as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a piece of ledger work did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// Refused with a 4xx code; nothing was written.
+    #[error("{}: {}", .0.code, .0.message)]
+    Refused(Refusal),
+    /// SQLite failed (busy → 503, anything else → 500).
+    #[error("sqlite: {0}")]
+    Sqlite(rusqlite::Error),
+    /// A stored value could not be read back.
+    #[error("corrupt ledger data: {0}")]
+    Corrupt(String),
+    /// No randomness for a new token.
+    #[error(transparent)]
+    Entropy(#[from] auth::EntropyError),
+    /// The database could not run the work at all.
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+}
+
+impl LedgerError {
+    /// Whether the same work may succeed later unchanged: the database was
+    /// busy or failed, rather than the work being refused.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, LedgerError::Refused(_))
+    }
+
+    /// The HTTP status a request failing this way is answered with: the
+    /// refusal's 4xx, 503 for a busy database, else 500.
+    pub fn status(&self) -> axum::http::StatusCode {
+        use axum::http::StatusCode;
+        let busy = |err: &rusqlite::Error| {
+            matches!(
+                err.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        };
+        match self {
+            LedgerError::Refused(refusal) => {
+                StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::CONFLICT)
+            }
+            LedgerError::Sqlite(err) if busy(err) => StatusCode::SERVICE_UNAVAILABLE,
+            LedgerError::Db(crate::db::DbError::Sqlite(err)) if busy(err) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for LedgerError {
+    /// Every unique-constraint violation becomes a 4xx refusal, never a 500.
+    fn from(err: rusqlite::Error) -> LedgerError {
+        match unique_violation(&err) {
+            Some(refusal) => LedgerError::Refused(refusal),
+            None => LedgerError::Sqlite(err),
+        }
+    }
+}
+
+impl From<LedgerError> for crate::error::AppError {
+    fn from(err: LedgerError) -> crate::error::AppError {
+        use axum::http::StatusCode;
+        match err {
+            LedgerError::Refused(refusal) => crate::error::AppError::client(
+                StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::CONFLICT),
+                refusal.code,
+                refusal.message,
+            ),
+            LedgerError::Sqlite(err) => crate::error::AppError::from(err),
+            LedgerError::Corrupt(detail) => crate::error::AppError::Internal(detail),
+            LedgerError::Entropy(err) => crate::error::AppError::Internal(err.to_string()),
+            LedgerError::Db(err) => crate::error::AppError::from(err),
+        }
+    }
+}
+
+/// Extra codes the ledger answers beside those in [`stockhop::wire::codes`].
+pub mod codes {
+    pub const UNIT_CONFLICT: &str = "UNIT_CONFLICT";
+    pub const ALREADY_UNDONE: &str = "ALREADY_UNDONE";
+    pub const DEVICE_EXISTS: &str = "DEVICE_EXISTS";
+    pub const DEVICE_MISMATCH: &str = "DEVICE_MISMATCH";
+    pub const SESSION_NOT_FOUND: &str = "SESSION_NOT_FOUND";
+    pub const DEVICE_NOT_FOUND: &str = "DEVICE_NOT_FOUND";
+    pub const NOT_FOUND: &str = "NOT_FOUND";
+    pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";
+    pub const CONSTRAINT_CONFLICT: &str = "CONSTRAINT_CONFLICT";
+}
+
+/// Each unique constraint of the ledger's schema, as SQLite names it in
+/// its error message, and the 4xx answer it maps to.
+pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
+    (
+        "receipts.scope, receipts.key",
+        409,
+        stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+    ),
+    (
+        "receipts.session_id, receipts.client_seq",
+        409,
+        stockhop::wire::codes::SEQ_ALREADY_USED,
+    ),
+    (
+        "seq_voids.session_id, seq_voids.seq",
+        409,
+        stockhop::wire::codes::SEQ_ALREADY_USED,
+    ),
+    (
+        "sessions.session_id",
+        403,
+        stockhop::wire::codes::SESSION_NOT_YOURS,
+    ),
+    (
+        "sessions.device_id",
+        409,
+        stockhop::wire::codes::SESSION_CONFLICT,
+    ),
+    (
+        "sessions.operator_id",
+        409,
+        stockhop::wire::codes::SESSION_CONFLICT,
+    ),
+    ("units.epc", 409, codes::UNIT_CONFLICT),
+    ("units.code", 409, codes::UNIT_CONFLICT),
+    ("hops.compensates", 409, codes::ALREADY_UNDONE),
+    (
+        "hops.device_id, hops.key",
+        409,
+        stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+    ),
+    (
+        "terminal_events.key",
+        409,
+        stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+    ),
+    ("devices.device_id", 409, codes::DEVICE_EXISTS),
+    ("devices.token_sha256", 409, codes::DEVICE_EXISTS),
+    ("periods.closed_until", 409, codes::PERIOD_NOT_LATER),
+];
+
+/// The 4xx answer for a unique-constraint violation, if `err` is one.
+pub fn unique_violation(err: &rusqlite::Error) -> Option<Refusal> {
+    let rusqlite::Error::SqliteFailure(failure, message) = err else {
+        return None;
+    };
+    let unique = matches!(
+        failure.extended_code,
+        rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+    );
+    if !unique {
+        return None;
+    }
+    let message = message.as_deref().unwrap_or_default();
+    let columns = message
+        .strip_prefix("UNIQUE constraint failed: ")
+        .unwrap_or(message);
+    let (status, code) = UNIQUE_CONSTRAINTS
+        .iter()
+        .find(|(name, _, _)| *name == columns)
+        .map_or((409, codes::CONSTRAINT_CONFLICT), |(_, status, code)| {
+            (*status, *code)
+        });
+    Some(Refusal::new(status, code, format!("conflict on {columns}")))
+}
+
+/// Runs `work` inside a savepoint: kept when it succeeds, rolled back when
+/// it fails, so one item's failure leaves the rest of the request intact.
+pub fn savepoint<T>(
+    conn: &rusqlite::Connection,
+    work: impl FnOnce(&rusqlite::Connection) -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    let run = |sql: &str| -> Result<(), LedgerError> {
+        conn.prepare_cached(sql)
+            .and_then(|mut statement| statement.execute([]))
+            .map(drop)
+            .map_err(LedgerError::Sqlite)
+    };
+    run("SAVEPOINT ledger_item")?;
+    match work(conn) {
+        Ok(value) => {
+            run("RELEASE ledger_item")?;
+            Ok(value)
+        }
+        Err(err) => {
+            run("ROLLBACK TO ledger_item")?;
+            run("RELEASE ledger_item")?;
+            Err(err)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_their_status_and_a_busy_database_is_503() {
+        let refused = LedgerError::Refused(Refusal::new(422, "INVALID_ITEM", "bad"));
+        assert_eq!(refused.status().as_u16(), 422);
+        assert!(!refused.is_retryable());
+        let busy = LedgerError::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        ));
+        assert_eq!(busy.status().as_u16(), 503);
+        assert!(busy.is_retryable());
+        assert_eq!(LedgerError::Corrupt("x".into()).status().as_u16(), 500);
+    }
+
+    #[test]
+    fn a_key_held_by_one_request_is_in_progress_for_another_until_released() {
+        let in_flight = InFlight::default();
+        let a = IdempotencyKey::from_random_bytes([1; 16]);
+        let b = IdempotencyKey::from_random_bytes([2; 16]);
+        let (first, held) = in_flight.claim("HH-1", &[a, a]);
+        assert_eq!(
+            held,
+            vec![false, false],
+            "a repeat within a request is its own"
+        );
+        let (_second, held) = in_flight.claim("HH-1", &[a, b]);
+        assert_eq!(held, vec![true, false]);
+        let (_other_device, held) = in_flight.claim("HH-2", &[a]);
+        assert_eq!(held, vec![false]);
+        drop(first);
+        let (_third, held) = in_flight.claim("HH-1", &[a]);
+        assert_eq!(held, vec![false]);
+    }
+}

@@ -1,0 +1,234 @@
+//! Receipts: the claim on an idempotency key, the hash of the item as it
+//! was received, and the answer stored for every replay.
+//!
+//! The request hash is SHA-256 over the item's canonical JSON: object keys
+//! sorted by their UTF-8 bytes, no insignificant whitespace, strings and
+//! numbers as serde_json writes them. It is taken over the item exactly as
+//! received, so a field the server does not read still tells two bodies
+//! apart.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use sha2::{Digest, Sha256};
+use stockhop::key::IdempotencyKey;
+use stockhop::time::UnixMs;
+use stockhop::wire::ItemResult;
+
+/// A receipt's state: held behind a gap, or answered for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptState {
+    Buffered,
+    Final,
+}
+
+impl ReceiptState {
+    fn as_str(self) -> &'static str {
+        match self {
+            ReceiptState::Buffered => "buffered",
+            ReceiptState::Final => "final",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Receipt {
+    pub key: String,
+    pub client_seq: Option<u64>,
+    pub command: String,
+    pub request_hash: String,
+    pub state: ReceiptState,
+    /// The item as received, while it is buffered.
+    pub item: Option<String>,
+    pub skew_ms: i64,
+    /// The stored answer, as JSON; `None` only inside the transaction that
+    /// is working on it.
+    pub response: Option<String>,
+}
+
+const COLUMNS: &str = "key, client_seq, command, request_hash, state, item, skew_ms, response";
+
+impl Receipt {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<Receipt> {
+        let state: String = row.get(4)?;
+        Ok(Receipt {
+            key: row.get(0)?,
+            client_seq: row.get::<_, Option<i64>>(1)?.map(|s| s as u64),
+            command: row.get(2)?,
+            request_hash: row.get(3)?,
+            state: if state == "buffered" {
+                ReceiptState::Buffered
+            } else {
+                ReceiptState::Final
+            },
+            item: row.get(5)?,
+            skew_ms: row.get(6)?,
+            response: row.get(7)?,
+        })
+    }
+
+    /// The stored answer, marked replayed. `None` when it cannot be read:
+    /// the caller fails closed and never runs the item again.
+    pub fn stored_answer(&self) -> Option<ItemResult> {
+        let mut answer: ItemResult = serde_json::from_str(self.response.as_deref()?).ok()?;
+        if answer.key.to_string() != self.key {
+            return None;
+        }
+        answer.replayed = true;
+        Some(answer)
+    }
+}
+
+/// SHA-256 (lower-case hex) of a JSON value's canonical form.
+pub fn request_hash(value: &serde_json::Value) -> String {
+    let mut text = String::new();
+    write_canonical(value, &mut text);
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// Writes `value` canonically: keys sorted, no whitespace.
+pub fn write_canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The receipt for `key` in `scope`, if the key was claimed.
+pub fn find(
+    conn: &Connection,
+    scope: &str,
+    key: &IdempotencyKey,
+) -> rusqlite::Result<Option<Receipt>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM receipts WHERE scope = ?1 AND key = ?2"
+    ))?
+    .query_row(params![scope, key.to_string()], Receipt::from_row)
+    .optional()
+}
+
+/// The receipt holding `client_seq` in a session, if any.
+pub fn at_seq(
+    conn: &Connection,
+    session_id: &str,
+    client_seq: u64,
+) -> rusqlite::Result<Option<Receipt>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM receipts WHERE session_id = ?1 AND client_seq = ?2"
+    ))?
+    .query_row(params![session_id, client_seq as i64], Receipt::from_row)
+    .optional()
+}
+
+/// A new claim on a key.
+pub struct Claim<'a> {
+    pub scope: &'a str,
+    pub key: &'a IdempotencyKey,
+    pub session_id: Option<&'a str>,
+    pub client_seq: Option<u64>,
+    pub command: &'a str,
+    pub request_hash: &'a str,
+    pub state: ReceiptState,
+    pub item: Option<&'a str>,
+    pub received_at: UnixMs,
+    pub skew_ms: i64,
+    /// The final answer, when the work is done before the claim.
+    pub response: Option<&'a str>,
+}
+
+/// Claims a key. A second claim on the key, or on the session slot, fails
+/// with a unique violation that the caller maps to its 409.
+pub fn claim(conn: &Connection, claim: &Claim<'_>) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
+                               state, item, received_at, skew_ms, response)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        claim.scope,
+        claim.key.to_string(),
+        claim.session_id,
+        claim.client_seq.map(|s| s as i64),
+        claim.command,
+        claim.request_hash,
+        claim.state.as_str(),
+        claim.item,
+        claim.received_at.0,
+        claim.skew_ms,
+        claim.response,
+    ])?;
+    Ok(())
+}
+
+/// An answer as stored.
+pub fn to_json(answer: &ItemResult) -> rusqlite::Result<String> {
+    serde_json::to_string(answer)
+        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+}
+
+/// Stores the final answer for a claimed key and drops the buffered copy.
+pub fn finish(
+    conn: &Connection,
+    scope: &str,
+    key: &IdempotencyKey,
+    answer: &ItemResult,
+) -> rusqlite::Result<()> {
+    let response = to_json(answer)?;
+    conn.prepare_cached(
+        "UPDATE receipts SET state = 'final', item = NULL, response = ?3
+         WHERE scope = ?1 AND key = ?2",
+    )?
+    .execute(params![scope, key.to_string(), response])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical(json: &str) -> String {
+        let mut out = String::new();
+        write_canonical(&serde_json::from_str(json).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_and_drops_whitespace() {
+        assert_eq!(
+            canonical(r#"{ "b": 1, "a": {"z": [1, 2, {"y": "x", "c": null}], "é": true} }"#),
+            r#"{"a":{"z":[1,2,{"c":null,"y":"x"}],"é":true},"b":1}"#
+        );
+        assert_eq!(canonical(r#""a\"b""#), r#""a\"b""#);
+    }
+
+    #[test]
+    fn the_hash_ignores_key_order_and_whitespace_but_not_values() {
+        let a = serde_json::from_str(r#"{"a":1,"b":"x"}"#).unwrap();
+        let b = serde_json::from_str("{ \"b\" : \"x\",\n \"a\" : 1 }").unwrap();
+        let c = serde_json::from_str(r#"{"a":2,"b":"x"}"#).unwrap();
+        assert_eq!(request_hash(&a), request_hash(&b));
+        assert_ne!(request_hash(&a), request_hash(&c));
+        assert_eq!(request_hash(&a).len(), 64);
+    }
+}

@@ -1,0 +1,143 @@
+//! Capture sessions: who owns them, whether they are open, and the order
+//! cursor (`next_seq`) that makes items apply in `client_seq` order.
+//!
+//! One open session per device and one per operator is the schema's job
+//! (partial unique indexes); a violation comes back as `SESSION_CONFLICT`.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use stockhop::time::UnixMs;
+use stockhop::wire::OpenSessionBody;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    /// Known from an item, not opened yet.
+    Pending,
+    Open,
+    Closed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub session_id: String,
+    pub device_id: String,
+    pub state: SessionState,
+    pub next_seq: u64,
+}
+
+pub fn find(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Session>> {
+    conn.prepare_cached(
+        "SELECT session_id, device_id, state, next_seq FROM sessions WHERE session_id = ?1",
+    )?
+    .query_row([session_id], |row| {
+        let state: String = row.get(2)?;
+        Ok(Session {
+            session_id: row.get(0)?,
+            device_id: row.get(1)?,
+            state: match state.as_str() {
+                "open" => SessionState::Open,
+                "closed" => SessionState::Closed,
+                _ => SessionState::Pending,
+            },
+            next_seq: row.get::<_, i64>(3)? as u64,
+        })
+    })
+    .optional()
+}
+
+/// Records a session the ledger first hears of, owned by `device_id`.
+pub fn insert_pending(
+    conn: &Connection,
+    session_id: &str,
+    device_id: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (session_id, device_id, state) VALUES (?1, ?2, 'pending')",
+    )?
+    .execute([session_id, device_id])?;
+    Ok(())
+}
+
+/// Opens a pending session.
+pub fn open(
+    conn: &Connection,
+    session_id: &str,
+    body: &OpenSessionBody,
+    at: UnixMs,
+) -> rusqlite::Result<()> {
+    let context = serde_json::to_string(&body.context)
+        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+    conn.prepare_cached(
+        "UPDATE sessions SET state = 'open', operator_id = ?2, mode = ?3, context = ?4,
+                             opened_at = ?5
+         WHERE session_id = ?1",
+    )?
+    .execute(params![
+        session_id,
+        body.operator_id,
+        body.mode.as_str(),
+        context,
+        at.0
+    ])?;
+    Ok(())
+}
+
+pub fn close(conn: &Connection, session_id: &str, at: UnixMs) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE sessions SET state = 'closed', closed_at = ?2 WHERE session_id = ?1",
+    )?
+    .execute(params![session_id, at.0])?;
+    Ok(())
+}
+
+pub fn set_next_seq(conn: &Connection, session_id: &str, next_seq: u64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE session_id = ?1")?
+        .execute(params![session_id, next_seq as i64])?;
+    Ok(())
+}
+
+/// Marks `seq` passed over by a void sent in another slot.
+pub fn void_seq(
+    conn: &Connection,
+    session_id: &str,
+    seq: u64,
+    void_key: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO seq_voids (session_id, seq, void_key) VALUES (?1, ?2, ?3)")?
+        .execute(params![session_id, seq as i64, void_key])?;
+    Ok(())
+}
+
+pub fn is_voided(conn: &Connection, session_id: &str, seq: u64) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2")?
+        .exists(params![session_id, seq as i64])
+}
+
+/// What holds a slot of a session's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Empty,
+    /// An item waiting for its turn.
+    Buffered,
+    /// An item that has its final answer.
+    Done,
+    /// Passed over by a void sent in another slot.
+    Voided,
+}
+
+/// What holds `seq` in a session, in one query.
+pub fn slot(conn: &Connection, session_id: &str, seq: u64) -> rusqlite::Result<Slot> {
+    conn.prepare_cached(
+        "SELECT (SELECT state FROM receipts WHERE session_id = ?1 AND client_seq = ?2),
+                EXISTS (SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2)",
+    )?
+    .query_row(params![session_id, seq as i64], |row| {
+        let state: Option<String> = row.get(0)?;
+        let voided: bool = row.get(1)?;
+        Ok(match state.as_deref() {
+            Some("buffered") => Slot::Buffered,
+            Some(_) => Slot::Done,
+            None if voided => Slot::Voided,
+            None => Slot::Empty,
+        })
+    })
+}

@@ -1,0 +1,686 @@
+//! One `POST /v1/sync` request, item by item, in one SQLite transaction.
+//!
+//! For each item, in request order: a claimed key answers from its receipt
+//! (replayed, or 409 when the body differs); a new key is claimed together
+//! with the work it causes, inside a savepoint, so a refused item leaves
+//! no trace and the others still commit. Items apply in `client_seq` order
+//! per session: an item ahead of a gap is stored and answered `buffered`,
+//! and whenever the gap fills (by the missing item or a `void`) the
+//! buffered items behind it apply, in order, in the same transaction.
+//!
+//! Decisions the protocol leaves open, made here:
+//!
+//! * A `void` takes effect at once, whatever its place: it occupies its
+//!   own `client_seq` and passes over `body.void_seq` (the same slot when
+//!   the device sends it there). A slot that is applied or buffered cannot
+//!   be voided (409 `SEQ_ALREADY_USED`).
+//! * An item refused with a 4xx when it arrives in its turn is not stored:
+//!   its slot stays open, so the device can resend it once the conflict is
+//!   gone, or void it. An item refused when it applies from the buffer was
+//!   already accepted (202), so the refusal is its stored final answer and
+//!   the session moves on.
+//! * A scan or undo in a session that was never opened is rejected
+//!   (`session_not_open`); a closed session's later items apply.
+//! * A scan moves its unit only when it names a `bin` other than the
+//!   unit's; otherwise it records an observing hop and the version stays.
+
+use rusqlite::{Connection, TransactionBehavior};
+use serde::Deserialize;
+use stockhop::time::UnixMs;
+use stockhop::wire::{
+    codes as wire_codes, Command, ItemOutcome, ItemResult, OpenSessionBody, ScanBody, SyncItem,
+    UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
+};
+
+use super::devices::Device;
+use super::hops::{self, NewHop, SourceMode};
+use super::receipts::{self, Claim, Receipt, ReceiptState};
+use super::sessions::{self, Session, SessionState};
+use super::{periods, units};
+use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
+
+/// Longest free-text field in an item body (EPC, code, bin, operator):
+/// real values are tens of characters; this stops a body from smuggling
+/// kilobytes into indexed columns.
+pub const MAX_FIELD_CHARS: usize = 256;
+/// The largest `client_seq` (and `void_seq`): SQLite stores integers as
+/// signed 64-bit. There is no lower cap: the ledger takes any backlog.
+pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
+
+/// Rejection reasons: business refusals, stored and replayed like any answer.
+pub mod reasons {
+    pub const STALE_STATE: &str = "stale_state";
+    pub const SESSION_NOT_OPEN: &str = "session_not_open";
+    pub const SESSION_ALREADY_OPENED: &str = "session_already_opened";
+    pub const SESSION_ALREADY_CLOSED: &str = "session_already_closed";
+    pub const UNDO_WINDOW_EXPIRED: &str = "undo_window_expired";
+    pub const UNKNOWN_TARGET: &str = "unknown_target";
+    pub const CANNOT_UNDO_AN_UNDO: &str = "cannot_undo_an_undo";
+    pub const TARGET_REJECTED: &str = "target_rejected";
+    pub const TARGET_NOT_UNDOABLE: &str = "target_not_undoable";
+    pub const TARGET_NOT_APPLIED: &str = "target_not_applied";
+}
+
+/// One item as received: its typed form, the hash of its canonical JSON,
+/// and that canonical JSON (kept while the item is buffered).
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    pub item: SyncItem,
+    pub hash: String,
+    pub canonical: String,
+}
+
+impl Incoming {
+    pub fn from_value(value: &serde_json::Value) -> Result<Incoming, serde_json::Error> {
+        let item = SyncItem::deserialize(value)?;
+        let mut canonical = String::new();
+        receipts::write_canonical(value, &mut canonical);
+        Ok(Incoming {
+            item,
+            hash: receipts::request_hash(value),
+            canonical,
+        })
+    }
+}
+
+/// A parsed request: who says they sent it, when, and its items.
+#[derive(Debug, Clone)]
+pub struct ParsedRequest {
+    pub device_id: String,
+    pub sent_at: UnixMs,
+    pub items: Vec<Incoming>,
+}
+
+/// Parses a request body (already within the size limit). Every failure is
+/// a 400 for the request as a whole.
+pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, Refusal> {
+    let malformed = |message: String| Refusal::new(400, wire_codes::MALFORMED_REQUEST, message);
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|err| malformed(format!("not JSON: {err}")))?;
+    let items = value
+        .get("items")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| malformed("missing items array".into()))?;
+    if items.len() > MAX_ITEMS_PER_REQUEST {
+        return Err(Refusal::new(
+            400,
+            wire_codes::TOO_MANY_ITEMS,
+            format!(
+                "{} items; at most {MAX_ITEMS_PER_REQUEST} a request",
+                items.len()
+            ),
+        ));
+    }
+    #[derive(Deserialize)]
+    struct Envelope {
+        device_id: String,
+        sent_at: UnixMs,
+    }
+    let envelope = Envelope::deserialize(&value).map_err(|err| malformed(err.to_string()))?;
+    let items = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            Incoming::from_value(item).map_err(|err| malformed(format!("item {i}: {err}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ParsedRequest {
+        device_id: envelope.device_id,
+        sent_at: envelope.sent_at,
+        items,
+    })
+}
+
+/// What every item of one request shares.
+struct Context<'a> {
+    device: &'a Device,
+    /// Server clock when the request arrived; `recorded_at` of what applies.
+    now: UnixMs,
+    /// Server receive time − the device's `sent_at`.
+    skew_ms: i64,
+    /// The end of the last closed period, read once in the transaction.
+    closed_until: Option<UnixMs>,
+}
+
+/// Runs a request's items in one transaction and returns one result per
+/// item, in request order. `held[i]` says another request holds item i's
+/// key; that item is answered `OPERATION_IN_PROGRESS` and not touched.
+pub fn run(
+    conn: &mut Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+) -> Result<Vec<ItemResult>, LedgerError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(LedgerError::Sqlite)?;
+    let ctx = Context {
+        device,
+        now,
+        skew_ms: now.since(sent_at),
+        closed_until: periods::closed_until(&tx)?,
+    };
+    let mut results = Vec::with_capacity(items.len());
+    for (i, incoming) in items.iter().enumerate() {
+        let result = if held.get(i).copied().unwrap_or(false) {
+            refused(
+                &incoming.item,
+                &Refusal::new(
+                    409,
+                    wire_codes::OPERATION_IN_PROGRESS,
+                    "another request is working on this key",
+                ),
+            )
+        } else {
+            match process(&tx, &ctx, incoming) {
+                Ok(result) => result,
+                Err(LedgerError::Refused(refusal)) => refused(&incoming.item, &refusal),
+                Err(err) => return Err(err),
+            }
+        };
+        results.push(result);
+    }
+    // An item answered `buffered` above may have applied when a later item
+    // of this request filled its gap: answer it with what it became.
+    for result in &mut results {
+        if result.outcome == Some(ItemOutcome::Buffered) {
+            if let Some(receipt) = receipts::find(&tx, &device.device_id, &result.key)? {
+                if receipt.state == ReceiptState::Final {
+                    if let Some(mut answer) = receipt.stored_answer() {
+                        answer.replayed = result.replayed;
+                        *result = answer;
+                    }
+                }
+            }
+        }
+    }
+    tx.commit().map_err(LedgerError::Sqlite)?;
+    Ok(results)
+}
+
+fn process(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    incoming: &Incoming,
+) -> Result<ItemResult, LedgerError> {
+    if let Some(receipt) = receipts::find(conn, &ctx.device.device_id, &incoming.item.key)? {
+        return Ok(replay(&receipt, incoming));
+    }
+    savepoint(conn, |conn| take_new(conn, ctx, incoming))
+}
+
+/// The answer for a key that was claimed before.
+fn replay(receipt: &Receipt, incoming: &Incoming) -> ItemResult {
+    let item = &incoming.item;
+    if receipt.request_hash != incoming.hash {
+        return refused(
+            item,
+            &Refusal::new(
+                409,
+                wire_codes::IDEMPOTENCY_KEY_REUSED,
+                "this key was used for a different item",
+            ),
+        );
+    }
+    match receipt.state {
+        ReceiptState::Buffered => ItemResult {
+            replayed: true,
+            ..buffered(item, None)
+        },
+        ReceiptState::Final => receipt.stored_answer().unwrap_or_else(|| {
+            tracing::error!(key = %item.key, "stored receipt cannot be read; failing closed");
+            refused(
+                item,
+                &Refusal::new(
+                    500,
+                    wire_codes::RECEIPT_UNREADABLE,
+                    "the stored answer for this key cannot be read; it will not run again",
+                ),
+            )
+        }),
+    }
+}
+
+fn take_new(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    incoming: &Incoming,
+) -> Result<ItemResult, LedgerError> {
+    let item = &incoming.item;
+    validate(item).map_err(LedgerError::Refused)?;
+    let session_id = item.session_id.to_string();
+    let session = match sessions::find(conn, &session_id)? {
+        Some(session) if session.device_id != ctx.device.device_id => {
+            return Err(LedgerError::Refused(Refusal::new(
+                403,
+                wire_codes::SESSION_NOT_YOURS,
+                "this session belongs to another device",
+            )));
+        }
+        Some(session) => session,
+        None => {
+            sessions::insert_pending(conn, &session_id, &ctx.device.device_id)?;
+            sessions::find(conn, &session_id)?
+                .ok_or_else(|| LedgerError::Corrupt("session vanished".into()))?
+        }
+    };
+    let seq = item.client_seq;
+    let slot_taken = || {
+        LedgerError::Refused(Refusal::new(
+            409,
+            wire_codes::SEQ_ALREADY_USED,
+            format!("client_seq {seq} of this session is already taken"),
+        ))
+    };
+    // The cursor never rests on a voided slot, so only a slot ahead of it
+    // can be one.
+    if seq < session.next_seq
+        || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+    {
+        return Err(slot_taken());
+    }
+    let claim = Claim {
+        scope: &ctx.device.device_id,
+        key: &item.key,
+        session_id: Some(session_id.as_str()),
+        client_seq: Some(seq),
+        command: item.command.as_str(),
+        request_hash: &incoming.hash,
+        state: ReceiptState::Final,
+        item: None,
+        received_at: ctx.now,
+        skew_ms: ctx.skew_ms,
+        response: None,
+    };
+    if item.command == Command::Void {
+        let body: VoidBody = item.body_as().map_err(invalid)?;
+        if body.void_seq != seq {
+            if body.void_seq < session.next_seq
+                || receipts::at_seq(conn, &session_id, body.void_seq)?.is_some()
+            {
+                return Err(LedgerError::Refused(Refusal::new(
+                    409,
+                    wire_codes::SEQ_ALREADY_USED,
+                    format!(
+                        "client_seq {} is already taken; it cannot be voided",
+                        body.void_seq
+                    ),
+                )));
+            }
+            sessions::void_seq(conn, &session_id, body.void_seq, &item.key.to_string())?;
+        }
+        let answer = done(item, outcome_for(ctx.device), ctx.now, vec![]);
+        let response = receipts::to_json(&answer)?;
+        receipts::claim(
+            conn,
+            &Claim {
+                response: Some(&response),
+                ..claim
+            },
+        )?;
+        drain(conn, ctx, &session_id, session.next_seq)?;
+        return Ok(answer);
+    }
+    if seq > session.next_seq {
+        receipts::claim(
+            conn,
+            &Claim {
+                state: ReceiptState::Buffered,
+                item: Some(&incoming.canonical),
+                ..claim
+            },
+        )?;
+        return Ok(buffered(item, Some(ctx.now)));
+    }
+    // The work first, then the claim with its answer: both sit in this
+    // item's savepoint, so a claim that collides undoes the work.
+    let answer = apply(conn, ctx, &session, item, ctx.skew_ms)?;
+    let response = receipts::to_json(&answer)?;
+    receipts::claim(
+        conn,
+        &Claim {
+            response: Some(&response),
+            ..claim
+        },
+    )?;
+    drain(conn, ctx, &session_id, seq + 1)?;
+    Ok(answer)
+}
+
+/// Moves the session's cursor from `from_seq` past every slot that is
+/// filled, applying buffered items on the way.
+fn drain(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    session_id: &str,
+    from_seq: u64,
+) -> Result<(), LedgerError> {
+    let mut next = from_seq;
+    loop {
+        match sessions::slot(conn, session_id, next)? {
+            sessions::Slot::Empty => break,
+            sessions::Slot::Buffered => {
+                let receipt = receipts::at_seq(conn, session_id, next)?.ok_or_else(|| {
+                    LedgerError::Corrupt(format!("slot {next} of {session_id} vanished"))
+                })?;
+                apply_buffered(conn, ctx, session_id, &receipt)?;
+            }
+            sessions::Slot::Done | sessions::Slot::Voided => {}
+        }
+        next += 1;
+    }
+    sessions::set_next_seq(conn, session_id, next)?;
+    Ok(())
+}
+
+/// Applies a buffered item whose turn came. It was accepted with 202, so
+/// even a refusal now is its final, stored answer and the session moves on.
+fn apply_buffered(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    session_id: &str,
+    receipt: &Receipt,
+) -> Result<(), LedgerError> {
+    let text = receipt.item.as_deref().ok_or_else(|| {
+        LedgerError::Corrupt(format!("buffered item {} has no body", receipt.key))
+    })?;
+    let item: SyncItem = serde_json::from_str(text)
+        .map_err(|err| LedgerError::Corrupt(format!("buffered item {}: {err}", receipt.key)))?;
+    let session = sessions::find(conn, session_id)?
+        .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
+    let answer = match savepoint(conn, |conn| {
+        apply(conn, ctx, &session, &item, receipt.skew_ms)
+    }) {
+        Ok(answer) => answer,
+        Err(LedgerError::Refused(refusal)) => refused(&item, &refusal),
+        Err(err) => return Err(err),
+    };
+    receipts::finish(conn, &ctx.device.device_id, &item.key, &answer)?;
+    Ok(())
+}
+
+/// Does what an item says, in its turn.
+fn apply(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    session: &Session,
+    item: &SyncItem,
+    skew_ms: i64,
+) -> Result<ItemResult, LedgerError> {
+    let ok = outcome_for(ctx.device);
+    let reject = |reason: &str| Ok(rejected(item, reason, ctx.now));
+    match item.command {
+        Command::OpenSession => {
+            if session.state != SessionState::Pending {
+                return reject(reasons::SESSION_ALREADY_OPENED);
+            }
+            let body: OpenSessionBody = item.body_as().map_err(invalid)?;
+            sessions::open(conn, &session.session_id, &body, item.occurred_at)?;
+            Ok(done(item, ok, ctx.now, vec![]))
+        }
+        Command::CloseSession => match session.state {
+            SessionState::Open => {
+                sessions::close(conn, &session.session_id, item.occurred_at)?;
+                Ok(done(item, ok, ctx.now, vec![]))
+            }
+            SessionState::Pending => reject(reasons::SESSION_NOT_OPEN),
+            SessionState::Closed => reject(reasons::SESSION_ALREADY_CLOSED),
+        },
+        Command::Scan | Command::Undo if session.state == SessionState::Pending => {
+            reject(reasons::SESSION_NOT_OPEN)
+        }
+        Command::Scan => scan(conn, ctx, item, skew_ms),
+        Command::Undo => undo(conn, ctx, item, skew_ms),
+        Command::Void => Ok(done(item, ok, ctx.now, vec![])),
+    }
+}
+
+fn scan(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    item: &SyncItem,
+    skew_ms: i64,
+) -> Result<ItemResult, LedgerError> {
+    let body: ScanBody = item.body_as().map_err(invalid)?;
+    let session_id = item.session_id.to_string();
+    let key = item.key.to_string();
+    let mut hop = NewHop {
+        device_id: &ctx.device.device_id,
+        session_id: Some(&session_id),
+        key: &key,
+        client_seq: Some(item.client_seq),
+        command: item.command.as_str(),
+        kind: hops::scan_kind(body.mode),
+        mode: Some(body.mode),
+        unit_id: None,
+        from_bin: None,
+        to_bin: None,
+        unit_version: None,
+        facts: &item.body,
+        occurred_at: item.occurred_at,
+        recorded_at: ctx.now,
+        device_clock_skew_ms: skew_ms,
+        source_mode: SourceMode::Sim,
+        compensates: None,
+        closed_until: ctx.closed_until,
+    };
+    if !ctx.device.commissioned {
+        let hop_id = hops::append(conn, &hop)?;
+        return Ok(done(item, ItemOutcome::Simulated, ctx.now, vec![hop_id]));
+    }
+    let (epc, code) = (body.epc.as_deref(), body.code.as_deref());
+    let existing = units::find(conn, epc, code)?;
+    let current = existing
+        .as_ref()
+        .map_or(units::FIRST_SIGHT_VERSION, |unit| unit.version);
+    if body.unit_version.is_some_and(|seen| seen != current) {
+        return Ok(rejected(item, reasons::STALE_STATE, ctx.now));
+    }
+    // (unit, place before, place after, version after)
+    let (unit_id, from_bin, to_bin, version) = match existing {
+        Some(unit) if body.bin.is_some() && body.bin != unit.bin => {
+            let version = units::move_to(conn, &unit, body.bin.as_deref())?;
+            (unit.unit_id, unit.bin, body.bin.clone(), version)
+        }
+        Some(unit) => (unit.unit_id, unit.bin.clone(), unit.bin, unit.version),
+        None => {
+            let unit = units::create(conn, epc, code, body.bin.as_deref(), ctx.now)?;
+            (unit.unit_id, None, unit.bin, unit.version)
+        }
+    };
+    hop.source_mode = SourceMode::Live;
+    hop.unit_id = Some(unit_id);
+    hop.from_bin = from_bin.as_deref();
+    hop.to_bin = to_bin.as_deref();
+    hop.unit_version = Some(version);
+    let hop_id = hops::append(conn, &hop)?;
+    Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
+}
+
+fn undo(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    item: &SyncItem,
+    skew_ms: i64,
+) -> Result<ItemResult, LedgerError> {
+    let body: UndoBody = item.body_as().map_err(invalid)?;
+    let reject = |reason: &str| Ok(rejected(item, reason, ctx.now));
+    let Some(target) = receipts::find(conn, &ctx.device.device_id, &body.target_key)? else {
+        return reject(reasons::UNKNOWN_TARGET);
+    };
+    if target.command == Command::Undo.as_str() {
+        return reject(reasons::CANNOT_UNDO_AN_UNDO);
+    }
+    if target.command != Command::Scan.as_str() {
+        return reject(reasons::TARGET_NOT_UNDOABLE);
+    }
+    if target.state == ReceiptState::Buffered {
+        return reject(reasons::TARGET_NOT_APPLIED);
+    }
+    match target.stored_answer().and_then(|answer| answer.outcome) {
+        Some(ItemOutcome::Rejected) => return reject(reasons::TARGET_REJECTED),
+        Some(ItemOutcome::Applied | ItemOutcome::Simulated) => {}
+        Some(ItemOutcome::Buffered) | None => return reject(reasons::TARGET_NOT_APPLIED),
+    }
+    let target_key = body.target_key.to_string();
+    let Some(original) = hops::by_key(conn, &ctx.device.device_id, &target_key)? else {
+        return reject(reasons::TARGET_NOT_APPLIED);
+    };
+    if item.occurred_at.since(original.occurred_at) > UNDO_WINDOW_MS {
+        return reject(reasons::UNDO_WINDOW_EXPIRED);
+    }
+    let session_id = item.session_id.to_string();
+    let key = item.key.to_string();
+    let mode = original
+        .mode
+        .as_deref()
+        .and_then(|m| serde_json::from_value(serde_json::Value::String(m.into())).ok());
+    let mut hop = NewHop {
+        device_id: &ctx.device.device_id,
+        session_id: Some(&session_id),
+        key: &key,
+        client_seq: Some(item.client_seq),
+        command: item.command.as_str(),
+        kind: hops::kinds::UNDO,
+        mode,
+        unit_id: original.unit_id,
+        from_bin: None,
+        to_bin: None,
+        unit_version: None,
+        facts: &item.body,
+        occurred_at: item.occurred_at,
+        recorded_at: ctx.now,
+        device_clock_skew_ms: skew_ms,
+        source_mode: SourceMode::Sim,
+        compensates: Some(original.hop_id),
+        closed_until: ctx.closed_until,
+    };
+    let live = ctx.device.commissioned && original.source_mode == SourceMode::Live.as_str();
+    if !live {
+        let hop_id = hops::append(conn, &hop)?;
+        return Ok(done(item, ItemOutcome::Simulated, ctx.now, vec![hop_id]));
+    }
+    let unit = match original.unit_id {
+        Some(unit_id) => units::get(conn, unit_id)?,
+        None => None,
+    }
+    .ok_or_else(|| LedgerError::Corrupt(format!("hop {} names no unit", original.hop_id)))?;
+    if Some(unit.version) != original.unit_version {
+        return reject(reasons::STALE_STATE);
+    }
+    let moved = original.from_bin != original.to_bin;
+    let version = if moved {
+        units::move_to(conn, &unit, original.from_bin.as_deref())?
+    } else {
+        unit.version
+    };
+    hop.source_mode = SourceMode::Live;
+    hop.from_bin = unit.bin.as_deref();
+    hop.to_bin = if moved {
+        original.from_bin.as_deref()
+    } else {
+        unit.bin.as_deref()
+    };
+    hop.unit_version = Some(version);
+    let hop_id = hops::append(conn, &hop)?;
+    Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
+}
+
+/// Checks what serde could not: sequence numbers and body shapes.
+fn validate(item: &SyncItem) -> Result<(), Refusal> {
+    let bad = |message: String| Refusal::new(422, wire_codes::INVALID_ITEM, message);
+    if item.client_seq == 0 || item.client_seq > MAX_CLIENT_SEQ {
+        return Err(bad(format!("client_seq runs from 1 to {MAX_CLIENT_SEQ}")));
+    }
+    let field = |name: &str, value: Option<&str>| match value {
+        Some(text) if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS => Err(bad(
+            format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"),
+        )),
+        _ => Ok(()),
+    };
+    let shape = |err: serde_json::Error| bad(format!("{} body: {err}", item.command.as_str()));
+    match item.command {
+        Command::OpenSession => {
+            let body: OpenSessionBody = item.body_as().map_err(shape)?;
+            field("operator_id", Some(&body.operator_id))
+        }
+        Command::Scan => {
+            let body: ScanBody = item.body_as().map_err(shape)?;
+            if body.epc.is_none() && body.code.is_none() {
+                return Err(bad("a scan names an epc or a code".into()));
+            }
+            field("epc", body.epc.as_deref())?;
+            field("code", body.code.as_deref())?;
+            field("bin", body.bin.as_deref())
+        }
+        Command::Undo => item.body_as::<UndoBody>().map(drop).map_err(shape),
+        Command::Void => {
+            let body: VoidBody = item.body_as().map_err(shape)?;
+            if body.void_seq == 0 || body.void_seq > MAX_CLIENT_SEQ {
+                return Err(bad(format!("void_seq runs from 1 to {MAX_CLIENT_SEQ}")));
+            }
+            Ok(())
+        }
+        Command::CloseSession => Ok(()),
+    }
+}
+
+fn invalid(err: serde_json::Error) -> LedgerError {
+    LedgerError::Refused(Refusal::new(422, wire_codes::INVALID_ITEM, err.to_string()))
+}
+
+fn outcome_for(device: &Device) -> ItemOutcome {
+    if device.commissioned {
+        ItemOutcome::Applied
+    } else {
+        ItemOutcome::Simulated
+    }
+}
+
+fn done(item: &SyncItem, outcome: ItemOutcome, now: UnixMs, hop_ids: Vec<i64>) -> ItemResult {
+    ItemResult {
+        key: item.key,
+        client_seq: item.client_seq,
+        status: 200,
+        outcome: Some(outcome),
+        reason: None,
+        code: None,
+        message: None,
+        replayed: false,
+        recorded_at: Some(now),
+        hop_ids,
+    }
+}
+
+fn rejected(item: &SyncItem, reason: &str, now: UnixMs) -> ItemResult {
+    ItemResult {
+        outcome: Some(ItemOutcome::Rejected),
+        reason: Some(reason.to_owned()),
+        ..done(item, ItemOutcome::Rejected, now, vec![])
+    }
+}
+
+fn buffered(item: &SyncItem, now: Option<UnixMs>) -> ItemResult {
+    ItemResult {
+        status: 202,
+        recorded_at: now,
+        ..done(item, ItemOutcome::Buffered, UnixMs::default(), vec![])
+    }
+}
+
+fn refused(item: &SyncItem, refusal: &Refusal) -> ItemResult {
+    ItemResult {
+        key: item.key,
+        client_seq: item.client_seq,
+        status: refusal.status,
+        outcome: None,
+        reason: None,
+        code: Some(refusal.code.to_owned()),
+        message: Some(refusal.message.clone()),
+        replayed: false,
+        recorded_at: None,
+        hop_ids: vec![],
+    }
+}

@@ -1,0 +1,383 @@
+//! Terminal records into the ledger (the contract is [`crate::terminal_wire`]).
+//!
+//! The listener mints each record's idempotency key when it writes the
+//! record to its queue; [`ingest`] claims that key exactly as a handheld's
+//! is claimed, in the same transaction as the work: a replay answers
+//! `replayed`, the same key with a different record is 409. Records are
+//! stored as terminal events with their three clocks and the listener's
+//! rule outcome; an accepted gate read of a known unit also appends an
+//! observing `GATE_READ` hop. Terminal sightings feed the same heartbeat
+//! view as handhelds.
+
+use hmac::{Hmac, Mac};
+use rusqlite::{params, Connection, TransactionBehavior};
+use sha2::Sha256;
+use stockhop::time::UnixMs;
+use stockhop::wire::codes as wire_codes;
+
+use super::hops::{self, NewHop, SourceMode};
+use super::receipts::{self, Claim, ReceiptState};
+use super::{devices, periods, savepoint, units, LedgerError, Refusal};
+use crate::terminal_wire::{
+    RuleOutcome, TerminalBatch, TerminalBatchResponse, TerminalEventKind, TerminalRecord,
+    TerminalResult, TerminalSource, MAX_RECORDS_PER_BATCH, SIGNATURE_MAX_AGE_SECS,
+};
+
+/// The receipt scope of terminal records: the listener minted every key,
+/// so its keys share one namespace whatever terminal they came from.
+pub const TERMINAL_SCOPE: &str = "terminal-listener";
+/// Longest serial or subject taken: real ones are tens of characters.
+pub const MAX_FIELD_CHARS: usize = 256;
+/// Longest raw record kept for audit: an ATTLOG line or a gate's JSON
+/// object is well under this; the listener's frame cap is 256 KB.
+pub const MAX_RAW_BYTES: usize = 64 * 1024;
+
+/// [`ingest`] on the site database's blocking thread: what the listener's
+/// in-process forwarder calls.
+pub async fn ingest_into(
+    db: &crate::db::Db,
+    batch: TerminalBatch,
+    now: UnixMs,
+) -> Result<TerminalBatchResponse, LedgerError> {
+    db.call(move |conn| ingest(conn, &batch, now)).await
+}
+
+/// Records a batch from the listener, received at `now`: one result per
+/// record, in batch order. A record answered 4xx will never be taken as
+/// sent (dead-letter it); 500 `RECEIPT_UNREADABLE` and an `Err` that
+/// [`LedgerError::is_retryable`] are worth retrying.
+pub fn ingest(
+    conn: &mut Connection,
+    batch: &TerminalBatch,
+    now: UnixMs,
+) -> Result<TerminalBatchResponse, LedgerError> {
+    if batch.records.len() > MAX_RECORDS_PER_BATCH {
+        return Err(LedgerError::Refused(Refusal::new(
+            400,
+            wire_codes::TOO_MANY_ITEMS,
+            format!(
+                "{} records; at most {MAX_RECORDS_PER_BATCH} a batch",
+                batch.records.len()
+            ),
+        )));
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(LedgerError::Sqlite)?;
+    let mut results = Vec::with_capacity(batch.records.len());
+    for record in &batch.records {
+        let result = match record_one(&tx, record, now) {
+            Ok(result) => result,
+            Err(LedgerError::Refused(refusal)) => refused(record, &refusal),
+            Err(err) => return Err(err),
+        };
+        results.push(result);
+    }
+    for heartbeat in &batch.heartbeats {
+        devices::record_terminal_seen(
+            &tx,
+            &heartbeat.device_serial,
+            source_name(heartbeat.source),
+            heartbeat.seen_at,
+        )?;
+    }
+    tx.commit().map_err(LedgerError::Sqlite)?;
+    Ok(TerminalBatchResponse { results })
+}
+
+fn record_one(
+    conn: &Connection,
+    record: &TerminalRecord,
+    now: UnixMs,
+) -> Result<TerminalResult, LedgerError> {
+    let value = serde_json::to_value(record)
+        .map_err(|err| LedgerError::Corrupt(format!("record does not serialize: {err}")))?;
+    let hash = receipts::request_hash(&value);
+    if let Some(receipt) = receipts::find(conn, TERMINAL_SCOPE, &record.key)? {
+        if receipt.request_hash != hash {
+            return Err(LedgerError::Refused(Refusal::new(
+                409,
+                wire_codes::IDEMPOTENCY_KEY_REUSED,
+                "this key was used for a different record",
+            )));
+        }
+        let stored = receipt
+            .response
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<TerminalResult>(text).ok());
+        return Ok(match stored {
+            Some(answer) => TerminalResult {
+                replayed: true,
+                ..answer
+            },
+            None => {
+                tracing::error!(key = %record.key, "stored terminal receipt cannot be read; failing closed");
+                refused(
+                    record,
+                    &Refusal::new(
+                        500,
+                        wire_codes::RECEIPT_UNREADABLE,
+                        "the stored answer for this key cannot be read; it will not run again",
+                    ),
+                )
+            }
+        });
+    }
+    validate(record)?;
+    savepoint(conn, |conn| {
+        receipts::claim(
+            conn,
+            &Claim {
+                scope: TERMINAL_SCOPE,
+                key: &record.key,
+                session_id: None,
+                client_seq: None,
+                command: kind_name(record.kind),
+                request_hash: &hash,
+                state: ReceiptState::Final,
+                item: None,
+                received_at: now,
+                skew_ms: 0,
+                response: None,
+            },
+        )?;
+        let hop_id = gate_read(conn, record, now)?;
+        conn.prepare_cached(
+            "INSERT INTO terminal_events (key, source, device_serial, kind, subject, occurred_at,
+                                          queued_at, recorded_at, rule_outcome, raw, hop_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
+            record.key.to_string(),
+            source_name(record.source),
+            record.device_serial,
+            kind_name(record.kind),
+            record.subject,
+            record.occurred_at.0,
+            record.queued_at.0,
+            now.0,
+            outcome_name(record.rule_outcome),
+            record.raw,
+            hop_id,
+        ])?;
+        devices::record_terminal_seen(
+            conn,
+            &record.device_serial,
+            source_name(record.source),
+            record.queued_at,
+        )?;
+        let answer = TerminalResult {
+            key: record.key,
+            status: 200,
+            replayed: false,
+            code: None,
+            message: None,
+            hop_ids: hop_id.into_iter().collect(),
+        };
+        let text = serde_json::to_string(&answer)
+            .map_err(|err| LedgerError::Corrupt(format!("answer does not serialize: {err}")))?;
+        conn.prepare_cached("UPDATE receipts SET response = ?3 WHERE scope = ?1 AND key = ?2")?
+            .execute(params![TERMINAL_SCOPE, record.key.to_string(), text])?;
+        Ok(answer)
+    })
+}
+
+/// The observing hop of an accepted gate read of a known unit, if any.
+/// A terminal's clock skew is not measured here (the listener converted
+/// its local time), so the hop carries 0.
+fn gate_read(
+    conn: &Connection,
+    record: &TerminalRecord,
+    now: UnixMs,
+) -> Result<Option<i64>, LedgerError> {
+    if record.rule_outcome != RuleOutcome::Accepted {
+        return Ok(None);
+    }
+    let unit = match record.kind {
+        TerminalEventKind::TagRead => units::find(conn, Some(&record.subject), None)?,
+        TerminalEventKind::CodeRead => units::find(conn, None, Some(&record.subject))?,
+        TerminalEventKind::Attendance => None,
+    };
+    let Some(unit) = unit else {
+        return Ok(None);
+    };
+    let key = record.key.to_string();
+    let facts = serde_json::json!({
+        "source": source_name(record.source),
+        "subject": record.subject,
+        "kind": kind_name(record.kind),
+    });
+    let hop_id = hops::append(
+        conn,
+        &NewHop {
+            device_id: &record.device_serial,
+            session_id: None,
+            key: &key,
+            client_seq: None,
+            command: kind_name(record.kind),
+            kind: hops::kinds::GATE_READ,
+            mode: None,
+            unit_id: Some(unit.unit_id),
+            from_bin: unit.bin.as_deref(),
+            to_bin: unit.bin.as_deref(),
+            unit_version: Some(unit.version),
+            facts: &facts,
+            occurred_at: record.occurred_at,
+            recorded_at: now,
+            device_clock_skew_ms: 0,
+            source_mode: SourceMode::Terminal,
+            compensates: None,
+            closed_until: periods::closed_until(conn)?,
+        },
+    )?;
+    Ok(Some(hop_id))
+}
+
+fn validate(record: &TerminalRecord) -> Result<(), LedgerError> {
+    let bad = |message: String| {
+        Err(LedgerError::Refused(Refusal::new(
+            422,
+            wire_codes::INVALID_ITEM,
+            message,
+        )))
+    };
+    for (name, value) in [
+        ("device_serial", &record.device_serial),
+        ("subject", &record.subject),
+    ] {
+        if value.is_empty() || value.chars().count() > MAX_FIELD_CHARS {
+            return bad(format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"));
+        }
+    }
+    if record.raw.len() > MAX_RAW_BYTES {
+        return bad(format!("raw record over {MAX_RAW_BYTES} bytes"));
+    }
+    Ok(())
+}
+
+fn refused(record: &TerminalRecord, refusal: &Refusal) -> TerminalResult {
+    TerminalResult {
+        key: record.key,
+        status: refusal.status,
+        replayed: false,
+        code: Some(refusal.code.to_owned()),
+        message: Some(refusal.message.clone()),
+        hop_ids: vec![],
+    }
+}
+
+fn source_name(source: TerminalSource) -> &'static str {
+    match source {
+        TerminalSource::Iclock => "iclock",
+        TerminalSource::Zebra => "zebra",
+        TerminalSource::Framed => "framed",
+    }
+}
+
+fn kind_name(kind: TerminalEventKind) -> &'static str {
+    match kind {
+        TerminalEventKind::Attendance => "attendance",
+        TerminalEventKind::TagRead => "tag_read",
+        TerminalEventKind::CodeRead => "code_read",
+    }
+}
+
+fn outcome_name(outcome: RuleOutcome) -> &'static str {
+    match outcome {
+        RuleOutcome::Accepted => "accepted",
+        RuleOutcome::Stale => "stale",
+        RuleOutcome::ClockSkew => "clock_skew",
+        RuleOutcome::RateLimited => "rate_limited",
+        RuleOutcome::Duplicate => "duplicate",
+    }
+}
+
+/// The signature header's value for `body` signed at `timestamp_secs`:
+/// `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`.
+pub fn sign(secret: &[u8], timestamp_secs: i64, body: &[u8]) -> String {
+    format!(
+        "sha256={}",
+        hex::encode(mac(secret, timestamp_secs, body).finalize().into_bytes())
+    )
+}
+
+/// Why a signed request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("missing or malformed signature headers")]
+    Malformed,
+    #[error("signature older than {SIGNATURE_MAX_AGE_SECS} s or from the future")]
+    Expired,
+    #[error("signature does not match")]
+    Mismatch,
+}
+
+/// Checks a signed request at `now` (constant-time comparison).
+pub fn verify(
+    secret: &[u8],
+    timestamp: Option<&str>,
+    signature: Option<&str>,
+    body: &[u8],
+    now: UnixMs,
+) -> Result<(), SignatureError> {
+    let timestamp_secs: i64 = timestamp
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or(SignatureError::Malformed)?;
+    let digest = signature
+        .and_then(|s| s.trim().strip_prefix("sha256="))
+        .and_then(|h| hex::decode(h).ok())
+        .ok_or(SignatureError::Malformed)?;
+    if (now.0.div_euclid(1000) - timestamp_secs).abs() > SIGNATURE_MAX_AGE_SECS {
+        return Err(SignatureError::Expired);
+    }
+    mac(secret, timestamp_secs, body)
+        .verify_slice(&digest)
+        .map_err(|_| SignatureError::Mismatch)
+}
+
+fn mac(secret: &[u8], timestamp_secs: i64, body: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length; `new_from_slice` cannot fail for it.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
+        .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+    mac.update(timestamp_secs.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    mac
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: UnixMs = UnixMs(1_795_947_302_120);
+
+    #[test]
+    fn a_fresh_signature_verifies_and_a_changed_body_or_old_one_does_not() {
+        let secret = b"site-secret";
+        let ts = NOW.0 / 1000;
+        let sig = sign(secret, ts, b"{}");
+        let ts_text = ts.to_string();
+        assert_eq!(
+            verify(secret, Some(&ts_text), Some(&sig), b"{}", NOW),
+            Ok(())
+        );
+        assert_eq!(
+            verify(secret, Some(&ts_text), Some(&sig), b"{ }", NOW),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify(b"other", Some(&ts_text), Some(&sig), b"{}", NOW),
+            Err(SignatureError::Mismatch)
+        );
+        let old = (ts - SIGNATURE_MAX_AGE_SECS - 1).to_string();
+        let old_sig = sign(secret, ts - SIGNATURE_MAX_AGE_SECS - 1, b"{}");
+        assert_eq!(
+            verify(secret, Some(&old), Some(&old_sig), b"{}", NOW),
+            Err(SignatureError::Expired)
+        );
+        assert_eq!(
+            verify(secret, None, Some(&sig), b"{}", NOW),
+            Err(SignatureError::Malformed)
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! The ledger's command line, run as the built binary.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str], data: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn device_add_prints_only_the_token_which_is_stored_hashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &["device", "add", "HH-0042", "--profile", "mc3390xr"],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let token = stdout.strip_suffix('\n').unwrap();
+    assert_eq!(token.len(), 64);
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+
+    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let (stored, commissioned): (String, bool) = db.call_blocking(|conn| {
+        conn.query_row(
+            "SELECT token_sha256, commissioned FROM devices WHERE device_id = 'HH-0042'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    });
+    assert_eq!(stored, stockhop_site::ledger::auth::token_hash(token));
+    assert_ne!(stored, token);
+    assert!(!commissioned);
+    let device = db
+        .call_blocking(|conn| stockhop_site::ledger::auth::authenticate(conn, token))
+        .unwrap()
+        .unwrap();
+    assert_eq!(device.device_id, "HH-0042");
+    drop(db);
+
+    let again = run(
+        &["device", "add", "HH-0042", "--profile", "rfd40"],
+        dir.path(),
+    );
+    assert!(!again.status.success(), "a device id is added once");
+    assert!(again.stdout.is_empty());
+    let bad_profile = run(&["device", "add", "HH-9", "--profile", "tc52"], dir.path());
+    assert!(!bad_profile.status.success());
+
+    let commission = run(&["device", "commission", "HH-0042"], dir.path());
+    assert!(commission.status.success());
+    assert!(commission.stdout.is_empty());
+    let missing = run(&["device", "commission", "HH-NOPE"], dir.path());
+    assert!(!missing.status.success());
+    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let commissioned: bool = db.call_blocking(|conn| {
+        conn.query_row(
+            "SELECT commissioned FROM devices WHERE device_id = 'HH-0042'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    });
+    assert!(commissioned);
+}
+
+#[test]
+fn device_add_commissioned_and_period_close_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &[
+            "device",
+            "add",
+            "FX-1",
+            "--profile",
+            "fxr90",
+            "--commissioned",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success());
+    let close = run(&["period", "close", "2026-11-01T00:00:00Z"], dir.path());
+    assert!(
+        close.status.success(),
+        "{}",
+        String::from_utf8_lossy(&close.stderr)
+    );
+    let backwards = run(&["period", "close", "2026-10-01T00:00:00Z"], dir.path());
+    assert!(!backwards.status.success());
+    let garbage = run(&["period", "close", "November"], dir.path());
+    assert!(!garbage.status.success());
+    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let until = db
+        .call_blocking(|conn| stockhop_site::ledger::periods::closed_until(conn))
+        .unwrap();
+    assert_eq!(
+        until,
+        Some(stockhop::time::UnixMs::parse_rfc3339("2026-11-01T00:00:00Z").unwrap())
+    );
+    let commissioned: bool = db.call_blocking(|conn| {
+        conn.query_row("SELECT commissioned FROM devices", [], |r| r.get(0))
+            .unwrap()
+    });
+    assert!(commissioned);
+}

@@ -1,0 +1,211 @@
+//! One helper for the ledger's tests: a real site server on loopback over
+//! a real SQLite file in a temporary directory, and a handheld that builds
+//! items the way the queue does.
+
+#![allow(dead_code)] // each test file uses its own part of the helper
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use stockhop::key::IdempotencyKey;
+use stockhop::time::UnixMs;
+use stockhop_site::db::Db;
+use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::AppState;
+use uuid::Uuid;
+
+pub const TERMINAL_SECRET: &str = "terminal-secret-for-tests";
+
+pub struct Site {
+    pub base: String,
+    pub db: Db,
+    pub data: PathBuf,
+    pub client: reqwest::Client,
+    pub ledger: LedgerState,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Site {
+    pub async fn start() -> Site {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut site = Site::start_on(data).await;
+        site._dir = Some(dir);
+        site
+    }
+
+    /// A server over an existing data directory (a restart).
+    pub async fn start_on(data: PathBuf) -> Site {
+        let db = Db::open(&data).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let ledger = LedgerState::new(Some(TERMINAL_SECRET.into()));
+        let state = AppState {
+            db: db.clone(),
+            www_dir: data.join("www"),
+            ledger: ledger.clone(),
+        };
+        let task = tokio::spawn(async move {
+            stockhop_site::serve(listener, state, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Site {
+            base,
+            db,
+            data,
+            client: reqwest::Client::new(),
+            ledger,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: None,
+        }
+    }
+
+    /// Stops the server and hands back its temporary directory's ownership.
+    pub async fn stop(mut self) -> Option<tempfile::TempDir> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+        self._dir.take()
+    }
+
+    pub fn add_device(&self, device_id: &str, commissioned: bool) -> String {
+        self.db
+            .call_blocking(|conn| {
+                ledger::devices::add(conn, device_id, Profile::Mc3390xr, commissioned, UnixMs(0))
+            })
+            .unwrap()
+    }
+
+    pub async fn handheld(&self, device_id: &str) -> Handheld {
+        let token = self.add_device(device_id, true);
+        Handheld::new(device_id, token)
+    }
+
+    /// POSTs raw bytes to `path` with a token; returns status and JSON.
+    pub async fn post_raw(&self, path: &str, token: Option<&str>, body: Vec<u8>) -> (u16, Value) {
+        let mut request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Sends a sync request; returns status and body.
+    pub async fn sync(&self, hh: &Handheld, items: &[Value]) -> (u16, Value) {
+        let body = json!({
+            "device_id": hh.device_id,
+            "sent_at": now().to_string(),
+            "items": items,
+        });
+        self.post_raw("/v1/sync", Some(&hh.token), body.to_string().into_bytes())
+            .await
+    }
+
+    /// Sends items that must all be answered; returns the results array.
+    pub async fn sync_ok(&self, hh: &Handheld, items: &[Value]) -> Vec<Value> {
+        let (status, body) = self.sync(hh, items).await;
+        assert_eq!(status, 200, "{body}");
+        body["results"].as_array().unwrap().clone()
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    pub fn count(&self, sql: &str) -> i64 {
+        self.db
+            .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
+            .unwrap()
+    }
+}
+
+pub fn now() -> UnixMs {
+    ledger::wall_clock()
+}
+
+pub fn key() -> String {
+    IdempotencyKey::mint().unwrap().to_string()
+}
+
+/// A handheld: its token, and a session with a contiguous `client_seq`.
+#[derive(Clone)]
+pub struct Handheld {
+    pub device_id: String,
+    pub token: String,
+    pub session: Uuid,
+    pub seq: u64,
+}
+
+impl Handheld {
+    pub fn new(device_id: &str, token: String) -> Handheld {
+        Handheld {
+            device_id: device_id.into(),
+            token,
+            session: *IdempotencyKey::mint().unwrap().as_uuid(),
+            seq: 0,
+        }
+    }
+
+    /// Starts a new session (the next item is its client_seq 1).
+    pub fn new_session(&mut self) {
+        self.session = *IdempotencyKey::mint().unwrap().as_uuid();
+        self.seq = 0;
+    }
+
+    /// The next item of the session, captured at `occurred_at`.
+    pub fn item_at(&mut self, command: &str, body: Value, occurred_at: UnixMs) -> Value {
+        self.seq += 1;
+        json!({
+            "key": key(),
+            "session_id": self.session.to_string(),
+            "client_seq": self.seq,
+            "command": command,
+            "occurred_at": occurred_at.to_string(),
+            "queued_at": occurred_at.plus(stockhop::time::Millis(3)).to_string(),
+            "body": body,
+        })
+    }
+
+    pub fn item(&mut self, command: &str, body: Value) -> Value {
+        self.item_at(command, body, now())
+    }
+
+    pub fn open(&mut self, operator: &str) -> Value {
+        self.item(
+            "open_session",
+            json!({"operator_id": operator, "mode": "put_away", "context": {}}),
+        )
+    }
+
+    pub fn scan(&mut self, epc: &str, bin: &str) -> Value {
+        self.item("scan", json!({"mode": "put_away", "epc": epc, "bin": bin}))
+    }
+}

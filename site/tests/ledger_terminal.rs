@@ -1,0 +1,246 @@
+//! Terminal records into the ledger: in process, as the listener's
+//! forwarder calls it, and over the HMAC-signed HTTP endpoint.
+
+mod ledger_common;
+
+use ledger_common::{key, now, Site, TERMINAL_SECRET};
+use serde_json::json;
+use stockhop::time::{Millis, UnixMs};
+use stockhop_site::ledger::{devices, terminal};
+use stockhop_site::terminal_wire::{
+    RuleOutcome, TerminalBatch, TerminalEventKind, TerminalHeartbeat, TerminalRecord,
+    TerminalSource, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+};
+
+fn record(kind: TerminalEventKind, subject: &str, outcome: RuleOutcome) -> TerminalRecord {
+    let occurred_at = UnixMs(now().0 - 2_000);
+    TerminalRecord {
+        key: key().parse().unwrap(),
+        source: TerminalSource::Zebra,
+        device_serial: "FX90-1".into(),
+        kind,
+        subject: subject.into(),
+        occurred_at,
+        queued_at: occurred_at.plus(Millis(40)),
+        rule_outcome: outcome,
+        raw: format!("{{\"epc\":\"{subject}\"}}"),
+    }
+}
+
+#[tokio::test]
+async fn a_gate_read_of_a_known_unit_records_an_observing_hop_and_replays_as_replayed() {
+    let site = Site::start().await;
+    let mut hh = site.handheld("HH-1").await;
+    let items = [hh.open("op-1"), hh.scan("EPC-KNOWN", "B-1")];
+    site.sync_ok(&hh, &items).await;
+
+    let batch = TerminalBatch {
+        records: vec![
+            record(
+                TerminalEventKind::TagRead,
+                "EPC-KNOWN",
+                RuleOutcome::Accepted,
+            ),
+            record(
+                TerminalEventKind::TagRead,
+                "EPC-UNKNOWN",
+                RuleOutcome::Accepted,
+            ),
+            record(
+                TerminalEventKind::TagRead,
+                "EPC-KNOWN",
+                RuleOutcome::Duplicate,
+            ),
+            TerminalRecord {
+                source: TerminalSource::Iclock,
+                device_serial: "CQZ7224460246".into(),
+                raw: "1\t2026-11-29 10:00:00\t0\t1\t\t0\t0".into(),
+                ..record(TerminalEventKind::Attendance, "1", RuleOutcome::Accepted)
+            },
+        ],
+        heartbeats: vec![TerminalHeartbeat {
+            device_serial: "CQZ7224460246".into(),
+            source: TerminalSource::Iclock,
+            seen_at: now(),
+        }],
+    };
+    let at = now();
+    let ingest = |batch: TerminalBatch| {
+        site.db
+            .call_blocking(move |conn| terminal::ingest(conn, &batch, at))
+            .unwrap()
+    };
+    let first = ingest(batch.clone());
+    assert!(first.results.iter().all(|r| r.status == 200 && !r.replayed));
+    assert_eq!(
+        first.results[0].hop_ids.len(),
+        1,
+        "known unit: a GATE_READ hop"
+    );
+    assert!(first.results[1..].iter().all(|r| r.hop_ids.is_empty()));
+    assert_eq!(
+        site.count(
+            "SELECT count(*) FROM hops WHERE kind = 'GATE_READ' AND source_mode = 'terminal'"
+        ),
+        1
+    );
+    assert_eq!(site.count("SELECT count(*) FROM terminal_events"), 4);
+    assert_eq!(
+        site.count("SELECT count(*) FROM terminal_events WHERE rule_outcome = 'duplicate'"),
+        1
+    );
+    assert_eq!(
+        site.count("SELECT version FROM units WHERE epc = 'EPC-KNOWN'"),
+        1,
+        "an observing hop moves nothing"
+    );
+
+    let again = ingest(batch.clone());
+    for (a, b) in first.results.iter().zip(&again.results) {
+        assert!(b.replayed);
+        assert_eq!(a.hop_ids, b.hop_ids);
+    }
+    assert_eq!(site.count("SELECT count(*) FROM terminal_events"), 4);
+
+    let mut changed = batch.records[0].clone();
+    changed.subject = "EPC-OTHER".into();
+    let reused = ingest(TerminalBatch {
+        records: vec![changed],
+        heartbeats: vec![],
+    });
+    assert_eq!(reused.results[0].status, 409);
+    assert_eq!(
+        reused.results[0].code.as_deref(),
+        Some("IDEMPOTENCY_KEY_REUSED")
+    );
+
+    let seen = site
+        .db
+        .call_blocking(|conn| devices::last_seen(conn, "CQZ7224460246"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(seen.source, "iclock");
+    assert!(site
+        .db
+        .call_blocking(|conn| devices::last_seen(conn, "FX90-1"))
+        .unwrap()
+        .is_some());
+}
+
+#[tokio::test]
+async fn the_terminal_endpoint_takes_only_fresh_correctly_signed_batches() {
+    let site = Site::start().await;
+    let batch = TerminalBatch {
+        records: vec![record(
+            TerminalEventKind::Attendance,
+            "7",
+            RuleOutcome::Accepted,
+        )],
+        heartbeats: vec![],
+    };
+    let body = serde_json::to_vec(&batch).unwrap();
+    let post = |timestamp: i64, signature: String, body: Vec<u8>| {
+        site.client
+            .post(format!("{}{TERMINAL_EVENTS_PATH}", site.base))
+            .header(TIMESTAMP_HEADER, timestamp.to_string())
+            .header(SIGNATURE_HEADER, signature)
+            .body(body)
+            .send()
+    };
+    let ts = now().0 / 1000;
+    let secret = TERMINAL_SECRET.as_bytes();
+
+    let ok = post(ts, terminal::sign(secret, ts, &body), body.clone())
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    let answer: serde_json::Value = ok.json().await.unwrap();
+    assert_eq!(answer["results"][0]["status"], 200);
+    let again = post(ts, terminal::sign(secret, ts, &body), body.clone())
+        .await
+        .unwrap();
+    let answer: serde_json::Value = again.json().await.unwrap();
+    assert_eq!(answer["results"][0]["replayed"], true);
+
+    let bad = post(ts, terminal::sign(b"wrong", ts, &body), body.clone())
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 401);
+    let old_ts = ts - 301;
+    let old = post(old_ts, terminal::sign(secret, old_ts, &body), body.clone())
+        .await
+        .unwrap();
+    assert_eq!(old.status(), 401);
+    let unsigned = site
+        .client
+        .post(format!("{}{TERMINAL_EVENTS_PATH}", site.base))
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status(), 401);
+    assert_eq!(site.count("SELECT count(*) FROM terminal_events"), 1);
+}
+
+#[tokio::test]
+async fn without_a_secret_the_terminal_endpoint_is_not_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let state = stockhop_site::AppState {
+        db,
+        www_dir: dir.path().join("www"),
+        ledger: Default::default(),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(stockhop_site::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    let ts = now().0 / 1000;
+    let body = json!({"records": []}).to_string();
+    let response = reqwest::Client::new()
+        .post(format!("{base}{TERMINAL_EVENTS_PATH}"))
+        .header(TIMESTAMP_HEADER, ts.to_string())
+        .header(SIGNATURE_HEADER, terminal::sign(b"", ts, body.as_bytes()))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn the_in_process_forwarder_path_runs_on_the_database_thread() {
+    let site = Site::start().await;
+    let batch = TerminalBatch {
+        records: vec![record(
+            TerminalEventKind::Attendance,
+            "9",
+            RuleOutcome::Stale,
+        )],
+        heartbeats: vec![],
+    };
+    let answer = terminal::ingest_into(&site.db, batch.clone(), now())
+        .await
+        .unwrap();
+    assert_eq!(answer.results[0].status, 200);
+    let again = terminal::ingest_into(&site.db, batch, now()).await.unwrap();
+    assert!(again.results[0].replayed);
+    let too_many = TerminalBatch {
+        records: (0..51)
+            .map(|_| record(TerminalEventKind::Attendance, "9", RuleOutcome::Accepted))
+            .collect(),
+        heartbeats: vec![],
+    };
+    let refused = terminal::ingest_into(&site.db, too_many, now())
+        .await
+        .unwrap_err();
+    assert!(!refused.is_retryable());
+    assert_eq!(
+        site.count("SELECT count(*) FROM terminal_events WHERE rule_outcome = 'stale'"),
+        1
+    );
+}
