@@ -51,18 +51,26 @@ async fn spawn_site(data: &Path, ports: &Ports, ledger_url: &str) -> Child {
         .env("STOCKHOP_TERMINAL_ALLOW", "*")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    for _ in 0..200 {
+    // Generous: the whole workspace's suites may be loading the machine.
+    for _ in 0..600 {
         if TcpStream::connect(("127.0.0.1", ports.tcp)).await.is_ok() {
             return child;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = child.kill();
-    let _ = child.wait();
-    panic!("the site did not start");
+    let output = child.wait_with_output().unwrap();
+    panic!(
+        "the site did not start ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 fn kill_9(mut child: Child) {
