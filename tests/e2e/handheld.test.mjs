@@ -107,15 +107,24 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
     const sessionId = await openSession(page, 'op-killed', 'cycle_count');
     await drained(page);
     proxy.state.delayMs = 3_000;
-    const sentBefore = proxy.state.started;
+    const { received } = proxy.state;
     await scanBurst(page, epcs('C0', 60));
-    await eventually(() => proxy.state.started > sentBefore, { timeoutMs: 10_000, what: 'a batch in flight' });
+    // Stop the worker while a batch it sent is held on the slow link (one
+    // drain runs at a time, so the newest request is the one held).
+    await eventually(() => ({ ready: proxy.state.received > received, value: proxy.state }), {
+      timeoutMs: 10_000,
+      what: 'a batch in flight',
+    });
+    const held = proxy.state.received;
     const cdp = await context.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');
     await cdp.send('ServiceWorker.stopAllWorkers');
-    // The batch in flight still reaches the site, which applies it; the
-    // worker that sent it is gone and never hears the answer.
-    await eventually(() => proxy.state.forwarded > sentBefore, { timeoutMs: 10_000, what: 'the batch to apply' });
+    // The held batch still reaches the site, which applies it; the worker
+    // that sent it is gone and never hears the answer.
+    await eventually(() => ({ ready: proxy.state.answered.includes(held), value: proxy.state }), {
+      timeoutMs: 10_000,
+      what: 'the held batch to apply',
+    });
     proxy.state.delayMs = 0;
 
     await ask(page, { type: 'wake' });
@@ -123,7 +132,7 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
     const items = await allItems(page);
     assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId);
     const replayed = items.filter((item) => item.replayed);
-    assert.ok(replayed.length > 0, 'items whose first answer was lost are marked replayed');
+    assert.ok(replayed.length > 0, `items whose first answer was lost are marked replayed: ${JSON.stringify({ proxy: proxy.state, items: items.map((i) => [i.client_seq, i.state, i.attempts, i.replayed]) })}`);
   } finally {
     await browser.close();
     await proxy.close();
@@ -192,7 +201,10 @@ test('rejected and blocked items wait for the operator, who decides on the queue
     assert.match(await rejectedRow.textContent(), /stale_state/);
     await rejectedRow.locator('button[data-action="acknowledge"]').click();
     await eventually(
-      async () => (await allItems(page)).find((item) => item.id === stale.id).acknowledged,
+      async () => {
+        const value = (await allItems(page)).find((item) => item.id === stale.id);
+        return { ready: value.acknowledged, value };
+      },
       { timeoutMs: 5_000, what: 'the acknowledgement' },
     );
 
@@ -201,7 +213,13 @@ test('rejected and blocked items wait for the operator, who decides on the queue
     const bad = await ask(page, { type: 'capture', session_id: sessionId, body: { mode: 'put_away' } });
     assert.equal(bad.ok, true);
     await scanBurst(page, epcs('E1', 3));
-    await eventually(async () => (await counts(page)).blocked === 1, { timeoutMs: 30_000, what: 'the block' });
+    await eventually(
+      async () => {
+        const value = await counts(page);
+        return { ready: value.blocked === 1, value };
+      },
+      { timeoutMs: 30_000, what: 'the block' },
+    );
     await page.click('#queue-refresh');
     const blockedRow = page.locator(`#queue-list tr[data-id="${bad.id}"]`);
     await blockedRow.waitFor();

@@ -93,24 +93,26 @@ export async function allItems(page) {
   }
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+/**
+ * Polls `check` until it returns `{ ready: true, value }` or `timeoutMs`
+ * passes; resolves with `value`.
+ */
 export async function eventually(check, { timeoutMs, what, intervalMs = 250 }) {
   const deadline = Date.now() + timeoutMs;
-  let last;
   for (;;) {
-    last = await check();
-    if (last && last.done !== false) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
+    const { ready, value } = await check();
+    if (ready) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
-/** Waits until nothing is queued or in flight. */
+/** Waits until nothing is queued or in flight; resolves with the counts. */
 export function drained(page, { timeoutMs = 90_000 } = {}) {
   return eventually(
     async () => {
-      const c = await counts(page);
-      return { ...c, done: c.queued === 0 && c.sending === 0 };
+      const value = await counts(page);
+      return { ready: value.queued === 0 && value.sending === 0, value };
     },
     { timeoutMs, what: 'the queue to drain' },
   );

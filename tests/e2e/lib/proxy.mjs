@@ -12,8 +12,11 @@ export async function startProxy({ upstream, port = 0 }) {
     dropNext: 0,
     dropPath: '/v1/sync',
     dropped: 0,
-    /** Requests sent upstream, and those whose answer came back. */
+    /** Requests received in full, sent upstream, and answered upstream. */
+    received: 0,
     started: 0,
+    /** Numbers (in order received, from 1) of the requests answered upstream. */
+    answered: [],
     forwarded: 0,
   };
   const target = new URL(upstream);
@@ -22,6 +25,8 @@ export async function startProxy({ upstream, port = 0 }) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks);
+      state.received += 1;
+      const number = state.received;
       if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
       const headers = { ...req.headers, host: target.host };
       state.started += 1;
@@ -32,6 +37,7 @@ export async function startProxy({ upstream, port = 0 }) {
           upRes.on('data', (c) => parts.push(c));
           upRes.on('end', () => {
             state.forwarded += 1;
+            state.answered.push(number);
             if (state.dropNext > 0 && req.url.startsWith(state.dropPath)) {
               state.dropNext -= 1;
               state.dropped += 1;
