@@ -25,9 +25,11 @@ import {
 
 /**
  * The ledger holds each of the session's scans exactly once, in the order
- * the device captured them, with `client_seq` contiguous.
+ * the device captured them, with `client_seq` contiguous; with `typed`, the
+ * EPCs in the ledger are exactly the ones typed into the scan field, in
+ * the order they were typed.
  */
-function assertLandedOnceInOrder(hops, items, sessionId) {
+function assertLandedOnceInOrder(hops, items, sessionId, typed) {
   const scans = items
     .filter((item) => item.session_id === sessionId && item.command === 'scan')
     .sort((a, b) => a.client_seq - b.client_seq);
@@ -39,6 +41,9 @@ function assertLandedOnceInOrder(hops, items, sessionId) {
   const seqs = hops.map((hop) => hop.client_seq);
   const first = seqs[0];
   assert.deepEqual(seqs, seqs.map((_, i) => first + i), 'client_seq contiguous and ascending');
+  if (typed) {
+    assert.deepEqual(hops.map((hop) => hop.facts.epc), typed, 'the typed EPCs, in typing order');
+  }
 }
 
 test('an outage: 200 scans over two sessions land once and in order when the site returns', async () => {
@@ -57,18 +62,21 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
     assert.equal(code, 0);
 
     const first = await openSession(page, 'op-outage', 'put_away');
-    await scanBurst(page, epcs('A0', 100));
+    const typedFirst = epcs('A0', 100);
+    await scanBurst(page, typedFirst);
     const midway = await counts(page);
     assert.ok(midway.queued + midway.sending >= 101, `queue count rises offline: ${JSON.stringify(midway)}`);
     await closeSession(page);
     const second = await openSession(page, 'op-outage', 'put_away');
-    await scanBurst(page, epcs('B0', 100));
+    const typedSecond = epcs('B0', 100);
+    await scanBurst(page, typedSecond);
     assert.equal(Number(await page.textContent('#scan-count')), 200);
     const offline = await counts(page);
     assert.equal(offline.done, 0, 'nothing reached the site while it was down');
     assert.equal(offline.queued + offline.sending, 203, 'two opens, one close and 200 scans wait');
     await page.click('#queue-refresh');
-    await page.screenshot({ path: join(artifactsDir(), 'capture-screen-offline.png'), fullPage: true });
+    await page.locator('#scan').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(artifactsDir(), 'capture-screen-offline.png') });
 
     site = await startSite({ dataDir, port: site.port });
     // Backoff reaches its 30 s step after four failures; give it two.
@@ -77,13 +85,13 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
     assert.equal(after.blocked + after.rejected, 0);
 
     const items = await allItems(page);
-    assertLandedOnceInOrder(await sessionHops(site.base, token, first), items, first);
-    assertLandedOnceInOrder(await sessionHops(site.base, token, second), items, second);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, first), items, first, typedFirst);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, second), items, second, typedSecond);
 
     await page.click('#queue-refresh');
     await page.waitForFunction(() => /queued 0 · sending 0/.test(document.getElementById('queue-counts').textContent));
     await page.locator('#queue').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(artifactsDir(), 'queue-screen-drained.png'), fullPage: true });
+    await page.screenshot({ path: join(artifactsDir(), 'queue-screen-drained.png') });
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
@@ -108,7 +116,8 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
     await drained(page);
     proxy.state.delayMs = 3_000;
     const { received } = proxy.state;
-    await scanBurst(page, epcs('C0', 60));
+    const typed = epcs('C0', 60);
+    await scanBurst(page, typed);
     // Stop the worker while a batch it sent is held on the slow link (one
     // drain runs at a time, so the newest request is the one held).
     await eventually(() => ({ ready: proxy.state.received > received, value: proxy.state }), {
@@ -130,7 +139,7 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
     await ask(page, { type: 'wake' });
     await drained(page);
     const items = await allItems(page);
-    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId, typed);
     const replayed = items.filter((item) => item.replayed);
     assert.ok(replayed.length > 0, `items whose first answer was lost are marked replayed: ${JSON.stringify({ proxy: proxy.state, items: items.map((i) => [i.client_seq, i.state, i.attempts, i.replayed]) })}`);
   } finally {
@@ -156,11 +165,12 @@ test('a lost response: the site commits, the device retries, one hop per key', a
     const sessionId = await openSession(page, 'op-lost', 'put_away');
     await drained(page);
     proxy.state.dropNext = 1;
-    await scanBurst(page, epcs('D0', 5));
+    const typed = epcs('D0', 5);
+    await scanBurst(page, typed);
     await drained(page, { timeoutMs: 30_000 });
     assert.equal(proxy.state.dropped, 1, 'one response was lost on the way back');
     const items = await allItems(page);
-    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId);
+    assertLandedOnceInOrder(await sessionHops(site.base, token, sessionId), items, sessionId, typed);
     assert.ok(items.some((item) => item.replayed), 'the retry was answered from the stored receipts');
   } finally {
     await browser.close();
