@@ -295,7 +295,8 @@ impl Project {
         let mut cmd = self.cmd("cargo");
         cmd.args([
             "run",
-            "--release",
+            "--profile",
+            "site",
             "--package",
             "stockhop-site",
             "--",

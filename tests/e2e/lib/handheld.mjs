@@ -65,9 +65,9 @@ export async function scanBurst(page, codes) {
   return expected;
 }
 
-/** `n` distinct 24-hex-digit EPCs with a prefix that tells tests apart. */
+/** `n` distinct 24-hex-digit EPCs; `prefix` (two hex digits) tells tests apart. */
 export function epcs(prefix, n, start = 0) {
-  return Array.from({ length: n }, (_, i) => `E280${prefix}${(start + i).toString(16).toUpperCase().padStart(16, '0')}`.slice(0, 24));
+  return Array.from({ length: n }, (_, i) => `E280${prefix}${(start + i).toString(16).toUpperCase().padStart(18, '0')}`);
 }
 
 export function ask(page, message) {
