@@ -140,10 +140,10 @@ fn status(code: u16, error: &str) -> impl Fn(&Item) -> serde_json::Value + '_ {
 
 fn answer(lease: &Lease, per_item: impl Fn(&Item) -> serde_json::Value) -> TransportOutcome {
     let results: Vec<_> = lease.items.iter().map(per_item).collect();
-    TransportOutcome::Http {
-        status: 200,
-        body: json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
-    }
+    TransportOutcome::from_text(
+        200,
+        &json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
+    )
 }
 
 fn seqs(lease: &Lease) -> Vec<(u128, u64)> {
@@ -294,10 +294,7 @@ fn failures_back_off_two_four_eight_sixteen_then_thirty_seconds_forever() {
         let outcome = if attempt % 2 == 0 {
             TransportOutcome::Offline
         } else {
-            TransportOutcome::Http {
-                status: 503,
-                body: r#"{"code":"OVERLOADED","message":"busy"}"#.into(),
-            }
+            TransportOutcome::from_text(503, r#"{"code":"OVERLOADED","message":"busy"}"#)
         };
         hh.record(&lease, now, &outcome);
         let next = hh.drain.poll_timeout().unwrap();
@@ -336,14 +333,7 @@ fn unauthorized_and_unknown_answers_stop_the_run_and_keep_everything() {
         let a = hh.open(1, T0);
         hh.scan(a, "A1", T0);
         let lease = hh.lease(T0).unwrap();
-        hh.record(
-            &lease,
-            T0,
-            &TransportOutcome::Http {
-                status: code,
-                body: body.into(),
-            },
-        );
+        hh.record(&lease, T0, &TransportOutcome::from_text(code, body));
         assert_eq!(hh.state_of(a, 1), ItemState::Queued, "{code}");
         assert_eq!(hh.state_of(a, 2), ItemState::Queued, "{code}");
         assert!(hh.lease(T0).is_none(), "{code}: the run stopped");

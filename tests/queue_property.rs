@@ -186,7 +186,7 @@ impl World {
                     .collect();
                 let body = json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results})
                     .to_string();
-                self.record(&lease, &TransportOutcome::Http { status: 200, body });
+                self.record(&lease, &TransportOutcome::from_text(200, &body));
             }
             Op::Offline => {
                 if let Some(lease) = self.in_flight.take() {
@@ -195,13 +195,7 @@ impl World {
             }
             Op::Http(status) => {
                 if let Some(lease) = self.in_flight.take() {
-                    self.record(
-                        &lease,
-                        &TransportOutcome::Http {
-                            status: *status,
-                            body: String::new(),
-                        },
-                    );
+                    self.record(&lease, &TransportOutcome::from_text(*status, ""));
                 }
             }
             Op::Crash => {

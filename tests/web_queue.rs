@@ -253,10 +253,10 @@ async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
         .await
         .unwrap()
         .session_id;
-    site.answer_whole(TransportOutcome::Http {
-        status: 503,
-        body: r#"{"code":"OVERLOADED","message":"busy"}"#.into(),
-    });
+    site.answer_whole(TransportOutcome::from_text(
+        503,
+        r#"{"code":"OVERLOADED","message":"busy"}"#,
+    ));
     let report = queue.drain(false).await.unwrap();
     assert_eq!(report.requests, 1);
     assert_eq!(report.next_attempt_at, Some(T0.plus(Millis(2_000))));

@@ -99,11 +99,10 @@ impl Transport for FakeSite {
         }
         let per_item = self.per_item.borrow().clone();
         let results: Vec<_> = request.items.iter().map(|i| per_item(i)).collect();
-        TransportOutcome::Http {
-            status: 200,
-            body: json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results})
-                .to_string(),
-        }
+        TransportOutcome::from_text(
+            200,
+            &json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
+        )
     }
 }
 

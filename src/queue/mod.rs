@@ -21,6 +21,6 @@ pub mod view;
 pub use action::{acknowledge, discard, ActionError};
 pub use drain::{Drain, DrainError, Lease, Recorded};
 pub use item::{Item, ItemState};
-pub use outcome::{verdicts, TransportOutcome, Verdict};
+pub use outcome::{verdicts, Reply, TransportOutcome, Verdict};
 pub use session::{Capture, CaptureError, Session};
 pub use view::{Blockers, Counts};

@@ -1,9 +1,14 @@
 //! Reading what came back from `POST /v1/sync` into one verdict per item.
 //!
 //! The transport reports only what it saw (no answer, a timeout, or a
-//! status and a body); everything after that (parsing the body, matching
-//! results to the items sent, the classification of DESIGN.md §3.7) is
-//! here, so it is tested natively and the same in every runtime.
+//! status and the body it read into a [`Reply`]); everything after that
+//! (matching results to the items sent, the classification of DESIGN.md
+//! §3.7) is here, so it is tested natively and the same in every runtime.
+//! The browser reads the body with its own JSON parser and hands over
+//! typed values, so the module links no JSON text parser; [`Reply::from_text`]
+//! reads JSON text for native runtimes and tests.
+
+use serde::{Deserialize, Deserializer};
 
 use crate::classify::{classify, Attempt, ResultKind};
 use crate::time::UnixMs;
@@ -12,14 +17,56 @@ use crate::wire::{ErrorBody, SyncResponse};
 use super::item::Item;
 
 /// What the transport saw of one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TransportOutcome {
     /// Offline, or fetch failed before any response.
     Offline,
     /// No response within the request timeout.
     Timeout,
-    /// A response with its status and body text.
-    Http { status: u16, body: String },
+    /// A response with its status and what its body held.
+    Http { status: u16, body: Reply },
+}
+
+impl TransportOutcome {
+    /// A response whose body is JSON text (see [`Reply::from_text`]).
+    pub fn from_text(status: u16, body: &str) -> TransportOutcome {
+        TransportOutcome::Http {
+            status,
+            body: Reply::from_text(status, body),
+        }
+    }
+}
+
+/// What a response's body held, read as the status says it should be:
+/// per-item results from a 200, `{code, message}` from anything else.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Sync(SyncResponse),
+    Error(ErrorBody),
+    /// Empty, not JSON, or not of the expected shape.
+    Unreadable,
+}
+
+impl Reply {
+    /// Reads a body from any serde data format (the browser's parsed JSON).
+    pub fn read<'de, D: Deserializer<'de>>(status: u16, body: D) -> Reply {
+        let read = if status == 200 {
+            SyncResponse::deserialize(body).map(Reply::Sync)
+        } else {
+            ErrorBody::deserialize(body).map(Reply::Error)
+        };
+        read.unwrap_or(Reply::Unreadable)
+    }
+
+    /// Reads a body of JSON text.
+    pub fn from_text(status: u16, body: &str) -> Reply {
+        let read = if status == 200 {
+            serde_json::from_str(body).map(Reply::Sync)
+        } else {
+            serde_json::from_str(body).map(Reply::Error)
+        };
+        read.unwrap_or(Reply::Unreadable)
+    }
 }
 
 /// The verdict on one item of a request.
@@ -58,8 +105,10 @@ pub fn verdicts(items: &[Item], outcome: &TransportOutcome) -> Vec<Verdict> {
         TransportOutcome::Http { status, body } => (*status, body),
     };
     if status != 200 {
-        let error = serde_json::from_str::<ErrorBody>(body).ok();
-        let code = error.as_ref().map(|e| e.code.as_str());
+        let code = match body {
+            Reply::Error(error) => Some(error.code.as_str()),
+            _ => None,
+        };
         let kind = classify(Attempt::Response {
             status,
             code,
@@ -68,7 +117,7 @@ pub fn verdicts(items: &[Item], outcome: &TransportOutcome) -> Vec<Verdict> {
         return whole(kind, Some(describe(status, code)));
     }
     let unreadable = |why: &str| whole(ResultKind::Unknown, Some(why.to_owned()));
-    let Ok(response) = serde_json::from_str::<SyncResponse>(body) else {
+    let Reply::Sync(response) = body else {
         return unreadable("unreadable answer");
     };
     let matches =

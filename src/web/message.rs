@@ -13,6 +13,9 @@ use crate::queue::Item;
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode};
 
+use super::error::QueueError;
+use super::store::DeviceConfig;
+
 /// Items a `list` returns when the page does not say: one screenful.
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
 /// The most a `list` returns at once, so a reply stays small.
@@ -117,4 +120,71 @@ pub struct ItemRow {
     pub item: Item,
     /// Why it waits: its own reason or the blocked item it is behind.
     pub why: Option<String>,
+}
+
+/// A failure the page shows: a stable code and a readable line.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorReply {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<&QueueError> for ErrorReply {
+    fn from(err: &QueueError) -> ErrorReply {
+        ErrorReply {
+            code: err.code(),
+            message: err.to_string(),
+        }
+    }
+}
+
+/// One capture of a `capture_many`: acknowledged, or why not.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum CapturedOrError {
+    Captured(Captured),
+    Error { error: ErrorReply },
+}
+
+/// The stored setup as the page sees it (never the token).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReply {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
+    pub configured: bool,
+}
+
+impl From<Option<DeviceConfig>> for DeviceReply {
+    fn from(device: Option<DeviceConfig>) -> DeviceReply {
+        match device {
+            Some(device) => DeviceReply {
+                site_url: Some(device.site_url),
+                device_id: Some(device.device_id),
+                configured: true,
+            },
+            None => DeviceReply {
+                site_url: None,
+                device_id: None,
+                configured: false,
+            },
+        }
+    }
+}
+
+/// The storage estimate in bytes; `null` for both where the browser has none.
+#[derive(Debug, Clone, Serialize)]
+pub struct StorageReply {
+    pub usage: Option<f64>,
+    pub quota: Option<f64>,
+}
+
+impl From<Option<(f64, f64)>> for StorageReply {
+    fn from(estimate: Option<(f64, f64)>) -> StorageReply {
+        StorageReply {
+            usage: estimate.map(|(usage, _)| usage),
+            quota: estimate.map(|(_, quota)| quota),
+        }
+    }
 }

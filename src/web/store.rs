@@ -33,20 +33,22 @@ use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
 const META_BACKOFF: &str = "backoff";
 const META_DEVICE: &str = "device";
 
-/// Converts for IndexedDB and the page through JSON text: one serializer
-/// (serde_json) for the whole module keeps the wasm small, and the
-/// browser's `JSON.parse` builds plain objects whose fields the indexes read.
+/// The one conversion to JS at the edge (IndexedDB values, page replies):
+/// plain objects and numbers, `null` for `None`, exactly the shape
+/// `JSON.parse` would build, so the indexes read their fields. It goes
+/// straight from Rust values to JS objects, with no JSON text in between.
+const JS_VALUES: serde_wasm_bindgen::Serializer = serde_wasm_bindgen::Serializer::json_compatible();
+
+/// Converts for IndexedDB and the page (see [`JS_VALUES`]).
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
-    let text = serde_json::to_string(value).map_err(|e| QueueError::Browser(e.to_string()))?;
-    js_sys::JSON::parse(&text).map_err(QueueError::browser)
+    value
+        .serialize(&JS_VALUES)
+        .map_err(|e| QueueError::Browser(e.to_string()))
 }
 
-/// The reverse of [`to_js`]: `JSON.stringify`, then serde_json.
+/// The reverse of [`to_js`]: reads a JS value into a Rust type.
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, QueueError> {
-    let text: String = js_sys::JSON::stringify(&value)
-        .map_err(QueueError::browser)?
-        .into();
-    serde_json::from_str(&text).map_err(|e| QueueError::Storage(e.to_string()))
+    serde_wasm_bindgen::from_value(value).map_err(|e| QueueError::Storage(e.to_string()))
 }
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.

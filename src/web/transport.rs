@@ -11,11 +11,11 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
-use crate::queue::TransportOutcome;
+use crate::queue::{Reply, TransportOutcome};
 use crate::time::Millis;
 use crate::wire::{SyncRequest, SYNC_PATH};
 
-use super::store::DeviceConfig;
+use super::store::{to_js, DeviceConfig};
 
 /// A request that has not answered in this long is abandoned as a timeout
 /// (DESIGN.md §6's 10 s), so a dead link does not hold the drain lock.
@@ -40,13 +40,13 @@ pub struct FetchTransport;
 
 impl Transport for FetchTransport {
     async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
-        let Ok(body) = serde_json::to_string(request) else {
+        let Some(body) = request_body(request) else {
             return TransportOutcome::Http {
                 status: 400,
-                body: String::new(),
+                body: Reply::Unreadable,
             };
         };
-        let url = format!("{}{}", device.site_url.trim_end_matches('/'), SYNC_PATH);
+        let url = [device.site_url.trim_end_matches('/'), SYNC_PATH].concat();
         match fetch_with_timeout(&url, &device.device_token, &body).await {
             Ok(outcome) => outcome,
             Err(_) => TransportOutcome::Offline,
@@ -54,19 +54,26 @@ impl Transport for FetchTransport {
     }
 }
 
+/// The request as JSON text: converted to a JS object, then the browser's
+/// `JSON.stringify`, so the module carries no JSON printer of its own.
+fn request_body(request: &SyncRequest) -> Option<JsValue> {
+    let value = to_js(request).ok()?;
+    js_sys::JSON::stringify(&value).ok().map(JsValue::from)
+}
+
 async fn fetch_with_timeout(
     url: &str,
     token: &str,
-    body: &str,
+    body: &JsValue,
 ) -> Result<TransportOutcome, JsValue> {
     let controller = AbortController::new()?;
     let headers = Headers::new()?;
     headers.set("content-type", "application/json")?;
-    headers.set("authorization", &format!("Bearer {token}"))?;
+    headers.set("authorization", &["Bearer ", token].concat())?;
     let init = RequestInit::new();
     init.set_method("POST");
     init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(body));
+    init.set_body(body);
     init.set_signal(Some(&controller.signal()));
     let request = Request::new_with_str_and_init(url, &init)?;
 
@@ -92,12 +99,16 @@ async fn fetch_with_timeout(
     }
 }
 
-/// Reads a `Response` into what the core classifies: its status and body text.
+/// Reads a `Response` into what the core classifies: its status and the
+/// body, parsed by the browser's `JSON.parse` and read into typed values
+/// (a body that is not JSON, or not of the expected shape, is
+/// [`Reply::Unreadable`]). A body that cannot be read at all is an error.
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
     let status = response.status();
     let text = JsFuture::from(response.text()?).await?;
-    Ok(TransportOutcome::Http {
-        status,
-        body: text.as_string().unwrap_or_default(),
-    })
+    let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
+        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
+        _ => Reply::Unreadable,
+    };
+    Ok(TransportOutcome::Http { status, body })
 }

@@ -3,7 +3,7 @@
 //! wake-ups). `JsValue` appears here and nowhere deeper.
 
 use js_sys::Promise;
-use serde_json::json;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::MessagePort;
@@ -15,7 +15,8 @@ use super::browser;
 use super::clock::SystemClock;
 use super::error::QueueError;
 use super::message::{
-    Captured, ItemRow, PageRequest, CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
+    Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
+    CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
 };
 use super::runtime::{Options, Queue};
 use super::schema::DB_NAME;
@@ -51,15 +52,15 @@ impl ServiceWorker {
                 Err(err) => Err(err),
             };
             let reply = match reply {
-                Ok(mut body) => {
-                    body["ok"] = json!(true);
+                Ok(body) => {
+                    js_sys::Reflect::set(&body, &"ok".into(), &JsValue::TRUE)?;
                     body
                 }
-                Err(err) => {
-                    json!({"ok": false, "error": {"code": err.code(), "message": err.to_string()}})
-                }
+                Err(err) => to_js(&Failed {
+                    ok: false,
+                    error: ErrorReply::from(&err),
+                })?,
             };
-            let reply = to_js(&reply)?;
             if let Some(port) = port {
                 port.post_message(&reply)?;
             }
@@ -105,8 +106,16 @@ fn read_request(data: &JsValue) -> Result<PageRequest, QueueError> {
     })
 }
 
-async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::Value, QueueError> {
-    Ok(match request {
+/// A failed request's reply.
+#[derive(Serialize)]
+struct Failed {
+    ok: bool,
+    error: ErrorReply,
+}
+
+/// Handles one request; the reply is a plain object (`ok` is added after).
+async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, QueueError> {
+    match request {
         PageRequest::Setup {
             site_url,
             device_token,
@@ -125,14 +134,15 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
             queue.store().set_device(&config).await?;
             // The reply does not wait for the network: the drain runs on.
             queue.kick();
-            json!({"device_id": config.device_id})
-        }
-        PageRequest::Device {} => match queue.store().device().await? {
-            Some(device) => {
-                json!({"site_url": device.site_url, "device_id": device.device_id, "configured": true})
+            #[derive(Serialize)]
+            struct SetUp {
+                device_id: String,
             }
-            None => json!({"configured": false}),
-        },
+            to_js(&SetUp {
+                device_id: config.device_id,
+            })
+        }
+        PageRequest::Device {} => to_js(&DeviceReply::from(queue.store().device().await?)),
         PageRequest::OpenSession {
             session_id,
             operator_id,
@@ -145,7 +155,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
                 context,
             };
             let item = queue.open_session(session_id, body).await?;
-            value(&Captured::from(&item))
+            to_js(&Captured::from(&item))
         }
         PageRequest::Capture {
             session_id,
@@ -153,7 +163,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
             body,
         } => {
             let item = queue.capture(session_id, Capture { command, body }).await?;
-            value(&Captured::from(&item))
+            to_js(&Captured::from(&item))
         }
         PageRequest::CaptureMany {
             session_id,
@@ -170,20 +180,26 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
                 .into_iter()
                 .map(|body| Capture { command, body })
                 .collect();
-            let results: Vec<serde_json::Value> = queue
+            let items: Vec<CapturedOrError> = queue
                 .capture_many(session_id, captures)
                 .await
                 .into_iter()
                 .map(|result| match result {
-                    Ok(item) => value(&Captured::from(&item)),
-                    Err(err) => json!({"error": {"code": err.code(), "message": err.to_string()}}),
+                    Ok(item) => CapturedOrError::Captured(Captured::from(&item)),
+                    Err(err) => CapturedOrError::Error {
+                        error: ErrorReply::from(&err),
+                    },
                 })
                 .collect();
-            json!({"items": results})
+            #[derive(Serialize)]
+            struct Many {
+                items: Vec<CapturedOrError>,
+            }
+            to_js(&Many { items })
         }
         PageRequest::CloseSession { session_id } => {
             let item = queue.close_session(session_id).await?;
-            value(&Captured::from(&item))
+            to_js(&Captured::from(&item))
         }
         PageRequest::List { after, limit } => {
             let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
@@ -193,28 +209,41 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<serde_json::V
                 .into_iter()
                 .map(|(item, why)| ItemRow { item, why })
                 .collect();
-            json!({"items": value(&rows), "next_after": next})
+            #[derive(Serialize)]
+            struct Page {
+                items: Vec<ItemRow>,
+                next_after: Option<u64>,
+            }
+            to_js(&Page {
+                items: rows,
+                next_after: next,
+            })
         }
-        PageRequest::Counts {} => value(&queue.counts().await?),
-        PageRequest::RetryNow {} => value(&queue.retry_now().await?),
-        PageRequest::Wake {} => value(&queue.drain(false).await?),
+        PageRequest::Counts {} => to_js(&queue.counts().await?),
+        PageRequest::RetryNow {} => to_js(&queue.retry_now().await?),
+        PageRequest::Wake {} => to_js(&queue.drain(false).await?),
         PageRequest::Discard { id } => {
             let (_, void) = queue.discard(id).await?;
-            json!({"void": value(&Captured::from(&void))})
+            #[derive(Serialize)]
+            struct Discarded {
+                void: Captured,
+            }
+            to_js(&Discarded {
+                void: Captured::from(&void),
+            })
         }
         PageRequest::Acknowledge { id } => {
             let item = queue.acknowledge(id).await?;
-            json!({"id": item.id, "acknowledged": item.acknowledged})
+            #[derive(Serialize)]
+            struct Acknowledged {
+                id: Option<u64>,
+                acknowledged: bool,
+            }
+            to_js(&Acknowledged {
+                id: item.id,
+                acknowledged: item.acknowledged,
+            })
         }
-        PageRequest::Storage {} => match browser::storage_estimate().await? {
-            Some((usage, quota)) => json!({"usage": usage, "quota": quota}),
-            None => json!({"usage": null, "quota": null}),
-        },
-    })
-}
-
-/// A reply part as JSON. Our reply types always serialise (string keys
-/// only), so there is no error to carry.
-fn value<T: serde::Serialize>(part: &T) -> serde_json::Value {
-    serde_json::to_value(part).unwrap_or_default()
+        PageRequest::Storage {} => to_js(&StorageReply::from(browser::storage_estimate().await?)),
+    }
 }
