@@ -159,3 +159,31 @@ fn describe(status: u16, code: Option<&str>) -> String {
         None => format!("HTTP {status}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESULTS: &str = r#"{"server_time":"2026-11-29T10:15:02.480Z","results":[
+        {"key":"8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab","client_seq":3,"status":200,"outcome":"applied"}]}"#;
+
+    #[test]
+    fn a_body_reads_as_results_from_a_200_and_as_an_error_otherwise() {
+        let Reply::Sync(response) = Reply::from_text(200, RESULTS) else {
+            panic!("a 200 carries results");
+        };
+        assert_eq!(response.results[0].client_seq, 3);
+        let error = Reply::from_text(503, r#"{"code":"OVERLOADED","message":"busy"}"#);
+        assert!(matches!(error, Reply::Error(body) if body.code == "OVERLOADED"));
+        assert_eq!(Reply::from_text(200, "not json"), Reply::Unreadable);
+        assert_eq!(Reply::from_text(503, ""), Reply::Unreadable);
+        assert_eq!(Reply::from_text(401, RESULTS), Reply::Unreadable);
+    }
+
+    #[test]
+    fn any_data_format_reads_the_same_reply_as_json_text() {
+        let value: serde_json::Value = serde_json::from_str(RESULTS).unwrap();
+        assert_eq!(Reply::read(200, &value), Reply::from_text(200, RESULTS));
+        assert_eq!(Reply::read(409, &value), Reply::Unreadable);
+    }
+}
