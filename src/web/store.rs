@@ -5,9 +5,6 @@
 //! Architecture invariant: no transaction here awaits anything but its own
 //! requests (no fetch, no timer), so none auto-commits half-way.
 
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
-
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{
@@ -144,19 +141,25 @@ impl Store {
         let tx = self.write(&[ITEMS, SESSIONS])?;
         let items = tx.object_store(ITEMS)?;
         let sessions = tx.object_store(SESSIONS)?;
-        let mut touched: BTreeMap<Uuid, Option<Session>> = BTreeMap::new();
+        // The sessions this group touches, in first-touch order: a group
+        // holds a few sessions at most, so a list beats a map.
+        let mut touched: Vec<(Uuid, Option<Session>)> = Vec::new();
         let mut results = Vec::with_capacity(requests.len());
         let mut adds = Vec::with_capacity(requests.len());
         for request in requests {
             let session_id = request.session_id();
-            if let Entry::Vacant(vacant) = touched.entry(session_id) {
-                let stored: Option<JsValue> = sessions
-                    .get(JsValue::from_str(&session_id.to_string()))
-                    .primitive()?
-                    .await?;
-                vacant.insert(stored.map(from_js::<Session>).transpose()?);
-            }
-            let slot = touched.entry(session_id).or_default();
+            let at = match touched.iter().position(|(id, _)| *id == session_id) {
+                Some(at) => at,
+                None => {
+                    let stored: Option<JsValue> = sessions
+                        .get(JsValue::from_str(&session_id.to_string()))
+                        .primitive()?
+                        .await?;
+                    touched.push((session_id, stored.map(from_js::<Session>).transpose()?));
+                    touched.len() - 1
+                }
+            };
+            let slot = &mut touched[at].1;
             let key = IdempotencyKey::mint()?;
             let item = match request {
                 CaptureRequest::Open { body, .. } => match slot {
@@ -186,7 +189,7 @@ impl Store {
             }
             results.push(item);
         }
-        for session in touched.values().flatten() {
+        for session in touched.iter().filter_map(|(_, session)| session.as_ref()) {
             sessions.put(to_js(session)?).primitive()?;
         }
         for (index, add) in adds {
