@@ -2,12 +2,11 @@
 //! beside a raw rusqlite baseline doing the same claim + append inserts in
 //! a loop on the same disk in the same run, and replay beside apply.
 //!
-//! Run: `CARGO_PROFILE_BENCH_PANIC=unwind cargo bench -p stockhop-site
-//! --bench ledger`. Prints a table. (The workspace's release profile, which
-//! the bench profile inherits, aborts on panic; without the override cargo
-//! builds the core crate twice, once per panic strategy, into the same
-//! file, and the build fails. `CARGO_PROFILE_BENCH_LTO=false` shortens the
-//! build and leaves the figures, which are fsync-bound, where they are.)
+//! Run: `cargo bench -p stockhop-site --bench ledger --profile site`.
+//! Prints a table. (The `site` profile is the server's own; the default
+//! bench profile inherits the wasm's release profile, which aborts on panic,
+//! and cargo then builds the core crate twice, once per panic strategy,
+//! into the same file.)
 //!
 //! The baseline that bounds the ledger is one claim + one hop insert per
 //! transaction: the fsync-bound rate of this disk. A second baseline

@@ -2,7 +2,7 @@
 //! ack latency percentiles, beside the fsync-bound raw insert rate of the
 //! same disk measured in the same run. Prints a table; asserts nothing.
 //!
-//! `cargo bench -p stockhop-site --bench listener`
+//! `cargo bench -p stockhop-site --bench listener --profile site`
 
 use std::time::{Duration, Instant};
 
