@@ -312,14 +312,7 @@ fn take_new(
             sessions::void_seq(conn, &session_id, body.void_seq, &item.key.to_string())?;
         }
         let answer = done(item, outcome_for(ctx.device), ctx.now, vec![]);
-        let response = receipts::to_json(&answer)?;
-        receipts::claim(
-            conn,
-            &Claim {
-                response: Some(&response),
-                ..claim
-            },
-        )?;
+        claim_answered(conn, claim, &answer)?;
         drain(conn, ctx, &session_id, session.next_seq)?;
         return Ok(answer);
     }
@@ -337,16 +330,26 @@ fn take_new(
     // The work first, then the claim with its answer: both sit in this
     // item's savepoint, so a claim that collides undoes the work.
     let answer = apply(conn, ctx, &session, item, ctx.skew_ms)?;
-    let response = receipts::to_json(&answer)?;
+    claim_answered(conn, claim, &answer)?;
+    drain(conn, ctx, &session_id, seq + 1)?;
+    Ok(answer)
+}
+
+/// Claims the item's key with its final answer, after the work: both sit
+/// in the item's savepoint, so a claim that collides undoes the work.
+fn claim_answered(
+    conn: &Connection,
+    claim: Claim<'_>,
+    answer: &ItemResult,
+) -> rusqlite::Result<()> {
+    let response = receipts::to_json(answer)?;
     receipts::claim(
         conn,
         &Claim {
             response: Some(&response),
             ..claim
         },
-    )?;
-    drain(conn, ctx, &session_id, seq + 1)?;
-    Ok(answer)
+    )
 }
 
 /// Moves the session's cursor from `from_seq` past every slot that is

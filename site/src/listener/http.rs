@@ -6,12 +6,11 @@
 //! is refused from its `Content-Length`, before it is read), answered by
 //! [`respond`], and closed. Every exchange is bounded in time and size.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use super::framed::MAX_FRAME_BYTES;
 use super::http_message::{
@@ -36,31 +35,18 @@ pub const LINGER: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 8 * 1024;
 
 /// Accepts connections until `shutdown` turns true.
-pub async fn serve(listener: TcpListener, intake: Intake, mut shutdown: watch::Receiver<bool>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
-            _ = shutdown.changed() => return,
-        };
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::warn!(%err, "terminal http accept failed");
-                    continue;
-                }
-            },
-            _ = shutdown.changed() => return,
-        };
-        let intake = intake.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            if let Err(err) = connection(stream, &intake).await {
-                tracing::debug!(%peer, %err, "terminal http connection ended");
-            }
-        });
-    }
+pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Receiver<bool>) {
+    super::accept_loop(
+        listener,
+        MAX_CONNECTIONS,
+        "http",
+        shutdown,
+        move |stream, _| {
+            let intake = intake.clone();
+            async move { connection(stream, &intake).await }
+        },
+    )
+    .await;
 }
 
 async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<()> {

@@ -246,3 +246,43 @@ pub async fn spawn(
         tasks,
     })
 }
+
+/// Accepts connections on `listener` until `shutdown` turns true, serving
+/// at most `max_connections` at once (more wait in the accept backlog);
+/// each connection runs `serve_one` on its own task. The one accept loop of
+/// both terminal ports; `port` names them in logs.
+pub(crate) async fn accept_loop<F, Fut>(
+    listener: tokio::net::TcpListener,
+    max_connections: usize,
+    port: &'static str,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    serve_one: F,
+) where
+    F: Fn(tokio::net::TcpStream, tokio::sync::watch::Receiver<bool>) -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
+{
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+    loop {
+        let permit = tokio::select! {
+            permit = std::sync::Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
+            _ = shutdown.changed() => return,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    tracing::warn!(%err, port, "terminal accept failed");
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => return,
+        };
+        let connection = serve_one(stream, shutdown.clone());
+        tokio::spawn(async move {
+            let _permit = permit;
+            if let Err(err) = connection.await {
+                tracing::debug!(%peer, %err, port, "terminal connection ended");
+            }
+        });
+    }
+}

@@ -8,12 +8,11 @@
 //! it, answers an error frame and closes. An oversized frame is refused
 //! from its length prefix, before its payload is read.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use super::framed::{self, Decoded, Record, Scan, LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 use super::queue::{NewRecord, Write};
@@ -30,32 +29,18 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 const READ_CHUNK: usize = 64 * 1024;
 
 /// Accepts connections until `shutdown` turns true.
-pub async fn serve(listener: TcpListener, intake: Intake, mut shutdown: watch::Receiver<bool>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
-            _ = shutdown.changed() => return,
-        };
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::warn!(%err, "terminal tcp accept failed");
-                    continue;
-                }
-            },
-            _ = shutdown.changed() => return,
-        };
-        let intake = intake.clone();
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            if let Err(err) = connection(stream, &intake, shutdown).await {
-                tracing::debug!(%peer, %err, "framed connection ended");
-            }
-        });
-    }
+pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Receiver<bool>) {
+    super::accept_loop(
+        listener,
+        MAX_CONNECTIONS,
+        "tcp",
+        shutdown,
+        move |stream, shutdown| {
+            let intake = intake.clone();
+            async move { connection(stream, &intake, shutdown).await }
+        },
+    )
+    .await;
 }
 
 async fn connection(
