@@ -6,7 +6,6 @@
 //! there. Nothing is downloaded from outside the package registries: tools
 //! come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
@@ -402,36 +401,18 @@ impl Project {
     /// wasm-pack.toml so that file stays the one place for the flags.
     fn write_webdriver_json(&self) -> Result<()> {
         let t = &self.settings.test;
-        let mut options = BTreeMap::new();
-        options.insert("binary", serde_json_string(&t.chromium.to_string_lossy()));
-        let args: Vec<String> = t
-            .chromium_args
-            .iter()
-            .map(|a| serde_json_string(a))
-            .collect();
-        options.insert("args", format!("[{}]", args.join(",")));
-        let body: Vec<String> = options
-            .iter()
-            .map(|(k, v)| format!("\"{k}\":{v}"))
-            .collect();
-        let json = format!("{{\"goog:chromeOptions\":{{{}}}}}\n", body.join(","));
-        std::fs::write(self.root.join("webdriver.json"), json).context("writing webdriver.json")
+        let capabilities = serde_json::json!({
+            "goog:chromeOptions": {
+                "binary": t.chromium,
+                "args": t.chromium_args,
+            }
+        });
+        std::fs::write(
+            self.root.join("webdriver.json"),
+            format!("{capabilities}\n"),
+        )
+        .context("writing webdriver.json")
     }
-}
-
-/// A JSON string literal (the only JSON xtask writes).
-fn serde_json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The version of `name` in a Cargo.lock.
@@ -560,10 +541,5 @@ mod tests {
             std::path::Path::new("www/pkg")
         );
         assert!(!project.wasm_bindgen_version.is_empty());
-    }
-
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(serde_json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
     }
 }
