@@ -29,6 +29,10 @@ const BATCH = flag('--batch', 100); // reads per capture_many message
 const WARMUP = 20;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);
 const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
+// The plain-JS service worker the queue is held against (served at /baseline/).
+// Port 9 (discard) on loopback: nothing listens, so every attempt fails fast.
+const UNREACHABLE_SITE = 'http://127.0.0.1:9';
+const BASELINE = resolve(new URL('./baseline', import.meta.url).pathname);
 // binaryen from npm (a devDependency here): Debian's wasm-opt 108 predates
 // the features rustc now emits and writes a module that traps.
 const LOCAL_WASM_OPT = new URL('./node_modules/.bin/wasm-opt', import.meta.url).pathname;
@@ -60,8 +64,9 @@ function serve(wasmPath) {
     const url = new URL(req.url, 'http://127.0.0.1');
     let path = normalize(decodeURIComponent(url.pathname));
     if (path.endsWith('/')) path += 'index.html';
-    const file = path === '/pkg/stockhop_bg.wasm' && wasmPath ? wasmPath : join(WWW, path);
-    if (!file.startsWith(WWW) && file !== wasmPath) {
+    let file = path === '/pkg/stockhop_bg.wasm' && wasmPath ? wasmPath : join(WWW, path);
+    if (path.startsWith('/baseline/')) file = join(BASELINE, path.slice('/baseline/'.length));
+    if (!file.startsWith(WWW) && !file.startsWith(BASELINE) && file !== wasmPath) {
       res.writeHead(403).end();
       return;
     }
@@ -79,13 +84,18 @@ function serve(wasmPath) {
 // Runs in the page: the queue through the service worker, or (inPage) the
 // same wasm module loaded in the page itself, to separate the cost of
 // messaging from the cost of the queue.
-async function measureQueue({ single, burst, warmup, inPage, batch }) {
-  let ask = window.stockhop.ask;
+async function measureQueue({ single, burst, warmup, inPage, batch, setup }) {
+  // The product page's call, or the plain-JS baseline worker's same call.
+  let ask = window.baseline ? window.baseline.ask : window.stockhop.ask;
   if (inPage) {
     const module = await import('/pkg/stockhop.js');
     await module.default();
     const direct = await module.ServiceWorker.open('bench-in-page-' + Math.random());
     ask = (message) => direct.handleMessage(message, undefined);
+  }
+  if (setup) {
+    const reply = await ask(setup);
+    if (!reply.ok) throw new Error(JSON.stringify(reply));
   }
   const open = await ask({ type: 'open_session', operator_id: 'bench', mode: 'cycle_count' });
   if (!open.ok) throw new Error(JSON.stringify(open));
@@ -252,6 +262,18 @@ async function main() {
     const inPage = await page.evaluate(measureQueue, { ...options, inPage: true });
     const ping = await page.evaluate(measurePing, options);
     const batched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    // A handheld set up for a site it cannot reach (a closed loopback
+    // port): every capture starts a drain attempt at once, as DESIGN.md
+    // §3.5 asks, which fails; the backlog of the runs above is in the queue.
+    const setup = { type: 'setup', site_url: UNREACHABLE_SITE, device_token: 'bench', device_id: 'bench' };
+    const offline = await page.evaluate(measureQueue, { ...options, setup });
+    const offlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    const jsPage = await browser.newPage();
+    jsPage.on('pageerror', (err) => console.error('baseline page error:', err.message));
+    await jsPage.goto(base + '/baseline/index.html');
+    await jsPage.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    const jsWorker = await jsPage.evaluate(measureQueue, options);
+    const jsWorkerBatched = await jsPage.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
     const version = await browser.version();
@@ -260,6 +282,10 @@ async function main() {
     table([
       ...rows('queue (page → worker → wasm → IndexedDB)', queue),
       ...rows(`queue, capture_many (${BATCH} reads a message)`, batched).slice(1),
+      ...rows('queue, set up, site unreachable (drains on every capture)', offline),
+      ...rows(`queue, set up, site unreachable, capture_many (${BATCH} a message)`, offlineBatched).slice(1),
+      ...rows('plain-JS worker (page → worker → JS → IndexedDB)', jsWorker),
+      ...rows(`plain-JS worker, capture_many (${BATCH} reads a message)`, jsWorkerBatched).slice(1),
       ...rows('same wasm in the page, no messaging', inPage),
       ...rows('messaging only: page → worker → page, no storage', ping),
       ...rows('plain JS, one transaction per capture', baseline1),
@@ -267,11 +293,15 @@ async function main() {
     ]);
     console.log('');
     const expected = WARMUP + SINGLE + BURST + 1;
-    console.log(`queue items stored: ${queue.stored} of ${expected} captured (incl. the session open)`);
+    console.log(`queue items stored: ${queue.stored} of ${expected} captured (incl. the session open);` +
+      ` after every queue run ${offlineBatched.stored} of ${2 * expected + 2 * (BURST + 1)}`);
     const rate = (r) => r.bursts.length / r.burstMs;
     const times = (a, b) => (a / b).toFixed(2) + '×';
-    console.log(`single p50, queue ÷ plain JS: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
+    console.log(`single p50, queue ÷ plain-JS worker: ${times(pct(queue.singles, 50), pct(jsWorker.singles, 50))};` +
+      ` queue ÷ plain JS in the page: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
       ` (messaging alone: ${times(pct(ping.singles, 50), pct(baseline1.singles, 50))})`);
+    console.log(`burst rate, plain-JS worker ÷ queue: capture_many ${times(rate(jsWorkerBatched), rate(batched))},` +
+      ` one message per capture ${times(rate(jsWorker), rate(queue))}`);
     console.log(`burst rate, plain JS ÷ queue: one tx each ${times(rate(baseline1), rate(queue))},` +
       ` 256 per tx ${times(rate(baselineGroup), rate(queue))}; without messaging ${times(rate(baselineGroup), rate(inPage))}`);
     console.log('');

@@ -316,10 +316,80 @@ fn a_new_capture_skips_the_wait() {
     let a = hh.open(1, T0);
     let lease = hh.lease(T0).unwrap();
     hh.record(&lease, T0, &TransportOutcome::Timeout);
-    assert!(hh.lease(T0.plus(stockhop::time::Millis(100))).is_none());
-    hh.scan(a, "A1", T0.plus(stockhop::time::Millis(100)));
-    let lease = hh.lease(T0.plus(stockhop::time::Millis(100))).unwrap();
-    assert_eq!(seqs(&lease), [(1, 1), (1, 2)]);
+    let soon = T0.plus(stockhop::time::Millis(100));
+    assert!(hh.lease(soon).is_none());
+    hh.scan(a, "A1", soon);
+    // Due at once, oldest first; a probe, since the last request timed out.
+    let lease = hh.lease(soon).unwrap();
+    assert_eq!(seqs(&lease), [(1, 1)]);
+    hh.answer(&lease, soon, applied);
+    let lease = hh.lease(soon).unwrap();
+    assert_eq!(seqs(&lease), [(1, 2)]);
+}
+
+#[test]
+fn while_the_site_does_not_answer_each_attempt_probes_with_one_item() {
+    let mut hh = Handheld::new();
+    let a = hh.open(1, T0);
+    for n in 0..120 {
+        hh.scan(a, &format!("A{n}"), T0);
+    }
+    let mut now = T0;
+    let first = hh.lease(now).unwrap();
+    assert_eq!(first.items.len(), MAX_ITEMS_PER_REQUEST);
+    let unanswered = [
+        TransportOutcome::Offline,
+        TransportOutcome::Timeout,
+        TransportOutcome::from_text(503, r#"{"code":"OVERLOADED","message":"busy"}"#),
+        TransportOutcome::from_text(401, r#"{"code":"UNAUTHORIZED","message":"no"}"#),
+    ];
+    hh.record(&first, now, &unanswered[0]);
+    for outcome in &unanswered {
+        // A capture skips the wait, and the attempt it starts carries one item.
+        now = now.plus(stockhop::time::Millis(50));
+        hh.scan(a, "during the outage", now);
+        let probe = hh.lease(now).unwrap();
+        assert_eq!(seqs(&probe), [(1, 1)], "the oldest item probes");
+        assert_eq!(hh.drain.batch_limit(), stockhop::queue::drain::PROBE_ITEMS);
+        hh.record(&probe, now, outcome);
+        assert_eq!(hh.state_of(a, 1), ItemState::Queued);
+    }
+    // The site answers the probe item by item: full batches again, in order.
+    now = now.plus(stockhop::time::Millis(50));
+    hh.scan(a, "back online", now);
+    let probe = hh.lease(now).unwrap();
+    assert_eq!(seqs(&probe), [(1, 1)]);
+    hh.answer(&probe, now, applied);
+    let mut sent = vec![1];
+    while let Some(lease) = hh.lease(now) {
+        assert!(lease.items.len() <= MAX_ITEMS_PER_REQUEST);
+        sent.extend(lease.items.iter().map(|i| i.client_seq));
+        hh.answer(&lease, now, applied);
+    }
+    let total = 1 + 120 + unanswered.len() as u64 + 1;
+    assert_eq!(sent, (1..=total).collect::<Vec<_>>());
+    assert_eq!(hh.drain.pending_len(), 0);
+}
+
+#[test]
+fn an_answer_item_by_item_ends_probing_even_when_items_wait() {
+    let mut hh = Handheld::new();
+    let a = hh.open(1, T0);
+    for n in 0..60 {
+        hh.scan(a, &format!("A{n}"), T0);
+    }
+    let lease = hh.lease(T0).unwrap();
+    hh.record(&lease, T0, &TransportOutcome::Offline);
+    let soon = T0.plus(stockhop::time::Millis(10));
+    hh.scan(a, "again", soon);
+    let probe = hh.lease(soon).unwrap();
+    // The server holds the probe behind an earlier item (202): it answered.
+    hh.answer(&probe, soon, |item| {
+        json!({"key": item.key, "client_seq": item.client_seq, "status": 202,
+               "outcome": "buffered", "recorded_at": "2026-11-29T10:15:02.401Z"})
+    });
+    assert_eq!(hh.state_of(a, 1), ItemState::Queued);
+    assert_eq!(hh.drain.batch_limit(), MAX_ITEMS_PER_REQUEST);
 }
 
 #[test]

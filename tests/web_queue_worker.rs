@@ -121,3 +121,48 @@ async fn page_messages_get_replies() {
     let storage = ask(&worker, json!({"type": "storage"})).await;
     assert!(storage["quota"].as_f64().unwrap_or(0.0) > 0.0, "{storage}");
 }
+
+/// The tags Background Sync holds for this worker's registration.
+async fn sync_tags() -> Vec<String> {
+    let global = js_sys::global();
+    let registration = js_sys::Reflect::get(&global, &"registration".into()).unwrap();
+    let sync = js_sys::Reflect::get(&registration, &"sync".into()).unwrap();
+    assert!(
+        !sync.is_undefined(),
+        "Chromium's service worker has Background Sync"
+    );
+    let get_tags: js_sys::Function = js_sys::Reflect::get(&sync, &"getTags".into())
+        .unwrap()
+        .into();
+    let tags = JsFuture::from(js_sys::Promise::from(get_tags.call0(&sync).unwrap()))
+        .await
+        .unwrap();
+    js_sys::Array::from(&tags)
+        .iter()
+        .filter_map(|tag| tag.as_string())
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn a_committed_capture_registers_the_drain_sync_tag() {
+    let worker = ServiceWorker::open(Some(db_name("sync-tag")))
+        .await
+        .unwrap();
+    let open = ask(
+        &worker,
+        json!({"type": "open_session", "operator_id": "op-3", "mode": "put_away"}),
+    )
+    .await;
+    assert_eq!(open["ok"], true, "{open}");
+    // The registration is asked for once the capture's transaction has
+    // completed, without holding up the reply: give it a moment.
+    let mut tags = Vec::new();
+    for _ in 0..40 {
+        tags = sync_tags().await;
+        if !tags.is_empty() {
+            break;
+        }
+        gloo_timers::future::TimeoutFuture::new(50).await;
+    }
+    assert_eq!(tags, [stockhop::web::runtime::SYNC_TAG]);
+}

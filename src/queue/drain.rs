@@ -2,8 +2,8 @@
 //!
 //! The runtime restores a [`Drain`] from what storage says, tells it about
 //! new items with [`Drain::handle_stored`], asks [`Drain::poll_transmit`]
-//! for the next lease (≤ 50 items, `client_seq` order within a session,
-//! oldest session first), persists the lease, sends it, and hands the
+//! for the next lease (≤ 50 items, one while the site is not answering,
+//! `client_seq` order within a session, oldest session first), persists the lease, sends it, and hands the
 //! transport's outcome to [`Drain::handle_outcome`], which returns the item
 //! records and the backoff to persist. [`Drain::poll_timeout`] says when the
 //! runtime should wake it next. The drain never reads a clock, storage or
@@ -25,6 +25,16 @@ use crate::wire::{SyncRequest, MAX_ITEMS_PER_REQUEST};
 use super::item::{Item, ItemState};
 use super::outcome::{verdicts, TransportOutcome};
 use super::session::Session;
+
+/// Items in a request that follows one the site did not answer item by
+/// item (offline, a timeout, a 5xx, a refused token): one, a probe. While
+/// the site is unreachable every new capture still starts an attempt at
+/// once (DESIGN.md §3.5), and each attempt writes its lease and its
+/// outcome; probing keeps that to one item each way instead of
+/// [`MAX_ITEMS_PER_REQUEST`], so an operator scanning through an outage
+/// never waits behind the drain's bookkeeping. The first answer the site
+/// gives item by item returns the drain to full batches.
+pub const PROBE_ITEMS: usize = 1;
 
 /// Items of one request leased by the drain: they are `sending` until the
 /// outcome is handled. Persist them before sending.
@@ -76,6 +86,8 @@ pub struct Drain {
     backoff: Backoff,
     in_flight: Option<Lease>,
     next_batch_id: u64,
+    /// The last request went unanswered: send [`PROBE_ITEMS`] at a time.
+    probing: bool,
 }
 
 impl Drain {
@@ -126,20 +138,21 @@ impl Drain {
         if self.in_flight.is_some() || !self.backoff.is_due(now) {
             return None;
         }
+        let limit = self.batch_limit();
         let mut items = Vec::new();
         for session_id in self.session_order() {
             let Some(queue) = self.pending.get_mut(&session_id) else {
                 continue;
             };
             for item in queue.values_mut() {
-                if items.len() == MAX_ITEMS_PER_REQUEST || item.state != ItemState::Queued {
+                if items.len() == limit || item.state != ItemState::Queued {
                     break;
                 }
                 item.set_state(ItemState::Sending, now);
                 item.attempts = item.attempts.saturating_add(1);
                 items.push(item.clone());
             }
-            if items.len() == MAX_ITEMS_PER_REQUEST {
+            if items.len() == limit {
                 break;
             }
         }
@@ -177,8 +190,16 @@ impl Drain {
         let lease = self.take_lease(batch_id)?;
         let verdicts = verdicts(&lease.items, outcome);
         let mut stopped = false;
+        let mut answered = false;
         let mut items = Vec::with_capacity(lease.items.len());
         for (mut item, verdict) in lease.items.into_iter().zip(verdicts) {
+            answered |= matches!(
+                verdict.kind,
+                ResultKind::Done
+                    | ResultKind::Rejected
+                    | ResultKind::Blocked
+                    | ResultKind::Buffered
+            );
             let state = match verdict.kind {
                 ResultKind::Done => ItemState::Done,
                 ResultKind::Rejected => ItemState::Rejected,
@@ -206,6 +227,7 @@ impl Drain {
             self.upsert(item.clone());
             items.push(item);
         }
+        self.probing = !answered;
         if stopped {
             self.backoff.on_failure(now);
         } else {
@@ -234,6 +256,16 @@ impl Drain {
     /// Pending items (queued, sending or blocked).
     pub fn pending_len(&self) -> usize {
         self.pending.values().map(BTreeMap::len).sum()
+    }
+
+    /// Items the next lease may carry: [`PROBE_ITEMS`] after a request
+    /// the site did not answer, else [`MAX_ITEMS_PER_REQUEST`].
+    pub fn batch_limit(&self) -> usize {
+        if self.probing {
+            PROBE_ITEMS
+        } else {
+            MAX_ITEMS_PER_REQUEST
+        }
     }
 
     fn has_sendable(&self) -> bool {

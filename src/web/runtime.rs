@@ -98,6 +98,11 @@ struct Inner<T, C> {
     /// notice must not put back an item the drain has moved on since.
     restored: RefCell<HashSet<IdempotencyKey>>,
     timer: RefCell<Option<gloo_timers::callback::Timeout>>,
+    /// A Background Sync registration for [`SYNC_TAG`] is pending (asked
+    /// for in this worker life, and its `sync` event has not fired since).
+    sync_pending: Rc<Cell<bool>>,
+    /// Drain steps waiting for the capture writer to finish its groups.
+    writer_idle: RefCell<Vec<oneshot::Sender<()>>>,
 }
 
 /// The handheld queue in a browser context.
@@ -137,6 +142,8 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                 written: RefCell::default(),
                 restored: RefCell::default(),
                 timer: RefCell::new(None),
+                sync_pending: Rc::new(Cell::new(false)),
+                writer_idle: RefCell::default(),
             }),
         })
     }
@@ -235,10 +242,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             let any_written = match written {
                 Ok(results) => {
                     let any = results.iter().any(Result::is_ok);
-                    self.inner
-                        .written
-                        .borrow_mut()
-                        .extend(results.iter().flatten().cloned());
+                    self.note_written(results.iter().flatten());
                     for (result, waiter) in results.into_iter().zip(waiters) {
                         let _ = waiter.send(result);
                     }
@@ -252,9 +256,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                 }
             };
             if any_written {
-                wasm_bindgen_futures::spawn_local(async {
-                    browser::register_sync(SYNC_TAG).await;
-                });
+                self.register_sync();
                 if self.inner.options.drain_after_capture {
                     let queue = self.clone();
                     wasm_bindgen_futures::spawn_local(async move {
@@ -264,6 +266,51 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             }
         }
         self.inner.flushing.set(false);
+        for waiter in self.inner.writer_idle.borrow_mut().drain(..) {
+            let _ = waiter.send(());
+        }
+    }
+
+    /// Waits until no capture group is waiting or being written. The
+    /// drain's writes share the items store with captures, and IndexedDB
+    /// runs such transactions one after another in the order they were
+    /// made: a lease made while a burst is arriving would put every later
+    /// group (and the operator's acknowledgement) behind it. Captures go
+    /// first; the drain takes the gaps, and a burst's end is one.
+    async fn captures_first(&self) {
+        if !self.inner.flushing.get() {
+            return;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.inner.writer_idle.borrow_mut().push(tx);
+        let _ = rx.await;
+    }
+
+    /// Makes sure a Background Sync registration covers what was just
+    /// written. One pending registration covers every later write: its
+    /// `sync` event drains whatever IndexedDB holds when it fires. So the
+    /// tag is registered again only once that event has fired (see
+    /// [`Queue::sync_fired`]) or the last attempt failed. Registering on
+    /// every commit would cost each capture a write to the browser's own
+    /// registration store (about 3 ms per scan, measured in
+    /// `bench/capture.mjs`).
+    fn register_sync(&self) {
+        if self.inner.sync_pending.replace(true) {
+            return;
+        }
+        let pending = self.inner.sync_pending.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            if !browser::register_sync(SYNC_TAG).await {
+                pending.set(false);
+            }
+        });
+    }
+
+    /// The `sync` event fired: its registration is spent (or will be
+    /// retried by the browser on its own schedule), so the next write
+    /// registers again.
+    pub fn sync_fired(&self) {
+        self.inner.sync_pending.set(false);
     }
 
     /// Drains what IndexedDB holds. `skip_wait` (a new capture, "retry
@@ -335,6 +382,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     ) -> Result<(), QueueError> {
         let inner = &self.inner;
         loop {
+            self.captures_first().await;
             self.merge_written(drain);
             if inner.skip_wait.replace(false) {
                 drain.handle_retry_now();
@@ -353,12 +401,27 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             let recorded = drain
                 .handle_outcome(inner.clock.now(), lease.batch_id, &outcome)
                 .map_err(|e| QueueError::Storage(e.to_string()))?;
+            self.captures_first().await;
             inner
                 .store
                 .put_items(&recorded.items, Some(recorded.backoff))
                 .await?;
             report.requests += 1;
             report.items_sent += lease.items.len() as u32;
+        }
+    }
+
+    /// Keeps what was just written for the drain held in memory, if there
+    /// is one (running, or kept from its last run). Without one the next
+    /// drain restores from storage, which already holds these items, so
+    /// nothing piles up here while no drain runs (a device not set up).
+    fn note_written<'a>(&self, items: impl IntoIterator<Item = &'a Item>) {
+        let inner = &self.inner;
+        if inner.draining.get() || inner.mirror.borrow().is_some() {
+            inner
+                .written
+                .borrow_mut()
+                .extend(items.into_iter().cloned());
         }
     }
 
@@ -404,10 +467,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     /// Discards a blocked item; its `void` drains at once.
     pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
         let result = self.inner.store.discard(id, self.now()).await?;
-        self.inner
-            .written
-            .borrow_mut()
-            .extend([result.0.clone(), result.1.clone()]);
+        self.note_written([&result.0, &result.1]);
         self.kick();
         Ok(result)
     }

@@ -1,9 +1,15 @@
 //! The queue's IndexedDB store: every read and write the runtime does, one
-//! transaction per step. Writes use durability "strict", so a completed
-//! transaction is on disk before anyone hears of it.
+//! transaction per step. Writes of what only the device knows (captures,
+//! discards, acknowledgements, the setup) use durability "strict", so a
+//! completed transaction is on disk before anyone hears of it; the drain's
+//! own bookkeeping is "relaxed" (see [`Store::put_items`]).
 //!
 //! Architecture invariant: no transaction here awaits anything but its own
 //! requests (no fetch, no timer), so none auto-commits half-way.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
@@ -100,6 +106,19 @@ pub struct DrainSnapshot {
 #[derive(Clone)]
 pub struct Store {
     db: Database,
+    /// Every session this connection has read or written, as last
+    /// committed. The service worker is the queue's only writer (see
+    /// `runtime`), so what it committed is what storage holds, and a
+    /// capture need not read its session back first: that read is a round
+    /// trip inside the capture's transaction, on every scan. Dropped
+    /// whole after any failed write, so the next one reads storage again.
+    /// A worker life is short and a session is ~100 bytes, so it keeps
+    /// every session it touched.
+    sessions: Rc<RefCell<HashMap<Uuid, Session>>>,
+    /// The device setup as last read or written here (the worker is its
+    /// only writer too): every capture starts a drain, and the drain's
+    /// first question is whether the device is set up.
+    device: Rc<RefCell<Option<Option<DeviceConfig>>>>,
 }
 
 impl Store {
@@ -107,6 +126,8 @@ impl Store {
     pub async fn open(name: &str) -> Result<Store, QueueError> {
         Ok(Store {
             db: schema::open(name).await?,
+            sessions: Rc::default(),
+            device: Rc::default(),
         })
     }
 
@@ -120,8 +141,16 @@ impl Store {
     }
 
     fn write(&self, stores: &[&str]) -> Result<Transaction<'_>, QueueError> {
+        self.write_with(stores, TransactionDurability::Strict)
+    }
+
+    fn write_with(
+        &self,
+        stores: &[&str],
+        durability: TransactionDurability,
+    ) -> Result<Transaction<'_>, QueueError> {
         let mut options = TransactionOptions::new();
-        options.set_durability(TransactionDurability::Strict);
+        options.set_durability(durability);
         Ok(self
             .db
             .transaction(stores)
@@ -134,6 +163,16 @@ impl Store {
     /// is the transaction's (nothing of the group was written); the inner
     /// ones are captures refused before writing (a closed session).
     pub async fn write_captures(
+        &self,
+        requests: &[CaptureRequest],
+        now: UnixMs,
+    ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
+        let written = self.write_captures_once(requests, now).await;
+        self.forget_sessions_unless(written.is_ok());
+        written
+    }
+
+    async fn write_captures_once(
         &self,
         requests: &[CaptureRequest],
         now: UnixMs,
@@ -151,11 +190,18 @@ impl Store {
             let at = match touched.iter().position(|(id, _)| *id == session_id) {
                 Some(at) => at,
                 None => {
-                    let stored: Option<JsValue> = sessions
-                        .get(JsValue::from_str(&session_id.to_string()))
-                        .primitive()?
-                        .await?;
-                    touched.push((session_id, stored.map(from_js::<Session>).transpose()?));
+                    let known = self.sessions.borrow().get(&session_id).cloned();
+                    let session = match known {
+                        Some(session) => Some(session),
+                        None => {
+                            let stored: Option<JsValue> = sessions
+                                .get(JsValue::from_str(&session_id.to_string()))
+                                .primitive()?
+                                .await?;
+                            stored.map(from_js::<Session>).transpose()?
+                        }
+                    };
+                    touched.push((session_id, session));
                     touched.len() - 1
                 }
             };
@@ -199,7 +245,21 @@ impl Store {
             }
         }
         tx.commit().await?;
+        let mut known = self.sessions.borrow_mut();
+        for (id, session) in touched {
+            if let Some(session) = session {
+                known.insert(id, session);
+            }
+        }
         Ok(results)
+    }
+
+    /// After a failed write, what this connection remembers of its
+    /// sessions may be ahead of storage: forget it.
+    fn forget_sessions_unless(&self, written: bool) {
+        if !written {
+            self.sessions.borrow_mut().clear();
+        }
     }
 
     /// What the drain needs after a wake-up.
@@ -235,14 +295,25 @@ impl Store {
         })
     }
 
-    /// Writes items (a lease, or recorded outcomes) and optionally the
-    /// backoff, in one strict transaction.
+    /// Writes the drain's items (a lease, or recorded outcomes) and
+    /// optionally the backoff, in one transaction with durability
+    /// "relaxed": on the operating system, not yet known to be on disk.
+    ///
+    /// That is enough because each of these writes can be lost without
+    /// losing or doubling a scan: a lost lease leaves the items `queued`, a
+    /// lost outcome leaves them `sending` or `queued`, and either way they
+    /// are sent again under their keys and the server answers from its
+    /// receipts; a lost backoff only means an earlier attempt. Captures,
+    /// discards and acknowledgements, which record what only the device
+    /// knows, stay "strict". Waiting for the disk here would hold every
+    /// capture behind two flushes per attempt while the site is
+    /// unreachable (a scan every attempt, by DESIGN.md §3.5).
     pub async fn put_items(
         &self,
         items: &[Item],
         backoff: Option<Backoff>,
     ) -> Result<(), QueueError> {
-        let tx = self.write(&[ITEMS, META])?;
+        let tx = self.write_with(&[ITEMS, META], TransactionDurability::Relaxed)?;
         let store = tx.object_store(ITEMS)?;
         for item in items {
             store.put(to_js(item)?).primitive()?;
@@ -260,14 +331,21 @@ impl Store {
     }
 
     pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+        if let Some(known) = self.device.borrow().as_ref() {
+            return Ok(known.clone());
+        }
         let tx = self.read(&[META])?;
-        get_meta(&tx, META_DEVICE).await
+        let stored: Option<DeviceConfig> = get_meta(&tx, META_DEVICE).await?;
+        *self.device.borrow_mut() = Some(stored.clone());
+        Ok(stored)
     }
 
     pub async fn set_device(&self, config: &DeviceConfig) -> Result<(), QueueError> {
+        self.device.borrow_mut().take();
         let tx = self.write(&[META])?;
         put_meta(&tx, META_DEVICE, config)?;
         tx.commit().await?;
+        *self.device.borrow_mut() = Some(Some(config.clone()));
         Ok(())
     }
 
@@ -338,6 +416,12 @@ impl Store {
 
     /// Discards a blocked item and queues its `void`, in one strict transaction.
     pub async fn discard(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
+        let discarded = self.discard_once(id, now).await;
+        self.forget_sessions_unless(discarded.is_ok());
+        discarded
+    }
+
+    async fn discard_once(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS])?;
         let mut item = get_item(&tx, id).await?;
         let sessions = tx.object_store(SESSIONS)?;
@@ -360,6 +444,9 @@ impl Store {
         void.id = Some(id as u64);
         sessions.put(to_js(&session)?).primitive()?;
         tx.commit().await?;
+        self.sessions
+            .borrow_mut()
+            .insert(session.session_id, session);
         Ok((item, void))
     }
 

@@ -82,6 +82,7 @@ impl ServiceWorker {
     #[wasm_bindgen(js_name = handleSync)]
     pub fn handle_sync(&self) -> Promise {
         let queue = self.queue.clone();
+        queue.sync_fired();
         future_to_promise(async move {
             let report = queue.drain(true).await?;
             if report.next_attempt_at.is_some() && !report.not_configured {
