@@ -30,6 +30,8 @@ const WARMUP = 20;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);
 const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
 // The plain-JS service worker the queue is held against (served at /baseline/).
+// How long a backlog may take to drain before the run gives up.
+const DRAIN_LIMIT_MS = 300000;
 // Port 9 (discard) on loopback: nothing listens, so every attempt fails fast.
 const UNREACHABLE_SITE = 'http://127.0.0.1:9';
 const BASELINE = resolve(new URL('./baseline', import.meta.url).pathname);
@@ -59,9 +61,35 @@ async function optimised() {
   }
 }
 
+// A stand-in site for the answering runs: `POST /v1/sync` applies every
+// item at once (no ledger behind it), so the figures are the device's.
+// It counts what it received to show each key arrived once.
+const site = { requests: 0, items: 0, keys: new Set(), duplicates: 0 };
+
+async function answerSync(req, res) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  const now = new Date().toISOString();
+  site.requests += 1;
+  for (const item of request.items) {
+    site.items += 1;
+    if (site.keys.has(item.key)) site.duplicates += 1;
+    site.keys.add(item.key);
+  }
+  const results = request.items.map((item) => ({ key: item.key, client_seq: item.client_seq, status: 200,
+    outcome: 'applied', replayed: false, recorded_at: now, hop_ids: [] }));
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ server_time: now, results }));
+}
+
 function serve(wasmPath) {
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'POST' && url.pathname === '/v1/sync') {
+      answerSync(req, res).catch(() => res.writeHead(400).end());
+      return;
+    }
     let path = normalize(decodeURIComponent(url.pathname));
     if (path.endsWith('/')) path += 'index.html';
     let file = path === '/pkg/stockhop_bg.wasm' && wasmPath ? wasmPath : join(WWW, path);
@@ -136,6 +164,18 @@ async function measureQueue({ single, burst, warmup, inPage, batch, setup }) {
   const burstMs = performance.now() - t1;
   const counts = await ask({ type: 'counts' });
   return { singles, singleMs, bursts, burstMs, stored: counts.queued + counts.sending + counts.done };
+}
+
+// Runs in the page: waits until the worker's queue has nothing left to
+// send (bounded), and says how long that took.
+async function drained({ limitMs }) {
+  const t = performance.now();
+  for (;;) {
+    const counts = await window.stockhop.ask({ type: 'counts' });
+    if (counts.queued + counts.sending === 0) return { ms: performance.now() - t, done: counts.done };
+    if (performance.now() - t > limitMs) throw new Error('not drained: ' + JSON.stringify(counts));
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
 }
 
 // Runs in the page: a page → worker → page round trip that the worker
@@ -268,6 +308,14 @@ async function main() {
     const setup = { type: 'setup', site_url: UNREACHABLE_SITE, device_token: 'bench', device_id: 'bench' };
     const offline = await page.evaluate(measureQueue, { ...options, setup });
     const offlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    // The same handheld pointed at a site that answers: the backlog of the
+    // runs above drains first (timed), then every capture drains at once.
+    const answering = { type: 'setup', site_url: base, device_token: 'bench', device_id: 'bench' };
+    await page.evaluate((m) => window.stockhop.ask(m), answering);
+    const backlog = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
+    const online = await page.evaluate(measureQueue, options);
+    const onlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    const settled = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
     const jsPage = await browser.newPage();
     jsPage.on('pageerror', (err) => console.error('baseline page error:', err.message));
     await jsPage.goto(base + '/baseline/index.html');
@@ -284,6 +332,8 @@ async function main() {
       ...rows(`queue, capture_many (${BATCH} reads a message)`, batched).slice(1),
       ...rows('queue, set up, site unreachable (drains on every capture)', offline),
       ...rows(`queue, set up, site unreachable, capture_many (${BATCH} a message)`, offlineBatched).slice(1),
+      ...rows('queue, set up, site answering (drains on every capture)', online),
+      ...rows(`queue, set up, site answering, capture_many (${BATCH} a message)`, onlineBatched).slice(1),
       ...rows('plain-JS worker (page → worker → JS → IndexedDB)', jsWorker),
       ...rows(`plain-JS worker, capture_many (${BATCH} reads a message)`, jsWorkerBatched).slice(1),
       ...rows('same wasm in the page, no messaging', inPage),
@@ -297,6 +347,10 @@ async function main() {
       ` after every queue run ${offlineBatched.stored} of ${2 * expected + 2 * (BURST + 1)}`);
     const rate = (r) => r.bursts.length / r.burstMs;
     const times = (a, b) => (a / b).toFixed(2) + '×';
+    const total = 3 * expected + 3 * (BURST + 1);
+    console.log(`backlog of ${backlog.done} items drained to the answering site in ${(backlog.ms / 1000).toFixed(1)} s;` +
+      ` after the answering runs ${settled.done} of ${total} done, the site got ${site.keys.size} distinct keys` +
+      ` in ${site.requests} requests (${site.items} items, ${site.duplicates} sent again)`);
     console.log(`single p50, queue ÷ plain-JS worker: ${times(pct(queue.singles, 50), pct(jsWorker.singles, 50))};` +
       ` queue ÷ plain JS in the page: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
       ` (messaging alone: ${times(pct(ping.singles, 50), pct(baseline1.singles, 50))})`);
