@@ -46,7 +46,7 @@ async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    stockhop::web::store::from_js(reply).unwrap()
+    stockhop::web::js::json(&reply).unwrap()
 }
 
 #[wasm_bindgen_test]

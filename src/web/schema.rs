@@ -19,7 +19,6 @@ use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
 use js_sys::{Array, Promise, Reflect};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -34,6 +33,7 @@ use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
 use super::error::{describe, QueueError};
+use super::js::{Fields, FromJs, ReadError};
 use super::store::{from_js, to_js};
 
 /// The production database.
@@ -149,17 +149,33 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
 }
 
 /// The fields of a v1 item the v2 step reads.
-#[derive(Deserialize)]
 struct LegacyItem {
     id: f64,
-    #[serde(default)]
     key: Option<String>,
     session_id: uuid::Uuid,
     client_seq: u64,
     command: Command,
     queued_at: UnixMs,
-    #[serde(default)]
-    body: serde_json::Value,
+    /// The item's body as stored, read as an [`OpenSessionBody`] for an
+    /// `open_session` item.
+    body: JsValue,
+}
+
+impl FromJs for LegacyItem {
+    fn from_js(value: &JsValue) -> Result<LegacyItem, ReadError> {
+        let f = Fields::of(value, "v1 item")?;
+        // A body that is not JSON makes the row unreadable, as it always has.
+        f.json("body")?;
+        Ok(LegacyItem {
+            id: f.number("id")?,
+            key: f.opt_string("key")?,
+            session_id: f.uuid("session_id")?,
+            client_seq: f.u64("client_seq")?,
+            command: f.command("command")?,
+            queued_at: f.time("queued_at")?,
+            body: Reflect::get(value, &"body".into()).unwrap_or(JsValue::UNDEFINED),
+        })
+    }
 }
 
 #[derive(Default)]
@@ -260,7 +276,7 @@ fn migrate_row(
             .map_or(row.queued_at, |at| at.min(row.queued_at)),
     );
     match row.command {
-        Command::OpenSession => session.open = serde_json::from_value(row.body).ok(),
+        Command::OpenSession => session.open = OpenSessionBody::from_js(&row.body).ok(),
         Command::CloseSession => session.closed = true,
         _ => {}
     }
