@@ -498,3 +498,41 @@ async fn stored_setup_and_backoff_read_back_from_indexeddb() {
         other => panic!("{other:?}"),
     }
 }
+
+#[wasm_bindgen_test]
+fn the_sites_answers_read_as_serde_read_them() {
+    use stockhop::wire::{ErrorBody, SyncResponse};
+    let full = js_json(
+        json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [
+        {"key": KEY, "client_seq": 1, "status": 200, "outcome": "applied", "replayed": true,
+         "recorded_at": "2026-11-29T10:15:02.401Z", "hop_ids": [4, 5]},
+        {"key": KEY, "client_seq": 2, "status": 200, "outcome": "rejected", "reason": "stale_state"},
+        {"key": KEY, "client_seq": 3, "status": 409, "code": "OPERATION_IN_PROGRESS",
+         "message": "try again", "outcome": null}]}),
+    );
+    let response = check_same::<SyncResponse>(&full).unwrap();
+    assert_eq!(response.results.len(), 3);
+    assert_eq!(response.results[0].hop_ids, [4, 5]);
+    for bad in [
+        json!({"results": []}),
+        json!({"server_time": "2026-11-29T10:15:02.480Z"}),
+        json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [{"key": KEY, "client_seq": 1}]}),
+        json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [
+            {"key": KEY, "client_seq": 1, "status": 70000}]}),
+        json!({"server_time": "2026-11-29T10:15:02.480Z", "results": [
+            {"key": KEY, "client_seq": 1, "status": 200, "outcome": "maybe"}]}),
+        json!([]),
+    ] {
+        assert_eq!(
+            check_same::<SyncResponse>(&js_json(bad.clone())),
+            None,
+            "{bad}"
+        );
+    }
+    let error = check_same::<ErrorBody>(&js_json(json!({"code": "BUSY", "message": "later"})));
+    assert_eq!(error.unwrap().code, "BUSY");
+    assert_eq!(
+        check_same::<ErrorBody>(&js_json(json!({"code": "BUSY"}))),
+        None
+    );
+}

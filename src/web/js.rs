@@ -1,5 +1,6 @@
 //! Reading plain JS values into Rust types by hand: the records the queue
-//! stored in IndexedDB, the page's messages, and JSON bodies.
+//! stored in IndexedDB, the page's messages, the site's answers (parsed by
+//! the browser's `JSON.parse`) and JSON bodies.
 //!
 //! Writing still goes through serde (see [`super::store::to_js`]); reading
 //! does not. A serde `Deserialize` over `serde-wasm-bindgen` builds a
@@ -36,7 +37,9 @@ use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
 use crate::queue::{Item, ItemState, Session};
 use crate::time::UnixMs;
-use crate::wire::{Command, Mode, OpenSessionBody};
+use crate::wire::{
+    Command, ErrorBody, ItemOutcome, ItemResult, Mode, OpenSessionBody, SyncResponse,
+};
 
 use super::store::{DeviceConfig, MetaRecord};
 
@@ -165,6 +168,12 @@ impl<'a> Fields<'a> {
         self.defaulted(name, EXPECTED_U32, 0, read_u32)
     }
 
+    pub fn u16(&self, name: &str) -> Result<u16, ReadError> {
+        self.required(name, "a whole number from 0 to 65535", |value| {
+            safe_integer(value).and_then(|v| u16::try_from(v).ok())
+        })
+    }
+
     pub fn u32(&self, name: &str) -> Result<u32, ReadError> {
         self.required(name, EXPECTED_U32, read_u32)
     }
@@ -219,6 +228,18 @@ impl<'a> Fields<'a> {
         self.required(name, "an item state", |value| {
             read_variant(value, &ItemState::ALL, |state| state.as_str())
         })
+    }
+
+    /// A list of records (required).
+    pub fn list<T: FromJs>(&self, name: &str) -> Result<Vec<T>, ReadError> {
+        let items = elements(&self.get(name)).ok_or_else(|| self.error(name, "a list"))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(at, item)| {
+                T::from_js(item).map_err(|err| err.within(&format!("{}.{name}[{at}]: ", self.noun)))
+            })
+            .collect()
     }
 
     /// Whole numbers, an empty list when absent.
@@ -280,6 +301,21 @@ const EXPECTED_UUID: &str = "a UUID string";
 const EXPECTED_TIME: &str = "an RFC 3339 timestamp string";
 const EXPECTED_COMMAND: &str = "a command";
 
+fn outcome_name(outcome: ItemOutcome) -> &'static str {
+    match outcome {
+        ItemOutcome::Applied => "applied",
+        ItemOutcome::Rejected => "rejected",
+        ItemOutcome::Simulated => "simulated",
+        ItemOutcome::Buffered => "buffered",
+    }
+}
+
+const OUTCOMES: [ItemOutcome; 4] = [
+    ItemOutcome::Applied,
+    ItemOutcome::Rejected,
+    ItemOutcome::Simulated,
+    ItemOutcome::Buffered,
+];
 const COMMANDS: [Command; 5] = [
     Command::OpenSession,
     Command::Scan,
@@ -527,5 +563,45 @@ impl<T: FromJs> FromJs for MetaRecord<T> {
         let name = f.string("name")?;
         let value = T::from_js(&f.get("value"))?;
         Ok(MetaRecord { name, value })
+    }
+}
+
+impl FromJs for SyncResponse {
+    fn from_js(value: &JsValue) -> Result<SyncResponse, ReadError> {
+        let f = Fields::of(value, "response")?;
+        Ok(SyncResponse {
+            server_time: f.time("server_time")?,
+            results: f.list("results")?,
+        })
+    }
+}
+
+impl FromJs for ItemResult {
+    fn from_js(value: &JsValue) -> Result<ItemResult, ReadError> {
+        let f = Fields::of(value, "result")?;
+        Ok(ItemResult {
+            key: f.key("key")?,
+            client_seq: f.u64("client_seq")?,
+            status: f.u16("status")?,
+            outcome: f.optional("outcome", "an item outcome", |value| {
+                read_variant(value, &OUTCOMES, outcome_name)
+            })?,
+            reason: f.opt_string("reason")?,
+            code: f.opt_string("code")?,
+            message: f.opt_string("message")?,
+            replayed: f.flag("replayed")?,
+            recorded_at: f.opt_time("recorded_at")?,
+            hop_ids: f.i64_list("hop_ids")?,
+        })
+    }
+}
+
+impl FromJs for ErrorBody {
+    fn from_js(value: &JsValue) -> Result<ErrorBody, ReadError> {
+        let f = Fields::of(value, "error")?;
+        Ok(ErrorBody {
+            code: f.string("code")?,
+            message: f.string("message")?,
+        })
     }
 }
