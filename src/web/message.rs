@@ -16,7 +16,7 @@ use crate::wire::{Command, Mode};
 
 use super::error::QueueError;
 use super::js::{Fields, ReadError};
-use super::store::DeviceConfig;
+use super::store::{to_js, DeviceConfig};
 
 /// Items a `list` returns when the page does not say: one screenful.
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
@@ -161,13 +161,24 @@ impl From<&Item> for Captured {
     }
 }
 
-/// One row of the queue screen.
-#[derive(Debug, Clone, Serialize)]
+/// One row of the queue screen: the item's fields and `why`.
+#[derive(Debug, Clone)]
 pub struct ItemRow {
-    #[serde(flatten)]
     pub item: Item,
     /// Why it waits: its own reason or the blocked item it is behind.
     pub why: Option<String>,
+}
+
+impl ItemRow {
+    /// The row as the page reads it: the stored item's object with `why`
+    /// added. (A `#[serde(flatten)]` struct would give the same object, but
+    /// serialises through a map and a second copy of `Item`'s serializer.)
+    pub fn to_js(&self) -> Result<JsValue, QueueError> {
+        let row = to_js(&self.item)?;
+        js_sys::Reflect::set(&row, &"why".into(), &to_js(&self.why)?)
+            .map_err(QueueError::browser)?;
+        Ok(row)
+    }
 }
 
 /// A failure the page shows: a stable code and a readable line.

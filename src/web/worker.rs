@@ -191,17 +191,18 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
             let rows = queue.store().list(after, limit).await?;
             let next = rows.last().and_then(|(item, _)| item.id);
-            let rows: Vec<ItemRow> = rows
-                .into_iter()
-                .map(|(item, why)| ItemRow { item, why })
-                .collect();
+            let items = js_sys::Array::new();
+            for (item, why) in rows {
+                items.push(&ItemRow { item, why }.to_js()?);
+            }
             #[derive(Serialize)]
             struct Page {
-                items: Vec<ItemRow>,
+                #[serde(with = "serde_wasm_bindgen::preserve")]
+                items: JsValue,
                 next_after: Option<u64>,
             }
             to_js(&Page {
-                items: rows,
+                items: items.into(),
                 next_after: next,
             })
         }
