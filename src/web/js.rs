@@ -284,14 +284,13 @@ impl<'a> Fields<'a> {
             return Ok(BTreeMap::new());
         }
         let at = || format!("{}.{name}", self.noun);
-        let entries = map_entries(&value).map_err(|err| err.within(&at()))?;
-        entries
-            .into_iter()
-            .map(|(key, item)| {
-                let read = json(&item).map_err(|err| err.within(&format!("{}.{key}", at())))?;
-                Ok((key, read))
-            })
-            .collect()
+        let mut map = BTreeMap::new();
+        // Inserted one by one: collecting into a B-tree map links a sort.
+        for (key, item) in map_entries(&value).map_err(|err| err.within(&at()))? {
+            let read = json(&item).map_err(|err| err.within(&format!("{}.{key}", at())))?;
+            map.insert(key, read);
+        }
+        Ok(map)
     }
 }
 
