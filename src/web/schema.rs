@@ -14,7 +14,6 @@
 //! `indexed_db_futures`.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
@@ -178,6 +177,10 @@ impl FromJs for LegacyItem {
     }
 }
 
+/// The sessions the v2 step has met, in first-met order: a list, which
+/// links less code than a map (the step runs once per device).
+type Seen = Rc<RefCell<Vec<(uuid::Uuid, LegacySession)>>>;
+
 #[derive(Default)]
 struct LegacySession {
     opened_at: Option<UnixMs>,
@@ -214,7 +217,7 @@ fn v2_keys_indexes_sessions(
 
     let sessions_store = tx.object_store(SESSIONS)?;
     let cursor_request = items.open_cursor()?;
-    let seen: Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>> = Rc::default();
+    let seen: Seen = Rc::default();
     let on_row = {
         let cursor_request = cursor_request.clone();
         let failure = failure.clone();
@@ -236,7 +239,7 @@ fn v2_keys_indexes_sessions(
 /// its session; at the end, write the rebuilt sessions.
 fn migrate_row(
     cursor_request: &IdbRequest,
-    seen: &Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>>,
+    seen: &Seen,
     sessions_store: &IdbObjectStore,
 ) -> Result<(), JsValue> {
     let result = cursor_request.result()?;
@@ -268,7 +271,16 @@ fn migrate_row(
         cursor.update(&value)?;
     }
     let mut seen = seen.borrow_mut();
-    let session = seen.entry(row.session_id).or_default();
+    // Rows come in queue-id (capture) order, so a row's session is nearly
+    // always the last one met: search from the end.
+    let at = match seen.iter().rposition(|(id, _)| *id == row.session_id) {
+        Some(at) => at,
+        None => {
+            seen.push((row.session_id, LegacySession::default()));
+            seen.len() - 1
+        }
+    };
+    let session = &mut seen[at].1;
     session.last_seq = session.last_seq.max(row.client_seq);
     session.opened_at = Some(
         session
