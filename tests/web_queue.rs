@@ -92,6 +92,40 @@ async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguo
 }
 
 #[wasm_bindgen_test]
+fn storage_errors_read_as_the_indexeddb_library_words_them() {
+    use indexed_db_futures::error::{Error, OpenDbError, SimpleValueError};
+    use stockhop::web::error::QueueError;
+    let errors: [fn() -> Error; 7] = [
+        || {
+            let quota =
+                web_sys::DomException::new_with_message_and_name("disk full", "QuotaExceededError");
+            Error::from(JsValue::from(quota.unwrap()))
+        },
+        || Error::from(JsValue::from_str("thrown")),
+        || Error::from(SimpleValueError::TooLarge(5.0)),
+        || Error::from(SimpleValueError::TooSmall(-1.5)),
+        || Error::from(SimpleValueError::Signed(-3.0)),
+        || Error::from(SimpleValueError::NotANumber(JsValue::NULL)),
+        || {
+            Error::from(SimpleValueError::Switch(vec![
+                SimpleValueError::NotAString(JsValue::NULL),
+                SimpleValueError::DynCast(JsValue::NULL),
+            ]))
+        },
+    ];
+    for error in errors {
+        let expected = format!("storage: {}", error());
+        assert_eq!(QueueError::from(error()).to_string(), expected);
+        let opening = OpenDbError::from(error());
+        assert_eq!(QueueError::from(opening).to_string(), expected);
+    }
+    assert_eq!(
+        QueueError::from(OpenDbError::VersionZero).to_string(),
+        format!("storage: {}", OpenDbError::VersionZero)
+    );
+}
+
+#[wasm_bindgen_test]
 async fn a_failed_write_is_reported_and_not_acknowledged() {
     let name = db_name("fail");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));

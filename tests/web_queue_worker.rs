@@ -46,7 +46,7 @@ async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    stockhop::web::store::from_js(reply).unwrap()
+    stockhop::web::js::json(&reply).unwrap()
 }
 
 #[wasm_bindgen_test]
@@ -95,6 +95,17 @@ async fn page_messages_get_replies() {
     let list = ask(&worker, json!({"type": "list", "limit": 10})).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 4);
     assert_eq!(list["items"][1]["state"], "queued");
+    let row = list["items"][1].as_object().unwrap();
+    assert_eq!(row.get("why"), Some(&json!(null)), "{list}");
+    assert_eq!(
+        (row["client_seq"].clone(), row["command"].clone()),
+        (json!(2), json!("scan"))
+    );
+    assert!(
+        row["key"].is_string() && row["body"]["epc"] == "E1",
+        "{list}"
+    );
+    assert_eq!(list["next_after"], list["items"][3]["id"]);
     let bad = ask(
         &worker,
         json!({"type": "capture", "session_id": "not-a-uuid"}),

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
 use crate::time::UnixMs;
-use crate::wire::{Command, SyncItem, VoidBody};
+use crate::wire::{Command, SyncItem};
 
 /// Where an item is in its life: `queued → sending → done`, or one of the
 /// states that wait for an operator.
@@ -123,10 +123,14 @@ impl Item {
     /// Where the drain places the item in its session: its own `client_seq`,
     /// except a `void`, which goes where the item it discards stood, so the
     /// server hears of the void before the items that waited behind it.
+    /// The void's body is a [`VoidBody`](crate::wire::VoidBody); a body
+    /// without a whole `void_seq` places the void at its own seq.
     pub fn position(&self) -> (u64, u64) {
         let at = match self.command {
-            Command::Void => serde_json::from_value::<VoidBody>(self.body.clone())
-                .map(|void| void.void_seq)
+            Command::Void => self
+                .body
+                .get("void_seq")
+                .and_then(serde_json::Value::as_u64)
                 .unwrap_or(self.client_seq),
             _ => self.client_seq,
         };
@@ -137,5 +141,57 @@ impl Item {
     pub fn set_state(&mut self, state: ItemState, now: UnixMs) {
         self.state = state;
         self.updated_at = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::queue::Session;
+    use crate::wire::{Mode, OpenSessionBody};
+
+    fn void_with(body: serde_json::Value) -> Item {
+        let open = OpenSessionBody {
+            operator_id: "op-1".into(),
+            mode: Mode::Receive,
+            context: Default::default(),
+        };
+        let key = IdempotencyKey::from_random_bytes([7; 16]);
+        let (mut session, _) = Session::open(Uuid::from_u128(1), open, key, UnixMs(0));
+        let mut void = session.void(1, key, UnixMs(0));
+        void.client_seq = 9;
+        void.body = body;
+        void
+    }
+
+    #[test]
+    fn a_void_stands_where_the_item_it_discards_stood() {
+        assert_eq!(void_with(json!({"void_seq": 4})).position(), (4, 9));
+        assert_eq!(
+            void_with(json!({"void_seq": 4, "note": "x"})).position(),
+            (4, 9)
+        );
+    }
+
+    #[test]
+    fn a_void_without_a_whole_void_seq_stands_at_its_own_seq() {
+        for body in [
+            json!({}),
+            json!(null),
+            json!({"void_seq": -1}),
+            json!({"void_seq": 4.5}),
+            json!({"void_seq": "4"}),
+        ] {
+            assert_eq!(void_with(body.clone()).position(), (9, 9), "{body}");
+        }
+    }
+
+    #[test]
+    fn other_items_stand_at_their_own_seq() {
+        let mut item = void_with(json!({"void_seq": 4}));
+        item.command = Command::Scan;
+        assert_eq!(item.position(), (9, 9));
     }
 }

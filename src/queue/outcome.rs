@@ -48,7 +48,8 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// Reads a body from any serde data format (the browser's parsed JSON).
+    /// Reads a body from any serde data format (a parsed `serde_json::Value`;
+    /// the browser runtime reads its parsed JSON by hand, the same way).
     pub fn read<'de, D: Deserializer<'de>>(status: u16, body: D) -> Reply {
         let read = if status == 200 {
             SyncResponse::deserialize(body).map(Reply::Sync)

@@ -84,12 +84,70 @@ impl From<QueueError> for JsValue {
 
 impl From<indexed_db_futures::error::Error> for QueueError {
     fn from(err: indexed_db_futures::error::Error) -> QueueError {
-        QueueError::storage(err)
+        QueueError::Storage(describe_idb(&err))
     }
 }
 
 impl From<indexed_db_futures::error::OpenDbError> for QueueError {
     fn from(err: indexed_db_futures::error::OpenDbError) -> QueueError {
-        QueueError::storage(err)
+        use indexed_db_futures::error::OpenDbError;
+        QueueError::Storage(match &err {
+            OpenDbError::VersionZero => "Version cannot be zero".into(),
+            OpenDbError::UnsupportedEnvironment => "Unsupported environment".into(),
+            OpenDbError::NullFactory => {
+                "The `indexedDB` getter returned `null` or `undefined`".into()
+            }
+            OpenDbError::Base(base) => describe_idb(base),
+        })
+    }
+}
+
+/// An `indexed_db_futures` error in that crate's own words. It is spelled
+/// out here rather than taken from its `Display` because that `Display`
+/// prints the numbers of value errors with Rust's float formatting, about
+/// 14 KB of the module for errors that carry a float in no path the queue
+/// takes; here JS formats those numbers.
+fn describe_idb(err: &indexed_db_futures::error::Error) -> String {
+    use indexed_db_futures::error::{Error, SerialisationError};
+    match err {
+        Error::DomException(err) => err.to_string(),
+        Error::Serialisation(SerialisationError::SimpleValue(err)) => {
+            format!("Simple value parse error: {}", describe_value(err))
+        }
+        Error::Serialisation(SerialisationError::Serde(err)) => err.to_string(),
+        Error::MissingData(err) => format!("Missing data: {err}"),
+        Error::Unknown(err) => format!("Generic JS error: {err}"),
+    }
+}
+
+fn describe_value(err: &indexed_db_futures::error::SimpleValueError) -> String {
+    use indexed_db_futures::error::SimpleValueError;
+    let number = |value: f64| {
+        js_sys::Number::from(value)
+            .to_string_with_radix(10)
+            .map(String::from)
+            .unwrap_or_default()
+    };
+    match err {
+        SimpleValueError::NotAString(_) => "Not a string".into(),
+        SimpleValueError::NotANumber(_) => "Not a number".into(),
+        SimpleValueError::NotABoolean(_) => "Not a boolean".into(),
+        SimpleValueError::DynCast(_) => "Dynamic cast failed".into(),
+        SimpleValueError::TooLarge(value) => format!("The value is too large: {}", number(*value)),
+        SimpleValueError::TooSmall(value) => format!("The value is too small: {}", number(*value)),
+        SimpleValueError::Signed(value) => format!("The value is signed: {}", number(*value)),
+        SimpleValueError::Switch(errors) => {
+            let each: Vec<String> = errors
+                .iter()
+                .map(|err| format!("`{}`", describe_value(err)))
+                .collect();
+            let all = if each.is_empty() {
+                "[empty]".to_owned()
+            } else {
+                each.join(", ")
+            };
+            format!("Errors performing `TryFromJs` on `Switch`: {all}")
+        }
+        SimpleValueError::Other(err) => err.to_string(),
     }
 }

@@ -6,15 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
+use wasm_bindgen::JsValue;
 
 use crate::queue::Item;
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode};
 
 use super::error::QueueError;
-use super::store::DeviceConfig;
+use super::js::{Fields, ReadError};
+use super::store::{to_js, DeviceConfig};
 
 /// Items a `list` returns when the page does not say: one screenful.
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
@@ -24,12 +26,11 @@ pub const LIST_LIMIT_MAX: u32 = 500;
 /// fastest sled's reads, and a message and its reply stay small.
 pub const CAPTURE_MANY_MAX: usize = 1_000;
 
-/// A page's request. On the wire it is `{type, ...fields}`; the worker
-/// reads it as `{type: {...fields}}` (externally tagged), which serde reads
-/// in one pass, where an internally tagged enum would buffer every message
-/// and cost the module tens of kilobytes.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A page's request. On the wire it is `{type, ...fields}`, read by
+/// [`PageRequest::read`]. An absent `Option` is `None`, an absent
+/// `command` is `scan`, an absent `body` is JSON `null` and an absent
+/// `context` is empty; every other field is required.
+#[derive(Debug, Clone, PartialEq)]
 pub enum PageRequest {
     /// Device setup: where the site is and how this device signs in.
     Setup {
@@ -40,26 +41,21 @@ pub enum PageRequest {
     /// The stored setup (without the token).
     Device {},
     OpenSession {
-        #[serde(default)]
         session_id: Option<Uuid>,
         operator_id: String,
         mode: Mode,
-        #[serde(default)]
         context: BTreeMap<String, serde_json::Value>,
     },
     /// A scan (or an undo, with `command: "undo"`).
     Capture {
         session_id: Uuid,
-        #[serde(default = "scan")]
         command: Command,
-        #[serde(default)]
         body: serde_json::Value,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
     /// acknowledged only once its own transaction has completed.
     CaptureMany {
         session_id: Uuid,
-        #[serde(default = "scan")]
         command: Command,
         bodies: Vec<serde_json::Value>,
     },
@@ -67,9 +63,7 @@ pub enum PageRequest {
         session_id: Uuid,
     },
     List {
-        #[serde(default)]
         after: Option<u64>,
-        #[serde(default)]
         limit: Option<u32>,
     },
     Counts {},
@@ -85,8 +79,62 @@ pub enum PageRequest {
     Storage {},
 }
 
-fn scan() -> Command {
-    Command::Scan
+const EXPECTED_TYPE: &str = "one of setup, device, open_session, capture, capture_many, \
+     close_session, list, counts, retry_now, wake, discard, acknowledge, storage";
+
+impl PageRequest {
+    /// Reads a page's message. A missing or ill-typed field is a
+    /// [`QueueError::BadMessage`] that names it (`capture.session_id:
+    /// expected a UUID string`); unknown fields are ignored.
+    pub fn read(data: &JsValue) -> Result<PageRequest, QueueError> {
+        let kind = js_sys::Reflect::get(data, &"type".into())
+            .ok()
+            .and_then(|kind| kind.as_string())
+            .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
+        PageRequest::read_fields(&kind, data).map_err(|err| QueueError::BadMessage(err.to_string()))
+    }
+
+    fn read_fields(kind: &str, data: &JsValue) -> Result<PageRequest, ReadError> {
+        let f = Fields::of(data, kind)?;
+        Ok(match kind {
+            "setup" => PageRequest::Setup {
+                site_url: f.string("site_url")?,
+                device_token: f.string("device_token")?,
+                device_id: f.string("device_id")?,
+            },
+            "device" => PageRequest::Device {},
+            "open_session" => PageRequest::OpenSession {
+                session_id: f.opt_uuid("session_id")?,
+                operator_id: f.string("operator_id")?,
+                mode: f.mode("mode")?,
+                context: f.json_map("context")?,
+            },
+            "capture" => PageRequest::Capture {
+                session_id: f.uuid("session_id")?,
+                command: f.command_or_scan("command")?,
+                body: f.json("body")?,
+            },
+            "capture_many" => PageRequest::CaptureMany {
+                session_id: f.uuid("session_id")?,
+                command: f.command_or_scan("command")?,
+                bodies: f.json_list("bodies")?,
+            },
+            "close_session" => PageRequest::CloseSession {
+                session_id: f.uuid("session_id")?,
+            },
+            "list" => PageRequest::List {
+                after: f.opt_u64("after")?,
+                limit: f.opt_u32("limit")?,
+            },
+            "counts" => PageRequest::Counts {},
+            "retry_now" => PageRequest::RetryNow {},
+            "wake" => PageRequest::Wake {},
+            "discard" => PageRequest::Discard { id: f.u64("id")? },
+            "acknowledge" => PageRequest::Acknowledge { id: f.u64("id")? },
+            "storage" => PageRequest::Storage {},
+            _ => return Err(ReadError::new("type", EXPECTED_TYPE)),
+        })
+    }
 }
 
 /// What the page hears of a durably written item.
@@ -113,13 +161,24 @@ impl From<&Item> for Captured {
     }
 }
 
-/// One row of the queue screen.
-#[derive(Debug, Clone, Serialize)]
+/// One row of the queue screen: the item's fields and `why`.
+#[derive(Debug, Clone)]
 pub struct ItemRow {
-    #[serde(flatten)]
     pub item: Item,
     /// Why it waits: its own reason or the blocked item it is behind.
     pub why: Option<String>,
+}
+
+impl ItemRow {
+    /// The row as the page reads it: the stored item's object with `why`
+    /// added. (A `#[serde(flatten)]` struct would give the same object, but
+    /// serialises through a map and a second copy of `Item`'s serializer.)
+    pub fn to_js(&self) -> Result<JsValue, QueueError> {
+        let row = to_js(&self.item)?;
+        js_sys::Reflect::set(&row, &"why".into(), &to_js(&self.why)?)
+            .map_err(QueueError::browser)?;
+        Ok(row)
+    }
 }
 
 /// A failure the page shows: a stable code and a readable line.

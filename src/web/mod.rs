@@ -3,6 +3,7 @@
 //!
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`store`]: every IndexedDB read and write, one strict transaction per step;
+//! * [`js`]: hand-written readers of stored records, page messages and JSON bodies;
 //! * [`runtime`]: group-committed captures and the drain loop;
 //! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
 //! * [`browser`]: hand-written bindings (Web Locks, Background Sync, storage);
@@ -11,6 +12,7 @@
 pub mod browser;
 pub mod clock;
 pub mod error;
+pub mod js;
 pub mod message;
 pub mod runtime;
 pub mod schema;

@@ -14,12 +14,10 @@
 //! `indexed_db_futures`.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
 use js_sys::{Array, Promise, Reflect};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -34,6 +32,7 @@ use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
 use super::error::{describe, QueueError};
+use super::js::{Fields, FromJs, ReadError};
 use super::store::{from_js, to_js};
 
 /// The production database.
@@ -149,18 +148,38 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
 }
 
 /// The fields of a v1 item the v2 step reads.
-#[derive(Deserialize)]
 struct LegacyItem {
     id: f64,
-    #[serde(default)]
     key: Option<String>,
     session_id: uuid::Uuid,
     client_seq: u64,
     command: Command,
     queued_at: UnixMs,
-    #[serde(default)]
-    body: serde_json::Value,
+    /// The item's body as stored, read as an [`OpenSessionBody`] for an
+    /// `open_session` item.
+    body: JsValue,
 }
+
+impl FromJs for LegacyItem {
+    fn from_js(value: &JsValue) -> Result<LegacyItem, ReadError> {
+        let f = Fields::of(value, "v1 item")?;
+        // A body that is not JSON makes the row unreadable, as it always has.
+        f.json("body")?;
+        Ok(LegacyItem {
+            id: f.number("id")?,
+            key: f.opt_string("key")?,
+            session_id: f.uuid("session_id")?,
+            client_seq: f.u64("client_seq")?,
+            command: f.command("command")?,
+            queued_at: f.time("queued_at")?,
+            body: Reflect::get(value, &"body".into()).unwrap_or(JsValue::UNDEFINED),
+        })
+    }
+}
+
+/// The sessions the v2 step has met, in first-met order: a list, which
+/// links less code than a map (the step runs once per device).
+type Seen = Rc<RefCell<Vec<(uuid::Uuid, LegacySession)>>>;
 
 #[derive(Default)]
 struct LegacySession {
@@ -198,7 +217,7 @@ fn v2_keys_indexes_sessions(
 
     let sessions_store = tx.object_store(SESSIONS)?;
     let cursor_request = items.open_cursor()?;
-    let seen: Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>> = Rc::default();
+    let seen: Seen = Rc::default();
     let on_row = {
         let cursor_request = cursor_request.clone();
         let failure = failure.clone();
@@ -220,7 +239,7 @@ fn v2_keys_indexes_sessions(
 /// its session; at the end, write the rebuilt sessions.
 fn migrate_row(
     cursor_request: &IdbRequest,
-    seen: &Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>>,
+    seen: &Seen,
     sessions_store: &IdbObjectStore,
 ) -> Result<(), JsValue> {
     let result = cursor_request.result()?;
@@ -252,7 +271,16 @@ fn migrate_row(
         cursor.update(&value)?;
     }
     let mut seen = seen.borrow_mut();
-    let session = seen.entry(row.session_id).or_default();
+    // Rows come in queue-id (capture) order, so a row's session is nearly
+    // always the last one met: search from the end.
+    let at = match seen.iter().rposition(|(id, _)| *id == row.session_id) {
+        Some(at) => at,
+        None => {
+            seen.push((row.session_id, LegacySession::default()));
+            seen.len() - 1
+        }
+    };
+    let session = &mut seen[at].1;
     session.last_seq = session.last_seq.max(row.client_seq);
     session.opened_at = Some(
         session
@@ -260,7 +288,7 @@ fn migrate_row(
             .map_or(row.queued_at, |at| at.min(row.queued_at)),
     );
     match row.command {
-        Command::OpenSession => session.open = serde_json::from_value(row.body).ok(),
+        Command::OpenSession => session.open = OpenSessionBody::from_js(&row.body).ok(),
         Command::CloseSession => session.closed = true,
         _ => {}
     }

@@ -17,8 +17,7 @@ use indexed_db_futures::transaction::{
     Transaction, TransactionDurability, TransactionMode, TransactionOptions,
 };
 use indexed_db_futures::KeyRange;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -31,6 +30,7 @@ use crate::time::UnixMs;
 use crate::wire::OpenSessionBody;
 
 use super::error::QueueError;
+use super::js::FromJs;
 use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
 
 const META_BACKOFF: &str = "backoff";
@@ -49,13 +49,14 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
         .map_err(|e| QueueError::Browser(e.to_string()))
 }
 
-/// The reverse of [`to_js`]: reads a JS value into a Rust type.
-pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, QueueError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| QueueError::Storage(e.to_string()))
+/// The reverse of [`to_js`]: reads a stored record with its hand-written
+/// reader (see [`super::js`]).
+pub fn from_js<T: FromJs>(value: JsValue) -> Result<T, QueueError> {
+    T::from_js(&value).map_err(QueueError::storage)
 }
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceConfig {
     /// The site server's origin, e.g. `https://site.example:8443`.
     pub site_url: String,
@@ -63,10 +64,10 @@ pub struct DeviceConfig {
     pub device_id: String,
 }
 
-#[derive(Serialize, Deserialize)]
-struct MetaRecord<T> {
-    name: String,
-    value: T,
+#[derive(Serialize)]
+pub(crate) struct MetaRecord<T> {
+    pub(crate) name: String,
+    pub(crate) value: T,
 }
 
 /// One write a capture group carries.
@@ -487,10 +488,7 @@ async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
     row.map(from_js).transpose()?.ok_or(QueueError::NoItem(id))
 }
 
-async fn get_meta<T: DeserializeOwned>(
-    tx: &Transaction<'_>,
-    name: &str,
-) -> Result<Option<T>, QueueError> {
+async fn get_meta<T: FromJs>(tx: &Transaction<'_>, name: &str) -> Result<Option<T>, QueueError> {
     let row: Option<JsValue> = tx
         .object_store(META)?
         .get(JsValue::from_str(name))

@@ -13,8 +13,9 @@ use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use crate::queue::{Reply, TransportOutcome};
 use crate::time::Millis;
-use crate::wire::{SyncRequest, SYNC_PATH};
+use crate::wire::{ErrorBody, SyncRequest, SyncResponse, SYNC_PATH};
 
+use super::js::FromJs;
 use super::store::{to_js, DeviceConfig};
 
 /// A request that has not answered in this long is abandoned as a timeout
@@ -107,8 +108,20 @@ pub async fn read_response(response: Response) -> Result<TransportOutcome, JsVal
     let status = response.status();
     let text = JsFuture::from(response.text()?).await?;
     let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
-        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
+        Some(Ok(value)) => read_reply(status, &value),
         _ => Reply::Unreadable,
     };
     Ok(TransportOutcome::Http { status, body })
+}
+
+/// Reads a parsed body as the status says it should be (as
+/// [`Reply::read`] does for serde formats): per-item results from a 200,
+/// `{code, message}` from anything else.
+fn read_reply(status: u16, body: &JsValue) -> Reply {
+    let read = if status == 200 {
+        SyncResponse::from_js(body).map(Reply::Sync)
+    } else {
+        ErrorBody::from_js(body).map(Reply::Error)
+    };
+    read.unwrap_or(Reply::Unreadable)
 }

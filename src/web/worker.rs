@@ -20,7 +20,7 @@ use super::message::{
 };
 use super::runtime::{Options, Queue};
 use super::schema::DB_NAME;
-use super::store::{from_js, to_js, DeviceConfig};
+use super::store::{to_js, DeviceConfig};
 use super::transport::FetchTransport;
 
 type LiveQueue = Queue<FetchTransport, SystemClock>;
@@ -47,7 +47,7 @@ impl ServiceWorker {
     pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
         let queue = self.queue.clone();
         future_to_promise(async move {
-            let reply = match read_request(&data) {
+            let reply = match PageRequest::read(&data) {
                 Ok(request) => handle(&queue, request).await,
                 Err(err) => Err(err),
             };
@@ -91,20 +91,6 @@ impl ServiceWorker {
             Ok(to_js(&report)?)
         })
     }
-}
-
-/// Reads `{type, ...fields}` as the externally tagged `{type: {...fields}}`.
-fn read_request(data: &JsValue) -> Result<PageRequest, QueueError> {
-    let kind = js_sys::Reflect::get(data, &"type".into())
-        .ok()
-        .and_then(|kind| kind.as_string())
-        .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
-    let tagged = js_sys::Object::new();
-    js_sys::Reflect::set(&tagged, &kind.into(), data).map_err(QueueError::browser)?;
-    from_js::<PageRequest>(tagged.into()).map_err(|err| match err {
-        QueueError::Storage(why) => QueueError::BadMessage(why),
-        other => other,
-    })
 }
 
 /// A failed request's reply.
@@ -206,17 +192,18 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
             let rows = queue.store().list(after, limit).await?;
             let next = rows.last().and_then(|(item, _)| item.id);
-            let rows: Vec<ItemRow> = rows
-                .into_iter()
-                .map(|(item, why)| ItemRow { item, why })
-                .collect();
+            let items = js_sys::Array::new();
+            for (item, why) in rows {
+                items.push(&ItemRow { item, why }.to_js()?);
+            }
             #[derive(Serialize)]
             struct Page {
-                items: Vec<ItemRow>,
+                #[serde(with = "serde_wasm_bindgen::preserve")]
+                items: JsValue,
                 next_after: Option<u64>,
             }
             to_js(&Page {
-                items: rows,
+                items: items.into(),
                 next_after: next,
             })
         }
