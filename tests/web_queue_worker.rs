@@ -11,6 +11,7 @@ use stockhop::queue::{Capture, ItemState};
 use stockhop::web::ServiceWorker;
 use stockhop::wire::{Command, Mode, OpenSessionBody};
 use support::*;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
@@ -156,9 +157,40 @@ async fn sync_tags() -> Vec<String> {
 
 #[wasm_bindgen_test]
 async fn a_committed_capture_registers_the_drain_sync_tag() {
-    let worker = ServiceWorker::open(Some(db_name("sync-tag")))
-        .await
+    let worker = std::rc::Rc::new(
+        ServiceWorker::open(Some(db_name("sync-tag")))
+            .await
+            .unwrap(),
+    );
+    // The `sync` listener sw.js has: the event's drain decides whether the
+    // registration stays (items still waiting) or is spent.
+    let handler = worker.clone();
+    let on_sync = Closure::<dyn Fn(JsValue)>::new(move |event: JsValue| {
+        let last_chance = js_sys::Reflect::get(&event, &"lastChance".into())
+            .ok()
+            .and_then(|v| v.as_bool());
+        let wait_until: js_sys::Function = js_sys::Reflect::get(&event, &"waitUntil".into())
+            .unwrap()
+            .into();
+        wait_until
+            .call1(&event, &handler.handle_sync(last_chance))
+            .unwrap();
+    });
+    let add: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"addEventListener".into())
+        .unwrap()
+        .into();
+    add.call2(&js_sys::global(), &"sync".into(), on_sync.as_ref())
         .unwrap();
+    on_sync.forget();
+    // Set up for a site nobody answers (a closed loopback port), so the
+    // capture stays queued and its registration stays pending.
+    let setup = ask(
+        &worker,
+        json!({"type": "setup", "site_url": "http://127.0.0.1:9", "device_token": "t",
+               "device_id": "HH-SYNC"}),
+    )
+    .await;
+    assert_eq!(setup["ok"], true, "{setup}");
     let open = ask(
         &worker,
         json!({"type": "open_session", "operator_id": "op-3", "mode": "put_away"}),

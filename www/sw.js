@@ -63,7 +63,7 @@ self.addEventListener('message', (event) => {
 
 self.addEventListener('sync', (event) => {
   if (event.tag === SYNC_TAG) {
-    event.waitUntil(ready().then((q) => q.handleSync()));
+    event.waitUntil(ready().then((q) => q.handleSync(event.lastChance)));
   }
 });
 

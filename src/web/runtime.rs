@@ -287,30 +287,34 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     }
 
     /// Makes sure a Background Sync registration covers what was just
-    /// written. One pending registration covers every later write: its
+    /// written, so a worker stopped before its drain ends is woken to
+    /// finish it. One pending registration covers every later write: its
     /// `sync` event drains whatever IndexedDB holds when it fires. So the
-    /// tag is registered again only once that event has fired (see
-    /// [`Queue::sync_fired`]) or the last attempt failed. Registering on
-    /// every commit would cost each capture a write to the browser's own
-    /// registration store (about 3 ms per scan, measured in
-    /// `bench/capture.mjs`).
-    fn register_sync(&self) {
+    /// tag is registered again only once that registration is spent (see
+    /// [`Queue::sync_settled`]). Each registration is a write to the
+    /// browser's own store, which on every scan cost ~3 ms
+    /// (`bench/capture.mjs`). A device that is not set up has nothing to
+    /// sync and registers nothing; its setup registers.
+    pub fn register_sync(&self) {
         if self.inner.sync_pending.replace(true) {
             return;
         }
         let pending = self.inner.sync_pending.clone();
+        let store = self.inner.store.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            if !browser::register_sync(SYNC_TAG).await {
+            let set_up = !matches!(store.device().await, Ok(None));
+            if !set_up || !browser::register_sync(SYNC_TAG).await {
                 pending.set(false);
             }
         });
     }
 
-    /// The `sync` event fired: its registration is spent (or will be
-    /// retried by the browser on its own schedule), so the next write
-    /// registers again.
-    pub fn sync_fired(&self) {
-        self.inner.sync_pending.set(false);
+    /// The `sync` event's drain has ended. The browser keeps a registration
+    /// whose event failed and fires it again later, unless that was its
+    /// last chance; a registration whose event succeeded is spent, and the
+    /// next write registers again.
+    pub fn sync_settled(&self, still_registered: bool) {
+        self.inner.sync_pending.set(still_registered);
     }
 
     /// Drains what IndexedDB holds. `skip_wait` (a new capture, "retry

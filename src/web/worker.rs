@@ -79,13 +79,20 @@ impl ServiceWorker {
 
     /// The Background Sync `sync` event: drain now; reject while items are
     /// still waiting to go out, so the browser schedules another sync.
+    /// `last_chance` is the event's own: the browser will not fire this
+    /// registration again.
     #[wasm_bindgen(js_name = handleSync)]
-    pub fn handle_sync(&self) -> Promise {
+    pub fn handle_sync(&self, last_chance: Option<bool>) -> Promise {
         let queue = self.queue.clone();
-        queue.sync_fired();
         future_to_promise(async move {
-            let report = queue.drain(true).await?;
-            if report.next_attempt_at.is_some() && !report.not_configured {
+            let report = queue.drain(true).await;
+            let waiting = match &report {
+                Ok(report) => report.next_attempt_at.is_some() && !report.not_configured,
+                Err(_) => true,
+            };
+            queue.sync_settled(waiting && !last_chance.unwrap_or(false));
+            let report = report?;
+            if waiting {
                 return Err(JsValue::from_str("items are still waiting"));
             }
             Ok(to_js(&report)?)
@@ -120,6 +127,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             };
             queue.store().set_device(&config).await?;
             // The reply does not wait for the network: the drain runs on.
+            queue.register_sync();
             queue.kick();
             #[derive(Serialize)]
             struct SetUp {
