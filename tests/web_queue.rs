@@ -626,3 +626,35 @@ async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer(
     assert_eq!(items[0].state, ItemState::Done);
     assert_eq!(items[0].attempts, 2);
 }
+
+#[wasm_bindgen_test]
+async fn a_drain_that_finds_one_running_waits_for_its_end() {
+    let name = db_name("joined");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = queue
+        .open_session(None, open_body("op-1"))
+        .await
+        .unwrap()
+        .session_id;
+    for n in 0..60 {
+        queue.capture(a, scan(&format!("E{n}"))).await.unwrap();
+    }
+    site.answer_each(applied);
+    let runner = queue.clone();
+    let first = future_to_promise(async move {
+        runner.drain(false).await.unwrap();
+        Ok(JsValue::UNDEFINED)
+    });
+    // Let the first drain start and stop at its first IndexedDB request.
+    gloo_timers::future::TimeoutFuture::new(0).await;
+    let joined = queue.drain(false).await.unwrap();
+    assert!(joined.joined);
+    assert_eq!(joined.pending, 0, "{joined:?}");
+    let items = queue.store().session_items(a).await.unwrap();
+    assert!(
+        items.iter().all(|i| i.state == ItemState::Done),
+        "the joined call returned before the running drain ended"
+    );
+    JsFuture::from(first).await.unwrap();
+}

@@ -67,7 +67,8 @@ pub struct DrainReport {
     pub pending: u64,
     /// When the next attempt is due, if anything is left to send.
     pub next_attempt_at: Option<UnixMs>,
-    /// Another drain was already running in this context; it will run again.
+    /// Another drain was already running in this context: it ran once
+    /// more for this call, and this is how it ended.
     pub joined: bool,
     /// Nothing was sent because the device is not set up.
     pub not_configured: bool,
@@ -103,6 +104,9 @@ struct Inner<T, C> {
     sync_pending: Rc<Cell<bool>>,
     /// Drain steps waiting for the capture writer to finish its groups.
     writer_idle: RefCell<Vec<oneshot::Sender<()>>>,
+    /// Callers that found a drain running: they hear how it ended,
+    /// including the run their call added.
+    drain_joiners: RefCell<Vec<oneshot::Sender<Result<DrainReport, QueueError>>>>,
 }
 
 /// The handheld queue in a browser context.
@@ -144,6 +148,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                 timer: RefCell::new(None),
                 sync_pending: Rc::new(Cell::new(false)),
                 writer_idle: RefCell::default(),
+                drain_joiners: RefCell::default(),
             }),
         })
     }
@@ -319,7 +324,9 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
 
     /// Drains what IndexedDB holds. `skip_wait` (a new capture, "retry
     /// now") skips the backoff wait. One drain runs at a time: a call that
-    /// finds one running in this context makes it run once more.
+    /// finds one running in this context makes it run once more and waits
+    /// for its end (so a `sync` event's answer, or "retry now"'s, says
+    /// whether items are still waiting).
     pub async fn drain(&self, skip_wait: bool) -> Result<DrainReport, QueueError> {
         let inner = &self.inner;
         if skip_wait {
@@ -327,9 +334,14 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         }
         if inner.draining.replace(true) {
             inner.drain_again.set(true);
-            return Ok(DrainReport {
+            let (tx, rx) = oneshot::channel();
+            inner.drain_joiners.borrow_mut().push(tx);
+            let ended = rx
+                .await
+                .map_err(|_| QueueError::Storage("the running drain was dropped".into()))?;
+            return ended.map(|report| DrainReport {
                 joined: true,
-                ..DrainReport::default()
+                ..report
             });
         }
         let result = loop {
@@ -342,6 +354,9 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         inner.draining.set(false);
         if let Ok(report) = &result {
             self.arm_timer(report.next_attempt_at);
+        }
+        for joiner in inner.drain_joiners.borrow_mut().drain(..) {
+            let _ = joiner.send(result.clone());
         }
         result
     }
