@@ -40,6 +40,15 @@ fn scan(epc: &str) -> Capture {
     }
 }
 
+/// Opens a session for `operator` and returns its id.
+async fn open(queue: &stockhop::web::runtime::Queue<FakeSite, TestClock>, operator: &str) -> Uuid {
+    queue
+        .open_session(None, open_body(operator))
+        .await
+        .unwrap()
+        .session_id
+}
+
 fn seqs(items: &[Item]) -> Vec<u64> {
     items.iter().map(|i| i.client_seq).collect()
 }
@@ -69,11 +78,7 @@ async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguo
     let name = db_name("reopen");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     for n in 0..10 {
         queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
     }
@@ -130,11 +135,7 @@ async fn a_failed_write_is_reported_and_not_acknowledged() {
     let name = db_name("fail");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     queue.store().close();
     let failed = queue.capture(a, scan("E1")).await;
     let err = failed.expect_err("a write on a closed connection must fail");
@@ -149,17 +150,9 @@ async fn interleaved_sessions_drain_oldest_session_first_in_seq_order() {
     let name = db_name("order");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     clock.set(T0.plus(Millis(10)));
-    let b = queue
-        .open_session(None, open_body("op-2"))
-        .await
-        .unwrap()
-        .session_id;
+    let b = open(&queue, "op-2").await;
     for n in 0..30 {
         clock.set(T0.plus(Millis(20 + n)));
         queue.capture(b, scan(&format!("B{n}"))).await.unwrap();
@@ -187,16 +180,8 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     let name = db_name("blocked");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
-    let b = queue
-        .open_session(None, open_body("op-2"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
+    let b = open(&queue, "op-2").await;
     let bad = queue.capture(a, scan("BAD")).await.unwrap();
     queue.capture(a, scan("A-after")).await.unwrap();
     queue.capture(b, scan("B1")).await.unwrap();
@@ -251,11 +236,7 @@ async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
     let name = db_name("resend");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     queue.capture(a, scan("E1")).await.unwrap();
     // The worker leased these and was killed before it recorded an answer.
     let mut leased = queue.store().session_items(a).await.unwrap();
@@ -282,11 +263,7 @@ async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
     let name = db_name("backoff");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     site.answer_whole(TransportOutcome::from_text(
         503,
         r#"{"code":"OVERLOADED","message":"busy"}"#,
@@ -452,11 +429,7 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
     let name = db_name("burst");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     let promises = js_sys::Array::new();
     for n in 0..1000 {
         let queue = queue.clone();
@@ -541,11 +514,7 @@ async fn operator_actions_and_counts() {
     let name = db_name("actions");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     let stale = queue.capture(a, scan("E1")).await.unwrap();
     clock.set(T0.plus(Millis(5_000)));
     let counts = queue.counts().await.unwrap();
@@ -632,11 +601,7 @@ async fn a_drain_that_finds_one_running_waits_for_its_end() {
     let name = db_name("joined");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let a = queue
-        .open_session(None, open_body("op-1"))
-        .await
-        .unwrap()
-        .session_id;
+    let a = open(&queue, "op-1").await;
     for n in 0..60 {
         queue.capture(a, scan(&format!("E{n}"))).await.unwrap();
     }
