@@ -623,3 +623,22 @@ async fn a_drain_that_finds_one_running_waits_for_its_end() {
     );
     JsFuture::from(first).await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn a_second_writer_for_a_moment_costs_no_seq_and_no_scan() {
+    // A worker being replaced by a newer one can take a capture beside it.
+    let name = db_name("two-writers");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let old = manual_queue(&name, &site, &clock).await;
+    let new = manual_queue(&name, &site, &clock).await;
+    let a = open(&old, "op-1").await;
+    assert_eq!(old.capture(a, scan("E1")).await.unwrap().client_seq, 2);
+    assert_eq!(new.capture(a, scan("E2")).await.unwrap().client_seq, 3);
+    // The old worker remembers seq 2 as the last: its next capture must
+    // not be lost to the unique (session, seq) index, nor reuse seq 3.
+    assert_eq!(old.capture(a, scan("E3")).await.unwrap().client_seq, 4);
+    let items = old.store().session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2, 3, 4]);
+    let epcs: Vec<_> = items[1..].iter().map(|i| i.body["epc"].clone()).collect();
+    assert_eq!(epcs, [json!("E1"), json!("E2"), json!("E3")]);
+}

@@ -168,7 +168,22 @@ impl Store {
         requests: &[CaptureRequest],
         now: UnixMs,
     ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
-        let written = self.write_captures_once(requests, now).await;
+        let remembered = {
+            let known = self.sessions.borrow();
+            requests
+                .iter()
+                .any(|request| known.contains_key(&request.session_id()))
+        };
+        let mut written = self.write_captures_once(requests, now).await;
+        if written.is_err() && remembered {
+            // What this connection remembered may be behind storage: a
+            // worker being replaced by a newer one can write for a moment
+            // beside it, and the session's unique (session_id, client_seq)
+            // index then refuses a reused seq. Nothing of the group was
+            // written; write it once more from what storage says.
+            self.forget_sessions_unless(false);
+            written = self.write_captures_once(requests, now).await;
+        }
         self.forget_sessions_unless(written.is_ok());
         written
     }
