@@ -9,8 +9,8 @@
 //! readers here walk the object with `Reflect::get` and accept exactly
 //! the shapes that serde path accepted:
 //!
-//! * a field that is absent or `undefined` takes its serde default, or is
-//!   an error where the type has none;
+//! * a field that is absent takes its serde default, or is an error where
+//!   the type has none;
 //! * `null` is `None` for an `Option`, JSON `null` for a body, and an
 //!   error for anything else (as serde, `null` is a present value);
 //! * integers are safe-integer numbers (or `BigInt`s for 64-bit fields),
@@ -23,6 +23,12 @@
 //!   `null`, as `serde_json::Value` makes them), a string, an array, a
 //!   plain object or a `Map` with string keys. Anything else (a function,
 //!   a symbol, a `Set`, a byte buffer) is refused.
+//!
+//! Two corners differ, on shapes no page posts and no build stored: a
+//! field present with the value `undefined` counts as absent (serde read
+//! it as a value, an error for a non-`Option`), and an `open_session`
+//! `context` must be an object or a `Map` (serde also took other iterables
+//! of `[key, value]` pairs).
 //!
 //! Every error names the field it is about (`item.client_seq: expected a
 //! whole number ≥ 0`).
