@@ -9,8 +9,8 @@
 //! readers here walk the object with `Reflect::get` and accept exactly
 //! the shapes that serde path accepted:
 //!
-//! * a field that is absent or `undefined` takes its serde default, or is
-//!   an error where the type has none;
+//! * a field that is absent takes its serde default, or is an error where
+//!   the type has none;
 //! * `null` is `None` for an `Option`, JSON `null` for a body, and an
 //!   error for anything else (as serde, `null` is a present value);
 //! * integers are safe-integer numbers (or `BigInt`s for 64-bit fields),
@@ -23,6 +23,12 @@
 //!   `null`, as `serde_json::Value` makes them), a string, an array, a
 //!   plain object or a `Map` with string keys. Anything else (a function,
 //!   a symbol, a `Set`, a byte buffer) is refused.
+//!
+//! Two corners differ, on shapes no page posts and no build stored: a
+//! field present with the value `undefined` counts as absent (serde read
+//! it as a value, an error for a non-`Option`), and an `open_session`
+//! `context` must be an object or a `Map` (serde also took other iterables
+//! of `[key, value]` pairs).
 //!
 //! Every error names the field it is about (`item.client_seq: expected a
 //! whole number ≥ 0`).
@@ -233,13 +239,12 @@ impl<'a> Fields<'a> {
     /// A list of records (required).
     pub fn list<T: FromJs>(&self, name: &str) -> Result<Vec<T>, ReadError> {
         let items = elements(&self.get(name)).ok_or_else(|| self.error(name, "a list"))?;
-        items
-            .iter()
-            .enumerate()
-            .map(|(at, item)| {
-                T::from_js(item).map_err(|err| err.within(&format!("{}.{name}[{at}]: ", self.noun)))
-            })
-            .collect()
+        let mut read = Vec::with_capacity(items.len());
+        for (at, item) in items.iter().enumerate() {
+            let at = || format!("{}.{name}[{at}]: ", self.noun);
+            read.push(T::from_js(item).map_err(|err| err.within(&at()))?);
+        }
+        Ok(read)
     }
 
     /// Whole numbers, an empty list when absent.
@@ -250,10 +255,11 @@ impl<'a> Fields<'a> {
         }
         let expected = "a list of whole numbers";
         let items = elements(&value).ok_or_else(|| self.error(name, expected))?;
-        items
-            .into_iter()
-            .map(|item| read_i64(&item).ok_or_else(|| self.error(name, expected)))
-            .collect()
+        let mut read = Vec::with_capacity(items.len());
+        for item in &items {
+            read.push(read_i64(item).ok_or_else(|| self.error(name, expected))?);
+        }
+        Ok(read)
     }
 
     /// A JSON value, `null` when absent.
@@ -268,13 +274,12 @@ impl<'a> Fields<'a> {
     /// A list of JSON values (required).
     pub fn json_list(&self, name: &str) -> Result<Vec<serde_json::Value>, ReadError> {
         let items = elements(&self.get(name)).ok_or_else(|| self.error(name, "a list"))?;
-        items
-            .iter()
-            .enumerate()
-            .map(|(at, item)| {
-                json(item).map_err(|err| err.within(&format!("{}.{name}[{at}]", self.noun)))
-            })
-            .collect()
+        let mut read = Vec::with_capacity(items.len());
+        for (at, item) in items.iter().enumerate() {
+            let at = || format!("{}.{name}[{at}]", self.noun);
+            read.push(json(item).map_err(|err| err.within(&at()))?);
+        }
+        Ok(read)
     }
 
     /// An object of JSON values, empty when absent.
@@ -401,11 +406,18 @@ fn elements(value: &JsValue) -> Option<Vec<JsValue>> {
     if !value.is_object() {
         return None;
     }
-    js_sys::try_iter(value)
-        .ok()
-        .flatten()?
-        .collect::<Result<Vec<_>, _>>()
-        .ok()
+    iterated(value)
+}
+
+/// What iterating `value` yields, if it is iterable and every step succeeds.
+/// (Loops here and below rather than collecting `Result`s: each collect
+/// links its own adapter.)
+fn iterated(value: &JsValue) -> Option<Vec<JsValue>> {
+    let mut items = Vec::new();
+    for item in js_sys::try_iter(value).ok().flatten()? {
+        items.push(item.ok()?);
+    }
+    Some(items)
 }
 
 /// Whether `value` is iterable (`Symbol.iterator in value`).
@@ -417,28 +429,22 @@ fn is_iterable(value: &JsValue) -> bool {
 /// be strings).
 fn map_entries(value: &JsValue) -> Result<Vec<(String, JsValue)>, ReadError> {
     let pairs = if let Some(map) = value.dyn_ref::<Map>() {
-        js_sys::try_iter(&map.entries())
-            .ok()
-            .flatten()
-            .ok_or_else(|| ReadError::new("", "an object"))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| ReadError::new("", "an object"))?
+        iterated(&map.entries()).ok_or_else(|| ReadError::new("", "an object"))?
     } else if value.is_object() && !is_iterable(value) {
         Object::entries(value.unchecked_ref()).to_vec()
     } else {
         return Err(ReadError::new("", "an object"));
     };
-    pairs
-        .into_iter()
-        .map(|pair| {
-            let pair: Array = pair.unchecked_into();
-            let key = pair
-                .get(0)
-                .as_string()
-                .ok_or_else(|| ReadError::new("", "an object with string keys"))?;
-            Ok((key, pair.get(1)))
-        })
-        .collect()
+    let mut entries = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        let pair: Array = pair.unchecked_into();
+        let key = pair
+            .get(0)
+            .as_string()
+            .ok_or_else(|| ReadError::new("", "an object with string keys"))?;
+        entries.push((key, pair.get(1)));
+    }
+    Ok(entries)
 }
 
 /// Converts a JS value to JSON (see the module docs for what is accepted).
@@ -466,13 +472,12 @@ pub fn json(value: &JsValue) -> Result<serde_json::Value, ReadError> {
         return Ok(Value::String(text));
     }
     if Array::is_array(value) {
-        return value
-            .unchecked_ref::<Array>()
-            .iter()
-            .enumerate()
-            .map(|(at, item)| json(&item).map_err(|err| err.within(&format!("[{at}]"))))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array);
+        let array = value.unchecked_ref::<Array>();
+        let mut items = Vec::with_capacity(array.length() as usize);
+        for (at, item) in array.iter().enumerate() {
+            items.push(json(&item).map_err(|err| err.within(&format!("[{at}]")))?);
+        }
+        return Ok(Value::Array(items));
     }
     let is_map = value.has_type::<Map>();
     if value.is_object() && !value.has_type::<ArrayBuffer>() && (is_map || !is_iterable(value)) {

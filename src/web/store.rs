@@ -55,6 +55,21 @@ pub fn from_js<T: FromJs>(value: JsValue) -> Result<T, QueueError> {
     T::from_js(&value).map_err(QueueError::storage)
 }
 
+/// Reads every row of a `get_all`, failing at the first that cannot be
+/// read. (A loop: collecting `Result`s links an adapter per call site.)
+fn from_js_rows<T: FromJs, E>(
+    rows: impl Iterator<Item = Result<JsValue, E>>,
+) -> Result<Vec<T>, QueueError>
+where
+    QueueError: From<E>,
+{
+    let mut read = Vec::new();
+    for row in rows {
+        read.push(from_js(row?)?);
+    }
+    Ok(read)
+}
+
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceConfig {
@@ -282,12 +297,8 @@ impl Store {
     pub async fn load_drain(&self) -> Result<DrainSnapshot, QueueError> {
         let tx = self.read(&[ITEMS, SESSIONS, META])?;
         let sessions_store = tx.object_store(SESSIONS)?;
-        let sessions = sessions_store
-            .get_all::<JsValue>()
-            .primitive()?
-            .await?
-            .map(|v| from_js::<Session>(v?))
-            .collect::<Result<Vec<_>, QueueError>>()?;
+        let sessions = sessions_store.get_all::<JsValue>().primitive()?.await?;
+        let sessions = from_js_rows::<Session, _>(sessions)?;
         let items = tx.object_store(ITEMS)?;
         let by_state = items.index(BY_STATE)?;
         let mut pending = Vec::new();
@@ -381,17 +392,14 @@ impl Store {
             .with_limit(limit)
             .primitive()?
             .await?;
-        let page = rows
-            .map(|row| from_js::<Item>(row?))
-            .collect::<Result<Vec<_>, QueueError>>()?;
+        let page = from_js_rows::<Item, _>(rows)?;
         let blocked = store
             .index(BY_STATE)?
             .get_all::<JsValue>()
             .with_query(JsValue::from_str(ItemState::Blocked.as_str()))
             .primitive()?
-            .await?
-            .map(|row| from_js::<Item>(row?))
-            .collect::<Result<Vec<_>, QueueError>>()?;
+            .await?;
+        let blocked = from_js_rows::<Item, _>(blocked)?;
         let blockers = Blockers::from_blocked(&blocked);
         Ok(page
             .into_iter()
@@ -484,13 +492,12 @@ impl Store {
         let id = JsValue::from_str(&session_id.to_string());
         let lower = js_sys::Array::of2(&id, &JsValue::from_f64(0.0));
         let upper = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX));
-        index
+        let rows = index
             .get_all::<JsValue>()
             .with_query::<JsValue, _>(KeyRange::Bound(lower.into(), false, upper.into(), false))
             .primitive()?
-            .await?
-            .map(|row| from_js::<Item>(row?))
-            .collect()
+            .await?;
+        from_js_rows(rows)
     }
 }
 
