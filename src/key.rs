@@ -114,7 +114,7 @@ impl<'de> Deserialize<'de> for IdempotencyKey {
 /// Why a key could not be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("not a canonical UUID key: {0:?}")]
+    #[error("not a canonical UUID key: '{0}'")]
     NotCanonical(String),
     #[error("legacy queue id {0} exceeds the 56 bits a derived key keeps")]
     LegacyIdTooLarge(u64),

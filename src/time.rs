@@ -167,7 +167,7 @@ impl<'de> Deserialize<'de> for UnixMs {
 
 /// A timestamp that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid timestamp {text:?}: {why}")]
+#[error("invalid timestamp '{text}': {why}")]
 pub struct TimeError {
     text: String,
     why: &'static str,

@@ -278,12 +278,15 @@ impl Drain {
     }
 
     fn session_order(&self) -> Vec<Uuid> {
-        let mut order: Vec<(UnixMs, Uuid)> = self
-            .pending
-            .keys()
-            .map(|id| (self.sessions.get(id).copied().unwrap_or_default(), *id))
-            .collect();
-        order.sort();
+        // Sessions with pending items are few (a handful per shift), so an
+        // insertion into a sorted list beats linking a general sort into
+        // the wasm module.
+        let mut order: Vec<(UnixMs, Uuid)> = Vec::with_capacity(self.pending.len());
+        for id in self.pending.keys() {
+            let entry = (self.sessions.get(id).copied().unwrap_or_default(), *id);
+            let at = order.partition_point(|earlier| *earlier < entry);
+            order.insert(at, entry);
+        }
         order.into_iter().map(|(_, id)| id).collect()
     }
 
