@@ -263,6 +263,7 @@ impl Project {
         if !build.typescript {
             cmd.arg("--no-typescript");
         }
+        cmd.env("CARGO_ENCODED_RUSTFLAGS", self.shipped_rustflags());
         step("wasm-pack build");
         run(&mut cmd)?;
         let wasm = self.root.join(&build.out_dir).join("stockhop_bg.wasm");
@@ -281,6 +282,31 @@ impl Project {
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
         }
         Ok(())
+    }
+
+    /// Compiler flags for the module that ships to handhelds: the caller's
+    /// own `RUSTFLAGS`, plus path remaps so the source paths panic
+    /// locations carry name crates and files, not the build machine's
+    /// directories (the module is smaller and the same on every machine).
+    /// Encoded (0x1f-separated) so a directory with a space stays whole.
+    fn shipped_rustflags(&self) -> String {
+        let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+        if let Some(cargo_home) = cargo_home {
+            let registry = cargo_home.join("registry").join("src");
+            flags.push(format!("--remap-path-prefix={}=crates", registry.display()));
+        }
+        flags.push(format!(
+            "--remap-path-prefix={}=stockhop",
+            self.root.display()
+        ));
+        flags.join("\u{1f}")
     }
 
     fn serve(&self, args: &[String]) -> Result<()> {
