@@ -99,8 +99,9 @@ struct Inner<T, C> {
     /// notice must not put back an item the drain has moved on since.
     restored: RefCell<HashSet<IdempotencyKey>>,
     timer: RefCell<Option<gloo_timers::callback::Timeout>>,
-    /// A Background Sync registration for [`SYNC_TAG`] is pending (asked
-    /// for in this worker life, and its `sync` event has not fired since).
+    /// A Background Sync registration for [`SYNC_TAG`] is pending: asked
+    /// for in this worker life and not spent since (see
+    /// [`Queue::sync_settled`]).
     sync_pending: Rc<Cell<bool>>,
     /// Drain steps waiting for the capture writer to finish its groups.
     writer_idle: RefCell<Vec<oneshot::Sender<()>>>,
