@@ -59,6 +59,27 @@ pub enum TerminalSource {
     Framed,
 }
 
+impl TerminalSource {
+    /// The snake_case name, as on the wire and in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalSource::Iclock => "iclock",
+            TerminalSource::Zebra => "zebra",
+            TerminalSource::Framed => "framed",
+        }
+    }
+
+    /// The reverse of [`TerminalSource::as_str`].
+    pub fn parse(text: &str) -> Option<TerminalSource> {
+        match text {
+            "iclock" => Some(TerminalSource::Iclock),
+            "zebra" => Some(TerminalSource::Zebra),
+            "framed" => Some(TerminalSource::Framed),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalEventKind {
@@ -70,6 +91,27 @@ pub enum TerminalEventKind {
     CodeRead,
 }
 
+impl TerminalEventKind {
+    /// The snake_case name, as on the wire and in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalEventKind::Attendance => "attendance",
+            TerminalEventKind::TagRead => "tag_read",
+            TerminalEventKind::CodeRead => "code_read",
+        }
+    }
+
+    /// The reverse of [`TerminalEventKind::as_str`].
+    pub fn parse(text: &str) -> Option<TerminalEventKind> {
+        match text {
+            "attendance" => Some(TerminalEventKind::Attendance),
+            "tag_read" => Some(TerminalEventKind::TagRead),
+            "code_read" => Some(TerminalEventKind::CodeRead),
+            _ => None,
+        }
+    }
+}
+
 /// The listener's time rules' verdict (DESIGN.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -79,6 +121,31 @@ pub enum RuleOutcome {
     ClockSkew,
     RateLimited,
     Duplicate,
+}
+
+impl RuleOutcome {
+    /// The snake_case name, as on the wire and in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleOutcome::Accepted => "accepted",
+            RuleOutcome::Stale => "stale",
+            RuleOutcome::ClockSkew => "clock_skew",
+            RuleOutcome::RateLimited => "rate_limited",
+            RuleOutcome::Duplicate => "duplicate",
+        }
+    }
+
+    /// The reverse of [`RuleOutcome::as_str`].
+    pub fn parse(text: &str) -> Option<RuleOutcome> {
+        match text {
+            "accepted" => Some(RuleOutcome::Accepted),
+            "stale" => Some(RuleOutcome::Stale),
+            "clock_skew" => Some(RuleOutcome::ClockSkew),
+            "rate_limited" => Some(RuleOutcome::RateLimited),
+            "duplicate" => Some(RuleOutcome::Duplicate),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

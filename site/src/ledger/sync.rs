@@ -440,23 +440,24 @@ fn apply(
     }
 }
 
-fn scan(
-    conn: &Connection,
-    ctx: &Context<'_>,
-    item: &SyncItem,
+/// The hop of `kind` a handheld item records: simulated, without unit,
+/// bins or mode until its command fills them in.
+fn item_hop<'a>(
+    ctx: &'a Context<'_>,
+    item: &'a SyncItem,
+    session_id: &'a str,
+    key: &'a str,
     skew_ms: i64,
-) -> Result<ItemResult, LedgerError> {
-    let body: ScanBody = item.body_as().map_err(invalid)?;
-    let session_id = item.session_id.to_string();
-    let key = item.key.to_string();
-    let mut hop = NewHop {
+    kind: &'static str,
+) -> NewHop<'a> {
+    NewHop {
         device_id: &ctx.device.device_id,
-        session_id: Some(&session_id),
-        key: &key,
+        session_id: Some(session_id),
+        key,
         client_seq: Some(item.client_seq),
         command: item.command.as_str(),
-        kind: hops::scan_kind(body.mode),
-        mode: Some(body.mode),
+        kind,
+        mode: None,
         unit_id: None,
         from_bin: None,
         to_bin: None,
@@ -468,7 +469,27 @@ fn scan(
         source_mode: SourceMode::Sim,
         compensates: None,
         closed_until: ctx.closed_until,
-    };
+    }
+}
+
+fn scan(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    item: &SyncItem,
+    skew_ms: i64,
+) -> Result<ItemResult, LedgerError> {
+    let body: ScanBody = item.body_as().map_err(invalid)?;
+    let session_id = item.session_id.to_string();
+    let key = item.key.to_string();
+    let mut hop = item_hop(
+        ctx,
+        item,
+        &session_id,
+        &key,
+        skew_ms,
+        hops::scan_kind(body.mode),
+    );
+    hop.mode = Some(body.mode);
     if !ctx.device.commissioned {
         let hop_id = hops::append(conn, &hop)?;
         return Ok(done(item, ItemOutcome::Simulated, ctx.now, vec![hop_id]));
@@ -540,26 +561,10 @@ fn undo(
         .mode
         .as_deref()
         .and_then(|m| serde_json::from_value(serde_json::Value::String(m.into())).ok());
-    let mut hop = NewHop {
-        device_id: &ctx.device.device_id,
-        session_id: Some(&session_id),
-        key: &key,
-        client_seq: Some(item.client_seq),
-        command: item.command.as_str(),
-        kind: hops::kinds::UNDO,
-        mode,
-        unit_id: original.unit_id,
-        from_bin: None,
-        to_bin: None,
-        unit_version: None,
-        facts: &item.body,
-        occurred_at: item.occurred_at,
-        recorded_at: ctx.now,
-        device_clock_skew_ms: skew_ms,
-        source_mode: SourceMode::Sim,
-        compensates: Some(original.hop_id),
-        closed_until: ctx.closed_until,
-    };
+    let mut hop = item_hop(ctx, item, &session_id, &key, skew_ms, hops::kinds::UNDO);
+    hop.mode = mode;
+    hop.unit_id = original.unit_id;
+    hop.compensates = Some(original.hop_id);
     let live = ctx.device.commissioned && original.source_mode == SourceMode::Live.as_str();
     if !live {
         let hop_id = hops::append(conn, &hop)?;

@@ -20,7 +20,7 @@ use super::receipts::{self, Claim, ReceiptState};
 use super::{devices, periods, savepoint, units, LedgerError, Refusal};
 use crate::terminal_wire::{
     RuleOutcome, TerminalBatch, TerminalBatchResponse, TerminalEventKind, TerminalRecord,
-    TerminalResult, TerminalSource, MAX_RECORDS_PER_BATCH, SIGNATURE_MAX_AGE_SECS,
+    TerminalResult, MAX_RECORDS_PER_BATCH, SIGNATURE_MAX_AGE_SECS,
 };
 
 /// The receipt scope of terminal records: the listener minted every key,
@@ -77,7 +77,7 @@ pub fn ingest(
         devices::record_terminal_seen(
             &tx,
             &heartbeat.device_serial,
-            source_name(heartbeat.source),
+            heartbeat.source.as_str(),
             heartbeat.seen_at,
         )?;
     }
@@ -132,7 +132,7 @@ fn record_one(
                 key: &record.key,
                 session_id: None,
                 client_seq: None,
-                command: kind_name(record.kind),
+                command: record.kind.as_str(),
                 request_hash: &hash,
                 state: ReceiptState::Final,
                 item: None,
@@ -149,21 +149,21 @@ fn record_one(
         )?
         .execute(params![
             record.key.to_string(),
-            source_name(record.source),
+            record.source.as_str(),
             record.device_serial,
-            kind_name(record.kind),
+            record.kind.as_str(),
             record.subject,
             record.occurred_at.0,
             record.queued_at.0,
             now.0,
-            outcome_name(record.rule_outcome),
+            record.rule_outcome.as_str(),
             record.raw,
             hop_id,
         ])?;
         devices::record_terminal_seen(
             conn,
             &record.device_serial,
-            source_name(record.source),
+            record.source.as_str(),
             record.queued_at,
         )?;
         let answer = TerminalResult {
@@ -203,9 +203,9 @@ fn gate_read(
     };
     let key = record.key.to_string();
     let facts = serde_json::json!({
-        "source": source_name(record.source),
+        "source": record.source.as_str(),
         "subject": record.subject,
-        "kind": kind_name(record.kind),
+        "kind": record.kind.as_str(),
     });
     let hop_id = hops::append(
         conn,
@@ -214,7 +214,7 @@ fn gate_read(
             session_id: None,
             key: &key,
             client_seq: None,
-            command: kind_name(record.kind),
+            command: record.kind.as_str(),
             kind: hops::kinds::GATE_READ,
             mode: None,
             unit_id: Some(unit.unit_id),
@@ -263,32 +263,6 @@ fn refused(record: &TerminalRecord, refusal: &Refusal) -> TerminalResult {
         code: Some(refusal.code.to_owned()),
         message: Some(refusal.message.clone()),
         hop_ids: vec![],
-    }
-}
-
-fn source_name(source: TerminalSource) -> &'static str {
-    match source {
-        TerminalSource::Iclock => "iclock",
-        TerminalSource::Zebra => "zebra",
-        TerminalSource::Framed => "framed",
-    }
-}
-
-fn kind_name(kind: TerminalEventKind) -> &'static str {
-    match kind {
-        TerminalEventKind::Attendance => "attendance",
-        TerminalEventKind::TagRead => "tag_read",
-        TerminalEventKind::CodeRead => "code_read",
-    }
-}
-
-fn outcome_name(outcome: RuleOutcome) -> &'static str {
-    match outcome {
-        RuleOutcome::Accepted => "accepted",
-        RuleOutcome::Stale => "stale",
-        RuleOutcome::ClockSkew => "clock_skew",
-        RuleOutcome::RateLimited => "rate_limited",
-        RuleOutcome::Duplicate => "duplicate",
     }
 }
 

@@ -128,14 +128,14 @@ pub fn write(
             let c = &record.capture;
             insert.execute(params![
                 IdempotencyKey::mint()?.to_string(),
-                source_name(record.source),
+                record.source.as_str(),
                 c.device,
                 c.event_id,
-                kind_name(record.kind),
+                record.kind.as_str(),
                 c.subject,
                 c.occurred_at.0,
                 queued_at.0,
-                outcome_name(outcome),
+                outcome.as_str(),
                 record.raw,
             ])?;
             reports[w].outcomes[i] = Some(outcome);
@@ -163,7 +163,7 @@ fn touch(
          ON CONFLICT (device_serial) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at),
            source = excluded.source",
     )?
-    .execute(params![device, source_name(source), seen_at.0])?;
+    .execute(params![device, source.as_str(), seen_at.0])?;
     Ok(())
 }
 
@@ -242,13 +242,13 @@ pub fn pending_batch(conn: &mut Connection, limit: usize) -> Result<Vec<Queued>,
             event_id,
             record: TerminalRecord {
                 key: IdempotencyKey::parse(&key).map_err(|_| bad("key"))?,
-                source: parse_source(&source).ok_or_else(|| bad("source"))?,
+                source: TerminalSource::parse(&source).ok_or_else(|| bad("source"))?,
                 device_serial: device,
-                kind: parse_kind(&kind).ok_or_else(|| bad("kind"))?,
+                kind: TerminalEventKind::parse(&kind).ok_or_else(|| bad("kind"))?,
                 subject,
                 occurred_at: UnixMs(occurred),
                 queued_at: UnixMs(queued),
-                rule_outcome: parse_outcome(&outcome).ok_or_else(|| bad("rule_outcome"))?,
+                rule_outcome: RuleOutcome::parse(&outcome).ok_or_else(|| bad("rule_outcome"))?,
                 // The wire carries text; the queue keeps the exact bytes.
                 raw: String::from_utf8_lossy(&raw).into_owned(),
             },
@@ -280,7 +280,7 @@ pub fn pending_heartbeats(conn: &mut Connection) -> Result<Vec<TerminalHeartbeat
     let mut out = Vec::new();
     for row in rows {
         let (device_serial, source, seen_at) = row?;
-        if let Some(source) = parse_source(&source) {
+        if let Some(source) = TerminalSource::parse(&source) {
             out.push(TerminalHeartbeat {
                 device_serial,
                 source,
@@ -434,61 +434,6 @@ pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
         }
     }
     Ok(counts)
-}
-
-pub fn source_name(source: TerminalSource) -> &'static str {
-    match source {
-        TerminalSource::Iclock => "iclock",
-        TerminalSource::Zebra => "zebra",
-        TerminalSource::Framed => "framed",
-    }
-}
-
-fn parse_source(text: &str) -> Option<TerminalSource> {
-    match text {
-        "iclock" => Some(TerminalSource::Iclock),
-        "zebra" => Some(TerminalSource::Zebra),
-        "framed" => Some(TerminalSource::Framed),
-        _ => None,
-    }
-}
-
-fn kind_name(kind: TerminalEventKind) -> &'static str {
-    match kind {
-        TerminalEventKind::Attendance => "attendance",
-        TerminalEventKind::TagRead => "tag_read",
-        TerminalEventKind::CodeRead => "code_read",
-    }
-}
-
-fn parse_kind(text: &str) -> Option<TerminalEventKind> {
-    match text {
-        "attendance" => Some(TerminalEventKind::Attendance),
-        "tag_read" => Some(TerminalEventKind::TagRead),
-        "code_read" => Some(TerminalEventKind::CodeRead),
-        _ => None,
-    }
-}
-
-fn outcome_name(outcome: RuleOutcome) -> &'static str {
-    match outcome {
-        RuleOutcome::Accepted => "accepted",
-        RuleOutcome::Stale => "stale",
-        RuleOutcome::ClockSkew => "clock_skew",
-        RuleOutcome::RateLimited => "rate_limited",
-        RuleOutcome::Duplicate => "duplicate",
-    }
-}
-
-fn parse_outcome(text: &str) -> Option<RuleOutcome> {
-    match text {
-        "accepted" => Some(RuleOutcome::Accepted),
-        "stale" => Some(RuleOutcome::Stale),
-        "clock_skew" => Some(RuleOutcome::ClockSkew),
-        "rate_limited" => Some(RuleOutcome::RateLimited),
-        "duplicate" => Some(RuleOutcome::Duplicate),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
