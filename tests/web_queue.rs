@@ -560,22 +560,11 @@ async fn sleep_ms(ms: u32) {
 #[wasm_bindgen_test]
 async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer() {
     use stockhop::web::clock::SystemClock;
-    use stockhop::web::runtime::{Options, Queue};
+    use stockhop::web::runtime::Options;
     let name = db_name("wake");
     let site = FakeSite::new();
     site.answer_whole(TransportOutcome::Timeout);
-    let queue = Queue::open(&name, site.clone(), SystemClock, Options::default())
-        .await
-        .unwrap();
-    queue
-        .store()
-        .set_device(&DeviceConfig {
-            site_url: "http://127.0.0.1:9".into(),
-            device_token: "token".into(),
-            device_id: "HH-0042".into(),
-        })
-        .await
-        .unwrap();
+    let queue = set_up_queue(&name, &site, SystemClock, Options::default()).await;
     let open = queue.open_session(None, open_body("op-1")).await.unwrap();
     sleep_ms(300).await;
     assert_eq!(

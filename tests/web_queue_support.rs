@@ -123,7 +123,17 @@ pub async fn manual_queue(
         drain_after_capture: false,
         wake_on_timer: false,
     };
-    let queue = Queue::open(name, site.clone(), clock.clone(), options)
+    set_up_queue(name, site, clock.clone(), options).await
+}
+
+/// A queue on `name` talking to `site`, its device set up.
+pub async fn set_up_queue<C: Clock + 'static>(
+    name: &str,
+    site: &FakeSite,
+    clock: C,
+    options: Options,
+) -> Queue<FakeSite, C> {
+    let queue = Queue::open(name, site.clone(), clock, options)
         .await
         .unwrap();
     queue

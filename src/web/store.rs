@@ -196,10 +196,12 @@ impl Store {
             // beside it, and the session's unique (session_id, client_seq)
             // index then refuses a reused seq. Nothing of the group was
             // written; write it once more from what storage says.
-            self.forget_sessions_unless(false);
+            self.forget_sessions();
             written = self.write_captures_once(requests, now).await;
         }
-        self.forget_sessions_unless(written.is_ok());
+        if written.is_err() {
+            self.forget_sessions();
+        }
         written
     }
 
@@ -287,10 +289,8 @@ impl Store {
 
     /// After a failed write, what this connection remembers of its
     /// sessions may be ahead of storage: forget it.
-    fn forget_sessions_unless(&self, written: bool) {
-        if !written {
-            self.sessions.borrow_mut().clear();
-        }
+    fn forget_sessions(&self) {
+        self.sessions.borrow_mut().clear();
     }
 
     /// What the drain needs after a wake-up.
@@ -441,7 +441,9 @@ impl Store {
     /// Discards a blocked item and queues its `void`, in one strict transaction.
     pub async fn discard(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
         let discarded = self.discard_once(id, now).await;
-        self.forget_sessions_unless(discarded.is_ok());
+        if discarded.is_err() {
+            self.forget_sessions();
+        }
         discarded
     }
 
