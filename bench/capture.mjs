@@ -137,11 +137,7 @@ async function measureQueue({ single, burst, warmup, inPage, batch, setup }) {
     if (!reply.ok) throw new Error(JSON.stringify(reply));
     return performance.now() - t;
   };
-  for (let i = 0; i < warmup; i++) await capture();
-  const singles = [];
-  const t0 = performance.now();
-  for (let i = 0; i < single; i++) singles.push(await capture());
-  const singleMs = performance.now() - t0;
+  const { singles, singleMs } = await window.benchSingles(capture, warmup, single);
   const t1 = performance.now();
   let bursts;
   if (batch) {
@@ -167,6 +163,19 @@ async function measureQueue({ single, burst, warmup, inPage, batch, setup }) {
   return { singles, singleMs, bursts, burstMs, stored: counts.queued + counts.sending + counts.done };
 }
 
+// Installed in each page before it loads (the measurements run in the
+// page, so they share this there): warm up, then time `single` sequential
+// calls of `one`.
+function installTiming() {
+  window.benchSingles = async (one, warmup, single) => {
+    for (let i = 0; i < warmup; i++) await one();
+    const singles = [];
+    const t0 = performance.now();
+    for (let i = 0; i < single; i++) singles.push(await one());
+    return { singles, singleMs: performance.now() - t0 };
+  };
+}
+
 // Runs in the page: waits until the worker's queue has nothing left to
 // send (bounded), and says how long that took.
 async function drained({ limitMs }) {
@@ -187,11 +196,7 @@ async function measurePing({ single, burst, warmup }) {
     await window.stockhop.ask({ type: 'ping' });
     return performance.now() - t;
   };
-  for (let i = 0; i < warmup; i++) await one();
-  const singles = [];
-  const t0 = performance.now();
-  for (let i = 0; i < single; i++) singles.push(await one());
-  const singleMs = performance.now() - t0;
+  const { singles, singleMs } = await window.benchSingles(one, warmup, single);
   const t1 = performance.now();
   const bursts = await Promise.all(Array.from({ length: burst }, one));
   return { singles, singleMs, bursts, burstMs: performance.now() - t1 };
@@ -231,11 +236,7 @@ async function measureBaseline({ single, burst, warmup, perTx }) {
     await write([record()]);
     return performance.now() - t;
   };
-  for (let i = 0; i < warmup; i++) await one();
-  const singles = [];
-  const t0 = performance.now();
-  for (let i = 0; i < single; i++) singles.push(await one());
-  const singleMs = performance.now() - t0;
+  const { singles, singleMs } = await window.benchSingles(one, warmup, single);
   const t1 = performance.now();
   let bursts;
   if (perTx === 1) {
@@ -295,6 +296,7 @@ async function main() {
   });
   try {
     const page = await browser.newPage();
+    await page.addInitScript(installTiming);
     page.on('pageerror', (err) => console.error('page error:', err.message));
     await page.goto(base + '/');
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
@@ -318,6 +320,7 @@ async function main() {
     const onlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const settled = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
     const jsPage = await browser.newPage();
+    await jsPage.addInitScript(installTiming);
     jsPage.on('pageerror', (err) => console.error('baseline page error:', err.message));
     await jsPage.goto(base + '/baseline/index.html');
     await jsPage.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
