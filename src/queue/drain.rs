@@ -13,7 +13,7 @@
 //! in a lease only while it is pending (`queued`, or `sending` found after a
 //! restart); a `done`, `rejected` or `voided` item is never leased again.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use uuid::Uuid;
 
@@ -77,12 +77,19 @@ pub enum DrainError {
 ///
 /// The queue is unbounded by design (DESIGN.md §3.4): there is no cap on
 /// pending items here, and nothing is evicted.
+///
+/// Both maps are sorted lists searched by halving rather than B-trees:
+/// the same lookups, without linking a B-tree's code into the wasm module
+/// (about 14 KB of it). A session's items arrive in position order and
+/// leave from the front, so a deque keeps both ends cheap.
 #[derive(Debug, Clone, Default)]
 pub struct Drain {
-    /// Session order: opened_at, then id, so the oldest session goes first.
-    sessions: BTreeMap<Uuid, UnixMs>,
-    /// Pending items by session, then by position (see [`Item::position`]).
-    pending: BTreeMap<Uuid, BTreeMap<(u64, u64), Item>>,
+    /// When each known session started (its opened_at, or its oldest
+    /// item's queued_at), sorted by id: the oldest session goes first.
+    sessions: Vec<(Uuid, UnixMs)>,
+    /// Sessions with pending items, sorted by id, each queue in position
+    /// order (see [`Item::position`]).
+    pending: Vec<(Uuid, VecDeque<Item>)>,
     backoff: Backoff,
     in_flight: Option<Lease>,
     next_batch_id: u64,
@@ -103,7 +110,7 @@ impl Drain {
             ..Drain::default()
         };
         for session in sessions {
-            drain.sessions.insert(session.session_id, session.opened_at);
+            drain.note_session(session.session_id, session.opened_at);
         }
         for mut item in items {
             if item.state == ItemState::Sending {
@@ -140,11 +147,9 @@ impl Drain {
         }
         let limit = self.batch_limit();
         let mut items = Vec::new();
-        for session_id in self.session_order() {
-            let Some(queue) = self.pending.get_mut(&session_id) else {
-                continue;
-            };
-            for item in queue.values_mut() {
+        for at in self.session_order() {
+            let queue = &mut self.pending[at].1;
+            for item in queue.iter_mut() {
                 if items.len() == limit || item.state != ItemState::Queued {
                     break;
                 }
@@ -255,7 +260,7 @@ impl Drain {
 
     /// Pending items (queued, sending or blocked).
     pub fn pending_len(&self) -> usize {
-        self.pending.values().map(BTreeMap::len).sum()
+        self.pending.iter().map(|(_, queue)| queue.len()).sum()
     }
 
     /// Items the next lease may carry: [`PROBE_ITEMS`] after a request
@@ -269,25 +274,44 @@ impl Drain {
     }
 
     fn has_sendable(&self) -> bool {
-        self.pending.values().any(|queue| {
+        self.pending.iter().any(|(_, queue)| {
             queue
-                .values()
-                .next()
+                .front()
                 .is_some_and(|item| item.state == ItemState::Queued)
         })
     }
 
-    fn session_order(&self) -> Vec<Uuid> {
+    /// Indexes into `pending`, oldest session first (then by id).
+    fn session_order(&self) -> Vec<usize> {
         // Sessions with pending items are few (a handful per shift), so an
         // insertion into a sorted list beats linking a general sort into
         // the wasm module.
-        let mut order: Vec<(UnixMs, Uuid)> = Vec::with_capacity(self.pending.len());
-        for id in self.pending.keys() {
-            let entry = (self.sessions.get(id).copied().unwrap_or_default(), *id);
+        let mut order: Vec<(UnixMs, Uuid, usize)> = Vec::with_capacity(self.pending.len());
+        for (index, (id, _)) in self.pending.iter().enumerate() {
+            let started = match self.session_at(id) {
+                Ok(at) => self.sessions[at].1,
+                Err(_) => UnixMs::default(),
+            };
+            let entry = (started, *id, index);
             let at = order.partition_point(|earlier| *earlier < entry);
             order.insert(at, entry);
         }
-        order.into_iter().map(|(_, id)| id).collect()
+        order.into_iter().map(|(_, _, index)| index).collect()
+    }
+
+    fn session_at(&self, id: &Uuid) -> Result<usize, usize> {
+        self.sessions.binary_search_by(|(known, _)| known.cmp(id))
+    }
+
+    /// Records that session `id` started no later than `at`.
+    fn note_session(&mut self, id: Uuid, at: UnixMs) {
+        match self.session_at(&id) {
+            Ok(found) => {
+                let started = &mut self.sessions[found].1;
+                *started = (*started).min(at);
+            }
+            Err(slot) => self.sessions.insert(slot, (id, at)),
+        }
     }
 
     fn take_lease(&mut self, batch_id: u64) -> Result<Lease, DrainError> {
@@ -301,21 +325,29 @@ impl Drain {
     }
 
     fn upsert(&mut self, item: Item) {
-        self.sessions
-            .entry(item.session_id)
-            .and_modify(|at| *at = (*at).min(item.queued_at))
-            .or_insert(item.queued_at);
-        let position = item.position();
         let session_id = item.session_id;
+        self.note_session(session_id, item.queued_at);
+        let position = item.position();
+        let session = self
+            .pending
+            .binary_search_by(|(known, _)| known.cmp(&session_id));
         if item.state.is_pending() {
-            self.pending
-                .entry(session_id)
-                .or_default()
-                .insert(position, item);
-        } else if let Some(queue) = self.pending.get_mut(&session_id) {
-            queue.remove(&position);
+            let at = session.unwrap_or_else(|slot| {
+                self.pending.insert(slot, (session_id, VecDeque::new()));
+                slot
+            });
+            let queue = &mut self.pending[at].1;
+            match queue.binary_search_by(|queued| queued.position().cmp(&position)) {
+                Ok(found) => queue[found] = item,
+                Err(slot) => queue.insert(slot, item),
+            }
+        } else if let Ok(at) = session {
+            let queue = &mut self.pending[at].1;
+            if let Ok(found) = queue.binary_search_by(|queued| queued.position().cmp(&position)) {
+                queue.remove(found);
+            }
             if queue.is_empty() {
-                self.pending.remove(&session_id);
+                self.pending.remove(at);
             }
         }
     }
