@@ -12,14 +12,17 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
-use indexed_db_futures::prelude::*;
+use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::transaction::{
     Transaction, TransactionDurability, TransactionMode, TransactionOptions,
 };
-use indexed_db_futures::KeyRange;
+use indexed_db_futures::Build;
+use js_sys::Promise;
 use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbKeyRange, IdbObjectStore, IdbRequest};
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
@@ -29,7 +32,7 @@ use crate::queue::{
 use crate::time::UnixMs;
 use crate::wire::OpenSessionBody;
 
-use super::error::QueueError;
+use super::error::{describe, QueueError};
 use super::js::FromJs;
 use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
 
@@ -55,19 +58,55 @@ pub fn from_js<T: FromJs>(value: JsValue) -> Result<T, QueueError> {
     T::from_js(&value).map_err(QueueError::storage)
 }
 
-/// Reads every row of a `get_all`, failing at the first that cannot be
+/// Reads every row of a `getAll`, failing at the first that cannot be
 /// read. (A loop: collecting `Result`s links an adapter per call site.)
-fn from_js_rows<T: FromJs, E>(
-    rows: impl Iterator<Item = Result<JsValue, E>>,
-) -> Result<Vec<T>, QueueError>
-where
-    QueueError: From<E>,
-{
-    let mut read = Vec::new();
-    for row in rows {
-        read.push(from_js(row?)?);
+fn from_js_rows<T: FromJs>(rows: JsValue) -> Result<Vec<T>, QueueError> {
+    let rows = js_sys::Array::from(&rows);
+    let mut read = Vec::with_capacity(rows.length() as usize);
+    for row in rows.iter() {
+        read.push(from_js(row)?);
     }
     Ok(read)
+}
+
+/// An object store of a live transaction, for its requests.
+fn table(tx: &Transaction<'_>, name: &str) -> Result<IdbObjectStore, QueueError> {
+    tx.as_sys().object_store(name).map_err(refused)
+}
+
+/// What IndexedDB threw when asked for a request (a closed connection, an
+/// inactive transaction, a key it cannot use), as a storage error.
+fn refused(thrown: JsValue) -> QueueError {
+    QueueError::Storage(describe(&thrown))
+}
+
+/// Awaits one request of a live transaction: its result, or its error.
+///
+/// Every read and every awaited write goes through this one function, so
+/// the module carries one request future rather than one per request type
+/// and value type. The transaction stays active meanwhile: the request's
+/// event resolves the promise, and the queue's task resumes in the same
+/// microtask checkpoint, before IndexedDB would let the transaction commit.
+async fn settled(request: Result<IdbRequest, JsValue>) -> Result<JsValue, QueueError> {
+    let request = request.map_err(refused)?;
+    let outcome = JsFuture::from(Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    }))
+    .await;
+    match outcome {
+        Ok(_) => request.result().map_err(refused),
+        Err(_) => Err(match request.error() {
+            Ok(Some(error)) => refused(error.into()),
+            _ => QueueError::Storage("the request failed".into()),
+        }),
+    }
+}
+
+/// A record if `value` holds one (`get` resolves with `undefined` when
+/// there is none).
+fn found(value: JsValue) -> Option<JsValue> {
+    (!value.is_undefined()).then_some(value)
 }
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
@@ -211,8 +250,8 @@ impl Store {
         now: UnixMs,
     ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS])?;
-        let items = tx.object_store(ITEMS)?;
-        let sessions = tx.object_store(SESSIONS)?;
+        let items = table(&tx, ITEMS)?;
+        let sessions = table(&tx, SESSIONS)?;
         // The sessions this group touches, in first-touch order: a group
         // holds a few sessions at most, so a list beats a map.
         let mut touched: Vec<(Uuid, Option<Session>)> = Vec::new();
@@ -227,11 +266,9 @@ impl Store {
                     let session = match known {
                         Some(session) => Some(session),
                         None => {
-                            let stored: Option<JsValue> = sessions
-                                .get(JsValue::from_str(&session_id.to_string()))
-                                .primitive()?
-                                .await?;
-                            stored.map(from_js::<Session>).transpose()?
+                            let id = JsValue::from_str(&session_id.to_string());
+                            let stored = settled(sessions.get(&id)).await?;
+                            found(stored).map(from_js::<Session>).transpose()?
                         }
                     };
                     touched.push((session_id, session));
@@ -261,20 +298,17 @@ impl Store {
                     .map_err(QueueError::from),
             };
             if let Ok(item) = &item {
-                adds.push((
-                    results.len(),
-                    items.add(to_js(item)?).with_key_type::<f64>().primitive()?,
-                ));
+                adds.push((results.len(), items.add(&to_js(item)?)));
             }
             results.push(item);
         }
         for session in touched.iter().filter_map(|(_, session)| session.as_ref()) {
-            sessions.put(to_js(session)?).primitive()?;
+            sessions.put(&to_js(session)?).map_err(refused)?;
         }
         for (index, add) in adds {
-            let id = add.await?;
+            let id = queue_id(settled(add).await?)?;
             if let Ok(item) = &mut results[index] {
-                item.id = Some(id as u64);
+                item.id = Some(id);
             }
         }
         tx.commit().await?;
@@ -296,21 +330,14 @@ impl Store {
     /// What the drain needs after a wake-up.
     pub async fn load_drain(&self) -> Result<DrainSnapshot, QueueError> {
         let tx = self.read(&[ITEMS, SESSIONS, META])?;
-        let sessions_store = tx.object_store(SESSIONS)?;
-        let sessions = sessions_store.get_all::<JsValue>().primitive()?.await?;
-        let sessions = from_js_rows::<Session, _>(sessions)?;
-        let items = tx.object_store(ITEMS)?;
-        let by_state = items.index(BY_STATE)?;
+        let sessions = settled(table(&tx, SESSIONS)?.get_all()).await?;
+        let sessions = from_js_rows::<Session>(sessions)?;
+        let by_state = table(&tx, ITEMS)?.index(BY_STATE).map_err(refused)?;
         let mut pending = Vec::new();
         for state in [ItemState::Queued, ItemState::Sending, ItemState::Blocked] {
-            let rows = by_state
-                .get_all::<JsValue>()
-                .with_query(JsValue::from_str(state.as_str()))
-                .primitive()?
-                .await?;
-            for row in rows {
-                pending.push(from_js::<Item>(row?)?);
-            }
+            let only = JsValue::from_str(state.as_str());
+            let rows = settled(by_state.get_all_with_key(&only)).await?;
+            pending.extend(from_js_rows::<Item>(rows)?);
         }
         let backoff = get_meta::<Backoff>(&tx, META_BACKOFF)
             .await?
@@ -341,9 +368,9 @@ impl Store {
         backoff: Option<Backoff>,
     ) -> Result<(), QueueError> {
         let tx = self.write_with(&[ITEMS, META], TransactionDurability::Relaxed)?;
-        let store = tx.object_store(ITEMS)?;
+        let store = table(&tx, ITEMS)?;
         for item in items {
-            store.put(to_js(item)?).primitive()?;
+            store.put(&to_js(item)?).map_err(refused)?;
         }
         if let Some(backoff) = backoff {
             put_meta(&tx, META_BACKOFF, &backoff)?;
@@ -384,22 +411,14 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<(Item, Option<String>)>, QueueError> {
         let tx = self.read(&[ITEMS])?;
-        let store = tx.object_store(ITEMS)?;
-        let lower = after.map_or(0.0, |id| id as f64);
-        let rows = store
-            .get_all::<JsValue>()
-            .with_query::<JsValue, _>(KeyRange::LowerBound(JsValue::from_f64(lower), true))
-            .with_limit(limit)
-            .primitive()?
-            .await?;
-        let page = from_js_rows::<Item, _>(rows)?;
-        let blocked = store
-            .index(BY_STATE)?
-            .get_all::<JsValue>()
-            .with_query(JsValue::from_str(ItemState::Blocked.as_str()))
-            .primitive()?
-            .await?;
-        let blocked = from_js_rows::<Item, _>(blocked)?;
+        let store = table(&tx, ITEMS)?;
+        let lower = JsValue::from_f64(after.map_or(0.0, |id| id as f64));
+        let after = IdbKeyRange::lower_bound_with_open(&lower, true).map_err(refused)?;
+        let rows = settled(store.get_all_with_key_and_limit(&after, limit)).await?;
+        let page = from_js_rows::<Item>(rows)?;
+        let by_state = store.index(BY_STATE).map_err(refused)?;
+        let only = JsValue::from_str(ItemState::Blocked.as_str());
+        let blocked = from_js_rows::<Item>(settled(by_state.get_all_with_key(&only)).await?)?;
         let blockers = Blockers::from_blocked(&blocked);
         Ok(page
             .into_iter()
@@ -413,18 +432,18 @@ impl Store {
     /// Items by state and the oldest item still to go out.
     pub async fn counts(&self, now: UnixMs) -> Result<Counts, QueueError> {
         let tx = self.read(&[ITEMS])?;
-        let items = tx.object_store(ITEMS)?;
-        let by_state = items.index(BY_STATE)?;
+        let by_state = table(&tx, ITEMS)?.index(BY_STATE).map_err(refused)?;
         let mut counts = Counts::default();
         let mut oldest: Option<UnixMs> = None;
         for state in ItemState::ALL {
-            let only = || JsValue::from_str(state.as_str());
-            let n = by_state.count().with_query(only()).primitive()?.await?;
-            counts.add(state, u64::from(n));
+            let only = JsValue::from_str(state.as_str());
+            let n = settled(by_state.count_with_key(&only)).await?;
+            let n = n.as_f64().unwrap_or_default() as u64;
+            counts.add(state, n);
             if matches!(state, ItemState::Queued | ItemState::Sending) && n > 0 {
                 // Within one index key, rows come in primary-key (capture) order.
-                let first: Option<JsValue> = by_state.get(only()).primitive()?.await?;
-                if let Some(first) = first {
+                let first = settled(by_state.get(&only)).await?;
+                if let Some(first) = found(first) {
                     let at = from_js::<Item>(first)?.queued_at;
                     oldest = Some(oldest.map_or(at, |o| o.min(at)));
                 }
@@ -450,25 +469,18 @@ impl Store {
     async fn discard_once(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS])?;
         let mut item = get_item(&tx, id).await?;
-        let sessions = tx.object_store(SESSIONS)?;
-        let stored: Option<JsValue> = sessions
-            .get(JsValue::from_str(&item.session_id.to_string()))
-            .primitive()?
-            .await?;
-        let mut session: Session = stored
+        let sessions = table(&tx, SESSIONS)?;
+        let session_id = JsValue::from_str(&item.session_id.to_string());
+        let stored = settled(sessions.get(&session_id)).await?;
+        let mut session: Session = found(stored)
             .map(from_js)
             .transpose()?
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
         let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
-        let items = tx.object_store(ITEMS)?;
-        items.put(to_js(&item)?).primitive()?;
-        let id = items
-            .add(to_js(&void)?)
-            .with_key_type::<f64>()
-            .primitive()?
-            .await?;
-        void.id = Some(id as u64);
-        sessions.put(to_js(&session)?).primitive()?;
+        let items = table(&tx, ITEMS)?;
+        items.put(&to_js(&item)?).map_err(refused)?;
+        void.id = Some(queue_id(settled(items.add(&to_js(&void)?)).await?)?);
+        sessions.put(&to_js(&session)?).map_err(refused)?;
         tx.commit().await?;
         self.sessions
             .borrow_mut()
@@ -481,7 +493,7 @@ impl Store {
         let tx = self.write(&[ITEMS])?;
         let mut item = get_item(&tx, id).await?;
         acknowledge(&mut item, now)?;
-        tx.object_store(ITEMS)?.put(to_js(&item)?).primitive()?;
+        table(&tx, ITEMS)?.put(&to_js(&item)?).map_err(refused)?;
         tx.commit().await?;
         Ok(item)
     }
@@ -489,39 +501,42 @@ impl Store {
     /// Every item of a session, in seq order (for tests and diagnostics).
     pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
         let tx = self.read(&[ITEMS])?;
-        let items = tx.object_store(ITEMS)?;
-        let index = items.index(schema::BY_SESSION_SEQ)?;
+        let index = table(&tx, ITEMS)?
+            .index(schema::BY_SESSION_SEQ)
+            .map_err(refused)?;
         let id = JsValue::from_str(&session_id.to_string());
         let lower = js_sys::Array::of2(&id, &JsValue::from_f64(0.0));
         let upper = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX));
-        let rows = index
-            .get_all::<JsValue>()
-            .with_query::<JsValue, _>(KeyRange::Bound(lower.into(), false, upper.into(), false))
-            .primitive()?
-            .await?;
-        from_js_rows(rows)
+        let seqs = IdbKeyRange::bound(&lower, &upper).map_err(refused)?;
+        from_js_rows(settled(index.get_all_with_key(&seqs)).await?)
     }
 }
 
 async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
-    let row: Option<JsValue> = tx
-        .object_store(ITEMS)?
-        .get(JsValue::from_f64(id as f64))
-        .primitive()?
-        .await?;
-    row.map(from_js).transpose()?.ok_or(QueueError::NoItem(id))
+    let row = settled(table(tx, ITEMS)?.get(&JsValue::from_f64(id as f64))).await?;
+    found(row)
+        .map(from_js)
+        .transpose()?
+        .ok_or(QueueError::NoItem(id))
 }
 
 async fn get_meta<T: FromJs>(tx: &Transaction<'_>, name: &str) -> Result<Option<T>, QueueError> {
-    let row: Option<JsValue> = tx
-        .object_store(META)?
-        .get(JsValue::from_str(name))
-        .primitive()?
-        .await?;
-    Ok(row
+    let row = settled(table(tx, META)?.get(&JsValue::from_str(name))).await?;
+    Ok(found(row)
         .map(from_js::<MetaRecord<T>>)
         .transpose()?
         .map(|r| r.value))
+}
+
+/// The queue id IndexedDB generated for an added item.
+fn queue_id(key: JsValue) -> Result<u64, QueueError> {
+    match key.as_f64() {
+        Some(id) if id >= 1.0 && id.fract() == 0.0 => Ok(id as u64),
+        _ => Err(QueueError::Storage(format!(
+            "an added item's key is not a queue id: {}",
+            describe(&key)
+        ))),
+    }
 }
 
 fn put_meta<T: Serialize>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
@@ -529,6 +544,6 @@ fn put_meta<T: Serialize>(tx: &Transaction<'_>, name: &str, value: &T) -> Result
         name: name.to_owned(),
         value,
     };
-    tx.object_store(META)?.put(to_js(&record)?).primitive()?;
+    table(tx, META)?.put(&to_js(&record)?).map_err(refused)?;
     Ok(())
 }
