@@ -1,8 +1,9 @@
-//! The hand-written readers of the JS edge in a real browser page: stored
-//! records read back exactly as written, older record shapes still read,
-//! every page message reads into its request, and a bad message names the
-//! field at fault. Where the core type still derives `Deserialize`, the
-//! reader is checked against serde-wasm-bindgen, the path it replaced.
+//! The hand-written readers and writers of the JS edge in a real browser
+//! page: stored records read back exactly as written, older record shapes
+//! still read, every page message reads into its request, and a bad
+//! message names the field at fault. Where the core type still derives
+//! `Deserialize` or `Serialize`, the reader or writer is checked against
+//! serde-wasm-bindgen, the path it replaced.
 #![cfg(target_arch = "wasm32")]
 
 #[path = "web_queue_support.rs"]
@@ -20,7 +21,8 @@ use stockhop::web::error::QueueError;
 use stockhop::web::js::{self, FromJs};
 use stockhop::web::message::PageRequest;
 use stockhop::web::schema;
-use stockhop::web::store::{from_js, to_js, DeviceConfig, Store};
+use stockhop::web::store::{from_js, DeviceConfig, Store};
+use stockhop::web::write::{self, json as to_js, ToJs};
 use stockhop::wire::{Command, Mode};
 use support::*;
 use uuid::Uuid;
@@ -100,7 +102,7 @@ fn bare_item() -> Item {
 #[wasm_bindgen_test]
 fn an_item_reads_back_exactly_as_written_with_every_optional_field_set_or_unset() {
     for item in [full_item(), bare_item()] {
-        let stored = to_js(&item).unwrap();
+        let stored = write::item(&item).unwrap();
         assert_eq!(from_js::<Item>(stored.clone()).unwrap(), item);
         assert_eq!(check_same::<Item>(&stored), Some(item));
     }
@@ -109,7 +111,7 @@ fn an_item_reads_back_exactly_as_written_with_every_optional_field_set_or_unset(
             state,
             ..full_item()
         };
-        assert_eq!(check_same::<Item>(&to_js(&item).unwrap()), Some(item));
+        assert_eq!(check_same::<Item>(&write::item(&item).unwrap()), Some(item));
     }
     for command in ["open_session", "scan", "undo", "void", "close_session"] {
         let mut row = serde_json::to_value(full_item()).unwrap();
@@ -117,6 +119,86 @@ fn an_item_reads_back_exactly_as_written_with_every_optional_field_set_or_unset(
         let item = check_same::<Item>(&js_json(row)).unwrap();
         assert_eq!(item.command.as_str(), command);
     }
+}
+
+/// The text `JSON.stringify` makes of `value`: equal texts mean the same
+/// fields, in the same order, with the same values.
+fn text(value: &JsValue) -> String {
+    js_sys::JSON::stringify(value).unwrap().into()
+}
+
+/// Checks a writer's object against serde-wasm-bindgen's for the same value.
+fn check_written<T: serde::Serialize>(value: &T, written: JsValue) {
+    assert_eq!(text(&written), text(&to_js(value).unwrap()));
+}
+
+#[wasm_bindgen_test]
+fn every_record_writer_builds_the_object_serde_built() {
+    for item in [full_item(), bare_item()] {
+        check_written(&item, write::item(&item).unwrap());
+    }
+    for state in ItemState::ALL {
+        let item = Item {
+            state,
+            hop_ids: vec![3],
+            ..bare_item()
+        };
+        check_written(&item, write::item(&item).unwrap());
+    }
+    let mut session = Session {
+        session_id: SESSION,
+        operator_id: "op-17".into(),
+        mode: Mode::DispatchVerify,
+        opened_at: UnixMs(1_795_947_302_120),
+        next_seq: 4,
+        closed: false,
+    };
+    check_written(&session, session.to_js());
+    session.closed = true;
+    check_written(&session, session.to_js());
+    for backoff in [
+        Backoff::default(),
+        Backoff {
+            failures: 3,
+            next_attempt_at: Some(UnixMs(1_795_947_310_000)),
+        },
+    ] {
+        check_written(&backoff, backoff.to_js());
+    }
+    let device = DeviceConfig {
+        site_url: "https://site.example:8443".into(),
+        device_token: "t0ken".into(),
+        device_id: "mc3390-07".into(),
+    };
+    check_written(&device, device.to_js());
+    let request = stockhop::wire::SyncRequest {
+        device_id: "mc3390-07".into(),
+        sent_at: UnixMs(1_795_947_302_999),
+        items: vec![full_item().to_wire(), bare_item().to_wire()],
+    };
+    check_written(&request, write::sync_request(&request).unwrap());
+    let mut counts = stockhop::queue::Counts::default();
+    check_written(&counts, counts.to_js());
+    counts.add(ItemState::Queued, 5);
+    counts.add(ItemState::Voided, 1);
+    let counts = counts.with_oldest(Some(UnixMs(1_000)), UnixMs(4_000));
+    check_written(&counts, counts.to_js());
+}
+
+#[wasm_bindgen_test]
+fn a_body_with_no_exact_js_number_is_refused_not_altered() {
+    let item = Item {
+        body: json!({"epc": "E1", "serial": u64::MAX}),
+        ..full_item()
+    };
+    let refused = write::item(&item).expect_err("2^64 - 1 has no exact JS number");
+    assert_eq!(refused.code(), "BROWSER", "{refused}");
+    let request = stockhop::wire::SyncRequest {
+        device_id: "mc3390-07".into(),
+        sent_at: UnixMs(1_795_947_302_999),
+        items: vec![item.to_wire()],
+    };
+    assert!(write::sync_request(&request).is_err());
 }
 
 #[wasm_bindgen_test]

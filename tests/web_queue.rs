@@ -479,7 +479,7 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
             let row = json!({"session_id": session, "client_seq": seq + 1, "command": command,
                 "occurred_at": "2026-11-29T09:01:00.000Z", "queued_at": "2026-11-29T09:01:00.004Z",
                 "body": body, "state": "queued"});
-            let value = stockhop::web::store::to_js(&row).unwrap();
+            let value = stockhop::web::write::json(&row).unwrap();
             store.add(value).primitive().unwrap().await.unwrap();
         }
         tx.commit().await.unwrap();

@@ -2,10 +2,10 @@
 //! stored in IndexedDB, the page's messages, the site's answers (parsed by
 //! the browser's `JSON.parse`) and JSON bodies.
 //!
-//! Writing still goes through serde (see [`super::store::to_js`]); reading
-//! does not. A serde `Deserialize` over `serde-wasm-bindgen` builds a
-//! visitor per type and per field type, and its error paths pull in float
-//! formatting; together they made up a large share of the module. The
+//! Writing is hand-written too ([`super::write`]). A serde `Deserialize`
+//! over `serde-wasm-bindgen` builds a visitor per type and per field type,
+//! and its error paths pull in float formatting; together they made up a
+//! large share of the module. The
 //! readers here walk the object with `Reflect::get` and accept exactly
 //! the shapes that serde path accepted:
 //!

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -16,7 +15,8 @@ use crate::wire::{Command, Mode};
 
 use super::error::QueueError;
 use super::js::{Fields, ReadError};
-use super::store::{to_js, DeviceConfig};
+use super::store::DeviceConfig;
+use super::write::{self, Record, ToJs};
 
 /// Items a `list` returns when the page does not say: one screenful.
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
@@ -138,7 +138,7 @@ impl PageRequest {
 }
 
 /// What the page hears of a durably written item.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Captured {
     pub id: Option<u64>,
     pub key: String,
@@ -171,18 +171,17 @@ pub struct ItemRow {
 
 impl ItemRow {
     /// The row as the page reads it: the stored item's object with `why`
-    /// added. (A `#[serde(flatten)]` struct would give the same object, but
-    /// serialises through a map and a second copy of `Item`'s serializer.)
+    /// added.
     pub fn to_js(&self) -> Result<JsValue, QueueError> {
-        let row = to_js(&self.item)?;
-        js_sys::Reflect::set(&row, &"why".into(), &to_js(&self.why)?)
+        let row = write::item(&self.item)?;
+        js_sys::Reflect::set(&row, &"why".into(), &self.why.to_js())
             .map_err(QueueError::browser)?;
         Ok(row)
     }
 }
 
 /// A failure the page shows: a stable code and a readable line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ErrorReply {
     pub code: &'static str,
     pub message: String,
@@ -197,20 +196,19 @@ impl From<&QueueError> for ErrorReply {
     }
 }
 
-/// One capture of a `capture_many`: acknowledged, or why not.
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
+/// One capture of a `capture_many`: acknowledged, or why not (as
+/// `{error: {code, message}}`).
+#[derive(Debug, Clone)]
 pub enum CapturedOrError {
     Captured(Captured),
     Error { error: ErrorReply },
 }
 
-/// The stored setup as the page sees it (never the token).
-#[derive(Debug, Clone, Serialize)]
+/// The stored setup as the page sees it (never the token); the absent
+/// fields are left out.
+#[derive(Debug, Clone)]
 pub struct DeviceReply {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub site_url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub device_id: Option<String>,
     pub configured: bool,
 }
@@ -233,7 +231,7 @@ impl From<Option<DeviceConfig>> for DeviceReply {
 }
 
 /// The storage estimate in bytes; `null` for both where the browser has none.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct StorageReply {
     pub usage: Option<f64>,
     pub quota: Option<f64>,
@@ -245,5 +243,55 @@ impl From<Option<(f64, f64)>> for StorageReply {
             usage: estimate.map(|(usage, _)| usage),
             quota: estimate.map(|(_, quota)| quota),
         }
+    }
+}
+
+impl ToJs for Captured {
+    fn to_js(&self) -> JsValue {
+        Record::new()
+            .set("id", &self.id)
+            .set("key", &self.key)
+            .set("session_id", &self.session_id)
+            .set("client_seq", &self.client_seq)
+            .set("command", &self.command.as_str())
+            .set("queued_at", &self.queued_at)
+            .build()
+    }
+}
+
+impl ToJs for ErrorReply {
+    fn to_js(&self) -> JsValue {
+        Record::new()
+            .set("code", &self.code)
+            .set("message", &self.message)
+            .build()
+    }
+}
+
+impl ToJs for CapturedOrError {
+    fn to_js(&self) -> JsValue {
+        match self {
+            CapturedOrError::Captured(captured) => captured.to_js(),
+            CapturedOrError::Error { error } => Record::new().set("error", error).build(),
+        }
+    }
+}
+
+impl ToJs for DeviceReply {
+    fn to_js(&self) -> JsValue {
+        Record::new()
+            .set_some("site_url", &self.site_url)
+            .set_some("device_id", &self.device_id)
+            .set("configured", &self.configured)
+            .build()
+    }
+}
+
+impl ToJs for StorageReply {
+    fn to_js(&self) -> JsValue {
+        Record::new()
+            .set("usage", &self.usage)
+            .set("quota", &self.quota)
+            .build()
     }
 }

@@ -4,6 +4,7 @@
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`store`]: every IndexedDB read and write, one strict transaction per step;
 //! * [`js`]: hand-written readers of stored records, page messages and JSON bodies;
+//! * [`write`]: hand-written writers of stored records, the sync request and replies;
 //! * [`runtime`]: group-committed captures and the drain loop;
 //! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
 //! * [`browser`]: hand-written bindings (Web Locks, Background Sync, storage);
@@ -19,6 +20,7 @@ pub mod schema;
 pub mod store;
 pub mod transport;
 pub mod worker;
+pub mod write;
 
 use wasm_bindgen::prelude::*;
 

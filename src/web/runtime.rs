@@ -18,7 +18,6 @@ use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
 use futures_channel::oneshot;
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
@@ -32,6 +31,7 @@ use super::clock::Clock;
 use super::error::QueueError;
 use super::store::{CaptureRequest, DeviceConfig, Store};
 use super::transport::Transport;
+use super::write::{Record, ToJs};
 
 /// The Web Lock every drain holds, across the worker and its pages.
 pub const DRAIN_LOCK: &str = "stockhop-drain";
@@ -58,7 +58,7 @@ impl Default for Options {
 }
 
 /// What a drain did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DrainReport {
     /// Requests sent and items in them.
     pub requests: u32,
@@ -72,6 +72,19 @@ pub struct DrainReport {
     pub joined: bool,
     /// Nothing was sent because the device is not set up.
     pub not_configured: bool,
+}
+
+impl ToJs for DrainReport {
+    fn to_js(&self) -> wasm_bindgen::JsValue {
+        Record::new()
+            .set("requests", &self.requests)
+            .set("items_sent", &self.items_sent)
+            .set("pending", &self.pending)
+            .set("next_attempt_at", &self.next_attempt_at)
+            .set("joined", &self.joined)
+            .set("not_configured", &self.not_configured)
+            .build()
+    }
 }
 
 type Waiter = oneshot::Sender<Result<Item, QueueError>>;

@@ -33,7 +33,8 @@ use crate::wire::{Command, OpenSessionBody};
 
 use super::error::{describe, QueueError};
 use super::js::{Fields, FromJs, ReadError};
-use super::store::{from_js, to_js};
+use super::store::from_js;
+use super::write::ToJs;
 
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
@@ -256,7 +257,7 @@ fn migrate_row(
                 next_seq: legacy.last_seq + 1,
                 closed: legacy.closed,
             };
-            sessions_store.put(&to_js(&session).map_err(|e| JsValue::from_str(&e.to_string()))?)?;
+            sessions_store.put(&session.to_js())?;
         }
         return Ok(());
     }

@@ -18,7 +18,6 @@ use indexed_db_futures::transaction::{
 };
 use indexed_db_futures::Build;
 use js_sys::Promise;
-use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -35,25 +34,13 @@ use crate::wire::OpenSessionBody;
 use super::error::{describe, QueueError};
 use super::js::FromJs;
 use super::schema::{self, BY_STATE, ITEMS, META, SESSIONS};
+use super::write::{self, Record, ToJs};
 
 const META_BACKOFF: &str = "backoff";
 const META_DEVICE: &str = "device";
 
-/// The one conversion to JS at the edge (IndexedDB values, page replies):
-/// plain objects and numbers, `null` for `None`, exactly the shape
-/// `JSON.parse` would build, so the indexes read their fields. It goes
-/// straight from Rust values to JS objects, with no JSON text in between.
-const JS_VALUES: serde_wasm_bindgen::Serializer = serde_wasm_bindgen::Serializer::json_compatible();
-
-/// Converts for IndexedDB and the page (see [`JS_VALUES`]).
-pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
-    value
-        .serialize(&JS_VALUES)
-        .map_err(|e| QueueError::Browser(e.to_string()))
-}
-
-/// The reverse of [`to_js`]: reads a stored record with its hand-written
-/// reader (see [`super::js`]).
+/// Reads a stored record with its hand-written reader (see [`super::js`];
+/// records are written by [`super::write`]).
 pub fn from_js<T: FromJs>(value: JsValue) -> Result<T, QueueError> {
     T::from_js(&value).map_err(QueueError::storage)
 }
@@ -110,7 +97,7 @@ fn found(value: JsValue) -> Option<JsValue> {
 }
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceConfig {
     /// The site server's origin, e.g. `https://site.example:8443`.
     pub site_url: String,
@@ -118,8 +105,11 @@ pub struct DeviceConfig {
     pub device_id: String,
 }
 
-#[derive(Serialize)]
+/// A row of the meta store: `{name, value}`.
 pub(crate) struct MetaRecord<T> {
+    /// The row's key. Its reader requires it (a row without one is not a
+    /// meta row), but the store looks rows up by it and never reads it back.
+    #[allow(dead_code)]
     pub(crate) name: String,
     pub(crate) value: T,
 }
@@ -298,12 +288,12 @@ impl Store {
                     .map_err(QueueError::from),
             };
             if let Ok(item) = &item {
-                adds.push((results.len(), items.add(&to_js(item)?)));
+                adds.push((results.len(), items.add(&write::item(item)?)));
             }
             results.push(item);
         }
         for session in touched.iter().filter_map(|(_, session)| session.as_ref()) {
-            sessions.put(&to_js(session)?).map_err(refused)?;
+            sessions.put(&session.to_js()).map_err(refused)?;
         }
         for (index, add) in adds {
             let id = queue_id(settled(add).await?)?;
@@ -370,7 +360,7 @@ impl Store {
         let tx = self.write_with(&[ITEMS, META], TransactionDurability::Relaxed)?;
         let store = table(&tx, ITEMS)?;
         for item in items {
-            store.put(&to_js(item)?).map_err(refused)?;
+            store.put(&write::item(item)?).map_err(refused)?;
         }
         if let Some(backoff) = backoff {
             put_meta(&tx, META_BACKOFF, &backoff)?;
@@ -478,9 +468,9 @@ impl Store {
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
         let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
         let items = table(&tx, ITEMS)?;
-        items.put(&to_js(&item)?).map_err(refused)?;
-        void.id = Some(queue_id(settled(items.add(&to_js(&void)?)).await?)?);
-        sessions.put(&to_js(&session)?).map_err(refused)?;
+        items.put(&write::item(&item)?).map_err(refused)?;
+        void.id = Some(queue_id(settled(items.add(&write::item(&void)?)).await?)?);
+        sessions.put(&session.to_js()).map_err(refused)?;
         tx.commit().await?;
         self.sessions
             .borrow_mut()
@@ -493,7 +483,9 @@ impl Store {
         let tx = self.write(&[ITEMS])?;
         let mut item = get_item(&tx, id).await?;
         acknowledge(&mut item, now)?;
-        table(&tx, ITEMS)?.put(&to_js(&item)?).map_err(refused)?;
+        table(&tx, ITEMS)?
+            .put(&write::item(&item)?)
+            .map_err(refused)?;
         tx.commit().await?;
         Ok(item)
     }
@@ -539,11 +531,8 @@ fn queue_id(key: JsValue) -> Result<u64, QueueError> {
     }
 }
 
-fn put_meta<T: Serialize>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
-    let record = MetaRecord {
-        name: name.to_owned(),
-        value,
-    };
-    table(tx, META)?.put(&to_js(&record)?).map_err(refused)?;
+fn put_meta<T: ToJs>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
+    let record = Record::new().set("name", &name).set("value", value).build();
+    table(tx, META)?.put(&record).map_err(refused)?;
     Ok(())
 }

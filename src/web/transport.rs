@@ -16,7 +16,8 @@ use crate::time::Millis;
 use crate::wire::{ErrorBody, SyncRequest, SyncResponse, SYNC_PATH};
 
 use super::js::FromJs;
-use super::store::{to_js, DeviceConfig};
+use super::store::DeviceConfig;
+use super::write;
 
 /// A request that has not answered in this long is abandoned as a timeout
 /// (DESIGN.md §6's 10 s), so a dead link does not hold the drain lock.
@@ -55,10 +56,10 @@ impl Transport for FetchTransport {
     }
 }
 
-/// The request as JSON text: converted to a JS object, then the browser's
+/// The request as JSON text: written as a JS object, then the browser's
 /// `JSON.stringify`, so the module carries no JSON printer of its own.
 fn request_body(request: &SyncRequest) -> Option<JsValue> {
-    let value = to_js(request).ok()?;
+    let value = write::sync_request(request).ok()?;
     js_sys::JSON::stringify(&value).ok().map(JsValue::from)
 }
 

@@ -3,7 +3,6 @@
 //! wake-ups). `JsValue` appears here and nowhere deeper.
 
 use js_sys::Promise;
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::MessagePort;
@@ -20,8 +19,9 @@ use super::message::{
 };
 use super::runtime::{Options, Queue};
 use super::schema::DB_NAME;
-use super::store::{to_js, DeviceConfig};
+use super::store::DeviceConfig;
 use super::transport::FetchTransport;
+use super::write::{Record, ToJs};
 
 type LiveQueue = Queue<FetchTransport, SystemClock>;
 
@@ -56,10 +56,10 @@ impl ServiceWorker {
                     js_sys::Reflect::set(&body, &"ok".into(), &JsValue::TRUE)?;
                     body
                 }
-                Err(err) => to_js(&Failed {
-                    ok: false,
-                    error: ErrorReply::from(&err),
-                })?,
+                Err(err) => Record::new()
+                    .set("ok", &false)
+                    .set("error", &ErrorReply::from(&err))
+                    .build(),
             };
             if let Some(port) = port {
                 port.post_message(&reply)?;
@@ -73,7 +73,7 @@ impl ServiceWorker {
         let queue = self.queue.clone();
         future_to_promise(async move {
             let report = queue.drain(false).await?;
-            Ok(to_js(&report)?)
+            Ok(report.to_js())
         })
     }
 
@@ -95,16 +95,9 @@ impl ServiceWorker {
             if waiting {
                 return Err(JsValue::from_str("items are still waiting"));
             }
-            Ok(to_js(&report)?)
+            Ok(report.to_js())
         })
     }
-}
-
-/// A failed request's reply.
-#[derive(Serialize)]
-struct Failed {
-    ok: bool,
-    error: ErrorReply,
 }
 
 /// Handles one request; the reply is a plain object (`ok` is added after).
@@ -129,15 +122,9 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             // The reply does not wait for the network: the drain runs on.
             queue.register_sync();
             queue.kick();
-            #[derive(Serialize)]
-            struct SetUp {
-                device_id: String,
-            }
-            to_js(&SetUp {
-                device_id: config.device_id,
-            })
+            Ok(Record::new().set("device_id", &config.device_id).build())
         }
-        PageRequest::Device {} => to_js(&DeviceReply::from(queue.store().device().await?)),
+        PageRequest::Device {} => Ok(DeviceReply::from(queue.store().device().await?).to_js()),
         PageRequest::OpenSession {
             session_id,
             operator_id,
@@ -150,7 +137,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
                 context,
             };
             let item = queue.open_session(session_id, body).await?;
-            to_js(&Captured::from(&item))
+            Ok(Captured::from(&item).to_js())
         }
         PageRequest::Capture {
             session_id,
@@ -158,7 +145,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             body,
         } => {
             let item = queue.capture(session_id, Capture { command, body }).await?;
-            to_js(&Captured::from(&item))
+            Ok(Captured::from(&item).to_js())
         }
         PageRequest::CaptureMany {
             session_id,
@@ -186,15 +173,11 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
                     },
                 })
                 .collect();
-            #[derive(Serialize)]
-            struct Many {
-                items: Vec<CapturedOrError>,
-            }
-            to_js(&Many { items })
+            Ok(Record::new().set("items", &items).build())
         }
         PageRequest::CloseSession { session_id } => {
             let item = queue.close_session(session_id).await?;
-            to_js(&Captured::from(&item))
+            Ok(Captured::from(&item).to_js())
         }
         PageRequest::List { after, limit } => {
             let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
@@ -204,42 +187,27 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             for (item, why) in rows {
                 items.push(&ItemRow { item, why }.to_js()?);
             }
-            #[derive(Serialize)]
-            struct Page {
-                #[serde(with = "serde_wasm_bindgen::preserve")]
-                items: JsValue,
-                next_after: Option<u64>,
-            }
-            to_js(&Page {
-                items: items.into(),
-                next_after: next,
-            })
+            Ok(Record::new()
+                .set("items", &JsValue::from(items))
+                .set("next_after", &next)
+                .build())
         }
-        PageRequest::Counts {} => to_js(&queue.counts().await?),
-        PageRequest::RetryNow {} => to_js(&queue.retry_now().await?),
-        PageRequest::Wake {} => to_js(&queue.drain(false).await?),
+        PageRequest::Counts {} => Ok(queue.counts().await?.to_js()),
+        PageRequest::RetryNow {} => Ok(queue.retry_now().await?.to_js()),
+        PageRequest::Wake {} => Ok(queue.drain(false).await?.to_js()),
         PageRequest::Discard { id } => {
             let (_, void) = queue.discard(id).await?;
-            #[derive(Serialize)]
-            struct Discarded {
-                void: Captured,
-            }
-            to_js(&Discarded {
-                void: Captured::from(&void),
-            })
+            Ok(Record::new().set("void", &Captured::from(&void)).build())
         }
         PageRequest::Acknowledge { id } => {
             let item = queue.acknowledge(id).await?;
-            #[derive(Serialize)]
-            struct Acknowledged {
-                id: Option<u64>,
-                acknowledged: bool,
-            }
-            to_js(&Acknowledged {
-                id: item.id,
-                acknowledged: item.acknowledged,
-            })
+            Ok(Record::new()
+                .set("id", &item.id)
+                .set("acknowledged", &item.acknowledged)
+                .build())
         }
-        PageRequest::Storage {} => to_js(&StorageReply::from(browser::storage_estimate().await?)),
+        PageRequest::Storage {} => {
+            Ok(StorageReply::from(browser::storage_estimate().await?).to_js())
+        }
     }
 }
