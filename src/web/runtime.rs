@@ -14,7 +14,6 @@
 //! under the `stockhop-drain` Web Lock.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
 use futures_channel::oneshot;
@@ -107,10 +106,13 @@ struct Inner<T, C> {
     /// Items this runtime wrote (captures, discards) since the drain last
     /// looked; merged into it before its next lease.
     written: RefCell<Vec<Item>>,
-    /// Keys the last restore read as pending. A capture's commit can land
-    /// in that read before its own notice reaches `written`; such a late
-    /// notice must not put back an item the drain has moved on since.
-    restored: RefCell<HashSet<IdempotencyKey>>,
+    /// The highest queue id the last restore read. A capture's commit can
+    /// land in that read before its own notice reaches `written`; such a
+    /// late notice must not put back an item the drain has moved on since.
+    /// Ids rise in commit order, so an item at or below this id was
+    /// committed before the read and the restored drain already has its
+    /// state (pending, or moved on).
+    restored_up_to: Cell<Option<u64>>,
     timer: RefCell<Option<gloo_timers::callback::Timeout>>,
     /// A Background Sync registration for [`SYNC_TAG`] is pending: asked
     /// for in this worker life and not spent since (see
@@ -158,7 +160,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                 skip_wait: Cell::new(false),
                 mirror: RefCell::new(None),
                 written: RefCell::default(),
-                restored: RefCell::default(),
+                restored_up_to: Cell::new(None),
                 timer: RefCell::new(None),
                 sync_pending: Rc::new(Cell::new(false)),
                 writer_idle: RefCell::default(),
@@ -391,7 +393,9 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             Some(drain) => drain,
             None => {
                 let snapshot = inner.store.load_drain().await?;
-                *inner.restored.borrow_mut() = snapshot.pending.iter().map(|i| i.key).collect();
+                inner
+                    .restored_up_to
+                    .set(snapshot.pending.iter().filter_map(|item| item.id).max());
                 Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
             }
         };
@@ -461,11 +465,15 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     /// Feeds the drain what this runtime wrote since it last looked.
     fn merge_written(&self, drain: &mut Drain) {
         let written: Vec<Item> = self.inner.written.borrow_mut().drain(..).collect();
-        let restored = self.inner.restored.borrow();
+        let restored_up_to = self.inner.restored_up_to.get();
+        let restored = |item: &Item| match (item.id, restored_up_to) {
+            (Some(id), Some(up_to)) => id <= up_to,
+            _ => false,
+        };
         drain.handle_stored(
             written
                 .into_iter()
-                .filter(|item| !(item.state == ItemState::Queued && restored.contains(&item.key))),
+                .filter(|item| !(item.state == ItemState::Queued && restored(item))),
         );
     }
 

@@ -8,7 +8,6 @@
 //! requests (no fetch, no timer), so none auto-commits half-way.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
@@ -159,7 +158,7 @@ pub struct Store {
     /// whole after any failed write, so the next one reads storage again.
     /// A worker life is short and a session is ~100 bytes, so it keeps
     /// every session it touched.
-    sessions: Rc<RefCell<HashMap<Uuid, Session>>>,
+    sessions: Rc<RefCell<Vec<Session>>>,
     /// The device setup as last read or written here (the worker is its
     /// only writer too): every capture starts a drain, and the drain's
     /// first question is whether the device is set up.
@@ -216,7 +215,7 @@ impl Store {
             let known = self.sessions.borrow();
             requests
                 .iter()
-                .any(|request| known.contains_key(&request.session_id()))
+                .any(|request| known.iter().any(|s| s.session_id == request.session_id()))
         };
         let mut written = self.write_captures_once(requests, now).await;
         if written.is_err() && remembered {
@@ -252,7 +251,7 @@ impl Store {
             let at = match touched.iter().position(|(id, _)| *id == session_id) {
                 Some(at) => at,
                 None => {
-                    let known = self.sessions.borrow().get(&session_id).cloned();
+                    let known = self.remembered(session_id);
                     let session = match known {
                         Some(session) => Some(session),
                         None => {
@@ -302,10 +301,9 @@ impl Store {
             }
         }
         tx.commit().await?;
-        let mut known = self.sessions.borrow_mut();
-        for (id, session) in touched {
+        for (_, session) in touched {
             if let Some(session) = session {
-                known.insert(id, session);
+                self.remember(session);
             }
         }
         Ok(results)
@@ -315,6 +313,25 @@ impl Store {
     /// sessions may be ahead of storage: forget it.
     fn forget_sessions(&self) {
         self.sessions.borrow_mut().clear();
+    }
+
+    /// The session as this connection last committed it, if it did.
+    fn remembered(&self, session_id: Uuid) -> Option<Session> {
+        let known = self.sessions.borrow();
+        known.iter().find(|s| s.session_id == session_id).cloned()
+    }
+
+    /// Keeps a session just committed. A worker life touches a handful of
+    /// sessions, so a list searched in order serves.
+    fn remember(&self, session: Session) {
+        let mut known = self.sessions.borrow_mut();
+        match known
+            .iter_mut()
+            .find(|s| s.session_id == session.session_id)
+        {
+            Some(slot) => *slot = session,
+            None => known.push(session),
+        }
     }
 
     /// What the drain needs after a wake-up.
@@ -472,9 +489,7 @@ impl Store {
         void.id = Some(queue_id(settled(items.add(&write::item(&void)?)).await?)?);
         sessions.put(&session.to_js()).map_err(refused)?;
         tx.commit().await?;
-        self.sessions
-            .borrow_mut()
-            .insert(session.session_id, session);
+        self.remember(session);
         Ok((item, void))
     }
 
