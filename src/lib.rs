@@ -10,6 +10,7 @@
 
 pub mod backoff;
 pub mod classify;
+pub mod heap;
 pub mod key;
 pub mod queue;
 pub mod time;

@@ -8,11 +8,14 @@
 //! * [`runtime`]: group-committed captures and the drain loop;
 //! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
 //! * [`browser`]: hand-written bindings (Web Locks, Background Sync, storage);
-//! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives.
+//! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives;
+//! * [`heap`]: the module's allocator over `memory.grow`.
 
 pub mod browser;
 pub mod clock;
 pub mod error;
+#[cfg(not(target_feature = "atomics"))]
+pub mod heap;
 pub mod js;
 pub mod message;
 pub mod runtime;
