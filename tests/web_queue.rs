@@ -455,6 +455,34 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
 }
 
 #[wasm_bindgen_test]
+async fn a_request_awaited_after_its_event_fired_still_resolves() {
+    use stockhop::web::store::{settled, table};
+    let name = db_name("settled");
+    let db = schema::open(&name).await.unwrap();
+    let tx = db
+        .transaction(schema::META)
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .unwrap();
+    let meta = table(&tx, schema::META).unwrap();
+    let row = |name: &str| {
+        let record = js_sys::Object::new();
+        js_sys::Reflect::set(&record, &"name".into(), &name.into()).unwrap();
+        record
+    };
+    let first = meta.add(&row("first"));
+    let second = meta.add(&row("second"));
+    // Requests complete in order: by the time the second has resolved,
+    // the first is done and its event has fired with nobody listening.
+    assert_eq!(settled(second).await.unwrap(), JsValue::from_str("second"));
+    assert_eq!(settled(first).await.unwrap(), JsValue::from_str("first"));
+    let again = meta.add(&row("first"));
+    let refused = settled(again).await.expect_err("the key is taken");
+    assert_eq!(refused.code(), "STORAGE", "{refused}");
+    assert!(refused.to_string().contains("ConstraintError"), "{refused}");
+}
+
+#[wasm_bindgen_test]
 async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
     let name = db_name("upgrade");
     let session = Uuid::from_u128(0x5f1e_2d3c_4b5a_4697_8877_6655_4433_2211);

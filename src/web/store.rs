@@ -20,7 +20,7 @@ use js_sys::Promise;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbKeyRange, IdbObjectStore, IdbRequest};
+use web_sys::{IdbKeyRange, IdbObjectStore, IdbRequest, IdbRequestReadyState};
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
@@ -56,7 +56,7 @@ fn from_js_rows<T: FromJs>(rows: JsValue) -> Result<Vec<T>, QueueError> {
 }
 
 /// An object store of a live transaction, for its requests.
-fn table(tx: &Transaction<'_>, name: &str) -> Result<IdbObjectStore, QueueError> {
+pub fn table(tx: &Transaction<'_>, name: &str) -> Result<IdbObjectStore, QueueError> {
     tx.as_sys().object_store(name).map_err(refused)
 }
 
@@ -73,19 +73,22 @@ fn refused(thrown: JsValue) -> QueueError {
 /// and value type. The transaction stays active meanwhile: the request's
 /// event resolves the promise, and the queue's task resumes in the same
 /// microtask checkpoint, before IndexedDB would let the transaction commit.
-async fn settled(request: Result<IdbRequest, JsValue>) -> Result<JsValue, QueueError> {
+/// A request already done (a later `add` of a group, awaited after the
+/// earlier ones) is read at once: its event has fired and would not again.
+pub async fn settled(request: Result<IdbRequest, JsValue>) -> Result<JsValue, QueueError> {
     let request = request.map_err(refused)?;
-    let outcome = JsFuture::from(Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    }))
-    .await;
-    match outcome {
-        Ok(_) => request.result().map_err(refused),
-        Err(_) => Err(match request.error() {
-            Ok(Some(error)) => refused(error.into()),
-            _ => QueueError::Storage("the request failed".into()),
-        }),
+    if request.ready_state() != IdbRequestReadyState::Done {
+        // Failure is read from the request below, not from the rejection.
+        let _ = JsFuture::from(Promise::new(&mut |resolve, reject| {
+            request.set_onsuccess(Some(&resolve));
+            request.set_onerror(Some(&reject));
+        }))
+        .await;
+    }
+    match request.error() {
+        Ok(None) => request.result().map_err(refused),
+        Ok(Some(error)) => Err(refused(error.into())),
+        Err(thrown) => Err(refused(thrown)),
     }
 }
 
