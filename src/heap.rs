@@ -118,7 +118,13 @@ impl<G: Grow> SizeClasses<G> {
         let Some(start) = self.grow.grow(pages) else {
             return null_mut();
         };
-        let grown_end = start + pages * PAGE;
+        // Memory that would end past the address space serves nothing.
+        let Some(grown_end) = pages
+            .checked_mul(PAGE)
+            .and_then(|len| start.checked_add(len))
+        else {
+            return null_mut();
+        };
         if start != self.end {
             // Not contiguous: what was left of the old region is dropped.
             self.next = start;
@@ -262,6 +268,24 @@ mod tests {
             let small = heap.alloc(layout(64, 8));
             assert!(!small.is_null());
             assert_eq!(*big.add(2 * PAGE - 1), 0xAB);
+        }
+    }
+
+    /// Pages at the very top of the address space.
+    struct Top;
+
+    impl Grow for Top {
+        fn grow(&mut self, _pages: usize) -> Option<usize> {
+            Some(usize::MAX & !(PAGE - 1))
+        }
+    }
+
+    #[test]
+    fn memory_that_would_end_past_the_address_space_answers_null() {
+        let mut heap = SizeClasses::new(Top);
+        unsafe {
+            assert!(heap.alloc(layout(PAGE, 8)).is_null());
+            assert!(heap.alloc(layout(64, 8)).is_null());
         }
     }
 
