@@ -10,7 +10,6 @@
 mod support;
 
 use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use stockhop::backoff::Backoff;
@@ -549,11 +548,7 @@ async fn stored_setup_and_backoff_read_back_from_indexeddb() {
 
     // A backoff written without its optional field (an older build) reads.
     let db = schema::open(&name).await.unwrap();
-    let tx = db
-        .transaction(schema::META)
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .unwrap();
+    let tx = write_tx(&db, schema::META);
     let meta = tx.object_store(schema::META).unwrap();
     meta.put(js_expr("{name: 'backoff', value: {failures: 1}}"))
         .primitive()

@@ -7,7 +7,6 @@
 mod support;
 
 use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use serde_json::json;
 use stockhop::classify::ResultKind;
 use stockhop::key::IdempotencyKey;
@@ -459,11 +458,7 @@ async fn a_request_awaited_after_its_event_fired_still_resolves() {
     use stockhop::web::store::{settled, table};
     let name = db_name("settled");
     let db = schema::open(&name).await.unwrap();
-    let tx = db
-        .transaction(schema::META)
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .unwrap();
+    let tx = write_tx(&db, schema::META);
     let meta = table(&tx, schema::META).unwrap();
     let row = |name: &str| {
         let record = js_sys::Object::new();
@@ -489,11 +484,7 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
     let v1 = schema::open_at(&name, 1).await.unwrap();
     assert_eq!(v1.version(), 1.0);
     {
-        let tx = v1
-            .transaction(schema::ITEMS)
-            .with_mode(TransactionMode::Readwrite)
-            .build()
-            .unwrap();
+        let tx = write_tx(&v1, schema::ITEMS);
         let store = tx.object_store(schema::ITEMS).unwrap();
         let legacy = [
             (

@@ -6,6 +6,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use indexed_db_futures::database::Database;
+use indexed_db_futures::transaction::{Transaction, TransactionMode};
+use indexed_db_futures::Build;
 use serde_json::json;
 use stockhop::queue::TransportOutcome;
 use stockhop::time::UnixMs;
@@ -104,6 +107,15 @@ impl Transport for FakeSite {
             &json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
         )
     }
+}
+
+/// A readwrite transaction on one object store, for tests that write
+/// records themselves (as an older build or another writer would).
+pub fn write_tx<'a>(db: &'a Database, store: &str) -> Transaction<'a> {
+    db.transaction(store)
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .unwrap()
 }
 
 pub fn db_name(what: &str) -> String {
