@@ -84,6 +84,15 @@ pub enum Command {
 }
 
 impl Command {
+    pub const ALL: [Command; 5] = [
+        Command::OpenSession,
+        Command::Scan,
+        Command::Undo,
+        Command::Void,
+        Command::CloseSession,
+    ];
+
+    /// The wire name (serde's).
     pub fn as_str(self) -> &'static str {
         match self {
             Command::OpenSession => "open_session",
@@ -107,6 +116,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub const ALL: [Mode; 5] = [
+        Mode::CycleCount,
+        Mode::Receive,
+        Mode::DispatchVerify,
+        Mode::PutAway,
+        Mode::FindUnit,
+    ];
+
+    /// The wire name (serde's).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::CycleCount => "cycle_count",
@@ -166,6 +184,25 @@ pub enum ItemOutcome {
     Rejected,
     Simulated,
     Buffered,
+}
+
+impl ItemOutcome {
+    pub const ALL: [ItemOutcome; 4] = [
+        ItemOutcome::Applied,
+        ItemOutcome::Rejected,
+        ItemOutcome::Simulated,
+        ItemOutcome::Buffered,
+    ];
+
+    /// The wire name (serde's).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemOutcome::Applied => "applied",
+            ItemOutcome::Rejected => "rejected",
+            ItemOutcome::Simulated => "simulated",
+            ItemOutcome::Buffered => "buffered",
+        }
+    }
 }
 
 /// One item's result: what a request for that item alone would have answered.
@@ -272,6 +309,18 @@ mod tests {
         let original: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(serde_json::to_value(&parsed).unwrap(), original);
         parsed
+    }
+
+    #[test]
+    fn each_variant_is_named_as_serde_names_it() {
+        fn check<T: Serialize>(all: &[T], name: impl Fn(&T) -> &'static str) {
+            for variant in all {
+                assert_eq!(serde_json::to_value(variant).unwrap(), name(variant));
+            }
+        }
+        check(&Command::ALL, |c| c.as_str());
+        check(&Mode::ALL, |m| m.as_str());
+        check(&ItemOutcome::ALL, |o| o.as_str());
     }
 
     #[test]

@@ -226,7 +226,7 @@ impl<'a> Fields<'a> {
 
     pub fn mode(&self, name: &str) -> Result<Mode, ReadError> {
         self.required(name, "a capture mode", |value| {
-            read_variant(value, &MODES, |mode| mode.as_str())
+            read_variant(value, &Mode::ALL, |mode| mode.as_str())
         })
     }
 
@@ -305,36 +305,6 @@ const EXPECTED_UUID: &str = "a UUID string";
 const EXPECTED_TIME: &str = "an RFC 3339 timestamp string";
 const EXPECTED_COMMAND: &str = "a command";
 
-fn outcome_name(outcome: ItemOutcome) -> &'static str {
-    match outcome {
-        ItemOutcome::Applied => "applied",
-        ItemOutcome::Rejected => "rejected",
-        ItemOutcome::Simulated => "simulated",
-        ItemOutcome::Buffered => "buffered",
-    }
-}
-
-const OUTCOMES: [ItemOutcome; 4] = [
-    ItemOutcome::Applied,
-    ItemOutcome::Rejected,
-    ItemOutcome::Simulated,
-    ItemOutcome::Buffered,
-];
-const COMMANDS: [Command; 5] = [
-    Command::OpenSession,
-    Command::Scan,
-    Command::Undo,
-    Command::Void,
-    Command::CloseSession,
-];
-const MODES: [Mode; 5] = [
-    Mode::CycleCount,
-    Mode::Receive,
-    Mode::DispatchVerify,
-    Mode::PutAway,
-    Mode::FindUnit,
-];
-
 fn is_nullish(value: &JsValue) -> bool {
     value.is_null() || value.is_undefined()
 }
@@ -375,7 +345,7 @@ fn read_time(value: &JsValue) -> Option<UnixMs> {
 }
 
 fn read_command(value: &JsValue) -> Option<Command> {
-    read_variant(value, &COMMANDS, |command| command.as_str())
+    read_variant(value, &Command::ALL, |command| command.as_str())
 }
 
 /// A unit variant by its name: `"name"`, or `{name: null}`.
@@ -588,7 +558,7 @@ impl FromJs for ItemResult {
             client_seq: f.u64("client_seq")?,
             status: f.u16("status")?,
             outcome: f.optional("outcome", "an item outcome", |value| {
-                read_variant(value, &OUTCOMES, outcome_name)
+                read_variant(value, &ItemOutcome::ALL, |outcome| outcome.as_str())
             })?,
             reason: f.opt_string("reason")?,
             code: f.opt_string("code")?,
