@@ -80,18 +80,6 @@ impl ToJs for JsValue {
     }
 }
 
-impl ToJs for Record {
-    fn to_js(&self) -> JsValue {
-        self.0.clone().into()
-    }
-}
-
-impl ToJs for str {
-    fn to_js(&self) -> JsValue {
-        JsValue::from_str(self)
-    }
-}
-
 impl ToJs for String {
     fn to_js(&self) -> JsValue {
         JsValue::from_str(self)
@@ -139,19 +127,13 @@ impl<T: ToJs> ToJs for Option<T> {
     }
 }
 
-impl<T: ToJs> ToJs for [T] {
+impl<T: ToJs> ToJs for Vec<T> {
     fn to_js(&self) -> JsValue {
         let array = Array::new_with_length(self.len() as u32);
         for (at, value) in self.iter().enumerate() {
             array.set(at as u32, value.to_js());
         }
         array.into()
-    }
-}
-
-impl<T: ToJs> ToJs for Vec<T> {
-    fn to_js(&self) -> JsValue {
-        self.as_slice().to_js()
     }
 }
 
@@ -185,17 +167,24 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
         .map_err(|e| QueueError::Browser(e.to_string()))
 }
 
+/// Sets the fields a stored item shares with its wire form, in their
+/// order (`Item` and `SyncItem` name them alike); `?` on the body.
+macro_rules! set_wire_fields {
+    ($record:expr, $item:expr) => {
+        $record
+            .set("key", &$item.key)
+            .set("session_id", &$item.session_id)
+            .set("client_seq", &$item.client_seq)
+            .set("command", &$item.command.as_str())
+            .set("occurred_at", &$item.occurred_at)
+            .set("queued_at", &$item.queued_at)
+            .set_json("body", &$item.body)?
+    };
+}
+
 /// A stored item (fallible: its body is free-form JSON).
 pub fn item(item: &Item) -> Result<JsValue, QueueError> {
-    let fields = Record::new()
-        .set_some("id", &item.id)
-        .set("key", &item.key)
-        .set("session_id", &item.session_id)
-        .set("client_seq", &item.client_seq)
-        .set("command", &item.command.as_str())
-        .set("occurred_at", &item.occurred_at)
-        .set("queued_at", &item.queued_at)
-        .set_json("body", &item.body)?
+    let fields = set_wire_fields!(Record::new().set_some("id", &item.id), item)
         .set("state", &item.state.as_str())
         .set_some("reason", &item.reason)
         .set("attempts", &item.attempts)
@@ -226,15 +215,7 @@ pub fn sync_request(request: &SyncRequest) -> Result<JsValue, QueueError> {
 }
 
 fn sync_item(item: &SyncItem) -> Result<JsValue, QueueError> {
-    Ok(Record::new()
-        .set("key", &item.key)
-        .set("session_id", &item.session_id)
-        .set("client_seq", &item.client_seq)
-        .set("command", &item.command.as_str())
-        .set("occurred_at", &item.occurred_at)
-        .set("queued_at", &item.queued_at)
-        .set_json("body", &item.body)?
-        .build())
+    Ok(set_wire_fields!(Record::new(), item).build())
 }
 
 impl ToJs for Session {
