@@ -20,7 +20,7 @@ use js_sys::Promise;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbKeyRange, IdbObjectStore, IdbRequest, IdbRequestReadyState};
+use web_sys::{IdbIndex, IdbKeyRange, IdbObjectStore, IdbRequest, IdbRequestReadyState};
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
@@ -58,6 +58,11 @@ fn from_js_rows<T: FromJs>(rows: JsValue) -> Result<Vec<T>, QueueError> {
 /// An object store of a live transaction, for its requests.
 pub fn table(tx: &Transaction<'_>, name: &str) -> Result<IdbObjectStore, QueueError> {
     tx.as_sys().object_store(name).map_err(refused)
+}
+
+/// An index of the items store, in a live transaction.
+fn items_index(tx: &Transaction<'_>, name: &str) -> Result<IdbIndex, QueueError> {
+    table(tx, ITEMS)?.index(name).map_err(refused)
 }
 
 /// What IndexedDB threw when asked for a request (a closed connection, an
@@ -258,8 +263,7 @@ impl Store {
                     let session = match known {
                         Some(session) => Some(session),
                         None => {
-                            let id = JsValue::from_str(&session_id.to_string());
-                            let stored = settled(sessions.get(&id)).await?;
+                            let stored = settled(sessions.get(&session_id.to_js())).await?;
                             found(stored).map(from_js::<Session>).transpose()?
                         }
                     };
@@ -342,7 +346,7 @@ impl Store {
         let tx = self.read(&[ITEMS, SESSIONS, META])?;
         let sessions = settled(table(&tx, SESSIONS)?.get_all()).await?;
         let sessions = from_js_rows::<Session>(sessions)?;
-        let by_state = table(&tx, ITEMS)?.index(BY_STATE).map_err(refused)?;
+        let by_state = items_index(&tx, BY_STATE)?;
         let mut pending = Vec::new();
         for state in [ItemState::Queued, ItemState::Sending, ItemState::Blocked] {
             let only = JsValue::from_str(state.as_str());
@@ -442,7 +446,7 @@ impl Store {
     /// Items by state and the oldest item still to go out.
     pub async fn counts(&self, now: UnixMs) -> Result<Counts, QueueError> {
         let tx = self.read(&[ITEMS])?;
-        let by_state = table(&tx, ITEMS)?.index(BY_STATE).map_err(refused)?;
+        let by_state = items_index(&tx, BY_STATE)?;
         let mut counts = Counts::default();
         let mut oldest: Option<UnixMs> = None;
         for state in ItemState::ALL {
@@ -480,8 +484,7 @@ impl Store {
         let tx = self.write(&[ITEMS, SESSIONS])?;
         let mut item = get_item(&tx, id).await?;
         let sessions = table(&tx, SESSIONS)?;
-        let session_id = JsValue::from_str(&item.session_id.to_string());
-        let stored = settled(sessions.get(&session_id)).await?;
+        let stored = settled(sessions.get(&item.session_id.to_js())).await?;
         let mut session: Session = found(stored)
             .map(from_js)
             .transpose()?
@@ -511,10 +514,8 @@ impl Store {
     /// Every item of a session, in seq order (for tests and diagnostics).
     pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
         let tx = self.read(&[ITEMS])?;
-        let index = table(&tx, ITEMS)?
-            .index(schema::BY_SESSION_SEQ)
-            .map_err(refused)?;
-        let id = JsValue::from_str(&session_id.to_string());
+        let index = items_index(&tx, schema::BY_SESSION_SEQ)?;
+        let id = session_id.to_js();
         let lower = js_sys::Array::of2(&id, &JsValue::from_f64(0.0));
         let upper = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX));
         let seqs = IdbKeyRange::bound(&lower, &upper).map_err(refused)?;
