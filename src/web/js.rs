@@ -99,7 +99,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The field's value; `undefined` when absent (or unreadable).
-    fn get(&self, name: &str) -> JsValue {
+    pub(crate) fn get(&self, name: &str) -> JsValue {
         Reflect::get(self.object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
     }
 

@@ -173,7 +173,7 @@ impl FromJs for LegacyItem {
             client_seq: f.u64("client_seq")?,
             command: f.command("command")?,
             queued_at: f.time("queued_at")?,
-            body: Reflect::get(value, &"body".into()).unwrap_or(JsValue::UNDEFINED),
+            body: f.get("body"),
         })
     }
 }
