@@ -3,8 +3,8 @@
 //! The runtime restores a [`Drain`] from what storage says, tells it about
 //! new items with [`Drain::handle_stored`], asks [`Drain::poll_transmit`]
 //! for the next lease (≤ 50 items, one while the site is not answering,
-//! `client_seq` order within a session, oldest session first), persists the lease, sends it, and hands the
-//! transport's outcome to [`Drain::handle_outcome`], which returns the item
+//! `client_seq` order within a session, oldest session first), persists
+//! the lease, sends it, and hands the transport's outcome to [`Drain::handle_outcome`], which returns the item
 //! records and the backoff to persist. [`Drain::poll_timeout`] says when the
 //! runtime should wake it next. The drain never reads a clock, storage or
 //! the network itself.
@@ -303,6 +303,10 @@ impl Drain {
         self.sessions.binary_search_by(|(known, _)| known.cmp(id))
     }
 
+    fn pending_at(&self, id: &Uuid) -> Result<usize, usize> {
+        self.pending.binary_search_by(|(known, _)| known.cmp(id))
+    }
+
     /// Records that session `id` started no later than `at`.
     fn note_session(&mut self, id: Uuid, at: UnixMs) {
         match self.session_at(&id) {
@@ -328,22 +332,23 @@ impl Drain {
         let session_id = item.session_id;
         self.note_session(session_id, item.queued_at);
         let position = item.position();
-        let session = self
-            .pending
-            .binary_search_by(|(known, _)| known.cmp(&session_id));
+        let place = |queue: &VecDeque<Item>| {
+            queue.binary_search_by(|queued| queued.position().cmp(&position))
+        };
+        let session = self.pending_at(&session_id);
         if item.state.is_pending() {
             let at = session.unwrap_or_else(|slot| {
                 self.pending.insert(slot, (session_id, VecDeque::new()));
                 slot
             });
             let queue = &mut self.pending[at].1;
-            match queue.binary_search_by(|queued| queued.position().cmp(&position)) {
+            match place(queue) {
                 Ok(found) => queue[found] = item,
                 Err(slot) => queue.insert(slot, item),
             }
         } else if let Ok(at) = session {
             let queue = &mut self.pending[at].1;
-            if let Ok(found) = queue.binary_search_by(|queued| queued.position().cmp(&position)) {
+            if let Ok(found) = place(queue) {
                 queue.remove(found);
             }
             if queue.is_empty() {
