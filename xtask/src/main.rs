@@ -13,6 +13,8 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+mod imports;
+
 const USAGE: &str = "\
 usage: cargo xtask <command> [-- args]
 
@@ -63,6 +65,7 @@ struct BuildSettings {
     out_dir: PathBuf,
     profile: String,
     typescript: bool,
+    short_import_names: bool,
 }
 
 #[derive(Deserialize)]
@@ -280,6 +283,20 @@ impl Project {
             std::fs::rename(&optimised, &wasm)?;
             let after = std::fs::metadata(&wasm)?.len();
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
+        }
+        if build.short_import_names {
+            step("short import names");
+            let glue_path = self.root.join(&build.out_dir).join("stockhop.js");
+            let module = std::fs::read(&wasm)?;
+            let glue = std::fs::read_to_string(&glue_path)?;
+            let (module, glue, renamed) = imports::shorten(&module, &glue)
+                .with_context(|| format!("renaming the imports of {}", wasm.display()))?;
+            std::fs::write(&wasm, &module)?;
+            std::fs::write(&glue_path, glue)?;
+            println!(
+                "xtask: {renamed} imports renamed, stockhop_bg.wasm now {} bytes",
+                module.len()
+            );
         }
         Ok(())
     }

@@ -1,0 +1,349 @@
+//! Short import names for the shipped module.
+//!
+//! wasm-bindgen names every JS function the module imports after the
+//! binding and a 16-digit hash (`__wbg_getRandomValues_5d8c030b527203a6`),
+//! and the module carries each name in its import section: ~150 imports,
+//! ~7 KB of the release module, the hashes incompressible. This step gives
+//! each import a short name (`a`, `b`, …, `aa`, …) in the module and renames
+//! the same keys in the JS glue wasm-bindgen wrote beside it, where the glue
+//! builds the imports object. The module name every import repeats
+//! (`./stockhop_bg.js`, 2 KB over 150 imports) becomes a short one too, as
+//! does its quoted key in the glue. Exports keep their names.
+//!
+//! The rewrite is exact or it fails: every import name must appear in the
+//! glue as a whole identifier, or the build stops (a glue whose shape this
+//! step does not know is not shipped half-renamed).
+
+use anyhow::{bail, Context, Result};
+
+/// Section id of the import section (WebAssembly core spec, 5.5.2).
+const IMPORT_SECTION: u8 = 2;
+/// `\0asm` and version 1.
+const HEADER: [u8; 8] = [0, b'a', b's', b'm', 1, 0, 0, 0];
+
+/// Renames every import of `wasm` and the matching keys of `glue`; returns
+/// the new module, the new glue and how many imports were renamed.
+pub fn shorten(wasm: &[u8], glue: &str) -> Result<(Vec<u8>, String, usize)> {
+    if wasm.get(..8) != Some(&HEADER[..]) {
+        bail!("not a version-1 WebAssembly module");
+    }
+    let mut out = HEADER.to_vec();
+    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut modules: Vec<(String, String)> = Vec::new();
+    let mut at = 8;
+    while at < wasm.len() {
+        let id = wasm[at];
+        let mut cursor = Cursor {
+            bytes: wasm,
+            at: at + 1,
+        };
+        let size = cursor.u32().context("section size")? as usize;
+        let start = cursor.at;
+        let end = start
+            .checked_add(size)
+            .filter(|&end| end <= wasm.len())
+            .context("a section runs past the module's end")?;
+        if id == IMPORT_SECTION {
+            let payload = rename_imports(&wasm[start..end], &mut renames, &mut modules)?;
+            out.push(id);
+            write_u32(&mut out, payload.len() as u32);
+            out.extend(payload);
+        } else {
+            out.extend(&wasm[at..end]);
+        }
+        at = end;
+    }
+    let mut glue = rename_in_glue(glue, &renames)?;
+    for (long, short) in &modules {
+        let quoted = format!("\"{long}\":");
+        if !glue.contains(&quoted) {
+            bail!("import module `{long}` is not a key in the JS glue: its shape is not the one this build knows");
+        }
+        glue = glue.replace(&quoted, &format!("\"{short}\":"));
+    }
+    Ok((out, glue, renames.len()))
+}
+
+/// The import section with short field names; each rename is recorded.
+fn rename_imports(
+    section: &[u8],
+    renames: &mut Vec<(String, String)>,
+    modules: &mut Vec<(String, String)>,
+) -> Result<Vec<u8>> {
+    let mut cursor = Cursor {
+        bytes: section,
+        at: 0,
+    };
+    let count = cursor.u32().context("import count")?;
+    let mut out = Vec::with_capacity(section.len());
+    write_u32(&mut out, count);
+    for _ in 0..count {
+        let module = cursor.name().context("import module name")?;
+        let field = cursor.name().context("import field name")?;
+        let desc_start = cursor.at;
+        cursor.skip_import_desc()?;
+        let short = short_name(renames.len());
+        let module = match modules.iter().find(|(long, _)| long == module) {
+            Some((_, short)) => short.clone(),
+            None => {
+                let short = short_name(modules.len());
+                modules.push((module.to_owned(), short.clone()));
+                short
+            }
+        };
+        write_name(&mut out, &module);
+        write_name(&mut out, &short);
+        out.extend(&section[desc_start..cursor.at]);
+        renames.push((field.to_owned(), short));
+    }
+    if cursor.at != section.len() {
+        bail!("the import section has bytes after its last import");
+    }
+    Ok(out)
+}
+
+/// The `n`th short name: a JS identifier of letters, never a reserved word
+/// (two-letter ones such as `do`, `if`, `in` are skipped).
+fn short_name(n: usize) -> String {
+    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    const RESERVED: [&str; 3] = ["do", "if", "in"];
+    let mut seen = 0;
+    let mut i = 0usize;
+    loop {
+        let mut name = Vec::new();
+        let mut k = i;
+        loop {
+            name.push(LETTERS[k % LETTERS.len()]);
+            k /= LETTERS.len();
+            if k == 0 {
+                break;
+            }
+            k -= 1;
+        }
+        name.reverse();
+        let name = String::from_utf8(name).expect("ASCII letters");
+        i += 1;
+        if RESERVED.contains(&name.as_str()) {
+            continue;
+        }
+        if seen == n {
+            return name;
+        }
+        seen += 1;
+    }
+}
+
+/// Renames each import's key in the glue, as a whole identifier. Every
+/// name must be found; a name found where it is not a key is left to
+/// wasm-bindgen's shape, which writes each import once, as a key.
+fn rename_in_glue(glue: &str, renames: &[(String, String)]) -> Result<String> {
+    let mut glue = glue.to_owned();
+    for (long, short) in renames {
+        let mut found = false;
+        let mut out = String::with_capacity(glue.len());
+        let mut rest = glue.as_str();
+        while let Some(at) = rest.find(long.as_str()) {
+            let before = rest[..at].chars().next_back();
+            let after = rest[at + long.len()..].chars().next();
+            let whole = !before.is_some_and(is_ident) && !after.is_some_and(is_ident);
+            out.push_str(&rest[..at]);
+            if whole {
+                out.push_str(short);
+                found = true;
+            } else {
+                out.push_str(long);
+            }
+            rest = &rest[at + long.len()..];
+        }
+        out.push_str(rest);
+        if !found {
+            bail!(
+                "import `{long}` is not in the JS glue: its shape is not the one this build knows"
+            );
+        }
+        glue = out;
+    }
+    Ok(glue)
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '$'
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn byte(&mut self) -> Result<u8> {
+        let byte = *self.bytes.get(self.at).context("unexpected end")?;
+        self.at += 1;
+        Ok(byte)
+    }
+
+    /// An unsigned LEB128 number of at most 32 bits.
+    fn u32(&mut self) -> Result<u32> {
+        let mut value: u64 = 0;
+        for shift in (0..35).step_by(7) {
+            let byte = self.byte()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return u32::try_from(value).context("a number wider than 32 bits");
+            }
+        }
+        bail!("a number longer than 5 bytes")
+    }
+
+    fn name(&mut self) -> Result<&'a str> {
+        let len = self.u32()? as usize;
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len())
+            .context("a name runs past its section")?;
+        let name = std::str::from_utf8(&self.bytes[self.at..end]).context("a name is not UTF-8")?;
+        self.at = end;
+        Ok(name)
+    }
+
+    fn limits(&mut self) -> Result<()> {
+        let flags = self.byte()?;
+        self.u32()?;
+        if flags & 1 != 0 {
+            self.u32()?;
+        }
+        Ok(())
+    }
+
+    /// Skips an import's description: function, table, memory, global or tag.
+    fn skip_import_desc(&mut self) -> Result<()> {
+        match self.byte()? {
+            0 => {
+                self.u32()?;
+            }
+            1 => {
+                self.byte()?;
+                self.limits()?;
+            }
+            2 => self.limits()?,
+            3 => {
+                self.byte()?;
+                self.byte()?;
+            }
+            4 => {
+                self.byte()?;
+                self.u32()?;
+            }
+            kind => bail!("an import of unknown kind {kind:#x}"),
+        }
+        Ok(())
+    }
+}
+
+fn write_u32(out: &mut Vec<u8>, mut value: u32) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn write_name(out: &mut Vec<u8>, name: &str) {
+    write_u32(out, name.len() as u32);
+    out.extend(name.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module with a type section, two function imports and a memory
+    /// import, and a custom section after them.
+    fn module(imports: &[(&str, &str, &[u8])]) -> Vec<u8> {
+        let mut wasm = HEADER.to_vec();
+        // Type section: one type, () -> ().
+        wasm.extend([1, 4, 1, 0x60, 0, 0]);
+        let mut section = Vec::new();
+        write_u32(&mut section, imports.len() as u32);
+        for (module, field, desc) in imports {
+            write_name(&mut section, module);
+            write_name(&mut section, field);
+            section.extend(*desc);
+        }
+        wasm.push(IMPORT_SECTION);
+        write_u32(&mut wasm, section.len() as u32);
+        wasm.extend(section);
+        // A custom section named "x" holding one byte.
+        wasm.extend([0, 3, 1, b'x', 7]);
+        wasm
+    }
+
+    const FUNC: &[u8] = &[0, 0];
+    const MEMORY: &[u8] = &[2, 1, 1, 200, 1];
+
+    #[test]
+    fn renames_module_imports_and_glue_keys_together() {
+        let wasm = module(&[
+            ("./m.js", "__wbg_now_0123456789abcdef", FUNC),
+            ("./m.js", "__wbg_now_0123456789abcdef0", FUNC),
+            ("./m.js", "memory", MEMORY),
+        ]);
+        let glue = "const i = {\n  __wbg_now_0123456789abcdef: function() {},\n  \
+                    __wbg_now_0123456789abcdef0: function() {},\n  memory: m,\n};\n\
+                    return { \"./m.js\": i };\nwasm.memory_size();";
+        let (out, glue, renamed) = shorten(&wasm, glue).unwrap();
+        assert_eq!(renamed, 3);
+        assert_eq!(
+            out,
+            module(&[("a", "a", FUNC), ("a", "b", FUNC), ("a", "c", MEMORY)])
+        );
+        assert_eq!(
+            glue,
+            "const i = {\n  a: function() {},\n  b: function() {},\n  c: m,\n};\n\
+             return { \"a\": i };\nwasm.memory_size();"
+        );
+    }
+
+    #[test]
+    fn a_name_missing_from_the_glue_stops_the_build() {
+        let wasm = module(&[("./m.js", "__wbg_gone_0123456789abcdef", FUNC)]);
+        let err =
+            shorten(&wasm, "{ \"./m.js\": { __wbg_gone_0123456789abcdef0: f } }").unwrap_err();
+        assert!(
+            err.to_string().contains("__wbg_gone_0123456789abcdef"),
+            "{err}"
+        );
+        let err = shorten(&wasm, "{ m: { __wbg_gone_0123456789abcdef: f } }").unwrap_err();
+        assert!(err.to_string().contains("./m.js"), "{err}");
+    }
+
+    #[test]
+    fn malformed_modules_are_refused() {
+        assert!(shorten(b"not wasm", "").is_err());
+        let mut truncated = module(&[("./m.js", "f", FUNC)]);
+        truncated.truncate(truncated.len() - 8);
+        assert!(shorten(&truncated, "f").is_err());
+        let unknown_kind = module(&[("./m.js", "f", &[9, 0])]);
+        assert!(shorten(&unknown_kind, "f").is_err());
+    }
+
+    #[test]
+    fn short_names_are_distinct_identifiers_and_never_reserved_words() {
+        let names: Vec<String> = (0..3000).map(short_name).collect();
+        assert_eq!(&names[..3], ["a", "b", "c"]);
+        assert_eq!(names[52], "aa");
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        for name in &names {
+            assert!(name.chars().all(|c| c.is_ascii_alphabetic()), "{name}");
+            assert!(!["do", "if", "in"].contains(&name.as_str()));
+        }
+    }
+}
