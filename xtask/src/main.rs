@@ -305,6 +305,7 @@ impl Project {
     /// own `RUSTFLAGS`, plus path remaps so the source paths panic
     /// locations carry name crates and files, not the build machine's
     /// directories (the module is smaller and the same on every machine).
+    /// rustc applies the last prefix that matches, so the longer ones follow.
     /// Encoded (0x1f-separated) so a directory with a space stays whole.
     fn shipped_rustflags(&self) -> String {
         let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
@@ -316,8 +317,15 @@ impl Project {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
         if let Some(cargo_home) = cargo_home {
+            // Each registry's own directory (`index.crates.io-<hash>`) goes
+            // too: its 40 characters repeat in every dependency's location.
             let registry = cargo_home.join("registry").join("src");
             flags.push(format!("--remap-path-prefix={}=crates", registry.display()));
+            if let Ok(indexes) = std::fs::read_dir(&registry) {
+                for index in indexes.flatten() {
+                    flags.push(format!("--remap-path-prefix={}=crates", index.path().display()));
+                }
+            }
         }
         flags.push(format!(
             "--remap-path-prefix={}=stockhop",
