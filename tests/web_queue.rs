@@ -145,6 +145,31 @@ async fn a_failed_write_is_reported_and_not_acknowledged() {
 }
 
 #[wasm_bindgen_test]
+async fn a_group_refused_part_way_writes_none_of_its_captures() {
+    let name = db_name("partway");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = open(&queue, "op-1").await;
+    // One group: the first capture's add is issued before the second's
+    // body (a number with no exact JS value) is refused.
+    let unwritable = Capture {
+        command: Command::Scan,
+        body: json!({"mode": "put_away", "epc": "E2", "count": u64::MAX}),
+    };
+    let results = queue
+        .capture_many(a, vec![scan("E1"), unwritable, scan("E3")])
+        .await;
+    assert!(results.iter().all(Result::is_err), "{results:?}");
+
+    let next = queue.capture(a, scan("E4")).await.unwrap();
+    assert_eq!(next.client_seq, 2, "the refused group took no seq");
+    let fresh = Store::open(&name).await.unwrap();
+    let items = fresh.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2]);
+    assert_eq!(items[1].key, next.key);
+}
+
+#[wasm_bindgen_test]
 async fn interleaved_sessions_drain_oldest_session_first_in_seq_order() {
     let name = db_name("order");
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
@@ -455,11 +480,13 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
 
 #[wasm_bindgen_test]
 async fn a_request_awaited_after_its_event_fired_still_resolves() {
+    use indexed_db_futures::internals::SystemRepr;
     use stockhop::web::store::{settled, table};
+    use wasm_bindgen::JsCast;
     let name = db_name("settled");
     let db = schema::open(&name).await.unwrap();
     let tx = write_tx(&db, schema::META);
-    let meta = table(&tx, schema::META).unwrap();
+    let meta = table(tx.as_sys().unchecked_ref(), schema::META).unwrap();
     let row = |name: &str| {
         let record = js_sys::Object::new();
         js_sys::Reflect::set(&record, &"name".into(), &name.into()).unwrap();

@@ -10,8 +10,8 @@
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
 //! still passes through every step. They use `web_sys` directly because
-//! they need that transaction; everything after opening goes through
-//! `indexed_db_futures`.
+//! they need that transaction; the connection the queue keeps is opened
+//! through `indexed_db_futures` (see `store` for its transactions).
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -12,15 +12,37 @@ use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::transaction::{
-    Transaction, TransactionDurability, TransactionMode, TransactionOptions,
-};
-use indexed_db_futures::Build;
-use js_sys::Promise;
+use js_sys::{Array, Promise};
 use uuid::Uuid;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbIndex, IdbKeyRange, IdbObjectStore, IdbRequest, IdbRequestReadyState};
+use web_sys::{
+    IdbIndex, IdbKeyRange, IdbObjectStore, IdbRequest, IdbRequestReadyState, IdbTransaction,
+};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The connection, for the one call web-sys has only behind its
+    /// unstable APIs.
+    #[wasm_bindgen(js_name = IDBDatabase)]
+    type Connection;
+    /// `db.transaction(stores, mode, {durability})`.
+    #[wasm_bindgen(method, catch, js_class = "IDBDatabase", js_name = transaction)]
+    fn transaction_with(
+        this: &Connection,
+        stores: &Array,
+        mode: &str,
+        options: &JsValue,
+    ) -> Result<IdbTransaction, JsValue>;
+    /// A transaction, for `commit()` (deprecated in web-sys, which
+    /// predates it being in every engine).
+    #[wasm_bindgen(js_name = IDBTransaction)]
+    type Committable;
+    #[wasm_bindgen(method, catch, js_class = "IDBTransaction", js_name = commit)]
+    fn commit_now(this: &Committable) -> Result<(), JsValue>;
+}
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
@@ -56,12 +78,64 @@ fn from_js_rows<T: FromJs>(rows: JsValue) -> Result<Vec<T>, QueueError> {
 }
 
 /// An object store of a live transaction, for its requests.
-pub fn table(tx: &Transaction<'_>, name: &str) -> Result<IdbObjectStore, QueueError> {
-    tx.as_sys().object_store(name).map_err(refused)
+pub fn table(tx: &IdbTransaction, name: &str) -> Result<IdbObjectStore, QueueError> {
+    tx.object_store(name).map_err(refused)
+}
+
+/// A transaction of the queue's database. Dropped without [`Tx::commit`]
+/// (an error part-way through a step) it is aborted, so a step writes all
+/// of its requests or none: left alone, IndexedDB would commit whatever
+/// had been issued.
+struct Tx {
+    tx: IdbTransaction,
+    committing: bool,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = IdbTransaction;
+    fn deref(&self) -> &IdbTransaction {
+        &self.tx
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if !self.committing {
+            // A transaction that already finished refuses the abort: harmless.
+            let _ = self.tx.abort();
+        }
+    }
+}
+
+impl Tx {
+    /// Commits and waits for the transaction's `complete` event. An
+    /// `abort` (a failed request, a full disk) is the error, in the
+    /// transaction's own words.
+    async fn commit(mut self) -> Result<(), QueueError> {
+        self.committing = true;
+        let tx = &self.tx;
+        let done = Promise::new(&mut |resolve, reject| {
+            tx.set_oncomplete(Some(&resolve));
+            tx.set_onabort(Some(&reject));
+        });
+        tx.unchecked_ref::<Committable>()
+            .commit_now()
+            .map_err(refused)?;
+        let ended = JsFuture::from(done).await;
+        tx.set_oncomplete(None);
+        tx.set_onabort(None);
+        match ended {
+            Ok(_) => Ok(()),
+            Err(_) => Err(match tx.error() {
+                Some(error) => refused(error.into()),
+                None => QueueError::Storage("the transaction was aborted".into()),
+            }),
+        }
+    }
 }
 
 /// An index of the items store, in a live transaction.
-fn items_index(tx: &Transaction<'_>, name: &str) -> Result<IdbIndex, QueueError> {
+fn items_index(tx: &IdbTransaction, name: &str) -> Result<IdbIndex, QueueError> {
     table(tx, ITEMS)?.index(name).map_err(refused)
 }
 
@@ -188,27 +262,36 @@ impl Store {
         self.db.clone().close();
     }
 
-    fn read(&self, stores: &[&str]) -> Result<Transaction<'_>, QueueError> {
-        Ok(self.db.transaction(stores).build()?)
+    fn read(&self, stores: &[&str]) -> Result<Tx, QueueError> {
+        self.transaction(stores, "readonly", "default")
     }
 
-    fn write(&self, stores: &[&str]) -> Result<Transaction<'_>, QueueError> {
-        self.write_with(stores, TransactionDurability::Strict)
+    fn write(&self, stores: &[&str]) -> Result<Tx, QueueError> {
+        self.transaction(stores, "readwrite", "strict")
     }
 
-    fn write_with(
-        &self,
-        stores: &[&str],
-        durability: TransactionDurability,
-    ) -> Result<Transaction<'_>, QueueError> {
-        let mut options = TransactionOptions::new();
-        options.set_durability(durability);
-        Ok(self
-            .db
-            .transaction(stores)
-            .with_mode(TransactionMode::Readwrite)
-            .with_options(options)
-            .build()?)
+    /// A transaction on `stores`; `mode` is `"readonly"` or `"readwrite"`,
+    /// `durability` `"default"`, `"strict"` or `"relaxed"`.
+    ///
+    /// Built on the connection here rather than through
+    /// `indexed_db_futures`' builder: the queue awaits its requests through
+    /// [`settled`] and its commit through [`Tx::commit`], one future each,
+    /// and the builder's listeners and channels were ~7 KB of the release
+    /// module.
+    fn transaction(&self, stores: &[&str], mode: &str, durability: &str) -> Result<Tx, QueueError> {
+        let names = Array::new();
+        for store in stores {
+            names.push(&JsValue::from_str(store));
+        }
+        let options = Record::new().set("durability", &durability).build();
+        let db: &Connection = self.db.as_sys().unchecked_ref();
+        let tx = db
+            .transaction_with(&names, mode, &options)
+            .map_err(refused)?;
+        Ok(Tx {
+            tx,
+            committing: false,
+        })
     }
 
     /// Writes a group of captures in ONE strict transaction. The outer error
@@ -381,7 +464,7 @@ impl Store {
         items: &[Item],
         backoff: Option<Backoff>,
     ) -> Result<(), QueueError> {
-        let tx = self.write_with(&[ITEMS, META], TransactionDurability::Relaxed)?;
+        let tx = self.transaction(&[ITEMS, META], "readwrite", "relaxed")?;
         let store = table(&tx, ITEMS)?;
         for item in items {
             store.put(&write::item(item)?).map_err(refused)?;
@@ -523,7 +606,7 @@ impl Store {
     }
 }
 
-async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
+async fn get_item(tx: &IdbTransaction, id: u64) -> Result<Item, QueueError> {
     let row = settled(table(tx, ITEMS)?.get(&JsValue::from_f64(id as f64))).await?;
     found(row)
         .map(from_js)
@@ -531,7 +614,7 @@ async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
         .ok_or(QueueError::NoItem(id))
 }
 
-async fn get_meta<T: FromJs>(tx: &Transaction<'_>, name: &str) -> Result<Option<T>, QueueError> {
+async fn get_meta<T: FromJs>(tx: &IdbTransaction, name: &str) -> Result<Option<T>, QueueError> {
     let row = settled(table(tx, META)?.get(&JsValue::from_str(name))).await?;
     Ok(found(row)
         .map(from_js::<MetaRecord<T>>)
@@ -550,7 +633,7 @@ fn queue_id(key: JsValue) -> Result<u64, QueueError> {
     }
 }
 
-fn put_meta<T: ToJs>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
+fn put_meta<T: ToJs>(tx: &IdbTransaction, name: &str, value: &T) -> Result<(), QueueError> {
     let record = Record::new().set("name", &name).set("value", value).build();
     table(tx, META)?.put(&record).map_err(refused)?;
     Ok(())

@@ -323,7 +323,10 @@ impl Project {
             flags.push(format!("--remap-path-prefix={}=crates", registry.display()));
             if let Ok(indexes) = std::fs::read_dir(&registry) {
                 for index in indexes.flatten() {
-                    flags.push(format!("--remap-path-prefix={}=crates", index.path().display()));
+                    flags.push(format!(
+                        "--remap-path-prefix={}=crates",
+                        index.path().display()
+                    ));
                 }
             }
         }
