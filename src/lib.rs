@@ -6,9 +6,12 @@
 //! for `wasm32`, where the [`web`] module wraps it for the service worker.
 //!
 //! Architecture invariant: no module here but [`web`] touches `JsValue`,
-//! `web_sys`, IndexedDB, a socket or a clock.
+//! `web_sys`, IndexedDB, a socket or a clock. (On `wasm32` an item's
+//! [`body::Body`] is [`web`]'s JS value; the core only passes it along and
+//! builds and reads it through [`body`]'s functions.)
 
 pub mod backoff;
+pub mod body;
 pub mod classify;
 pub mod heap;
 pub mod key;

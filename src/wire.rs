@@ -1,15 +1,15 @@
 //! The sync protocol's wire types (DESIGN.md §4), shared by the handheld
 //! module and the site server so both read and write the same JSON.
 //!
-//! An item's `body` stays a JSON value here: the server hashes the item's
-//! canonical JSON as sent, and the typed bodies ([`OpenSessionBody`],
-//! [`ScanBody`], …) are read from it with [`SyncItem::body_as`].
+//! An item's `body` stays a JSON value here ([`crate::body::Body`]): the
+//! server hashes the item's canonical JSON as sent, and reads the typed
+//! bodies ([`OpenSessionBody`], [`ScanBody`], …) from it with
+//! `SyncItem::body_as` (native only; the handheld never reads a body).
 
-use std::collections::BTreeMap;
-
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::body::{Body, Context};
 use crate::key::IdempotencyKey;
 use crate::time::UnixMs;
 
@@ -63,12 +63,13 @@ pub struct SyncItem {
     /// Queue-write clock (device).
     pub queued_at: UnixMs,
     #[serde(default)]
-    pub body: serde_json::Value,
+    pub body: Body,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl SyncItem {
     /// Reads the body as the typed body of its command.
-    pub fn body_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+    pub fn body_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         T::deserialize(&self.body)
     }
 }
@@ -141,7 +142,7 @@ pub struct OpenSessionBody {
     pub operator_id: String,
     pub mode: Mode,
     #[serde(default)]
-    pub context: BTreeMap<String, serde_json::Value>,
+    pub context: Context,
 }
 
 /// The facts of a scan: what was read, where. The server computes every
@@ -282,7 +283,8 @@ pub struct HeartbeatAck {
     pub server_time: UnixMs,
 }
 
-#[cfg(test)]
+// Natively only: they build bodies as `serde_json` values (`crate::body`).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 
@@ -302,7 +304,9 @@ mod tests {
  {"key":"c41d0f6e-2a3b-4c5d-8e9f-a0b1c2d3e4f5","client_seq":2,"status":200,"outcome":"rejected","reason":"stale_state",
   "replayed":false,"recorded_at":"2026-11-29T10:15:02.402Z","hop_ids":[]}]}"#;
 
-    fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(json: &str) -> T {
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        json: &str,
+    ) -> T {
         let parsed: T = serde_json::from_str(json).unwrap();
         let again: T = serde_json::from_str(&serde_json::to_string(&parsed).unwrap()).unwrap();
         assert_eq!(parsed, again);

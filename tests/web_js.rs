@@ -13,6 +13,7 @@ use indexed_db_futures::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use stockhop::backoff::Backoff;
+use stockhop::body::Body;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{Item, ItemState, Session};
 use stockhop::time::UnixMs;
@@ -69,8 +70,10 @@ fn full_item() -> Item {
         command: Command::Scan,
         occurred_at: UnixMs(1_795_947_302_120),
         queued_at: UnixMs(1_795_947_302_123),
-        body: json!({"mode": "receive", "epc": "E1", "qty": 2, "weight": 1.5,
+        body: body(
+            json!({"mode": "receive", "epc": "E1", "qty": 2, "weight": 1.5,
                      "lines": [1, -2, null, true, "x", {"deep": []}], "note": null}),
+        ),
         state: ItemState::Rejected,
         reason: Some("stale_state".into()),
         attempts: 3,
@@ -85,7 +88,7 @@ fn full_item() -> Item {
 fn bare_item() -> Item {
     Item {
         id: None,
-        body: serde_json::Value::Null,
+        body: Body::default(),
         state: ItemState::Queued,
         reason: None,
         attempts: 0,
@@ -101,7 +104,7 @@ fn bare_item() -> Item {
 #[wasm_bindgen_test]
 fn an_item_reads_back_exactly_as_written_with_every_optional_field_set_or_unset() {
     for item in [full_item(), bare_item()] {
-        let stored = write::item(&item).unwrap();
+        let stored = write::item(&item);
         assert_eq!(from_js::<Item>(stored.clone()).unwrap(), item);
         assert_eq!(check_same::<Item>(&stored), Some(item));
     }
@@ -110,10 +113,11 @@ fn an_item_reads_back_exactly_as_written_with_every_optional_field_set_or_unset(
             state,
             ..full_item()
         };
-        assert_eq!(check_same::<Item>(&write::item(&item).unwrap()), Some(item));
+        assert_eq!(check_same::<Item>(&write::item(&item)), Some(item));
     }
     for command in ["open_session", "scan", "undo", "void", "close_session"] {
-        let mut row = serde_json::to_value(full_item()).unwrap();
+        let mut row: serde_json::Value =
+            serde_wasm_bindgen::from_value(write::item(&full_item())).unwrap();
         row["command"] = json!(command);
         let item = check_same::<Item>(&js_json(row)).unwrap();
         assert_eq!(item.command.as_str(), command);
@@ -134,7 +138,7 @@ fn check_written<T: serde::Serialize>(value: &T, written: JsValue) {
 #[wasm_bindgen_test]
 fn every_record_writer_builds_the_object_serde_built() {
     for item in [full_item(), bare_item()] {
-        check_written(&item, write::item(&item).unwrap());
+        check_written(&item, write::item(&item));
     }
     for state in ItemState::ALL {
         let item = Item {
@@ -142,7 +146,7 @@ fn every_record_writer_builds_the_object_serde_built() {
             hop_ids: vec![3],
             ..bare_item()
         };
-        check_written(&item, write::item(&item).unwrap());
+        check_written(&item, write::item(&item));
     }
     let mut session = Session {
         session_id: SESSION,
@@ -175,7 +179,7 @@ fn every_record_writer_builds_the_object_serde_built() {
         sent_at: UnixMs(1_795_947_302_999),
         items: vec![full_item().to_wire(), bare_item().to_wire()],
     };
-    check_written(&request, write::sync_request(&request).unwrap());
+    check_written(&request, write::sync_request(&request));
     let mut counts = stockhop::queue::Counts::default();
     check_written(&counts, counts.to_js());
     counts.add(ItemState::Queued, 5);
@@ -186,18 +190,61 @@ fn every_record_writer_builds_the_object_serde_built() {
 
 #[wasm_bindgen_test]
 fn a_body_with_no_exact_js_number_is_refused_not_altered() {
-    let item = Item {
-        body: json!({"epc": "E1", "serial": u64::MAX}),
-        ..full_item()
-    };
-    let refused = write::item(&item).expect_err("2^64 - 1 has no exact JS number");
-    assert_eq!(refused.code(), "BROWSER", "{refused}");
-    let request = stockhop::wire::SyncRequest {
-        device_id: "mc3390-07".into(),
-        sent_at: UnixMs(1_795_947_302_999),
-        items: vec![item.to_wire()],
-    };
-    assert!(write::sync_request(&request).is_err());
+    let message = format!(
+        "{{type: 'capture', session_id: '{SESSION}', body: {{epc: 'E1', serial: 2n ** 64n - 1n}}}}"
+    );
+    let refused =
+        PageRequest::read(&js_expr(&message)).expect_err("2^64 - 1 has no exact JS number");
+    assert_eq!(refused.code(), "BAD_MESSAGE", "{refused}");
+    assert!(
+        refused.to_string().contains("capture.body.serial"),
+        "{refused}"
+    );
+    let burst = format!(
+        "{{type: 'capture_many', session_id: '{SESSION}', bodies: [{{epc: 'E1'}}, {{n: -(2n ** 53n)}}]}}"
+    );
+    let refused = PageRequest::read(&js_expr(&burst)).unwrap_err();
+    assert!(
+        refused.to_string().contains("capture_many.bodies[1].n"),
+        "{refused}"
+    );
+    // Within ±(2^53 − 1) a BigInt is a number like any other.
+    let exact = Body::read(&js_expr("({n: 2n ** 53n - 1n, m: -5n})")).unwrap();
+    assert_eq!(
+        exact.to_json(),
+        json!({"n": 9_007_199_254_740_991u64, "m": -5})
+    );
+}
+
+#[wasm_bindgen_test]
+fn a_body_is_a_plain_copy_of_what_the_page_handed_over() {
+    let source =
+        js_expr("({epc: 'E1', tags: new Map([['dock', 4]]), at: new Date(0), gone: undefined})");
+    let body = Body::read(&source).unwrap();
+    js_sys::Reflect::set(&source, &"epc".into(), &"changed".into()).unwrap();
+    assert_eq!(
+        body.to_json_text(),
+        r#"{"epc":"E1","tags":{"dock":4},"at":{},"gone":null}"#
+    );
+    // Every key stays an own data property, `__proto__` too, as JSON.parse makes it.
+    let parsed = js_expr(r#"JSON.parse('{"__proto__": {"x": 1}, "y": 2}')"#);
+    assert_eq!(
+        Body::read(&parsed).unwrap().to_json_text(),
+        r#"{"__proto__":{"x":1},"y":2}"#
+    );
+    // The same JSON is the same body, whatever the key order.
+    assert_eq!(
+        Body::read(&js_expr("({a: 1, b: [true, null]})")).unwrap(),
+        Body::read(&js_expr("({b: [true, null], a: 1})")).unwrap()
+    );
+    assert_ne!(
+        Body::read(&js_expr("({a: 1})")).unwrap(),
+        Body::read(&js_expr("({a: 1, b: 2})")).unwrap()
+    );
+    assert_ne!(
+        Body::read(&js_expr("[1, 2]")).unwrap(),
+        Body::read(&js_expr("({0: 1, 1: 2})")).unwrap()
+    );
 }
 
 #[wasm_bindgen_test]
@@ -210,7 +257,7 @@ fn older_and_sparser_record_shapes_read_as_serde_read_them() {
     let item = check_same::<Item>(&js_expr(&v1_era)).unwrap();
     assert_eq!(
         (item.id, item.attempts, item.body.clone()),
-        (None, 0, json!(null))
+        (None, 0, Body::default())
     );
     let nulls = format!(
         "{{id: null, key: '{KEY}', session_id: '{SESSION}', client_seq: 2, command: 'scan',
@@ -291,6 +338,9 @@ fn records_that_serde_refused_are_refused_with_the_field_named() {
 
 #[wasm_bindgen_test]
 fn json_bodies_convert_as_serde_json_values_did() {
+    // The copy `js::json` makes reads as the same `serde_json` value the
+    // original does, wherever serde read the original.
+    let as_serde = |value: JsValue| serde_wasm_bindgen::from_value::<serde_json::Value>(value);
     for expression in [
         "null",
         "undefined",
@@ -305,7 +355,6 @@ fn json_bodies_convert_as_serde_json_values_did() {
         "Infinity",
         "12n",
         "-12n",
-        "18446744073709551615n",
         "'text'",
         "[1, [2, [3]], undefined, null]",
         "({a: {b: [1, {c: 'd'}]}, e: undefined, f: NaN})",
@@ -315,8 +364,8 @@ fn json_bodies_convert_as_serde_json_values_did() {
         "({})",
     ] {
         let value = js_expr(expression);
-        let by_hand = js::json(&value);
-        let by_serde = serde_wasm_bindgen::from_value::<serde_json::Value>(value.clone());
+        let by_hand = js::json(&value).map(|copy| as_serde(copy).unwrap());
+        let by_serde = as_serde(value.clone());
         assert_eq!(
             by_hand.as_ref().ok(),
             by_serde.as_ref().ok(),
@@ -324,9 +373,18 @@ fn json_bodies_convert_as_serde_json_values_did() {
         );
         assert!(by_hand.is_ok(), "{expression}: {by_hand:?}");
     }
-    assert_eq!(js::json(&js_expr("3")).unwrap(), json!(3));
-    assert!(js::json(&js_expr("3")).unwrap().is_i64());
-    assert!(js::json(&js_expr("2 ** 60")).unwrap().is_f64());
+    assert_eq!(js::json(&js_expr("3")).unwrap().as_f64(), Some(3.0));
+    assert_eq!(js::json(&js_expr("12n")).unwrap().as_f64(), Some(12.0));
+    // serde read a BigInt beyond 2^53 as an integer, but no JS number
+    // holds it exactly: the copy refuses it rather than round it.
+    for beyond in [
+        "18446744073709551615n",
+        "9007199254740992n",
+        "-9007199254740992n",
+    ] {
+        assert!(as_serde(js_expr(beyond)).is_ok(), "serde read {beyond}");
+        assert_eq!(js::json(&js_expr(beyond)).unwrap_err().at, "", "{beyond}");
+    }
     for (expression, at) in [
         ("() => 1", ""),
         ("Symbol('s')", ""),
@@ -339,10 +397,7 @@ fn json_bodies_convert_as_serde_json_values_did() {
         ("[{b: Symbol('s')}]", "[0].b"),
     ] {
         let value = js_expr(expression);
-        assert!(
-            serde_wasm_bindgen::from_value::<serde_json::Value>(value.clone()).is_err(),
-            "serde read {expression}"
-        );
+        assert!(as_serde(value.clone()).is_err(), "serde read {expression}");
         assert_eq!(js::json(&value).unwrap_err().at, at, "{expression}");
     }
 }
@@ -370,7 +425,7 @@ fn every_page_message_reads_into_its_request() {
                 session_id: None,
                 operator_id: "op-9".into(),
                 mode: Mode::Receive,
-                context: Default::default(),
+                context: stockhop::body::empty_object(),
             },
         ),
         (
@@ -380,7 +435,7 @@ fn every_page_message_reads_into_its_request() {
                 session_id: Some(SESSION),
                 operator_id: "op-9".into(),
                 mode: Mode::FindUnit,
-                context: [("dock".into(), json!(4)), ("tags".into(), json!(["a"]))].into(),
+                context: body(json!({"dock": 4, "tags": ["a"]})),
             },
         ),
         (
@@ -388,7 +443,7 @@ fn every_page_message_reads_into_its_request() {
             PageRequest::Capture {
                 session_id: SESSION,
                 command: Command::Scan,
-                body: json!({"epc": "E1", "qty": 1.5}),
+                body: body(json!({"epc": "E1", "qty": 1.5})),
             },
         ),
         (
@@ -396,7 +451,7 @@ fn every_page_message_reads_into_its_request() {
             PageRequest::Capture {
                 session_id: SESSION,
                 command: Command::Undo,
-                body: json!(null),
+                body: Body::default(),
             },
         ),
         (
@@ -404,7 +459,7 @@ fn every_page_message_reads_into_its_request() {
             PageRequest::CaptureMany {
                 session_id: SESSION,
                 command: Command::Scan,
-                bodies: vec![json!({"epc": "E2"}), json!(3)],
+                bodies: vec![body(json!({"epc": "E2"})), body(json!(3))],
             },
         ),
         (
@@ -451,7 +506,7 @@ fn every_page_message_reads_into_its_request() {
         Ok(PageRequest::Capture {
             session_id: SESSION,
             command: Command::Scan,
-            body: json!(null)
+            body: Body::default()
         })
     );
 }

@@ -10,6 +10,7 @@ use indexed_db_futures::database::Database;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::Build;
 use serde_json::json;
+use stockhop::body::Body;
 use stockhop::queue::TransportOutcome;
 use stockhop::time::UnixMs;
 use stockhop::web::clock::Clock;
@@ -19,6 +20,12 @@ use stockhop::web::transport::Transport;
 use stockhop::wire::{SyncItem, SyncRequest};
 
 pub const T0: UnixMs = UnixMs(1_795_940_000_000);
+
+/// A body as a page posting this JSON would hand it over.
+pub fn body(json: serde_json::Value) -> Body {
+    let js = stockhop::web::write::json(&json).expect("JSON a JS value holds");
+    Body::read(&js).expect("a JSON body")
+}
 
 /// A clock that only moves when the test moves it.
 #[derive(Clone)]

@@ -30,7 +30,7 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
     let a = queue.open_session(None, body).await.unwrap().session_id;
     let capture = Capture {
         command: Command::Scan,
-        body: json!({"mode": "cycle_count", "epc": "E1"}),
+        body: support::body(json!({"mode": "cycle_count", "epc": "E1"})),
     };
     queue.capture(a, capture).await.unwrap();
     let report = queue.drain(false).await.unwrap();
@@ -47,7 +47,7 @@ async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    stockhop::web::js::json(&reply).unwrap()
+    stockhop::body::Body::read(&reply).unwrap().to_json()
 }
 
 #[wasm_bindgen_test]

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::body::{self, Body};
 use crate::key::IdempotencyKey;
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode, OpenSessionBody, VoidBody};
@@ -37,7 +38,7 @@ pub struct Session {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capture {
     pub command: Command,
-    pub body: serde_json::Value,
+    pub body: Body,
 }
 
 /// Why a capture was refused before anything was written.
@@ -69,7 +70,7 @@ impl Session {
             next_seq: 1,
             closed: false,
         };
-        let body = serde_json::to_value(&body).unwrap_or_default();
+        let body = body::of_open(&body);
         let item = session.next_item(Command::OpenSession, body, key, now);
         (session, item)
     }
@@ -97,7 +98,7 @@ impl Session {
         if self.closed {
             return Err(CaptureError::SessionClosed(self.session_id));
         }
-        let item = self.next_item(Command::CloseSession, serde_json::json!({}), key, now);
+        let item = self.next_item(Command::CloseSession, body::empty_object(), key, now);
         self.closed = true;
         Ok(item)
     }
@@ -106,14 +107,14 @@ impl Session {
     /// item at `void_seq`. Allowed in a closed session too: the void only
     /// lets the server move past a seq, it captures nothing new.
     pub fn void(&mut self, void_seq: u64, key: IdempotencyKey, now: UnixMs) -> Item {
-        let body = serde_json::to_value(VoidBody { void_seq }).unwrap_or_default();
+        let body = body::of_void(VoidBody { void_seq });
         self.next_item(Command::Void, body, key, now)
     }
 
     fn next_item(
         &mut self,
         command: Command,
-        body: serde_json::Value,
+        body: Body,
         key: IdempotencyKey,
         now: UnixMs,
     ) -> Item {

@@ -18,11 +18,13 @@
 //! * instants are RFC 3339 strings ([`UnixMs`]), keys and session ids
 //!   strings, enums their snake_case names (or `{name: null}`, the
 //!   externally tagged form of a unit variant);
-//! * a JSON value is `null`/`undefined`, a boolean, a number (an integer
-//!   within 2^53 is kept as an integer; NaN and the infinities become
-//!   `null`, as `serde_json::Value` makes them), a string, an array, a
-//!   plain object or a `Map` with string keys. Anything else (a function,
-//!   a symbol, a `Set`, a byte buffer) is refused.
+//! * a JSON value (a body, an `open_session` context) is `null`/`undefined`,
+//!   a boolean, a number (NaN and the infinities become `null`, as JSON has
+//!   no form for them), a `BigInt` within ±(2^53 − 1) (it becomes a number),
+//!   a string, an array, a plain object or a `Map` with string keys, and is
+//!   copied into the plain form `JSON.parse` would give. Anything else (a
+//!   function, a symbol, a `Set`, a byte buffer, a larger `BigInt`, which
+//!   no JS number holds exactly) is refused, not stored altered.
 //!
 //! Two corners differ, on shapes no page posts and no build stored: a
 //! field present with the value `undefined` counts as absent (serde read
@@ -32,8 +34,6 @@
 //!
 //! Every error names the field it is about (`item.client_seq: expected a
 //! whole number ≥ 0`).
-
-use std::collections::BTreeMap;
 
 use js_sys::{Array, ArrayBuffer, Map, Number, Object, Reflect, Symbol};
 use uuid::Uuid;
@@ -47,6 +47,7 @@ use crate::wire::{
     Command, ErrorBody, ItemOutcome, ItemResult, Mode, OpenSessionBody, SyncResponse,
 };
 
+use super::body::Body;
 use super::store::{DeviceConfig, MetaRecord};
 
 /// A value that is not of the shape its reader expects.
@@ -262,40 +263,32 @@ impl<'a> Fields<'a> {
         Ok(read)
     }
 
-    /// A JSON value, `null` when absent.
-    pub fn json(&self, name: &str) -> Result<serde_json::Value, ReadError> {
-        let value = self.get(name);
-        if value.is_undefined() {
-            return Ok(serde_json::Value::Null);
-        }
-        json(&value).map_err(|err| err.within(&format!("{}.{name}", self.noun)))
+    /// A JSON value (a body), `null` when absent.
+    pub fn json(&self, name: &str) -> Result<Body, ReadError> {
+        Body::read(&self.get(name)).map_err(|err| err.within(&format!("{}.{name}", self.noun)))
     }
 
     /// A list of JSON values (required).
-    pub fn json_list(&self, name: &str) -> Result<Vec<serde_json::Value>, ReadError> {
+    pub fn json_list(&self, name: &str) -> Result<Vec<Body>, ReadError> {
         let items = elements(&self.get(name)).ok_or_else(|| self.error(name, "a list"))?;
         let mut read = Vec::with_capacity(items.len());
         for (at, item) in items.iter().enumerate() {
             let at = || format!("{}.{name}[{at}]", self.noun);
-            read.push(json(item).map_err(|err| err.within(&at()))?);
+            read.push(Body::read(item).map_err(|err| err.within(&at()))?);
         }
         Ok(read)
     }
 
-    /// An object of JSON values, empty when absent.
-    pub fn json_map(&self, name: &str) -> Result<BTreeMap<String, serde_json::Value>, ReadError> {
+    /// An object of JSON values (an `open_session`'s context), `{}` when
+    /// absent.
+    pub fn json_object(&self, name: &str) -> Result<Body, ReadError> {
         let value = self.get(name);
         if value.is_undefined() {
-            return Ok(BTreeMap::new());
+            return Ok(crate::body::empty_object());
         }
-        let at = || format!("{}.{name}", self.noun);
-        let mut map = BTreeMap::new();
-        // Inserted one by one: collecting into a B-tree map links a sort.
-        for (key, item) in map_entries(&value).map_err(|err| err.within(&at()))? {
-            let read = json(&item).map_err(|err| err.within(&format!("{}.{key}", at())))?;
-            map.insert(key, read);
-        }
-        Ok(map)
+        object(&value)
+            .map(Body)
+            .map_err(|err| err.within(&format!("{}.{name}", self.noun)))
     }
 }
 
@@ -417,48 +410,66 @@ fn map_entries(value: &JsValue) -> Result<Vec<(String, JsValue)>, ReadError> {
     Ok(entries)
 }
 
-/// Converts a JS value to JSON (see the module docs for what is accepted).
-pub fn json(value: &JsValue) -> Result<serde_json::Value, ReadError> {
-    use serde_json::Value;
+/// The largest whole number a JS number holds exactly: 2^53 − 1.
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A plain JSON copy of a JS value (see the module docs for what is
+/// accepted): what `JSON.parse` would give for the JSON the value means.
+pub fn json(value: &JsValue) -> Result<JsValue, ReadError> {
     if is_nullish(value) {
-        return Ok(Value::Null);
+        return Ok(JsValue::NULL);
     }
-    if let Some(flag) = value.as_bool() {
-        return Ok(Value::Bool(flag));
+    if value.as_bool().is_some() || value.is_string() {
+        return Ok(value.clone());
     }
     if value.is_bigint() {
         return read_i64(value)
-            .map(Value::from)
-            .or_else(|| read_u64(value).map(Value::from))
-            .ok_or_else(|| ReadError::new("", "a BigInt within 64 bits"));
+            .filter(|n| n.unsigned_abs() as f64 <= MAX_SAFE_INTEGER)
+            .map(|n| JsValue::from_f64(n as f64))
+            .ok_or_else(|| {
+                ReadError::new(
+                    "",
+                    "a BigInt within ±(2^53 − 1), which a JS number holds exactly",
+                )
+            });
     }
     if let Some(number) = value.as_f64() {
-        return Ok(match safe_integer(value) {
-            Some(integer) => Value::from(integer),
-            None => serde_json::Number::from_f64(number).map_or(Value::Null, Value::Number),
+        return Ok(if number.is_finite() {
+            value.clone()
+        } else {
+            JsValue::NULL
         });
-    }
-    if let Some(text) = value.as_string() {
-        return Ok(Value::String(text));
     }
     if Array::is_array(value) {
         let array = value.unchecked_ref::<Array>();
-        let mut items = Vec::with_capacity(array.length() as usize);
+        let copy = Array::new_with_length(array.length());
         for (at, item) in array.iter().enumerate() {
-            items.push(json(&item).map_err(|err| err.within(&format!("[{at}]")))?);
+            copy.set(
+                at as u32,
+                json(&item).map_err(|err| err.within(&format!("[{at}]")))?,
+            );
         }
-        return Ok(Value::Array(items));
+        return Ok(copy.into());
     }
     let is_map = value.has_type::<Map>();
     if value.is_object() && !value.has_type::<ArrayBuffer>() && (is_map || !is_iterable(value)) {
-        let mut object = serde_json::Map::new();
-        for (key, item) in map_entries(value)? {
-            let read = json(&item).map_err(|err| err.within(&format!(".{key}")))?;
-            object.insert(key, read);
-        }
-        return Ok(Value::Object(object));
+        return object(value);
     }
     Err(ReadError::new("", "a JSON value"))
+}
+
+/// A plain-object copy of a plain object or a `Map` with string keys, each
+/// value read by [`json`]. Built with `Object.fromEntries`, so every key
+/// (`__proto__` too) is an own data property, as `JSON.parse` makes it.
+fn object(value: &JsValue) -> Result<JsValue, ReadError> {
+    let entries = Array::new();
+    for (key, item) in map_entries(value)? {
+        let read = json(&item).map_err(|err| err.within(&format!(".{key}")))?;
+        entries.push(&Array::of2(&JsValue::from_str(&key), &read));
+    }
+    Object::from_entries(&entries)
+        .map(JsValue::from)
+        .map_err(|_| ReadError::new("", "an object"))
 }
 
 impl FromJs for Item {
@@ -526,7 +537,7 @@ impl FromJs for OpenSessionBody {
         Ok(OpenSessionBody {
             operator_id: f.string("operator_id")?,
             mode: f.mode("mode")?,
-            context: f.json_map("context")?,
+            context: f.json_object("context")?,
         })
     }
 }

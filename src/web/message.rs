@@ -4,8 +4,6 @@
 //! Every request is `{type, ...}`; every reply is `{ok: true, ...}` or
 //! `{ok: false, error: {code, message}}`.
 
-use std::collections::BTreeMap;
-
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -13,6 +11,7 @@ use crate::queue::Item;
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode};
 
+use super::body::{Body, Context};
 use super::error::QueueError;
 use super::js::{Fields, ReadError};
 use super::store::DeviceConfig;
@@ -44,20 +43,20 @@ pub enum PageRequest {
         session_id: Option<Uuid>,
         operator_id: String,
         mode: Mode,
-        context: BTreeMap<String, serde_json::Value>,
+        context: Context,
     },
     /// A scan (or an undo, with `command: "undo"`).
     Capture {
         session_id: Uuid,
         command: Command,
-        body: serde_json::Value,
+        body: Body,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
     /// acknowledged only once its own transaction has completed.
     CaptureMany {
         session_id: Uuid,
         command: Command,
-        bodies: Vec<serde_json::Value>,
+        bodies: Vec<Body>,
     },
     CloseSession {
         session_id: Uuid,
@@ -107,7 +106,7 @@ impl PageRequest {
                 session_id: f.opt_uuid("session_id")?,
                 operator_id: f.string("operator_id")?,
                 mode: f.mode("mode")?,
-                context: f.json_map("context")?,
+                context: f.json_object("context")?,
             },
             "capture" => PageRequest::Capture {
                 session_id: f.uuid("session_id")?,
@@ -169,14 +168,13 @@ pub struct ItemRow {
     pub why: Option<String>,
 }
 
-impl ItemRow {
+impl ToJs for ItemRow {
     /// The row as the page reads it: the stored item's object with `why`
-    /// added.
-    pub fn to_js(&self) -> Result<JsValue, QueueError> {
-        let row = write::item(&self.item)?;
-        js_sys::Reflect::set(&row, &"why".into(), &self.why.to_js())
-            .map_err(QueueError::browser)?;
-        Ok(row)
+    /// added (a data property of a fresh plain object: the set cannot fail).
+    fn to_js(&self) -> JsValue {
+        let row = write::item(&self.item);
+        let _ = js_sys::Reflect::set(&row, &"why".into(), &self.why.to_js());
+        row
     }
 }
 

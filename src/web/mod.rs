@@ -1,6 +1,7 @@
 //! The browser glue, compiled only for wasm32: the service worker's queue
 //! runtime around the sans-IO core in [`crate::queue`].
 //!
+//! * [`body`]: an item's body, the JS value itself;
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`store`]: every IndexedDB read and write, one strict transaction per step;
 //! * [`js`]: hand-written readers of stored records, page messages and JSON bodies;
@@ -11,6 +12,7 @@
 //! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives;
 //! * [`heap`]: the module's allocator over `memory.grow`.
 
+pub mod body;
 pub mod browser;
 pub mod clock;
 pub mod error;

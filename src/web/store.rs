@@ -377,7 +377,7 @@ impl Store {
                     .map_err(QueueError::from),
             };
             if let Ok(item) = &item {
-                adds.push((results.len(), items.add(&write::item(item)?)));
+                adds.push((results.len(), items.add(&write::item(item))));
             }
             results.push(item);
         }
@@ -467,7 +467,7 @@ impl Store {
         let tx = self.transaction(&[ITEMS, META], "readwrite", "relaxed")?;
         let store = table(&tx, ITEMS)?;
         for item in items {
-            store.put(&write::item(item)?).map_err(refused)?;
+            store.put(&write::item(item)).map_err(refused)?;
         }
         if let Some(backoff) = backoff {
             put_meta(&tx, META_BACKOFF, &backoff)?;
@@ -574,8 +574,8 @@ impl Store {
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
         let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
         let items = table(&tx, ITEMS)?;
-        items.put(&write::item(&item)?).map_err(refused)?;
-        void.id = Some(queue_id(settled(items.add(&write::item(&void)?)).await?)?);
+        items.put(&write::item(&item)).map_err(refused)?;
+        void.id = Some(queue_id(settled(items.add(&write::item(&void))).await?)?);
         sessions.put(&session.to_js()).map_err(refused)?;
         tx.commit().await?;
         self.remember(session);
@@ -588,7 +588,7 @@ impl Store {
         let mut item = get_item(&tx, id).await?;
         acknowledge(&mut item, now)?;
         table(&tx, ITEMS)?
-            .put(&write::item(&item)?)
+            .put(&write::item(&item))
             .map_err(refused)?;
         tx.commit().await?;
         Ok(item)

@@ -59,7 +59,7 @@ impl Transport for FetchTransport {
 /// The request as JSON text: written as a JS object, then the browser's
 /// `JSON.stringify`, so the module carries no JSON printer of its own.
 fn request_body(request: &SyncRequest) -> Option<JsValue> {
-    let value = write::sync_request(request).ok()?;
+    let value = write::sync_request(request);
     js_sys::JSON::stringify(&value).ok().map(JsValue::from)
 }
 

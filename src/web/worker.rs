@@ -185,7 +185,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             let next = rows.last().and_then(|(item, _)| item.id);
             let items = js_sys::Array::new();
             for (item, why) in rows {
-                items.push(&ItemRow { item, why }.to_js()?);
+                items.push(&ItemRow { item, why }.to_js());
             }
             Ok(Record::new()
                 .set("items", &JsValue::from(items))

@@ -9,10 +9,8 @@
 //! or left out where the type skips it), and the browser tests compare
 //! the two for every type. Written out by hand because the generic
 //! serializer costs the shipped module about 20 KB for records whose shape
-//! never changes; the free-form JSON a capture carries (its body) still
-//! goes through serde-wasm-bindgen ([`json`]), and so can fail: a body
-//! holding a 64-bit integer beyond 2^53 has no exact JS number, and the
-//! write that carries it is refused rather than stored altered.
+//! never changes. A capture's body is already a plain JS value
+//! ([`super::body`]) and is set as it is.
 
 use js_sys::{Array, Object, Reflect};
 use serde::Serialize;
@@ -61,12 +59,6 @@ impl Record {
             Some(value) => self.set(name, value),
             None => self,
         }
-    }
-
-    /// Sets `name` to free-form JSON (see [`json`]).
-    pub fn set_json(self, name: &str, value: &serde_json::Value) -> Result<Record, QueueError> {
-        let value = json(value)?;
-        Ok(self.set(name, &value))
     }
 
     pub fn build(self) -> JsValue {
@@ -157,8 +149,8 @@ impl ToJs for UnixMs {
 
 /// Any `Serialize` value through serde-wasm-bindgen's JSON-compatible
 /// serializer: plain objects and numbers, `null` for `None`, exactly the
-/// shape `JSON.parse` would build. The module uses it for free-form JSON
-/// only; the tests use it as the reference every writer here must match.
+/// shape `JSON.parse` would build. The tests use it as the reference every
+/// writer here must match; the module itself does not call it.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
     const JS_VALUES: serde_wasm_bindgen::Serializer =
         serde_wasm_bindgen::Serializer::json_compatible();
@@ -168,7 +160,7 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
 }
 
 /// Sets the fields a stored item shares with its wire form, in their
-/// order (`Item` and `SyncItem` name them alike); `?` on the body.
+/// order (`Item` and `SyncItem` name them alike).
 macro_rules! set_wire_fields {
     ($record:expr, $item:expr) => {
         $record
@@ -178,12 +170,12 @@ macro_rules! set_wire_fields {
             .set("command", &$item.command.as_str())
             .set("occurred_at", &$item.occurred_at)
             .set("queued_at", &$item.queued_at)
-            .set_json("body", &$item.body)?
+            .set("body", &$item.body)
     };
 }
 
-/// A stored item (fallible: its body is free-form JSON).
-pub fn item(item: &Item) -> Result<JsValue, QueueError> {
+/// A stored item.
+pub fn item(item: &Item) -> JsValue {
     let fields = set_wire_fields!(Record::new().set_some("id", &item.id), item)
         .set("state", &item.state.as_str())
         .set_some("reason", &item.reason)
@@ -195,27 +187,27 @@ pub fn item(item: &Item) -> Result<JsValue, QueueError> {
     } else {
         fields.set("hop_ids", &item.hop_ids)
     };
-    Ok(fields
+    fields
         .set_some("updated_at", &item.updated_at)
         .set("acknowledged", &item.acknowledged)
-        .build())
+        .build()
 }
 
-/// The `/v1/sync` request body (fallible: bodies are free-form JSON).
-pub fn sync_request(request: &SyncRequest) -> Result<JsValue, QueueError> {
+/// The `/v1/sync` request body.
+pub fn sync_request(request: &SyncRequest) -> JsValue {
     let items = Array::new_with_length(request.items.len() as u32);
     for (at, item) in request.items.iter().enumerate() {
-        items.set(at as u32, sync_item(item)?);
+        items.set(at as u32, sync_item(item));
     }
-    Ok(Record::new()
+    Record::new()
         .set("device_id", &request.device_id)
         .set("sent_at", &request.sent_at)
         .set("items", &JsValue::from(items))
-        .build())
+        .build()
 }
 
-fn sync_item(item: &SyncItem) -> Result<JsValue, QueueError> {
-    Ok(set_wire_fields!(Record::new(), item).build())
+fn sync_item(item: &SyncItem) -> JsValue {
+    set_wire_fields!(Record::new(), item).build()
 }
 
 impl ToJs for Session {
