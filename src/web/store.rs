@@ -146,23 +146,36 @@ fn refused(thrown: JsValue) -> QueueError {
 }
 
 /// Awaits one request of a live transaction: its result, or its error.
-///
-/// Every read and every awaited write goes through this one function, so
-/// the module carries one request future rather than one per request type
-/// and value type. The transaction stays active meanwhile: the request's
-/// event resolves the promise, and the queue's task resumes in the same
-/// microtask checkpoint, before IndexedDB would let the transaction commit.
-/// A request already done (a later `add` of a group, awaited after the
-/// earlier ones) is read at once: its event has fired and would not again.
 pub async fn settled(request: Result<IdbRequest, JsValue>) -> Result<JsValue, QueueError> {
     let request = request.map_err(refused)?;
+    finished(&request).await;
+    read_request(&request)
+}
+
+/// Waits for a request's `success` or `error` event; at once if it is done
+/// (its event has fired and would not again).
+///
+/// The module carries this one request future rather than one per request
+/// type and value type. The transaction stays active meanwhile: the
+/// event resolves the promise, and the queue's task resumes in the same
+/// microtask checkpoint, before IndexedDB would let the transaction commit.
+async fn finished(request: &IdbRequest) {
     if request.ready_state() != IdbRequestReadyState::Done {
-        // Failure is read from the request below, not from the rejection.
+        // Failure is read from the request afterwards, not from the rejection.
         let _ = JsFuture::from(Promise::new(&mut |resolve, reject| {
             request.set_onsuccess(Some(&resolve));
             request.set_onerror(Some(&reject));
         }))
         .await;
+    }
+}
+
+/// A finished request's result, or its error.
+fn read_request(request: &IdbRequest) -> Result<JsValue, QueueError> {
+    if request.ready_state() != IdbRequestReadyState::Done {
+        return Err(QueueError::Storage(
+            "a request was read before it finished".into(),
+        ));
     }
     match request.error() {
         Ok(None) => request.result().map_err(refused),
@@ -377,15 +390,24 @@ impl Store {
                     .map_err(QueueError::from),
             };
             if let Ok(item) = &item {
-                adds.push((results.len(), items.add(&write::item(item))));
+                let add = items.add(&write::item(item)).map_err(refused)?;
+                adds.push((results.len(), add));
             }
             results.push(item);
         }
         for session in touched.iter().filter_map(|(_, session)| session.as_ref()) {
             sessions.put(&session.to_js()).map_err(refused)?;
         }
+        // A transaction's requests finish in the order they were made: once
+        // the last add has, every id IndexedDB generated can be read, with
+        // one wait for the group rather than one per capture. Read before
+        // the commit, so an add that failed (or an id that is not one)
+        // aborts the whole group instead of leaving it written unheard.
+        if let Some((_, last)) = adds.last() {
+            finished(last).await;
+        }
         for (index, add) in adds {
-            let id = queue_id(settled(add).await?)?;
+            let id = queue_id(read_request(&add)?)?;
             if let Ok(item) = &mut results[index] {
                 item.id = Some(id);
             }
