@@ -15,6 +15,7 @@ pub mod body;
 pub mod classify;
 pub mod heap;
 pub mod key;
+pub mod oneshot;
 pub mod queue;
 pub mod time;
 pub mod wire;

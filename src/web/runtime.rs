@@ -16,10 +16,10 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use futures_channel::oneshot;
 use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
+use crate::oneshot;
 use crate::queue::capture::Group;
 use crate::queue::{Capture, Counts, Drain, Item, ItemState};
 use crate::time::UnixMs;
@@ -265,13 +265,13 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
                     let any = results.iter().any(Result::is_ok);
                     self.note_written(results.iter().flatten());
                     for (result, waiter) in results.into_iter().zip(waiters) {
-                        let _ = waiter.send(result);
+                        waiter.send(result);
                     }
                     any
                 }
                 Err(err) => {
                     for waiter in waiters {
-                        let _ = waiter.send(Err(err.clone()));
+                        waiter.send(Err(err.clone()));
                     }
                     false
                 }
@@ -288,7 +288,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         }
         self.inner.flushing.set(false);
         for waiter in self.inner.writer_idle.borrow_mut().drain(..) {
-            let _ = waiter.send(());
+            waiter.send(());
         }
     }
 
@@ -372,7 +372,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             self.arm_timer(report.next_attempt_at);
         }
         for joiner in inner.drain_joiners.borrow_mut().drain(..) {
-            let _ = joiner.send(result.clone());
+            joiner.send(result.clone());
         }
         result
     }
