@@ -17,7 +17,7 @@ use stockhop::body::Body;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{Item, ItemState, Session};
 use stockhop::time::UnixMs;
-use stockhop::web::error::QueueError;
+use stockhop::web::error::{QueueError, QueueErrorKind};
 use stockhop::web::js::{self, FromJs};
 use stockhop::web::message::PageRequest;
 use stockhop::web::schema;
@@ -322,7 +322,7 @@ fn records_that_serde_refused_are_refused_with_the_field_named() {
         assert_eq!(check_same::<Item>(&value), None, "{field}: {bad}");
         let err = from_js::<Item>(value).unwrap_err();
         assert!(
-            matches!(&err, QueueError::Storage(why) if why.contains(named)),
+            matches!(err.kind(), QueueErrorKind::Storage(why) if why.contains(named)),
             "{field}: {err}"
         );
     }
@@ -556,8 +556,10 @@ fn a_bad_message_is_refused_naming_the_field() {
         (json!({"type": "discard"}), "discard.id"),
         (json!({"type": "acknowledge", "id": 1.5}), "acknowledge.id"),
     ] {
-        match read(message.clone()) {
-            Err(QueueError::BadMessage(why)) => assert!(why.contains(named), "{message}: {why}"),
+        match read(message.clone()).map_err(|err| err.kind().clone()) {
+            Err(QueueErrorKind::BadMessage(why)) => {
+                assert!(why.contains(named), "{message}: {why}")
+            }
             other => panic!("{message}: {other:?}"),
         }
     }
@@ -565,7 +567,7 @@ fn a_bad_message_is_refused_naming_the_field() {
         "{{type: 'capture_many', session_id: '{SESSION}', bodies: [{{}}, {{f: () => 1}}]}}"
     ));
     match PageRequest::read(&nested) {
-        Err(err @ QueueError::BadMessage(_)) => {
+        Err(err) if matches!(err.kind(), QueueErrorKind::BadMessage(_)) => {
             assert_eq!(err.code(), "BAD_MESSAGE");
             assert!(
                 err.to_string().contains("capture_many.bodies[1].f"),
@@ -575,8 +577,8 @@ fn a_bad_message_is_refused_naming_the_field() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        PageRequest::read(&JsValue::from_str("counts")),
-        Err(QueueError::BadMessage(_))
+        PageRequest::read(&JsValue::from_str("counts")).map_err(|err| err.kind().clone()),
+        Err(QueueErrorKind::BadMessage(_))
     ));
 }
 
@@ -625,8 +627,8 @@ async fn stored_setup_and_backoff_read_back_from_indexeddb() {
             next_attempt_at: None
         }
     );
-    match store.device().await {
-        Err(QueueError::Storage(why)) => assert!(why.contains("device.device_token"), "{why}"),
+    match store.device().await.map_err(|err| err.kind().clone()) {
+        Err(QueueErrorKind::Storage(why)) => assert!(why.contains("device.device_token"), "{why}"),
         other => panic!("{other:?}"),
     }
 }

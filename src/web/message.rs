@@ -83,14 +83,15 @@ const EXPECTED_TYPE: &str = "one of setup, device, open_session, capture, captur
 
 impl PageRequest {
     /// Reads a page's message. A missing or ill-typed field is a
-    /// [`QueueError::BadMessage`] that names it (`capture.session_id:
+    /// [`BadMessage`](super::error::QueueErrorKind::BadMessage) error that names it (`capture.session_id:
     /// expected a UUID string`); unknown fields are ignored.
     pub fn read(data: &JsValue) -> Result<PageRequest, QueueError> {
         let kind = js_sys::Reflect::get(data, &"type".into())
             .ok()
             .and_then(|kind| kind.as_string())
-            .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
-        PageRequest::read_fields(&kind, data).map_err(|err| QueueError::BadMessage(err.to_string()))
+            .ok_or_else(|| QueueError::bad_message("a message needs a string `type`"))?;
+        PageRequest::read_fields(&kind, data)
+            .map_err(|err| QueueError::bad_message(err.to_string()))
     }
 
     fn read_fields(kind: &str, data: &JsValue) -> Result<PageRequest, ReadError> {

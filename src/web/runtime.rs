@@ -245,7 +245,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
 
     async fn written(rx: oneshot::Receiver<Result<Item, QueueError>>) -> Result<Item, QueueError> {
         rx.await
-            .map_err(|_| QueueError::Storage("the capture was dropped unwritten".into()))?
+            .map_err(|_| QueueError::storage("the capture was dropped unwritten"))?
     }
 
     /// Writes groups until none is left: whatever waited while the last
@@ -354,7 +354,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             inner.drain_joiners.borrow_mut().push(tx);
             let ended = rx
                 .await
-                .map_err(|_| QueueError::Storage("the running drain was dropped".into()))?;
+                .map_err(|_| QueueError::storage("the running drain was dropped"))?;
             return ended.map(|report| DrainReport {
                 joined: true,
                 ..report
@@ -437,7 +437,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             let outcome = inner.transport.send(device, &request).await;
             let recorded = drain
                 .handle_outcome(inner.clock.now(), lease.batch_id, &outcome)
-                .map_err(|e| QueueError::Storage(e.to_string()))?;
+                .map_err(|e| QueueError::storage(e.to_string()))?;
             self.captures_first().await;
             inner
                 .store

@@ -66,10 +66,10 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .map_err(QueueError::browser)?
         .dyn_into()
-        .map_err(|_| QueueError::Storage("IndexedDB is not available".into()))?;
+        .map_err(|_| QueueError::storage("IndexedDB is not available"))?;
     let request = factory
         .open_with_u32(name, version)
-        .map_err(|e| QueueError::Storage(describe(&e)))?;
+        .map_err(|e| QueueError::storage(describe(&e)))?;
     let failure: Rc<RefCell<Option<String>>> = Rc::default();
     let keep: Keep = Rc::default();
 
@@ -100,7 +100,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     request.set_onerror(None);
     drop(keep);
     if let Some(why) = failure.borrow_mut().take() {
-        return Err(QueueError::Storage(format!("upgrade failed: {why}")));
+        return Err(QueueError::storage(format!("upgrade failed: {why}")));
     }
     opened.map_err(|_| {
         let why = request
@@ -109,7 +109,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
             .flatten()
             .map(|e| format!("{}: {}", e.name(), e.message()))
             .unwrap_or_else(|| "unknown".into());
-        QueueError::Storage(format!("open failed: {why}"))
+        QueueError::storage(format!("open failed: {why}"))
     })?;
     let db: IdbDatabase = request
         .result()

@@ -63,7 +63,7 @@ const META_DEVICE: &str = "device";
 /// Reads a stored record with its hand-written reader (see [`super::js`];
 /// records are written by [`super::write`]).
 pub fn from_js<T: FromJs>(value: JsValue) -> Result<T, QueueError> {
-    T::from_js(&value).map_err(QueueError::storage)
+    T::from_js(&value).map_err(|err| QueueError::storage(err.to_string()))
 }
 
 /// Reads every row of a `getAll`, failing at the first that cannot be
@@ -128,7 +128,7 @@ impl Tx {
             Ok(_) => Ok(()),
             Err(_) => Err(match tx.error() {
                 Some(error) => refused(error.into()),
-                None => QueueError::Storage("the transaction was aborted".into()),
+                None => QueueError::storage("the transaction was aborted"),
             }),
         }
     }
@@ -142,7 +142,7 @@ fn items_index(tx: &IdbTransaction, name: &str) -> Result<IdbIndex, QueueError> 
 /// What IndexedDB threw when asked for a request (a closed connection, an
 /// inactive transaction, a key it cannot use), as a storage error.
 fn refused(thrown: JsValue) -> QueueError {
-    QueueError::Storage(describe(&thrown))
+    QueueError::storage(describe(&thrown))
 }
 
 /// Awaits one request of a live transaction: its result, or its error.
@@ -173,9 +173,7 @@ async fn finished(request: &IdbRequest) {
 /// A finished request's result, or its error.
 fn read_request(request: &IdbRequest) -> Result<JsValue, QueueError> {
     if request.ready_state() != IdbRequestReadyState::Done {
-        return Err(QueueError::Storage(
-            "a request was read before it finished".into(),
-        ));
+        return Err(QueueError::storage("a request was read before it finished"));
     }
     match request.error() {
         Ok(None) => request.result().map_err(refused),
@@ -633,7 +631,7 @@ async fn get_item(tx: &IdbTransaction, id: u64) -> Result<Item, QueueError> {
     found(row)
         .map(from_js)
         .transpose()?
-        .ok_or(QueueError::NoItem(id))
+        .ok_or(QueueError::no_item(id))
 }
 
 async fn get_meta<T: FromJs>(tx: &IdbTransaction, name: &str) -> Result<Option<T>, QueueError> {
@@ -648,7 +646,7 @@ async fn get_meta<T: FromJs>(tx: &IdbTransaction, name: &str) -> Result<Option<T
 fn queue_id(key: JsValue) -> Result<u64, QueueError> {
     match key.as_f64() {
         Some(id) if id >= 1.0 && id.fract() == 0.0 => Ok(id as u64),
-        _ => Err(QueueError::Storage(format!(
+        _ => Err(QueueError::storage(format!(
             "an added item's key is not a queue id: {}",
             describe(&key)
         ))),

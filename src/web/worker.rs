@@ -109,8 +109,8 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             device_id,
         } => {
             if site_url.is_empty() || device_token.is_empty() || device_id.is_empty() {
-                return Err(QueueError::BadMessage(
-                    "site_url, device_token and device_id are required".into(),
+                return Err(QueueError::bad_message(
+                    "site_url, device_token and device_id are required",
                 ));
             }
             let config = DeviceConfig {
@@ -153,7 +153,7 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             bodies,
         } => {
             if bodies.len() > CAPTURE_MANY_MAX {
-                return Err(QueueError::BadMessage(format!(
+                return Err(QueueError::bad_message(format!(
                     "{} captures in one message, at most {CAPTURE_MANY_MAX}",
                     bodies.len()
                 )));

@@ -23,7 +23,7 @@ use crate::queue::{Counts, Item, Session};
 use crate::time::UnixMs;
 use crate::wire::{SyncItem, SyncRequest};
 
-use super::error::QueueError;
+use super::error::{QueueError, QueueErrorKind};
 use super::store::DeviceConfig;
 
 /// A value's JS form.
@@ -156,7 +156,7 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
         serde_wasm_bindgen::Serializer::json_compatible();
     value
         .serialize(&JS_VALUES)
-        .map_err(|e| QueueError::Browser(e.to_string()))
+        .map_err(|e| QueueError::new(QueueErrorKind::Browser(e.to_string())))
 }
 
 /// Sets the fields a stored item shares with its wire form, in their
