@@ -383,7 +383,7 @@ fn json_bodies_convert_as_serde_json_values_did() {
         "-9007199254740992n",
     ] {
         assert!(as_serde(js_expr(beyond)).is_ok(), "serde read {beyond}");
-        assert_eq!(js::json(&js_expr(beyond)).unwrap_err().at, "", "{beyond}");
+        assert_eq!(js::json(&js_expr(beyond)).unwrap_err().at(), "", "{beyond}");
     }
     for (expression, at) in [
         ("() => 1", ""),
@@ -398,7 +398,7 @@ fn json_bodies_convert_as_serde_json_values_did() {
     ] {
         let value = js_expr(expression);
         assert!(as_serde(value.clone()).is_err(), "serde read {expression}");
-        assert_eq!(js::json(&value).unwrap_err().at, at, "{expression}");
+        assert_eq!(js::json(&value).unwrap_err().at(), at, "{expression}");
     }
 }
 

@@ -51,25 +51,40 @@ use super::body::Body;
 use super::store::{DeviceConfig, MetaRecord};
 
 /// A value that is not of the shape its reader expects.
+///
+/// Boxed, like `QueueError`: every reader returns a `Result` with it, and
+/// each `?` moves one pointer rather than the place and the expectation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{at}: expected {expected}")]
-pub struct ReadError {
-    /// Where in the value: `item.client_seq`, `capture.body.lines[2]`.
-    pub at: String,
-    pub expected: &'static str,
+#[error("{}: expected {}", .0.at, .0.expected)]
+pub struct ReadError(Box<Misread>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Misread {
+    at: String,
+    expected: &'static str,
 }
 
 impl ReadError {
     pub(crate) fn new(at: impl Into<String>, expected: &'static str) -> ReadError {
-        ReadError {
+        ReadError(Box::new(Misread {
             at: at.into(),
             expected,
-        }
+        }))
+    }
+
+    /// Where in the value: `item.client_seq`, `capture.body.lines[2]`.
+    pub fn at(&self) -> &str {
+        &self.0.at
+    }
+
+    /// What was expected there: `a whole number ≥ 0`.
+    pub fn expected(&self) -> &'static str {
+        self.0.expected
     }
 
     /// The same error one level further out (`prefix` then the old place).
     fn within(mut self, prefix: &str) -> ReadError {
-        self.at.insert_str(0, prefix);
+        self.0.at.insert_str(0, prefix);
         self
     }
 }
