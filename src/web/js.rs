@@ -344,8 +344,9 @@ fn read_u32(value: &JsValue) -> Option<u32> {
     safe_integer(value).and_then(|v| u32::try_from(v).ok())
 }
 
+/// A UUID in its hyphenated form (see [`crate::key::parse_hyphenated`]).
 fn read_uuid(value: &JsValue) -> Option<Uuid> {
-    Uuid::try_parse(&value.as_string()?).ok()
+    crate::key::parse_hyphenated(&value.as_string()?)
 }
 
 fn read_time(value: &JsValue) -> Option<UnixMs> {
