@@ -1,6 +1,8 @@
 //! The runtime's errors, and their one conversion to a `JsValue` at the
 //! edge: `{code, message}`, the shape the page shows.
 
+use std::rc::Rc;
+
 use wasm_bindgen::JsValue;
 
 use crate::key::KeyError;
@@ -8,13 +10,15 @@ use crate::queue::{ActionError, CaptureError};
 
 /// Why a queue operation failed. A capture that fails is never acknowledged.
 ///
-/// Boxed: a `Result` carrying it is no larger than its success value, and
-/// each `?` on the way out moves one pointer. (With the kind inline, every
-/// result and every `?` in the worker's async steps carried 32 bytes; the
-/// box took ~7 KB off the release module.) Failures are rare and the
-/// allocation is only made on one.
+/// Behind one pointer: a `Result` carrying it is no larger than its
+/// success value, and each `?` on the way out moves one pointer (with the
+/// kind inline, every result and every `?` in the worker's async steps
+/// carried 32 bytes; the pointer took ~7 KB off the release module). An
+/// `Rc`, so the one failure of a capture group reaches each of its waiters
+/// without copying its text. Failures are rare and the allocation is only
+/// made on one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QueueError(Box<QueueErrorKind>);
+pub struct QueueError(Rc<QueueErrorKind>);
 
 /// What [`QueueError`] is about.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -40,7 +44,7 @@ pub enum QueueErrorKind {
 
 impl<E: Into<QueueErrorKind>> From<E> for QueueError {
     fn from(kind: E) -> QueueError {
-        QueueError(Box::new(kind.into()))
+        QueueError(Rc::new(kind.into()))
     }
 }
 
@@ -54,7 +58,7 @@ impl std::error::Error for QueueError {}
 
 impl QueueError {
     pub fn new(kind: QueueErrorKind) -> QueueError {
-        QueueError(Box::new(kind))
+        QueueError(Rc::new(kind))
     }
 
     pub fn kind(&self) -> &QueueErrorKind {
