@@ -586,7 +586,7 @@ fn a_bad_message_is_refused_naming_the_field() {
 async fn stored_setup_and_backoff_read_back_from_indexeddb() {
     let name = db_name("meta-records");
     let store = Store::open(&name).await.unwrap();
-    assert_eq!(store.device().await.unwrap(), None);
+    assert_eq!(store.device().await.unwrap().as_deref(), None);
     assert_eq!(store.backoff().await.unwrap(), Backoff::default());
     let device = DeviceConfig {
         site_url: "https://site.example:8443".into(),
@@ -594,7 +594,7 @@ async fn stored_setup_and_backoff_read_back_from_indexeddb() {
         device_id: "HH-0042".into(),
     };
     store.set_device(&device).await.unwrap();
-    assert_eq!(store.device().await.unwrap(), Some(device));
+    assert_eq!(store.device().await.unwrap().as_deref(), Some(&device));
     let backoff = Backoff {
         failures: 3,
         next_attempt_at: Some(UnixMs(1_795_947_310_000)),

@@ -212,12 +212,12 @@ pub struct DeviceReply {
     pub configured: bool,
 }
 
-impl From<Option<DeviceConfig>> for DeviceReply {
-    fn from(device: Option<DeviceConfig>) -> DeviceReply {
+impl From<Option<&DeviceConfig>> for DeviceReply {
+    fn from(device: Option<&DeviceConfig>) -> DeviceReply {
         match device {
             Some(device) => DeviceReply {
-                site_url: Some(device.site_url),
-                device_id: Some(device.device_id),
+                site_url: Some(device.site_url.clone()),
+                device_id: Some(device.device_id.clone()),
                 configured: true,
             },
             None => DeviceReply {

@@ -255,7 +255,7 @@ pub struct Store {
     /// The device setup as last read or written here (the worker is its
     /// only writer too): every capture starts a drain, and the drain's
     /// first question is whether the device is set up.
-    device: Rc<RefCell<Option<Option<DeviceConfig>>>>,
+    device: Rc<RefCell<Option<Option<Rc<DeviceConfig>>>>>,
 }
 
 impl Store {
@@ -501,12 +501,15 @@ impl Store {
         Ok(get_meta(&tx, META_BACKOFF).await?.unwrap_or_default())
     }
 
-    pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+    /// The setup, shared: every drain asks for it.
+    pub async fn device(&self) -> Result<Option<Rc<DeviceConfig>>, QueueError> {
         if let Some(known) = self.device.borrow().as_ref() {
             return Ok(known.clone());
         }
         let tx = self.read(&[META])?;
-        let stored: Option<DeviceConfig> = get_meta(&tx, META_DEVICE).await?;
+        let stored = get_meta::<DeviceConfig>(&tx, META_DEVICE)
+            .await?
+            .map(Rc::new);
         *self.device.borrow_mut() = Some(stored.clone());
         Ok(stored)
     }
@@ -516,7 +519,7 @@ impl Store {
         let tx = self.write(&[META])?;
         put_meta(&tx, META_DEVICE, config)?;
         tx.commit().await?;
-        *self.device.borrow_mut() = Some(Some(config.clone()));
+        *self.device.borrow_mut() = Some(Some(Rc::new(config.clone())));
         Ok(())
     }
 

@@ -124,7 +124,10 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
             queue.kick();
             Ok(Record::new().set("device_id", &config.device_id).build())
         }
-        PageRequest::Device {} => Ok(DeviceReply::from(queue.store().device().await?).to_js()),
+        PageRequest::Device {} => {
+            let device = queue.store().device().await?;
+            Ok(DeviceReply::from(device.as_deref()).to_js())
+        }
         PageRequest::OpenSession {
             session_id,
             operator_id,
