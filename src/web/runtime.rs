@@ -278,12 +278,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             };
             if any_written {
                 self.register_sync();
-                if self.inner.options.drain_after_capture {
-                    let queue = self.clone();
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let _ = queue.drain(true).await;
-                    });
-                }
+                self.kick();
             }
         }
         self.inner.flushing.set(false);
@@ -491,10 +486,7 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         let weak: Weak<Inner<T, C>> = Rc::downgrade(&self.inner);
         let timer = gloo_timers::callback::Timeout::new(wait, move || {
             if let Some(inner) = weak.upgrade() {
-                let queue = Queue { inner };
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = queue.drain(false).await;
-                });
+                Queue { inner }.spawn_drain(false);
             }
         });
         *self.inner.timer.borrow_mut() = Some(timer);
@@ -524,10 +516,15 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
     /// Starts a drain that skips the wait, without waiting for it.
     pub fn kick(&self) {
         if self.inner.options.drain_after_capture {
-            let queue = self.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                let _ = queue.drain(true).await;
-            });
+            self.clone().spawn_drain(true);
         }
+    }
+
+    /// Starts a drain without waiting for it: every wake-up the runtime
+    /// gives itself goes through here, one task type for all of them.
+    fn spawn_drain(self, skip_wait: bool) {
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = self.drain(skip_wait).await;
+        });
     }
 }
