@@ -388,15 +388,20 @@ fn elements(value: &JsValue) -> Option<Vec<JsValue>> {
     iterated(value)
 }
 
-/// What iterating `value` yields, if it is iterable and every step succeeds.
-/// (Loops here and below rather than collecting `Result`s: each collect
-/// links its own adapter.)
+/// What iterating `value` yields, if it is iterable and every step succeeds
+/// (`Array.from`, which the browser runs; a throwing iterator is a `None`).
 fn iterated(value: &JsValue) -> Option<Vec<JsValue>> {
-    let mut items = Vec::new();
-    for item in js_sys::try_iter(value).ok().flatten()? {
-        items.push(item.ok()?);
+    if !is_iterable(value) {
+        return None;
     }
-    Some(items)
+    array_from(value).ok().map(|array| array.to_vec())
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `Array.from(value)`, with what it throws caught.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(value: &JsValue) -> Result<Array, JsValue>;
 }
 
 /// Whether `value` is iterable (`Symbol.iterator in value`).
