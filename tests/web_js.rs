@@ -217,6 +217,29 @@ fn a_body_with_no_exact_js_number_is_refused_not_altered() {
 }
 
 #[wasm_bindgen_test]
+fn lists_read_from_any_iterable_and_a_throwing_one_is_refused() {
+    let from_set =
+        format!("{{type: 'capture_many', session_id: '{SESSION}', bodies: new Set([1, 'two'])}}");
+    match PageRequest::read(&js_expr(&from_set)) {
+        Ok(PageRequest::CaptureMany { bodies, .. }) => {
+            assert_eq!(bodies, [body(json!(1)), body(json!("two"))])
+        }
+        other => panic!("{other:?}"),
+    }
+    let throwing = format!(
+        "{{type: 'capture_many', session_id: '{SESSION}',
+           bodies: {{[Symbol.iterator]() {{ throw new Error('no'); }}}}}}"
+    );
+    let refused = PageRequest::read(&js_expr(&throwing)).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("capture_many.bodies: expected a list"),
+        "{refused}"
+    );
+}
+
+#[wasm_bindgen_test]
 fn a_body_is_a_plain_copy_of_what_the_page_handed_over() {
     let source =
         js_expr("({epc: 'E1', tags: new Map([['dock', 4]]), at: new Date(0), gone: undefined})");
