@@ -70,11 +70,7 @@ impl ServiceWorker {
 
     /// A wake-up (install, activate, fetch, online): drain on schedule.
     pub fn wake(&self) -> Promise {
-        let queue = self.queue.clone();
-        future_to_promise(async move {
-            let report = queue.drain(false).await?;
-            Ok(report.to_js())
-        })
+        future_to_promise(drain_for(self.queue.clone(), None))
     }
 
     /// The Background Sync `sync` event: drain now; reject while items are
@@ -83,21 +79,30 @@ impl ServiceWorker {
     /// registration again.
     #[wasm_bindgen(js_name = handleSync)]
     pub fn handle_sync(&self, last_chance: Option<bool>) -> Promise {
-        let queue = self.queue.clone();
-        future_to_promise(async move {
-            let report = queue.drain(true).await;
-            let waiting = match &report {
-                Ok(report) => report.next_attempt_at.is_some() && !report.not_configured,
-                Err(_) => true,
-            };
-            queue.sync_settled(waiting && !last_chance.unwrap_or(false));
-            let report = report?;
-            if waiting {
-                return Err(JsValue::from_str("items are still waiting"));
-            }
-            Ok(report.to_js())
-        })
+        future_to_promise(drain_for(
+            self.queue.clone(),
+            Some(last_chance.unwrap_or(false)),
+        ))
     }
+}
+
+/// The drain a wake-up (`sync: None`) or a `sync` event (`Some(last_chance)`)
+/// asks for, as the promise the event waits on: one future type for both.
+async fn drain_for(queue: LiveQueue, sync: Option<bool>) -> Result<JsValue, JsValue> {
+    let Some(last_chance) = sync else {
+        return Ok(queue.drain(false).await?.to_js());
+    };
+    let report = queue.drain(true).await;
+    let waiting = match &report {
+        Ok(report) => report.next_attempt_at.is_some() && !report.not_configured,
+        Err(_) => true,
+    };
+    queue.sync_settled(waiting && !last_chance);
+    let report = report?;
+    if waiting {
+        return Err(JsValue::from_str("items are still waiting"));
+    }
+    Ok(report.to_js())
 }
 
 /// Handles one request; the reply is a plain object (`ok` is added after).
