@@ -409,28 +409,6 @@ fn is_iterable(value: &JsValue) -> bool {
     Reflect::has(value, &Symbol::iterator()).unwrap_or(false)
 }
 
-/// The `[key, value]` pairs of a plain object or a `Map` (whose keys must
-/// be strings).
-fn map_entries(value: &JsValue) -> Result<Vec<(String, JsValue)>, ReadError> {
-    let pairs = if let Some(map) = value.dyn_ref::<Map>() {
-        iterated(&map.entries()).ok_or_else(|| ReadError::new("", "an object"))?
-    } else if value.is_object() && !is_iterable(value) {
-        Object::entries(value.unchecked_ref()).to_vec()
-    } else {
-        return Err(ReadError::new("", "an object"));
-    };
-    let mut entries = Vec::with_capacity(pairs.len());
-    for pair in pairs {
-        let pair: Array = pair.unchecked_into();
-        let key = pair
-            .get(0)
-            .as_string()
-            .ok_or_else(|| ReadError::new("", "an object with string keys"))?;
-        entries.push((key, pair.get(1)));
-    }
-    Ok(entries)
-}
-
 /// The largest whole number a JS number holds exactly: 2^53 − 1.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
@@ -480,15 +458,29 @@ pub fn json(value: &JsValue) -> Result<JsValue, ReadError> {
 }
 
 /// A plain-object copy of a plain object or a `Map` with string keys, each
-/// value read by [`json`]. Built with `Object.fromEntries`, so every key
-/// (`__proto__` too) is an own data property, as `JSON.parse` makes it.
+/// value read by [`json`]. Built with `Object.fromEntries` from the
+/// `[key, value]` pairs `Object.entries` (or the map) hands out, each pair
+/// fresh and filled in place, so every key (`__proto__` too) is an own data
+/// property, as `JSON.parse` makes it.
 fn object(value: &JsValue) -> Result<JsValue, ReadError> {
-    let entries = Array::new();
-    for (key, item) in map_entries(value)? {
-        let read = json(&item).map_err(|err| err.within(&format!(".{key}")))?;
-        entries.push(&Array::of2(&JsValue::from_str(&key), &read));
+    let pairs = if let Some(map) = value.dyn_ref::<Map>() {
+        iterated(&map.entries()).ok_or_else(|| ReadError::new("", "an object"))?
+    } else if value.is_object() && !is_iterable(value) {
+        Object::entries(value.unchecked_ref()).to_vec()
+    } else {
+        return Err(ReadError::new("", "an object"));
+    };
+    for pair in &pairs {
+        let pair: &Array = pair.unchecked_ref();
+        let key = pair.get(0);
+        if !key.is_string() {
+            return Err(ReadError::new("", "an object with string keys"));
+        }
+        let read = json(&pair.get(1))
+            .map_err(|err| err.within(&format!(".{}", key.as_string().unwrap_or_default())))?;
+        pair.set(1, read);
     }
-    Object::from_entries(&entries)
+    Object::from_entries(&pairs.into_iter().collect::<Array>())
         .map(JsValue::from)
         .map_err(|_| ReadError::new("", "an object"))
 }
