@@ -22,7 +22,7 @@ use stockhop::web::js::{self, FromJs};
 use stockhop::web::message::PageRequest;
 use stockhop::web::schema;
 use stockhop::web::store::{from_js, DeviceConfig, Store};
-use stockhop::web::write::{self, json as to_js, ToJs};
+use stockhop::web::write::{self, ToJs};
 use stockhop::wire::{Command, Mode};
 use support::*;
 use uuid::Uuid;
@@ -211,7 +211,7 @@ fn a_body_with_no_exact_js_number_is_refused_not_altered() {
     // Within ±(2^53 − 1) a BigInt is a number like any other.
     let exact = Body::read(&js_expr("({n: 2n ** 53n - 1n, m: -5n})")).unwrap();
     assert_eq!(
-        exact.to_json(),
+        json_of(&exact),
         json!({"n": 9_007_199_254_740_991u64, "m": -5})
     );
 }

@@ -214,7 +214,7 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     site.answer_each(move |item| {
         if item.key == bad_key {
             json!({"key": item.key, "client_seq": item.client_seq, "status": 422, "code": "INVALID_ITEM"})
-        } else if item.client_seq == 3 && item.body.to_json()["epc"] == "A-after" {
+        } else if item.client_seq == 3 && json_of(&item.body)["epc"] == "A-after" {
             json!({"key": item.key, "client_seq": 3, "status": 202, "outcome": "buffered"})
         } else {
             applied(item)
@@ -246,7 +246,7 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     let (voided, void) = queue.discard(bad.id.unwrap()).await.unwrap();
     assert_eq!(voided.state, ItemState::Voided);
     assert_eq!((void.command, void.client_seq), (Command::Void, 4));
-    assert_eq!(void.body.to_json(), json!({"void_seq": 2}));
+    assert_eq!(json_of(&void.body), json!({"void_seq": 2}));
     queue.drain(true).await.unwrap();
     assert_eq!(
         site.sent().last().unwrap().clone(),
@@ -526,7 +526,7 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
             let row = json!({"session_id": session, "client_seq": seq + 1, "command": command,
                 "occurred_at": "2026-11-29T09:01:00.000Z", "queued_at": "2026-11-29T09:01:00.004Z",
                 "body": body, "state": "queued"});
-            let value = stockhop::web::write::json(&row).unwrap();
+            let value = to_js(&row).unwrap();
             store.add(value).primitive().unwrap().await.unwrap();
         }
         tx.commit().await.unwrap();
@@ -677,7 +677,7 @@ async fn a_second_writer_for_a_moment_costs_no_seq_and_no_scan() {
     assert_eq!(seqs(&items), [1, 2, 3, 4]);
     let epcs: Vec<_> = items[1..]
         .iter()
-        .map(|i| i.body.to_json()["epc"].clone())
+        .map(|i| json_of(&i.body)["epc"].clone())
         .collect();
     assert_eq!(epcs, [json!("E1"), json!("E2"), json!("E3")]);
 }

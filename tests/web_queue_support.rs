@@ -21,10 +21,25 @@ use stockhop::wire::{SyncItem, SyncRequest};
 
 pub const T0: UnixMs = UnixMs(1_795_940_000_000);
 
+/// Any `Serialize` value through serde-wasm-bindgen's JSON-compatible
+/// serializer: plain objects and numbers, `null` for `None`, exactly the
+/// shape `JSON.parse` would build; the reference the module's hand-written
+/// writers are held to.
+pub fn to_js<T: serde::Serialize + ?Sized>(
+    value: &T,
+) -> Result<wasm_bindgen::JsValue, serde_wasm_bindgen::Error> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+}
+
 /// A body as a page posting this JSON would hand it over.
 pub fn body(json: serde_json::Value) -> Body {
-    let js = stockhop::web::write::json(&json).expect("JSON a JS value holds");
+    let js = to_js(&json).expect("JSON a JS value holds");
     Body::read(&js).expect("a JSON body")
+}
+
+/// A body as a `serde_json` value, to assert on.
+pub fn json_of(body: &Body) -> serde_json::Value {
+    serde_wasm_bindgen::from_value(body.as_js().clone()).expect("a JSON body")
 }
 
 /// A clock that only moves when the test moves it.

@@ -43,11 +43,11 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
 }
 
 async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::Value {
-    let data = stockhop::web::write::json(&message).unwrap();
+    let data = to_js(&message).unwrap();
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    stockhop::body::Body::read(&reply).unwrap().to_json()
+    json_of(&stockhop::body::Body::read(&reply).unwrap())
 }
 
 #[wasm_bindgen_test]

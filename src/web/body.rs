@@ -38,12 +38,6 @@ impl Body {
         &self.0
     }
 
-    /// The body as a `serde_json` value, for tests and diagnostics (the
-    /// module itself never builds one).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_wasm_bindgen::from_value(self.0.clone()).unwrap_or_default()
-    }
-
     /// The body as JSON text (`JSON.stringify`), for messages and tests.
     pub fn to_json_text(&self) -> String {
         JSON::stringify(&self.0)

@@ -7,13 +7,12 @@
 //! JSON-compatible serializer makes of the type's `Serialize` (the shape
 //! `JSON.parse` would give, fields in declaration order, `None` as `null`
 //! or left out where the type skips it), and the browser tests compare
-//! the two for every type. Written out by hand because the generic
+//! the two for every type (`tests/web_js.rs`). Written out by hand because the generic
 //! serializer costs the shipped module about 20 KB for records whose shape
 //! never changes. A capture's body is already a plain JS value
 //! ([`super::body`]) and is set as it is.
 
 use js_sys::{Array, Object, Reflect};
-use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -23,7 +22,6 @@ use crate::queue::{Counts, Item, Session};
 use crate::time::UnixMs;
 use crate::wire::{SyncItem, SyncRequest};
 
-use super::error::{QueueError, QueueErrorKind};
 use super::store::DeviceConfig;
 
 /// A value's JS form.
@@ -152,18 +150,6 @@ impl ToJs for UnixMs {
     fn to_js(&self) -> JsValue {
         JsValue::from_str(&self.to_string())
     }
-}
-
-/// Any `Serialize` value through serde-wasm-bindgen's JSON-compatible
-/// serializer: plain objects and numbers, `null` for `None`, exactly the
-/// shape `JSON.parse` would build. The tests use it as the reference every
-/// writer here must match; the module itself does not call it.
-pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, QueueError> {
-    const JS_VALUES: serde_wasm_bindgen::Serializer =
-        serde_wasm_bindgen::Serializer::json_compatible();
-    value
-        .serialize(&JS_VALUES)
-        .map_err(|e| QueueError::new(QueueErrorKind::Browser(e.to_string())))
 }
 
 /// Sets the fields a stored item shares with its wire form, in their
