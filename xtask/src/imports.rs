@@ -14,6 +14,8 @@
 //! glue as a whole identifier, or the build stops (a glue whose shape this
 //! step does not know is not shipped half-renamed).
 
+use std::collections::{HashMap, HashSet};
+
 use anyhow::{bail, Context, Result};
 
 /// Section id of the import section (WebAssembly core spec, 5.5.2).
@@ -70,6 +72,8 @@ fn rename_imports(
     renames: &mut Vec<(String, String)>,
     modules: &mut Vec<(String, String)>,
 ) -> Result<Vec<u8>> {
+    let mut field_names = ShortNames::default();
+    let mut module_names = ShortNames::default();
     let mut cursor = Cursor {
         bytes: section,
         at: 0,
@@ -82,11 +86,11 @@ fn rename_imports(
         let field = cursor.name().context("import field name")?;
         let desc_start = cursor.at;
         cursor.skip_import_desc()?;
-        let short = short_name(renames.len());
+        let short = field_names.next().expect("names never run out");
         let module = match modules.iter().find(|(long, _)| long == module) {
             Some((_, short)) => short.clone(),
             None => {
-                let short = short_name(modules.len());
+                let short = module_names.next().expect("names never run out");
                 modules.push((module.to_owned(), short.clone()));
                 short
             }
@@ -102,68 +106,76 @@ fn rename_imports(
     Ok(out)
 }
 
-/// The `n`th short name: a JS identifier of letters, never a reserved word
-/// (two-letter ones such as `do`, `if`, `in` are skipped).
-fn short_name(n: usize) -> String {
-    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    const RESERVED: [&str; 3] = ["do", "if", "in"];
-    let mut seen = 0;
-    let mut i = 0usize;
-    loop {
-        let mut name = Vec::new();
-        let mut k = i;
+/// Short names in order: `a` … `Z`, then `aa`, `ab`, …: JS identifiers of
+/// letters, never a reserved word (the two-letter `do`, `if` and `in` are
+/// skipped).
+#[derive(Default)]
+struct ShortNames {
+    /// The next name's number in bijective base 52.
+    next: usize,
+}
+
+impl Iterator for ShortNames {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        const RESERVED: [&str; 3] = ["do", "if", "in"];
         loop {
-            name.push(LETTERS[k % LETTERS.len()]);
-            k /= LETTERS.len();
-            if k == 0 {
-                break;
+            let mut name = Vec::new();
+            let mut k = self.next;
+            loop {
+                name.push(LETTERS[k % LETTERS.len()]);
+                k /= LETTERS.len();
+                if k == 0 {
+                    break;
+                }
+                k -= 1;
             }
-            k -= 1;
+            name.reverse();
+            self.next += 1;
+            let name = String::from_utf8(name).expect("ASCII letters");
+            if !RESERVED.contains(&name.as_str()) {
+                return Some(name);
+            }
         }
-        name.reverse();
-        let name = String::from_utf8(name).expect("ASCII letters");
-        i += 1;
-        if RESERVED.contains(&name.as_str()) {
-            continue;
-        }
-        if seen == n {
-            return name;
-        }
-        seen += 1;
     }
 }
 
-/// Renames each import's key in the glue, as a whole identifier. Every
-/// name must be found; a name found where it is not a key is left to
-/// wasm-bindgen's shape, which writes each import once, as a key.
+/// Renames each import's key in the glue, as a whole identifier, in one
+/// pass over it. Every name must be found; a name found where it is not a
+/// key is left to wasm-bindgen's shape, which writes each import once, as
+/// a key.
 fn rename_in_glue(glue: &str, renames: &[(String, String)]) -> Result<String> {
-    let mut glue = glue.to_owned();
-    for (long, short) in renames {
-        let mut found = false;
-        let mut out = String::with_capacity(glue.len());
-        let mut rest = glue.as_str();
-        while let Some(at) = rest.find(long.as_str()) {
-            let before = rest[..at].chars().next_back();
-            let after = rest[at + long.len()..].chars().next();
-            let whole = !before.is_some_and(is_ident) && !after.is_some_and(is_ident);
-            out.push_str(&rest[..at]);
-            if whole {
+    let by_long: HashMap<&str, &str> = renames
+        .iter()
+        .map(|(long, short)| (long.as_str(), short.as_str()))
+        .collect();
+    let mut found: HashSet<&str> = HashSet::new();
+    let mut out = String::with_capacity(glue.len());
+    let mut rest = glue;
+    while let Some(start) = rest.find(is_ident) {
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match by_long.get(word) {
+            Some(short) => {
                 out.push_str(short);
-                found = true;
-            } else {
-                out.push_str(long);
+                found.insert(word);
             }
-            rest = &rest[at + long.len()..];
+            None => out.push_str(word),
         }
-        out.push_str(rest);
-        if !found {
-            bail!(
-                "import `{long}` is not in the JS glue: its shape is not the one this build knows"
-            );
-        }
-        glue = out;
+        rest = &rest[end..];
     }
-    Ok(glue)
+    out.push_str(rest);
+    if let Some((long, _)) = renames
+        .iter()
+        .find(|(long, _)| !found.contains(long.as_str()))
+    {
+        bail!("import `{long}` is not in the JS glue: its shape is not the one this build knows");
+    }
+    Ok(out)
 }
 
 fn is_ident(c: char) -> bool {
@@ -334,7 +346,7 @@ mod tests {
 
     #[test]
     fn short_names_are_distinct_identifiers_and_never_reserved_words() {
-        let names: Vec<String> = (0..3000).map(short_name).collect();
+        let names: Vec<String> = ShortNames::default().take(3000).collect();
         assert_eq!(&names[..3], ["a", "b", "c"]);
         assert_eq!(names[52], "aa");
         let mut sorted = names.clone();
