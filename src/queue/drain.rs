@@ -4,10 +4,11 @@
 //! new items with [`Drain::handle_stored`], asks [`Drain::poll_transmit`]
 //! for the next lease (≤ 50 items, one while the site is not answering,
 //! `client_seq` order within a session, oldest session first), persists
-//! the lease, sends it, and hands the transport's outcome to [`Drain::handle_outcome`], which returns the item
-//! records and the backoff to persist. [`Drain::poll_timeout`] says when the
-//! runtime should wake it next. The drain never reads a clock, storage or
-//! the network itself.
+//! the lease, sends it, and hands the transport's outcome to
+//! [`Drain::handle_outcome`], which returns the item records and the
+//! backoff to persist. [`Drain::poll_timeout`] says when the runtime
+//! should wake it next. The drain never reads a clock, storage or the
+//! network itself.
 //!
 //! Architecture invariant: at most one lease is in flight, and an item is
 //! in a lease only while it is pending (`queued`, or `sending` found after a
