@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-mod imports;
+mod names;
 
 const USAGE: &str = "\
 usage: cargo xtask <command> [-- args]
@@ -65,7 +65,7 @@ struct BuildSettings {
     out_dir: PathBuf,
     profile: String,
     typescript: bool,
-    short_import_names: bool,
+    short_names: bool,
 }
 
 #[derive(Deserialize)]
@@ -284,18 +284,21 @@ impl Project {
             let after = std::fs::metadata(&wasm)?.len();
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
         }
-        if build.short_import_names {
-            step("short import names");
+        if build.short_names {
+            step("short import and export names");
             let glue_path = self.root.join(&build.out_dir).join("stockhop.js");
             let module = std::fs::read(&wasm)?;
             let glue = std::fs::read_to_string(&glue_path)?;
-            let (module, glue, renamed) = imports::shorten(&module, &glue)
-                .with_context(|| format!("renaming the imports of {}", wasm.display()))?;
-            std::fs::write(&wasm, &module)?;
-            std::fs::write(&glue_path, glue)?;
+            let shortened = names::shorten(&module, &glue).with_context(|| {
+                format!("renaming the imports and exports of {}", wasm.display())
+            })?;
+            std::fs::write(&wasm, &shortened.module)?;
+            std::fs::write(&glue_path, &shortened.glue)?;
             println!(
-                "xtask: {renamed} imports renamed, stockhop_bg.wasm now {} bytes",
-                module.len()
+                "xtask: {} imports and {} exports renamed, stockhop_bg.wasm now {} bytes",
+                shortened.imports,
+                shortened.exports,
+                shortened.module.len()
             );
         }
         Ok(())
