@@ -48,7 +48,7 @@ impl Transport for FetchTransport {
                 body: Reply::Unreadable,
             };
         };
-        let url = [device.site_url.trim_end_matches('/'), SYNC_PATH].concat();
+        let url = device.site_url.trim_end_matches('/').to_owned() + SYNC_PATH;
         match fetch_with_timeout(&url, &device.device_token, &body).await {
             Ok(outcome) => outcome,
             Err(_) => TransportOutcome::Offline,
@@ -71,7 +71,7 @@ async fn fetch_with_timeout(
     let controller = AbortController::new()?;
     let headers = Headers::new()?;
     headers.set("content-type", "application/json")?;
-    headers.set("authorization", &["Bearer ", token].concat())?;
+    headers.set("authorization", &("Bearer ".to_owned() + token))?;
     let init = RequestInit::new();
     init.set_method("POST");
     init.set_headers(&headers);
