@@ -245,6 +245,22 @@ impl Project {
         Ok(())
     }
 
+    /// Cargo's target directory as cargo itself resolves it
+    /// (`CARGO_TARGET_DIR`, `build.target-dir`, or `target/`).
+    fn target_dir(&self) -> Result<PathBuf> {
+        let metadata =
+            capture(
+                self.cmd("cargo")
+                    .args(["metadata", "--format-version", "1", "--no-deps"]),
+            )?;
+        let metadata: serde_json::Value =
+            serde_json::from_str(&metadata).context("reading `cargo metadata`")?;
+        metadata["target_directory"]
+            .as_str()
+            .map(PathBuf::from)
+            .context("`cargo metadata` names no target directory")
+    }
+
     /// The wasm-opt executable wasm-pack.toml names, resolved against the
     /// repository root when it is a relative path.
     fn wasm_opt_path(&self) -> String {
@@ -431,7 +447,7 @@ impl Project {
         cmd.args(&specs)
             .env(
                 "STOCKHOP_SITE_BIN",
-                self.root.join("target/debug/stockhop-site"),
+                self.target_dir()?.join("debug/stockhop-site"),
             )
             .env("STOCKHOP_WWW", self.root.join("www"))
             .env("STOCKHOP_CHROMIUM", &t.chromium)
