@@ -3,6 +3,8 @@
 //! exactly once, in `client_seq` order per session, and its receipts and
 //! hops agree. The schedule comes from a seed printed on failure.
 
+mod ports;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -67,11 +69,7 @@ fn plan() -> Vec<Value> {
 }
 
 fn start_server(data: &Path) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = ports::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
         .arg("--data")

@@ -4,6 +4,7 @@
 //! lost and nothing is doubled in the (stand-in) ledger, which claims keys.
 
 mod listener_support;
+mod ports;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -21,19 +22,11 @@ struct Ports {
     tcp: u16,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn ports() -> Ports {
     Ports {
-        site: free_port(),
-        http: free_port(),
-        tcp: free_port(),
+        site: ports::free_port(),
+        http: ports::free_port(),
+        tcp: ports::free_port(),
     }
 }
 

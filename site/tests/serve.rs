@@ -1,5 +1,7 @@
 //! The site server over real HTTP on loopback, against a real SQLite file.
 
+mod ports;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -106,11 +108,7 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     write_shell(&dir.path().join("www"));
     let data = dir.path().join("data");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = ports::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
         .arg("--data")
