@@ -108,14 +108,7 @@ fn rename_imports(
 ) -> Result<Vec<u8>> {
     let mut field_names = ShortNames::default();
     let mut module_names = ShortNames::default();
-    let mut cursor = Cursor {
-        bytes: section,
-        at: 0,
-    };
-    let count = cursor.u32().context("import count")?;
-    let mut out = Vec::with_capacity(section.len());
-    write_u32(&mut out, count);
-    for _ in 0..count {
+    rewrite_entries(section, "import", |cursor, out| {
         let module = cursor.name().context("import module name")?;
         let field = cursor.name().context("import field name")?;
         let desc_start = cursor.at;
@@ -129,39 +122,50 @@ fn rename_imports(
                 short
             }
         };
-        write_name(&mut out, &module);
-        write_name(&mut out, &short);
+        write_name(out, &module);
+        write_name(out, &short);
         out.extend(&section[desc_start..cursor.at]);
         renames.push((field.to_owned(), short));
-    }
-    if cursor.at != section.len() {
-        bail!("the import section has bytes after its last import");
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
 /// The export section with short names; each rename is recorded.
 fn rename_exports(section: &[u8], renames: &mut Vec<(String, String)>) -> Result<Vec<u8>> {
     let mut names = ShortNames::default();
-    let mut cursor = Cursor {
-        bytes: section,
-        at: 0,
-    };
-    let count = cursor.u32().context("export count")?;
-    let mut out = Vec::with_capacity(section.len());
-    write_u32(&mut out, count);
-    for _ in 0..count {
+    rewrite_entries(section, "export", |cursor, out| {
         let name = cursor.name().context("export name")?;
         let desc_start = cursor.at;
         cursor.byte().context("export kind")?;
         cursor.u32().context("export index")?;
         let short = names.next().expect("names never run out");
-        write_name(&mut out, &short);
+        write_name(out, &short);
         out.extend(&section[desc_start..cursor.at]);
         renames.push((name.to_owned(), short));
+        Ok(())
+    })
+}
+
+/// Rewrites a section that is a vector of entries (`what`s): its count,
+/// then each entry as `entry` reads it from the cursor and writes it out.
+/// Bytes after the last entry are refused.
+fn rewrite_entries<'a>(
+    section: &'a [u8],
+    what: &str,
+    mut entry: impl FnMut(&mut Cursor<'a>, &mut Vec<u8>) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let mut cursor = Cursor {
+        bytes: section,
+        at: 0,
+    };
+    let count = cursor.u32().with_context(|| format!("{what} count"))?;
+    let mut out = Vec::with_capacity(section.len());
+    write_u32(&mut out, count);
+    for _ in 0..count {
+        entry(&mut cursor, &mut out)?;
     }
     if cursor.at != section.len() {
-        bail!("the export section has bytes after its last export");
+        bail!("the {what} section has bytes after its last {what}");
     }
     Ok(out)
 }
