@@ -359,22 +359,28 @@ fn read_command(value: &JsValue) -> Option<Command> {
 
 /// A unit variant by its name: `"name"`, or `{name: null}`.
 fn read_variant<T: Copy>(value: &JsValue, all: &[T], name: fn(T) -> &'static str) -> Option<T> {
-    let tag = match value.as_string() {
-        Some(tag) => tag,
-        None if value.is_object() => {
-            let entries = Object::entries(value.unchecked_ref());
-            if entries.length() != 1 {
-                return None;
-            }
-            let pair: Array = entries.get(0).unchecked_into();
-            if !is_nullish(&pair.get(1)) {
-                return None;
-            }
-            pair.get(0).as_string()?
-        }
-        None => return None,
-    };
+    let tag = variant_tag(value)?;
     all.iter().copied().find(|&variant| name(variant) == tag)
+}
+
+/// The name a unit variant is written with, whatever its type: one reader
+/// for every enum, not one per enum.
+fn variant_tag(value: &JsValue) -> Option<String> {
+    if let Some(tag) = value.as_string() {
+        return Some(tag);
+    }
+    if !value.is_object() {
+        return None;
+    }
+    let entries = Object::entries(value.unchecked_ref());
+    if entries.length() != 1 {
+        return None;
+    }
+    let pair: Array = entries.get(0).unchecked_into();
+    if !is_nullish(&pair.get(1)) {
+        return None;
+    }
+    pair.get(0).as_string()
 }
 
 /// The elements of an array, or of another iterable (a `Set`).
