@@ -122,7 +122,7 @@ pub fn empty_object() -> Body {
 
 /// The body of an `open_session`: `{operator_id, mode, context}`.
 pub fn of_open(body: &OpenSessionBody) -> Body {
-    let context = if body.context.0.is_null() || body.context.0.is_undefined() {
+    let context = if js::is_nullish(&body.context.0) {
         empty_object()
     } else {
         body.context.clone()
@@ -143,7 +143,5 @@ pub fn of_void(body: VoidBody) -> Body {
 
 /// A `void`'s `void_seq`, if the body holds a whole one.
 pub fn void_seq(body: &Body) -> Option<u64> {
-    let seq = Reflect::get(&body.0, &JsValue::from_str("void_seq")).ok()?;
-    let seq = seq.as_f64()?;
-    (seq >= 0.0 && seq.fract() == 0.0 && seq <= js::MAX_SAFE_INTEGER).then_some(seq as u64)
+    js::read_u64(&Reflect::get(&body.0, &JsValue::from_str("void_seq")).ok()?)
 }

@@ -313,7 +313,7 @@ const EXPECTED_UUID: &str = "a UUID string";
 const EXPECTED_TIME: &str = "an RFC 3339 timestamp string";
 const EXPECTED_COMMAND: &str = "a command";
 
-fn is_nullish(value: &JsValue) -> bool {
+pub(crate) fn is_nullish(value: &JsValue) -> bool {
     value.is_null() || value.is_undefined()
 }
 
@@ -326,7 +326,7 @@ fn safe_integer(value: &JsValue) -> Option<i64> {
     }
 }
 
-fn read_u64(value: &JsValue) -> Option<u64> {
+pub(crate) fn read_u64(value: &JsValue) -> Option<u64> {
     if value.is_bigint() {
         return u64::try_from(value.clone()).ok();
     }
