@@ -188,19 +188,17 @@ pub fn item(item: &Item) -> JsValue {
 
 /// The `/v1/sync` request body.
 pub fn sync_request(request: &SyncRequest) -> JsValue {
-    let items = Array::new_with_length(request.items.len() as u32);
-    for (at, item) in request.items.iter().enumerate() {
-        items.set(at as u32, sync_item(item));
-    }
     Record::new()
         .set("device_id", &request.device_id)
         .set("sent_at", &request.sent_at)
-        .set("items", &JsValue::from(items))
+        .set("items", &request.items)
         .build()
 }
 
-fn sync_item(item: &SyncItem) -> JsValue {
-    set_wire_fields!(Record::new(), item).build()
+impl ToJs for SyncItem {
+    fn to_js(&self) -> JsValue {
+        set_wire_fields!(Record::new(), self).build()
+    }
 }
 
 impl ToJs for Session {
