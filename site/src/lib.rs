@@ -10,17 +10,21 @@ pub mod db;
 pub mod error;
 pub mod http;
 pub mod in_process;
+pub mod lan;
 pub mod ledger;
 pub mod listener;
+pub mod server;
 pub mod terminal_wire;
+pub mod tls;
 
 use std::future::Future;
 use std::path::PathBuf;
 
 pub use http::{app, AppState};
 
-/// Serves `state` on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight and returns.
+/// Serves `state` over plain HTTP on `listener` until `shutdown` resolves,
+/// then finishes the requests in flight and returns. (The site binary also
+/// serves HTTPS and guards the plain port; see `main.rs`.)
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -28,9 +32,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, www = %state.www_dir.display(), "site server listening");
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    server::serve_connections(listener, None, app(state), shutdown).await
 }
 
 /// Where the PWA lives when `--www` is not given: `./www` when the server

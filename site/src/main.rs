@@ -1,5 +1,6 @@
 //! `stockhop-site`: the site server's command line.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +12,8 @@ use stockhop_site::db::Db;
 use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink};
-use stockhop_site::AppState;
+use stockhop_site::tls::{self, CertSource, CertStore, Issued};
+use stockhop_site::{lan, server, AppState};
 
 #[derive(Parser)]
 #[command(
@@ -20,8 +22,60 @@ use stockhop_site::AppState;
     about = "Stockhop site server: ledger, terminal listener, PWA"
 )]
 struct Cli {
+    /// Log lines on stderr as text (no colour unless stderr is a terminal)
+    /// or as JSON objects, one a line, for a log shipper.
+    #[arg(long, global = true, env = "STOCKHOP_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Where and how the site serves HTTPS.
+#[derive(clap::Args)]
+struct HttpsArgs {
+    /// Address of the PWA and the handheld API over TLS (what handhelds on
+    /// the LAN use: browsers run service workers only in a secure context).
+    #[arg(long, env = "STOCKHOP_HTTPS", default_value = "0.0.0.0:8443")]
+    https: SocketAddr,
+    /// The site's own certificate chain (PEM); with --tls-key. Without
+    /// them the site issues its own from a site CA in DATA/tls/.
+    #[arg(long, env = "STOCKHOP_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, env = "STOCKHOP_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A further name or address the site is reached by (repeatable);
+    /// the issued certificate always covers localhost, 127.0.0.1, ::1 and
+    /// this machine's host name. The first one is the host of setup links.
+    #[arg(long = "tls-name", env = "STOCKHOP_TLS_NAMES", value_delimiter = ',')]
+    tls_names: Vec<String>,
+}
+
+impl HttpsArgs {
+    /// The `https://HOST:PORT` handhelds are set up with: the first
+    /// --tls-name, else this machine's host name.
+    fn site_url(&self) -> String {
+        let host = self
+            .tls_names
+            .first()
+            .cloned()
+            .or_else(tls::host_name)
+            .unwrap_or_else(|| "localhost".into());
+        let host = match host.parse::<std::net::Ipv6Addr>() {
+            Ok(v6) => format!("[{v6}]"),
+            Err(_) => host,
+        };
+        match self.https.port() {
+            443 => format!("https://{host}"),
+            port => format!("https://{host}:{port}"),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -31,9 +85,12 @@ enum Command {
         /// Data directory holding the SQLite database (created on first start).
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
-        /// Address of the handheld API and PWA.
+        /// Plain-HTTP address: the PWA and the handheld API for loopback
+        /// clients; /ca.crt, /trust.html and /healthz for everyone.
         #[arg(long, env = "STOCKHOP_HTTP", default_value = "127.0.0.1:8080")]
         http: SocketAddr,
+        #[command(flatten)]
+        https: HttpsArgs,
         /// Folder of the PWA shell (default: ./www, else the checkout's www/).
         #[arg(long, env = "STOCKHOP_WWW")]
         www: Option<PathBuf>,
@@ -60,7 +117,8 @@ enum Command {
 
 #[derive(Subcommand)]
 enum DeviceCommand {
-    /// Add a device; prints its bearer token (and nothing else) on stdout.
+    /// Add a device; prints its bearer token (and nothing else) on
+    /// stdout, and its setup link (to open on the handheld) on stderr.
     Add {
         device_id: String,
         #[arg(long, value_enum)]
@@ -70,6 +128,12 @@ enum DeviceCommand {
         commissioned: bool,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
+        /// The site's HTTPS address for the setup link (default: from
+        /// --https and the first --tls-name, as `serve` reads them).
+        #[arg(long, env = "STOCKHOP_SITE_URL")]
+        site_url: Option<String>,
+        #[command(flatten)]
+        https: HttpsArgs,
     },
     /// Commission a device: its items post for real from now on.
     Commission {
@@ -123,26 +187,36 @@ impl TerminalArgs {
     }
 }
 
-fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+fn init_logs(format: LogFormat) {
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        // Colour only for a person at a terminal: a site server's stderr
+        // usually goes to a file or the journal.
+        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => logs.json().with_ansi(false).init(),
+    }
+}
+
+fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    init_logs(cli.log_format);
     match cli.command {
         Command::Serve {
             data,
             http,
+            https,
             www,
             ledger_secret,
             terminal,
         } => {
             let terminal = terminal.config(ledger_secret.clone())?;
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(serve(data, http, www, ledger_secret, terminal))
+            runtime.block_on(serve(data, http, https, www, ledger_secret, terminal))
         }
         Command::Device { command } => device(command),
         Command::Period {
@@ -169,6 +243,8 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
             profile,
             commissioned,
             data,
+            site_url,
+            https,
         } => {
             let db = open(&data)?;
             let token = db
@@ -183,6 +259,14 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
                 })
                 .map_err(|err| anyhow::anyhow!("adding device {device_id}: {err}"))?;
             println!("{token}");
+            let site = site_url.unwrap_or_else(|| https.site_url());
+            let site = site.trim_end_matches('/');
+            let fragment = form_urlencoded::Serializer::new(String::new())
+                .append_pair("site", site)
+                .append_pair("device", &device_id)
+                .append_pair("token", &token)
+                .finish();
+            eprintln!("setup link for {device_id}: {site}/#{fragment}");
             Ok(())
         }
         DeviceCommand::Commission { device_id, data } => {
@@ -198,6 +282,7 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
 async fn serve(
     data: PathBuf,
     http: SocketAddr,
+    https: HttpsArgs,
     www: Option<PathBuf>,
     ledger_secret: Option<String>,
     terminal: ListenerConfig,
@@ -207,9 +292,14 @@ async fn serve(
     if !www_dir.join("pkg").exists() {
         tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");
     }
-    let listener = tokio::net::TcpListener::bind(http)
+    let certs = open_certs(&data, &https)?;
+    let plain_listener = tokio::net::TcpListener::bind(http)
         .await
         .with_context(|| format!("binding {http}"))?;
+    let tls_listener = tokio::net::TcpListener::bind(https.https)
+        .await
+        .with_context(|| format!("binding {}", https.https))?;
+    let https_addr = tls_listener.local_addr()?;
     let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
         Some(remote) => Arc::new(
             RemoteLedgerSink::new(&remote.url, &remote.secret)
@@ -218,25 +308,96 @@ async fn serve(
         None => Arc::new(InProcessLedger::new(db.clone())),
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let mut listener_stopped = stopped.clone();
-    let terminals = listener::spawn(terminal, db.clone(), Some(sink), async move {
-        let _ = listener_stopped.wait_for(|stop| *stop).await;
-    })
-    .await
-    .context("starting the terminal listener")?;
+    let stop_signal = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }
+    };
+    let terminals = listener::spawn(terminal, db.clone(), Some(sink), stop_signal())
+        .await
+        .context("starting the terminal listener")?;
     let state = AppState {
         db,
-        www_dir,
+        www_dir: www_dir.clone(),
         ledger: ledger::LedgerState::new(ledger_secret),
     };
-    stockhop_site::serve(listener, state, async move {
-        shutdown_signal().await;
-        let _ = stop.send(true);
-    })
-    .await?;
+    let site = stockhop_site::app(state).merge(lan::ca_routes(certs.ca_cert_path()));
+    let plain = lan::https_only_off_loopback(site.clone(), https_addr.port());
+    tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
+    tracing::info!(addr = %https_addr, site_url = %https.site_url(), "site server listening (https)");
+    let reloads = tokio::spawn(reload_certs(certs.clone(), stop_signal()));
+    let plain = tokio::spawn(server::serve_connections(plain_listener, None, plain, stop_signal()));
+    let secure = tokio::spawn(server::serve_connections(
+        tls_listener,
+        Some(certs.server_config()),
+        site,
+        stop_signal(),
+    ));
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    plain.await??;
+    secure.await??;
+    reloads.await?;
     terminals.join().await;
     tracing::info!("site server stopped");
     Ok(())
+}
+
+/// The served certificate: the site's own (--tls-cert/--tls-key) or one
+/// issued from the site CA in DATA/tls/. A missing or unreadable file stops
+/// the start with an error naming it; there is no plain-HTTP fallback.
+fn open_certs(data: &Path, https: &HttpsArgs) -> anyhow::Result<CertStore> {
+    let source = match (&https.tls_cert, &https.tls_key) {
+        (Some(cert), Some(key)) => CertSource::Own {
+            cert: cert.clone(),
+            key: key.clone(),
+        },
+        _ => CertSource::SiteCa {
+            dir: data.join("tls"),
+            names: tls::site_names(tls::host_name().as_deref(), &https.tls_names)?,
+        },
+    };
+    let (certs, issued) = CertStore::open(source).context("preparing the HTTPS certificate")?;
+    match issued {
+        Issued::Own => tracing::info!("serving the site's own certificate"),
+        Issued::Reused => tracing::info!("serving the site CA's server certificate"),
+        Issued::NewCa => tracing::info!(
+            dir = %data.join("tls").display(),
+            "made a new site CA and server certificate: devices trust the CA from /ca.crt"
+        ),
+        Issued::NewServer => tracing::info!("issued a new server certificate from the site CA"),
+    }
+    Ok(certs)
+}
+
+/// Reloads the certificate on SIGHUP (a renewed certificate of the site's
+/// own, or changed files), and checks daily whether the site CA's server
+/// certificate is due for renewal. New handshakes get the new certificate;
+/// open connections keep theirs. A failed reload keeps the old one.
+async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = ()>) {
+    let mut hangups =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            Ok(signal) => Some(signal),
+            Err(err) => {
+                tracing::error!(%err, "cannot listen for SIGHUP: certificates reload only at start");
+                None
+            }
+        };
+    let mut daily = tokio::time::interval(tls::RENEW_CHECK_INTERVAL);
+    daily.tick().await;
+    tokio::pin!(stop);
+    loop {
+        let why = tokio::select! {
+            () = &mut stop => return,
+            Some(()) = async { hangups.as_mut()?.recv().await } => "SIGHUP",
+            _ = daily.tick() => "daily check",
+        };
+        match certs.reload() {
+            Ok(issued) => tracing::info!(why, ?issued, "certificate reloaded"),
+            Err(err) => tracing::error!(why, %err, "certificate reload failed; still serving the previous one"),
+        }
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -72,6 +72,7 @@ fn start_server(data: &Path) -> (Child, String) {
     let port = ports::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .args(["--https", "127.0.0.1:0"])
         .arg("--data")
         .arg(data)
         .arg("--www")

@@ -38,6 +38,7 @@ async fn spawn_site(data: &Path, ports: &Ports, ledger_url: &str) -> Child {
         .arg("--data")
         .arg(data)
         .args(["--http", &format!("127.0.0.1:{}", ports.site)])
+        .args(["--https", "127.0.0.1:0"])
         .args(["--terminal-http", &format!("127.0.0.1:{}", ports.http)])
         .args(["--terminal-tcp", &format!("127.0.0.1:{}", ports.tcp)])
         .args(["--ledger-url", ledger_url, "--ledger-secret", SECRET])

@@ -111,6 +111,7 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
     let port = ports::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .args(["--https", "127.0.0.1:0"])
         .arg("--data")
         .arg(&data)
         .arg("--www")

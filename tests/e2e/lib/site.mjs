@@ -64,6 +64,7 @@ export async function startSite({ dataDir = tempDataDir(), port, extraArgs = [] 
       '127.0.0.1:0',
       '--terminal-tcp',
       '127.0.0.1:0',
+      ...(extraArgs.includes('--https') ? [] : ['--https', '127.0.0.1:0']),
       ...extraArgs,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
