@@ -204,6 +204,11 @@ impl Project {
             if !self.settings.test.chromedriver.exists() {
                 debian.push("chromium-driver");
             }
+            // certutil: the HTTPS end-to-end test makes Chromium trust the
+            // site CA through an NSS database, as a device trusts it once.
+            if !on_path("certutil") {
+                debian.push("libnss3-tools");
+            }
         }
         if !debian.is_empty() {
             announce(&format!("{} (apt-get)", debian.join(", ")));
@@ -486,6 +491,12 @@ impl Project {
         )
         .context("writing webdriver.json")
     }
+}
+
+/// Whether an executable `name` is on PATH.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
 }
 
 /// The version of `name` in a Cargo.lock.
