@@ -273,6 +273,12 @@ async function storage() {
 // ---- start --------------------------------------------------------------
 
 async function start() {
+  if (!window.isSecureContext) {
+    // Browsers run service workers only over HTTPS (or on the site machine
+    // itself): without one there is no offline queue.
+    show('worker-status', 'Not secure: open this site over https:// (trust the site CA from /trust.html first).', 'error');
+    return;
+  }
   if (!('serviceWorker' in navigator)) {
     show('worker-status', 'No service worker support: scans cannot be kept offline.', 'error');
     return;
