@@ -46,6 +46,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "listener",
         sql: include_str!("../migrations/0003_listener.sql"),
     },
+    Migration {
+        version: 5,
+        name: "reference",
+        sql: include_str!("../migrations/0005_reference.sql"),
+    },
 ];
 
 pub struct Migration {

@@ -24,7 +24,13 @@ use stockhop_site::{lan, server, AppState};
 struct Cli {
     /// Log lines on stderr as text (no colour unless stderr is a terminal)
     /// or as JSON objects, one a line, for a log shipper.
-    #[arg(long, global = true, env = "STOCKHOP_LOG_FORMAT", value_enum, default_value = "text")]
+    #[arg(
+        long,
+        global = true,
+        env = "STOCKHOP_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
     log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
@@ -112,6 +118,56 @@ enum Command {
     Period {
         #[command(subcommand)]
         command: PeriodCommand,
+    },
+    /// Load reference data from a CSV file with a header row, in one
+    /// transaction: a bad row fails the whole file with FILE:LINE: reason.
+    Import {
+        #[arg(value_enum)]
+        kind: ledger::import::Kind,
+        file: PathBuf,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Count sessions: open one for a zone, approve its variance.
+    Count {
+        #[command(subcommand)]
+        command: CountCommand,
+    },
+    /// Goods received notes.
+    Grn {
+        #[command(subcommand)]
+        command: GrnCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum CountCommand {
+    /// Open a count for a zone of a location, with the snapshot of the
+    /// units expected there; prints its count_id (and nothing else).
+    Open {
+        #[arg(long)]
+        location: String,
+        #[arg(long)]
+        zone: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Post a closed count's variance: missing units become missing,
+    /// unexpected ones move into the bin they were counted in.
+    Approve {
+        count_id: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum GrnCommand {
+    /// Accept a GRN's short and excess lines as they stand: it is complete.
+    Resolve {
+        grn: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
     },
 }
 
@@ -229,6 +285,80 @@ fn main() -> anyhow::Result<()> {
             tracing::info!(%until, "period closed");
             Ok(())
         }
+        Command::Import { kind, file, data } => {
+            let db = open(&data)?;
+            match db.call_blocking(|conn| {
+                ledger::import::import(conn, kind, &file, ledger::wall_clock())
+            }) {
+                Ok(summary) => {
+                    eprintln!(
+                        "{}: {} rows, {} changed",
+                        file.display(),
+                        summary.rows,
+                        summary.changed
+                    );
+                    Ok(())
+                }
+                // The reason alone, as FILE:LINE: reason, for the person
+                // fixing the file (anyhow would prefix it with "Error: ").
+                Err(err) => {
+                    eprintln!("{err}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        Command::Count { command } => count(command),
+        Command::Grn {
+            command: GrnCommand::Resolve { grn, data },
+        } => {
+            let db = open(&data)?;
+            db.call_blocking(|conn| ledger::modes::receive::resolve(conn, &grn))
+                .map_err(|err| anyhow::anyhow!("resolving GRN {grn}: {err}"))?;
+            eprintln!("GRN {grn} is complete");
+            Ok(())
+        }
+    }
+}
+
+fn count(command: CountCommand) -> anyhow::Result<()> {
+    use ledger::modes::cycle_count;
+    match command {
+        CountCommand::Open {
+            location,
+            zone,
+            data,
+        } => {
+            let db = open(&data)?;
+            let count_id = db
+                .call_blocking(|conn| -> Result<String, ledger::LedgerError> {
+                    let tx = conn.transaction()?;
+                    let count_id = cycle_count::open(&tx, &location, &zone, ledger::wall_clock())?;
+                    tx.commit()?;
+                    Ok(count_id)
+                })
+                .map_err(|err| anyhow::anyhow!("opening a count of {location}/{zone}: {err}"))?;
+            println!("{count_id}");
+            Ok(())
+        }
+        CountCommand::Approve { count_id, data } => {
+            let db = open(&data)?;
+            let approval = db
+                .call_blocking(|conn| -> Result<_, ledger::LedgerError> {
+                    let tx = conn.transaction()?;
+                    let approval = cycle_count::approve(&tx, &count_id, ledger::wall_clock())?;
+                    tx.commit()?;
+                    Ok(approval)
+                })
+                .map_err(|err| anyhow::anyhow!("approving count {count_id}: {err}"))?;
+            eprintln!(
+                "count {count_id} approved: {} adjustments posted",
+                approval.hop_ids.len()
+            );
+            for epc in &approval.moved_since {
+                eprintln!("  {epc} was not seen but moved after the count opened: left as it is");
+            }
+            Ok(())
+        }
     }
 }
 
@@ -327,7 +457,12 @@ async fn serve(
     tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
     tracing::info!(addr = %https_addr, site_url = %https.site_url(), "site server listening (https)");
     let reloads = tokio::spawn(reload_certs(certs.clone(), stop_signal()));
-    let plain = tokio::spawn(server::serve_connections(plain_listener, None, plain, stop_signal()));
+    let plain = tokio::spawn(server::serve_connections(
+        plain_listener,
+        None,
+        plain,
+        stop_signal(),
+    ));
     let secure = tokio::spawn(server::serve_connections(
         tls_listener,
         Some(certs.server_config()),
@@ -376,14 +511,13 @@ fn open_certs(data: &Path, https: &HttpsArgs) -> anyhow::Result<CertStore> {
 /// certificate is due for renewal. New handshakes get the new certificate;
 /// open connections keep theirs. A failed reload keeps the old one.
 async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = ()>) {
-    let mut hangups =
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-            Ok(signal) => Some(signal),
-            Err(err) => {
-                tracing::error!(%err, "cannot listen for SIGHUP: certificates reload only at start");
-                None
-            }
-        };
+    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(signal) => Some(signal),
+        Err(err) => {
+            tracing::error!(%err, "cannot listen for SIGHUP: certificates reload only at start");
+            None
+        }
+    };
     let mut daily = tokio::time::interval(tls::RENEW_CHECK_INTERVAL);
     daily.tick().await;
     tokio::pin!(stop);
@@ -395,7 +529,9 @@ async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = 
         };
         match certs.reload() {
             Ok(issued) => tracing::info!(why, ?issued, "certificate reloaded"),
-            Err(err) => tracing::error!(why, %err, "certificate reload failed; still serving the previous one"),
+            Err(err) => {
+                tracing::error!(why, %err, "certificate reload failed; still serving the previous one")
+            }
         }
     }
 }

@@ -37,14 +37,19 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/sessions/{session_id}/hops", get(session_hops))
         .route("/v1/devices/{device_id}/heartbeat", post(heartbeat))
         .route(TERMINAL_EVENTS_PATH, post(terminal_events))
+        .merge(super::reference_api::routes())
 }
 
-fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
+pub(super) fn client(
+    status: StatusCode,
+    code: &'static str,
+    message: impl Into<String>,
+) -> AppError {
     AppError::client(status, code, message)
 }
 
 /// The device whose bearer token the request carries, or 401.
-async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
+pub(super) async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
     let header = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());

@@ -35,20 +35,34 @@ pub mod kinds {
     pub const UNDO: &str = "UNDO";
     /// A fixed gate observed a known unit.
     pub const GATE_READ: &str = "GATE_READ";
+    /// Put-away moved (or observed) a unit in a bin.
+    pub const ZONE_CHANGE: &str = "ZONE_CHANGE";
+    /// A unit received on a GRN line.
+    pub const RECEIVE: &str = "RECEIVE";
+    /// A tag written while receiving.
+    pub const ENCODE: &str = "ENCODE";
+    /// A unit verified onto a dispatch manifest.
+    pub const DISPATCH: &str = "DISPATCH";
+    /// A tag seen by a cycle count.
+    pub const CYCLE_COUNT: &str = "CYCLE_COUNT";
+    /// A count variance posted by `count approve`.
+    pub const ADJUST: &str = "ADJUST";
 }
 
 /// The hop kind a scan in `mode` emits (DESIGN.md §5).
 pub fn scan_kind(mode: Mode) -> &'static str {
     match mode {
-        Mode::CycleCount => "CYCLE_COUNT",
-        Mode::Receive => "RECEIVE",
-        Mode::DispatchVerify => "DISPATCH",
-        Mode::PutAway => "ZONE_CHANGE",
+        Mode::CycleCount => kinds::CYCLE_COUNT,
+        Mode::Receive => kinds::RECEIVE,
+        Mode::DispatchVerify => kinds::DISPATCH,
+        Mode::PutAway => kinds::ZONE_CHANGE,
+        // Never recorded: a find_unit item is refused `read_only_mode`.
         Mode::FindUnit => "FIND",
     }
 }
 
 /// A hop to append.
+#[derive(Clone)]
 pub struct NewHop<'a> {
     pub device_id: &'a str,
     pub session_id: Option<&'a str>,

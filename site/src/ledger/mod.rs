@@ -10,17 +10,29 @@
 //! One module per noun: [`auth`] (bearer tokens), [`devices`], [`receipts`]
 //! (claims and stored answers), [`sessions`], [`units`], [`hops`],
 //! [`periods`], [`sync`] (one request's items, in order), [`terminal`] and
-//! [`api`] (the HTTP handlers, the only module that sees a request).
+//! [`api`] (the HTTP handlers, the only module that sees a request, with
+//! [`reference_api`] for the read side of reference data). The modes'
+//! rules are [`modes`]; the reference data they read are [`bins`],
+//! [`grns`], [`manifests`] and [`counts`], loaded by [`import`] and cached
+//! by handhelds through [`reference`].
 //!
 //! Architecture invariant: everything below [`api`] takes the connection
 //! and `now` as arguments; none of it reads a clock or touches a socket.
 
 pub mod api;
 pub mod auth;
+pub mod bins;
+pub mod counts;
 pub mod devices;
+pub mod grns;
 pub mod hops;
+pub mod import;
+pub mod manifests;
+pub mod modes;
 pub mod periods;
 pub mod receipts;
+pub mod reference;
+pub mod reference_api;
 pub mod sessions;
 pub mod sync;
 pub mod terminal;
@@ -245,6 +257,10 @@ pub mod codes {
     pub const NOT_FOUND: &str = "NOT_FOUND";
     pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";
     pub const CONSTRAINT_CONFLICT: &str = "CONSTRAINT_CONFLICT";
+    pub const NOTHING_TO_RESOLVE: &str = "NOTHING_TO_RESOLVE";
+    pub const COUNT_ALREADY_OPEN: &str = "COUNT_ALREADY_OPEN";
+    pub const COUNT_NOT_CLOSED: &str = "COUNT_NOT_CLOSED";
+    pub const INVALID_CURSOR: &str = "INVALID_CURSOR";
 }
 
 /// Each unique constraint of the ledger's schema, as SQLite names it in

@@ -22,11 +22,16 @@ pub struct Session {
     pub device_id: String,
     pub state: SessionState,
     pub next_seq: u64,
+    /// The mode it was opened in (none while pending).
+    pub mode: Option<String>,
+    /// The `open_session` context, as stored JSON (none while pending).
+    pub context: Option<String>,
 }
 
 pub fn find(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Session>> {
     conn.prepare_cached(
-        "SELECT session_id, device_id, state, next_seq FROM sessions WHERE session_id = ?1",
+        "SELECT session_id, device_id, state, next_seq, mode, context FROM sessions
+         WHERE session_id = ?1",
     )?
     .query_row([session_id], |row| {
         let state: String = row.get(2)?;
@@ -39,6 +44,8 @@ pub fn find(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Sess
                 _ => SessionState::Pending,
             },
             next_seq: row.get::<_, i64>(3)? as u64,
+            mode: row.get(4)?,
+            context: row.get(5)?,
         })
     })
     .optional()

@@ -21,19 +21,22 @@
 //!   the session moves on.
 //! * A scan or undo in a session that was never opened is rejected
 //!   (`session_not_open`); a closed session's later items apply.
-//! * A scan moves its unit only when it names a `bin` other than the
-//!   unit's; otherwise it records an observing hop and the version stays.
+//! * What a scan checks and changes is its mode's business
+//!   ([`super::modes`]); so is what `open_session` needs and what
+//!   `close_session` computes. An undo compensates a put-away; the other
+//!   modes' effects are corrected by a supervisor (`target_not_undoable`).
 
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::{
-    codes as wire_codes, Command, ItemOutcome, ItemResult, OpenSessionBody, ScanBody, SyncItem,
-    UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
+    codes as wire_codes, Command, ItemOutcome, ItemResult, Mode, OpenSessionBody, ScanBody,
+    SyncItem, UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
 };
 
 use super::devices::Device;
 use super::hops::{self, NewHop, SourceMode};
+use super::modes::{self, Scanned};
 use super::receipts::{self, Claim, Receipt, ReceiptState};
 use super::sessions::{self, Session, SessionState};
 use super::{periods, units};
@@ -414,18 +417,25 @@ fn apply(
 ) -> Result<ItemResult, LedgerError> {
     let ok = outcome_for(ctx.device);
     let reject = |reason: &str| Ok(rejected(item, reason, ctx.now));
+    if let Some(reason) = modes::gate(ctx.device, item) {
+        return reject(reason);
+    }
     match item.command {
         Command::OpenSession => {
             if session.state != SessionState::Pending {
                 return reject(reasons::SESSION_ALREADY_OPENED);
             }
             let body: OpenSessionBody = item.body_as().map_err(invalid)?;
+            if let Some(reason) = modes::open_refusal(conn, ctx.device, &body)? {
+                return reject(reason);
+            }
             sessions::open(conn, &session.session_id, &body, item.occurred_at)?;
             Ok(done(item, ok, ctx.now, vec![]))
         }
         Command::CloseSession => match session.state {
             SessionState::Open => {
                 sessions::close(conn, &session.session_id, item.occurred_at)?;
+                modes::close(conn, ctx.device, session, item.occurred_at)?;
                 Ok(done(item, ok, ctx.now, vec![]))
             }
             SessionState::Pending => reject(reasons::SESSION_NOT_OPEN),
@@ -434,7 +444,7 @@ fn apply(
         Command::Scan | Command::Undo if session.state == SessionState::Pending => {
             reject(reasons::SESSION_NOT_OPEN)
         }
-        Command::Scan => scan(conn, ctx, item, skew_ms),
+        Command::Scan => scan(conn, ctx, session, item, skew_ms),
         Command::Undo => undo(conn, ctx, item, skew_ms),
         Command::Void => Ok(done(item, ok, ctx.now, vec![])),
     }
@@ -475,52 +485,21 @@ fn item_hop<'a>(
 fn scan(
     conn: &Connection,
     ctx: &Context<'_>,
+    session: &Session,
     item: &SyncItem,
     skew_ms: i64,
 ) -> Result<ItemResult, LedgerError> {
-    let body: ScanBody = item.body_as().map_err(invalid)?;
     let session_id = item.session_id.to_string();
     let key = item.key.to_string();
-    let mut hop = item_hop(
-        ctx,
-        item,
-        &session_id,
-        &key,
-        skew_ms,
-        hops::scan_kind(body.mode),
-    );
-    hop.mode = Some(body.mode);
-    if !ctx.device.commissioned {
-        let hop_id = hops::append(conn, &hop)?;
-        return Ok(done(item, ItemOutcome::Simulated, ctx.now, vec![hop_id]));
-    }
-    let (epc, code) = (body.epc.as_deref(), body.code.as_deref());
-    let existing = units::find(conn, epc, code)?;
-    let current = existing
-        .as_ref()
-        .map_or(units::FIRST_SIGHT_VERSION, |unit| unit.version);
-    if body.unit_version.is_some_and(|seen| seen != current) {
-        return Ok(rejected(item, reasons::STALE_STATE, ctx.now));
-    }
-    // (unit, place before, place after, version after)
-    let (unit_id, from_bin, to_bin, version) = match existing {
-        Some(unit) if body.bin.is_some() && body.bin != unit.bin => {
-            let version = units::move_to(conn, &unit, body.bin.as_deref())?;
-            (unit.unit_id, unit.bin, body.bin.clone(), version)
-        }
-        Some(unit) => (unit.unit_id, unit.bin.clone(), unit.bin, unit.version),
-        None => {
-            let unit = units::create(conn, epc, code, body.bin.as_deref(), ctx.now)?;
-            (unit.unit_id, None, unit.bin, unit.version)
-        }
-    };
-    hop.source_mode = SourceMode::Live;
-    hop.unit_id = Some(unit_id);
-    hop.from_bin = from_bin.as_deref();
-    hop.to_bin = to_bin.as_deref();
-    hop.unit_version = Some(version);
-    let hop_id = hops::append(conn, &hop)?;
-    Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
+    // The mode fills in the kind, the unit and its places.
+    let hop = item_hop(ctx, item, &session_id, &key, skew_ms, "");
+    Ok(
+        match modes::scan(conn, ctx.device, session, item, hop, ctx.now)? {
+            Scanned::Applied(hop_ids) => done(item, ItemOutcome::Applied, ctx.now, hop_ids),
+            Scanned::Simulated(hop_ids) => done(item, ItemOutcome::Simulated, ctx.now, hop_ids),
+            Scanned::Rejected(reason) => rejected(item, reason, ctx.now),
+        },
+    )
 }
 
 fn undo(
@@ -552,6 +531,9 @@ fn undo(
     let Some(original) = hops::by_key(conn, &ctx.device.device_id, &target_key)? else {
         return reject(reasons::TARGET_NOT_APPLIED);
     };
+    if original.mode.as_deref() != Some(Mode::PutAway.as_str()) {
+        return reject(reasons::TARGET_NOT_UNDOABLE);
+    }
     if item.occurred_at.since(original.occurred_at) > UNDO_WINDOW_MS {
         return reject(reasons::UNDO_WINDOW_EXPIRED);
     }
@@ -580,7 +562,12 @@ fn undo(
     }
     let moved = original.from_bin != original.to_bin;
     let version = if moved {
-        units::move_to(conn, &unit, original.from_bin.as_deref())?
+        // Back where it was: in stock there, or new again if it had no bin.
+        let state = match original.from_bin {
+            Some(_) => units::UnitState::InStock,
+            None => units::UnitState::New,
+        };
+        units::place(conn, &unit, original.from_bin.as_deref(), state)?
     } else {
         unit.version
     };
@@ -621,7 +608,8 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
             }
             field("epc", body.epc.as_deref())?;
             field("code", body.code.as_deref())?;
-            field("bin", body.bin.as_deref())
+            field("bin", body.bin.as_deref())?;
+            modes::validate_scan(item)
         }
         Command::Undo => item.body_as::<UndoBody>().map(drop).map_err(shape),
         Command::Void => {

@@ -1,20 +1,61 @@
-//! Units: what scans name (by EPC or by code), created the first time a
-//! scan names one. Every change of place bumps the unit's version; a scan
+//! Units: what scans name (by EPC or by code), loaded from the site's
+//! reference data or created when a receive scan meets a new tag. Every
+//! change of a unit (place, state, SKU, code) bumps its version; a scan
 //! carries the version its device saw, and a mismatch is `stale_state`.
 
 use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
 use stockhop::time::UnixMs;
+
+/// Where a unit stands in the warehouse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitState {
+    /// Received (or announced), not yet put away.
+    New,
+    InStock,
+    Dispatched,
+    /// Posted missing by an approved count.
+    Missing,
+}
+
+impl UnitState {
+    pub const ALL: [UnitState; 4] = [
+        UnitState::New,
+        UnitState::InStock,
+        UnitState::Dispatched,
+        UnitState::Missing,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::New => "new",
+            UnitState::InStock => "in_stock",
+            UnitState::Dispatched => "dispatched",
+            UnitState::Missing => "missing",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<UnitState> {
+        UnitState::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     pub unit_id: i64,
     pub epc: Option<String>,
+    pub code: Option<String>,
+    pub sku: Option<String>,
+    pub state: UnitState,
     pub bin: Option<String>,
     pub version: u64,
 }
 
-/// A unit's version before the ledger has seen it.
-pub const FIRST_SIGHT_VERSION: u64 = 0;
+/// The version a unit has when the site first records it.
+pub const FIRST_VERSION: u64 = 1;
+
+const COLUMNS: &str = "unit_id, epc, code, sku, state, bin, version";
 
 /// The unit an EPC names, or else the unit a code names.
 pub fn find(
@@ -23,11 +64,9 @@ pub fn find(
     code: Option<&str>,
 ) -> rusqlite::Result<Option<Unit>> {
     let read = |column: &str, value: &str| {
-        conn.prepare_cached(&format!(
-            "SELECT unit_id, epc, bin, version FROM units WHERE {column} = ?1"
-        ))?
-        .query_row([value], from_row)
-        .optional()
+        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE {column} = ?1"))?
+            .query_row([value], from_row)
+            .optional()
     };
     if let Some(epc) = epc {
         if let Some(unit) = read("epc", epc)? {
@@ -38,53 +77,119 @@ pub fn find(
         Some(code) => read("code", code)?,
         None => None,
     };
-    // A code held by a unit with another EPC names a different unit: the
-    // scan then creates its own, and the code's uniqueness refuses it.
+    // A code held by a unit with another EPC names a different unit.
     Ok(by_code.filter(|unit| epc.is_none() || unit.epc.is_none()))
 }
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Unit> {
+    let state: String = row.get(4)?;
     Ok(Unit {
         unit_id: row.get(0)?,
         epc: row.get(1)?,
-        bin: row.get(2)?,
-        version: row.get::<_, i64>(3)? as u64,
+        code: row.get(2)?,
+        sku: row.get(3)?,
+        state: UnitState::parse(&state).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                4,
+                rusqlite::types::Type::Text,
+                format!("unknown unit state {state:?}").into(),
+            )
+        })?,
+        bin: row.get(5)?,
+        version: row.get::<_, i64>(6)? as u64,
     })
 }
 
-/// Creates a unit on first sight, already moved to `bin` when the scan
-/// names one (version 1), else with no place (version 0).
-pub fn create(
-    conn: &Connection,
-    epc: Option<&str>,
-    code: Option<&str>,
-    bin: Option<&str>,
-    now: UnixMs,
-) -> rusqlite::Result<Unit> {
-    let version = FIRST_SIGHT_VERSION + u64::from(bin.is_some());
+/// What a unit is: the fields reference data and the modes set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitFacts<'a> {
+    pub epc: Option<&'a str>,
+    pub code: Option<&'a str>,
+    pub sku: Option<&'a str>,
+    pub state: UnitState,
+    pub bin: Option<&'a str>,
+}
+
+/// Records a new unit at [`FIRST_VERSION`].
+pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> rusqlite::Result<Unit> {
     conn.prepare_cached(
-        "INSERT INTO units (epc, code, bin, version, first_seen_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![epc, code, bin, version as i64, now.0])?;
+    .execute(params![
+        facts.epc,
+        facts.code,
+        facts.sku,
+        facts.state.as_str(),
+        facts.bin,
+        FIRST_VERSION as i64,
+        now.0
+    ])?;
     Ok(Unit {
         unit_id: conn.last_insert_rowid(),
-        epc: epc.map(str::to_owned),
-        bin: bin.map(str::to_owned),
-        version,
+        epc: facts.epc.map(str::to_owned),
+        code: facts.code.map(str::to_owned),
+        sku: facts.sku.map(str::to_owned),
+        state: facts.state,
+        bin: facts.bin.map(str::to_owned),
+        version: FIRST_VERSION,
     })
 }
 
-/// Moves a unit to `bin` and returns its new version.
-pub fn move_to(conn: &Connection, unit: &Unit, bin: Option<&str>) -> rusqlite::Result<u64> {
+/// Puts a unit at `bin` in `state`; returns its version after, bumped
+/// only when something changed.
+pub fn place(
+    conn: &Connection,
+    unit: &Unit,
+    bin: Option<&str>,
+    state: UnitState,
+) -> rusqlite::Result<u64> {
+    if unit.bin.as_deref() == bin && unit.state == state {
+        return Ok(unit.version);
+    }
     let version = unit.version + 1;
-    conn.prepare_cached("UPDATE units SET bin = ?2, version = ?3 WHERE unit_id = ?1")?
-        .execute(params![unit.unit_id, bin, version as i64])?;
+    conn.prepare_cached("UPDATE units SET bin = ?2, state = ?3, version = ?4 WHERE unit_id = ?1")?
+        .execute(params![unit.unit_id, bin, state.as_str(), version as i64])?;
+    Ok(version)
+}
+
+/// Rewrites a unit's facts from reference data; returns its version after,
+/// bumped only when something changed.
+pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> rusqlite::Result<u64> {
+    let same = unit.code.as_deref() == facts.code
+        && unit.sku.as_deref() == facts.sku
+        && unit.state == facts.state
+        && unit.bin.as_deref() == facts.bin;
+    if same {
+        return Ok(unit.version);
+    }
+    let version = unit.version + 1;
+    conn.prepare_cached(
+        "UPDATE units SET code = ?2, sku = ?3, state = ?4, bin = ?5, version = ?6
+         WHERE unit_id = ?1",
+    )?
+    .execute(params![
+        unit.unit_id,
+        facts.code,
+        facts.sku,
+        facts.state.as_str(),
+        facts.bin,
+        version as i64
+    ])?;
+    Ok(version)
+}
+
+/// Gives a unit its SKU (a receive scan that names one the unit lacked).
+pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> rusqlite::Result<u64> {
+    let version = unit.version + 1;
+    conn.prepare_cached("UPDATE units SET sku = ?2, version = ?3 WHERE unit_id = ?1")?
+        .execute(params![unit.unit_id, sku, version as i64])?;
     Ok(version)
 }
 
 /// The current state of a unit by id.
 pub fn get(conn: &Connection, unit_id: i64) -> rusqlite::Result<Option<Unit>> {
-    conn.prepare_cached("SELECT unit_id, epc, bin, version FROM units WHERE unit_id = ?1")?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE unit_id = ?1"))?
         .query_row([unit_id], from_row)
         .optional()
 }

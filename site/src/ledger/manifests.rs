@@ -1,0 +1,104 @@
+//! Dispatch manifests and the units on them. Loaded from reference data;
+//! dispatch verify marks units verified. Handhelds read a manifest live
+//! (`GET /v1/manifests/{id}`), never from a cache.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManifestUnit {
+    pub epc: String,
+    pub verified: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    pub manifest: String,
+    pub state: String,
+    pub units: Vec<ManifestUnit>,
+}
+
+pub mod states {
+    pub const PACKING: &str = "packing";
+    pub const DISPATCHED: &str = "dispatched";
+    pub const VERIFIED: &str = "verified";
+    pub const ALL: [&str; 4] = ["draft", PACKING, DISPATCHED, VERIFIED];
+}
+
+pub fn state_of(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT state FROM manifests WHERE manifest = ?1")?
+        .query_row([manifest], |row| row.get(0))
+        .optional()
+}
+
+/// A manifest with its units in EPC order.
+pub fn find(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<Manifest>> {
+    let Some(state) = state_of(conn, manifest)? else {
+        return Ok(None);
+    };
+    let units = conn
+        .prepare_cached(
+            "SELECT epc, verified FROM manifest_units WHERE manifest = ?1 ORDER BY epc",
+        )?
+        .query_map([manifest], |row| {
+            Ok(ManifestUnit {
+                epc: row.get(0)?,
+                verified: row.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(Manifest {
+        manifest: manifest.to_owned(),
+        state,
+        units,
+    }))
+}
+
+/// Whether `epc` is on the manifest, and verified.
+pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<Option<bool>> {
+    conn.prepare_cached("SELECT verified FROM manifest_units WHERE manifest = ?1 AND epc = ?2")?
+        .query_row([manifest, epc], |row| row.get(0))
+        .optional()
+}
+
+/// Marks a unit verified; when it was the last, the manifest is verified.
+pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE manifest_units SET verified = 1 WHERE manifest = ?1 AND epc = ?2")?
+        .execute([manifest, epc])?;
+    conn.prepare_cached(
+        "UPDATE manifests SET state = ?2 WHERE manifest = ?1 AND NOT EXISTS
+             (SELECT 1 FROM manifest_units WHERE manifest = ?1 AND verified = 0)",
+    )?
+    .execute([manifest, states::VERIFIED])?;
+    Ok(())
+}
+
+/// Writes a manifest's state from reference data; returns whether it changed.
+pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> rusqlite::Result<bool> {
+    match state_of(conn, manifest)? {
+        Some(existing) if existing == state => Ok(false),
+        Some(_) => {
+            conn.execute(
+                "UPDATE manifests SET state = ?2 WHERE manifest = ?1",
+                [manifest, state],
+            )?;
+            Ok(true)
+        }
+        None => {
+            conn.execute(
+                "INSERT INTO manifests (manifest, state) VALUES (?1, ?2)",
+                [manifest, state],
+            )?;
+            Ok(true)
+        }
+    }
+}
+
+/// Puts a unit on a manifest; returns whether it was not there yet.
+pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<bool> {
+    let added = conn.execute(
+        "INSERT INTO manifest_units (manifest, epc) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+        params![manifest, epc],
+    )?;
+    Ok(added == 1)
+}

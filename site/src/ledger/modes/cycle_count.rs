@@ -1,0 +1,207 @@
+//! Cycle count: the operator reads every tag in a zone against a count a
+//! supervisor opened. A scan is never rejected for its tag (an unknown tag
+//! is a fact too) and changes no unit: it records a CYCLE_COUNT hop and,
+//! while the count is open, what was seen where. Closing the session
+//! closes the count; its variance (`missing`: expected, not seen;
+//! `unexpected`: seen, not expected) posts nothing until `count approve`
+//! moves missing units to `missing` and unexpected ones into the bin they
+//! were counted in, each as an ADJUST hop that bumps the unit's version.
+
+use rusqlite::Connection;
+use stockhop::time::UnixMs;
+use stockhop::wire::Mode;
+
+use super::{derived_key, reasons, ScanCtx, Scanned};
+use crate::ledger::counts::{self, states};
+use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
+use crate::ledger::units::{self, UnitFacts, UnitState};
+use crate::ledger::{codes, periods, LedgerError, Refusal};
+
+/// The device id ADJUST hops are recorded under: the site itself, on a
+/// supervisor's approval.
+pub const SITE_ACTOR: &str = "site";
+
+/// Whether a count session may open for `count_id`.
+pub fn open_refusal(
+    conn: &Connection,
+    count_id: Option<&str>,
+) -> rusqlite::Result<Option<&'static str>> {
+    let count = match count_id {
+        Some(count_id) => counts::find(conn, count_id)?,
+        None => None,
+    };
+    let open = count.is_some_and(|count| count.state == states::OPEN);
+    Ok((!open).then_some(reasons::COUNT_NOT_OPEN))
+}
+
+pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
+    let body = &ctx.body;
+    let count_id = ctx.context_value("count_id", body.count_id.as_deref())?;
+    // Checked on arrival: a count scan names its tag.
+    let epc = body.epc.as_deref().unwrap_or_default();
+    // A count closed by another of its sessions keeps the facts as hops but
+    // counts nothing more: its variance stands as the supervisor sees it.
+    let open = counts::find(conn, &count_id)?.is_some_and(|count| count.state == states::OPEN);
+    if open {
+        counts::see(conn, &count_id, epc, body.bin.as_deref())?;
+    }
+    let unit = units::find(conn, Some(epc), None)?;
+    let bin = unit.as_ref().and_then(|unit| unit.bin.as_deref());
+    let hop_id = ctx.append_keyed(
+        conn,
+        ctx.hop.key,
+        kinds::CYCLE_COUNT,
+        unit.as_ref(),
+        bin,
+        bin,
+        unit.as_ref().map(|unit| unit.version),
+    )?;
+    Ok(Scanned::Applied(vec![hop_id]))
+}
+
+/// What closing a count session computes: the count is closed, and its
+/// variance is what `GET /v1/counts/{id}` shows from then on.
+pub fn close(conn: &Connection, count_id: &str, now: UnixMs) -> rusqlite::Result<()> {
+    counts::set_state(conn, count_id, states::OPEN, states::CLOSED, now).map(drop)
+}
+
+/// `stockhop-site count open`: a count for a zone of a location, with the
+/// snapshot of the units expected there. One open count per zone.
+pub fn open(
+    conn: &Connection,
+    location: &str,
+    zone: &str,
+    now: UnixMs,
+) -> Result<String, LedgerError> {
+    let has_bins: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM bins WHERE location = ?1 AND zone = ?2)",
+        [location, zone],
+        |row| row.get(0),
+    )?;
+    if !has_bins {
+        return Err(LedgerError::Refused(Refusal::new(
+            404,
+            codes::NOT_FOUND,
+            format!("no bins in zone {zone:?} of location {location:?}: import them first"),
+        )));
+    }
+    if let Some(open) = counts::open_in(conn, location, zone)? {
+        return Err(LedgerError::Refused(Refusal::new(
+            409,
+            codes::COUNT_ALREADY_OPEN,
+            format!("count {open} is open for this zone"),
+        )));
+    }
+    Ok(counts::insert(conn, location, zone, now)?)
+}
+
+/// What an approval posted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Approval {
+    /// ADJUST hops posted.
+    pub hop_ids: Vec<i64>,
+    /// Missing units left alone because they moved after the count opened
+    /// (another hop changed them since the snapshot).
+    pub moved_since: Vec<String>,
+}
+
+/// `stockhop-site count approve`: posts a closed count's variance.
+pub fn approve(conn: &Connection, count_id: &str, now: UnixMs) -> Result<Approval, LedgerError> {
+    let count = counts::find(conn, count_id)?.ok_or_else(|| {
+        LedgerError::Refused(Refusal::new(
+            404,
+            codes::NOT_FOUND,
+            format!("no count {count_id:?}"),
+        ))
+    })?;
+    if count.state != states::CLOSED {
+        let why = if count.state == states::OPEN {
+            "still open: close its session on the handheld first"
+        } else {
+            "already approved"
+        };
+        return Err(LedgerError::Refused(Refusal::new(
+            409,
+            codes::COUNT_NOT_CLOSED,
+            format!("count {count_id} is {why}"),
+        )));
+    }
+    let closed_until = periods::closed_until(conn)?;
+    let mut approval = Approval::default();
+    let mut post = |epc: &str,
+                    variance: &str,
+                    unit: &units::Unit,
+                    from_bin: Option<&str>|
+     -> rusqlite::Result<()> {
+        let key = derived_key(&[count_id, epc, kinds::ADJUST]);
+        let facts = serde_json::json!({"count_id": count_id, "epc": epc, "variance": variance});
+        let hop_id = hops::append(
+            conn,
+            &NewHop {
+                device_id: SITE_ACTOR,
+                session_id: None,
+                key: &key,
+                client_seq: None,
+                command: "count_approve",
+                kind: kinds::ADJUST,
+                mode: Some(Mode::CycleCount),
+                unit_id: Some(unit.unit_id),
+                from_bin,
+                to_bin: unit.bin.as_deref(),
+                unit_version: Some(unit.version),
+                facts: &facts,
+                occurred_at: now,
+                recorded_at: now,
+                device_clock_skew_ms: 0,
+                source_mode: SourceMode::Live,
+                compensates: None,
+                closed_until,
+            },
+        )?;
+        approval.hop_ids.push(hop_id);
+        Ok(())
+    };
+    for missing in counts::missing(conn, count_id)? {
+        let unit = units::get(conn, missing.unit_id)?
+            .ok_or_else(|| LedgerError::Corrupt(format!("unit {} vanished", missing.unit_id)))?;
+        if unit.version != missing.unit_version {
+            approval.moved_since.push(missing.epc);
+            continue;
+        }
+        let version = units::place(conn, &unit, unit.bin.as_deref(), UnitState::Missing)?;
+        let after = units::Unit {
+            state: UnitState::Missing,
+            version,
+            ..unit.clone()
+        };
+        post(&missing.epc, "missing", &after, unit.bin.as_deref())?;
+    }
+    for (epc, bin) in counts::unexpected(conn, count_id)? {
+        let (unit, from_bin) = match units::find(conn, Some(&epc), None)? {
+            Some(unit) => {
+                let to = bin.as_deref().or(unit.bin.as_deref());
+                let version = units::place(conn, &unit, to, UnitState::InStock)?;
+                let after = units::Unit {
+                    bin: to.map(str::to_owned),
+                    state: UnitState::InStock,
+                    version,
+                    ..unit.clone()
+                };
+                (after, unit.bin)
+            }
+            None => {
+                let facts = UnitFacts {
+                    epc: Some(&epc),
+                    code: None,
+                    sku: None,
+                    state: UnitState::InStock,
+                    bin: bin.as_deref(),
+                };
+                (units::create(conn, &facts, now)?, None)
+            }
+        };
+        post(&epc, "unexpected", &unit, from_bin.as_deref())?;
+    }
+    counts::set_state(conn, count_id, states::CLOSED, states::APPROVED, now)?;
+    Ok(approval)
+}

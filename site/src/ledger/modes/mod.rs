@@ -1,0 +1,358 @@
+//! The five capture modes as ledger rules: what each mode's `open_session`
+//! needs, what each scan checks and changes, and what closing a session
+//! computes. The handheld checks the same preconditions from its cached
+//! reference data; the ledger checks them again when the item arrives,
+//! against the site's own data, and its answer is the one that counts.
+//!
+//! [`super::sync`] calls in at three points — an item's gate (profile and
+//! read-only mode, before anything else), `open_session`, `scan` and
+//! `close_session` — and keeps everything else (keys, order, buffering,
+//! receipts) to itself. Every refusal here is a `rejected` outcome with a
+//! reason, stored and replayed like any other answer.
+//!
+//! A device that is not commissioned passes the gate the same way, but its
+//! sessions open without preconditions and its scans record a simulated
+//! hop with no effect: it practises, and posts nothing.
+
+pub mod cycle_count;
+pub mod dispatch;
+pub mod put_away;
+pub mod receive;
+
+use rusqlite::Connection;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use stockhop::time::UnixMs;
+use stockhop::wire::{codes as wire_codes, Command, Mode, OpenSessionBody, SyncItem};
+
+use super::devices::{Device, Profile};
+use super::hops::{self, NewHop, SourceMode};
+use super::sessions::Session;
+use super::sync::MAX_FIELD_CHARS;
+use super::units::Unit;
+use super::{LedgerError, Refusal};
+
+/// The rejection reasons of the modes (the sync protocol's own are in
+/// [`super::sync::reasons`]).
+pub mod reasons {
+    pub const MODE_NOT_ALLOWED: &str = "mode_not_allowed";
+    pub const READ_ONLY_MODE: &str = "read_only_mode";
+    pub const UNKNOWN_BIN: &str = "unknown_bin";
+    pub const UNKNOWN_UNIT: &str = "unknown_unit";
+    pub const UNIT_STATE: &str = "unit_state";
+    pub const GRN_NOT_ACCEPTED: &str = "grn_not_accepted";
+    pub const NOT_ON_GRN: &str = "not_on_grn";
+    pub const EXCESS_LINE: &str = "excess_line";
+    pub const ALREADY_RECEIVED: &str = "already_received";
+    pub const COUNT_NOT_OPEN: &str = "count_not_open";
+    pub const MANIFEST_NOT_READY: &str = "manifest_not_ready";
+    pub const NOT_ON_MANIFEST: &str = "not_on_manifest";
+}
+
+/// What a profile may do (the device profile table: form, read, write).
+impl Profile {
+    /// Handhelds and sleds open handheld modes; a fixed gate reaches the
+    /// site through the terminal listener and a printer never scans.
+    pub fn runs_handheld_modes(self) -> bool {
+        matches!(self, Profile::Mc3390xr | Profile::Rfd40)
+    }
+
+    /// Whether it can write (encode) a tag.
+    pub fn can_encode(self) -> bool {
+        !matches!(self, Profile::Fxr90)
+    }
+}
+
+/// A scan's body in any mode: the facts the device read. Which fields a
+/// mode needs is [`validate_scan`]'s business.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ModeScan {
+    pub mode: Mode,
+    #[serde(default)]
+    pub epc: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub unit_version: Option<u64>,
+    #[serde(default)]
+    pub bin: Option<String>,
+    #[serde(default)]
+    pub grn: Option<String>,
+    #[serde(default)]
+    pub sku: Option<String>,
+    #[serde(default)]
+    pub encode: bool,
+    #[serde(default)]
+    pub count_id: Option<String>,
+    #[serde(default)]
+    pub manifest: Option<String>,
+}
+
+/// The mode an item names, if it is one that names a mode.
+fn item_mode(item: &SyncItem) -> Option<Mode> {
+    match item.command {
+        Command::OpenSession | Command::Scan => item
+            .body
+            .get("mode")
+            .and_then(|mode| Mode::deserialize(mode).ok()),
+        _ => None,
+    }
+}
+
+/// The gate every item passes before its session is looked at: a
+/// `find_unit` item is answered from the device's cache and never posts
+/// (`read_only_mode`, in whatever session); a profile that cannot run
+/// handheld modes, or encode, is `mode_not_allowed`.
+pub fn gate(device: &Device, item: &SyncItem) -> Option<&'static str> {
+    let mode = item_mode(item)?;
+    if mode == Mode::FindUnit {
+        return Some(reasons::READ_ONLY_MODE);
+    }
+    if !device.profile.runs_handheld_modes() {
+        return Some(reasons::MODE_NOT_ALLOWED);
+    }
+    let encodes = item.command == Command::Scan
+        && item.body.get("encode").and_then(serde_json::Value::as_bool) == Some(true);
+    if encodes && !device.profile.can_encode() {
+        return Some(reasons::MODE_NOT_ALLOWED);
+    }
+    None
+}
+
+/// Checks the fields a mode's scan needs, when the item arrives: a scan
+/// that lacks them will never be taken as sent (422).
+pub fn validate_scan(item: &SyncItem) -> Result<(), Refusal> {
+    let bad = |message: String| Refusal::new(422, wire_codes::INVALID_ITEM, message);
+    let body: ModeScan = item
+        .body_as()
+        .map_err(|err| bad(format!("scan body: {err}")))?;
+    for (name, value) in [
+        ("grn", &body.grn),
+        ("sku", &body.sku),
+        ("count_id", &body.count_id),
+        ("manifest", &body.manifest),
+    ] {
+        if value
+            .as_deref()
+            .is_some_and(|text| text.is_empty() || text.chars().count() > MAX_FIELD_CHARS)
+        {
+            return Err(bad(format!(
+                "{name} must be 1 to {MAX_FIELD_CHARS} characters"
+            )));
+        }
+    }
+    match body.mode {
+        Mode::PutAway if body.bin.is_none() => Err(bad(
+            "a put_away scan names the bin whose label was scanned".into(),
+        )),
+        Mode::Receive | Mode::DispatchVerify | Mode::CycleCount if body.epc.is_none() => Err(bad(
+            format!("a {} scan names the tag's epc", body.mode.as_str()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What an `open_session` needs, checked before the session opens: the
+/// rejection reason, if it may not.
+pub fn open_refusal(
+    conn: &Connection,
+    device: &Device,
+    body: &OpenSessionBody,
+) -> rusqlite::Result<Option<&'static str>> {
+    if !device.commissioned {
+        return Ok(None);
+    }
+    let context = |name: &str| body.context.get(name).and_then(serde_json::Value::as_str);
+    Ok(match body.mode {
+        Mode::PutAway | Mode::FindUnit => None,
+        Mode::Receive => receive::open_refusal(conn, context("grn"))?,
+        Mode::CycleCount => cycle_count::open_refusal(conn, context("count_id"))?,
+        Mode::DispatchVerify => dispatch::open_refusal(conn, context("manifest"))?,
+    })
+}
+
+/// What a scan did.
+#[derive(Debug)]
+pub enum Scanned {
+    Applied(Vec<i64>),
+    Simulated(Vec<i64>),
+    Rejected(&'static str),
+}
+
+/// What a mode's scan works with: the device, the open session's context,
+/// the body, and the hop the item records (its kind, unit and bins still
+/// to fill in).
+pub struct ScanCtx<'a> {
+    pub device: &'a Device,
+    pub now: UnixMs,
+    pub body: ModeScan,
+    /// The open session's context (`grn`, `count_id`, `manifest`).
+    pub context: serde_json::Value,
+    pub hop: NewHop<'a>,
+}
+
+impl ScanCtx<'_> {
+    /// The value the session was opened with for `name`; a scan that names
+    /// another is not part of this session (422).
+    pub fn context_value(&self, name: &str, sent: Option<&str>) -> Result<String, LedgerError> {
+        let opened = self.context.get(name).and_then(serde_json::Value::as_str);
+        match (opened, sent) {
+            (Some(opened), Some(sent)) if opened != sent => {
+                Err(LedgerError::Refused(Refusal::new(
+                    422,
+                    wire_codes::INVALID_ITEM,
+                    format!(
+                        "the scan names {name} {sent:?}; its session was opened for {opened:?}"
+                    ),
+                )))
+            }
+            (Some(opened), _) => Ok(opened.to_owned()),
+            (None, _) => Err(LedgerError::Corrupt(format!(
+                "open session has no {name} in its context"
+            ))),
+        }
+    }
+
+    /// Appends the item's hop of `kind` for `unit` with its places and
+    /// version after.
+    pub fn append(
+        &self,
+        conn: &Connection,
+        kind: &'static str,
+        unit: Option<&Unit>,
+        from_bin: Option<&str>,
+        version: Option<u64>,
+    ) -> rusqlite::Result<i64> {
+        let to_bin = unit.and_then(|unit| unit.bin.as_deref());
+        self.append_keyed(conn, self.hop.key, kind, unit, from_bin, to_bin, version)
+    }
+
+    /// [`ScanCtx::append`] with the unit's place after given apart from
+    /// the unit read before, and under `key` (a side effect's own key).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_keyed(
+        &self,
+        conn: &Connection,
+        key: &str,
+        kind: &'static str,
+        unit: Option<&Unit>,
+        from_bin: Option<&str>,
+        to_bin: Option<&str>,
+        version: Option<u64>,
+    ) -> rusqlite::Result<i64> {
+        let hop = NewHop {
+            key,
+            kind,
+            unit_id: unit.map(|unit| unit.unit_id),
+            from_bin,
+            to_bin,
+            unit_version: version,
+            source_mode: SourceMode::Live,
+            ..self.hop.clone()
+        };
+        hops::append(conn, &hop)
+    }
+
+    /// `stale_state` when the device read the unit at another version.
+    pub fn is_stale(&self, unit: &Unit) -> bool {
+        self.body
+            .unit_version
+            .is_some_and(|seen| seen != unit.version)
+    }
+}
+
+/// Applies a scan in its open session.
+pub fn scan(
+    conn: &Connection,
+    device: &Device,
+    session: &Session,
+    item: &SyncItem,
+    hop: NewHop<'_>,
+    now: UnixMs,
+) -> Result<Scanned, LedgerError> {
+    let body: ModeScan = item.body_as().map_err(invalid)?;
+    if let Some(opened) = session.mode.as_deref() {
+        if opened != body.mode.as_str() {
+            return Err(LedgerError::Refused(Refusal::new(
+                422,
+                wire_codes::INVALID_ITEM,
+                format!("a {} scan in a {opened} session", body.mode.as_str()),
+            )));
+        }
+    }
+    let hop = NewHop {
+        kind: hops::scan_kind(body.mode),
+        mode: Some(body.mode),
+        ..hop
+    };
+    if !device.commissioned {
+        return Ok(Scanned::Simulated(vec![hops::append(conn, &hop)?]));
+    }
+    let context = match session.context.as_deref() {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|err| LedgerError::Corrupt(format!("session context: {err}")))?,
+        None => serde_json::Value::Null,
+    };
+    let ctx = ScanCtx {
+        device,
+        now,
+        body,
+        context,
+        hop,
+    };
+    match ctx.body.mode {
+        Mode::PutAway => put_away::scan(conn, &ctx),
+        Mode::Receive => receive::scan(conn, &ctx),
+        Mode::DispatchVerify => dispatch::scan(conn, &ctx),
+        Mode::CycleCount => cycle_count::scan(conn, &ctx),
+        // The gate answered it before it got here.
+        Mode::FindUnit => Ok(Scanned::Rejected(reasons::READ_ONLY_MODE)),
+    }
+}
+
+/// What closing a session computes for its mode: a receive session sets
+/// its GRN's state, a count session closes its count.
+pub fn close(
+    conn: &Connection,
+    device: &Device,
+    session: &Session,
+    now: UnixMs,
+) -> Result<(), LedgerError> {
+    if !device.commissioned {
+        return Ok(());
+    }
+    let context: serde_json::Value = match session.context.as_deref() {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|err| LedgerError::Corrupt(format!("session context: {err}")))?,
+        None => return Ok(()),
+    };
+    let named = |name: &str| context.get(name).and_then(serde_json::Value::as_str);
+    match (session.mode.as_deref(), named("grn"), named("count_id")) {
+        (Some("receive"), Some(grn), _) => receive::settle(conn, grn)?,
+        (Some("cycle_count"), _, Some(count_id)) => cycle_count::close(conn, count_id, now)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A key for a side effect of the item (or supervisor action) `parts`
+/// name: a UUIDv8 from their SHA-256, the same every time, so the effect
+/// has its own key in the hop ledger and is posted once.
+pub fn derived_key(parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    let digest = hash.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
+fn invalid(err: serde_json::Error) -> LedgerError {
+    LedgerError::Refused(Refusal::new(422, wire_codes::INVALID_ITEM, err.to_string()))
+}

@@ -1,0 +1,121 @@
+//! Receive: units arriving against a GRN whose QC disposition is accepted.
+//! Each scan creates the unit (a tag the site does not know yet, with the
+//! SKU the scan names) or claims one the site was told about (state
+//! `new`), counts it on its GRN line and records a RECEIVE hop, plus an
+//! ENCODE hop when the device wrote the tag. Closing the session settles
+//! the GRN: `complete`, or `needs_resolution` when a line is short or over,
+//! until a supervisor runs `grn resolve`.
+
+use rusqlite::Connection;
+
+use super::{derived_key, reasons, ScanCtx, Scanned};
+use crate::ledger::grns::{self, states};
+use crate::ledger::hops::kinds;
+use crate::ledger::sync::reasons::STALE_STATE;
+use crate::ledger::units::{self, Unit, UnitFacts, UnitState};
+use crate::ledger::{LedgerError, Refusal};
+
+/// Whether a receive session may open for `grn`.
+pub fn open_refusal(
+    conn: &Connection,
+    grn: Option<&str>,
+) -> rusqlite::Result<Option<&'static str>> {
+    let qc = match grn {
+        Some(grn) => grns::qc_of(conn, grn)?,
+        None => None,
+    };
+    Ok((qc.as_deref() != Some(grns::qc::ACCEPTED)).then_some(reasons::GRN_NOT_ACCEPTED))
+}
+
+pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
+    let body = &ctx.body;
+    let grn = ctx.context_value("grn", body.grn.as_deref())?;
+    // Checked on arrival: a receive scan names its tag.
+    let epc = body.epc.as_deref().unwrap_or_default();
+    let known = units::find(conn, Some(epc), None)?;
+    // The SKU is the site's when it knows the unit's, else the scan's.
+    let sku = known
+        .as_ref()
+        .and_then(|unit| unit.sku.clone())
+        .or_else(|| body.sku.clone());
+    let Some(sku) = sku else {
+        return Ok(Scanned::Rejected(reasons::UNKNOWN_UNIT));
+    };
+    if let Some(unit) = &known {
+        if ctx.is_stale(unit) {
+            return Ok(Scanned::Rejected(STALE_STATE));
+        }
+        if unit.state != UnitState::New || grns::was_received(conn, unit.unit_id)? {
+            return Ok(Scanned::Rejected(reasons::ALREADY_RECEIVED));
+        }
+    }
+    let Some((expected, received)) = grns::line(conn, &grn, &sku)? else {
+        return Ok(Scanned::Rejected(reasons::NOT_ON_GRN));
+    };
+    if received >= expected {
+        return Ok(Scanned::Rejected(reasons::EXCESS_LINE));
+    }
+    let unit = match known {
+        Some(unit) if unit.sku.is_none() => Unit {
+            version: units::set_sku(conn, &unit, &sku)?,
+            sku: Some(sku.clone()),
+            ..unit
+        },
+        Some(unit) => unit,
+        None => units::create(
+            conn,
+            &UnitFacts {
+                epc: Some(epc),
+                code: None,
+                sku: Some(&sku),
+                state: UnitState::New,
+                bin: None,
+            },
+            ctx.now,
+        )?,
+    };
+    let bin = unit.bin.as_deref();
+    let mut hop_ids =
+        vec![ctx.append(conn, kinds::RECEIVE, Some(&unit), bin, Some(unit.version))?];
+    grns::receive(conn, &grn, &sku, unit.unit_id, hop_ids[0])?;
+    if body.encode {
+        let key = derived_key(&[ctx.hop.device_id, ctx.hop.key, kinds::ENCODE]);
+        hop_ids.push(ctx.append_keyed(
+            conn,
+            &key,
+            kinds::ENCODE,
+            Some(&unit),
+            bin,
+            bin,
+            Some(unit.version),
+        )?);
+    }
+    Ok(Scanned::Applied(hop_ids))
+}
+
+/// What closing a receive session computes: the GRN's state from its lines.
+pub fn settle(conn: &Connection, grn: &str) -> rusqlite::Result<()> {
+    grns::settle(conn, grn).map(drop)
+}
+
+/// `stockhop-site grn resolve`: a supervisor accepts a GRN's short and
+/// excess lines as they stand; the GRN is complete.
+pub fn resolve(conn: &Connection, grn: &str) -> Result<(), LedgerError> {
+    let not_found = || {
+        LedgerError::Refused(Refusal::new(
+            404,
+            crate::ledger::codes::NOT_FOUND,
+            format!("no GRN {grn:?}"),
+        ))
+    };
+    let found = grns::find(conn, grn)?.ok_or_else(not_found)?;
+    if found.state != states::NEEDS_RESOLUTION {
+        return Err(LedgerError::Refused(Refusal::new(
+            409,
+            crate::ledger::codes::NOTHING_TO_RESOLVE,
+            format!("GRN {grn} is {}, not needs_resolution", found.state),
+        )));
+    }
+    grns::set_state(conn, grn, states::COMPLETE)?;
+    Ok(())
+}

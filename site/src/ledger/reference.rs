@@ -1,0 +1,126 @@
+//! The site's reference data as handhelds cache it: bins, units, GRNs with
+//! their lines and count sessions, read in pages and then as changes.
+//!
+//! Every cached row carries the site-wide change number of its last change
+//! (`ref_seq`, set by the schema's triggers), so "everything changed after
+//! cursor N" is one ordered read across the four tables. A page answers
+//! its last row's number as the next cursor; a row that changes again
+//! while a device pages moves past the cursor and comes in a later page.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::bins::{self, Bin};
+use super::counts::{self, Count};
+use super::grns::{self, Grn};
+use super::units::{self, Unit, UnitState};
+use super::LedgerError;
+
+/// Rows in a page when the device asks for no limit: a page the handheld
+/// writes in one IndexedDB transaction without stalling its screens.
+pub const DEFAULT_PAGE_ROWS: usize = 500;
+/// The most rows a page may hold: bounds the answer (about 200 bytes a
+/// row, so under half a megabyte) and the read transaction.
+pub const MAX_PAGE_ROWS: usize = 2_000;
+
+/// A unit as the handheld caches it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnitView {
+    pub epc: Option<String>,
+    pub code: Option<String>,
+    pub sku: Option<String>,
+    pub state: UnitState,
+    pub bin: Option<String>,
+    pub version: u64,
+}
+
+impl From<Unit> for UnitView {
+    fn from(unit: Unit) -> UnitView {
+        UnitView {
+            epc: unit.epc,
+            code: unit.code,
+            sku: unit.sku,
+            state: unit.state,
+            bin: unit.bin,
+            version: unit.version,
+        }
+    }
+}
+
+/// `GET /v1/reference` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReferencePage {
+    /// Pass it back as `after` for the next page or, once `more` is
+    /// false, for the next round of changes.
+    pub cursor: String,
+    pub more: bool,
+    pub bins: Vec<Bin>,
+    pub units: Vec<UnitView>,
+    pub grns: Vec<Grn>,
+    pub counts: Vec<Count>,
+}
+
+/// Reads a cursor: the decimal change number a page answered.
+pub fn parse_cursor(text: Option<&str>) -> Option<u64> {
+    match text {
+        None | Some("") => Some(0),
+        Some(text) => text.parse().ok(),
+    }
+}
+
+/// Every row changed after `after`, at most `limit` of them, oldest change first.
+pub fn page(conn: &Connection, after: u64, limit: usize) -> Result<ReferencePage, LedgerError> {
+    let limit = limit.clamp(1, MAX_PAGE_ROWS);
+    let mut statement = conn.prepare_cached(
+        "SELECT kind, key, ref_seq FROM (
+             SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins WHERE ref_seq > ?1
+             UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units WHERE ref_seq > ?1
+             UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1
+             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1)
+         ORDER BY ref_seq LIMIT ?2",
+    )?;
+    let mut rows = statement
+        .query_map(rusqlite::params![after as i64, (limit + 1) as i64], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let mut page = ReferencePage {
+        cursor: rows
+            .last()
+            .map_or(after, |(_, _, seq)| *seq as u64)
+            .to_string(),
+        more,
+        bins: vec![],
+        units: vec![],
+        grns: vec![],
+        counts: vec![],
+    };
+    let vanished = |what: &str, key: &str| LedgerError::Corrupt(format!("{what} {key} vanished"));
+    for (kind, key, _) in rows {
+        match kind.as_str() {
+            "bin" => page
+                .bins
+                .push(bins::find(conn, &key)?.ok_or_else(|| vanished("bin", &key))?),
+            "unit" => {
+                let unit_id = key
+                    .parse()
+                    .map_err(|_| LedgerError::Corrupt(format!("unit id {key}")))?;
+                let unit = units::get(conn, unit_id)?.ok_or_else(|| vanished("unit", &key))?;
+                page.units.push(unit.into());
+            }
+            "grn" => page
+                .grns
+                .push(grns::find(conn, &key)?.ok_or_else(|| vanished("grn", &key))?),
+            _ => page
+                .counts
+                .push(counts::find(conn, &key)?.ok_or_else(|| vanished("count", &key))?),
+        }
+    }
+    Ok(page)
+}

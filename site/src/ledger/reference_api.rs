@@ -1,0 +1,131 @@
+//! The read side of reference data for devices (any device's token): the
+//! cache's pages (`GET /v1/reference`), one unit, GRN, manifest or count.
+//! None of it names a session: a device reads the site's data, never
+//! another device's work.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+
+use super::api::{client, device_of};
+use super::counts::{self, CountView};
+use super::grns::{self, Grn};
+use super::manifests::{self, Manifest};
+use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
+use super::{codes, units};
+use crate::error::AppError;
+use crate::http::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/reference", get(reference_page))
+        .route("/v1/units/{epc}", get(unit))
+        .route("/v1/grns/{grn}", get(grn))
+        .route("/v1/manifests/{manifest}", get(manifest))
+        .route("/v1/counts/{count_id}", get(count))
+}
+
+#[derive(Deserialize)]
+struct PageQuery {
+    after: Option<String>,
+    limit: Option<String>,
+}
+
+async fn reference_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<PageQuery>,
+) -> Result<Json<ReferencePage>, AppError> {
+    device_of(&state, &headers).await?;
+    let after = reference::parse_cursor(query.after.as_deref()).ok_or_else(|| {
+        client(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_CURSOR,
+            "after is a cursor a page answered",
+        )
+    })?;
+    let limit = match query.limit.as_deref() {
+        None => DEFAULT_PAGE_ROWS,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE_ROWS).contains(n))
+            .ok_or_else(|| {
+                client(
+                    StatusCode::BAD_REQUEST,
+                    stockhop::wire::codes::MALFORMED_REQUEST,
+                    format!("limit runs from 1 to {MAX_PAGE_ROWS}"),
+                )
+            })?,
+    };
+    let page = state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(reference::page(conn, after, limit)?) })
+        .await?;
+    Ok(Json(page))
+}
+
+/// Reads one object for an authenticated device; 404 when there is none.
+async fn one<T: Send + 'static>(
+    state: &AppState,
+    headers: &HeaderMap,
+    what: &'static str,
+    read: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<Option<T>> + Send + 'static,
+) -> Result<Json<T>, AppError> {
+    device_of(state, headers).await?;
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(read(conn)?) })
+        .await?
+        .map(Json)
+        .ok_or_else(|| {
+            client(
+                StatusCode::NOT_FOUND,
+                codes::NOT_FOUND,
+                format!("no such {what}"),
+            )
+        })
+}
+
+async fn unit(
+    State(state): State<AppState>,
+    Path(epc): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<UnitView>, AppError> {
+    one(&state, &headers, "unit", move |conn| {
+        Ok(units::find(conn, Some(&epc), None)?.map(UnitView::from))
+    })
+    .await
+}
+
+async fn grn(
+    State(state): State<AppState>,
+    Path(grn): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Grn>, AppError> {
+    one(&state, &headers, "GRN", move |conn| grns::find(conn, &grn)).await
+}
+
+async fn manifest(
+    State(state): State<AppState>,
+    Path(manifest): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Manifest>, AppError> {
+    one(&state, &headers, "manifest", move |conn| {
+        manifests::find(conn, &manifest)
+    })
+    .await
+}
+
+async fn count(
+    State(state): State<AppState>,
+    Path(count_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<CountView>, AppError> {
+    one(&state, &headers, "count", move |conn| {
+        counts::view(conn, &count_id)
+    })
+    .await
+}
