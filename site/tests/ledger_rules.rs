@@ -21,7 +21,7 @@ fn assert_rejected(result: &Value, reason: &str) {
 
 #[tokio::test]
 async fn one_open_session_per_device_and_per_operator_is_a_4xx_session_conflict() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut a = site.handheld("HH-A").await;
     let mut b = site.handheld("HH-B").await;
     let open = a.open("op-1");
@@ -52,7 +52,7 @@ async fn one_open_session_per_device_and_per_operator_is_a_4xx_session_conflict(
 
 #[tokio::test]
 async fn an_item_for_another_devices_session_is_403_and_the_read_side_is_per_device() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut a = site.handheld("HH-A").await;
     let b = site.handheld("HH-B").await;
     let items = [a.open("op-1"), a.scan("EPC-1", "B-1")];
@@ -95,7 +95,7 @@ fn uuid_text() -> String {
 
 #[tokio::test]
 async fn closing_a_session_leaves_its_later_items_valid() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let close = hh.item("close_session", json!({}));
@@ -117,20 +117,20 @@ async fn closing_a_session_leaves_its_later_items_valid() {
 
 #[tokio::test]
 async fn a_scan_with_a_stale_unit_version_is_rejected_changes_nothing_and_replays_rejected() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let first = hh.item(
         "scan",
-        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 0, "bin": "B-1"}),
+        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 1, "bin": "B-1"}),
     );
     let stale = hh.item(
         "scan",
-        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 0, "bin": "B-2"}),
+        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 1, "bin": "B-2"}),
     );
     let fresh = hh.item(
         "scan",
-        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 1, "bin": "B-3"}),
+        json!({"mode": "put_away", "epc": "EPC-1", "unit_version": 2, "bin": "B-3"}),
     );
     let results = site
         .sync_ok(&hh, &[open, first, stale.clone(), fresh])
@@ -140,7 +140,7 @@ async fn a_scan_with_a_stale_unit_version_is_rejected_changes_nothing_and_replay
     assert_eq!(results[2]["hop_ids"], json!([]));
     assert_eq!(results[3]["outcome"], "applied");
     assert_eq!(
-        site.count("SELECT count(*) FROM units WHERE bin = 'B-3' AND version = 2"),
+        site.count("SELECT count(*) FROM units WHERE bin = 'B-3' AND version = 3"),
         1
     );
     assert_eq!(site.count("SELECT count(*) FROM hops"), 2);
@@ -149,13 +149,13 @@ async fn a_scan_with_a_stale_unit_version_is_rejected_changes_nothing_and_replay
     assert_rejected(&replay[0], "stale_state");
     assert_eq!(replay[0]["replayed"], true);
 
-    // A first sighting is version 0: a device claiming another version is stale
-    // and the unit is not even created.
+    // Put-away never creates a unit: a tag the site does not know is
+    // rejected, whatever version the device claims.
     let unseen = hh.item(
         "scan",
         json!({"mode": "put_away", "epc": "EPC-NEW", "unit_version": 3, "bin": "B-1"}),
     );
-    assert_rejected(&site.sync_ok(&hh, &[unseen]).await[0], "stale_state");
+    assert_rejected(&site.sync_ok(&hh, &[unseen]).await[0], "unknown_unit");
     assert_eq!(
         site.count("SELECT count(*) FROM units WHERE epc = 'EPC-NEW'"),
         0
@@ -164,7 +164,11 @@ async fn a_scan_with_a_stale_unit_version_is_rejected_changes_nothing_and_replay
 
 #[tokio::test]
 async fn every_hop_carries_the_device_clocks_and_the_request_skew() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\nEPC-CODED,CODE-1,SKU-1,new,\n",
+    );
     let mut hh = site.handheld("HH-1").await;
     let captured = UnixMs(now().0 - 3_600_000);
     let open = hh.item_at(
@@ -174,7 +178,7 @@ async fn every_hop_carries_the_device_clocks_and_the_request_skew() {
     );
     let scan = hh.item_at(
         "scan",
-        json!({"mode": "put_away", "code": "SKU-1", "bin": "B-1"}),
+        json!({"mode": "put_away", "code": "CODE-1", "bin": "B-1"}),
         captured.plus(Millis(1000)),
     );
     let sent_at = UnixMs(now().0 - 90_000); // the device clock runs 90 s slow
@@ -199,7 +203,7 @@ async fn every_hop_carries_the_device_clocks_and_the_request_skew() {
 
 #[tokio::test]
 async fn undo_compensates_within_120_s_of_capture_and_is_rejected_otherwise() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let t0 = UnixMs(now().0 - 600_000);
     let open = hh.item_at(
@@ -231,7 +235,7 @@ async fn undo_compensates_within_120_s_of_capture_and_is_rejected_otherwise() {
     assert_eq!(results[3]["outcome"], "applied", "{}", results[3]);
     let undo_hop = results[3]["hop_ids"][0].as_i64().unwrap();
     assert_eq!(
-        site.count("SELECT count(*) FROM units WHERE bin = 'B-1' AND version = 3"),
+        site.count("SELECT count(*) FROM units WHERE bin = 'B-1' AND version = 4"),
         1
     );
     assert_eq!(
@@ -279,7 +283,7 @@ async fn undo_compensates_within_120_s_of_capture_and_is_rejected_otherwise() {
 
 #[tokio::test]
 async fn a_device_that_is_not_commissioned_lands_simulated_and_moves_nothing() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let token = site.add_device("HH-SIM", false);
     let mut hh = Handheld::new("HH-SIM", token);
     let open = hh.open("op-2");
@@ -290,7 +294,11 @@ async fn a_device_that_is_not_commissioned_lands_simulated_and_moves_nothing() {
         assert_eq!(result["status"], 200, "{result}");
         assert_eq!(result["outcome"], "simulated", "{result}");
     }
-    assert_eq!(site.count("SELECT count(*) FROM units"), 0);
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE version <> 1 OR bin IS NOT NULL"),
+        0,
+        "the stocked units stand as imported"
+    );
     assert_eq!(site.count("SELECT count(*) FROM hops WHERE source_mode = 'sim' AND session_id IS NOT NULL AND key IN (SELECT key FROM receipts WHERE scope = 'HH-SIM')"), 2);
     assert_eq!(
         site.count("SELECT count(*) FROM hops WHERE source_mode <> 'sim'"),
@@ -300,7 +308,7 @@ async fn a_device_that_is_not_commissioned_lands_simulated_and_moves_nothing() {
 
 #[tokio::test]
 async fn a_hop_captured_inside_a_closed_period_is_booked_at_the_start_of_the_open_one() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let until = UnixMs(now().0 - 60_000);
     site.db
@@ -340,24 +348,16 @@ async fn a_hop_captured_inside_a_closed_period_is_booked_at_the_start_of_the_ope
 
 #[tokio::test]
 async fn every_unique_constraint_reached_over_http_answers_a_4xx_code() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
-    let scan = hh.item(
-        "scan",
-        json!({"mode": "put_away", "epc": "EPC-1", "code": "SKU-1"}),
-    );
+    let scan = hh.scan("EPC-1", "B-1");
     site.sync_ok(&hh, &[open, scan]).await;
 
-    // units.code: a new EPC with a code another unit holds.
-    let clash = hh.item(
-        "scan",
-        json!({"mode": "put_away", "epc": "EPC-2", "code": "SKU-1"}),
-    );
-    assert_code(&site.sync_ok(&hh, &[clash]).await[0], 409, "UNIT_CONFLICT");
-    hh.seq -= 1;
-    // hops.compensates: an observing scan undone twice.
-    let observe = hh.item("scan", json!({"mode": "find_unit", "epc": "EPC-1"}));
+    // units.code: no scan writes a code any more (units and their codes
+    // come from reference data, whose importer refuses a clash itself).
+    // hops.compensates: an observing scan (the unit is already there) undone twice.
+    let observe = hh.scan("EPC-1", "B-1");
     let undo = hh.item("undo", json!({"target_key": observe["key"]}));
     let undo_again = hh.item("undo", json!({"target_key": observe["key"]}));
     let results = site.sync_ok(&hh, &[observe, undo, undo_again]).await;
@@ -373,7 +373,7 @@ async fn every_unique_constraint_reached_over_http_answers_a_4xx_code() {
     assert_eq!(results[0]["outcome"], "applied", "{}", results[0]);
     assert_code(&results[1], 409, "SEQ_ALREADY_USED");
     // Nothing above is a 500, and the refused items left nothing behind.
-    assert_eq!(site.count("SELECT count(*) FROM units"), 1);
+    assert_eq!(site.count("SELECT count(*) FROM units"), 100);
 }
 
 #[test]
@@ -452,7 +452,7 @@ fn the_hop_ledger_refuses_update_and_delete() {
 
 #[tokio::test]
 async fn a_busy_database_answers_503_with_retry_after() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let path = site.db.path().to_owned();
     let (locked, lock_taken) = std::sync::mpsc::channel();
@@ -484,7 +484,7 @@ async fn a_busy_database_answers_503_with_retry_after() {
 
 #[tokio::test]
 async fn a_heartbeat_feeds_the_device_view_and_only_for_its_own_device() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let hh = site.handheld("HH-1").await;
     let other = site.handheld("HH-2").await;
     let beat = json!({"sent_at": now().to_string(), "queue_depth": 7, "oldest_queued_at": now().to_string(), "app_version": "0.1.0"});
@@ -524,7 +524,7 @@ async fn a_heartbeat_feeds_the_device_view_and_only_for_its_own_device() {
 
 #[tokio::test]
 async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let held = site.ledger.sync_permits.clone();
     let all = held

@@ -15,7 +15,7 @@ fn outcome(result: &Value) -> (&str, u64) {
 
 #[tokio::test]
 async fn a_replay_returns_the_stored_answer_marked_replayed_and_applies_nothing_twice() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let items = vec![hh.open("op-1"), hh.scan("EPC-1", "B-1")];
     let first = site.sync_ok(&hh, &items).await;
@@ -37,7 +37,7 @@ async fn a_replay_returns_the_stored_answer_marked_replayed_and_applies_nothing_
 
 #[tokio::test]
 async fn the_request_hash_ignores_key_order_and_whitespace() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     site.sync_ok(&hh, std::slice::from_ref(&open)).await;
@@ -63,7 +63,7 @@ async fn the_request_hash_ignores_key_order_and_whitespace() {
 
 #[tokio::test]
 async fn the_same_key_with_another_body_or_command_is_409_key_reused() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let scan = hh.scan("EPC-1", "B-1");
@@ -87,7 +87,7 @@ async fn the_same_key_with_another_body_or_command_is_409_key_reused() {
 
 #[tokio::test]
 async fn a_receipt_that_cannot_be_read_fails_closed_and_never_runs_again() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let items = vec![hh.open("op-1"), hh.scan("EPC-1", "B-1")];
     site.sync_ok(&hh, &items).await;
@@ -107,7 +107,7 @@ async fn a_receipt_that_cannot_be_read_fails_closed_and_never_runs_again() {
 
 #[tokio::test]
 async fn request_level_failures_are_plain_http_errors_with_a_code() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let valid = |items: Vec<Value>| {
         json!({"device_id": "HH-1", "sent_at": now().to_string(), "items": items})
@@ -180,7 +180,7 @@ async fn request_level_failures_are_plain_http_errors_with_a_code() {
 
 #[tokio::test]
 async fn an_item_ahead_of_a_gap_is_buffered_durably_and_applies_in_order_when_the_gap_fills() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let second = hh.scan("EPC-1", "B-1");
@@ -216,7 +216,7 @@ async fn an_item_ahead_of_a_gap_is_buffered_durably_and_applies_in_order_when_th
     });
     assert_eq!(seqs, vec![2, 3, 4], "applied in client_seq order");
     assert_eq!(
-        site.count("SELECT count(*) FROM units WHERE bin = 'B-3' AND version = 3"),
+        site.count("SELECT count(*) FROM units WHERE bin = 'B-3' AND version = 4"),
         1
     );
     let replay = site.sync_ok(&hh, &[third, fourth]).await;
@@ -231,7 +231,7 @@ async fn an_item_ahead_of_a_gap_is_buffered_durably_and_applies_in_order_when_th
 
 #[tokio::test]
 async fn buffered_items_answered_in_the_request_that_fills_their_gap_report_what_they_became() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let second = hh.scan("EPC-1", "B-1");
@@ -246,7 +246,7 @@ async fn buffered_items_answered_in_the_request_that_fills_their_gap_report_what
 
 #[tokio::test]
 async fn a_void_fills_the_gap_from_its_own_slot_or_from_the_voided_one() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let lost = hh.scan("EPC-1", "B-1"); // seq 2, never delivered
@@ -281,7 +281,7 @@ async fn a_void_fills_the_gap_from_its_own_slot_or_from_the_voided_one() {
 
 #[tokio::test]
 async fn a_new_key_on_a_taken_client_seq_is_409_seq_already_used_and_never_applied() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let scan = hh.scan("EPC-1", "B-1");
@@ -305,7 +305,7 @@ async fn a_new_key_on_a_taken_client_seq_is_409_seq_already_used_and_never_appli
 
 #[tokio::test]
 async fn thirty_two_concurrent_requests_with_the_same_items_apply_each_once() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let mut items = vec![hh.open("op-1")];
     for i in 0..20 {
@@ -347,7 +347,7 @@ async fn thirty_two_concurrent_requests_with_the_same_items_apply_each_once() {
 #[tokio::test]
 async fn a_chunked_body_over_the_limit_is_413_too() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let hh = site.handheld("HH-1").await;
     let addr = site.base.trim_start_matches("http://").to_owned();
     let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
@@ -375,7 +375,7 @@ async fn a_chunked_body_over_the_limit_is_413_too() {
 
 #[tokio::test]
 async fn a_buffered_item_refused_when_its_turn_comes_keeps_that_answer_and_the_session_moves_on() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut first = site.handheld("HH-1").await;
     let open = first.open("op-1");
     site.sync_ok(&first, &[open]).await;
@@ -413,7 +413,7 @@ async fn a_buffered_item_refused_when_its_turn_comes_keeps_that_answer_and_the_s
 
 #[tokio::test]
 async fn a_key_held_by_a_request_in_flight_is_409_operation_in_progress_and_not_taken() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     let key: stockhop::key::IdempotencyKey = open["key"].as_str().unwrap().parse().unwrap();
@@ -429,7 +429,7 @@ async fn a_key_held_by_a_request_in_flight_is_409_operation_in_progress_and_not_
 
 #[tokio::test]
 async fn fifty_items_fit_in_one_request() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let mut items = vec![hh.open("op-1")];
     items.extend(

@@ -29,7 +29,8 @@ fn record(kind: TerminalEventKind, subject: &str, outcome: RuleOutcome) -> Termi
 
 #[tokio::test]
 async fn a_gate_read_of_a_known_unit_records_an_observing_hop_and_replays_as_replayed() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
+    site.import("units", "epc,code,sku,state,bin\nEPC-KNOWN,,SKU-1,new,\n");
     let mut hh = site.handheld("HH-1").await;
     let items = [hh.open("op-1"), hh.scan("EPC-KNOWN", "B-1")];
     site.sync_ok(&hh, &items).await;
@@ -91,8 +92,8 @@ async fn a_gate_read_of_a_known_unit_records_an_observing_hop_and_replays_as_rep
     );
     assert_eq!(
         site.count("SELECT version FROM units WHERE epc = 'EPC-KNOWN'"),
-        1,
-        "an observing hop moves nothing"
+        2,
+        "imported at 1, put away once; an observing hop moves nothing"
     );
 
     let again = ingest(batch.clone());

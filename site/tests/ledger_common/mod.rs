@@ -36,6 +36,42 @@ impl Site {
         site
     }
 
+    /// A site that knows bins `B-1`…`B-9` (zone `Z-1` of location `L-1`)
+    /// and units `EPC-0`…`EPC-99` (SKU `SKU-1`, new, in no bin): the
+    /// reference data the sync protocol's tests scan against in put-away.
+    pub async fn start_stocked() -> Site {
+        let site = Site::start().await;
+        site.stock();
+        site
+    }
+
+    /// Imports [`Site::start_stocked`]'s bins and units.
+    pub fn stock(&self) {
+        let bins: String = (1..=9).map(|i| format!("B-{i},Z-1,L-1\n")).collect();
+        let units: String = (0..100).map(|i| format!("EPC-{i},,SKU-1,new,\n")).collect();
+        self.import("bins", &format!("bin,zone,location\n{bins}"));
+        self.import("units", &format!("epc,code,sku,state,bin\n{units}"));
+    }
+
+    /// Imports CSV `text` as `kind` through the site's importer; panics on
+    /// a bad file.
+    pub fn import(&self, kind: &str, text: &str) -> ledger::import::Summary {
+        self.try_import(kind, text).unwrap()
+    }
+
+    pub fn try_import(
+        &self,
+        kind: &str,
+        text: &str,
+    ) -> Result<ledger::import::Summary, ledger::import::ImportError> {
+        use clap::ValueEnum;
+        let kind = ledger::import::Kind::from_str(kind, false).unwrap();
+        let path = self.data.join(format!("{kind:?}.csv"));
+        std::fs::write(&path, text).unwrap();
+        self.db
+            .call_blocking(|conn| ledger::import::import(conn, kind, &path, now()))
+    }
+
     /// A server over an existing data directory (a restart).
     pub async fn start_on(data: PathBuf) -> Site {
         let db = Db::open(&data).unwrap();
