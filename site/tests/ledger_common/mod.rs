@@ -115,9 +115,13 @@ impl Site {
     }
 
     pub fn add_device(&self, device_id: &str, commissioned: bool) -> String {
+        self.add_device_as(device_id, Profile::Mc3390xr, commissioned)
+    }
+
+    pub fn add_device_as(&self, device_id: &str, profile: Profile, commissioned: bool) -> String {
         self.db
             .call_blocking(|conn| {
-                ledger::devices::add(conn, device_id, Profile::Mc3390xr, commissioned, UnixMs(0))
+                ledger::devices::add(conn, device_id, profile, commissioned, UnixMs(0))
             })
             .unwrap()
     }
