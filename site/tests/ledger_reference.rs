@@ -1,0 +1,485 @@
+//! Reference data: the CSV importer and the supervisor's commands, run as
+//! the built binary against a real SQLite file, and the handheld's read
+//! side (`GET /v1/reference` pages and changes, one unit, GRN, manifest or
+//! count) over real HTTP on loopback.
+
+mod ledger_common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use ledger_common::Site;
+use serde_json::{json, Value};
+
+fn site_command(args: &[&str], data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+/// Writes `text` to `dir/name` and imports it as `kind` with the binary.
+fn import(dir: &Path, data: &Path, kind: &str, name: &str, text: &str) -> (bool, String) {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let out = site_command(&["import", kind, file.to_str().unwrap()], data);
+    assert!(out.stdout.is_empty(), "import prints nothing on stdout");
+    (
+        out.status.success(),
+        String::from_utf8(out.stderr).unwrap().trim().to_owned(),
+    )
+}
+
+fn scalar(data: &Path, sql: &str) -> i64 {
+    let db = stockhop_site::db::Db::open(data).unwrap();
+    db.call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
+        .unwrap()
+}
+
+const BINS: &str = "bin,zone,location\nA-1,Z-A,L-1\nA-2,Z-A,L-1\n";
+const UNITS: &str = "epc,code,sku,state,bin\nU-1,C-1,SKU-1,in_stock,A-1\nU-2,,SKU-1,new,\n";
+
+#[test]
+fn a_good_file_imports_and_importing_it_again_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (ok, stderr) = import(dir.path(), &data, "bins", "bins.csv", BINS);
+    assert!(ok, "{stderr}");
+    assert!(stderr.ends_with("bins.csv: 2 rows, 2 changed"), "{stderr}");
+    let (ok, stderr) = import(dir.path(), &data, "units", "units.csv", UNITS);
+    assert!(ok, "{stderr}");
+    let clock = "SELECT seq FROM reference_clock";
+    let before = scalar(&data, clock);
+
+    for (kind, text) in [("bins", BINS), ("units", UNITS)] {
+        let (ok, stderr) = import(dir.path(), &data, kind, "again.csv", text);
+        assert!(ok, "{stderr}");
+        assert!(stderr.ends_with("2 rows, 0 changed"), "{stderr}");
+    }
+    assert_eq!(
+        scalar(&data, clock),
+        before,
+        "no row changed, so none is sent again"
+    );
+    assert_eq!(scalar(&data, "SELECT sum(version) FROM units"), 2);
+
+    // Columns in another order, with spaces around values, read the same.
+    let reordered = "sku, state ,epc,bin,code\nSKU-1, in_stock ,U-1,A-1,C-1\n";
+    let (ok, stderr) = import(dir.path(), &data, "units", "reordered.csv", reordered);
+    assert!(ok, "{stderr}");
+    assert!(stderr.ends_with("1 rows, 0 changed"), "{stderr}");
+}
+
+#[test]
+fn a_row_that_changes_a_unit_bumps_its_version_and_only_that_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    import(dir.path(), &data, "bins", "bins.csv", BINS);
+    import(dir.path(), &data, "units", "units.csv", UNITS);
+    let moved = "epc,code,sku,state,bin\nU-1,C-1,SKU-1,in_stock,A-2\nU-2,,SKU-1,new,\n";
+    let (ok, stderr) = import(dir.path(), &data, "units", "moved.csv", moved);
+    assert!(ok, "{stderr}");
+    assert!(stderr.ends_with("2 rows, 1 changed"), "{stderr}");
+    assert_eq!(
+        scalar(&data, "SELECT version FROM units WHERE epc = 'U-1'"),
+        2
+    );
+    assert_eq!(
+        scalar(&data, "SELECT version FROM units WHERE epc = 'U-2'"),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM units WHERE epc = 'U-1' AND bin = 'A-2'"
+        ),
+        1
+    );
+}
+
+#[test]
+fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    import(dir.path(), &data, "bins", "bins.csv", BINS);
+    let cases = [
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,,SKU-1,new,\nN-2,,SKU-1,new,\nN-3,,SKU-1,lost,\n",
+            4,
+            "state \"lost\" is not one of",
+        ),
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,,SKU-1,new,\nN-2,,SKU-1,in_stock,Z-9\n",
+            3,
+            "unknown bin \"Z-9\"",
+        ),
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,,SKU-1,new,\nN-1,,SKU-2,new,\n",
+            3,
+            "epc \"N-1\" is already on line 2",
+        ),
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,K-1,SKU-1,new,\nN-2,K-1,SKU-1,new,\n",
+            3,
+            "code \"K-1\" is already on line 2",
+        ),
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,,,new,\n",
+            2,
+            "sku is empty",
+        ),
+        (
+            "units",
+            "epc,code,sku,state\nN-1,,SKU-1,new\n",
+            1,
+            "the header names no \"bin\" column",
+        ),
+        (
+            "units",
+            "epc,code,sku,state,bin\nN-1,,SKU-1,new\n",
+            2,
+            "found record with 4 fields",
+        ),
+        (
+            "grns",
+            "grn,qc,sku,expected\nG-1,accepted,SKU-1,2\nG-1,held,SKU-2,1\n",
+            3,
+            "qc \"held\" differs from \"accepted\" on line 2",
+        ),
+        (
+            "grns",
+            "grn,qc,sku,expected\nG-1,accepted,SKU-1,two\n",
+            2,
+            "expected \"two\" is not a whole number",
+        ),
+        (
+            "grns",
+            "grn,qc,sku,expected\nG-1,pending,SKU-1,1\n",
+            2,
+            "qc \"pending\" is not one of",
+        ),
+        (
+            "manifests",
+            "manifest,state,epc\nM-1,packing,GHOST\n",
+            2,
+            "unknown unit \"GHOST\"",
+        ),
+        (
+            "manifests",
+            "manifest,state,epc\nM-1,shipped,U-1\n",
+            2,
+            "state \"shipped\" is not one of",
+        ),
+        (
+            "bins",
+            "bin,zone,location\nB-9,Z-B,L-1\nB-9,Z-C,L-1\n",
+            3,
+            "bin \"B-9\" is already on line 2",
+        ),
+    ];
+    for (kind, text, line, reason) in cases {
+        let name = format!("{kind}-bad.csv");
+        let (ok, stderr) = import(dir.path(), &data, kind, &name, text);
+        assert!(!ok, "{kind}: {text}");
+        let path = dir.path().join(&name);
+        let prefix = format!("{}:{line}: ", path.display());
+        assert!(
+            stderr.starts_with(&prefix),
+            "expected {prefix}{reason}, got {stderr}"
+        );
+        assert!(
+            stderr.contains(reason),
+            "expected {prefix}{reason}, got {stderr}"
+        );
+    }
+    for table in ["units", "grns", "grn_lines", "manifests", "manifest_units"] {
+        assert_eq!(
+            scalar(&data, &format!("SELECT count(*) FROM {table}")),
+            0,
+            "{table}"
+        );
+    }
+    assert_eq!(scalar(&data, "SELECT count(*) FROM bins"), 2);
+    let missing = site_command(&["import", "units", "/nonexistent/units.csv"], &data);
+    assert!(!missing.status.success());
+}
+
+#[test]
+fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    import(dir.path(), &data, "bins", "bins.csv", BINS);
+    import(dir.path(), &data, "units", "units.csv", UNITS);
+    import(
+        dir.path(),
+        &data,
+        "grns",
+        "grns.csv",
+        "grn,qc,sku,expected\nG-1,accepted,SKU-1,1\n",
+    );
+
+    let opened = site_command(
+        &["count", "open", "--location", "L-1", "--zone", "Z-A"],
+        &data,
+    );
+    assert!(
+        opened.status.success(),
+        "{}",
+        String::from_utf8_lossy(&opened.stderr)
+    );
+    let count_id = String::from_utf8(opened.stdout).unwrap().trim().to_owned();
+    assert_eq!(count_id, "C-000001");
+    let second = site_command(
+        &["count", "open", "--location", "L-1", "--zone", "Z-A"],
+        &data,
+    );
+    assert!(!second.status.success(), "one open count per zone");
+    let nowhere = site_command(
+        &["count", "open", "--location", "L-1", "--zone", "Z-9"],
+        &data,
+    );
+    assert!(!nowhere.status.success(), "a zone without bins");
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM count_expected WHERE count_id = 'C-000001'"
+        ),
+        1,
+        "U-1 is in stock in Z-A"
+    );
+
+    let early = site_command(&["count", "approve", &count_id], &data);
+    assert!(!early.status.success());
+    assert!(String::from_utf8_lossy(&early.stderr).contains("still open"));
+    let db = stockhop_site::db::Db::open(&data).unwrap();
+    db.call_blocking(|conn| {
+        stockhop_site::ledger::modes::cycle_count::close(conn, &count_id, stockhop::time::UnixMs(0))
+    })
+    .unwrap();
+    drop(db);
+    let approved = site_command(&["count", "approve", &count_id], &data);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    assert!(approved.stdout.is_empty());
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM units WHERE epc = 'U-1' AND state = 'missing' AND version = 2"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(&data, "SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
+        1
+    );
+
+    let open_grn = site_command(&["grn", "resolve", "G-1"], &data);
+    assert!(
+        !open_grn.status.success(),
+        "an open GRN has nothing to resolve"
+    );
+    let unknown = site_command(&["grn", "resolve", "G-404"], &data);
+    assert!(!unknown.status.success());
+    let db = stockhop_site::db::Db::open(&data).unwrap();
+    db.call_blocking(|conn| stockhop_site::ledger::grns::settle(conn, "G-1"))
+        .unwrap();
+    drop(db);
+    let resolved = site_command(&["grn", "resolve", "G-1"], &data);
+    assert!(
+        resolved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resolved.stderr)
+    );
+    assert_eq!(
+        scalar(&data, "SELECT count(*) FROM grns WHERE state = 'complete'"),
+        1
+    );
+}
+
+/// Reads every page after `cursor`, `limit` rows at a time; returns the
+/// pages.
+async fn pages(site: &Site, token: &str, mut cursor: Option<String>, limit: usize) -> Vec<Value> {
+    let mut pages = Vec::new();
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/v1/reference?after={cursor}&limit={limit}"),
+            None => format!("/v1/reference?limit={limit}"),
+        };
+        let (status, page) = site.get(&path, token).await;
+        assert_eq!(status, 200, "{page}");
+        cursor = Some(page["cursor"].as_str().unwrap().to_owned());
+        let more = page["more"].as_bool().unwrap();
+        pages.push(page);
+        if !more {
+            return pages;
+        }
+    }
+}
+
+fn rows(pages: &[Value], table: &str) -> Vec<Value> {
+    pages
+        .iter()
+        .flat_map(|page| page[table].as_array().unwrap().clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_reference_cache_pages_through_everything_then_only_what_changed_after_its_cursor() {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    site.import("units", UNITS);
+    site.import(
+        "grns",
+        "grn,qc,sku,expected\nG-1,accepted,SKU-1,2\nG-1,accepted,SKU-2,1\n",
+    );
+    let count_id = site
+        .db
+        .call_blocking(|conn| {
+            stockhop_site::ledger::modes::cycle_count::open(
+                conn,
+                "L-1",
+                "Z-A",
+                ledger_common::now(),
+            )
+        })
+        .unwrap();
+    let mut hh = site.handheld("HH-1").await;
+
+    let all = pages(&site, &hh.token, None, 2).await;
+    assert_eq!(all.len(), 3, "6 rows, 2 a page");
+    assert!(all[..2].iter().all(|page| page["more"] == true));
+    assert_eq!(
+        rows(&all, "bins"),
+        [
+            json!({"bin": "A-1", "zone": "Z-A", "location": "L-1"}),
+            json!({"bin": "A-2", "zone": "Z-A", "location": "L-1"})
+        ]
+    );
+    assert_eq!(
+        rows(&all, "units"),
+        [
+            json!({"epc": "U-1", "code": "C-1", "sku": "SKU-1", "state": "in_stock", "bin": "A-1", "version": 1}),
+            json!({"epc": "U-2", "code": null, "sku": "SKU-1", "state": "new", "bin": null, "version": 1}),
+        ]
+    );
+    assert_eq!(
+        rows(&all, "grns"),
+        [
+            json!({"grn": "G-1", "qc": "accepted", "state": "open", "lines": [
+            {"sku": "SKU-1", "expected": 2, "received": 0}, {"sku": "SKU-2", "expected": 1, "received": 0}]})
+        ]
+    );
+    assert_eq!(
+        rows(&all, "counts"),
+        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "state": "open"})]
+    );
+    let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
+
+    // Nothing changed: an empty page that keeps the cursor.
+    let (_, idle) = site
+        .get(&format!("/v1/reference?after={cursor}"), &hh.token)
+        .await;
+    assert_eq!(
+        idle,
+        json!({"cursor": cursor, "more": false, "bins": [], "units": [], "grns": [], "counts": []})
+    );
+
+    // A put-away and a receive change a unit and a GRN line: only those come back.
+    let items = [
+        hh.item(
+            "open_session",
+            json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "U-2", "bin": "A-2", "unit_version": 1}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    site.sync_ok(&hh, &items).await;
+    let changes = pages(&site, &hh.token, Some(cursor.clone()), 100).await;
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        rows(&changes, "units"),
+        [
+            json!({"epc": "U-2", "code": null, "sku": "SKU-1", "state": "in_stock", "bin": "A-2", "version": 2})
+        ]
+    );
+    assert!(
+        rows(&changes, "bins").is_empty()
+            && rows(&changes, "grns").is_empty()
+            && rows(&changes, "counts").is_empty()
+    );
+    assert_ne!(changes[0]["cursor"], json!(cursor));
+
+    // The same objects one at a time.
+    let (status, unit) = site.get("/v1/units/U-2", &hh.token).await;
+    assert_eq!((status, &unit["version"]), (200, &json!(2)));
+    let (status, grn) = site.get("/v1/grns/G-1", &hh.token).await;
+    assert_eq!((status, &grn), (200, &rows(&all, "grns")[0]));
+    for missing in [
+        "/v1/units/U-404",
+        "/v1/grns/G-404",
+        "/v1/manifests/M-404",
+        "/v1/counts/C-404",
+    ] {
+        let (status, body) = site.get(missing, &hh.token).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (404, Some("NOT_FOUND")),
+            "{missing}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_read_side_wants_a_device_token_and_a_cursor_it_answered() {
+    let site = Site::start().await;
+    let hh = site.handheld("HH-1").await;
+    for path in [
+        "/v1/reference",
+        "/v1/units/U-1",
+        "/v1/grns/G-1",
+        "/v1/manifests/M-1",
+        "/v1/counts/C-1",
+    ] {
+        let (status, body) = site.get(path, "not-a-token").await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (401, Some("UNAUTHORIZED")),
+            "{path}"
+        );
+    }
+    for path in ["/v1/reference?after=yesterday", "/v1/reference?after=-1"] {
+        let (status, body) = site.get(path, &hh.token).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("INVALID_CURSOR")),
+            "{path}"
+        );
+    }
+    for path in [
+        "/v1/reference?limit=0",
+        "/v1/reference?limit=2001",
+        "/v1/reference?limit=many",
+    ] {
+        assert_eq!(site.get(path, &hh.token).await.0, 400, "{path}");
+    }
+    let (status, empty) = site.get("/v1/reference", &hh.token).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        empty,
+        json!({"cursor": "0", "more": false, "bins": [], "units": [], "grns": [], "counts": []})
+    );
+}
