@@ -12,6 +12,10 @@
 //! transaction: the fsync-bound rate of this disk. A second baseline
 //! commits 50 items at a time, the same batching a 50-item request gets,
 //! and shows what the ledger's per-item work costs beside bare inserts.
+//!
+//! Put-away is the reference mode; receive (with and without ENCODE),
+//! dispatch verify and cycle count scans are measured the same way at 50
+//! items a request, against reference data imported before the run.
 
 use std::time::Instant;
 
@@ -42,20 +46,102 @@ impl Row {
     }
 }
 
-fn items(session: &str, first_seq: u64, count: usize) -> Vec<Value> {
-    (0..count as u64)
-        .map(|i| {
-            let seq = first_seq + i;
+/// A session of one mode: its `open_session` body and each scan's body by
+/// `client_seq`.
+struct Mode {
+    name: &'static str,
+    open: Value,
+    scan: fn(&str, u64) -> Value,
+    /// Prefix of the EPCs this session's scans name.
+    prefix: &'static str,
+}
+
+fn put_away(prefix: &'static str) -> Mode {
+    Mode {
+        name: "put-away",
+        open: json!({"mode": "put_away", "context": {}}),
+        scan: |prefix, seq| json!({"mode": "put_away", "epc": format!("{prefix}-{seq}"), "unit_version": 1, "bin": "B-1"}),
+        prefix,
+    }
+}
+
+/// The modes beside put-away, with the reference data `stock` imports.
+fn other_modes(count_id: &str) -> Vec<Mode> {
+    vec![
+        Mode {
+            name: "receive",
+            open: json!({"mode": "receive", "context": {"grn": "G-BENCH"}}),
+            scan: |prefix, seq| json!({"mode": "receive", "epc": format!("{prefix}-{seq}"), "sku": "SKU-1"}),
+            prefix: "RC",
+        },
+        Mode {
+            name: "receive + encode",
+            open: json!({"mode": "receive", "context": {"grn": "G-BENCH"}}),
+            scan: |prefix, seq| json!({"mode": "receive", "epc": format!("{prefix}-{seq}"), "sku": "SKU-1", "encode": true}),
+            prefix: "EN",
+        },
+        Mode {
+            name: "dispatch verify",
+            open: json!({"mode": "dispatch_verify", "context": {"manifest": "M-BENCH"}}),
+            scan: |prefix, seq| json!({"mode": "dispatch_verify", "epc": format!("{prefix}-{seq}")}),
+            prefix: "DV",
+        },
+        Mode {
+            name: "cycle count",
+            open: json!({"mode": "cycle_count", "context": {"count_id": count_id}}),
+            scan: |prefix, seq| json!({"mode": "cycle_count", "epc": format!("{prefix}-{seq}"), "bin": "CB-1"}),
+            prefix: "CC",
+        },
+    ]
+}
+
+/// Imports what the modes' scans need: bins, the put-away units (new),
+/// dispatch units on a packing manifest, counted units in a zone with an
+/// open count, and an accepted GRN; returns the count's id.
+fn stock(db: &Db, dir: &std::path::Path, put_away_prefixes: &[&str]) -> String {
+    let scans = 2..=ITEMS as u64;
+    let mut units = String::from("epc,code,sku,state,bin\n");
+    for prefix in put_away_prefixes {
+        for seq in scans.clone() {
+            units += &format!("{prefix}-{seq},,SKU-1,new,\n");
+        }
+    }
+    let mut manifest = String::from("manifest,state,epc\n");
+    for seq in scans.clone() {
+        units += &format!("DV-{seq},,SKU-1,in_stock,B-1\nCC-{seq},,SKU-1,in_stock,CB-1\n");
+        manifest += &format!("M-BENCH,packing,DV-{seq}\n");
+    }
+    let files = [
+        (
+            ledger::import::Kind::Bins,
+            "bin,zone,location\nB-1,Z-P,L-1\nCB-1,Z-C,L-1\n".to_owned(),
+        ),
+        (ledger::import::Kind::Units, units),
+        (
+            ledger::import::Kind::Grns,
+            "grn,qc,sku,expected\nG-BENCH,accepted,SKU-1,1000000\n".to_owned(),
+        ),
+        (ledger::import::Kind::Manifests, manifest),
+    ];
+    db.call_blocking(|conn| {
+        for (kind, text) in files {
+            let path = dir.join(format!("{kind:?}.csv"));
+            std::fs::write(&path, text).unwrap();
+            ledger::import::import(conn, kind, &path, UnixMs(0)).unwrap();
+        }
+        ledger::modes::cycle_count::open(conn, "L-1", "Z-C", UnixMs(0)).unwrap()
+    })
+}
+
+fn items(session: &str, mode: &Mode, count: usize) -> Vec<Value> {
+    (1..=count as u64)
+        .map(|seq| {
             let (command, body) = if seq == 1 {
-                (
-                    "open_session",
-                    json!({"operator_id": format!("op-{session}"), "mode": "put_away", "context": {}}),
-                )
+                let mut open = mode.open.clone();
+                open["operator_id"] = json!(format!("op-{session}"));
+                ("open_session", open)
             } else {
-                (
-                    "scan",
-                    json!({"mode": "put_away", "epc": format!("EPC-{session}-{seq}"), "unit_version": 0, "bin": "B-1"}),
-                )
+                ("scan", (mode.scan)(mode.prefix, seq))
             };
             json!({
                 "key": IdempotencyKey::mint().unwrap().to_string(),
@@ -146,6 +232,7 @@ fn baseline(dir: &std::path::Path, per_commit: usize) -> Row {
 /// tell the ledger's own cost from the transport's.
 fn in_process(dir: &std::path::Path) -> Row {
     let db = Db::open(dir).unwrap();
+    stock(&db, dir, &["IP"]);
     let device = db.call_blocking(|conn| {
         ledger::devices::add(conn, "HH-RAW", Profile::Mc3390xr, true, UnixMs(0)).unwrap();
         conn.query_row(
@@ -156,7 +243,7 @@ fn in_process(dir: &std::path::Path) -> Row {
         .unwrap()
     });
     let session = IdempotencyKey::mint().unwrap().to_string();
-    let batches: Vec<Vec<ledger::sync::Incoming>> = items(&session, 1, ITEMS)
+    let batches: Vec<Vec<ledger::sync::Incoming>> = items(&session, &put_away("IP"), ITEMS)
         .chunks(50)
         .map(|chunk| {
             chunk
@@ -188,12 +275,14 @@ fn main() {
             .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let db = Db::open(&dir.path().join("site")).unwrap();
+    let count_id = stock(&db, &dir.path().join("site"), &["PA1", "PA50"]);
     let token = db
         .call_blocking(|conn| {
             ledger::devices::add(conn, "HH-BENCH", Profile::Mc3390xr, true, UnixMs(0))
         })
         .unwrap();
     let mut rows = Vec::new();
+    let mut modes = Vec::new();
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/v1/sync", listener.local_addr().unwrap());
@@ -208,29 +297,43 @@ fn main() {
         }));
         let client = reqwest::Client::new();
 
-        for per_request in [1usize, 50] {
-            let total = if per_request == 1 {
-                SINGLE_REQUESTS
-            } else {
-                ITEMS
-            };
+        let runs = [
+            (put_away("PA1"), 1usize, SINGLE_REQUESTS),
+            (put_away("PA50"), 50, ITEMS),
+        ]
+        .into_iter()
+        .chain(
+            other_modes(&count_id)
+                .into_iter()
+                .map(|mode| (mode, 50, ITEMS)),
+        );
+        for (mode, per_request, total) in runs {
             let session = IdempotencyKey::mint().unwrap().to_string();
-            let all = items(&session, 1, total);
+            let all = items(&session, &mode, total);
             let batches: Vec<Vec<Value>> = all.chunks(per_request).map(<[Value]>::to_vec).collect();
             let seconds = send_all(&client, &url, "HH-BENCH", &token, &batches, false).await;
-            rows.push(Row {
-                path: "POST /v1/sync, apply",
-                per_request,
-                items: total,
-                seconds,
-            });
-            let seconds = send_all(&client, &url, "HH-BENCH", &token, &batches, true).await;
-            rows.push(Row {
-                path: "POST /v1/sync, replay",
-                per_request,
-                items: total,
-                seconds,
-            });
+            let replay = send_all(&client, &url, "HH-BENCH", &token, &batches, true).await;
+            if mode.name == "put-away" {
+                rows.push(Row {
+                    path: "POST /v1/sync, put-away scan, apply",
+                    per_request,
+                    items: total,
+                    seconds,
+                });
+                rows.push(Row {
+                    path: "POST /v1/sync, put-away scan, replay",
+                    per_request,
+                    items: total,
+                    seconds: replay,
+                });
+            } else {
+                modes.push(Row {
+                    path: mode.name,
+                    per_request,
+                    items: total,
+                    seconds,
+                });
+            }
             // Close the session so the next run can open one for the operator.
             let close = json!([{
                 "key": IdempotencyKey::mint().unwrap().to_string(),
@@ -283,6 +386,40 @@ fn main() {
             row.seconds,
             row.rate(),
             100.0 * row.rate() / base_rate(row.per_request)
+        );
+    }
+    let put_away_50 = rows
+        .iter()
+        .find(|r| r.per_request == 50 && r.path.ends_with("apply"))
+        .unwrap()
+        .rate();
+    println!();
+    println!(
+        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>17} |",
+        "POST /v1/sync, apply: scan mode",
+        "items/request",
+        "items",
+        "seconds",
+        "items/s",
+        "vs put-away"
+    );
+    println!(
+        "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->19}|",
+        "", "", "", "", "", ""
+    );
+    println!(
+        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9.0} | {:>16.0}% |",
+        "put-away (above)", 50, ITEMS, "", put_away_50, 100.0
+    );
+    for row in &modes {
+        println!(
+            "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>16.0}% |",
+            row.path,
+            row.per_request,
+            row.items,
+            row.seconds,
+            row.rate(),
+            100.0 * row.rate() / put_away_50
         );
     }
     for per in [1usize, 50] {
