@@ -69,6 +69,8 @@ CREATE TABLE manifest_units (
     verified  INTEGER NOT NULL DEFAULT 0 CHECK (verified IN (0, 1)),
     PRIMARY KEY (manifest, epc)
 ) STRICT;
+-- The units still to verify: a verify asks whether any is left.
+CREATE INDEX manifest_units_unverified ON manifest_units (manifest) WHERE verified = 0;
 
 -- A count session, minted by `stockhop-site count open`.
 CREATE TABLE counts (

@@ -47,15 +47,8 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     }
     let unit = units::find(conn, Some(epc), None)?;
     let bin = unit.as_ref().and_then(|unit| unit.bin.as_deref());
-    let hop_id = ctx.append_keyed(
-        conn,
-        ctx.hop.key,
-        kinds::CYCLE_COUNT,
-        unit.as_ref(),
-        bin,
-        bin,
-        unit.as_ref().map(|unit| unit.version),
-    )?;
+    let version = unit.as_ref().map(|unit| unit.version);
+    let hop_id = ctx.append(conn, kinds::CYCLE_COUNT, unit.as_ref(), bin, version)?;
     Ok(Scanned::Applied(vec![hop_id]))
 }
 

@@ -179,11 +179,9 @@ pub enum Scanned {
     Rejected(&'static str),
 }
 
-/// What a mode's scan works with: the device, the open session's context,
-/// the body, and the hop the item records (its kind, unit and bins still
-/// to fill in).
+/// What a mode's scan works with: the open session's context, the body,
+/// and the hop the item records (its kind, unit and bins still to fill in).
 pub struct ScanCtx<'a> {
-    pub device: &'a Device,
     pub now: UnixMs,
     pub body: ModeScan,
     /// The open session's context (`grn`, `count_id`, `manifest`).
@@ -294,7 +292,6 @@ pub fn scan(
         None => serde_json::Value::Null,
     };
     let ctx = ScanCtx {
-        device,
         now,
         body,
         context,
