@@ -66,8 +66,9 @@ fn a_good_file_imports_and_importing_it_again_changes_nothing() {
     );
     assert_eq!(scalar(&data, "SELECT sum(version) FROM units"), 2);
 
-    // Columns in another order, with spaces around values, read the same.
-    let reordered = "sku, state ,epc,bin,code\nSKU-1, in_stock ,U-1,A-1,C-1\n";
+    // Columns in another order, with spaces around values and a
+    // spreadsheet's byte-order mark, read the same.
+    let reordered = "\u{feff}sku, state ,epc,bin,code\nSKU-1, in_stock ,U-1,A-1,C-1\n";
     let (ok, stderr) = import(dir.path(), &data, "units", "reordered.csv", reordered);
     assert!(ok, "{stderr}");
     assert!(stderr.ends_with("1 rows, 0 changed"), "{stderr}");

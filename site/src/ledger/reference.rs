@@ -124,3 +124,17 @@ pub fn page(conn: &Connection, after: u64, limit: usize) -> Result<ReferencePage
     }
     Ok(page)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_is_a_change_number_and_none_means_from_the_start() {
+        assert_eq!(parse_cursor(None), Some(0));
+        assert_eq!(parse_cursor(Some("")), Some(0));
+        assert_eq!(parse_cursor(Some("42")), Some(42));
+        assert_eq!(parse_cursor(Some("-1")), None);
+        assert_eq!(parse_cursor(Some("4 2")), None);
+    }
+}

@@ -22,6 +22,8 @@ pub mod receive;
 use rusqlite::Connection;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+#[cfg(test)]
+use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop::wire::{codes as wire_codes, Command, Mode, OpenSessionBody, SyncItem};
 
@@ -352,4 +354,42 @@ pub fn derived_key(parts: &[&str]) -> String {
 
 fn invalid(err: serde_json::Error) -> LedgerError {
     LedgerError::Refused(Refusal::new(422, wire_codes::INVALID_ITEM, err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_side_effects_key_is_a_uuidv8_the_same_for_the_same_cause() {
+        let key = derived_key(&["HH-1", "8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab", "ENCODE"]);
+        let parsed = IdempotencyKey::parse(&key).unwrap();
+        assert_eq!(parsed.version(), 8);
+        assert_eq!(
+            key,
+            derived_key(&["HH-1", "8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab", "ENCODE"])
+        );
+        assert_ne!(
+            key,
+            derived_key(&["HH-2", "8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab", "ENCODE"])
+        );
+        // Parts are separated: ("ab", "c") is not ("a", "bc").
+        assert_ne!(derived_key(&["ab", "c"]), derived_key(&["a", "bc"]));
+    }
+
+    #[test]
+    fn only_handhelds_and_sleds_run_modes_and_only_a_fixed_gate_cannot_encode() {
+        let runs: Vec<_> = [
+            Profile::Fxr90,
+            Profile::Mc3390xr,
+            Profile::Rfd40,
+            Profile::Zt411r,
+        ]
+        .map(|p| (p.runs_handheld_modes(), p.can_encode()))
+        .into();
+        assert_eq!(
+            runs,
+            [(false, false), (true, true), (true, true), (false, true)]
+        );
+    }
 }
