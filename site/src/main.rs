@@ -330,11 +330,8 @@ fn count(command: CountCommand) -> anyhow::Result<()> {
         } => {
             let db = open(&data)?;
             let count_id = db
-                .call_blocking(|conn| -> Result<String, ledger::LedgerError> {
-                    let tx = conn.transaction()?;
-                    let count_id = cycle_count::open(&tx, &location, &zone, ledger::wall_clock())?;
-                    tx.commit()?;
-                    Ok(count_id)
+                .call_blocking(|conn| {
+                    cycle_count::open(conn, &location, &zone, ledger::wall_clock())
                 })
                 .map_err(|err| anyhow::anyhow!("opening a count of {location}/{zone}: {err}"))?;
             println!("{count_id}");
@@ -343,12 +340,7 @@ fn count(command: CountCommand) -> anyhow::Result<()> {
         CountCommand::Approve { count_id, data } => {
             let db = open(&data)?;
             let approval = db
-                .call_blocking(|conn| -> Result<_, ledger::LedgerError> {
-                    let tx = conn.transaction()?;
-                    let approval = cycle_count::approve(&tx, &count_id, ledger::wall_clock())?;
-                    tx.commit()?;
-                    Ok(approval)
-                })
+                .call_blocking(|conn| cycle_count::approve(conn, &count_id, ledger::wall_clock()))
                 .map_err(|err| anyhow::anyhow!("approving count {count_id}: {err}"))?;
             eprintln!(
                 "count {count_id} approved: {} adjustments posted",

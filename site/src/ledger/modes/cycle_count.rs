@@ -15,7 +15,7 @@ use super::{derived_key, reasons, ScanCtx, Scanned};
 use crate::ledger::counts::{self, states};
 use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
 use crate::ledger::units::{self, UnitFacts, UnitState};
-use crate::ledger::{codes, periods, LedgerError, Refusal};
+use crate::ledger::{codes, periods, savepoint, LedgerError, Refusal};
 
 /// The device id ADJUST hops are recorded under: the site itself, on a
 /// supervisor's approval.
@@ -59,8 +59,18 @@ pub fn close(conn: &Connection, count_id: &str, now: UnixMs) -> rusqlite::Result
 }
 
 /// `stockhop-site count open`: a count for a zone of a location, with the
-/// snapshot of the units expected there. One open count per zone.
+/// snapshot of the units expected there. One open count per zone. All or
+/// nothing, in a savepoint of its own.
 pub fn open(
+    conn: &Connection,
+    location: &str,
+    zone: &str,
+    now: UnixMs,
+) -> Result<String, LedgerError> {
+    savepoint(conn, |conn| open_in_savepoint(conn, location, zone, now))
+}
+
+fn open_in_savepoint(
     conn: &Connection,
     location: &str,
     zone: &str,
@@ -98,8 +108,17 @@ pub struct Approval {
     pub moved_since: Vec<String>,
 }
 
-/// `stockhop-site count approve`: posts a closed count's variance.
+/// `stockhop-site count approve`: posts a closed count's variance, all or
+/// nothing, in a savepoint of its own.
 pub fn approve(conn: &Connection, count_id: &str, now: UnixMs) -> Result<Approval, LedgerError> {
+    savepoint(conn, |conn| approve_in_savepoint(conn, count_id, now))
+}
+
+fn approve_in_savepoint(
+    conn: &Connection,
+    count_id: &str,
+    now: UnixMs,
+) -> Result<Approval, LedgerError> {
     let count = counts::find(conn, count_id)?.ok_or_else(|| {
         LedgerError::Refused(Refusal::new(
             404,
