@@ -643,3 +643,36 @@ async fn an_undo_compensates_a_put_away_and_sends_other_modes_to_correction() {
         "target_not_undoable",
     );
 }
+
+#[tokio::test]
+async fn a_device_commissioned_mid_session_gets_the_modes_refusals_not_an_error() {
+    let site = warehouse().await;
+    let token = site.add_device("HH-TRAINEE", false);
+    let mut hh = Handheld::new("HH-TRAINEE", token);
+    let items = [
+        open(&mut hh, "receive", json!({})),
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "NEW-1", "sku": "SKU-1"}),
+        ),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(
+        results[0]["outcome"], "simulated",
+        "a trainee opens without preconditions"
+    );
+    assert_eq!(results[1]["outcome"], "simulated");
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc = 'NEW-1'"),
+        0
+    );
+
+    site.db
+        .call_blocking(|conn| stockhop_site::ledger::devices::commission(conn, "HH-TRAINEE"))
+        .unwrap();
+    let scan = hh.item(
+        "scan",
+        json!({"mode": "receive", "epc": "NEW-1", "sku": "SKU-1"}),
+    );
+    assert_rejected(&site.sync_ok(&hh, &[scan]).await[0], "grn_not_accepted");
+}

@@ -36,7 +36,9 @@ pub fn open_refusal(
 
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;
-    let count_id = ctx.context_value("count_id", body.count_id.as_deref())?;
+    let Some(count_id) = ctx.context_value("count_id", body.count_id.as_deref())? else {
+        return Ok(Scanned::Rejected(reasons::COUNT_NOT_OPEN));
+    };
     // Checked on arrival: a count scan names its tag.
     let epc = body.epc.as_deref().unwrap_or_default();
     // A count closed by another of its sessions keeps the facts as hops but

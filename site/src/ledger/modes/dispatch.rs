@@ -27,7 +27,9 @@ pub fn open_refusal(
 
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;
-    let manifest = ctx.context_value("manifest", body.manifest.as_deref())?;
+    let Some(manifest) = ctx.context_value("manifest", body.manifest.as_deref())? else {
+        return Ok(Scanned::Rejected(reasons::MANIFEST_NOT_READY));
+    };
     // Checked on arrival: a dispatch scan names its tag.
     let epc = body.epc.as_deref().unwrap_or_default();
     let Some(verified) = manifests::unit(conn, &manifest, epc)? else {

@@ -193,8 +193,14 @@ pub struct ScanCtx<'a> {
 
 impl ScanCtx<'_> {
     /// The value the session was opened with for `name`; a scan that names
-    /// another is not part of this session (422).
-    pub fn context_value(&self, name: &str, sent: Option<&str>) -> Result<String, LedgerError> {
+    /// another is not part of this session (422). None when the session
+    /// opened without it: a device that was not commissioned then opens
+    /// without preconditions, and may be commissioned since.
+    pub fn context_value(
+        &self,
+        name: &str,
+        sent: Option<&str>,
+    ) -> Result<Option<String>, LedgerError> {
         let opened = self.context.get(name).and_then(serde_json::Value::as_str);
         match (opened, sent) {
             (Some(opened), Some(sent)) if opened != sent => {
@@ -206,10 +212,7 @@ impl ScanCtx<'_> {
                     ),
                 )))
             }
-            (Some(opened), _) => Ok(opened.to_owned()),
-            (None, _) => Err(LedgerError::Corrupt(format!(
-                "open session has no {name} in its context"
-            ))),
+            (opened, _) => Ok(opened.map(str::to_owned)),
         }
     }
 
@@ -223,13 +226,10 @@ impl ScanCtx<'_> {
         from_bin: Option<&str>,
         version: Option<u64>,
     ) -> rusqlite::Result<i64> {
-        let to_bin = unit.and_then(|unit| unit.bin.as_deref());
-        self.append_keyed(conn, self.hop.key, kind, unit, from_bin, to_bin, version)
+        self.append_keyed(conn, self.hop.key, kind, unit, from_bin, version)
     }
 
-    /// [`ScanCtx::append`] with the unit's place after given apart from
-    /// the unit read before, and under `key` (a side effect's own key).
-    #[allow(clippy::too_many_arguments)]
+    /// [`ScanCtx::append`] under `key` (a side effect's own key).
     pub fn append_keyed(
         &self,
         conn: &Connection,
@@ -237,7 +237,6 @@ impl ScanCtx<'_> {
         kind: &'static str,
         unit: Option<&Unit>,
         from_bin: Option<&str>,
-        to_bin: Option<&str>,
         version: Option<u64>,
     ) -> rusqlite::Result<i64> {
         let hop = NewHop {
@@ -245,7 +244,7 @@ impl ScanCtx<'_> {
             kind,
             unit_id: unit.map(|unit| unit.unit_id),
             from_bin,
-            to_bin,
+            to_bin: unit.and_then(|unit| unit.bin.as_deref()),
             unit_version: version,
             source_mode: SourceMode::Live,
             ..self.hop.clone()

@@ -29,7 +29,9 @@ pub fn open_refusal(
 
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;
-    let grn = ctx.context_value("grn", body.grn.as_deref())?;
+    let Some(grn) = ctx.context_value("grn", body.grn.as_deref())? else {
+        return Ok(Scanned::Rejected(reasons::GRN_NOT_ACCEPTED));
+    };
     // Checked on arrival: a receive scan names its tag.
     let epc = body.epc.as_deref().unwrap_or_default();
     let known = units::find(conn, Some(epc), None)?;
@@ -85,7 +87,6 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
             &key,
             kinds::ENCODE,
             Some(&unit),
-            bin,
             bin,
             Some(unit.version),
         )?);
