@@ -58,29 +58,47 @@ pub fn all(
                 ));
             }
         }
-        let mine: Vec<&Hop> = hops.iter().filter(|h| h.device_id == device.device_id).collect();
+        let mine: Vec<&Hop> = hops
+            .iter()
+            .filter(|h| h.device_id == device.device_id)
+            .collect();
         let mut per_key: HashMap<IdempotencyKey, usize> = HashMap::new();
         for hop in &mine {
             *per_key.entry(hop.key).or_default() += 1;
             if !captured.contains_key(&hop.key) {
                 found.push(violation(
                     "no_stray_hop",
-                    format!("HH-{d}: hop {} has key {} that the device never captured", hop.hop_id, hop.key),
+                    format!(
+                        "HH-{d}: hop {} has key {} that the device never captured",
+                        hop.hop_id, hop.key
+                    ),
                 ));
             }
         }
         for item in captured.values() {
             let count = per_key.get(&item.key).copied().unwrap_or(0);
-            let what = format!("HH-{d} #{} {} (key {})", item.client_seq, item.command.as_str(), item.key);
+            let what = format!(
+                "HH-{d} #{} {} (key {})",
+                item.client_seq,
+                item.command.as_str(),
+                item.key
+            );
             if matches!(item.state, ItemState::Queued | ItemState::Sending) {
                 found.push(violation(
                     "drains_to_zero",
-                    format!("{what} is still {} ({:?})", item.state.as_str(), item.reason),
+                    format!(
+                        "{what} is still {} ({:?})",
+                        item.state.as_str(),
+                        item.reason
+                    ),
                 ));
                 continue;
             }
             if count > 1 {
-                found.push(violation("exactly_once", format!("{what} has {count} hops")));
+                found.push(violation(
+                    "exactly_once",
+                    format!("{what} has {count} hops"),
+                ));
             }
             match item.state {
                 ItemState::Done if item.command == Command::Scan && count != 1 => {
@@ -98,7 +116,10 @@ pub fn all(
                 ItemState::Rejected | ItemState::Blocked | ItemState::Voided if count != 0 => {
                     found.push(violation(
                         "exactly_once",
-                        format!("{what} is {} on the device but has a hop", item.state.as_str()),
+                        format!(
+                            "{what} is {} on the device but has a hop",
+                            item.state.as_str()
+                        ),
                     ));
                 }
                 _ => {}
@@ -196,7 +217,11 @@ fn hops(ledger: &Ledger) -> anyhow::Result<Vec<Hop>> {
             device_id: row.get(1)?,
             session_id: row.get(2)?,
             key: key.parse().map_err(|err| {
-                rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(err))
+                rusqlite::Error::FromSqlConversionFailure(
+                    3,
+                    rusqlite::types::Type::Text,
+                    Box::new(err),
+                )
             })?,
             client_seq: row.get(4)?,
         })

@@ -100,7 +100,6 @@ impl Store {
         }
         lost
     }
-
 }
 
 /// A request the worker has sent and waits on.

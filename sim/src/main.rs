@@ -23,7 +23,10 @@ use clap::Parser;
 use world::{Run, World};
 
 #[derive(Parser)]
-#[command(name = "stockhop-sim", about = "Seeded simulation of handhelds, network and ledger")]
+#[command(
+    name = "stockhop-sim",
+    about = "Seeded simulation of handhelds, network and ledger"
+)]
 struct Args {
     /// How many seeds to run.
     #[arg(long, default_value_t = 100)]
@@ -95,9 +98,15 @@ fn main() -> anyhow::Result<ExitCode> {
         }
         violations += run.violations.len() as u64;
         let first = &run.violations[0];
-        println!("sim: seed {seed} breaks {}: {}", first.invariant, first.detail);
+        println!(
+            "sim: seed {seed} breaks {}: {}",
+            first.invariant, first.detail
+        );
         for other in &run.violations[1..] {
-            println!("sim: seed {seed} also breaks {}: {}", other.invariant, other.detail);
+            println!(
+                "sim: seed {seed} also breaks {}: {}",
+                other.invariant, other.detail
+            );
         }
         let (operations, shortest) = shrink(seed, first.invariant, run.stats.operations)?;
         println!(
@@ -107,7 +116,11 @@ fn main() -> anyhow::Result<ExitCode> {
         for line in &shortest.trace {
             println!("  {line}");
         }
-        if let Some(v) = shortest.violations.iter().find(|v| v.invariant == first.invariant) {
+        if let Some(v) = shortest
+            .violations
+            .iter()
+            .find(|v| v.invariant == first.invariant)
+        {
             println!("  => {}: {}", v.invariant, v.detail);
         }
         println!("sim: replay with `cargo xtask sim --seeds 1 --from {seed}`");

@@ -180,7 +180,8 @@ impl World {
             device.start_worker();
             devices.push(device);
         }
-        let operations_left = max_operations.map_or(shape.operations, |max| max.min(shape.operations));
+        let operations_left =
+            max_operations.map_or(shape.operations, |max| max.min(shape.operations));
         let shape_devices = shape.devices;
         let mut world = World {
             rng,
@@ -214,13 +215,17 @@ impl World {
 
     fn schedule(&mut self, after_ms: i64, event: Event) {
         self.seq += 1;
-        self.events
-            .push(Reverse((UnixMs(self.now.0 + after_ms.max(0)), self.seq, event)));
+        self.events.push(Reverse((
+            UnixMs(self.now.0 + after_ms.max(0)),
+            self.seq,
+            event,
+        )));
     }
 
     fn note(&mut self, line: String) {
         let at = self.now.0 - START.0;
-        self.trace.push(format!("{:>9.3}s {line}", at as f64 / 1000.0));
+        self.trace
+            .push(format!("{:>9.3}s {line}", at as f64 / 1000.0));
     }
 
     fn key(&mut self) -> IdempotencyKey {
@@ -328,7 +333,10 @@ impl World {
                         .as_ref()
                         .is_some_and(|f| f.request_id == request_id);
                 if live {
-                    self.note(format!("HH-{device} request {request_id}: {}", describe(&outcome)));
+                    self.note(format!(
+                        "HH-{device} request {request_id}: {}",
+                        describe(&outcome)
+                    ));
                     let go_on = self.devices[device].outcome(self.now, &outcome.outcome());
                     if go_on {
                         self.pump(device);
@@ -416,14 +424,21 @@ impl World {
         if roll < 0.06 {
             let key = self.key();
             let item = session.close(key, now).expect("the session is open");
-            self.note(format!("HH-{d} closes session {} with {} pending", session.session_id, self.devices[d].pending()));
+            self.note(format!(
+                "HH-{d} closes session {} with {} pending",
+                session.session_id,
+                self.devices[d].pending()
+            ));
             self.capture(d, vec![item], session);
         } else if roll < 0.14 {
             self.undo(d, session, now);
         } else if roll < 0.20 {
             self.decide(d, now);
         } else {
-            let epc = format!("E2800000000000000000{:04X}", self.rng.random_range(0..24u16));
+            let epc = format!(
+                "E2800000000000000000{:04X}",
+                self.rng.random_range(0..24u16)
+            );
             let bin = format!("B-{:02}", self.rng.random_range(0..6u8));
             let mut body = serde_json::json!({"mode": "put_away", "epc": epc, "bin": bin});
             if self.rng.random_bool(0.2) {
@@ -440,7 +455,10 @@ impl World {
                     now,
                 )
                 .expect("a scan in an open session");
-            self.note(format!("HH-{d} scans #{} {epc} → {bin} (key {key})", item.client_seq));
+            self.note(format!(
+                "HH-{d} scans #{} {epc} → {bin} (key {key})",
+                item.client_seq
+            ));
             self.capture(d, vec![item], session);
         }
     }
@@ -473,7 +491,10 @@ impl World {
                 now,
             )
             .expect("an undo in an open session");
-        self.note(format!("HH-{d} undoes #{target_seq} as #{} (key {key})", item.client_seq));
+        self.note(format!(
+            "HH-{d} undoes #{target_seq} as #{} (key {key})",
+            item.client_seq
+        ));
         self.capture(d, vec![item], session);
     }
 
@@ -499,7 +520,10 @@ impl World {
         let rejected = self.devices[d].waiting_for_a_person(ItemState::Rejected);
         if let Some(mut item) = rejected.into_iter().next() {
             acknowledge(&mut item, now).expect("a rejected item");
-            self.note(format!("HH-{d} acknowledges rejected #{} ({:?})", item.client_seq, item.reason));
+            self.note(format!(
+                "HH-{d} acknowledges rejected #{} ({:?})",
+                item.client_seq, item.reason
+            ));
             self.devices[d].stored(vec![item], None);
             return true;
         }
@@ -598,7 +622,14 @@ impl World {
         }
     }
 
-    fn arrive(&mut self, d: usize, generation: u64, request_id: u64, answer_lost: bool, duplicate: bool) {
+    fn arrive(
+        &mut self,
+        d: usize,
+        generation: u64,
+        request_id: u64,
+        answer_lost: bool,
+        duplicate: bool,
+    ) {
         if !self.ledger_up {
             self.schedule(
                 1,
@@ -616,7 +647,10 @@ impl World {
         let answer = self.ledger.sync(&token, &body, self.now);
         self.record_answers(d, request_id, answer.status, &answer.body);
         if duplicate {
-            self.note(format!("HH-{d} request {request_id} arrives again (duplicate): {}", answer.status));
+            self.note(format!(
+                "HH-{d} request {request_id} arrives again (duplicate): {}",
+                answer.status
+            ));
             return;
         }
         let (after, outcome) = if answer_lost {

@@ -22,8 +22,10 @@ commands:
   setup        install the toolchain a fresh machine lacks
   build-wasm   build the wasm package into www/pkg (and optimise it)
   serve        setup, build-wasm, then run `stockhop-site serve` (args after --)
-  test         setup, then fmt, clippy (native + wasm32), native tests,
-               the browser suite (wasm-pack test) and the end-to-end suite";
+  sim          the seeded simulation: `cargo xtask sim [--seeds N] [--from S]`
+  test         setup, then fmt, clippy (native + wasm32), native tests, the
+               simulation (2,000 seeds), the browser suite (wasm-pack test)
+               and the end-to-end suite";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
             Project::load().and_then(|p| p.setup(Needs::Build).and_then(|()| p.build_wasm()))
         }
         Some("serve") => Project::load().and_then(|p| p.serve(&args[1..])),
+        Some("sim") => Project::load().and_then(|p| p.sim(&args[1..])),
         Some("test") => Project::load().and_then(|p| p.test()),
         _ => {
             eprintln!("{USAGE}");
@@ -385,6 +388,28 @@ impl Project {
         run(&mut cmd)
     }
 
+    /// The simulation, built in the site's optimised profile (a campaign
+    /// runs thousands of seeds), with `args` passed on.
+    fn sim(&self, args: &[String]) -> Result<()> {
+        let mut cmd = self.sim_cmd();
+        cmd.args(args);
+        run(&mut cmd)
+    }
+
+    fn sim_cmd(&self) -> Command {
+        let mut cmd = self.cmd("cargo");
+        cmd.args([
+            "run",
+            "--quiet",
+            "--profile",
+            "site",
+            "--package",
+            "stockhop-sim",
+            "--",
+        ]);
+        cmd
+    }
+
     fn test(&self) -> Result<()> {
         self.setup(Needs::All)?;
         let mut tally = Tally::default();
@@ -419,6 +444,11 @@ impl Project {
             "native",
             &mut tally,
         )?;
+
+        step("simulation (seeded handhelds, network faults and the ledger)");
+        let mut cmd = self.sim_cmd();
+        cmd.args(["--seeds", &SIM_SEEDS_IN_TEST.to_string(), "--from", "1"]);
+        counted(&mut cmd, "simulation", &mut tally)?;
 
         step("browser tests (wasm-pack test, headless Chromium: page and service worker)");
         self.write_webdriver_json()?;
@@ -570,6 +600,14 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
             passed += n.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(n) = line.strip_prefix("# fail ") {
             failed += n.trim().parse::<u64>().unwrap_or(0);
+        } else if let Some(rest) = line
+            .strip_prefix("sim: ")
+            .filter(|r| r.contains(" seeds from "))
+        {
+            // `sim: N seeds from S, V violations`: a seed is a test.
+            let violations = number_before(rest, " violations");
+            passed += number_before(rest, " seeds").saturating_sub(violations);
+            failed += violations;
         }
     }
     let status = child.wait()?;
@@ -581,6 +619,9 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
     }
     Ok(())
 }
+
+/// Seeds of the simulation every test run covers: about 20 s on two cores.
+const SIM_SEEDS_IN_TEST: u64 = 2_000;
 
 /// The number written just before `marker` in `text` (`"3 passed"` → 3).
 fn number_before(text: &str, marker: &str) -> u64 {
