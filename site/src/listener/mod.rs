@@ -89,7 +89,10 @@ impl Intake {
     /// Opens the intake, rebuilding the rules' windows from the database,
     /// and starts its queue writer.
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
-        let rules = db.call(|conn| queue::load_rules(conn, unix_now())).await?;
+        let readers = config.reader_rates();
+        let rules = db
+            .call(move |conn| queue::load_rules(conn, unix_now(), readers))
+            .await?;
         let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
         let writes = Arc::new(watch::Sender::new(0));
         tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
