@@ -441,9 +441,9 @@ mod tests {
                 time_zone = "+08:00"
                 ledger_url = "http://ledger:8080/"
                 ledger_secret = "0123456789abcdef"
+                reader_profile = "mc3390xr"
                 [time_zones]
                 B2 = "+05:30"
-                reader_profile = "mc3390xr"
                 [stamps]
                 attlog = 9999
                 [reader_profiles]
