@@ -273,14 +273,15 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
         tracing::warn!(%serial, reason, "refused a reader");
         return Reply::error(Status::Forbidden, "refused");
     }
-    let events = match zebra::parse_events(body) {
-        Ok(events) => events,
+    let report = match zebra::parse_report(body) {
+        Ok(report) => report,
         Err(err) => {
             tracing::warn!(%serial, %err, "unreadable tag report refused");
             return Reply::error(Status::BadRequest, &err.to_string());
         }
     };
-    let records = events
+    let records = report
+        .tags
         .into_iter()
         .map(|event| NewRecord {
             source: TerminalSource::Zebra,
@@ -294,9 +295,20 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
             raw: event.raw.into_bytes(),
         })
         .collect();
+    let raw = report
+        .others
+        .into_iter()
+        .map(|other| RawBody {
+            device: serial.clone(),
+            kind: format!("zebra {}", other.event_type).trim_end().to_owned(),
+            query: head.query.clone(),
+            body: other.raw.into_bytes(),
+            reason: Some(other.reason),
+        })
+        .collect();
     let write = Write {
         records,
-        raw: Vec::new(),
+        raw,
         seen: vec![(serial, TerminalSource::Zebra)],
     };
     write_then(intake, write, Reply::ok(Vec::new())).await
