@@ -104,8 +104,9 @@ async fn crlf_lines_non_utf8_bytes_and_no_content_type_are_taken() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(SN), None).await;
     let mut body = format!("7\t{}\t0\t1\t\t0\t0\t\r\n", local_time(1)).into_bytes();
+    // PUSH 2.4 extras, TimeOffset +28800 among them: its time is UTC+8's.
     body.extend_from_slice(b"\xd5\xc5\t");
-    body.extend_from_slice(local_time(2).as_bytes());
+    body.extend_from_slice(local_time(2 - 8 * 3600).as_bytes());
     body.extend_from_slice(b"\t0\t15\t\t0\t0\t1\t36.5\t97.7\t+28800\t\xff\xfe\r\n");
     let mut request = format!(
         "POST /iclock/cdata?SN={SN}&table=ATTLOG HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
@@ -237,18 +238,20 @@ async fn a_serial_outside_the_allowlist_is_refused_and_nothing_is_stored() {
 }
 
 #[tokio::test]
-async fn a_body_over_256_kb_is_refused_before_it_is_read() {
+async fn an_attendance_body_over_256_kb_is_refused_before_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(SN), None).await;
-    let request = format!(
-        "POST /iclock/cdata?SN={SN}&table=ATTPHOTO HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
-        256 * 1024 + 1
-    );
-    let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
-    assert!(
-        head.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
-        "{head}"
-    );
+    for table in ["ATTLOG", "rtlog"] {
+        let request = format!(
+            "POST /iclock/cdata?SN={SN}&table={table} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            256 * 1024 + 1
+        );
+        let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
+        assert!(
+            head.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
+            "{head}"
+        );
+    }
     assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 0);
     listener.stop().await;
 }

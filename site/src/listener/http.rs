@@ -16,10 +16,12 @@ use super::framed::MAX_FRAME_BYTES;
 use super::http_message::{
     parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
 };
+use super::http_message::query_param;
 use super::iclock::{self, Request, Table};
 use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
-use super::{unix_now, zebra, Intake};
+use super::zone::UtcOffset;
+use super::{push_acc, unix_now, unknown, zebra, Intake};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
 /// Connections served at once; more wait in the accept backlog. A site has
@@ -50,7 +52,7 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
 }
 
 async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<()> {
-    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await;
+    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream, intake)).await;
     let (version, reply) = match request {
         Err(_) => return Ok(()),
         Ok(Err(err)) => return Err(err),
@@ -80,7 +82,7 @@ enum Read {
     Closed,
 }
 
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
+async fn read_request(stream: &mut TcpStream, intake: &Intake) -> std::io::Result<Read> {
     let mut buf = Vec::with_capacity(READ_CHUNK);
     let head = loop {
         match parse_head(&buf) {
@@ -93,12 +95,13 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
     };
     let mut body = buf.split_off(head.head_len);
-    let too_long = matches!(head.body, BodyLength::Exact(n) if n > MAX_FRAME_BYTES);
+    let cap = body_cap(intake, &head);
+    let too_long = matches!(head.body, BodyLength::Exact(n) if n > cap);
     if head.expect_continue && head.version == Version::Http11 && body.is_empty() && !too_long {
         stream.write_all(CONTINUE).await?;
     }
     match head.body {
-        BodyLength::Exact(n) if n > MAX_FRAME_BYTES => Ok(too_large()),
+        BodyLength::Exact(n) if n > cap => Ok(too_large(cap)),
         BodyLength::Exact(n) => {
             while body.len() < n {
                 if read_some(stream, &mut body).await? == 0 {
@@ -110,8 +113,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
         BodyLength::UntilClose => {
             while read_some(stream, &mut body).await? > 0 {
-                if body.len() > MAX_FRAME_BYTES {
-                    return Ok(too_large());
+                if body.len() > cap {
+                    return Ok(too_large(cap));
                 }
             }
             Ok(Read::Request { head, body })
@@ -119,11 +122,26 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
     }
 }
 
-fn too_large() -> Read {
+fn too_large(cap: usize) -> Read {
     Read::Refused(Reply::error(
         Status::PayloadTooLarge,
-        &format!("body over {MAX_FRAME_BYTES} bytes"),
+        &format!("body over {cap} bytes"),
     ))
+}
+
+/// The most body bytes a request may carry: the 256 KB frame cap, or the
+/// protocol's package size for the photo, template and table uploads of a
+/// terminal that is let in.
+fn body_cap(intake: &Intake, head: &Head) -> usize {
+    match iclock::route(head.method, &head.path, &head.query) {
+        Ok(request)
+            if request.takes_packages()
+                && intake.config().allow.check(request.serial()).is_ok() =>
+        {
+            iclock::MAX_PACKAGE_BYTES
+        }
+        _ => MAX_FRAME_BYTES,
+    }
 }
 
 async fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<usize> {
@@ -140,16 +158,19 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     }
     let request = match iclock::route(head.method, &head.path, &head.query) {
         Ok(request) => request,
-        Err(iclock::RouteError::NotIclock) => return Reply::error(Status::NotFound, "not found"),
-        Err(err @ iclock::RouteError::Method(_)) => {
-            return Reply::error(Status::MethodNotAllowed, &err.to_string())
-        }
-        Err(err) => return Reply::error(Status::BadRequest, &err.to_string()),
+        Err(err) => return unhandled(intake, head, &err),
     };
     let serial = request.serial().to_owned();
     if let Err(reason) = intake.config().allow.check(&serial) {
         tracing::warn!(%serial, reason, path = %head.path, "refused a terminal");
-        return Reply::error(Status::Forbidden, "refused");
+        return match request {
+            // Security PUSH's own refusal of a registration: 406, no body.
+            Request::Registry { .. } => Reply {
+                status: Status::NotAcceptable,
+                body: Vec::new(),
+            },
+            _ => Reply::error(Status::Forbidden, "refused"),
+        };
     }
     let seen = vec![(serial.clone(), TerminalSource::Iclock)];
     let raw = |kind: &str, reason: Option<String>| RawBody {
@@ -159,29 +180,22 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
         body: body.to_vec(),
         reason,
     };
+    let only_seen = || Write {
+        seen: seen.clone(),
+        ..Write::default()
+    };
+    let options = &intake.config().handshake;
+    let zone = intake.config().time_zone(&serial);
     let (write, reply) = match &request {
-        Request::Handshake { legacy, .. } => {
-            let options = iclock::handshake_body(
-                &serial,
-                *legacy,
-                &intake.config().handshake,
-                intake.config().time_zone(&serial),
-            );
-            (
-                Write {
-                    seen,
-                    ..Write::default()
-                },
-                Reply::ok(options),
-            )
-        }
-        Request::GetRequest { .. } | Request::Ping { .. } => (
-            Write {
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
+        Request::Handshake { access: true, .. } => (
+            only_seen(),
+            Reply::ok(push_acc::handshake_body(&serial, options)),
         ),
+        Request::Handshake { legacy, .. } => (
+            only_seen(),
+            Reply::ok(iclock::handshake_body(&serial, *legacy, options, zone)),
+        ),
+        Request::GetRequest { .. } | Request::Ping { .. } => (only_seen(), Reply::ok(iclock::OK)),
         Request::DeviceCmd { .. } => (
             Write {
                 raw: vec![raw("devicecmd", None)],
@@ -190,50 +204,131 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
             },
             Reply::ok(iclock::OK),
         ),
+        Request::Registry { .. } => (
+            Write {
+                raw: vec![raw("registry", None)],
+                seen,
+                ..Write::default()
+            },
+            Reply::ok(push_acc::registry_reply(&serial)),
+        ),
+        Request::Push { .. } => (
+            only_seen(),
+            Reply::ok(push_acc::options_body(&serial, options)),
+        ),
+        Request::Time { .. } => (
+            only_seen(),
+            Reply::ok(push_acc::time_body(unix_now(), zone)),
+        ),
+        Request::RemoteAtt { .. } => {
+            // The listener keeps no people: nobody to hand the terminal.
+            tracing::debug!(%serial, query = %head.query, "remote attendance lookup answered empty");
+            (only_seen(), Reply::ok(Vec::new()))
+        }
+        Request::PostVerify { .. } => {
+            tracing::warn!(%serial, "back-end verification asked for: refused");
+            (
+                Write {
+                    raw: vec![raw(
+                        "PostVerifyData",
+                        Some("back-end verification is not offered: refused".to_owned()),
+                    )],
+                    seen,
+                    ..Write::default()
+                },
+                Reply::error(Status::Forbidden, "back-end verification is not offered"),
+            )
+        }
+        Request::Exchange { .. } => {
+            tracing::debug!(%serial, "key exchange not offered: the terminal talks plain text");
+            return Reply::error(Status::NotFound, "encryption is not offered");
+        }
+        Request::QueryData { table, .. } => (
+            Write {
+                raw: vec![raw("querydata", None)],
+                seen,
+                ..Write::default()
+            },
+            Reply::ok(match table {
+                Some(table) => iclock::table_count_reply(table, body),
+                None => iclock::OK.to_vec(),
+            }),
+        ),
         Request::Upload {
             table: Table::AttLog,
             ..
         } => {
             let log = iclock::parse_attlog(body);
-            let zone = intake.config().time_zone(&serial);
             let records = log
                 .records
                 .iter()
-                .map(|record| NewRecord {
-                    source: TerminalSource::Iclock,
-                    kind: TerminalEventKind::Attendance,
-                    capture: Capture {
-                        device: serial.clone(),
-                        subject: record.pin.clone(),
-                        event_id: record.event_id.clone(),
-                        occurred_at: zone.local_to_utc(record.local_time),
-                    },
-                    raw: record.raw.clone(),
-                })
+                .map(|record| punch(&serial, record, record.time_offset.unwrap_or(zone)))
                 .collect();
-            let unreadable = log
-                .unreadable
-                .iter()
-                .map(|line| {
-                    tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
-                    RawBody {
-                        device: serial.clone(),
-                        kind: "ATTLOG".to_owned(),
-                        query: head.query.clone(),
-                        body: line.raw.clone(),
-                        reason: Some(line.reason.to_string()),
-                    }
-                })
-                .collect();
+            let unreadable = log.unreadable.iter().map(|line| {
+                tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
+                (line.raw.clone(), line.reason.to_string())
+            });
+            let id_checks = log.id_checks.iter().map(|line| {
+                let reason = "ID-card check (Type=1), not an attendance";
+                (line.clone(), reason.to_owned())
+            });
             (
                 Write {
                     records,
-                    raw: unreadable,
+                    raw: unreadable
+                        .chain(id_checks)
+                        .map(|(line, reason)| RawBody {
+                            device: serial.clone(),
+                            kind: "ATTLOG".to_owned(),
+                            query: head.query.clone(),
+                            body: line,
+                            reason: Some(reason),
+                        })
+                        .collect(),
                     seen,
                 },
                 Reply::ok(iclock::ok_count(log.lines())),
             )
         }
+        Request::Upload {
+            table: Table::RtLog,
+            ..
+        } => {
+            let log = push_acc::parse_rtlog(body);
+            (
+                Write {
+                    records: log
+                        .punches
+                        .iter()
+                        .map(|record| punch(&serial, record, zone))
+                        .collect(),
+                    raw: log
+                        .others
+                        .into_iter()
+                        .map(|(line, reason)| RawBody {
+                            device: serial.clone(),
+                            kind: "rtlog".to_owned(),
+                            query: head.query.clone(),
+                            body: line,
+                            reason: Some(reason.to_owned()),
+                        })
+                        .collect(),
+                    seen,
+                },
+                Reply::ok(iclock::OK),
+            )
+        }
+        Request::Upload {
+            table: Table::TableData(table),
+            ..
+        } => (
+            Write {
+                raw: vec![raw("tabledata", None)],
+                seen,
+                ..Write::default()
+            },
+            Reply::ok(iclock::table_count_reply(table, body)),
+        ),
         Request::Upload {
             table: Table::OperLog,
             ..
@@ -257,12 +352,53 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     write_then(intake, write, reply).await
 }
 
+/// A person's punch (an ATTLOG line, an access event) as a queue record,
+/// its local time read in `zone`.
+fn punch(serial: &str, record: &iclock::AttRecord, zone: UtcOffset) -> NewRecord {
+    NewRecord {
+        source: TerminalSource::Iclock,
+        kind: TerminalEventKind::Attendance,
+        capture: Capture {
+            device: serial.to_owned(),
+            subject: record.pin.clone(),
+            event_id: record.event_id.clone(),
+            occurred_at: zone.local_to_utc(record.local_time),
+        },
+        raw: record.raw.clone(),
+    }
+}
+
+/// A request the listener does not handle: logged with the serial it
+/// names and its path, counted for the site's view, and refused.
+fn unhandled(intake: &Intake, head: &Head, err: &iclock::RouteError) -> Reply {
+    let serial: String = query_param(&head.query, "SN")
+        .unwrap_or_default()
+        .chars()
+        .take(iclock::MAX_SERIAL_CHARS)
+        .collect();
+    let path: String = head.path.chars().take(unknown::PATH_CHARS_MAX).collect();
+    tracing::warn!(
+        serial = ?serial,
+        path = ?path,
+        method = ?head.method,
+        %err,
+        "terminal request not handled"
+    );
+    intake.unknown().count(&head.path);
+    match err {
+        iclock::RouteError::NotIclock | iclock::RouteError::RtDataType(_) => {
+            Reply::error(Status::NotFound, "not found")
+        }
+        iclock::RouteError::Method(_) => Reply::error(Status::MethodNotAllowed, &err.to_string()),
+        _ => Reply::error(Status::BadRequest, &err.to_string()),
+    }
+}
+
 async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     if head.method != Method::Post {
         return Reply::error(Status::MethodNotAllowed, "POST tag events here");
     }
-    let Some(serial) =
-        super::http_message::query_param(&head.query, "SN").filter(|s| !s.is_empty())
+    let Some(serial) = query_param(&head.query, "SN").filter(|s| !s.is_empty())
     else {
         return Reply::error(
             Status::BadRequest,

@@ -4,13 +4,14 @@
 //! forwards it to the ledger.
 //!
 //! Codemap, one module per noun:
-//! * [`http_message`], [`iclock`], [`zebra`], [`framed`] — the protocols as
-//!   sans-IO parsers and reply encoders on byte slices;
+//! * [`http_message`], [`iclock`], [`push_acc`], [`zebra`], [`framed`] — the
+//!   protocols as sans-IO parsers and reply encoders on byte slices;
 //! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
 //! * [`queue`] — the durable SQLite queue, the only place with the
 //!   listener's SQL;
 //! * [`http`] and [`tcp`] — the only code touching sockets;
 //! * [`forwarder`] — the drain into the ledger through a [`LedgerSink`];
+//! * [`unknown`] — the count of requests the listener does not handle;
 //! * [`config`] — file and environment settings.
 //!
 //! Architecture invariant: nothing is acknowledged to a terminal before the
@@ -23,9 +24,11 @@ pub mod framed;
 pub mod http;
 pub mod http_message;
 pub mod iclock;
+pub mod push_acc;
 pub mod queue;
 pub mod rules;
 pub mod tcp;
+pub mod unknown;
 pub mod zebra;
 pub mod zone;
 
@@ -44,6 +47,7 @@ pub use forwarder::{LedgerSink, RemoteLedgerSink};
 use crate::db::Db;
 use queue::{QueueError, Write, WriteReport};
 use rules::Rules;
+use unknown::{UnknownCounts, UnknownRequests};
 
 /// The site clock, read only at the I/O edge and passed into the rules.
 pub fn unix_now() -> UnixMs {
@@ -83,6 +87,7 @@ pub struct Intake {
     config: Arc<ListenerConfig>,
     jobs: mpsc::Sender<Job>,
     writes: Arc<watch::Sender<u64>>,
+    unknown: Arc<UnknownRequests>,
 }
 
 impl Intake {
@@ -100,11 +105,17 @@ impl Intake {
             config: Arc::new(config),
             jobs,
             writes,
+            unknown: Arc::default(),
         })
     }
 
     pub fn config(&self) -> &ListenerConfig {
         &self.config
+    }
+
+    /// The count of requests the listener does not handle.
+    pub fn unknown(&self) -> &UnknownRequests {
+        &self.unknown
     }
 
     /// Writes one request's records durably; `Ok` means acknowledge.
@@ -179,10 +190,17 @@ async fn run_writer(
 pub struct Running {
     pub http_addr: SocketAddr,
     pub tcp_addr: SocketAddr,
+    unknown: Arc<UnknownRequests>,
     tasks: JoinSet<()>,
 }
 
 impl Running {
+    /// Requests the listener has not handled since it started, for the
+    /// site's view.
+    pub fn unknown_requests(&self) -> UnknownCounts {
+        self.unknown.counts()
+    }
+
     /// Waits until every task has stopped after shutdown.
     pub async fn join(mut self) {
         while let Some(result) = self.tasks.join_next().await {
@@ -246,6 +264,7 @@ pub async fn spawn(
     Ok(Running {
         http_addr,
         tcp_addr,
+        unknown: Arc::clone(&intake.unknown),
         tasks,
     })
 }
