@@ -609,6 +609,182 @@ mod tests {
     }
 
     #[test]
+    fn routes_security_push_and_the_other_requests_real_devices_send() {
+        let check = |method, path, query, expected: Request| {
+            assert_eq!(route(method, path, query), Ok(expected), "{path}?{query}");
+        };
+        let sn = || "ACC7301000042".to_owned();
+        check(
+            Method::Get,
+            "/iclock/cdata",
+            "SN=ACC7301000042&options=all&pushver=3.1.2&DeviceType=acc&PushOptionsFlag=1",
+            Request::Handshake {
+                serial: sn(),
+                legacy: false,
+                access: true,
+            },
+        );
+        check(
+            Method::Get,
+            "/iclock/cdata",
+            "SN=ACC7301000042&options=all&devicetype=ACC",
+            Request::Handshake {
+                serial: sn(),
+                legacy: true,
+                access: true,
+            },
+        );
+        check(
+            Method::Post,
+            "/iclock/registry",
+            "SN=ACC7301000042",
+            Request::Registry { serial: sn() },
+        );
+        for method in [Method::Get, Method::Post] {
+            check(
+                method,
+                "/iclock/push",
+                "SN=ACC7301000042",
+                Request::Push { serial: sn() },
+            );
+        }
+        check(
+            Method::Get,
+            "/iclock/rtdata",
+            "SN=ACC7301000042&type=time",
+            Request::Time { serial: sn() },
+        );
+        check(
+            Method::Post,
+            "/iclock/querydata",
+            "SN=ACC7301000042&type=tabledata&cmdid=7&tablename=user&count=2&packcnt=1&packidx=1",
+            Request::QueryData {
+                serial: sn(),
+                table: Some(TableCount {
+                    name: "user".to_owned(),
+                    count: Some(2),
+                }),
+            },
+        );
+        check(
+            Method::Post,
+            "/iclock/cdata",
+            "SN=ACC7301000042&table=tabledata&tablename=biophoto&count=1",
+            Request::Upload {
+                serial: sn(),
+                table: Table::TableData(TableCount {
+                    name: "biophoto".to_owned(),
+                    count: Some(1),
+                }),
+            },
+        );
+        check(
+            Method::Post,
+            "/iclock/cdata",
+            "SN=ACC7301000042&table=rtlog&Stamp=9999",
+            Request::Upload {
+                serial: sn(),
+                table: Table::RtLog,
+            },
+        );
+        check(
+            Method::Post,
+            "/iclock/cdata",
+            "SN=ACC7301000042&type=PostVerifyData",
+            Request::PostVerify { serial: sn() },
+        );
+        check(
+            Method::Get,
+            "/iclock/cdata",
+            "SN=ACC7301000042&table=RemoteAtt&PIN=77",
+            Request::RemoteAtt { serial: sn() },
+        );
+        check(
+            Method::Post,
+            "/iclock/exchange",
+            "SN=ACC7301000042&type=publickey",
+            Request::Exchange { serial: sn() },
+        );
+        assert_eq!(
+            route(Method::Post, "/iclock/cdata", "SN=1&table=tabledata&tablename=us%0Aer"),
+            Err(RouteError::BadTableName)
+        );
+        assert_eq!(
+            route(Method::Get, "/iclock/rtdata", "SN=1&type=door"),
+            Err(RouteError::RtDataType("door".to_owned()))
+        );
+        assert_eq!(
+            route(Method::Get, "/iclock/fdata", "SN=1"),
+            Err(RouteError::NotIclock)
+        );
+    }
+
+    #[test]
+    fn a_table_upload_is_answered_with_its_name_and_count() {
+        let user = TableCount {
+            name: "user".to_owned(),
+            count: Some(3),
+        };
+        assert_eq!(table_count_reply(&user, b""), b"user=3");
+        let uncounted = TableCount {
+            name: "templatev10".to_owned(),
+            count: None,
+        };
+        assert_eq!(
+            table_count_reply(&uncounted, b"templatev10 pin=1\tfid=0\n\ntemplatev10 pin=2\tfid=1\n"),
+            b"templatev10=2"
+        );
+    }
+
+    #[test]
+    fn only_photo_template_and_table_uploads_take_package_sized_bodies() {
+        let takes = |query: &str| {
+            route(Method::Post, "/iclock/cdata", query)
+                .unwrap()
+                .takes_packages()
+        };
+        assert!(takes("SN=1&table=BIOPHOTO"));
+        assert!(takes("SN=1&table=biodata"));
+        assert!(takes("SN=1&table=OPERLOG"));
+        assert!(takes("SN=1&table=tabledata&tablename=user&count=1"));
+        assert!(!takes("SN=1&table=ATTLOG"));
+        assert!(!takes("SN=1&table=rtlog"));
+        assert!(!takes("SN=1&table=options"));
+    }
+
+    #[test]
+    fn a_lines_own_time_offset_is_read_by_position_or_name() {
+        let line = |offset: &str| {
+            format!("7\t2026-09-07 09:15:00\t0\t15\t\t0\t0\t1\t36.5\t97.7\t{offset}\teyJ4IjoxfQ==")
+        };
+        let offset = |text: &str| parse_attlog(text.as_bytes()).records[0].time_offset;
+        assert_eq!(offset(&line("+28800")), Some(UtcOffset::from_minutes(480).unwrap()));
+        assert_eq!(offset(&line("-12600")), Some(UtcOffset::from_minutes(-210).unwrap()));
+        assert_eq!(offset(&line("19800")), Some(UtcOffset::from_minutes(330).unwrap()));
+        for not_an_offset in ["", "+28801", "+99999", "8h", "+"] {
+            assert_eq!(offset(&line(not_an_offset)), None, "{not_an_offset:?}");
+        }
+        assert_eq!(
+            offset("7\t2026-09-07 09:15:00\t0\t15\tTimeOffset=-18000"),
+            Some(UtcOffset::from_minutes(-300).unwrap())
+        );
+        assert_eq!(offset("1452\t2015-07-30 15:16:28\t0\t1\t0\t0\t0"), None);
+    }
+
+    #[test]
+    fn an_id_card_check_line_is_not_an_attendance() {
+        let log = parse_attlog(
+            b"8\t2026-09-07 09:15:00\t0\t4\t\t0\t0\t0\t\t\t+28800\t\t1\n\
+9\t2026-09-07 09:15:01\t0\t4\t\t0\t0\tType=1\n\
+10\t2026-09-07 09:15:02\t0\t4\t\t0\t0\t0\t\t\t+28800\t\t0\n",
+        );
+        assert_eq!(log.id_checks.len(), 2);
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(log.records[0].pin, "10");
+        assert_eq!(log.lines(), 3);
+    }
+
+    #[test]
     fn requests_without_a_sane_serial_are_refused() {
         assert_eq!(
             route(Method::Get, "/iclock/ping", ""),
