@@ -107,15 +107,16 @@ async fn a_report_that_is_not_json_is_refused_and_an_unreadable_event_is_kept_ra
     assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{head}");
     assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 0);
     let good = event("e280aa", 1, unix_now(), false);
-    let body = format!(r#"[{good},{{"data":{{"idHex":"e280"}},"timestamp":"x","type":"INVENTORY"}}]"#);
+    let body =
+        format!(r#"[{good},{{"data":{{"idHex":"e280"}},"timestamp":"x","type":"INVENTORY"}}]"#);
     let (head, got) = split_reply(&exchange(listener.http, &post(&body)).await);
     assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 0));
     assert!(got.is_empty());
     assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 1);
-    let (kind, raw, reason): (String, Vec<u8>, String) = listener.query(
-        "SELECT kind, body, reason FROM listener_raw",
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    );
+    let (kind, raw, reason): (String, Vec<u8>, String) = listener
+        .query("SELECT kind, body, reason FROM listener_raw", |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        });
     assert_eq!(kind, "zebra INVENTORY");
     assert_eq!(
         raw,

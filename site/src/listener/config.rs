@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 
 use super::iclock::Handshake;
 use super::rules::ReaderRates;
-use crate::ledger::devices::Profile;
 use super::zone::{OffsetError, UtcOffset};
+use crate::ledger::devices::Profile;
 
 pub const DEFAULT_HTTP_ADDR: &str = "0.0.0.0:8081";
 pub const DEFAULT_TCP_ADDR: &str = "0.0.0.0:8082";

@@ -13,10 +13,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::framed::MAX_FRAME_BYTES;
+use super::http_message::query_param;
 use super::http_message::{
     parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
 };
-use super::http_message::query_param;
 use super::iclock::{self, Request, Table};
 use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
@@ -398,8 +398,7 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     if head.method != Method::Post {
         return Reply::error(Status::MethodNotAllowed, "POST tag events here");
     }
-    let Some(serial) = query_param(&head.query, "SN").filter(|s| !s.is_empty())
-    else {
+    let Some(serial) = query_param(&head.query, "SN").filter(|s| !s.is_empty()) else {
         return Reply::error(
             Status::BadRequest,
             "missing SN: configure the reader to post to /zebra?SN=<reader>",

@@ -275,9 +275,7 @@ fn table_count(query: &str) -> Result<Option<TableCount>, RouteError> {
 /// terminal sent or, without one, the upload's non-empty lines. Anything
 /// else (`OK` included) makes the terminal send the upload again, forever.
 pub fn table_count_reply(table: &TableCount, body: &[u8]) -> Vec<u8> {
-    let count = table
-        .count
-        .unwrap_or_else(|| lines(body).count() as u64);
+    let count = table.count.unwrap_or_else(|| lines(body).count() as u64);
     format!("{}={count}", table.name).into_bytes()
 }
 
@@ -706,7 +704,11 @@ mod tests {
             Request::Exchange { serial: sn() },
         );
         assert_eq!(
-            route(Method::Post, "/iclock/cdata", "SN=1&table=tabledata&tablename=us%0Aer"),
+            route(
+                Method::Post,
+                "/iclock/cdata",
+                "SN=1&table=tabledata&tablename=us%0Aer"
+            ),
             Err(RouteError::BadTableName)
         );
         assert_eq!(
@@ -731,7 +733,10 @@ mod tests {
             count: None,
         };
         assert_eq!(
-            table_count_reply(&uncounted, b"templatev10 pin=1\tfid=0\n\ntemplatev10 pin=2\tfid=1\n"),
+            table_count_reply(
+                &uncounted,
+                b"templatev10 pin=1\tfid=0\n\ntemplatev10 pin=2\tfid=1\n"
+            ),
             b"templatev10=2"
         );
     }
@@ -758,9 +763,18 @@ mod tests {
             format!("7\t2026-09-07 09:15:00\t0\t15\t\t0\t0\t1\t36.5\t97.7\t{offset}\teyJ4IjoxfQ==")
         };
         let offset = |text: &str| parse_attlog(text.as_bytes()).records[0].time_offset;
-        assert_eq!(offset(&line("+28800")), Some(UtcOffset::from_minutes(480).unwrap()));
-        assert_eq!(offset(&line("-12600")), Some(UtcOffset::from_minutes(-210).unwrap()));
-        assert_eq!(offset(&line("19800")), Some(UtcOffset::from_minutes(330).unwrap()));
+        assert_eq!(
+            offset(&line("+28800")),
+            Some(UtcOffset::from_minutes(480).unwrap())
+        );
+        assert_eq!(
+            offset(&line("-12600")),
+            Some(UtcOffset::from_minutes(-210).unwrap())
+        );
+        assert_eq!(
+            offset(&line("19800")),
+            Some(UtcOffset::from_minutes(330).unwrap())
+        );
         for not_an_offset in ["", "+28801", "+99999", "8h", "+"] {
             assert_eq!(offset(&line(not_an_offset)), None, "{not_an_offset:?}");
         }

@@ -105,9 +105,8 @@ pub fn time_body(now: UnixMs, zone: UtcOffset) -> String {
 /// `((year−2000)·12·31 + (month−1)·31 + day−1)·86400 + hh·3600 + mm·60 + ss`.
 pub fn encode_time(at: UnixMs) -> i64 {
     let (year, month, day, hour, minute, second, _) = at.to_civil();
-    let days = (i64::from(year) - 2000) * 12 * 31 + (i64::from(month) - 1) * 31 + i64::from(day)
-        - 1;
-    days * 86_400 + i64::from(hour) * 3600 + i64::from(minute) * 60 + i64::from(second)
+    let days = (year - 2000) * 12 * 31 + (month - 1) * 31 + day - 1;
+    days * 86_400 + hour * 3600 + minute * 60 + second
 }
 
 /// A real-time upload read line by line.

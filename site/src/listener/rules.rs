@@ -495,7 +495,12 @@ mod tests {
             .all(|o| *o == RuleOutcome::Duplicate));
         assert_eq!(outcomes[700], RuleOutcome::RateLimited);
         // A handheld's profile reads 150 tags a second.
-        let outcomes = check_as(&mut rules, NOW, Terminal::RfidReader, &stuck("HANDHELD", 151));
+        let outcomes = check_as(
+            &mut rules,
+            NOW,
+            Terminal::RfidReader,
+            &stuck("HANDHELD", 151),
+        );
         assert_eq!(outcomes[150], RuleOutcome::RateLimited);
         // Another tag at the same reader has its own budget.
         let other = capture("DOCK1", "e280bb", "other", 0);

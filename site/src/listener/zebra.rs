@@ -173,7 +173,8 @@ mod tests {
     fn a_report_mixing_tag_reads_with_other_events_keeps_every_tag_read() {
         let custom = r#"{"data":{"dock":"D4","pallet":"P-77"},"timestamp":"2026-09-07T12:50:56.000+0000","type":"CUSTOM"}"#;
         let heartbeat = r#"{"data":{"uptime":"3h"},"timestamp":"2026-09-07T12:50:57.000+0000","type":"HEARTBEAT"}"#;
-        let bad_tag = r#"{"data":{"idHex":"zz"},"timestamp":"2026-09-07T12:50:36Z","type":"INVENTORY"}"#;
+        let bad_tag =
+            r#"{"data":{"idHex":"zz"},"timestamp":"2026-09-07T12:50:36Z","type":"INVENTORY"}"#;
         let body = format!("[{SIMPLE},{custom},{INVENTORY},{heartbeat},{bad_tag},7]");
         let report = parse_report(body.as_bytes()).unwrap();
         assert_eq!(report.tags.len(), 2);
@@ -187,7 +188,10 @@ mod tests {
             [
                 ("CUSTOM", "not a tag read: event type \"CUSTOM\""),
                 ("HEARTBEAT", "not a tag read: event type \"HEARTBEAT\""),
-                ("INVENTORY", "unreadable tag read: data.idHex is not an EPC in hex"),
+                (
+                    "INVENTORY",
+                    "unreadable tag read: data.idHex is not an EPC in hex"
+                ),
                 ("", "not an event object"),
             ]
         );
