@@ -583,6 +583,41 @@ mod tests {
     }
 
     #[test]
+    fn a_readers_budgets_are_rebuilt_per_tag_and_a_terminals_per_device() {
+        let tag = |i: usize| NewRecord {
+            kind: TerminalEventKind::TagRead,
+            ..record(&format!("t{i}"), &format!("e280{i:04}"), 1)
+        };
+        let mut records: Vec<NewRecord> = (0..200).map(tag).collect();
+        records.extend((0..120).map(|i| NewRecord {
+            capture: Capture {
+                device: "T1".to_owned(),
+                ..record(&format!("p{i}"), &format!("{i}"), 1).capture
+            },
+            ..record("", "", 1)
+        }));
+        let (_dir, mut conn, _) = check(records);
+        let rules = load_rules(&mut conn, NOW, readers()).unwrap();
+        assert_eq!(rules.rate_entries("D1"), 200);
+        let more_tags = tag(200);
+        let person = Capture {
+            device: "T1".to_owned(),
+            ..record("p120", "120", 1).capture
+        };
+        let judged = rules.judge(
+            NOW,
+            &[
+                (Terminal::RfidReader, &more_tags.capture),
+                (Terminal::Attendance, &person),
+            ],
+        );
+        assert_eq!(
+            judged.outcomes,
+            [RuleOutcome::Accepted, RuleOutcome::RateLimited]
+        );
+    }
+
+    #[test]
     fn a_heartbeat_is_forwarded_again_only_once_it_has_moved_a_step() {
         let (_dir, mut conn, mut rules) = check(Vec::new());
         let beats = pending_heartbeats(&mut conn).unwrap();
