@@ -1,4 +1,4 @@
-//! iclock/ADMS exchanges byte by byte (protocols.md §1), over real HTTP on
+//! iclock/ADMS exchanges byte by byte (docs/terminal-protocols.md), over real HTTP on
 //! loopback against a real SQLite file.
 
 mod listener_support;
@@ -9,7 +9,7 @@ use stockhop_site::listener::unix_now;
 
 const SN: &str = "0316144680030";
 
-/// The nine-record upload of protocols.md: 9 records of 35 bytes.
+/// The nine-record upload of the vendor's example: 9 records of 35 bytes.
 fn nine_records() -> String {
     (0..9)
         .map(|i| att_line("1452", &format!("2015-07-30 15:16:{:02}", 20 + i)))

@@ -1,4 +1,4 @@
-//! Zebra IoT Connector tag events (protocols.md §2) over real HTTP on
+//! Zebra IoT Connector tag events (docs/terminal-protocols.md) over real HTTP on
 //! loopback against a real SQLite file.
 
 mod listener_support;

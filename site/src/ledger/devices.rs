@@ -38,8 +38,8 @@ impl Profile {
         .find(|profile| profile.as_str() == text)
     }
 
-    /// Tags the profile reads per second at most (DESIGN.md §5); 0 for a
-    /// printer, which reads none.
+    /// Tags the profile reads per second at most; 0 for a printer, which
+    /// reads none.
     pub fn reads_per_sec(self) -> u32 {
         match self {
             Profile::Fxr90 => 700,

@@ -294,7 +294,7 @@ fn serial_from(query: &str) -> Result<String, RouteError> {
     Ok(serial)
 }
 
-/// The handshake options the listener sends; see protocols.md §1.
+/// The handshake options the listener sends (docs/terminal-protocols.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handshake {
     /// `ATTLOGStamp`: never `0`, which makes the terminal re-upload everything.
