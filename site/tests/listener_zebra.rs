@@ -133,6 +133,7 @@ async fn a_report_that_is_not_json_is_refused_and_an_unreadable_event_is_kept_ra
     )
     .await;
     assert!(split_reply(&unnamed).0.starts_with("HTTP/1.1 400 "));
+    assert_eq!(listener.unknown_requests().by_path["/zebra"], 1);
     listener.stop().await;
 }
 

@@ -368,9 +368,10 @@ fn punch(serial: &str, record: &iclock::AttRecord, zone: UtcOffset) -> NewRecord
     }
 }
 
-/// A request the listener does not handle: logged with the serial it
-/// names and its path, counted for the site's view, and refused.
-fn unhandled(intake: &Intake, head: &Head, err: &iclock::RouteError) -> Reply {
+/// Logs a request the listener does not handle, with the serial it names
+/// and its path (both cut short and escaped), and counts it for the site's
+/// view.
+fn note_unhandled(intake: &Intake, head: &Head, why: &str) {
     let serial: String = query_param(&head.query, "SN")
         .unwrap_or_default()
         .chars()
@@ -381,10 +382,15 @@ fn unhandled(intake: &Intake, head: &Head, err: &iclock::RouteError) -> Reply {
         serial = ?serial,
         path = ?path,
         method = ?head.method,
-        %err,
+        why,
         "terminal request not handled"
     );
     intake.unknown().count(&head.path);
+}
+
+/// A request the listener does not handle: logged, counted, and refused.
+fn unhandled(intake: &Intake, head: &Head, err: &iclock::RouteError) -> Reply {
+    note_unhandled(intake, head, &err.to_string());
     match err {
         iclock::RouteError::NotIclock | iclock::RouteError::RtDataType(_) => {
             Reply::error(Status::NotFound, "not found")
@@ -396,9 +402,11 @@ fn unhandled(intake: &Intake, head: &Head, err: &iclock::RouteError) -> Reply {
 
 async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     if head.method != Method::Post {
+        note_unhandled(intake, head, "tag events are POSTed");
         return Reply::error(Status::MethodNotAllowed, "POST tag events here");
     }
     let Some(serial) = query_param(&head.query, "SN").filter(|s| !s.is_empty()) else {
+        note_unhandled(intake, head, "missing SN");
         return Reply::error(
             Status::BadRequest,
             "missing SN: configure the reader to post to /zebra?SN=<reader>",
