@@ -6,6 +6,7 @@
 //! Codemap, one module per noun:
 //! * [`http_message`], [`iclock`], [`push_acc`], [`zebra`], [`framed`] — the
 //!   protocols as sans-IO parsers and reply encoders on byte slices;
+//! * [`answer`] — what one HTTP request makes the listener write and reply;
 //! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
 //! * [`queue`] — the durable SQLite queue, the only place with the
 //!   listener's SQL;
@@ -18,6 +19,7 @@
 //! SQLite transaction holding it has committed with `synchronous=FULL`, and
 //! a failed write leaves neither rows nor rule state behind.
 
+pub mod answer;
 pub mod config;
 pub mod forwarder;
 pub mod framed;
