@@ -42,8 +42,9 @@ pub enum Request {
     /// `GET /iclock/cdata?SN=…&table=RemoteAtt&PIN=…` — the terminal asks
     /// the server for a person it does not know.
     RemoteAtt { serial: String },
-    /// `POST /iclock/cdata?SN=…&type=PostVerifyData` — the terminal asks the
-    /// server whether to let someone through (back-end verification).
+    /// `POST /iclock/cdata?SN=…&type=PostVerifyData` (or `table=`) — the
+    /// terminal asks the server whether to let someone through (back-end
+    /// verification).
     PostVerify { serial: String },
     /// `POST /iclock/registry?SN=…` — Security PUSH registration.
     Registry { serial: String },
@@ -204,7 +205,9 @@ pub fn route(method: Method, path: &str, query: &str) -> Result<Request, RouteEr
             legacy: param("pushver").is_none(),
             access: is("DeviceType", "acc"),
         }),
-        ("cdata", Method::Post) if is("type", "PostVerifyData") => {
+        ("cdata", Method::Post)
+            if is("type", "PostVerifyData") || is("table", "PostVerifyData") =>
+        {
             Ok(Request::PostVerify { serial })
         }
         ("cdata", Method::Post) => {
@@ -689,6 +692,12 @@ mod tests {
             Method::Post,
             "/iclock/cdata",
             "SN=ACC7301000042&type=PostVerifyData",
+            Request::PostVerify { serial: sn() },
+        );
+        check(
+            Method::Post,
+            "/iclock/cdata",
+            "SN=ACC7301000042&table=PostVerifyData",
             Request::PostVerify { serial: sn() },
         );
         check(
