@@ -37,6 +37,17 @@ impl Profile {
         .into_iter()
         .find(|profile| profile.as_str() == text)
     }
+
+    /// Tags the profile reads per second at most; 0 for a printer, which
+    /// reads none.
+    pub fn reads_per_sec(self) -> u32 {
+        match self {
+            Profile::Fxr90 => 700,
+            Profile::Mc3390xr => 200,
+            Profile::Rfd40 => 150,
+            Profile::Zt411r => 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,9 +2,10 @@
 //! Zebra IoT Connector endpoint, one request per connection.
 //!
 //! This and [`super::tcp`] are the only code touching sockets. A connection
-//! is read until its head and body are complete (a body over the frame cap
-//! is refused from its `Content-Length`, before it is read), answered by
-//! [`respond`], and closed. Every exchange is bounded in time and size.
+//! is read until its head and body are complete (a body over its cap is
+//! refused from its `Content-Length`, before it is read), answered by
+//! [`respond`] as [`super::answer`] decides, and closed. Every exchange is
+//! bounded in time and size.
 
 use std::time::Duration;
 
@@ -12,15 +13,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::framed::MAX_FRAME_BYTES;
+use super::answer::{self, Answer};
 use super::http_message::{
-    parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
+    parse_head, query_param, BodyLength, Head, Parsed, Reply, Status, Version, CONTINUE,
 };
-use super::iclock::{self, Request, Table};
-use super::queue::{NewRecord, RawBody, Write};
-use super::rules::Capture;
-use super::{unix_now, zebra, Intake};
-use crate::terminal_wire::{TerminalEventKind, TerminalSource};
+use super::queue::Write;
+use super::{iclock, unix_now, unknown, Intake};
 
 /// Connections served at once; more wait in the accept backlog. A site has
 /// tens of terminals, each with one request in flight.
@@ -50,7 +48,7 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
 }
 
 async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<()> {
-    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await;
+    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream, intake)).await;
     let (version, reply) = match request {
         Err(_) => return Ok(()),
         Ok(Err(err)) => return Err(err),
@@ -80,7 +78,7 @@ enum Read {
     Closed,
 }
 
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
+async fn read_request(stream: &mut TcpStream, intake: &Intake) -> std::io::Result<Read> {
     let mut buf = Vec::with_capacity(READ_CHUNK);
     let head = loop {
         match parse_head(&buf) {
@@ -93,12 +91,13 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
     };
     let mut body = buf.split_off(head.head_len);
-    let too_long = matches!(head.body, BodyLength::Exact(n) if n > MAX_FRAME_BYTES);
+    let cap = answer::body_cap(intake.config(), &head);
+    let too_long = matches!(head.body, BodyLength::Exact(n) if n > cap);
     if head.expect_continue && head.version == Version::Http11 && body.is_empty() && !too_long {
         stream.write_all(CONTINUE).await?;
     }
     match head.body {
-        BodyLength::Exact(n) if n > MAX_FRAME_BYTES => Ok(too_large()),
+        BodyLength::Exact(n) if n > cap => Ok(too_large(cap)),
         BodyLength::Exact(n) => {
             while body.len() < n {
                 if read_some(stream, &mut body).await? == 0 {
@@ -110,8 +109,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
         BodyLength::UntilClose => {
             while read_some(stream, &mut body).await? > 0 {
-                if body.len() > MAX_FRAME_BYTES {
-                    return Ok(too_large());
+                if body.len() > cap {
+                    return Ok(too_large(cap));
                 }
             }
             Ok(Read::Request { head, body })
@@ -119,10 +118,10 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
     }
 }
 
-fn too_large() -> Read {
+fn too_large(cap: usize) -> Read {
     Read::Refused(Reply::error(
         Status::PayloadTooLarge,
-        &format!("body over {MAX_FRAME_BYTES} bytes"),
+        &format!("body over {cap} bytes"),
     ))
 }
 
@@ -133,173 +132,37 @@ async fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result
     Ok(n)
 }
 
-/// Answers one complete request.
+/// Answers one complete request: writes what [`answer::answer`] says to
+/// keep, then replies.
 pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
-    if head.path == zebra::ZEBRA_PATH {
-        return respond_zebra(intake, head, body).await;
+    match answer::answer(intake.config(), unix_now(), head, body) {
+        Answer::WriteThen(write, reply) => write_then(intake, write, reply).await,
+        Answer::Reply(reply) => reply,
+        Answer::Unhandled { reply, why } => {
+            note_unhandled(intake, head, &why);
+            reply
+        }
     }
-    let request = match iclock::route(head.method, &head.path, &head.query) {
-        Ok(request) => request,
-        Err(iclock::RouteError::NotIclock) => return Reply::error(Status::NotFound, "not found"),
-        Err(err @ iclock::RouteError::Method(_)) => {
-            return Reply::error(Status::MethodNotAllowed, &err.to_string())
-        }
-        Err(err) => return Reply::error(Status::BadRequest, &err.to_string()),
-    };
-    let serial = request.serial().to_owned();
-    if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, path = %head.path, "refused a terminal");
-        return Reply::error(Status::Forbidden, "refused");
-    }
-    let seen = vec![(serial.clone(), TerminalSource::Iclock)];
-    let raw = |kind: &str, reason: Option<String>| RawBody {
-        device: serial.clone(),
-        kind: kind.to_owned(),
-        query: head.query.clone(),
-        body: body.to_vec(),
-        reason,
-    };
-    let (write, reply) = match &request {
-        Request::Handshake { legacy, .. } => {
-            let options = iclock::handshake_body(
-                &serial,
-                *legacy,
-                &intake.config().handshake,
-                intake.config().time_zone(&serial),
-            );
-            (
-                Write {
-                    seen,
-                    ..Write::default()
-                },
-                Reply::ok(options),
-            )
-        }
-        Request::GetRequest { .. } | Request::Ping { .. } => (
-            Write {
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-        Request::DeviceCmd { .. } => (
-            Write {
-                raw: vec![raw("devicecmd", None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-        Request::Upload {
-            table: Table::AttLog,
-            ..
-        } => {
-            let log = iclock::parse_attlog(body);
-            let zone = intake.config().time_zone(&serial);
-            let records = log
-                .records
-                .iter()
-                .map(|record| NewRecord {
-                    source: TerminalSource::Iclock,
-                    kind: TerminalEventKind::Attendance,
-                    capture: Capture {
-                        device: serial.clone(),
-                        subject: record.pin.clone(),
-                        event_id: record.event_id.clone(),
-                        occurred_at: zone.local_to_utc(record.local_time),
-                    },
-                    raw: record.raw.clone(),
-                })
-                .collect();
-            let unreadable = log
-                .unreadable
-                .iter()
-                .map(|line| {
-                    tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
-                    RawBody {
-                        device: serial.clone(),
-                        kind: "ATTLOG".to_owned(),
-                        query: head.query.clone(),
-                        body: line.raw.clone(),
-                        reason: Some(line.reason.to_string()),
-                    }
-                })
-                .collect();
-            (
-                Write {
-                    records,
-                    raw: unreadable,
-                    seen,
-                },
-                Reply::ok(iclock::ok_count(log.lines())),
-            )
-        }
-        Request::Upload {
-            table: Table::OperLog,
-            ..
-        } => (
-            Write {
-                raw: vec![raw("OPERLOG", None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::ok_count(iclock::lines(body).count())),
-        ),
-        Request::Upload { table, .. } => (
-            Write {
-                raw: vec![raw(table.name(), None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-    };
-    write_then(intake, write, reply).await
 }
 
-async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
-    if head.method != Method::Post {
-        return Reply::error(Status::MethodNotAllowed, "POST tag events here");
-    }
-    let Some(serial) =
-        super::http_message::query_param(&head.query, "SN").filter(|s| !s.is_empty())
-    else {
-        return Reply::error(
-            Status::BadRequest,
-            "missing SN: configure the reader to post to /zebra?SN=<reader>",
-        );
-    };
-    if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, "refused a reader");
-        return Reply::error(Status::Forbidden, "refused");
-    }
-    let events = match zebra::parse_events(body) {
-        Ok(events) => events,
-        Err(err) => {
-            tracing::warn!(%serial, %err, "unreadable tag report refused");
-            return Reply::error(Status::BadRequest, &err.to_string());
-        }
-    };
-    let records = events
-        .into_iter()
-        .map(|event| NewRecord {
-            source: TerminalSource::Zebra,
-            kind: TerminalEventKind::TagRead,
-            capture: Capture {
-                device: serial.clone(),
-                subject: event.epc,
-                event_id: event.event_id,
-                occurred_at: event.occurred_at,
-            },
-            raw: event.raw.into_bytes(),
-        })
+/// Logs a request the listener does not handle, with the serial it names
+/// and its path (both cut short and escaped), and counts it for the site's
+/// view.
+fn note_unhandled(intake: &Intake, head: &Head, why: &str) {
+    let serial: String = query_param(&head.query, "SN")
+        .unwrap_or_default()
+        .chars()
+        .take(iclock::MAX_SERIAL_CHARS)
         .collect();
-    let write = Write {
-        records,
-        raw: Vec::new(),
-        seen: vec![(serial, TerminalSource::Zebra)],
-    };
-    write_then(intake, write, Reply::ok(Vec::new())).await
+    let path: String = head.path.chars().take(unknown::PATH_CHARS_MAX).collect();
+    tracing::warn!(
+        serial = ?serial,
+        path = ?path,
+        method = ?head.method,
+        why,
+        "terminal request not handled"
+    );
+    intake.unknown().count(&head.path);
 }
 
 /// Answers `reply` once `write` is durable, 503 when it could not be.

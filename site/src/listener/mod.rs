@@ -4,28 +4,33 @@
 //! forwards it to the ledger.
 //!
 //! Codemap, one module per noun:
-//! * [`http_message`], [`iclock`], [`zebra`], [`framed`] — the protocols as
-//!   sans-IO parsers and reply encoders on byte slices;
+//! * [`http_message`], [`iclock`], [`push_acc`], [`zebra`], [`framed`] — the
+//!   protocols as sans-IO parsers and reply encoders on byte slices;
+//! * [`answer`] — what one HTTP request makes the listener write and reply;
 //! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
 //! * [`queue`] — the durable SQLite queue, the only place with the
 //!   listener's SQL;
 //! * [`http`] and [`tcp`] — the only code touching sockets;
 //! * [`forwarder`] — the drain into the ledger through a [`LedgerSink`];
+//! * [`unknown`] — the count of requests the listener does not handle;
 //! * [`config`] — file and environment settings.
 //!
 //! Architecture invariant: nothing is acknowledged to a terminal before the
 //! SQLite transaction holding it has committed with `synchronous=FULL`, and
 //! a failed write leaves neither rows nor rule state behind.
 
+pub mod answer;
 pub mod config;
 pub mod forwarder;
 pub mod framed;
 pub mod http;
 pub mod http_message;
 pub mod iclock;
+pub mod push_acc;
 pub mod queue;
 pub mod rules;
 pub mod tcp;
+pub mod unknown;
 pub mod zebra;
 pub mod zone;
 
@@ -44,6 +49,7 @@ pub use forwarder::{LedgerSink, RemoteLedgerSink};
 use crate::db::Db;
 use queue::{QueueError, Write, WriteReport};
 use rules::Rules;
+use unknown::{UnknownCounts, UnknownRequests};
 
 /// The site clock, read only at the I/O edge and passed into the rules.
 pub fn unix_now() -> UnixMs {
@@ -83,13 +89,17 @@ pub struct Intake {
     config: Arc<ListenerConfig>,
     jobs: mpsc::Sender<Job>,
     writes: Arc<watch::Sender<u64>>,
+    unknown: Arc<UnknownRequests>,
 }
 
 impl Intake {
     /// Opens the intake, rebuilding the rules' windows from the database,
     /// and starts its queue writer.
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
-        let rules = db.call(|conn| queue::load_rules(conn, unix_now())).await?;
+        let readers = config.reader_rates();
+        let rules = db
+            .call(move |conn| queue::load_rules(conn, unix_now(), readers))
+            .await?;
         let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
         let writes = Arc::new(watch::Sender::new(0));
         tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
@@ -97,11 +107,17 @@ impl Intake {
             config: Arc::new(config),
             jobs,
             writes,
+            unknown: Arc::default(),
         })
     }
 
     pub fn config(&self) -> &ListenerConfig {
         &self.config
+    }
+
+    /// The count of requests the listener does not handle.
+    pub fn unknown(&self) -> &UnknownRequests {
+        &self.unknown
     }
 
     /// Writes one request's records durably; `Ok` means acknowledge.
@@ -176,10 +192,17 @@ async fn run_writer(
 pub struct Running {
     pub http_addr: SocketAddr,
     pub tcp_addr: SocketAddr,
+    unknown: Arc<UnknownRequests>,
     tasks: JoinSet<()>,
 }
 
 impl Running {
+    /// Requests the listener has not handled since it started, for the
+    /// site's view.
+    pub fn unknown_requests(&self) -> UnknownCounts {
+        self.unknown.counts()
+    }
+
     /// Waits until every task has stopped after shutdown.
     pub async fn join(mut self) {
         while let Some(result) = self.tasks.join_next().await {
@@ -243,6 +266,7 @@ pub async fn spawn(
     Ok(Running {
         http_addr,
         tcp_addr,
+        unknown: Arc::clone(&intake.unknown),
         tasks,
     })
 }

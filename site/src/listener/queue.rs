@@ -17,7 +17,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use stockhop::key::{IdempotencyKey, KeyError};
 use stockhop::time::{Millis, UnixMs};
 
-use super::rules::{Capture, Rules, RATE_WINDOW, STALE_AFTER};
+use super::rules::{Capture, RateKey, ReaderRates, Rules, Terminal, RATE_WINDOW_MAX, STALE_AFTER};
 use crate::db::DbError;
 use crate::terminal_wire::{
     RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
@@ -112,9 +112,12 @@ pub fn write(
             }
         }
     }
-    let captures: Vec<Capture> = fresh
+    let captures: Vec<(Terminal, &Capture)> = fresh
         .iter()
-        .map(|&(w, i)| writes[w].records[i].capture.clone())
+        .map(|&(w, i)| {
+            let record = &writes[w].records[i];
+            (terminal_of(record.kind), &record.capture)
+        })
         .collect();
     let judgement = rules.judge(queued_at, &captures);
     {
@@ -150,6 +153,15 @@ pub fn write(
     tx.commit()?;
     rules.commit(judgement);
     Ok(reports)
+}
+
+/// Which rate limit a record's kind falls under: tag reads come from RFID
+/// readers, everything else from terminals people stand at.
+fn terminal_of(kind: TerminalEventKind) -> Terminal {
+    match kind {
+        TerminalEventKind::TagRead => Terminal::RfidReader,
+        TerminalEventKind::Attendance | TerminalEventKind::CodeRead => Terminal::Attendance,
+    }
 }
 
 fn touch(
@@ -376,9 +388,13 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
 /// Rebuilds the rules' windows on start: the duplicate window from the
 /// served record and from accepted rows still queued, the rate budget from
 /// rows captured recently enough to matter.
-pub fn load_rules(conn: &mut Connection, now: UnixMs) -> Result<Rules, QueueError> {
-    let mut rules = Rules::new();
-    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW.0) as i64;
+pub fn load_rules(
+    conn: &mut Connection,
+    now: UnixMs,
+    readers: ReaderRates,
+) -> Result<Rules, QueueError> {
+    let mut rules = Rules::new(readers);
+    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW_MAX.0) as i64;
     let mut served = conn.prepare(
         "SELECT device_serial, subject, event_id, occurred_at FROM listener_served
          WHERE occurred_at >= ?1
@@ -398,13 +414,27 @@ pub fn load_rules(conn: &mut Connection, now: UnixMs) -> Result<Rules, QueueErro
         rules.remember(capture?);
     }
     let mut spent = conn.prepare(
-        "SELECT device_serial, occurred_at FROM listener_queue
+        "SELECT device_serial, kind, subject, occurred_at FROM listener_queue
          WHERE rule_outcome IN ('accepted', 'duplicate') AND occurred_at >= ?1",
     )?;
-    let rows = spent.query_map([horizon], |row| Ok((row.get(0)?, UnixMs(row.get(1)?))))?;
+    let rows = spent.query_map([horizon], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            UnixMs(row.get(3)?),
+        ))
+    })?;
     for row in rows {
-        let (device, at) = row?;
-        rules.spend(device, at);
+        let (device, kind, subject, at) = row?;
+        let budget = match TerminalEventKind::parse(&kind).map(terminal_of) {
+            Some(Terminal::RfidReader) => RateKey::Tag {
+                device,
+                tag: subject,
+            },
+            _ => RateKey::Device(device),
+        };
+        rules.spend(budget, at);
     }
     Ok(rules)
 }
@@ -442,6 +472,13 @@ mod tests {
 
     const NOW: UnixMs = UnixMs(1_800_000_000_000);
 
+    fn readers() -> ReaderRates {
+        ReaderRates {
+            per_reader: HashMap::new(),
+            default_reads_per_sec: 700,
+        }
+    }
+
     fn record(event_id: &str, subject: &str, secs_ago: i64) -> NewRecord {
         NewRecord {
             source: TerminalSource::Framed,
@@ -461,7 +498,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         crate::db::Db::open(dir.path()).unwrap();
         let mut conn = crate::db::open_connection(&dir.path().join(crate::db::DB_FILE)).unwrap();
-        let mut rules = Rules::new();
+        let mut rules = Rules::new(readers());
         let write_one = Write {
             records,
             raw: Vec::new(),
@@ -538,11 +575,46 @@ mod tests {
         let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
         let rows = pending_batch(&mut conn, 50).unwrap();
         settle(&mut conn, NOW, &[(&rows[0], Settled::Done)], &[]).unwrap();
-        let rules = load_rules(&mut conn, NOW).unwrap();
+        let rules = load_rules(&mut conn, NOW, readers()).unwrap();
         assert_eq!(rules.duplicate_entries(), 2, "one served, one still queued");
         assert_eq!(rules.rate_entries("D1"), 2);
-        let again = rules.judge(NOW, &[record("z", "1", 1).capture]);
+        let again = rules.judge(NOW, &[(Terminal::Attendance, &record("z", "1", 1).capture)]);
         assert_eq!(again.outcomes, [RuleOutcome::Duplicate]);
+    }
+
+    #[test]
+    fn a_readers_budgets_are_rebuilt_per_tag_and_a_terminals_per_device() {
+        let tag = |i: usize| NewRecord {
+            kind: TerminalEventKind::TagRead,
+            ..record(&format!("t{i}"), &format!("e280{i:04}"), 1)
+        };
+        let mut records: Vec<NewRecord> = (0..200).map(tag).collect();
+        records.extend((0..120).map(|i| NewRecord {
+            capture: Capture {
+                device: "T1".to_owned(),
+                ..record(&format!("p{i}"), &format!("{i}"), 1).capture
+            },
+            ..record("", "", 1)
+        }));
+        let (_dir, mut conn, _) = check(records);
+        let rules = load_rules(&mut conn, NOW, readers()).unwrap();
+        assert_eq!(rules.rate_entries("D1"), 200);
+        let more_tags = tag(200);
+        let person = Capture {
+            device: "T1".to_owned(),
+            ..record("p120", "120", 1).capture
+        };
+        let judged = rules.judge(
+            NOW,
+            &[
+                (Terminal::RfidReader, &more_tags.capture),
+                (Terminal::Attendance, &person),
+            ],
+        );
+        assert_eq!(
+            judged.outcomes,
+            [RuleOutcome::Accepted, RuleOutcome::RateLimited]
+        );
     }
 
     #[test]
