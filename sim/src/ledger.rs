@@ -5,6 +5,8 @@
 //! what SQLite committed) and opens the file again.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use stockhop::time::UnixMs;
@@ -16,6 +18,8 @@ use stockhop_site::ledger::{auth, sync, LedgerError};
 pub struct Ledger {
     path: PathBuf,
     conn: Connection,
+    /// Commits left before the armed crash; 0 when none is armed.
+    crash_countdown: Arc<AtomicU32>,
 }
 
 /// The ledger's answer to one request: a status and a JSON body.
@@ -26,14 +30,49 @@ pub struct Answer {
 
 impl Ledger {
     pub fn open(path: PathBuf) -> anyhow::Result<Ledger> {
-        let conn = Self::connect(&path)?;
-        Ok(Ledger { path, conn })
+        let crash_countdown = Arc::new(AtomicU32::new(0));
+        let conn = Self::connect(&path, &crash_countdown)?;
+        Ok(Ledger {
+            path,
+            conn,
+            crash_countdown,
+        })
     }
 
-    fn connect(path: &std::path::Path) -> anyhow::Result<Connection> {
+    fn connect(path: &std::path::Path, countdown: &Arc<AtomicU32>) -> anyhow::Result<Connection> {
         let mut conn = db::open_connection(path)?;
         db::migrate(&mut conn)?;
+        // The crash at a commit: the armed commit rolls back instead, and
+        // the process is treated as dead from that instant (the caller
+        // restarts it), so nothing after it runs.
+        let countdown = Arc::clone(countdown);
+        conn.commit_hook(Some(move || match countdown.load(Ordering::SeqCst) {
+            0 => false,
+            1 => {
+                countdown.store(0, Ordering::SeqCst);
+                true
+            }
+            n => {
+                countdown.store(n - 1, Ordering::SeqCst);
+                false
+            }
+        }));
         Ok(conn)
+    }
+
+    /// Arms a crash at the `nth` commit from now (1 = the next one).
+    pub fn crash_at_commit(&self, nth: u32) {
+        self.crash_countdown.store(nth, Ordering::SeqCst);
+    }
+
+    /// Whether the armed crash happened (and so the process is dead).
+    pub fn crashed(&self) -> bool {
+        self.crash_countdown.load(Ordering::SeqCst) == 0
+    }
+
+    /// Disarms a crash that did not happen within the request.
+    pub fn disarm(&self) {
+        self.crash_countdown.store(0, Ordering::SeqCst);
     }
 
     /// Adds a commissioned handheld; returns its bearer token.
@@ -49,7 +88,8 @@ impl Ledger {
 
     /// A crash and a start: the connection goes, the file stays.
     pub fn restart(&mut self) -> anyhow::Result<()> {
-        let fresh = Self::connect(&self.path)?;
+        self.disarm();
+        let fresh = Self::connect(&self.path, &self.crash_countdown)?;
         self.conn = fresh;
         Ok(())
     }

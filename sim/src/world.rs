@@ -55,6 +55,8 @@ struct Shape {
     duplicate: f64,
     kill_worker: f64,
     restart_ledger: f64,
+    /// A request during which the ledger dies at one of its commits.
+    crash_in_request: f64,
     partition: f64,
 }
 
@@ -68,6 +70,7 @@ impl Shape {
             duplicate: rng.random_range(0.0..0.1),
             kill_worker: rng.random_range(0.0..0.08),
             restart_ledger: rng.random_range(0.0..0.03),
+            crash_in_request: rng.random_range(0.0..0.05),
             partition: rng.random_range(0.0..0.03),
         }
     }
@@ -644,7 +647,35 @@ impl World {
         }
         let body = self.requests[&request_id].2.clone();
         let token = self.devices[d].token.clone();
+        let crash = !self.healed && self.rng.random_bool(self.shape.crash_in_request);
+        if crash {
+            self.ledger.crash_at_commit(self.rng.random_range(1..=2));
+        }
         let answer = self.ledger.sync(&token, &body, self.now);
+        if crash {
+            if self.ledger.crashed() {
+                // The process died at that commit: no answer leaves it.
+                self.ledger_up = false;
+                let back = self.rng.random_range(1_000..30_000);
+                self.note(format!(
+                    "HH-{d} request {request_id}: the ledger dies at a commit, back in {back} ms"
+                ));
+                self.schedule(back, Event::LedgerBack);
+                if !duplicate {
+                    self.schedule(
+                        REQUEST_TIMEOUT_MS,
+                        Event::Outcome {
+                            device: d,
+                            generation,
+                            request_id,
+                            outcome: Delivered::Timeout,
+                        },
+                    );
+                }
+                return;
+            }
+            self.ledger.disarm();
+        }
         self.record_answers(d, request_id, answer.status, &answer.body);
         if duplicate {
             self.note(format!(
