@@ -6,12 +6,15 @@
 //! from a state so tests drive it without a socket; [`serve`] runs it on a
 //! listener until a shutdown future resolves, so tests bind port 0.
 
+pub mod accept;
 pub mod db;
 pub mod error;
 pub mod http;
 pub mod in_process;
 pub mod ledger;
+pub mod limits;
 pub mod listener;
+pub mod log_sample;
 pub mod terminal_wire;
 
 use std::future::Future;

@@ -4,27 +4,34 @@
 //! This and [`super::tcp`] are the only code touching sockets. A connection
 //! is read until its head and body are complete (a body over the frame cap
 //! is refused from its `Content-Length`, before it is read), answered by
-//! [`respond`], and closed. Every exchange is bounded in time and size.
+//! [`respond`], and closed. Every exchange is bounded in time and size: the
+//! head must be complete within [`TERMINAL_HEAD_DEADLINE`] of the accept,
+//! the whole request within [`REQUEST_TIMEOUT`]; a serial outside the
+//! allowlist is refused as soon as the request line has arrived.
 
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::framed::MAX_FRAME_BYTES;
 use super::http_message::{
-    parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
+    parse_head, query_param, request_target, BodyLength, Head, Method, Parsed, Reply, Status,
+    Version, CONTINUE,
 };
 use super::iclock::{self, Request, Table};
 use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
-use super::{unix_now, zebra, Intake};
+use super::{unix_now, zebra, Intake, Peer};
+use crate::ledger::terminal::refusal_reason;
+pub use crate::limits::{
+    TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS as MAX_CONNECTIONS,
+};
+use crate::limits::{MAX_ROWS_PER_TERMINAL_REQUEST, MAX_STORED_BYTES_PER_TERMINAL_REQUEST};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
-/// Connections served at once; more wait in the accept backlog. A site has
-/// tens of terminals, each with one request in flight.
-pub const MAX_CONNECTIONS: usize = 512;
 /// Longest time a terminal may take to send one whole request, and to
 /// take the reply.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,22 +48,30 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
         MAX_CONNECTIONS,
         "http",
         shutdown,
-        move |stream, _| {
+        move |stream, peer, _| {
             let intake = intake.clone();
-            async move { connection(stream, &intake).await }
+            async move { connection(stream, peer, &intake).await }
         },
     )
     .await;
 }
 
-async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<()> {
-    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await;
+async fn connection(mut stream: TcpStream, peer: Peer, intake: &Intake) -> std::io::Result<()> {
+    let head_by = Instant::now() + TERMINAL_HEAD_DEADLINE;
+    let request =
+        tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream, intake, head_by)).await;
     let (version, reply) = match request {
         Err(_) => return Ok(()),
         Ok(Err(err)) => return Err(err),
         Ok(Ok(Read::Closed)) => return Ok(()),
         Ok(Ok(Read::Refused(reply))) => (Version::Http11, reply),
-        Ok(Ok(Read::Request { head, body })) => (head.version, respond(intake, &head, &body).await),
+        Ok(Ok(Read::Request { head, body })) => {
+            let reply = respond(intake, &head, &body).await;
+            if reply.status == Status::Ok {
+                peer.mark_known();
+            }
+            (head.version, reply)
+        }
     };
     let answer = async {
         stream.write_all(&reply.encode(version, unix_now())).await?;
@@ -80,17 +95,31 @@ enum Read {
     Closed,
 }
 
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
+async fn read_request(
+    stream: &mut TcpStream,
+    intake: &Intake,
+    head_by: Instant,
+) -> std::io::Result<Read> {
     let mut buf = Vec::with_capacity(READ_CHUNK);
+    let mut target_checked = false;
     let head = loop {
         match parse_head(&buf) {
             Ok(Parsed::Complete(head)) => break head,
             Ok(Parsed::Incomplete) => {}
             Err(err) => return Ok(Read::Refused(Reply::error(err.status(), &err.to_string()))),
         }
-        if read_some(stream, &mut buf).await? == 0 {
-            return Ok(Read::Closed);
+        if !target_checked {
+            if let Some((_, query)) = request_target(&buf) {
+                target_checked = true;
+                if let Some(refused) = refused_serial(intake, query) {
+                    return Ok(Read::Refused(refused));
+                }
+            }
         }
+        match tokio::time::timeout_at(head_by, read_some(stream, &mut buf)).await {
+            Err(_) | Ok(Ok(0)) => return Ok(Read::Closed),
+            Ok(read) => read?,
+        };
     };
     let mut body = buf.split_off(head.head_len);
     let too_long = matches!(head.body, BodyLength::Exact(n) if n > MAX_FRAME_BYTES);
@@ -117,6 +146,14 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
             Ok(Read::Request { head, body })
         }
     }
+}
+
+/// The 403 for a request line naming a serial outside the allowlist.
+fn refused_serial(intake: &Intake, query: &str) -> Option<Reply> {
+    let serial = query_param(query, "SN")?;
+    let reason = intake.config().allow.check(&serial).err()?;
+    crate::warn_sampled!(%serial, reason, "refused a terminal");
+    Some(Reply::error(Status::Forbidden, "refused"))
 }
 
 fn too_large() -> Read {
@@ -148,7 +185,7 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     };
     let serial = request.serial().to_owned();
     if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, path = %head.path, "refused a terminal");
+        crate::warn_sampled!(%serial, reason, path = %head.path, "refused a terminal");
         return Reply::error(Status::Forbidden, "refused");
     }
     let seen = vec![(serial.clone(), TerminalSource::Iclock)];
@@ -196,10 +233,21 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
         } => {
             let log = iclock::parse_attlog(body);
             let zone = intake.config().time_zone(&serial);
-            let records = log
-                .records
+            let mut unreadable: Vec<(&[u8], String)> = log
+                .unreadable
                 .iter()
-                .map(|record| NewRecord {
+                .map(|line| (line.raw.as_slice(), line.reason.to_string()))
+                .collect();
+            let mut records = Vec::with_capacity(log.records.len());
+            for record in &log.records {
+                let text_len = String::from_utf8_lossy(&record.raw).len();
+                // A line the ledger would refuse is kept raw here instead of
+                // being queued and dead-lettered after its acknowledgement.
+                if let Some(why) = refusal_reason(&serial, &record.pin, text_len) {
+                    unreadable.push((record.raw.as_slice(), why));
+                    continue;
+                }
+                records.push(NewRecord {
                     source: TerminalSource::Iclock,
                     kind: TerminalEventKind::Attendance,
                     capture: Capture {
@@ -209,26 +257,13 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
                         occurred_at: zone.local_to_utc(record.local_time),
                     },
                     raw: record.raw.clone(),
-                })
-                .collect();
-            let unreadable = log
-                .unreadable
-                .iter()
-                .map(|line| {
-                    tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
-                    RawBody {
-                        device: serial.clone(),
-                        kind: "ATTLOG".to_owned(),
-                        query: head.query.clone(),
-                        body: line.raw.clone(),
-                        reason: Some(line.reason.to_string()),
-                    }
-                })
-                .collect();
+                });
+            }
+            let raw = unreadable_kept_raw(&serial, &head.query, &unreadable);
             (
                 Write {
                     records,
-                    raw: unreadable,
+                    raw: raw.into_iter().collect(),
                     seen,
                 },
                 Reply::ok(iclock::ok_count(log.lines())),
@@ -261,25 +296,34 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     if head.method != Method::Post {
         return Reply::error(Status::MethodNotAllowed, "POST tag events here");
     }
-    let Some(serial) =
-        super::http_message::query_param(&head.query, "SN").filter(|s| !s.is_empty())
-    else {
+    let Some(serial) = query_param(&head.query, "SN").filter(|s| !s.is_empty()) else {
         return Reply::error(
             Status::BadRequest,
             "missing SN: configure the reader to post to /zebra?SN=<reader>",
         );
     };
+    if let Err(err) = iclock::check_serial(&serial) {
+        return Reply::error(Status::BadRequest, &err.to_string());
+    }
     if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, "refused a reader");
+        crate::warn_sampled!(%serial, reason, "refused a reader");
         return Reply::error(Status::Forbidden, "refused");
     }
     let events = match zebra::parse_events(body) {
         Ok(events) => events,
         Err(err) => {
-            tracing::warn!(%serial, %err, "unreadable tag report refused");
+            crate::warn_sampled!(%serial, %err, "unreadable tag report refused");
             return Reply::error(Status::BadRequest, &err.to_string());
         }
     };
+    // The whole report is refused, as for an unreadable event, when the
+    // ledger would refuse any of its events after the acknowledgement.
+    for (index, event) in events.iter().enumerate() {
+        if let Some(why) = refusal_reason(&serial, &event.epc, event.raw.len()) {
+            crate::warn_sampled!(%serial, index, %why, "tag report the ledger would refuse");
+            return Reply::error(Status::BadRequest, &format!("event {index}: {why}"));
+        }
+    }
     let records = events
         .into_iter()
         .map(|event| NewRecord {
@@ -302,8 +346,39 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
     write_then(intake, write, Reply::ok(Vec::new())).await
 }
 
-/// Answers `reply` once `write` is durable, 503 when it could not be.
+/// The unreadable lines of one ATTLOG upload as one raw body (the lines
+/// joined by LF, in their order) with the count and the first reason, so
+/// an upload of junk costs one row and one log line, not one per line.
+fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], String)]) -> Option<RawBody> {
+    let (_, first_reason) = lines.first()?;
+    crate::warn_sampled!(%serial, lines = lines.len(), first_reason = %first_reason, "unreadable ATTLOG lines kept raw");
+    Some(RawBody {
+        device: serial.to_owned(),
+        kind: "ATTLOG".to_owned(),
+        query: query.to_owned(),
+        body: lines.iter().map(|(raw, _)| *raw).collect::<Vec<_>>().join(&b'\n'),
+        reason: Some(format!(
+            "{} unreadable line(s); first: {first_reason}",
+            lines.len()
+        )),
+    })
+}
+
+/// Answers `reply` once `write` is durable, 503 when it could not be, 413
+/// when it would add more rows or bytes than one request may.
 async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
+    let rows = write.records.len() + write.raw.len();
+    let bytes: usize = write.records.iter().map(|r| r.raw.len()).sum::<usize>()
+        + write.raw.iter().map(|r| r.body.len()).sum::<usize>();
+    if rows > MAX_ROWS_PER_TERMINAL_REQUEST || bytes > MAX_STORED_BYTES_PER_TERMINAL_REQUEST {
+        crate::warn_sampled!(rows, bytes, "terminal request over the per-request write bound");
+        return Reply::error(
+            Status::PayloadTooLarge,
+            &format!(
+                "at most {MAX_ROWS_PER_TERMINAL_REQUEST} records and {MAX_STORED_BYTES_PER_TERMINAL_REQUEST} bytes a request"
+            ),
+        );
+    }
     match intake.write(write).await {
         Ok(_) => reply,
         Err(err) => {

@@ -247,10 +247,50 @@ pub async fn spawn(
     })
 }
 
+/// Peer addresses of a port that have had a valid record or request
+/// written: they may take the port's reserved slots
+/// ([`crate::limits::KNOWN_PEER_SLOTS`]).
+#[derive(Clone, Default)]
+pub struct KnownPeers {
+    addrs: Arc<Mutex<std::collections::HashSet<std::net::IpAddr>>>,
+}
+
+impl KnownPeers {
+    /// Remembers `peer` (up to [`crate::limits::MAX_KNOWN_PEERS`] addresses).
+    pub fn mark(&self, peer: SocketAddr) {
+        let mut addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
+        if addrs.len() < crate::limits::MAX_KNOWN_PEERS {
+            addrs.insert(peer.ip());
+        }
+    }
+
+    pub fn contains(&self, peer: SocketAddr) -> bool {
+        let addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
+        addrs.contains(&peer.ip())
+    }
+}
+
+/// A connection's peer, which its handler marks known once it has written
+/// a valid record or request from it.
+#[derive(Clone)]
+pub struct Peer {
+    pub addr: SocketAddr,
+    known: KnownPeers,
+}
+
+impl Peer {
+    pub fn mark_known(&self) {
+        self.known.mark(self.addr);
+    }
+}
+
 /// Accepts connections on `listener` until `shutdown` turns true, serving
-/// at most `max_connections` at once (more wait in the accept backlog);
-/// each connection runs `serve_one` on its own task. The one accept loop of
-/// both terminal ports; `port` names them in logs.
+/// at most `max_connections` at once; [`crate::limits::KNOWN_PEER_SLOTS`]
+/// of them are kept for known peers. While every general slot is taken an
+/// unknown peer's connection is closed as soon as it is accepted, and while
+/// every slot is taken nothing is accepted (more wait in the backlog).
+/// Each connection runs `serve_one` on its own task. The one accept loop
+/// of both terminal ports; `port` names them in logs.
 pub(crate) async fn accept_loop<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
@@ -258,26 +298,46 @@ pub(crate) async fn accept_loop<F, Fut>(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
     serve_one: F,
 ) where
-    F: Fn(tokio::net::TcpStream, tokio::sync::watch::Receiver<bool>) -> Fut,
+    F: Fn(tokio::net::TcpStream, Peer, tokio::sync::watch::Receiver<bool>) -> Fut,
     Fut: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
 {
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+    use tokio::sync::Semaphore;
+    let reserved_slots = crate::limits::KNOWN_PEER_SLOTS.min(max_connections / 2);
+    let general = Arc::new(Semaphore::new(max_connections - reserved_slots));
+    let reserved = Arc::new(Semaphore::new(reserved_slots));
+    let known = KnownPeers::default();
     loop {
+        // Any free slot lets the loop accept; which share the connection
+        // takes is decided once its peer is known.
         let permit = tokio::select! {
-            permit = std::sync::Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
+            biased;
             _ = shutdown.changed() => return,
+            permit = Arc::clone(&general).acquire_owned() => permit.expect("semaphore never closed"),
+            permit = Arc::clone(&reserved).acquire_owned() => permit.expect("semaphore never closed"),
         };
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::warn!(%err, port, "terminal accept failed");
-                    continue;
-                }
-            },
+            accepted = crate::accept::accept(&listener, port) => accepted,
             _ = shutdown.changed() => return,
         };
-        let connection = serve_one(stream, shutdown.clone());
+        let permit = if known.contains(peer) || Arc::ptr_eq(permit.semaphore(), &general) {
+            Some(permit)
+        } else {
+            // An unknown peer takes a general slot or none.
+            Arc::clone(&general).try_acquire_owned().ok()
+        };
+        let Some(permit) = permit else {
+            crate::warn_sampled!(%peer, port, "every general slot is taken; closed an unknown peer's connection");
+            drop(stream);
+            continue;
+        };
+        let connection = serve_one(
+            stream,
+            Peer {
+                addr: peer,
+                known: known.clone(),
+            },
+            shutdown.clone(),
+        );
         tokio::spawn(async move {
             let _permit = permit;
             if let Err(err) = connection.await {
