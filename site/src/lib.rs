@@ -7,6 +7,7 @@
 //! listener until a shutdown future resolves, so tests bind port 0.
 
 pub mod accept;
+pub mod api_server;
 pub mod db;
 pub mod error;
 pub mod http;
@@ -23,7 +24,8 @@ use std::path::PathBuf;
 pub use http::{app, AppState};
 
 /// Serves `state` on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight and returns.
+/// requests in flight and returns. Connections are capped and their heads
+/// bounded in time by [`api_server::serve`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -31,9 +33,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, www = %state.www_dir.display(), "site server listening");
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    api_server::serve(listener, app(state), shutdown).await
 }
 
 /// Where the PWA lives when `--www` is not given: `./www` when the server

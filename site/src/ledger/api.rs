@@ -22,6 +22,7 @@ use super::{
 };
 use crate::error::AppError;
 use crate::http::AppState;
+use crate::limits::SIGNED_BODY_DEADLINE;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
@@ -240,18 +241,43 @@ async fn terminal_events(
             "this site takes no remote terminal batches",
         ));
     };
+    // Everything that can be refused from the head is, before a byte of
+    // the body is read: the signature headers, their age, the length.
     let (parts, body) = request.into_parts();
-    let bytes = read_body(&parts.headers, body).await?;
     let header_text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let now = wall_clock();
-    terminal::verify(
-        &secret,
+    let signed = terminal::check_headers(
         header_text(TIMESTAMP_HEADER),
         header_text(SIGNATURE_HEADER),
-        &bytes,
         now,
     )
     .map_err(|err| {
+        client(
+            StatusCode::UNAUTHORIZED,
+            wire_codes::UNAUTHORIZED,
+            err.to_string(),
+        )
+    })?;
+    if !parts.headers.contains_key(header::CONTENT_LENGTH) {
+        return Err(client(
+            StatusCode::LENGTH_REQUIRED,
+            wire_codes::MALFORMED_REQUEST,
+            "a signed batch declares its Content-Length",
+        ));
+    }
+    let bytes = tokio::time::timeout(SIGNED_BODY_DEADLINE, read_body(&parts.headers, body))
+        .await
+        .map_err(|_| {
+            client(
+                StatusCode::REQUEST_TIMEOUT,
+                wire_codes::MALFORMED_REQUEST,
+                format!(
+                    "the body did not arrive within {} s",
+                    SIGNED_BODY_DEADLINE.as_secs()
+                ),
+            )
+        })??;
+    signed.verify(&secret, &bytes).map_err(|err| {
         client(
             StatusCode::UNAUTHORIZED,
             wire_codes::UNAUTHORIZED,

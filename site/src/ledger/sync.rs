@@ -42,7 +42,10 @@ use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 /// Longest free-text field in an item body (EPC, code, bin, operator):
 /// real values are tens of characters; this stops a body from smuggling
 /// kilobytes into indexed columns.
-pub const MAX_FIELD_CHARS: usize = 256;
+pub use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
+use crate::limits::{
+    MAX_BODY_DEPTH, MAX_BODY_STRING_CHARS, MAX_CLOCK_SKEW_MS, MAX_ITEM_BODY_BYTES,
+};
 /// The largest `client_seq` (and `void_seq`): SQLite stores integers as
 /// signed 64-bit. There is no lower cap: the ledger takes any backlog.
 pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
@@ -159,7 +162,9 @@ pub fn run(
     let ctx = Context {
         device,
         now,
-        skew_ms: now.since(sent_at),
+        skew_ms: now
+            .since(sent_at)
+            .clamp(-MAX_CLOCK_SKEW_MS, MAX_CLOCK_SKEW_MS),
         closed_until: periods::closed_until(&tx)?,
     };
     let mut results = Vec::with_capacity(items.len());
@@ -552,7 +557,8 @@ fn undo(
     let Some(original) = hops::by_key(conn, &ctx.device.device_id, &target_key)? else {
         return reject(reasons::TARGET_NOT_APPLIED);
     };
-    if item.occurred_at.since(original.occurred_at) > UNDO_WINDOW_MS {
+    // Both ways: an undo captured long before its target is no nearer to it.
+    if item.occurred_at.since(original.occurred_at).abs() > UNDO_WINDOW_MS {
         return reject(reasons::UNDO_WINDOW_EXPIRED);
     }
     let session_id = item.session_id.to_string();
@@ -596,16 +602,21 @@ fn undo(
     Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
 }
 
-/// Checks what serde could not: sequence numbers and body shapes.
+/// Checks what serde could not: sequence numbers, body sizes and shapes,
+/// identifiers.
 fn validate(item: &SyncItem) -> Result<(), Refusal> {
     let bad = |message: String| Refusal::new(422, wire_codes::INVALID_ITEM, message);
     if item.client_seq == 0 || item.client_seq > MAX_CLIENT_SEQ {
         return Err(bad(format!("client_seq runs from 1 to {MAX_CLIENT_SEQ}")));
     }
+    check_body(&item.body).map_err(bad)?;
     let field = |name: &str, value: Option<&str>| match value {
         Some(text) if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS => Err(bad(
             format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"),
         )),
+        Some(text) if text.chars().any(char::is_control) => {
+            Err(bad(format!("{name} must not contain control characters")))
+        }
         _ => Ok(()),
     };
     let shape = |err: serde_json::Error| bad(format!("{} body: {err}", item.command.as_str()));
@@ -633,6 +644,43 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
         }
         Command::CloseSession => Ok(()),
     }
+}
+
+/// Bounds what any body may store, whatever its command reads from it:
+/// its size, its depth, every string and key in it.
+fn check_body(body: &serde_json::Value) -> Result<(), String> {
+    fn walk(value: &serde_json::Value, depth: usize) -> Result<(), String> {
+        use serde_json::Value;
+        let string = |text: &str| {
+            if text.chars().count() > MAX_BODY_STRING_CHARS {
+                Err(format!(
+                    "body strings are limited to {MAX_BODY_STRING_CHARS} characters"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if depth > MAX_BODY_DEPTH {
+            return Err(format!("body nested deeper than {MAX_BODY_DEPTH} levels"));
+        }
+        match value {
+            Value::String(text) => string(text),
+            Value::Array(items) => items.iter().try_for_each(|v| walk(v, depth + 1)),
+            Value::Object(fields) => fields.iter().try_for_each(|(key, v)| {
+                string(key)?;
+                walk(v, depth + 1)
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    walk(body, 0)?;
+    let bytes = serde_json::to_vec(body).map_or(usize::MAX, |json| json.len());
+    if bytes > MAX_ITEM_BODY_BYTES {
+        return Err(format!(
+            "body of {bytes} bytes; at most {MAX_ITEM_BODY_BYTES}"
+        ));
+    }
+    Ok(())
 }
 
 fn invalid(err: serde_json::Error) -> LedgerError {

@@ -298,19 +298,47 @@ pub fn verify(
     body: &[u8],
     now: UnixMs,
 ) -> Result<(), SignatureError> {
+    check_headers(timestamp, signature, now)?.verify(secret, body)
+}
+
+/// The signature headers, read and checked for freshness: what can be
+/// refused before a byte of the body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedHeaders {
+    timestamp_secs: i64,
+    digest: Vec<u8>,
+}
+
+/// Reads the signature headers and checks the timestamp against `now`.
+pub fn check_headers(
+    timestamp: Option<&str>,
+    signature: Option<&str>,
+    now: UnixMs,
+) -> Result<SignedHeaders, SignatureError> {
     let timestamp_secs: i64 = timestamp
         .and_then(|t| t.trim().parse().ok())
         .ok_or(SignatureError::Malformed)?;
     let digest = signature
         .and_then(|s| s.trim().strip_prefix("sha256="))
         .and_then(|h| hex::decode(h).ok())
+        .filter(|digest| digest.len() == 32)
         .ok_or(SignatureError::Malformed)?;
     if (now.0.div_euclid(1000) - timestamp_secs).abs() > SIGNATURE_MAX_AGE_SECS {
         return Err(SignatureError::Expired);
     }
-    mac(secret, timestamp_secs, body)
-        .verify_slice(&digest)
-        .map_err(|_| SignatureError::Mismatch)
+    Ok(SignedHeaders {
+        timestamp_secs,
+        digest,
+    })
+}
+
+impl SignedHeaders {
+    /// Checks the MAC of `body` (constant-time comparison).
+    pub fn verify(&self, secret: &[u8], body: &[u8]) -> Result<(), SignatureError> {
+        mac(secret, self.timestamp_secs, body)
+            .verify_slice(&self.digest)
+            .map_err(|_| SignatureError::Mismatch)
+    }
 }
 
 fn mac(secret: &[u8], timestamp_secs: i64, body: &[u8]) -> Hmac<Sha256> {

@@ -26,10 +26,8 @@ use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
 use super::{unix_now, zebra, Intake, Peer};
 use crate::ledger::terminal::refusal_reason;
-pub use crate::limits::{
-    TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS as MAX_CONNECTIONS,
-};
 use crate::limits::{MAX_ROWS_PER_TERMINAL_REQUEST, MAX_STORED_BYTES_PER_TERMINAL_REQUEST};
+pub use crate::limits::{TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
 /// Longest time a terminal may take to send one whole request, and to
@@ -356,7 +354,11 @@ fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], String)]) -> 
         device: serial.to_owned(),
         kind: "ATTLOG".to_owned(),
         query: query.to_owned(),
-        body: lines.iter().map(|(raw, _)| *raw).collect::<Vec<_>>().join(&b'\n'),
+        body: lines
+            .iter()
+            .map(|(raw, _)| *raw)
+            .collect::<Vec<_>>()
+            .join(&b'\n'),
         reason: Some(format!(
             "{} unreadable line(s); first: {first_reason}",
             lines.len()
@@ -371,7 +373,11 @@ async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
     let bytes: usize = write.records.iter().map(|r| r.raw.len()).sum::<usize>()
         + write.raw.iter().map(|r| r.body.len()).sum::<usize>();
     if rows > MAX_ROWS_PER_TERMINAL_REQUEST || bytes > MAX_STORED_BYTES_PER_TERMINAL_REQUEST {
-        crate::warn_sampled!(rows, bytes, "terminal request over the per-request write bound");
+        crate::warn_sampled!(
+            rows,
+            bytes,
+            "terminal request over the per-request write bound"
+        );
         return Reply::error(
             Status::PayloadTooLarge,
             &format!(

@@ -24,8 +24,8 @@ use super::framed::{self, Decoded, Record, Scan, LENGTH_PREFIX_BYTES, MAX_FRAME_
 use super::queue::{NewRecord, Write};
 use super::rules::Capture;
 use super::{Intake, Peer};
-pub use crate::limits::{FIRST_FRAME_DEADLINE, TCP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 use crate::ledger::terminal::refusal_reason;
+pub use crate::limits::{FIRST_FRAME_DEADLINE, TCP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 /// A connection silent (or not reading its acks) this long is closed;
 /// bridges reconnect.
