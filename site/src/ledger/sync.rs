@@ -6,7 +6,10 @@
 //! no trace and the others still commit. Items apply in `client_seq` order
 //! per session: an item ahead of a gap is stored and answered `buffered`,
 //! and whenever the gap fills (by the missing item or a `void`) the
-//! buffered items behind it apply, in order, in the same transaction.
+//! buffered items behind it apply, in order: up to [`DRAIN_CHUNK_ITEMS`]
+//! in the same transaction, the rest in further transactions of that many
+//! ([`drain_parked`]), each durable, so a long backlog never holds the
+//! write lock for long. Until then they answer `buffered`.
 //!
 //! Decisions the protocol leaves open, made here:
 //!
@@ -44,7 +47,8 @@ use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 /// kilobytes into indexed columns.
 pub use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 use crate::limits::{
-    MAX_BODY_DEPTH, MAX_BODY_STRING_CHARS, MAX_CLOCK_SKEW_MS, MAX_ITEM_BODY_BYTES,
+    DRAIN_CHUNK_ITEMS, MAX_BODY_DEPTH, MAX_BODY_STRING_CHARS, MAX_CLOCK_SKEW_MS,
+    MAX_ITEM_BODY_BYTES,
 };
 /// The largest `client_seq` (and `void_seq`): SQLite stores integers as
 /// signed 64-bit. There is no lower cap: the ledger takes any backlog.
@@ -143,6 +147,10 @@ struct Context<'a> {
     skew_ms: i64,
     /// The end of the last closed period, read once in the transaction.
     closed_until: Option<UnixMs>,
+    /// Buffered items this transaction may still apply
+    /// ([`DRAIN_CHUNK_ITEMS`]); a drain that runs out parks the session's
+    /// cursor on the next buffered slot for [`drain_parked`] to go on from.
+    drain_budget: std::cell::Cell<usize>,
 }
 
 /// Runs a request's items in one transaction and returns one result per
@@ -166,7 +174,11 @@ pub fn run(
             .since(sent_at)
             .clamp(-MAX_CLOCK_SKEW_MS, MAX_CLOCK_SKEW_MS),
         closed_until: periods::closed_until(&tx)?,
+        drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
     };
+    // A drain an earlier request left parked goes on first, so this
+    // request's items find their sessions where the order has them.
+    drain_parked_sessions(&tx, &ctx)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
         let result = if held.get(i).copied().unwrap_or(false) {
@@ -283,6 +295,8 @@ fn take_new(
     // can be one.
     if seq < session.next_seq
         || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+        || (seq == session.next_seq
+            && sessions::slot(conn, &session_id, seq)? == sessions::Slot::Buffered)
     {
         return Err(slot_taken());
     }
@@ -357,8 +371,44 @@ fn claim_answered(
     )
 }
 
+/// Goes on with the drains `device`'s earlier requests left parked, one
+/// chunk of [`DRAIN_CHUNK_ITEMS`] in its own durable transaction, at `now`.
+/// Returns whether any session is still parked (call again).
+pub fn drain_parked(
+    conn: &mut Connection,
+    device: &Device,
+    now: UnixMs,
+) -> Result<bool, LedgerError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(LedgerError::Sqlite)?;
+    let ctx = Context {
+        device,
+        now,
+        skew_ms: 0,
+        closed_until: periods::closed_until(&tx)?,
+        drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
+    };
+    drain_parked_sessions(&tx, &ctx)?;
+    let more = !sessions::parked(&tx, &device.device_id)?.is_empty();
+    tx.commit().map_err(LedgerError::Sqlite)?;
+    Ok(more)
+}
+
+fn drain_parked_sessions(conn: &Connection, ctx: &Context<'_>) -> Result<(), LedgerError> {
+    for (session_id, next_seq) in sessions::parked(conn, &ctx.device.device_id)? {
+        if ctx.drain_budget.get() == 0 {
+            break;
+        }
+        drain(conn, ctx, &session_id, next_seq)?;
+    }
+    Ok(())
+}
+
 /// Moves the session's cursor from `from_seq` past every slot that is
-/// filled, applying buffered items on the way.
+/// filled, applying buffered items on the way, as many as the
+/// transaction's budget allows: the cursor parks on the next buffered
+/// slot when it runs out.
 fn drain(
     conn: &Connection,
     ctx: &Context<'_>,
@@ -369,7 +419,9 @@ fn drain(
     loop {
         match sessions::slot(conn, session_id, next)? {
             sessions::Slot::Empty => break,
+            sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => break,
             sessions::Slot::Buffered => {
+                ctx.drain_budget.set(ctx.drain_budget.get() - 1);
                 let receipt = receipts::at_seq(conn, session_id, next)?.ok_or_else(|| {
                     LedgerError::Corrupt(format!("slot {next} of {session_id} vanished"))
                 })?;
