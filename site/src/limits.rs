@@ -75,13 +75,21 @@ pub const LOG_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
 pub const MAX_ROWS_PER_TERMINAL_REQUEST: usize = 8_192;
 /// Bytes of raw text one terminal request may store: its whole body once.
 pub const MAX_STORED_BYTES_PER_TERMINAL_REQUEST: usize = MAX_FRAME_BYTES;
+/// Bytes all terminals together may have kept raw (OPERLOG, photos,
+/// options, unreadable lines) per second, sustained: real terminals send a
+/// few such bodies a day, so a flood of junk is what this meets. A request
+/// past the budget is answered 503 with Retry-After and nothing is kept.
+pub const RAW_BYTES_PER_SECOND: usize = 256 * 1024;
+/// The burst the raw budget allows above its rate: a terminal's backlog of
+/// photos after an outage.
+pub const RAW_BYTES_BURST: usize = 4 * 1024 * 1024;
 /// How long bodies kept raw (OPERLOG, photos, options, unreadable lines)
 /// stay for audit before the prune pass removes them: as long as done
 /// queue rows.
 pub const RAW_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
 /// Most raw bodies kept whatever their age: at the 256 KB frame cap a
-/// flood stops at a few GB instead of filling the disk.
-pub const RAW_ROWS_MAX: i64 = 20_000;
+/// flood stops at 1 GiB instead of filling the disk.
+pub const RAW_ROWS_MAX: i64 = 4_096;
 
 // --- What the ledger takes (the listener checks these before it acks) ------
 

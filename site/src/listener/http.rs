@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use stockhop::time::UnixMs;
 use tokio::time::Instant;
 
 use super::framed::MAX_FRAME_BYTES;
@@ -239,9 +240,15 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
             let mut records = Vec::with_capacity(log.records.len());
             for record in &log.records {
                 let text_len = String::from_utf8_lossy(&record.raw).len();
+                let occurred_at = zone.local_to_utc(record.local_time);
                 // A line the ledger would refuse is kept raw here instead of
                 // being queued and dead-lettered after its acknowledgement.
                 if let Some(why) = refusal_reason(&serial, &record.pin, text_len) {
+                    unreadable.push((record.raw.as_slice(), why));
+                    continue;
+                }
+                if !(UnixMs::MIN..=UnixMs::MAX).contains(&occurred_at) {
+                    let why = "time outside years 0000-9999 in UTC".to_owned();
                     unreadable.push((record.raw.as_slice(), why));
                     continue;
                 }
@@ -252,7 +259,7 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
                         device: serial.clone(),
                         subject: record.pin.clone(),
                         event_id: record.event_id.clone(),
-                        occurred_at: zone.local_to_utc(record.local_time),
+                        occurred_at,
                     },
                     raw: record.raw.clone(),
                 });
@@ -366,8 +373,9 @@ fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], String)]) -> 
     })
 }
 
-/// Answers `reply` once `write` is durable, 503 when it could not be, 413
-/// when it would add more rows or bytes than one request may.
+/// Answers `reply` once `write` is durable, 503 when it could not be (or
+/// when the bodies it keeps raw are past the raw budget), 413 when it would
+/// add more rows or bytes than one request may.
 async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
     let rows = write.records.len() + write.raw.len();
     let bytes: usize = write.records.iter().map(|r| r.raw.len()).sum::<usize>()
@@ -384,6 +392,11 @@ async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
                 "at most {MAX_ROWS_PER_TERMINAL_REQUEST} records and {MAX_STORED_BYTES_PER_TERMINAL_REQUEST} bytes a request"
             ),
         );
+    }
+    let raw_bytes = write.raw.iter().map(|r| r.body.len()).sum::<usize>();
+    if raw_bytes > 0 && !intake.take_raw_budget(raw_bytes) {
+        crate::warn_sampled!(raw_bytes, "raw body budget spent; answered 503");
+        return Reply::error(Status::ServiceUnavailable, "try again");
     }
     match intake.write(write).await {
         Ok(_) => reply,

@@ -83,6 +83,7 @@ pub struct Intake {
     config: Arc<ListenerConfig>,
     jobs: mpsc::Sender<Job>,
     writes: Arc<watch::Sender<u64>>,
+    raw_budget: Arc<Mutex<RawBudget>>,
 }
 
 impl Intake {
@@ -97,7 +98,15 @@ impl Intake {
             config: Arc::new(config),
             jobs,
             writes,
+            raw_budget: Arc::new(Mutex::new(RawBudget::full(std::time::Instant::now()))),
         })
+    }
+
+    /// Takes `bytes` of the budget for bodies kept raw; `false` when it is
+    /// spent (the request is then answered 503 and nothing is kept).
+    pub fn take_raw_budget(&self, bytes: usize) -> bool {
+        let mut budget = self.raw_budget.lock().unwrap_or_else(|p| p.into_inner());
+        budget.take(std::time::Instant::now(), bytes)
     }
 
     pub fn config(&self) -> &ListenerConfig {
@@ -113,6 +122,40 @@ impl Intake {
             .await
             .map_err(|_| stopped())?;
         report.await.map_err(|_| stopped())?
+    }
+}
+
+/// A token bucket over the bytes all terminals may have kept raw
+/// ([`crate::limits::RAW_BYTES_PER_SECOND`], bursts up to
+/// [`crate::limits::RAW_BYTES_BURST`]): real terminals send a few raw
+/// bodies a day, a flood of junk gets a row a second at most.
+#[derive(Debug, Clone, Copy)]
+pub struct RawBudget {
+    bytes: f64,
+    at: std::time::Instant,
+}
+
+impl RawBudget {
+    pub fn full(now: std::time::Instant) -> RawBudget {
+        RawBudget {
+            bytes: crate::limits::RAW_BYTES_BURST as f64,
+            at: now,
+        }
+    }
+
+    /// Refills for the time since the last call, then takes `bytes` if
+    /// that many are there.
+    pub fn take(&mut self, now: std::time::Instant, bytes: usize) -> bool {
+        let refill = now.saturating_duration_since(self.at).as_secs_f64()
+            * crate::limits::RAW_BYTES_PER_SECOND as f64;
+        self.bytes = (self.bytes + refill).min(crate::limits::RAW_BYTES_BURST as f64);
+        self.at = now;
+        if self.bytes >= bytes as f64 {
+            self.bytes -= bytes as f64;
+            true
+        } else {
+            false
+        }
     }
 }
 
