@@ -83,6 +83,11 @@ pub const RAW_BYTES_PER_SECOND: usize = 256 * 1024;
 /// The burst the raw budget allows above its rate: a terminal's backlog of
 /// photos after an outage.
 pub const RAW_BYTES_BURST: usize = 4 * 1024 * 1024;
+/// The longest a terminal peer is held back after a request refused for
+/// the raw budget (it is held for as long as the budget takes to refill
+/// what it asked for): a flood is slowed to the budget's pace before its
+/// next body is read.
+pub const PENALTY_MAX: Duration = Duration::from_secs(5);
 /// How long bodies kept raw (OPERLOG, photos, options, unreadable lines)
 /// stay for audit before the prune pass removes them: as long as done
 /// queue rows.

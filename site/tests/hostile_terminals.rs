@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use listener_support::*;
 use stockhop_site::limits::{
-    FIRST_FRAME_DEADLINE, TCP_MAX_CONNECTIONS, TERMINAL_HEAD_DEADLINE,
+    FIRST_FRAME_DEADLINE, RAW_BYTES_BURST, TCP_MAX_CONNECTIONS, TERMINAL_HEAD_DEADLINE,
     TERMINAL_HTTP_MAX_CONNECTIONS,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -211,5 +211,32 @@ async fn a_content_length_with_a_space_before_its_colon_is_a_bad_request() {
     let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
     assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{head}");
     assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 0);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_flood_of_junk_is_held_to_the_raw_budget_and_refused_unkept_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let junk = "x\n".repeat(128 * 1024);
+    let burst_uploads = RAW_BYTES_BURST / junk.len();
+    let mut refused = 0;
+    for _ in 0..burst_uploads + 3 {
+        let (head, _) = split_reply(&exchange(listener.http, &attlog_request(SN, &junk)).await);
+        if head.starts_with("HTTP/1.1 503 Service Unavailable\r\n") {
+            assert!(head.contains("Retry-After: "), "{head}");
+            refused += 1;
+        }
+    }
+    assert!(refused >= 1, "an upload past the budget is refused");
+    let kept = listener.count("SELECT count(*) FROM listener_raw") as usize;
+    assert_eq!(
+        kept + refused,
+        burst_uploads + 3,
+        "a refused upload keeps nothing"
+    );
+    // After a refusal the peer is held back until the budget has refilled
+    // what it asked for, so the flood goes on at the budget's pace.
+    assert!(kept <= burst_uploads + 2, "{kept} kept");
     listener.stop().await;
 }

@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
+use stockhop::time::UnixMs;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use stockhop::time::UnixMs;
 use tokio::time::Instant;
 
 use super::framed::MAX_FRAME_BYTES;
@@ -27,7 +27,9 @@ use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
 use super::{unix_now, zebra, Intake, Peer};
 use crate::ledger::terminal::refusal_reason;
-use crate::limits::{MAX_ROWS_PER_TERMINAL_REQUEST, MAX_STORED_BYTES_PER_TERMINAL_REQUEST};
+use crate::limits::{
+    MAX_ROWS_PER_TERMINAL_REQUEST, MAX_STORED_BYTES_PER_TERMINAL_REQUEST, RAW_BYTES_PER_SECOND,
+};
 pub use crate::limits::{TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
@@ -56,6 +58,9 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
 }
 
 async fn connection(mut stream: TcpStream, peer: Peer, intake: &Intake) -> std::io::Result<()> {
+    if let Some(until) = peer.penalty_ends() {
+        tokio::time::sleep_until(until).await;
+    }
     let head_by = Instant::now() + TERMINAL_HEAD_DEADLINE;
     let request =
         tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream, intake, head_by)).await;
@@ -65,7 +70,7 @@ async fn connection(mut stream: TcpStream, peer: Peer, intake: &Intake) -> std::
         Ok(Ok(Read::Closed)) => return Ok(()),
         Ok(Ok(Read::Refused(reply))) => (Version::Http11, reply),
         Ok(Ok(Read::Request { head, body })) => {
-            let reply = respond(intake, &head, &body).await;
+            let reply = respond(intake, &peer, &head, &body).await;
             if reply.status == Status::Ok {
                 peer.mark_known();
             }
@@ -170,9 +175,9 @@ async fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result
 }
 
 /// Answers one complete request.
-pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
+pub async fn respond(intake: &Intake, peer: &Peer, head: &Head, body: &[u8]) -> Reply {
     if head.path == zebra::ZEBRA_PATH {
-        return respond_zebra(intake, head, body).await;
+        return respond_zebra(intake, peer, head, body).await;
     }
     let request = match iclock::route(head.method, &head.path, &head.query) {
         Ok(request) => request,
@@ -232,10 +237,10 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
         } => {
             let log = iclock::parse_attlog(body);
             let zone = intake.config().time_zone(&serial);
-            let mut unreadable: Vec<(&[u8], String)> = log
+            let mut unreadable: Vec<(&[u8], Why)> = log
                 .unreadable
                 .iter()
-                .map(|line| (line.raw.as_slice(), line.reason.to_string()))
+                .map(|line| (line.raw.as_slice(), Why::Line(line.reason)))
                 .collect();
             let mut records = Vec::with_capacity(log.records.len());
             for record in &log.records {
@@ -244,12 +249,12 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
                 // A line the ledger would refuse is kept raw here instead of
                 // being queued and dead-lettered after its acknowledgement.
                 if let Some(why) = refusal_reason(&serial, &record.pin, text_len) {
-                    unreadable.push((record.raw.as_slice(), why));
+                    unreadable.push((record.raw.as_slice(), Why::Refused(why)));
                     continue;
                 }
                 if !(UnixMs::MIN..=UnixMs::MAX).contains(&occurred_at) {
                     let why = "time outside years 0000-9999 in UTC".to_owned();
-                    unreadable.push((record.raw.as_slice(), why));
+                    unreadable.push((record.raw.as_slice(), Why::Refused(why)));
                     continue;
                 }
                 records.push(NewRecord {
@@ -294,10 +299,10 @@ pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
             Reply::ok(iclock::OK),
         ),
     };
-    write_then(intake, write, reply).await
+    write_then(intake, peer, write, reply).await
 }
 
-async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
+async fn respond_zebra(intake: &Intake, peer: &Peer, head: &Head, body: &[u8]) -> Reply {
     if head.method != Method::Post {
         return Reply::error(Status::MethodNotAllowed, "POST tag events here");
     }
@@ -348,14 +353,24 @@ async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
         raw: Vec::new(),
         seen: vec![(serial, TerminalSource::Zebra)],
     };
-    write_then(intake, write, Reply::ok(Vec::new())).await
+    write_then(intake, peer, write, Reply::ok(Vec::new())).await
+}
+
+/// Why an ATTLOG line is kept raw instead of queued.
+enum Why {
+    Line(iclock::AttLineError),
+    /// The ledger would refuse it.
+    Refused(String),
 }
 
 /// The unreadable lines of one ATTLOG upload as one raw body (the lines
 /// joined by LF, in their order) with the count and the first reason, so
 /// an upload of junk costs one row and one log line, not one per line.
-fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], String)]) -> Option<RawBody> {
-    let (_, first_reason) = lines.first()?;
+fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], Why)]) -> Option<RawBody> {
+    let first_reason = match &lines.first()?.1 {
+        Why::Line(reason) => reason.to_string(),
+        Why::Refused(why) => why.clone(),
+    };
     crate::warn_sampled!(%serial, lines = lines.len(), first_reason = %first_reason, "unreadable ATTLOG lines kept raw");
     Some(RawBody {
         device: serial.to_owned(),
@@ -376,7 +391,7 @@ fn unreadable_kept_raw(serial: &str, query: &str, lines: &[(&[u8], String)]) -> 
 /// Answers `reply` once `write` is durable, 503 when it could not be (or
 /// when the bodies it keeps raw are past the raw budget), 413 when it would
 /// add more rows or bytes than one request may.
-async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
+async fn write_then(intake: &Intake, peer: &Peer, write: Write, reply: Reply) -> Reply {
     let rows = write.records.len() + write.raw.len();
     let bytes: usize = write.records.iter().map(|r| r.raw.len()).sum::<usize>()
         + write.raw.iter().map(|r| r.body.len()).sum::<usize>();
@@ -395,7 +410,10 @@ async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
     }
     let raw_bytes = write.raw.iter().map(|r| r.body.len()).sum::<usize>();
     if raw_bytes > 0 && !intake.take_raw_budget(raw_bytes) {
-        crate::warn_sampled!(raw_bytes, "raw body budget spent; answered 503");
+        crate::warn_sampled!(peer = %peer.addr, raw_bytes, "raw body budget spent; answered 503");
+        peer.penalize(Duration::from_secs_f64(
+            raw_bytes as f64 / RAW_BYTES_PER_SECOND as f64,
+        ));
         return Reply::error(Status::ServiceUnavailable, "try again");
     }
     match intake.write(write).await {

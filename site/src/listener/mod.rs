@@ -296,6 +296,10 @@ pub async fn spawn(
 #[derive(Clone, Default)]
 pub struct KnownPeers {
     addrs: Arc<Mutex<std::collections::HashSet<std::net::IpAddr>>>,
+    /// Peers held back until the instant given: their last request was
+    /// refused for the raw budget, and a flood of such requests is slowed
+    /// to the budget's pace before a byte of the next one is read.
+    penalties: Arc<Mutex<std::collections::HashMap<std::net::IpAddr, tokio::time::Instant>>>,
 }
 
 impl KnownPeers {
@@ -324,6 +328,35 @@ pub struct Peer {
 impl Peer {
     pub fn mark_known(&self) {
         self.known.mark(self.addr);
+    }
+
+    /// Holds this peer's next connections back for `span` (at most
+    /// [`crate::limits::PENALTY_MAX`]).
+    pub fn penalize(&self, span: std::time::Duration) {
+        let until = tokio::time::Instant::now() + span.min(crate::limits::PENALTY_MAX);
+        let mut penalties = self
+            .known
+            .penalties
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let now = tokio::time::Instant::now();
+        penalties.retain(|_, until| *until > now);
+        if penalties.len() < crate::limits::MAX_KNOWN_PEERS {
+            penalties.insert(self.addr.ip(), until);
+        }
+    }
+
+    /// When this peer's penalty ends, if it has one now.
+    pub fn penalty_ends(&self) -> Option<tokio::time::Instant> {
+        let penalties = self
+            .known
+            .penalties
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        penalties
+            .get(&self.addr.ip())
+            .copied()
+            .filter(|until| *until > tokio::time::Instant::now())
     }
 }
 
