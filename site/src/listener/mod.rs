@@ -422,3 +422,25 @@ pub(crate) async fn accept_loop<F, Fut>(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::RawBudget;
+    use crate::limits::{RAW_BYTES_BURST, RAW_BYTES_PER_SECOND};
+
+    #[test]
+    fn the_raw_budget_allows_its_burst_then_refills_at_its_rate() {
+        let start = Instant::now();
+        let mut budget = RawBudget::full(start);
+        assert!(budget.take(start, RAW_BYTES_BURST));
+        assert!(!budget.take(start, 1), "spent");
+        let one_second = start + Duration::from_secs(1);
+        assert!(!budget.take(one_second, RAW_BYTES_PER_SECOND + 1024));
+        assert!(budget.take(one_second, RAW_BYTES_PER_SECOND));
+        let much_later = start + Duration::from_secs(3600);
+        assert!(budget.take(much_later, RAW_BYTES_BURST));
+        assert!(!budget.take(much_later, 1), "the burst caps the refill");
+    }
+}

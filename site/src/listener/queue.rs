@@ -547,6 +547,32 @@ mod tests {
     }
 
     #[test]
+    fn raw_bodies_are_pruned_past_their_retention() {
+        let (_dir, mut conn, mut rules) = check(Vec::new());
+        let raw = RawBody {
+            device: "D1".to_owned(),
+            kind: "OPERLOG".to_owned(),
+            query: String::new(),
+            body: b"x".to_vec(),
+            reason: None,
+        };
+        let kept = Write {
+            raw: vec![raw],
+            ..Write::default()
+        };
+        write(&mut conn, &mut rules, NOW, &[kept]).unwrap();
+        let raw_rows = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM listener_raw", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(prune(&mut conn, NOW.plus(RAW_RETENTION)).unwrap(), 0);
+        assert_eq!(raw_rows(&conn), 1);
+        let later = NOW.plus(RAW_RETENTION).plus(Millis(1));
+        assert_eq!(prune(&mut conn, later).unwrap(), 1);
+        assert_eq!(raw_rows(&conn), 0);
+    }
+
+    #[test]
     fn the_rules_windows_are_rebuilt_from_served_and_queued_records() {
         let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
         let rows = pending_batch(&mut conn, 50).unwrap();
