@@ -443,3 +443,47 @@ async fn the_file_server_stays_inside_www_and_answers_404_for_what_it_will_not_s
     }
     let _ = stop.send(());
 }
+
+#[tokio::test]
+async fn a_drain_left_parked_by_a_crash_goes_on_with_the_devices_next_request() {
+    const BACKLOG: u64 = 600;
+    let site = Site::start().await;
+    let mut a = site.handheld("HH-A").await;
+    let open = a.open("op-a");
+    let scans: Vec<Value> = (0..BACKLOG)
+        .map(|i| a.scan(&format!("EPC-{i}"), "B-1"))
+        .collect();
+    for batch in scans.chunks(50) {
+        site.sync_ok(&a, batch).await;
+    }
+    // The gap fills in process and the server "dies" before any further
+    // chunk: the session's cursor stays parked on a buffered slot.
+    let token = a.token.clone();
+    let parked = site.db.call_blocking(move |conn| {
+        let device = stockhop_site::ledger::auth::authenticate(conn, &token)
+            .unwrap()
+            .unwrap();
+        let open = stockhop_site::ledger::sync::Incoming::from_value(&open).unwrap();
+        stockhop_site::ledger::sync::run_parked(conn, &device, now(), &[open], &[false], now())
+            .unwrap()
+            .parked
+    });
+    assert_eq!(parked, [a.session.to_string()]);
+    let applied = "SELECT count(*) FROM hops WHERE device_id = 'HH-A'";
+    assert!(site.count(applied) < BACKLOG as i64);
+    // The device resends what it was answered `buffered` for.
+    let results = site.sync_ok(&a, &scans[scans.len() - 1..]).await;
+    assert!(results[0]["replayed"] == true, "{}", results[0]);
+    for _ in 0..300 {
+        if site.count(applied) == BACKLOG as i64 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(site.count(applied), BACKLOG as i64);
+    assert_eq!(
+        site.count("SELECT count(*) FROM receipts WHERE state = 'buffered'"),
+        0
+    );
+    site.stop().await;
+}

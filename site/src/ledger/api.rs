@@ -137,43 +137,40 @@ async fn sync_items(
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
     let now = wall_clock();
     let drainer = device.clone();
-    let results = state
+    let ran = state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            let results = sync::run(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
             // Released when the work is done, even if the client went away.
             drop((guard, permit));
-            let parked = results.is_ok()
-                && !sessions::parked(conn, &device.device_id)
-                    .map_err(LedgerError::from)?
-                    .is_empty();
-            Ok((results?, parked))
+            Ok(ran?)
         })
         .await?;
-    let (results, parked) = results;
     // A filled gap with a long backlog behind it applies in chunks, each
     // its own transaction, after this answer; other requests go between.
-    if parked {
-        tokio::spawn(drain_parked(state.db.clone(), drainer));
+    if !ran.parked.is_empty() {
+        tokio::spawn(drain_parked(state.db.clone(), drainer, ran.parked));
     }
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
-        results,
+        results: ran.results,
     }))
 }
 
-/// Applies `device`'s parked drains chunk by chunk until none is left; a
-/// crash in between leaves the cursor parked, and the device's next
-/// request goes on from there.
-async fn drain_parked(db: crate::db::Db, device: devices::Device) {
-    loop {
+/// Applies the parked drains of `device`'s `sessions` chunk by chunk until
+/// none is left; a crash in between leaves a cursor parked, and the
+/// device's next request for that session goes on from there.
+async fn drain_parked(db: crate::db::Db, device: devices::Device, mut sessions: Vec<String>) {
+    while !sessions.is_empty() {
         let device = device.clone();
-        let more = db
-            .call(move |conn| sync::drain_parked(conn, &device, wall_clock()))
+        let parked = db
+            .call(move |conn| sync::drain_parked(conn, &device, &sessions, wall_clock()))
             .await;
-        match more {
-            Ok(true) => tokio::task::yield_now().await,
-            Ok(false) => return,
+        match parked {
+            Ok(still) => {
+                sessions = still;
+                tokio::task::yield_now().await;
+            }
             Err(err) => {
                 tracing::warn!(%err, "a parked drain stopped; the device's next request goes on with it");
                 return;

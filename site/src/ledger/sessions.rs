@@ -141,19 +141,3 @@ pub fn slot(conn: &Connection, session_id: &str, seq: u64) -> rusqlite::Result<S
         })
     })
 }
-
-/// `device_id`'s sessions whose cursor rests on a buffered slot (a drain
-/// that ran out of its transaction's budget), with that slot.
-pub fn parked(conn: &Connection, device_id: &str) -> rusqlite::Result<Vec<(String, u64)>> {
-    let mut select = conn.prepare_cached(
-        "SELECT s.session_id, s.next_seq FROM sessions s
-         WHERE s.device_id = ?1 AND EXISTS (
-           SELECT 1 FROM receipts r
-           WHERE r.session_id = s.session_id AND r.client_seq = s.next_seq
-             AND r.state = 'buffered')",
-    )?;
-    let rows = select.query_map([device_id], |row| {
-        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64))
-    })?;
-    rows.collect()
-}

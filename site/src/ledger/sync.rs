@@ -151,6 +151,34 @@ struct Context<'a> {
     /// ([`DRAIN_CHUNK_ITEMS`]); a drain that runs out parks the session's
     /// cursor on the next buffered slot for [`drain_parked`] to go on from.
     drain_budget: std::cell::Cell<usize>,
+    /// Sessions whose drain ran out of the budget in this transaction.
+    parked: std::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        tx: &Connection,
+        device: &'a Device,
+        now: UnixMs,
+        skew_ms: i64,
+    ) -> Result<Context<'a>, LedgerError> {
+        Ok(Context {
+            device,
+            now,
+            skew_ms: skew_ms.clamp(-MAX_CLOCK_SKEW_MS, MAX_CLOCK_SKEW_MS),
+            closed_until: periods::closed_until(tx)?,
+            drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
+            parked: std::cell::RefCell::new(Vec::new()),
+        })
+    }
+}
+
+/// A request's answers, and the sessions whose backlog is left to
+/// [`drain_parked`].
+#[derive(Debug)]
+pub struct Ran {
+    pub results: Vec<ItemResult>,
+    pub parked: Vec<String>,
 }
 
 /// Runs a request's items in one transaction and returns one result per
@@ -164,21 +192,33 @@ pub fn run(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Vec<ItemResult>, LedgerError> {
+    run_parked(conn, device, sent_at, items, held, now).map(|ran| ran.results)
+}
+
+/// [`run`], also naming the sessions whose backlog it left parked.
+pub fn run_parked(
+    conn: &mut Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+) -> Result<Ran, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context {
-        device,
-        now,
-        skew_ms: now
-            .since(sent_at)
-            .clamp(-MAX_CLOCK_SKEW_MS, MAX_CLOCK_SKEW_MS),
-        closed_until: periods::closed_until(&tx)?,
-        drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
-    };
-    // A drain an earlier request left parked goes on first, so this
-    // request's items find their sessions where the order has them.
-    drain_parked_sessions(&tx, &ctx)?;
+    let ctx = Context::new(&tx, device, now, now.since(sent_at))?;
+    // A drain an earlier request left parked (a crash between chunks) goes
+    // on first, so this request's items find their sessions where the
+    // order has them; the device resends buffered items, so it comes back.
+    let mut touched: Vec<String> = Vec::new();
+    for incoming in items {
+        let id = incoming.item.session_id.to_string();
+        if !touched.contains(&id) {
+            touched.push(id);
+        }
+    }
+    drain_sessions(&tx, &ctx, &touched)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
         let result = if held.get(i).copied().unwrap_or(false) {
@@ -214,7 +254,10 @@ pub fn run(
         }
     }
     tx.commit().map_err(LedgerError::Sqlite)?;
-    Ok(results)
+    Ok(Ran {
+        results,
+        parked: ctx.parked.into_inner(),
+    })
 }
 
 fn process(
@@ -371,38 +414,54 @@ fn claim_answered(
     )
 }
 
-/// Goes on with the drains `device`'s earlier requests left parked, one
-/// chunk of [`DRAIN_CHUNK_ITEMS`] in its own durable transaction, at `now`.
-/// Returns whether any session is still parked (call again).
+/// Goes on with the drains of `sessions` (of `device`) that a request
+/// left parked: one chunk of [`DRAIN_CHUNK_ITEMS`] in its own durable
+/// transaction, at `now`. Returns the sessions still parked (call again).
 pub fn drain_parked(
     conn: &mut Connection,
     device: &Device,
+    sessions: &[String],
     now: UnixMs,
-) -> Result<bool, LedgerError> {
+) -> Result<Vec<String>, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context {
-        device,
-        now,
-        skew_ms: 0,
-        closed_until: periods::closed_until(&tx)?,
-        drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
-    };
-    drain_parked_sessions(&tx, &ctx)?;
-    let more = !sessions::parked(&tx, &device.device_id)?.is_empty();
+    let ctx = Context::new(&tx, device, now, 0)?;
+    drain_sessions(&tx, &ctx, sessions)?;
     tx.commit().map_err(LedgerError::Sqlite)?;
-    Ok(more)
+    Ok(ctx.parked.into_inner())
 }
 
-fn drain_parked_sessions(conn: &Connection, ctx: &Context<'_>) -> Result<(), LedgerError> {
-    for (session_id, next_seq) in sessions::parked(conn, &ctx.device.device_id)? {
-        if ctx.drain_budget.get() == 0 {
-            break;
+/// Drains each of `session_ids` of this device whose cursor rests on a
+/// buffered slot, within the transaction's budget.
+fn drain_sessions(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    session_ids: &[String],
+) -> Result<(), LedgerError> {
+    for session_id in session_ids {
+        let Some(session) = sessions::find(conn, session_id)? else {
+            continue;
+        };
+        if session.device_id != ctx.device.device_id
+            || sessions::slot(conn, session_id, session.next_seq)? != sessions::Slot::Buffered
+        {
+            continue;
         }
-        drain(conn, ctx, &session_id, next_seq)?;
+        if ctx.drain_budget.get() == 0 {
+            park(ctx, session_id);
+            continue;
+        }
+        drain(conn, ctx, session_id, session.next_seq)?;
     }
     Ok(())
+}
+
+fn park(ctx: &Context<'_>, session_id: &str) {
+    let mut parked = ctx.parked.borrow_mut();
+    if !parked.iter().any(|s| s == session_id) {
+        parked.push(session_id.to_owned());
+    }
 }
 
 /// Moves the session's cursor from `from_seq` past every slot that is
@@ -419,7 +478,10 @@ fn drain(
     loop {
         match sessions::slot(conn, session_id, next)? {
             sessions::Slot::Empty => break,
-            sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => break,
+            sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => {
+                park(ctx, session_id);
+                break;
+            }
             sessions::Slot::Buffered => {
                 ctx.drain_budget.set(ctx.drain_budget.get() - 1);
                 let receipt = receipts::at_seq(conn, session_id, next)?.ok_or_else(|| {
