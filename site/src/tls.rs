@@ -222,7 +222,7 @@ impl CertStore {
     }
 
     /// A rustls server configuration over this store's resolver, speaking
-    /// HTTP/2 and HTTP/1.1.
+    /// HTTP/1.1 (the API ports' one protocol, see `server.rs`).
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -230,7 +230,7 @@ impl CertStore {
             .expect("the ring provider supports the default protocol versions")
             .with_no_client_auth()
             .with_cert_resolver(self.resolver.clone());
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Arc::new(config)
     }
 }

@@ -14,6 +14,7 @@ use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
 use super::zone::UtcOffset;
 use super::{push_acc, zebra};
+use crate::ledger::terminal::refusal_reason;
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
 
 /// What one request makes the listener do.
@@ -61,7 +62,7 @@ fn iclock_request(
 ) -> Answer {
     let serial = request.serial().to_owned();
     if let Err(reason) = config.allow.check(&serial) {
-        tracing::warn!(%serial, reason, path = %head.path, "refused a terminal");
+        crate::warn_sampled!(%serial, reason, path = %head.path, "refused a terminal");
         return Answer::Reply(match request {
             // Security PUSH's own refusal of a registration: 406, no body.
             Request::Registry { .. } => Reply {
@@ -122,7 +123,7 @@ fn iclock_request(
             (only_seen(), Reply::ok(Vec::new()))
         }
         Request::PostVerify { .. } => {
-            tracing::warn!(%serial, "back-end verification asked for: refused");
+            crate::warn_sampled!(%serial, "back-end verification asked for: refused");
             (
                 Write {
                     raw: vec![raw(
@@ -155,31 +156,21 @@ fn iclock_request(
             ..
         } => {
             let log = iclock::parse_attlog(body);
-            let records = log
-                .records
+            let mut kept_raw: Vec<(Vec<u8>, String)> = log
+                .unreadable
                 .iter()
-                .map(|record| punch(&serial, record, record.time_offset.unwrap_or(zone)))
+                .map(|line| (line.raw.clone(), line.reason.to_string()))
                 .collect();
-            let unreadable = log.unreadable.iter().map(|line| {
-                tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
-                (line.raw.clone(), line.reason.to_string())
-            });
-            let id_checks = log.id_checks.iter().map(|line| {
+            let records = queueable(&serial, &log.records, zone, &mut kept_raw);
+            kept_raw.extend(log.id_checks.iter().map(|line| {
                 let reason = "ID-card check (Type=1), not an attendance";
                 (line.clone(), reason.to_owned())
-            });
+            }));
             (
                 Write {
                     records,
-                    raw: unreadable
-                        .chain(id_checks)
-                        .map(|(line, reason)| RawBody {
-                            device: serial.clone(),
-                            kind: "ATTLOG".to_owned(),
-                            query: head.query.clone(),
-                            body: line,
-                            reason: Some(reason),
-                        })
+                    raw: kept_raw_as_one(&serial, "ATTLOG", &head.query, kept_raw)
+                        .into_iter()
                         .collect(),
                     seen,
                 },
@@ -191,23 +182,17 @@ fn iclock_request(
             ..
         } => {
             let log = push_acc::parse_rtlog(body);
+            let mut kept_raw: Vec<(Vec<u8>, String)> = log
+                .others
+                .into_iter()
+                .map(|(line, reason)| (line, reason.to_owned()))
+                .collect();
+            let records = queueable(&serial, &log.punches, zone, &mut kept_raw);
             (
                 Write {
-                    records: log
-                        .punches
-                        .iter()
-                        .map(|record| punch(&serial, record, zone))
-                        .collect(),
-                    raw: log
-                        .others
+                    records,
+                    raw: kept_raw_as_one(&serial, "rtlog", &head.query, kept_raw)
                         .into_iter()
-                        .map(|(line, reason)| RawBody {
-                            device: serial.clone(),
-                            kind: "rtlog".to_owned(),
-                            query: head.query.clone(),
-                            body: line,
-                            reason: Some(reason.to_owned()),
-                        })
                         .collect(),
                     seen,
                 },
@@ -246,6 +231,61 @@ fn iclock_request(
         ),
     };
     Answer::WriteThen(write, reply)
+}
+
+/// The punches of one upload that the ledger will take, as queue records
+/// (each line's own time offset wins over `zone`); a punch the ledger would
+/// refuse after its acknowledgement, or whose instant falls outside years
+/// 0000-9999, joins `kept_raw` instead.
+fn queueable(
+    serial: &str,
+    punches: &[iclock::AttRecord],
+    zone: UtcOffset,
+    kept_raw: &mut Vec<(Vec<u8>, String)>,
+) -> Vec<NewRecord> {
+    let mut records = Vec::with_capacity(punches.len());
+    for record in punches {
+        let text_len = String::from_utf8_lossy(&record.raw).len();
+        if let Some(why) = refusal_reason(serial, &record.pin, text_len) {
+            kept_raw.push((record.raw.clone(), why));
+            continue;
+        }
+        let punch = punch(serial, record, record.time_offset.unwrap_or(zone));
+        if !(UnixMs::MIN..=UnixMs::MAX).contains(&punch.capture.occurred_at) {
+            kept_raw.push((
+                record.raw.clone(),
+                "time outside years 0000-9999 in UTC".to_owned(),
+            ));
+            continue;
+        }
+        records.push(punch);
+    }
+    records
+}
+
+/// The lines of one upload kept raw as one raw body (joined by LF, in
+/// their order) with the count and the first reason, so an upload of junk
+/// costs one row and one log line, not one per line.
+fn kept_raw_as_one(
+    serial: &str,
+    kind: &str,
+    query: &str,
+    lines: Vec<(Vec<u8>, String)>,
+) -> Option<RawBody> {
+    let first_reason = lines.first()?.1.clone();
+    crate::warn_sampled!(%serial, kind, lines = lines.len(), first_reason = %first_reason, "upload lines kept raw");
+    let count = lines.len();
+    Some(RawBody {
+        device: serial.to_owned(),
+        kind: kind.to_owned(),
+        query: query.to_owned(),
+        body: lines
+            .into_iter()
+            .map(|(raw, _)| raw)
+            .collect::<Vec<_>>()
+            .join(&b'\n'),
+        reason: Some(format!("{count} line(s) kept raw; first: {first_reason}")),
+    })
 }
 
 /// A person's punch (an ATTLOG line, an access event) as a queue record,
@@ -296,17 +336,31 @@ fn zebra_report(config: &ListenerConfig, head: &Head, body: &[u8]) -> Answer {
             why: "missing SN".to_owned(),
         };
     };
+    if let Err(err) = iclock::check_serial(&serial) {
+        return Answer::Reply(Reply::error(Status::BadRequest, &err.to_string()));
+    }
     if let Err(reason) = config.allow.check(&serial) {
-        tracing::warn!(%serial, reason, "refused a reader");
+        crate::warn_sampled!(%serial, reason, "refused a reader");
         return Answer::Reply(Reply::error(Status::Forbidden, "refused"));
     }
     let report = match zebra::parse_report(body) {
         Ok(report) => report,
         Err(err) => {
-            tracing::warn!(%serial, %err, "unreadable tag report refused");
+            crate::warn_sampled!(%serial, %err, "unreadable tag report refused");
             return Answer::Reply(Reply::error(Status::BadRequest, &err.to_string()));
         }
     };
+    // The whole report is refused, as for an unreadable report, when the
+    // ledger would refuse any of its tag reads after the acknowledgement.
+    for (index, event) in report.tags.iter().enumerate() {
+        if let Some(why) = refusal_reason(&serial, &event.epc, event.raw.len()) {
+            crate::warn_sampled!(%serial, index, %why, "tag report the ledger would refuse");
+            return Answer::Reply(Reply::error(
+                Status::BadRequest,
+                &format!("tag read {index}: {why}"),
+            ));
+        }
+    }
     let records = report
         .tags
         .into_iter()

@@ -284,6 +284,13 @@ pub fn table_count_reply(table: &TableCount, body: &[u8]) -> Vec<u8> {
 
 fn serial_from(query: &str) -> Result<String, RouteError> {
     let serial = query_param(query, "SN").ok_or(RouteError::MissingSerial)?;
+    check_serial(&serial)?;
+    Ok(serial)
+}
+
+/// A serial is 1 to [`MAX_SERIAL_CHARS`] of `[A-Za-z0-9._-]`, whichever
+/// protocol names it.
+pub fn check_serial(serial: &str) -> Result<(), RouteError> {
     if serial.is_empty()
         || serial.chars().count() > MAX_SERIAL_CHARS
         || !serial
@@ -294,7 +301,7 @@ fn serial_from(query: &str) -> Result<String, RouteError> {
             serial.chars().take(MAX_SERIAL_CHARS).collect(),
         ));
     }
-    Ok(serial)
+    Ok(())
 }
 
 /// The handshake options the listener sends (docs/terminal-protocols.md).

@@ -19,6 +19,7 @@ use stockhop::time::{Millis, UnixMs};
 
 use super::rules::{Capture, RateKey, ReaderRates, Rules, Terminal, RATE_WINDOW_MAX, STALE_AFTER};
 use crate::db::DbError;
+use crate::limits::{RAW_RETENTION, RAW_ROWS_MAX};
 use crate::terminal_wire::{
     RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
 };
@@ -364,9 +365,11 @@ pub fn settle(
     Ok(())
 }
 
-/// Deletes done rows settled before `now − DONE_RETENTION` and served
-/// records older than `now − SERVED_RETENTION`, a bounded number at a time.
-/// Dead letters stay until someone deals with them.
+/// Deletes done rows settled before `now − DONE_RETENTION`, served
+/// records older than `now − SERVED_RETENTION`, and raw bodies received
+/// before `now − RAW_RETENTION` or beyond the newest [`RAW_ROWS_MAX`], a
+/// bounded number at a time. Dead letters stay until someone deals with
+/// them.
 pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
     let done_before = now.0 - DONE_RETENTION.0 as i64;
     let served_before = now.0 - SERVED_RETENTION.0 as i64;
@@ -380,6 +383,16 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
         "DELETE FROM listener_served WHERE rowid IN
            (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
         params![served_before, PRUNE_ROWS_MAX as i64],
+    )?;
+    // Raw bodies arrive in id order, so the oldest are the first ids: the
+    // scan stops at the first young one without an index on received_at.
+    let raw_before = now.0 - RAW_RETENTION.0 as i64;
+    removed += tx.execute(
+        "DELETE FROM listener_raw WHERE id IN
+           (SELECT id FROM listener_raw
+            WHERE received_at < ?1 OR id <= (SELECT max(id) FROM listener_raw) - ?3
+            ORDER BY id LIMIT ?2)",
+        params![raw_before, PRUNE_ROWS_MAX as i64, RAW_ROWS_MAX],
     )?;
     tx.commit()?;
     Ok(removed)
@@ -568,6 +581,32 @@ mod tests {
                 dead: 1
             }
         );
+    }
+
+    #[test]
+    fn raw_bodies_are_pruned_past_their_retention() {
+        let (_dir, mut conn, mut rules) = check(Vec::new());
+        let raw = RawBody {
+            device: "D1".to_owned(),
+            kind: "OPERLOG".to_owned(),
+            query: String::new(),
+            body: b"x".to_vec(),
+            reason: None,
+        };
+        let kept = Write {
+            raw: vec![raw],
+            ..Write::default()
+        };
+        write(&mut conn, &mut rules, NOW, &[kept]).unwrap();
+        let raw_rows = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM listener_raw", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(prune(&mut conn, NOW.plus(RAW_RETENTION)).unwrap(), 0);
+        assert_eq!(raw_rows(&conn), 1);
+        let later = NOW.plus(RAW_RETENTION).plus(Millis(1));
+        assert_eq!(prune(&mut conn, later).unwrap(), 1);
+        assert_eq!(raw_rows(&conn), 0);
     }
 
     #[test]
