@@ -133,6 +133,9 @@ impl Ledger {
     }
 }
 
+/// The handler's work: the request's transaction, then (after the answer,
+/// in the handler) any backlog it left parked, chunk by chunk, each chunk
+/// a commit the simulation may crash at.
 fn run(
     conn: &mut Connection,
     device: &Device,
@@ -140,7 +143,12 @@ fn run(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Vec<stockhop::wire::ItemResult>, LedgerError> {
-    sync::run(conn, device, parsed.sent_at, &parsed.items, held, now)
+    let ran = sync::run_parked(conn, device, parsed.sent_at, &parsed.items, held, now)?;
+    let mut parked = ran.parked;
+    while !parked.is_empty() {
+        parked = sync::drain_parked(conn, device, &parked, now)?;
+    }
+    Ok(ran.results)
 }
 
 fn error(status: u16, code: &str, message: &str) -> Answer {
