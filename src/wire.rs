@@ -4,7 +4,7 @@
 //! An item's `body` stays a JSON value here ([`crate::body::Body`]): the
 //! server hashes the item's canonical JSON as sent, and reads the typed
 //! bodies ([`OpenSessionBody`], [`ScanBody`], …) from it with
-//! `SyncItem::body_as` (native only; the handheld never reads a body).
+//! [`SyncItem::body_as`].
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -66,7 +66,6 @@ pub struct SyncItem {
     pub body: Body,
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 impl SyncItem {
     /// Reads the body as the typed body of its command.
     pub fn body_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
@@ -283,8 +282,7 @@ pub struct HeartbeatAck {
     pub server_time: UnixMs,
 }
 
-// Natively only: they build bodies as `serde_json` values (`crate::body`).
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

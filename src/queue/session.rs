@@ -70,7 +70,7 @@ impl Session {
             next_seq: 1,
             closed: false,
         };
-        let body = body::of_open(&body);
+        let body = serde_json::to_value(&body).unwrap_or_default();
         let item = session.next_item(Command::OpenSession, body, key, now);
         (session, item)
     }
@@ -107,7 +107,7 @@ impl Session {
     /// item at `void_seq`. Allowed in a closed session too: the void only
     /// lets the server move past a seq, it captures nothing new.
     pub fn void(&mut self, void_seq: u64, key: IdempotencyKey, now: UnixMs) -> Item {
-        let body = body::of_void(VoidBody { void_seq });
+        let body = serde_json::to_value(VoidBody { void_seq }).unwrap_or_default();
         self.next_item(Command::Void, body, key, now)
     }
 

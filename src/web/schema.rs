@@ -9,11 +9,15 @@
 //!
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
-//! still passes through every step. They use `web_sys` directly because
-//! they need that transaction; the connection the queue keeps is opened
+//! still passes through every step. [`upgrade`] is the one place that uses
+//! `web_sys`'s IndexedDB directly: the v2 step walks every v1 row with a
+//! cursor inside that transaction, and `indexed_db_futures` hands its
+//! upgrade callback the database but no way to run requests on the
+//! version-change transaction. The connection the queue keeps is opened
 //! through `indexed_db_futures` (see `store` for its transactions).
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
@@ -26,15 +30,15 @@ use web_sys::{
     IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbVersionChangeEvent,
 };
 
+use serde::Deserialize;
+
 use crate::key::IdempotencyKey;
 use crate::queue::Session;
 use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
+use super::convert::{from_js, to_js};
 use super::error::{describe, QueueError};
-use super::js::{Fields, FromJs, ReadError};
-use super::store::from_js;
-use super::write::ToJs;
 
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
@@ -59,17 +63,17 @@ pub async fn open(name: &str) -> Result<Database, QueueError> {
 /// use it to build an older schema.
 pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
     upgrade(name, version).await?;
-    Ok(Database::open(name.to_owned()).await?)
+    Ok(Database::open(name).await?)
 }
 
 async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .map_err(QueueError::browser)?
         .dyn_into()
-        .map_err(|_| QueueError::storage("IndexedDB is not available"))?;
+        .map_err(|_| QueueError::Storage("IndexedDB is not available".into()))?;
     let request = factory
         .open_with_u32(name, version)
-        .map_err(|e| QueueError::storage(describe(&e)))?;
+        .map_err(|e| QueueError::Storage(describe(&e)))?;
     let failure: Rc<RefCell<Option<String>>> = Rc::default();
     let keep: Keep = Rc::default();
 
@@ -100,7 +104,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     request.set_onerror(None);
     drop(keep);
     if let Some(why) = failure.borrow_mut().take() {
-        return Err(QueueError::storage(format!("upgrade failed: {why}")));
+        return Err(QueueError::Storage(format!("upgrade failed: {why}")));
     }
     opened.map_err(|_| {
         let why = request
@@ -109,7 +113,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
             .flatten()
             .map(|e| format!("{}: {}", e.name(), e.message()))
             .unwrap_or_else(|| "unknown".into());
-        QueueError::storage(format!("open failed: {why}"))
+        QueueError::Storage(format!("open failed: {why}"))
     })?;
     let db: IdbDatabase = request
         .result()
@@ -149,8 +153,10 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
 }
 
 /// The fields of a v1 item the v2 step reads.
+#[derive(Deserialize)]
 struct LegacyItem {
     id: f64,
+    #[serde(default)]
     key: Option<String>,
     session_id: uuid::Uuid,
     client_seq: u64,
@@ -158,29 +164,12 @@ struct LegacyItem {
     queued_at: UnixMs,
     /// The item's body as stored, read as an [`OpenSessionBody`] for an
     /// `open_session` item.
-    body: JsValue,
+    #[serde(default)]
+    body: serde_json::Value,
 }
 
-impl FromJs for LegacyItem {
-    fn from_js(value: &JsValue) -> Result<LegacyItem, ReadError> {
-        let f = Fields::of(value, "v1 item")?;
-        // A body that is not JSON makes the row unreadable, as it always has.
-        f.json("body")?;
-        Ok(LegacyItem {
-            id: f.number("id")?,
-            key: f.opt_string("key")?,
-            session_id: f.uuid("session_id")?,
-            client_seq: f.u64("client_seq")?,
-            command: f.command("command")?,
-            queued_at: f.time("queued_at")?,
-            body: f.get("body"),
-        })
-    }
-}
-
-/// The sessions the v2 step has met, in first-met order: a list, which
-/// links less code than a map (the step runs once per device).
-type Seen = Rc<RefCell<Vec<(uuid::Uuid, LegacySession)>>>;
+/// The sessions the v2 step has met.
+type Seen = Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>>;
 
 #[derive(Default)]
 struct LegacySession {
@@ -257,13 +246,13 @@ fn migrate_row(
                 next_seq: legacy.last_seq + 1,
                 closed: legacy.closed,
             };
-            sessions_store.put(&session.to_js())?;
+            sessions_store.put(&to_js(&session)?)?;
         }
         return Ok(());
     }
     let cursor: IdbCursorWithValue = result.unchecked_into();
     let value = cursor.value()?;
-    let row: LegacyItem = from_js(value.clone())
+    let row: LegacyItem = from_js(value.clone(), "v1 item")
         .map_err(|e| JsValue::from_str(&format!("unreadable v1 item: {e}")))?;
     if row.key.is_none() {
         let key = IdempotencyKey::derive_from_legacy_id(row.id as u64)
@@ -272,16 +261,7 @@ fn migrate_row(
         cursor.update(&value)?;
     }
     let mut seen = seen.borrow_mut();
-    // Rows come in queue-id (capture) order, so a row's session is nearly
-    // always the last one met: search from the end.
-    let at = match seen.iter().rposition(|(id, _)| *id == row.session_id) {
-        Some(at) => at,
-        None => {
-            seen.push((row.session_id, LegacySession::default()));
-            seen.len() - 1
-        }
-    };
-    let session = &mut seen[at].1;
+    let session = seen.entry(row.session_id).or_default();
     session.last_seq = session.last_seq.max(row.client_seq);
     session.opened_at = Some(
         session
@@ -289,7 +269,7 @@ fn migrate_row(
             .map_or(row.queued_at, |at| at.min(row.queued_at)),
     );
     match row.command {
-        Command::OpenSession => session.open = OpenSessionBody::from_js(&row.body).ok(),
+        Command::OpenSession => session.open = serde_json::from_value(row.body).ok(),
         Command::CloseSession => session.closed = true,
         _ => {}
     }

@@ -13,11 +13,9 @@ use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use crate::queue::{Reply, TransportOutcome};
 use crate::time::Millis;
-use crate::wire::{ErrorBody, SyncRequest, SyncResponse, SYNC_PATH};
+use crate::wire::{SyncRequest, SYNC_PATH};
 
-use super::js::FromJs;
 use super::store::DeviceConfig;
-use super::write;
 
 /// A request that has not answered in this long is abandoned as a timeout
 /// (DESIGN.md §6's 10 s), so a dead link does not hold the drain lock.
@@ -56,11 +54,11 @@ impl Transport for FetchTransport {
     }
 }
 
-/// The request as JSON text: written as a JS object, then the browser's
-/// `JSON.stringify`, so the module carries no JSON printer of its own.
+/// The request as JSON text.
 fn request_body(request: &SyncRequest) -> Option<JsValue> {
-    let value = write::sync_request(request);
-    js_sys::JSON::stringify(&value).ok().map(JsValue::from)
+    serde_json::to_string(request)
+        .ok()
+        .map(|text| JsValue::from_str(&text))
 }
 
 async fn fetch_with_timeout(
@@ -102,27 +100,11 @@ async fn fetch_with_timeout(
 }
 
 /// Reads a `Response` into what the core classifies: its status and the
-/// body, parsed by the browser's `JSON.parse` and read into typed values
-/// (a body that is not JSON, or not of the expected shape, is
-/// [`Reply::Unreadable`]). A body that cannot be read at all is an error.
+/// body read as the status says it should be ([`Reply::from_text`]). A
+/// body that cannot be read at all is an error.
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
     let status = response.status();
     let text = JsFuture::from(response.text()?).await?;
-    let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
-        Some(Ok(value)) => read_reply(status, &value),
-        _ => Reply::Unreadable,
-    };
-    Ok(TransportOutcome::Http { status, body })
-}
-
-/// Reads a parsed body as the status says it should be (as
-/// [`Reply::read`] does for serde formats): per-item results from a 200,
-/// `{code, message}` from anything else.
-fn read_reply(status: u16, body: &JsValue) -> Reply {
-    let read = if status == 200 {
-        SyncResponse::from_js(body).map(Reply::Sync)
-    } else {
-        ErrorBody::from_js(body).map(Reply::Error)
-    };
-    read.unwrap_or(Reply::Unreadable)
+    let text = text.as_string().unwrap_or_default();
+    Ok(TransportOutcome::from_text(status, &text))
 }

@@ -1,0 +1,31 @@
+//! The JS edge: every record, message and reply crosses it through serde
+//! (`serde-wasm-bindgen`). Reads name the field that failed
+//! (`capture.session_id: invalid type: …`); writes build the plain
+//! objects `JSON.parse` would give (`None` as `null`, maps as objects).
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+/// Reads `value` as a `T`; the error names `noun` and the path to the
+/// field that did not fit.
+pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
+    let deserializer = serde_wasm_bindgen::Deserializer::from(value);
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let at = match (noun, path.as_str()) {
+            (noun, ".") => noun.to_owned(),
+            ("", path) => path.to_owned(),
+            (noun, path) => format!("{noun}.{path}"),
+        };
+        format!("{at}: {}", err.inner())
+    })
+}
+
+/// Writes `value` as a plain JS value. It fails only on a number no JS
+/// number holds exactly (beyond ±2^53), which is refused, not altered.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, String> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|err| err.to_string())
+}
