@@ -13,12 +13,12 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, Str
     let deserializer = serde_wasm_bindgen::Deserializer::from(value);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let path = err.path().to_string();
-        let at = match (noun, path.as_str()) {
-            (noun, ".") => noun.to_owned(),
-            ("", path) => path.to_owned(),
-            (noun, path) => format!("{noun}.{path}"),
-        };
-        format!("{at}: {}", err.inner())
+        match (noun, path.as_str()) {
+            ("", ".") => err.inner().to_string(),
+            (noun, ".") => format!("{noun}: {}", err.inner()),
+            ("", path) => format!("{path}: {}", err.inner()),
+            (noun, path) => format!("{noun}.{path}: {}", err.inner()),
+        }
     })
 }
 

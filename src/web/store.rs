@@ -228,11 +228,16 @@ impl Store {
                         Ok(item)
                     }
                 },
-                CaptureRequest::Capture { capture, .. } => slot
-                    .as_mut()
-                    .ok_or(CaptureError::UnknownSession(session_id))
-                    .and_then(|s| s.capture(capture.clone(), key, now))
-                    .map_err(QueueError::from),
+                // A body IndexedDB could not hold as given (a number
+                // beyond ±2^53) is refused before it takes a seq.
+                CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
+                    Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
+                    Ok(_) => slot
+                        .as_mut()
+                        .ok_or(CaptureError::UnknownSession(session_id))
+                        .and_then(|s| s.capture(capture.clone(), key, now))
+                        .map_err(QueueError::from),
+                },
                 CaptureRequest::Close { .. } => slot
                     .as_mut()
                     .ok_or(CaptureError::UnknownSession(session_id))
