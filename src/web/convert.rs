@@ -13,11 +13,14 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, Str
     let deserializer = serde_wasm_bindgen::Deserializer::from(value);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let path = err.path().to_string();
+        // The error is a JS `Error`; its text starts with its class name.
+        let why = err.inner().to_string();
+        let why = why.strip_prefix("Error: ").unwrap_or(&why);
         match (noun, path.as_str()) {
-            ("", ".") => err.inner().to_string(),
-            (noun, ".") => format!("{noun}: {}", err.inner()),
-            ("", path) => format!("{path}: {}", err.inner()),
-            (noun, path) => format!("{noun}.{path}: {}", err.inner()),
+            ("", ".") => why.to_owned(),
+            (noun, ".") => format!("{noun}: {why}"),
+            ("", path) => format!("{path}: {why}"),
+            (noun, path) => format!("{noun}.{path}: {why}"),
         }
     })
 }

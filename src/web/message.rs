@@ -6,7 +6,7 @@
 //! ([`super::convert`]): a bad message is refused with the field named
 //! (`capture.session_id: invalid type: …`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -28,10 +28,10 @@ pub const LIST_LIMIT_MAX: u32 = 500;
 /// fastest sled's reads, and a message and its reply stay small.
 pub const CAPTURE_MANY_MAX: usize = 1_000;
 
-/// A page's request. On the wire it is `{type, ...fields}`. An absent
-/// `Option` is `None`, an absent `command` is `scan`, an absent `body` is
-/// JSON `null` and an absent `context` is empty; every other field is
-/// required, and unknown fields are ignored.
+/// A page's request. On the wire it is `{type, ...fields}`. An absent (or
+/// `undefined`) `Option` is `None`, `command` is `scan`, `body` is JSON
+/// `null` and `context` is empty; every other field is required, and
+/// unknown fields are ignored.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PageRequest {
@@ -57,7 +57,7 @@ pub enum PageRequest {
     /// A scan (or an undo, with `command: "undo"`).
     Capture {
         session_id: Uuid,
-        #[serde(default = "scan")]
+        #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
         #[serde(default)]
         body: Body,
@@ -66,7 +66,7 @@ pub enum PageRequest {
     /// acknowledged only once its own transaction has completed.
     CaptureMany {
         session_id: Uuid,
-        #[serde(default = "scan")]
+        #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
         bodies: Vec<Body>,
     },
@@ -94,6 +94,11 @@ pub enum PageRequest {
 
 fn scan() -> Command {
     Command::Scan
+}
+
+/// A capture's command: `scan` when `undefined` or `null` too.
+fn scan_unless_named<'de, D: Deserializer<'de>>(command: D) -> Result<Command, D::Error> {
+    Ok(Option::<Command>::deserialize(command)?.unwrap_or(Command::Scan))
 }
 
 impl PageRequest {
