@@ -306,7 +306,7 @@ async function main() {
     const ping = await page.evaluate(measurePing, options);
     const batched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     // A handheld set up for a site it cannot reach (a closed loopback
-    // port): every capture starts a drain attempt at once, as DESIGN.md
+    // port): every capture starts a drain attempt at once, as docs/design.md
     // §3.5 asks, which fails; the backlog of the runs above is in the queue.
     const setup = { type: 'setup', site_url: UNREACHABLE_SITE, device_token: 'bench', device_id: 'bench' };
     const offline = await page.evaluate(measureQueue, { ...options, setup });

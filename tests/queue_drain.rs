@@ -1,6 +1,6 @@
 //! The drain's state machine natively: order, batching, classification,
 //! backoff, restarts and operator actions, with the server's answers built
-//! as the JSON DESIGN.md §4 specifies.
+//! as the JSON docs/design.md §4 specifies.
 #![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::json;

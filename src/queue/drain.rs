@@ -30,7 +30,7 @@ use super::session::Session;
 /// Items in a request that follows one the site did not answer item by
 /// item (offline, a timeout, a 5xx, a refused token): one, a probe. While
 /// the site is unreachable every new capture still starts an attempt at
-/// once (DESIGN.md §3.5), and each attempt writes its lease and its
+/// once (docs/design.md §3.5), and each attempt writes its lease and its
 /// outcome; probing keeps that to one item each way instead of
 /// [`MAX_ITEMS_PER_REQUEST`], so an operator scanning through an outage
 /// never waits behind the drain's bookkeeping. The first answer the site
@@ -76,7 +76,7 @@ pub enum DrainError {
 
 /// The drain's state: pending items per session and the backoff.
 ///
-/// The queue is unbounded by design (DESIGN.md §3.4): there is no cap on
+/// The queue is unbounded by design (docs/design.md §3.4): there is no cap on
 /// pending items here, and nothing is evicted.
 #[derive(Debug, Clone, Default)]
 pub struct Drain {

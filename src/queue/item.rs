@@ -1,5 +1,5 @@
 //! One queued item as the handheld stores it: the wire item plus its
-//! place in the queue's life cycle (DESIGN.md §3.6).
+//! place in the queue's life cycle (docs/design.md §3.6).
 //!
 //! `done` items stay for the queue screen for [`DONE_RETENTION`] and are
 //! then pruned ([`Item::is_prunable`]); no other item is ever deleted:

@@ -1,5 +1,5 @@
 //! A capture session: a client-minted id and the contiguous `client_seq`
-//! its items take, starting at 1 (DESIGN.md §3.3).
+//! its items take, starting at 1 (docs/design.md §3.3).
 //!
 //! The open and the close are themselves queued items with their own keys
 //! and seqs, so a session is opened, used and closed offline. The runtime

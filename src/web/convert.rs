@@ -8,7 +8,8 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 /// Reads `value` as a `T`; the error names `noun` and the path to the
-/// field that did not fit.
+/// field that did not fit. For what a page sends, which a person reads
+/// when it is refused.
 pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
     let deserializer = serde_wasm_bindgen::Deserializer::from(value);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
@@ -22,6 +23,18 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, Str
             ("", path) => format!("{path}: {why}"),
             (noun, path) => format!("{noun}.{path}: {why}"),
         }
+    })
+}
+
+/// Reads a record the queue stored as a `T`; the error names `noun` and
+/// what did not fit (`missing field`, `invalid type`). Without the path
+/// of [`from_js`]: a stored record is written by this module from the
+/// same types, and tracking the path doubles every reader's code in the
+/// module.
+pub fn from_record<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(value).map_err(|err| {
+        let why = err.to_string();
+        format!("{noun}: {}", why.strip_prefix("Error: ").unwrap_or(&why))
     })
 }
 

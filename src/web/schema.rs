@@ -3,7 +3,7 @@
 //! * v1 (an older handheld build): one `items` store, auto-increment `id`,
 //!   items without an idempotency key.
 //! * v2: every item carries a key (old items get the derived UUIDv8 of
-//!   their queue id, DESIGN.md §3.1), indexes by state, by (session, seq)
+//!   their queue id, docs/design.md §3.1), indexes by state, by (session, seq)
 //!   and by key, a `sessions` store rebuilt from the items, and a `meta`
 //!   store (device setup, backoff).
 //!
@@ -37,7 +37,7 @@ use crate::queue::Session;
 use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
-use super::convert::{from_js, to_js};
+use super::convert::{from_record, to_js};
 use super::error::{describe, QueueError};
 
 /// The production database.
@@ -252,7 +252,7 @@ fn migrate_row(
     }
     let cursor: IdbCursorWithValue = result.unchecked_into();
     let value = cursor.value()?;
-    let row: LegacyItem = from_js(value.clone(), "v1 item")
+    let row: LegacyItem = from_record(value.clone(), "v1 item")
         .map_err(|e| JsValue::from_str(&format!("unreadable v1 item: {e}")))?;
     if row.key.is_none() {
         let key = IdempotencyKey::derive_from_legacy_id(row.id as u64)

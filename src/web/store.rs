@@ -35,7 +35,7 @@ use crate::queue::{
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 
-use super::convert::{from_js, to_js};
+use super::convert::{from_record, to_js};
 use super::error::QueueError;
 use super::schema::{self, BY_SESSION_SEQ, BY_STATE, ITEMS, META, SESSIONS};
 
@@ -122,7 +122,7 @@ pub struct Store {
 
 /// A record read from storage, with the field that did not fit named.
 fn record<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, QueueError> {
-    from_js(value, noun).map_err(QueueError::Storage)
+    from_record(value, noun).map_err(QueueError::Storage)
 }
 
 /// A record written for storage.
@@ -542,8 +542,8 @@ fn queue_id(key: f64) -> Result<u64, QueueError> {
     if key >= 1.0 && key.fract() == 0.0 {
         Ok(key as u64)
     } else {
-        Err(QueueError::Storage(format!(
-            "an added item's key is not a queue id: {key}"
-        )))
+        Err(QueueError::Storage(
+            "an added item's key is not a whole queue id".into(),
+        ))
     }
 }

@@ -15,10 +15,11 @@ use crate::queue::{Reply, TransportOutcome};
 use crate::time::Millis;
 use crate::wire::{SyncRequest, SYNC_PATH};
 
+use super::convert::to_js;
 use super::store::DeviceConfig;
 
 /// A request that has not answered in this long is abandoned as a timeout
-/// (DESIGN.md §6's 10 s), so a dead link does not hold the drain lock.
+/// (docs/design.md §3.5), so a dead link does not hold the drain lock.
 pub const SYNC_TIMEOUT: Millis = Millis::from_secs(10);
 
 /// Sends one sync request and reports what came back.
@@ -54,11 +55,11 @@ impl Transport for FetchTransport {
     }
 }
 
-/// The request as JSON text.
+/// The request as JSON text: serde writes the JS object, the browser's
+/// `JSON.stringify` the text (the module carries no JSON printer).
 fn request_body(request: &SyncRequest) -> Option<JsValue> {
-    serde_json::to_string(request)
-        .ok()
-        .map(|text| JsValue::from_str(&text))
+    let value = to_js(request).ok()?;
+    js_sys::JSON::stringify(&value).ok().map(JsValue::from)
 }
 
 async fn fetch_with_timeout(
@@ -100,11 +101,16 @@ async fn fetch_with_timeout(
 }
 
 /// Reads a `Response` into what the core classifies: its status and the
-/// body read as the status says it should be ([`Reply::from_text`]). A
-/// body that cannot be read at all is an error.
+/// body, parsed by the browser's `JSON.parse` and read as the status says
+/// it should be ([`Reply::read`]; a body that is not JSON, or not of the
+/// expected shape, is [`Reply::Unreadable`]). A body that cannot be read
+/// at all is an error.
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
     let status = response.status();
     let text = JsFuture::from(response.text()?).await?;
-    let text = text.as_string().unwrap_or_default();
-    Ok(TransportOutcome::from_text(status, &text))
+    let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
+        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
+        _ => Reply::Unreadable,
+    };
+    Ok(TransportOutcome::Http { status, body })
 }

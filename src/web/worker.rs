@@ -101,11 +101,36 @@ fn plain<T: Serialize>(value: &T) -> Result<JsValue, QueueError> {
     to_js(value).map_err(QueueError::Browser)
 }
 
-/// `{items, next_after}`.
+/// `list`'s reply.
 #[derive(Serialize)]
 struct Page {
     items: Vec<ItemRow>,
     next_after: Option<u64>,
+}
+
+/// `setup`'s reply.
+#[derive(Serialize)]
+struct SetUp {
+    device_id: String,
+}
+
+/// `capture_many`'s reply.
+#[derive(Serialize)]
+struct Burst {
+    items: Vec<CapturedOrError>,
+}
+
+/// `discard`'s reply.
+#[derive(Serialize)]
+struct Discarded {
+    void: Captured,
+}
+
+/// `acknowledge`'s reply.
+#[derive(Serialize)]
+struct Acknowledged {
+    id: Option<u64>,
+    acknowledged: bool,
 }
 
 /// Handles one request; the reply is a plain object (`ok` is added after).
@@ -131,7 +156,7 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             let device_id = config.device_id.clone();
             // The reply does not wait for the network: the drain runs on.
             queue.setup(config).await?;
-            plain(&serde_json::json!({ "device_id": device_id }))
+            plain(&SetUp { device_id })
         }
         PageRequest::Device {} => plain(&DeviceReply::from(queue.device().await?.as_ref())),
         PageRequest::OpenSession {
@@ -182,7 +207,7 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
                     },
                 })
                 .collect();
-            plain(&serde_json::json!({ "items": items }))
+            plain(&Burst { items })
         }
         PageRequest::CloseSession { session_id } => {
             plain(&Captured::from(&queue.close_session(session_id).await?))
@@ -202,11 +227,16 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
         PageRequest::Wake {} => plain(&queue.drain(false).await?),
         PageRequest::Discard { id } => {
             let (_, void) = queue.discard(id).await?;
-            plain(&serde_json::json!({ "void": Captured::from(&void) }))
+            plain(&Discarded {
+                void: Captured::from(&void),
+            })
         }
         PageRequest::Acknowledge { id } => {
             let item = queue.acknowledge(id).await?;
-            plain(&serde_json::json!({ "id": item.id, "acknowledged": item.acknowledged }))
+            plain(&Acknowledged {
+                id: item.id,
+                acknowledged: item.acknowledged,
+            })
         }
         PageRequest::Storage {} => plain(&StorageReply::from(browser::storage_estimate().await?)),
     }
