@@ -152,7 +152,8 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// The fields of a v1 item the v2 step reads.
+/// The fields of a v1 item the v2 step reads (an `open_session`'s body is
+/// read on its own, as an [`OpenSessionBody`]).
 #[derive(Deserialize)]
 struct LegacyItem {
     id: f64,
@@ -162,10 +163,6 @@ struct LegacyItem {
     client_seq: u64,
     command: Command,
     queued_at: UnixMs,
-    /// The item's body as stored, read as an [`OpenSessionBody`] for an
-    /// `open_session` item.
-    #[serde(default)]
-    body: serde_json::Value,
 }
 
 /// The sessions the v2 step has met.
@@ -269,7 +266,10 @@ fn migrate_row(
             .map_or(row.queued_at, |at| at.min(row.queued_at)),
     );
     match row.command {
-        Command::OpenSession => session.open = serde_json::from_value(row.body).ok(),
+        Command::OpenSession => {
+            let body = Reflect::get(&value, &"body".into())?;
+            session.open = from_record::<OpenSessionBody>(body, "v1 open_session").ok();
+        }
         Command::CloseSession => session.closed = true,
         _ => {}
     }

@@ -198,33 +198,33 @@ impl Store {
         let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
         let items = tx.object_store(ITEMS)?;
         let sessions = tx.object_store(SESSIONS)?;
-        // The sessions this group touches, as they will be after it.
-        let mut touched: BTreeMap<Uuid, Option<Session>> = BTreeMap::new();
+        // The sessions this group touches, as they will be after it (a
+        // session not found stays out, and each capture for it is refused).
+        let mut touched: BTreeMap<Uuid, Session> = BTreeMap::new();
         let mut results = Vec::with_capacity(requests.len());
         let mut adds = Vec::with_capacity(requests.len());
         for request in requests {
             let session_id = request.session_id();
-            let slot = match touched.entry(session_id) {
-                Entry::Occupied(slot) => slot.into_mut(),
-                Entry::Vacant(slot) => {
-                    let session = match self.sessions.get(&session_id) {
-                        Some(session) => Some(session.clone()),
-                        None => {
-                            let stored: Option<JsValue> =
-                                sessions.get(session_id.to_string()).primitive()?.await?;
-                            stored.map(|s| record(s, "session")).transpose()?
-                        }
-                    };
-                    slot.insert(session)
+            if let Entry::Vacant(vacant) = touched.entry(session_id) {
+                let session = match self.sessions.get(&session_id) {
+                    Some(session) => Some(session.clone()),
+                    None => {
+                        let stored: Option<JsValue> =
+                            sessions.get(session_id.to_string()).primitive()?.await?;
+                        stored.map(|s| record(s, "session")).transpose()?
+                    }
+                };
+                if let Some(session) = session {
+                    vacant.insert(session);
                 }
-            };
+            }
             let key = IdempotencyKey::mint()?;
             let item = match request {
-                CaptureRequest::Open { body, .. } => match slot {
+                CaptureRequest::Open { body, .. } => match touched.get(&session_id) {
                     Some(_) => Err(CaptureError::SessionExists(session_id).into()),
                     None => {
                         let (session, item) = Session::open(session_id, body.clone(), key, now);
-                        *slot = Some(session);
+                        touched.insert(session_id, session);
                         Ok(item)
                     }
                 },
@@ -232,14 +232,14 @@ impl Store {
                 // beyond ±2^53) is refused before it takes a seq.
                 CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
                     Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
-                    Ok(_) => slot
-                        .as_mut()
+                    Ok(_) => touched
+                        .get_mut(&session_id)
                         .ok_or(CaptureError::UnknownSession(session_id))
                         .and_then(|s| s.capture(capture.clone(), key, now))
                         .map_err(QueueError::from),
                 },
-                CaptureRequest::Close { .. } => slot
-                    .as_mut()
+                CaptureRequest::Close { .. } => touched
+                    .get_mut(&session_id)
                     .ok_or(CaptureError::UnknownSession(session_id))
                     .and_then(|s| s.close(key, now))
                     .map_err(QueueError::from),
@@ -250,7 +250,7 @@ impl Store {
             }
             results.push(item);
         }
-        for session in touched.values().flatten() {
+        for session in touched.values() {
             sessions.put(plain(session)?).build()?;
         }
         // Requests finish in the order they were made; each add's id is
@@ -263,11 +263,7 @@ impl Store {
             }
         }
         tx.commit().await?;
-        for (session_id, session) in touched {
-            if let Some(session) = session {
-                self.sessions.insert(session_id, session);
-            }
-        }
+        self.sessions.extend(touched);
         Ok(results)
     }
 
