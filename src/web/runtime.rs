@@ -441,15 +441,17 @@ where
         match self.store.write_captures(&requests, now).await {
             Ok(results) => {
                 let written: Vec<Item> = results.iter().flatten().cloned().collect();
+                for (result, reply) in results.into_iter().zip(replies) {
+                    let _ = reply.send(result);
+                }
+                // The captures are acknowledged first: the registration is
+                // the browser's own write and need not hold up the page.
                 if !written.is_empty() {
                     if let Some(drain) = self.drain.as_mut() {
                         drain.handle_captured(written);
                     }
                     self.skip_wait = true;
                     self.register_sync().await;
-                }
-                for (result, reply) in results.into_iter().zip(replies) {
-                    let _ = reply.send(result);
                 }
             }
             Err(err) => {
