@@ -133,14 +133,13 @@ impl Queue {
         C: Clock + 'static,
     {
         let store = Store::open(name).await?;
-        let device = store.device().await?;
         let (commands, inbox) = mpsc::unbounded();
         let runtime = Runtime {
             store,
             transport,
             clock,
             options,
-            device,
+            device: None,
             drain: None,
             group: Group::default(),
             skip_wait: false,
@@ -322,8 +321,10 @@ struct Runtime<T, C> {
     transport: T,
     clock: C,
     options: Options,
-    /// The setup as last committed (the runtime is its only writer).
-    device: Option<DeviceConfig>,
+    /// The setup as last committed (the runtime is its only writer); read
+    /// from storage on first need (`None` until then), so a worker started
+    /// for a capture acknowledges it first.
+    device: Option<Option<DeviceConfig>>,
     /// The drain as of its last step; `None` until the first step restores
     /// it from IndexedDB, and again after any failed write, so the next
     /// step reads storage again.
@@ -477,14 +478,14 @@ where
             Command::Setup(config, reply) => {
                 let stored = self.store.set_device(&config).await;
                 if stored.is_ok() {
-                    self.device = Some(config);
+                    self.device = Some(Some(config));
                     self.skip_wait = true;
                     self.register_sync().await;
                 }
                 let _ = reply.send(stored);
             }
             Command::Device(reply) => {
-                let _ = reply.send(Ok(self.device.clone()));
+                let _ = reply.send(self.device().await);
             }
             Command::List {
                 after,
@@ -510,12 +511,22 @@ where
         }
     }
 
+    /// The device setup, read from storage the first time it is needed.
+    async fn device(&mut self) -> Result<Option<DeviceConfig>, QueueError> {
+        if let Some(device) = &self.device {
+            return Ok(device.clone());
+        }
+        let device = self.store.device().await?;
+        self.device = Some(device.clone());
+        Ok(device)
+    }
+
     /// Makes sure a Background Sync registration covers what was just
     /// written, so a worker stopped before its drain ends is woken to
     /// finish it. A device that is not set up has nothing to sync; its
     /// setup registers.
     async fn register_sync(&mut self) {
-        if self.sync_registered || self.device.is_none() {
+        if self.sync_registered || !matches!(self.device().await, Ok(Some(_))) {
             return;
         }
         self.sync_registered = browser::register_sync(SYNC_TAG).await;
@@ -530,7 +541,11 @@ where
         if !self.options.drain_after_capture && self.waiting.is_empty() {
             return;
         }
-        let Some(device) = self.device.clone() else {
+        let device = match self.device().await {
+            Ok(device) => device,
+            Err(err) => return self.fail_waiting(&err),
+        };
+        let Some(device) = device else {
             self.answer_waiting(DrainReport {
                 not_configured: true,
                 ..DrainReport::default()
