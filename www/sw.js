@@ -33,6 +33,10 @@ function ready() {
   return queue;
 }
 
+// Start loading the module as the worker starts, so a worker started for
+// a message has it compiling while the event is dispatched.
+ready().catch(() => {});
+
 self.addEventListener('install', (event) => {
   event.waitUntil(
     caches.open(SHELL_CACHE)
