@@ -366,6 +366,7 @@ async function main() {
     const online = await page.evaluate(measureQueue, options);
     const onlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const settled = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
+    const received = { requests: site.requests, items: site.items, keys: site.keys.size, duplicates: site.duplicates };
     const queueCold = await coldStarts(page);
     const jsPage = await browser.newPage();
     await jsPage.addInitScript(installTiming);
@@ -404,8 +405,8 @@ async function main() {
     const times = (a, b) => (a / b).toFixed(2) + '×';
     const total = 3 * expected + 3 * (BURST + 1);
     console.log(`backlog of ${backlog.done} items drained to the answering site in ${(backlog.ms / 1000).toFixed(1)} s;` +
-      ` after the answering runs ${settled.done} of ${total} done, the site got ${site.keys.size} distinct keys` +
-      ` in ${site.requests} requests (${site.items} items, ${site.duplicates} sent again)`);
+      ` after the answering runs ${settled.done} of ${total} done, the site got ${received.keys} distinct keys` +
+      ` in ${received.requests} requests (${received.items} items, ${received.duplicates} sent again)`);
     console.log(`single p50, queue ÷ plain-JS worker: ${times(pct(queue.singles, 50), pct(jsWorker.singles, 50))};` +
       ` queue ÷ plain JS in the page: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
       ` (messaging alone: ${times(pct(ping.singles, 50), pct(baseline1.singles, 50))})`);
