@@ -13,14 +13,14 @@ use stockhop::backoff::Backoff;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{Item, ItemState, Session};
 use stockhop::time::UnixMs;
-use stockhop::web::convert::{from_js, to_js};
+use stockhop::web::convert::{from_record, to_js};
 use stockhop::web::error::QueueError;
 use stockhop::web::message::PageRequest;
 use stockhop::web::schema;
 use stockhop::wire::{Command, Mode};
 use support::*;
 use uuid::Uuid;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -98,7 +98,7 @@ fn stored_item_fixtures() -> [(&'static str, String); 5] {
 fn items_in_every_shape_earlier_builds_stored_still_read() {
     let read: Vec<Item> = stored_item_fixtures()
         .iter()
-        .map(|(name, fixture)| from_js(js_expr(fixture), "item").expect(name))
+        .map(|(name, fixture)| from_record(js_expr(fixture), "item").expect(name))
         .collect();
     let full = &read[0];
     assert_eq!(full.key, IdempotencyKey::parse(KEY).unwrap());
@@ -145,9 +145,9 @@ fn items_in_every_shape_earlier_builds_stored_still_read() {
 fn an_item_the_store_writes_reads_back_the_same_and_as_the_old_writer_wrote_it() {
     for (name, fixture) in stored_item_fixtures().iter().take(2) {
         let original = js_expr(fixture);
-        let item: Item = from_js(original.clone(), "item").expect(name);
+        let item: Item = from_record(original.clone(), "item").expect(name);
         let written = to_js(&item).unwrap();
-        assert_eq!(from_js::<Item>(written.clone(), "item").unwrap(), item);
+        assert_eq!(from_record::<Item>(written.clone(), "item").unwrap(), item);
         // Field for field the object earlier builds stored (their writer
         // left out `None`s the type skips and wrote the rest as `null`).
         let text = |value: &JsValue| -> serde_json::Value {
@@ -159,7 +159,7 @@ fn an_item_the_store_writes_reads_back_the_same_and_as_the_old_writer_wrote_it()
 
 #[wasm_bindgen_test]
 fn sessions_and_meta_rows_earlier_builds_stored_still_read() {
-    let session: Session = from_js(
+    let session: Session = from_record(
         js_expr(&format!(
             "{{session_id: '{SESSION}', operator_id: 'op-1', mode: 'put_away',
                opened_at: '2026-11-29T09:01:00.000Z', next_seq: 4}}"
@@ -171,7 +171,7 @@ fn sessions_and_meta_rows_earlier_builds_stored_still_read() {
         (session.mode, session.next_seq, session.closed),
         (Mode::PutAway, 4, false)
     );
-    let backoff: Backoff = from_js(js_expr("{failures: 2}"), "backoff").unwrap();
+    let backoff: Backoff = from_record(js_expr("{failures: 2}"), "backoff").unwrap();
     assert_eq!(
         backoff,
         Backoff {
@@ -235,26 +235,34 @@ async fn stored_fixtures_read_through_the_store_from_a_real_database() {
 }
 
 #[wasm_bindgen_test]
-fn a_record_that_does_not_read_is_refused_with_the_field_named() {
+fn a_record_that_does_not_read_is_refused_naming_the_record_and_what_did_not_fit() {
     let (_, full) = &stored_item_fixtures()[0];
-    for (field, bad, named) in [
-        ("client_seq", "-1", "item.client_seq"),
-        ("client_seq", "1.5", "item.client_seq"),
-        ("client_seq", "'1'", "item.client_seq"),
-        ("key", "'8a0c'", "item.key"),
-        ("session_id", "7", "item.session_id"),
-        ("command", "'fly'", "item.command"),
-        ("state", "'lost'", "item.state"),
-        ("queued_at", "'yesterday'", "item.queued_at"),
-        ("attempts", "4294967296", "item.attempts"),
-        ("hop_ids", "[1.5]", "item.hop_ids"),
-        ("reason", "3", "item.reason"),
+    for (field, bad, why) in [
+        ("client_seq", "-1", "expected u64"),
+        ("client_seq", "1.5", "expected u64"),
+        ("client_seq", "'1'", "expected u64"),
+        ("key", "'8a0c'", "not a canonical UUID key"),
+        ("session_id", "7", "invalid type"),
+        ("command", "'fly'", "unknown variant `fly`"),
+        ("state", "'lost'", "unknown variant `lost`"),
+        ("queued_at", "'yesterday'", "yesterday"),
+        ("attempts", "4294967296", "expected u32"),
+        ("hop_ids", "[1.5]", "expected i64"),
+        ("reason", "3", "invalid type"),
     ] {
         let row = js_expr(full);
         js_sys::Reflect::set(&row, &field.into(), &js_expr(bad)).unwrap();
-        let err = from_js::<Item>(row, "item").unwrap_err();
-        assert!(err.starts_with(named), "{field} = {bad}: {err}");
+        let err = from_record::<Item>(row, "item").unwrap_err();
+        assert!(
+            err.starts_with("item: ") && err.contains(why),
+            "{field} = {bad}: {err}"
+        );
     }
+    let row = js_expr(full);
+    js_sys::Reflect::delete_property(row.unchecked_ref::<js_sys::Object>(), &"queued_at".into())
+        .unwrap();
+    let err = from_record::<Item>(row, "item").unwrap_err();
+    assert_eq!(err, "item: missing field `queued_at`");
 }
 
 fn read(message: serde_json::Value) -> Result<PageRequest, QueueError> {
