@@ -79,6 +79,11 @@ pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
     Ok(Database::open(name).await?)
 }
 
+/// Runs the upgrade steps from the stored version to `version` in the
+/// browser's version-change transaction, through `web_sys` directly: the v2
+/// step reads and rewrites every v1 row with a cursor on that transaction,
+/// and `indexed_db_futures`' upgrade callback does not hand it over. This
+/// and the steps it calls are the only raw IndexedDB code in the module.
 async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .map_err(QueueError::browser)?

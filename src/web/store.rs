@@ -6,7 +6,8 @@
 //! [`Store::put_items`]).
 //!
 //! Records cross into and out of IndexedDB through serde
-//! ([`super::convert`]); a record that does not read names its field.
+//! ([`super::convert`]); a record that does not read is a storage error
+//! naming the record and what did not fit.
 //!
 //! Architecture invariant: no transaction here awaits anything but its own
 //! requests (no fetch, no timer), so none auto-commits half-way. A
