@@ -719,3 +719,27 @@ async fn done_items_are_pruned_after_the_retention_window_and_no_other_item_is()
     assert_eq!(seqs(&items), [2, 3]);
     assert_eq!(items[1].key, waiting.key);
 }
+
+#[wasm_bindgen_test]
+async fn a_close_behind_waiting_captures_writes_them_first_and_stops_the_runtime() {
+    let name = db_name("close-behind");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = open(&queue, "op-1").await;
+    // `join` polls the burst first: its captures are in the runtime's
+    // channel before the close.
+    let (burst, closed) = futures_util::future::join(
+        queue.capture_many(a, vec![scan("E1"), scan("E2")]),
+        queue.clone().close(),
+    )
+    .await;
+    closed.unwrap();
+    let acked: Vec<u64> = burst.into_iter().map(|r| r.unwrap().client_seq).collect();
+    assert_eq!(acked, [2, 3]);
+    assert_eq!(
+        seqs(&fresh(&name).await.session_items(a).await.unwrap()),
+        [1, 2, 3]
+    );
+    let stopped = queue.counts().await.unwrap_err();
+    assert_eq!(stopped.code(), "STOPPED");
+}

@@ -357,15 +357,22 @@ where
 {
     async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command>) {
         while let Some(event) = self.next_event(&mut inbox).await {
-            match event {
-                Event::Command(Command::Close(reply)) => {
-                    self.group_write_all().await;
-                    let _ = reply.send(Ok(()));
-                    break;
-                }
+            let closing = match event {
                 Event::Command(command) => self.take_commands(command, &mut inbox).await,
-                Event::Answered(answered) => self.record(answered).await,
-                Event::Timer => self.timer_at = None,
+                Event::Answered(answered) => {
+                    self.record(answered).await;
+                    None
+                }
+                Event::Timer => {
+                    self.timer_at = None;
+                    None
+                }
+            };
+            if let Some(reply) = closing {
+                self.fail_waiting(&QueueError::Stopped);
+                self.store.close();
+                let _ = reply.send(Ok(()));
+                return;
             }
             self.step().await;
         }
@@ -399,20 +406,20 @@ where
     /// Handles `first` and whatever else is already waiting: captures join
     /// the group (up to [`GROUP_COMMIT_MAX_ITEMS`], written in one
     /// transaction), other commands are handled in their turn, after the
-    /// captures that came before them.
+    /// captures that came before them. A `Close` ends the turn, after what
+    /// came before it; its reply is returned for `run` to send once closed.
     async fn take_commands(
         &mut self,
         first: Command,
         inbox: &mut mpsc::UnboundedReceiver<Command>,
-    ) {
+    ) -> Option<Reply<()>> {
         let mut next = Some(first);
         while let Some(command) = next.take() {
             match command {
                 Command::Write(request, reply) => self.group.push((request, reply)),
                 Command::Close(reply) => {
-                    // Handled by `run`; one arriving mid-turn waits a turn.
                     self.group_write_all().await;
-                    let _ = reply.send(Err(QueueError::Stopped));
+                    return Some(reply);
                 }
                 other => {
                     self.group_write_all().await;
@@ -426,6 +433,7 @@ where
         if let Some(batch) = self.group.take() {
             self.write_group(batch).await;
         }
+        None
     }
 
     async fn group_write_all(&mut self) {
