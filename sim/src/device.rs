@@ -219,8 +219,8 @@ impl Device {
     }
 
     /// When the drain wants to be woken, in world time.
-    pub fn wake_at(&self) -> Option<UnixMs> {
-        let at = self.drain.as_ref()?.poll_timeout()?;
+    pub fn wake_at(&self, world_now: UnixMs) -> Option<UnixMs> {
+        let at = self.drain.as_ref()?.poll_timeout(self.clock(world_now))?;
         Some(UnixMs(at.0.saturating_sub(self.skew_ms)))
     }
 

@@ -726,7 +726,7 @@ impl World {
     }
 
     fn schedule_wake(&mut self, d: usize) {
-        if let Some(at) = self.devices[d].wake_at() {
+        if let Some(at) = self.devices[d].wake_at(self.now) {
             let generation = self.devices[d].generation;
             let after = at.0.saturating_sub(self.now.0).max(1);
             self.schedule(after, Event::Wake(d, generation));

@@ -13,8 +13,6 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-mod names;
-
 const USAGE: &str = "\
 usage: cargo xtask <command> [-- args]
 
@@ -57,6 +55,7 @@ fn main() -> ExitCode {
 struct Settings {
     build: BuildSettings,
     wasm_opt: WasmOptSettings,
+    budget: BudgetSettings,
     test: TestSettings,
     tools: ToolSettings,
 }
@@ -68,7 +67,14 @@ struct BuildSettings {
     out_dir: PathBuf,
     profile: String,
     typescript: bool,
-    short_names: bool,
+}
+
+/// The optimised module's size ceilings, checked by `build-wasm`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetSettings {
+    max_kib: u64,
+    max_gzip_kib: u64,
 }
 
 #[derive(Deserialize)]
@@ -308,21 +314,34 @@ impl Project {
             let after = std::fs::metadata(&wasm)?.len();
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
         }
-        if build.short_names {
-            step("short import and export names");
-            let glue_path = self.root.join(&build.out_dir).join("stockhop.js");
-            let module = std::fs::read(&wasm)?;
-            let glue = std::fs::read_to_string(&glue_path)?;
-            let shortened = names::shorten(&module, &glue).with_context(|| {
-                format!("renaming the imports and exports of {}", wasm.display())
-            })?;
-            std::fs::write(&wasm, &shortened.module)?;
-            std::fs::write(&glue_path, &shortened.glue)?;
-            println!(
-                "xtask: {} imports and {} exports renamed, stockhop_bg.wasm now {} bytes",
-                shortened.imports,
-                shortened.exports,
-                shortened.module.len()
+        self.check_budget(&wasm)?;
+        Ok(())
+    }
+
+    /// Fails the build when the module is over a ceiling of
+    /// `wasm-pack.toml`'s `[budget]`, raw or gzipped (level 9, as a
+    /// server would compress it).
+    fn check_budget(&self, wasm: &std::path::Path) -> Result<()> {
+        use std::io::Write;
+        let module = std::fs::read(wasm)?;
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gzip.write_all(&module)?;
+        let gzipped = gzip.finish()?.len() as u64;
+        let raw = module.len() as u64;
+        let budget = &self.settings.budget;
+        println!(
+            "xtask: stockhop_bg.wasm {:.1} KiB raw (ceiling {} KiB), {:.1} KiB gzipped (ceiling {} KiB)",
+            raw as f64 / 1024.0,
+            budget.max_kib,
+            gzipped as f64 / 1024.0,
+            budget.max_gzip_kib
+        );
+        if raw > budget.max_kib * 1024 || gzipped > budget.max_gzip_kib * 1024 {
+            bail!(
+                "stockhop_bg.wasm is over its size budget ({raw} bytes raw, {gzipped} gzipped; \
+                 ceilings {} KiB and {} KiB in wasm-pack.toml)",
+                budget.max_kib,
+                budget.max_gzip_kib
             );
         }
         Ok(())

@@ -8,7 +8,7 @@ use stockhop::wire::Heartbeat;
 
 use super::{auth, LedgerError, Refusal};
 
-/// Device profiles (DESIGN.md §5).
+/// Device profiles (docs/design.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {
     Fxr90,

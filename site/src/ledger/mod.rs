@@ -1,4 +1,4 @@
-//! The site ledger: the server side of the sync protocol (DESIGN.md §4).
+//! The site ledger: the server side of the sync protocol (docs/design.md §4).
 //!
 //! A handheld's items arrive in `POST /v1/sync`; each item's idempotency key
 //! is claimed in the same SQLite transaction as the work it causes, so an
@@ -33,7 +33,7 @@ use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 
 /// The undo window: an undo posts a compensating hop only when its capture
-/// time is at most this long after the original's (DESIGN.md §4 rule 10).
+/// time is at most this long after the original's (docs/design.md §4 rule 10).
 pub const UNDO_WINDOW_MS: i64 = 120_000;
 
 /// Sync requests that may wait for the database at once; more are answered

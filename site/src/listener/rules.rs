@@ -1,4 +1,4 @@
-//! The listener's time rules (DESIGN.md §6), sans-IO: stale, clock skew,
+//! The listener's time rules (docs/design.md §6), sans-IO: stale, clock skew,
 //! rate limit and duplicate, judged on capture and queue-write time only,
 //! never on delivery time, so an outage drains as a normal backlog.
 //!
