@@ -39,6 +39,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .merge(crate::ledger::api::routes())
+        .merge(crate::view::api::routes())
         .with_state(state)
         .merge(static_files)
 }

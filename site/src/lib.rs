@@ -16,6 +16,7 @@ pub mod listener;
 pub mod server;
 pub mod terminal_wire;
 pub mod tls;
+pub mod view;
 
 use std::future::Future;
 use std::path::PathBuf;

@@ -133,6 +133,11 @@ async fn sync_items(
             "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
         )));
     };
+    let occurred_at: Vec<_> = parsed
+        .items
+        .iter()
+        .map(|incoming| incoming.item.occurred_at)
+        .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
     let now = wall_clock();
     let results = state
@@ -144,6 +149,7 @@ async fn sync_items(
             Ok(results?)
         })
         .await?;
+    state.ledger.metrics.observe(&results, &occurred_at);
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
         results,
@@ -223,6 +229,7 @@ async fn heartbeat(
         .db
         .call(move |conn| -> Result<_, AppError> {
             devices::record_heartbeat(conn, &device.device_id, &beat, now)?;
+            super::heartbeat_log::record(conn, &device.device_id, &beat, now)?;
             Ok(())
         })
         .await?;

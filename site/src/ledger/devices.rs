@@ -121,6 +121,26 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
     Ok(())
 }
 
+/// Revokes a device: its token stops working at once (the stored hash is
+/// replaced by a value no token hashes to), its heartbeat history goes,
+/// and it leaves the site's view. Its hops stay in the ledger.
+pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
+    let changed = conn.execute(
+        "UPDATE devices SET revoked_at = ?2, token_sha256 = 'revoked:' || device_id
+         WHERE device_id = ?1 AND revoked_at IS NULL",
+        params![device_id, now.0],
+    )?;
+    if changed == 0 {
+        return Err(LedgerError::Refused(Refusal::new(
+            404,
+            super::codes::DEVICE_NOT_FOUND,
+            format!("no device {device_id:?}"),
+        )));
+    }
+    super::heartbeat_log::forget(conn, device_id)?;
+    Ok(())
+}
+
 /// Where a heartbeat came from.
 pub const SOURCE_HANDHELD: &str = "handheld";
 
