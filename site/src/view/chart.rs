@@ -11,6 +11,8 @@ use super::history::Series;
 pub const WIDTH: u32 = 960;
 pub const HEIGHT: u32 = 320;
 
+const HOUR_MS: i64 = 60 * 60 * 1000;
+
 const DEPTH_COLOUR: RGBColor = RGBColor(0x1f, 0x5f, 0xbf);
 const LATENCY_COLOUR: RGBColor = RGBColor(0xc0, 0x4a, 0x00);
 
@@ -46,6 +48,12 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .max(1000) as f64
         / 1000.0;
 
+    // Ticks on whole hours, about six of them.
+    let step = (i64::from(series.hours) / 6).max(1) * HOUR_MS;
+    let ticks: Vec<i64> = (first.div_euclid(step) + 1..=last.div_euclid(step))
+        .map(|n| n * step)
+        .collect();
+
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -53,20 +61,22 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .x_label_area_size(30)
         .y_label_area_size(56)
         .right_y_label_area_size(64)
-        .build_cartesian_2d(first..last, 0..max_depth + max_depth / 10)?
+        .build_cartesian_2d(
+            (first..last).with_key_points(ticks),
+            0..max_depth + max_depth / 10,
+        )?
         .set_secondary_coord(first..last, 0.0..max_latency_s * 1.1);
     chart
         .configure_mesh()
         .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .x_labels(7)
         .x_label_formatter(&|t| clock(*t))
         .y_desc("queue depth")
-        .label_style(("sans-serif", 15))
+        .label_style(("sans-serif", 16))
         .draw()?;
     chart
         .configure_secondary_axes()
         .y_desc("median sync latency (s)")
-        .label_style(("sans-serif", 15))
+        .label_style(("sans-serif", 16))
         .draw()?;
     let half = series.bucket_ms / 2;
     chart
@@ -111,7 +121,7 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(0xcc, 0xcc, 0xcc))
         .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 15))
+        .label_font(("sans-serif", 16))
         .draw()?;
     root.present()?;
     Ok(())
@@ -141,7 +151,10 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
         assert!(svg.contains("queue depth"));
         assert!(svg.contains("median sync latency"));
-        assert!(svg.contains("06:00"), "hh:mm labels");
+        assert!(
+            svg.contains(">\n02:00\n") || svg.contains(">02:00<"),
+            "labels on whole hours: {svg}"
+        );
         assert_eq!(clock(13 * 3_600_000 + 5 * 60_000), "13:05");
     }
 }
