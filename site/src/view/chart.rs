@@ -68,15 +68,17 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .set_secondary_coord(first..last, 0.0..max_latency_s * 1.1);
     chart
         .configure_mesh()
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xe3, 0xe6, 0xea))
+        .y_labels(6)
         .x_label_formatter(&|t| clock(*t))
         .y_desc("queue depth")
-        .label_style(("sans-serif", 16))
+        .label_style(("sans-serif", 18))
         .draw()?;
     chart
         .configure_secondary_axes()
         .y_desc("median sync latency (s)")
-        .label_style(("sans-serif", 16))
+        .label_style(("sans-serif", 18))
         .draw()?;
     let half = series.bucket_ms / 2;
     chart
@@ -121,7 +123,7 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(0xcc, 0xcc, 0xcc))
         .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 16))
+        .label_font(("sans-serif", 18))
         .draw()?;
     root.present()?;
     Ok(())

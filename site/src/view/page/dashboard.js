@@ -54,7 +54,13 @@ const age = (rfc3339, now) => {
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 };
 
-const latency = (ms) => (ms == null ? '–' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+const latency = (ms) => {
+  if (ms == null) return '–';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+};
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -65,6 +71,11 @@ function el(tag, attrs = {}, ...children) {
   }
   for (const child of children) node.append(child instanceof Node ? child : String(child));
   return node;
+}
+
+/** A list row whose text parts sit apart (each its own span). */
+function row(attrs, ...parts) {
+  return el('li', attrs, ...parts.map((part) => (part instanceof Node ? part : el('span', {}, part))));
 }
 
 function listOr(target, items, none) {
@@ -133,7 +144,7 @@ function renderStatus(status) {
 
   listOr(
     $('terminals'),
-    status.terminals.map((t) => el('li', { dataset: { device: t.device_id } }, el('strong', {}, t.device_id), t.source, `seen ${clock(t.last_seen_at)}`)),
+    status.terminals.map((t) => row({ dataset: { device: t.device_id } }, el('strong', {}, t.device_id), t.source, `seen ${clock(t.last_seen_at)}`)),
     'No terminal has reported.',
   );
   $('listener-depth').textContent = status.listener.queue_depth;
@@ -141,7 +152,7 @@ function renderStatus(status) {
   listOr(
     $('dead-letters'),
     status.listener.dead_letters.map((d) =>
-      el('li', {}, el('strong', {}, d.device_serial), `${d.kind} ${d.subject}`, `→ ${d.status ?? '?'} ${d.body ?? ''}`),
+      row({}, el('strong', {}, d.device_serial), `${d.kind} ${d.subject}`, `→ ${d.status ?? '?'} ${d.body ?? ''}`),
     ),
     'No dead letters.',
   );
@@ -150,8 +161,7 @@ function renderStatus(status) {
   listOr(
     $('counts'),
     decisions.count_variances.map((c) =>
-      el(
-        'li',
+      row(
         { dataset: { count: c.count_id } },
         el('strong', {}, `${c.count_id} at ${c.location}`),
         `missing ${c.missing.length ? c.missing.join(', ') : 'none'}`,
@@ -165,8 +175,7 @@ function renderStatus(status) {
   listOr(
     $('grns'),
     decisions.grns.map((g) =>
-      el(
-        'li',
+      row(
         { dataset: { grn: g.grn_id } },
         el('strong', {}, g.grn_id),
         `short ${g.short}, excess ${g.excess}`,
@@ -180,8 +189,7 @@ function renderStatus(status) {
   listOr(
     $('corrections'),
     decisions.corrections.map((c) =>
-      el(
-        'li',
+      row(
         { dataset: { key: c.key, reason: c.reason ?? '' } },
         el('strong', {}, c.reason === 'undo_window_expired' ? 'undo past 120 s' : c.reason ?? 'rejected'),
         `${c.device_id} · ${c.command} #${c.client_seq ?? '–'}`,
