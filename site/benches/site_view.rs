@@ -52,8 +52,9 @@ fn fleet(db: &Db, now: UnixMs) -> Vec<Device> {
         for (profile, count, period_s) in FLEET {
             for i in 0..count {
                 let id = format!("{}-{i:03}", profile.as_str());
-                let token = ledger::devices::add(&tx, &id, profile, true, UnixMs(now.0 - HISTORY_MS))
-                    .unwrap();
+                let token =
+                    ledger::devices::add(&tx, &id, profile, true, UnixMs(now.0 - HISTORY_MS))
+                        .unwrap();
                 let period_ms = period_s * 1000;
                 // A day of heartbeats, phase-shifted per device; depth
                 // rises and falls through the day.
@@ -136,7 +137,11 @@ async fn time_gets(
     for _ in 0..n {
         let started = Instant::now();
         let response = client.get(url).bearer_auth(token).send().await.unwrap();
-        assert!(response.status().is_success(), "{url}: {}", response.status());
+        assert!(
+            response.status().is_success(),
+            "{url}: {}",
+            response.status()
+        );
         response.bytes().await.unwrap();
         millis.push(started.elapsed().as_secs_f64() * 1000.0);
     }
@@ -166,7 +171,12 @@ async fn keep_heartbeating(
     stop: Arc<std::sync::atomic::AtomicBool>,
 ) -> usize {
     let started = Instant::now();
-    let mut next: Vec<i64> = devices.iter().map(|d| d.period_ms / 2).collect();
+    // Phases spread over each period, as a real fleet's are.
+    let mut next: Vec<i64> = devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (i as i64 * 7_919) % d.period_ms)
+        .collect();
     let mut sent = 0;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let elapsed = started.elapsed().as_millis() as i64;
@@ -232,8 +242,10 @@ fn main() {
     let devices = Arc::new(fleet(&db, now));
     let (heartbeats, hops): (i64, i64) = db.call_blocking(|conn| {
         (
-            conn.query_row("SELECT count(*) FROM heartbeat_log", [], |r| r.get(0)).unwrap(),
-            conn.query_row("SELECT count(*) FROM hops", [], |r| r.get(0)).unwrap(),
+            conn.query_row("SELECT count(*) FROM heartbeat_log", [], |r| r.get(0))
+                .unwrap(),
+            conn.query_row("SELECT count(*) FROM hops", [], |r| r.get(0))
+                .unwrap(),
         )
     });
     println!(

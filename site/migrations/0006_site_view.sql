@@ -30,13 +30,15 @@ CREATE TABLE heartbeat_log (
     oldest_queued_at  INTEGER
 ) STRICT;
 CREATE INDEX heartbeat_log_by_device ON heartbeat_log (device_id, at);
-CREATE INDEX heartbeat_log_by_time ON heartbeat_log (at);
+-- Covering: the chart sweeps a window of heartbeats in time order.
+CREATE INDEX heartbeat_log_by_time ON heartbeat_log (at, device_id, queue_depth);
 
 -- A revoked device: its token no longer syncs and it leaves the view.
 ALTER TABLE devices ADD COLUMN revoked_at INTEGER;
 
--- Hops by the time the site recorded them: the sync-latency figures.
-CREATE INDEX hops_by_recorded ON hops (recorded_at);
+-- Hops by the time the site recorded them, covering the sync-latency
+-- figures (capture -> recorded of handheld hops).
+CREATE INDEX hops_by_recorded ON hops (recorded_at, occurred_at, source_mode);
 
 -- Rejected items, the correction list: only final answers that say so.
 CREATE INDEX receipts_rejected ON receipts (received_at)

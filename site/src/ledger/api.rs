@@ -228,8 +228,11 @@ async fn heartbeat(
     state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            devices::record_heartbeat(conn, &device.device_id, &beat, now)?;
-            super::heartbeat_log::record(conn, &device.device_id, &beat, now)?;
+            // One transaction, one fsync: the latest row and the log agree.
+            let tx = conn.transaction()?;
+            devices::record_heartbeat(&tx, &device.device_id, &beat, now)?;
+            super::heartbeat_log::record(&tx, &device.device_id, &beat, now)?;
+            tx.commit()?;
             Ok(())
         })
         .await?;

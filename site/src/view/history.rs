@@ -116,8 +116,10 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Se
     let first_start = last_start - (count - 1) * BUCKET_MS;
 
     // Each device's depth as the window opens, then every heartbeat inside
-    // it in time order, swept bucket by bucket.
-    let mut depth: HashMap<String, i64> = HashMap::new();
+    // it in time order, swept bucket by bucket. Devices are numbered once,
+    // so the sweep allocates nothing per heartbeat.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut depth: Vec<i64> = Vec::new();
     {
         let mut opening = conn.prepare_cached(
             "SELECT d.device_id,
@@ -126,29 +128,34 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Se
                      ORDER BY h.at DESC LIMIT 1)
              FROM (SELECT DISTINCT device_id FROM heartbeat_log) d",
         )?;
-        let rows = opening.query_map([first_start], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?))
-        })?;
-        for row in rows {
-            if let (device, Some(value)) = row? {
-                depth.insert(device, value);
-            }
+        let mut rows = opening.query([first_start])?;
+        while let Some(row) = rows.next()? {
+            index.insert(row.get(0)?, depth.len());
+            depth.push(row.get::<_, Option<i64>>(1)?.unwrap_or(0));
         }
     }
-    let mut total: i64 = depth.values().sum();
-    let beats = conn
-        .prepare_cached(
+    let mut total: i64 = depth.iter().sum();
+    let mut beats: Vec<(usize, i64, i64)> = Vec::new();
+    {
+        let mut select = conn.prepare_cached(
             "SELECT device_id, at, queue_depth FROM heartbeat_log
              WHERE at > ?1 AND at <= ?2 ORDER BY at",
-        )?
-        .query_map(params![first_start, now.0], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, i64>(1)?,
-                row.get::<_, i64>(2)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        )?;
+        let mut rows = select.query(params![first_start, now.0])?;
+        while let Some(row) = rows.next()? {
+            let device = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+            // A device whose first heartbeat is inside the window.
+            let slot = match index.get(device) {
+                Some(slot) => *slot,
+                None => {
+                    index.insert(device.to_owned(), depth.len());
+                    depth.push(0);
+                    depth.len() - 1
+                }
+            };
+            beats.push((slot, row.get(1)?, row.get(2)?));
+        }
+    }
     let mut beats = beats.into_iter().peekable();
 
     let mut latencies: Vec<Vec<i64>> = vec![Vec::new(); count as usize];
@@ -176,8 +183,8 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Se
     for (i, bucket_latencies) in latencies.iter_mut().enumerate() {
         let start = first_start + i as i64 * BUCKET_MS;
         let end = (start + BUCKET_MS - 1).min(now.0);
-        while let Some((device, _, value)) = beats.next_if(|(_, at, _)| *at <= end) {
-            total += value - depth.insert(device, value).unwrap_or(0);
+        while let Some((slot, _, value)) = beats.next_if(|(_, at, _)| *at <= end) {
+            total += value - std::mem::replace(&mut depth[slot], value);
         }
         buckets.push(Bucket {
             at: UnixMs(start),
