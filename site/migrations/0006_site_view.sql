@@ -33,8 +33,12 @@ CREATE INDEX heartbeat_log_by_device ON heartbeat_log (device_id, at);
 -- Covering: the chart sweeps a window of heartbeats in time order.
 CREATE INDEX heartbeat_log_by_time ON heartbeat_log (at, device_id, queue_depth);
 
--- A revoked device: its token no longer syncs and it leaves the view.
-ALTER TABLE devices ADD COLUMN revoked_at INTEGER;
+-- A revoked device: it leaves the view (its stored token hash is replaced
+-- too, so the token no longer syncs). Its hops stay.
+CREATE TABLE device_revocations (
+    device_id   TEXT PRIMARY KEY NOT NULL REFERENCES devices (device_id),
+    revoked_at  INTEGER NOT NULL
+) STRICT;
 
 -- Hops by the time the site recorded them, covering the sync-latency
 -- figures (capture -> recorded of handheld hops).

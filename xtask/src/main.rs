@@ -240,7 +240,9 @@ impl Project {
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");
             if !npm_dev_dependencies_installed(&e2e)? {
-                announce("the end-to-end driver playwright-core and jsQR (npm ci, no browser download)");
+                announce(
+                    "the end-to-end driver playwright-core and jsQR (npm ci, no browser download)",
+                );
                 run(self
                     .cmd("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
@@ -504,7 +506,12 @@ fn npm_dev_dependencies_installed(dir: &Path) -> Result<bool> {
         .as_object()
         .into_iter()
         .flatten()
-        .all(|(name, _)| dir.join("node_modules").join(name).join("package.json").exists()))
+        .all(|(name, _)| {
+            dir.join("node_modules")
+                .join(name)
+                .join("package.json")
+                .exists()
+        }))
 }
 
 /// Whether an executable `name` is on PATH.

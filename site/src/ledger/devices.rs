@@ -126,9 +126,10 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
 /// and it leaves the site's view. Its hops stay in the ledger.
 pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
     let changed = conn.execute(
-        "UPDATE devices SET revoked_at = ?2, token_sha256 = 'revoked:' || device_id
-         WHERE device_id = ?1 AND revoked_at IS NULL",
-        params![device_id, now.0],
+        "UPDATE devices SET token_sha256 = 'revoked:' || device_id
+         WHERE device_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
+        [device_id],
     )?;
     if changed == 0 {
         return Err(LedgerError::Refused(Refusal::new(
@@ -137,6 +138,10 @@ pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), Led
             format!("no device {device_id:?}"),
         )));
     }
+    conn.execute(
+        "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
+        params![device_id, now.0],
+    )?;
     super::heartbeat_log::forget(conn, device_id)?;
     Ok(())
 }

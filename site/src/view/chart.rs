@@ -78,6 +78,7 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
     chart
         .configure_secondary_axes()
         .y_desc("median sync latency (s)")
+        .y_label_formatter(&|seconds| format!("{seconds:.0}"))
         .label_style(("sans-serif", 18))
         .draw()?;
     let half = series.bucket_ms / 2;

@@ -111,7 +111,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceSta
         "SELECT d.device_id, d.profile, d.commissioned, d.added_at,
                 h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version
          FROM devices d LEFT JOIN device_heartbeats h ON h.device_id = d.device_id
-         WHERE d.revoked_at IS NULL",
+         WHERE NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = d.device_id)",
     )?;
     let rows = select.query_map([], |row| {
         let profile_text: String = row.get(1)?;
