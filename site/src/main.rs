@@ -24,13 +24,7 @@ use stockhop_site::{lan, server, view, AppState};
 struct Cli {
     /// Log lines on stderr as text (no colour unless stderr is a terminal)
     /// or as JSON objects, one a line, for a log shipper.
-    #[arg(
-        long,
-        global = true,
-        env = "STOCKHOP_LOG_FORMAT",
-        value_enum,
-        default_value = "text"
-    )]
+    #[arg(long, global = true, env = "STOCKHOP_LOG_FORMAT", value_enum, default_value = "text")]
     log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
@@ -375,12 +369,7 @@ async fn serve(
     tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
     tracing::info!(addr = %https_addr, %site_url, "site server listening (https)");
     let reloads = tokio::spawn(reload_certs(certs.clone(), stop_signal()));
-    let plain = tokio::spawn(server::serve_connections(
-        plain_listener,
-        None,
-        plain,
-        stop_signal(),
-    ));
+    let plain = tokio::spawn(server::serve_connections(plain_listener, None, plain, stop_signal()));
     let secure = tokio::spawn(server::serve_connections(
         tls_listener,
         Some(certs.server_config()),
@@ -429,13 +418,14 @@ fn open_certs(data: &Path, https: &HttpsArgs) -> anyhow::Result<CertStore> {
 /// certificate is due for renewal. New handshakes get the new certificate;
 /// open connections keep theirs. A failed reload keeps the old one.
 async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = ()>) {
-    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-        Ok(signal) => Some(signal),
-        Err(err) => {
-            tracing::error!(%err, "cannot listen for SIGHUP: certificates reload only at start");
-            None
-        }
-    };
+    let mut hangups =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            Ok(signal) => Some(signal),
+            Err(err) => {
+                tracing::error!(%err, "cannot listen for SIGHUP: certificates reload only at start");
+                None
+            }
+        };
     let mut daily = tokio::time::interval(tls::RENEW_CHECK_INTERVAL);
     daily.tick().await;
     tokio::pin!(stop);
@@ -447,9 +437,7 @@ async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = 
         };
         match certs.reload() {
             Ok(issued) => tracing::info!(why, ?issued, "certificate reloaded"),
-            Err(err) => {
-                tracing::error!(why, %err, "certificate reload failed; still serving the previous one")
-            }
+            Err(err) => tracing::error!(why, %err, "certificate reload failed; still serving the previous one"),
         }
     }
 }

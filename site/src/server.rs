@@ -89,8 +89,7 @@ pub async fn serve_connections(
             });
             let result = match acceptor {
                 None => {
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                     watcher.watch(conn.into_owned()).await
                 }
                 Some(acceptor) => {

@@ -26,8 +26,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
+    IsCa, Issuer, KeyPair, KeyUsagePurpose,
 };
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
@@ -281,7 +281,9 @@ fn prepare(source: &CertSource, now: SystemTime) -> Result<Issued, TlsError> {
     };
     let due = match current {
         None => true,
-        Some(state) => state.names != *names || state.expires_in_days < SERVER_RENEW_BEFORE_DAYS,
+        Some(state) => {
+            state.names != *names || state.expires_in_days < SERVER_RENEW_BEFORE_DAYS
+        }
     };
     if due {
         new_server_cert(&ca_cert, &ca_key, &server_cert, &server_key, names)?;
@@ -381,7 +383,8 @@ fn new_server_cert(
     names: &[SiteName],
 ) -> Result<(), TlsError> {
     let ca_key_pem = read_text(ca_key)?;
-    let ca_key = KeyPair::from_pem(&ca_key_pem).map_err(|err| TlsError::file(ca_key, err))?;
+    let ca_key =
+        KeyPair::from_pem(&ca_key_pem).map_err(|err| TlsError::file(ca_key, err))?;
     let ca_cert_pem = read_text(ca_cert)?;
     let issuer = Issuer::from_ca_cert_pem(&ca_cert_pem, ca_key)
         .map_err(|err| TlsError::file(ca_cert, err))?;
@@ -481,10 +484,7 @@ mod tests {
     #[test]
     fn tls_names_are_dns_names_or_addresses() {
         check_name("stockhop.lan", Some(SiteName::Dns("stockhop.lan".into())));
-        check_name(
-            "Site-1.Example.",
-            Some(SiteName::Dns("site-1.example".into())),
-        );
+        check_name("Site-1.Example.", Some(SiteName::Dns("site-1.example".into())));
         check_name("*.dock.lan", Some(SiteName::Dns("*.dock.lan".into())));
         check_name("192.168.1.20", Some(SiteName::Ip([192, 168, 1, 20].into())));
         check_name("fe80::1", Some(SiteName::Ip("fe80::1".parse().unwrap())));

@@ -122,9 +122,7 @@ async fn get<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 }
 
 fn served_cert(stream: &TlsStream<TcpStream>) -> CertificateDer<'static> {
-    stream.get_ref().1.peer_certificates().unwrap()[0]
-        .clone()
-        .into_owned()
+    stream.get_ref().1.peer_certificates().unwrap()[0].clone().into_owned()
 }
 
 #[test]
@@ -141,14 +139,7 @@ fn first_start_makes_a_site_ca_and_a_server_certificate_naming_every_name() {
     names.sort();
     assert_eq!(
         names,
-        [
-            "127.0.0.1",
-            "192.168.1.20",
-            "::1",
-            "dock-pc",
-            "localhost",
-            "stockhop.lan"
-        ]
+        ["127.0.0.1", "192.168.1.20", "::1", "dock-pc", "localhost", "stockhop.lan"]
     );
 }
 
@@ -194,11 +185,7 @@ async fn a_changed_name_set_reissues_the_server_certificate_from_the_same_ca() {
     let (store, issued) = site_ca(dir.path(), &["stockhop.lan", "stockhop.test"]);
     assert_eq!(issued, Issued::NewServer);
     assert_eq!(read(&dir.path().join("ca.crt")), ca, "the CA is kept");
-    assert_eq!(
-        read(&dir.path().join("ca.key")),
-        ca_key,
-        "the CA key is kept"
-    );
+    assert_eq!(read(&dir.path().join("ca.key")), ca_key, "the CA key is kept");
     assert_ne!(read(&dir.path().join("server.crt")), old_server);
     assert!(sans(&dir.path().join("server.crt")).contains(&"stockhop.test".to_string()));
 
@@ -250,12 +237,7 @@ fn site_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stockhop-site"));
     command
         .args(args)
-        .args([
-            "--terminal-http",
-            "127.0.0.1:0",
-            "--terminal-tcp",
-            "127.0.0.1:0",
-        ])
+        .args(["--terminal-http", "127.0.0.1:0", "--terminal-tcp", "127.0.0.1:0"])
         .env("RUST_LOG", "info");
     command
 }
@@ -423,10 +405,7 @@ async fn sighup_reloads_the_sites_own_certificate_without_dropping_connections()
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(
-        served, second,
-        "new handshakes get the reloaded certificate"
-    );
+    assert_eq!(served, second, "new handshakes get the reloaded certificate");
     let (status, _) = get(&mut open, "stockhop.test", "/healthz").await;
     assert_eq!(
         status, "HTTP/1.1 200 OK",
@@ -446,10 +425,7 @@ fn the_setup_link_from_device_add_uses_the_https_address() {
         .unwrap();
     assert!(output.status.success());
     let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    assert!(
-        !token.contains(char::is_whitespace),
-        "stdout is the token alone"
-    );
+    assert!(!token.contains(char::is_whitespace), "stdout is the token alone");
     let stderr = String::from_utf8(output.stderr).unwrap();
     let expected = format!(
         "https://stockhop.lan:8443/#site=https%3A%2F%2Fstockhop.lan%3A8443&device=HH-7&token={token}"
@@ -462,21 +438,10 @@ fn the_setup_link_from_device_add_uses_the_https_address() {
 async fn plain_port(
     dir: &Path,
     listener: tokio::net::TcpListener,
-) -> (
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<()>,
-) {
+) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
     std::fs::create_dir_all(dir.join("www")).unwrap();
-    std::fs::write(
-        dir.join("www/index.html"),
-        "<!doctype html><title>PWA</title>",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("www/trust.html"),
-        "<!doctype html><title>Trust</title>",
-    )
-    .unwrap();
+    std::fs::write(dir.join("www/index.html"), "<!doctype html><title>PWA</title>").unwrap();
+    std::fs::write(dir.join("www/trust.html"), "<!doctype html><title>Trust</title>").unwrap();
     let (store, _) = site_ca(&dir.join("tls"), &[]);
     let state = AppState {
         db: Db::open(&dir.join("data")).unwrap(),
