@@ -46,6 +46,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "listener",
         sql: include_str!("../migrations/0003_listener.sql"),
     },
+    Migration {
+        version: 4,
+        name: "site_view",
+        sql: include_str!("../migrations/0004_site_view.sql"),
+    },
 ];
 
 pub struct Migration {

@@ -47,6 +47,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .merge(crate::ledger::api::routes())
+        .merge(crate::view::api::routes())
         .with_state(state)
         .merge(static_files)
 }

@@ -19,6 +19,7 @@ pub mod log_sample;
 pub mod server;
 pub mod terminal_wire;
 pub mod tls;
+pub mod view;
 
 use std::future::Future;
 use std::path::PathBuf;

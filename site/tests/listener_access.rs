@@ -192,9 +192,14 @@ time={}\tpin=1002\tcardno=4411\teventaddr=1\tevent=0\tinoutstatus=1\tverifytype=
     assert_eq!(got, b"OK");
     assert_eq!(
         listener.count("SELECT count(*) FROM listener_raw WHERE kind = 'rtlog'"),
-        2,
-        "the two door events"
+        1,
+        "the two door events, kept as one raw record of the upload"
     );
+    let reason: String = listener.query(
+        "SELECT reason FROM listener_raw WHERE kind = 'rtlog'",
+        |r| r.get(0),
+    );
+    assert!(reason.starts_with("2 line(s) kept raw"), "{reason}");
     assert!(eventually(10, || listener.ledger_events().len() == 2).await);
     assert_eq!(
         listener.ledger_events(),

@@ -7,7 +7,7 @@
 //! come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{bail, Context, Result};
@@ -248,8 +248,10 @@ impl Project {
         }
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");
-            if !e2e.join("node_modules/playwright-core").exists() {
-                announce("the end-to-end driver playwright-core (npm ci, no browser download)");
+            if !npm_dev_dependencies_installed(&e2e)? {
+                announce(
+                    "the end-to-end driver playwright-core and jsQR (npm ci, no browser download)",
+                );
                 run(self
                     .cmd("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
@@ -540,6 +542,25 @@ impl Project {
         )
         .context("writing webdriver.json")
     }
+}
+
+/// Whether every devDependency in `dir/package.json` is in its
+/// `node_modules` (a package added since the last `npm ci` is not).
+fn npm_dev_dependencies_installed(dir: &Path) -> Result<bool> {
+    let manifest = std::fs::read_to_string(dir.join("package.json"))
+        .with_context(|| format!("reading {}", dir.join("package.json").display()))?;
+    let manifest: serde_json::Value = serde_json::from_str(&manifest)
+        .with_context(|| format!("parsing {}", dir.join("package.json").display()))?;
+    Ok(manifest["devDependencies"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(name, _)| {
+            dir.join("node_modules")
+                .join(name)
+                .join("package.json")
+                .exists()
+        }))
 }
 
 /// Whether an executable `name` is on PATH.

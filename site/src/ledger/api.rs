@@ -134,6 +134,11 @@ async fn sync_items(
             "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
         )));
     };
+    let occurred_at: Vec<_> = parsed
+        .items
+        .iter()
+        .map(|incoming| incoming.item.occurred_at)
+        .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
     let now = wall_clock();
     let drainer = device.clone();
@@ -151,6 +156,7 @@ async fn sync_items(
     if !ran.parked.is_empty() {
         tokio::spawn(drain_parked(state.db.clone(), drainer, ran.parked));
     }
+    state.ledger.metrics.observe(&ran.results, &occurred_at);
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
         results: ran.results,
@@ -251,7 +257,11 @@ async fn heartbeat(
     state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            devices::record_heartbeat(conn, &device.device_id, &beat, now)?;
+            // One transaction, one fsync: the latest row and the log agree.
+            let tx = conn.transaction()?;
+            devices::record_heartbeat(&tx, &device.device_id, &beat, now)?;
+            super::heartbeat_log::record(&tx, &device.device_id, &beat, now)?;
+            tx.commit()?;
             Ok(())
         })
         .await?;

@@ -132,6 +132,31 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
     Ok(())
 }
 
+/// Revokes a device: its token stops working at once (the stored hash is
+/// replaced by a value no token hashes to), its heartbeat history goes,
+/// and it leaves the site's view. Its hops stay in the ledger.
+pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
+    let changed = conn.execute(
+        "UPDATE devices SET token_sha256 = 'revoked:' || device_id
+         WHERE device_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
+        [device_id],
+    )?;
+    if changed == 0 {
+        return Err(LedgerError::Refused(Refusal::new(
+            404,
+            super::codes::DEVICE_NOT_FOUND,
+            format!("no device {device_id:?}"),
+        )));
+    }
+    conn.execute(
+        "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
+        params![device_id, now.0],
+    )?;
+    super::heartbeat_log::forget(conn, device_id)?;
+    Ok(())
+}
+
 /// Where a heartbeat came from.
 pub const SOURCE_HANDHELD: &str = "handheld";
 

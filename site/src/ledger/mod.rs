@@ -18,7 +18,9 @@
 pub mod api;
 pub mod auth;
 pub mod devices;
+pub mod heartbeat_log;
 pub mod hops;
+pub mod metrics;
 pub mod periods;
 pub mod receipts;
 pub mod sessions;
@@ -52,6 +54,8 @@ pub struct LedgerState {
     /// The shared secret that signs terminal batches from a remote
     /// listener; with none, the terminal endpoint answers 404.
     pub terminal_secret: Option<Arc<[u8]>>,
+    /// Sync items by outcome and their latency, for `GET /metrics`.
+    pub metrics: metrics::SyncMetrics,
 }
 
 impl Default for LedgerState {
@@ -68,6 +72,7 @@ impl LedgerState {
             terminal_secret: terminal_secret
                 .filter(|secret| !secret.is_empty())
                 .map(|secret| Arc::from(secret.into_bytes())),
+            metrics: metrics::SyncMetrics::default(),
         }
     }
 }

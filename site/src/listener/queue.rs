@@ -479,6 +479,38 @@ pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
     Ok(counts)
 }
 
+/// A record the ledger refused for good, with its answer, for the dashboard.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeadLetter {
+    pub seq: i64,
+    pub device_serial: String,
+    pub kind: String,
+    pub subject: String,
+    pub queued_at: UnixMs,
+    pub status: Option<i64>,
+    pub body: Option<String>,
+}
+
+/// The newest `limit` dead letters, newest first.
+pub fn dead_letters(conn: &Connection, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT seq, device_serial, kind, subject, queued_at, dead_status, dead_body
+         FROM listener_queue WHERE state = 'dead' ORDER BY seq DESC LIMIT ?1",
+    )?;
+    let rows = select.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
+        Ok(DeadLetter {
+            seq: row.get(0)?,
+            device_serial: row.get(1)?,
+            kind: row.get(2)?,
+            subject: row.get(3)?,
+            queued_at: UnixMs(row.get(4)?),
+            status: row.get(5)?,
+            body: row.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
