@@ -4,7 +4,7 @@
 // worker answering the same messages, and plain JS in the page), in the
 // same headless Chromium run. Prints a table; asserts nothing.
 //
-//   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--batch N] [--no-wasm-opt]
+//   cd bench && npm install && node capture.mjs [--single N] [--burst N] [--batch N] [--cold N] [--no-wasm-opt]
 //
 // Needs www/pkg built (`cargo xtask build-wasm`, which already runs
 // wasm-opt as wasm-pack.toml says). The module is optimised once more here
@@ -28,6 +28,10 @@ const SINGLE = flag('--single', 300); // sequential captures, each awaited
 const BURST = flag('--burst', 2000);  // captures fired at once, like an RFID sled
 const BATCH = flag('--batch', 100); // reads per capture_many message
 const WARMUP = 20;
+// Cold starts measured per worker: stop every worker (CDP), then one capture.
+const COLD = flag('--cold', 20);
+// How long a stopped worker may take to report itself stopped.
+const STOP_LIMIT_MS = 5000;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);
 const WASM = join(WWW, 'pkg', 'stockhop_bg.wasm');
 // The plain-JS service worker the queue is held against (served at /baseline/).
@@ -260,9 +264,52 @@ async function measureBaseline({ single, burst, warmup, perTx }) {
   return { singles, singleMs, bursts, burstMs, stored: seq };
 }
 
+// Cold start as the operator feels it: every service worker is stopped
+// (CDP `ServiceWorker.stopAllWorkers`, as the browser does to an idle
+// worker), then the page posts one capture; the time is to its ack, so it
+// covers starting the worker, loading its code (and for the queue the wasm
+// module and opening IndexedDB) and the strict write. `COLD` times each.
+async function coldStarts(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const running = new Map();
+  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+    for (const v of versions) running.set(v.versionId, v.runningStatus);
+  });
+  await cdp.send('ServiceWorker.enable');
+  const session = await page.evaluate(async () => {
+    const ask = window.baseline ? window.baseline.ask : window.stockhop.ask;
+    const open = await ask({ type: 'open_session', operator_id: 'cold', mode: 'cycle_count' });
+    if (!open.ok) throw new Error(JSON.stringify(open));
+    return open.session_id;
+  });
+  const times = [];
+  for (let i = 0; i < COLD; i++) {
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    const t = Date.now();
+    while ([...running.values()].some((status) => status !== 'stopped')) {
+      if (Date.now() - t > STOP_LIMIT_MS) throw new Error('a worker did not stop');
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    times.push(await page.evaluate(async ({ session_id, n }) => {
+      const ask = window.baseline ? window.baseline.ask : window.stockhop.ask;
+      const t0 = performance.now();
+      const reply = await ask({ type: 'capture', session_id, body: { mode: 'cycle_count', epc: 'COLD' + n } });
+      if (!reply.ok) throw new Error(JSON.stringify(reply));
+      return performance.now() - t0;
+    }, { session_id: session, n: i }));
+  }
+  await cdp.detach();
+  return times;
+}
+
 function pct(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function coldRow(label, times) {
+  const total = times.reduce((a, b) => a + b, 0);
+  return [label, 'cold start', times.length, pct(times, 50), pct(times, 99), (times.length / total) * 1000];
 }
 
 function rows(label, r) {
@@ -306,7 +353,7 @@ async function main() {
     const ping = await page.evaluate(measurePing, options);
     const batched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     // A handheld set up for a site it cannot reach (a closed loopback
-    // port): every capture starts a drain attempt at once, as DESIGN.md
+    // port): every capture starts a drain attempt at once, as docs/design.md
     // §3.5 asks, which fails; the backlog of the runs above is in the queue.
     const setup = { type: 'setup', site_url: UNREACHABLE_SITE, device_token: 'bench', device_id: 'bench' };
     const offline = await page.evaluate(measureQueue, { ...options, setup });
@@ -319,6 +366,8 @@ async function main() {
     const online = await page.evaluate(measureQueue, options);
     const onlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const settled = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
+    const received = { requests: site.requests, items: site.items, keys: site.keys.size, duplicates: site.duplicates };
+    const queueCold = await coldStarts(page);
     const jsPage = await browser.newPage();
     await jsPage.addInitScript(installTiming);
     jsPage.on('pageerror', (err) => console.error('baseline page error:', err.message));
@@ -326,6 +375,7 @@ async function main() {
     await jsPage.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
     const jsWorker = await jsPage.evaluate(measureQueue, options);
     const jsWorkerBatched = await jsPage.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
+    const jsWorkerCold = await coldStarts(jsPage);
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
     const version = await browser.version();
@@ -338,8 +388,10 @@ async function main() {
       ...rows(`queue, set up, site unreachable, capture_many (${BATCH} a message)`, offlineBatched).slice(1),
       ...rows('queue, set up, site answering (drains on every capture)', online),
       ...rows(`queue, set up, site answering, capture_many (${BATCH} a message)`, onlineBatched).slice(1),
+      coldRow('queue, worker stopped → first capture acked', queueCold),
       ...rows('plain-JS worker (page → worker → JS → IndexedDB)', jsWorker),
       ...rows(`plain-JS worker, capture_many (${BATCH} reads a message)`, jsWorkerBatched).slice(1),
+      coldRow('plain-JS worker, worker stopped → first capture acked', jsWorkerCold),
       ...rows('same wasm in the page, no messaging', inPage),
       ...rows('messaging only: page → worker → page, no storage', ping),
       ...rows('plain JS, one transaction per capture', baseline1),
@@ -353,11 +405,13 @@ async function main() {
     const times = (a, b) => (a / b).toFixed(2) + '×';
     const total = 3 * expected + 3 * (BURST + 1);
     console.log(`backlog of ${backlog.done} items drained to the answering site in ${(backlog.ms / 1000).toFixed(1)} s;` +
-      ` after the answering runs ${settled.done} of ${total} done, the site got ${site.keys.size} distinct keys` +
-      ` in ${site.requests} requests (${site.items} items, ${site.duplicates} sent again)`);
+      ` after the answering runs ${settled.done} of ${total} done, the site got ${received.keys} distinct keys` +
+      ` in ${received.requests} requests (${received.items} items, ${received.duplicates} sent again)`);
     console.log(`single p50, queue ÷ plain-JS worker: ${times(pct(queue.singles, 50), pct(jsWorker.singles, 50))};` +
       ` queue ÷ plain JS in the page: ${times(pct(queue.singles, 50), pct(baseline1.singles, 50))}` +
       ` (messaging alone: ${times(pct(ping.singles, 50), pct(baseline1.singles, 50))})`);
+    console.log(`cold start p50, queue ÷ plain-JS worker: ${times(pct(queueCold, 50), pct(jsWorkerCold, 50))}` +
+      ` (${pct(queueCold, 50).toFixed(1)} ms against ${pct(jsWorkerCold, 50).toFixed(1)} ms)`);
     console.log(`burst rate, plain-JS worker ÷ queue: capture_many ${times(rate(jsWorkerBatched), rate(batched))},` +
       ` one message per capture ${times(rate(jsWorker), rate(queue))}`);
     console.log(`burst rate, plain JS ÷ queue: one tx each ${times(rate(baseline1), rate(queue))},` +

@@ -1,5 +1,5 @@
 //! What the queue does with the result of sending an item: the status
-//! codes are the retry policy (DESIGN.md §3).
+//! codes are the retry policy (docs/design.md §3).
 //!
 //! | kind | from | the queue |
 //! |---|---|---|

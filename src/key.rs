@@ -84,29 +84,18 @@ impl IdempotencyKey {
 
 /// Parses a UUID in its hyphenated form only: 36 characters, hex digits
 /// in either case, hyphens at 8-4-4-4-12. The one spelling keys, session
-/// ids and the wire use; braced, URN and unhyphenated forms are refused.
-/// (Narrower than `uuid`'s parser, and a fraction of its code in the
-/// handheld module.)
+/// ids and the wire use; braced, URN and unhyphenated forms are refused
+/// (`uuid`'s parser reads each form at its own length, and only the
+/// hyphenated one is 36 characters long).
 pub fn parse_hyphenated(text: &str) -> Option<Uuid> {
-    let text = text.as_bytes();
-    if text.len() != 36 {
+    if text.len() != HYPHENATED_LEN {
         return None;
     }
-    let mut bytes = [0u8; 16];
-    let mut digits = 0;
-    for (at, &c) in text.iter().enumerate() {
-        if matches!(at, 8 | 13 | 18 | 23) {
-            if c != b'-' {
-                return None;
-            }
-            continue;
-        }
-        let nibble = (c as char).to_digit(16)? as u8;
-        bytes[digits / 2] |= if digits % 2 == 0 { nibble << 4 } else { nibble };
-        digits += 1;
-    }
-    Some(Uuid::from_bytes(bytes))
+    Uuid::try_parse(text).ok()
 }
+
+/// Characters in a hyphenated UUID: 32 hex digits and 4 hyphens.
+const HYPHENATED_LEN: usize = 36;
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

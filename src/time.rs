@@ -117,8 +117,19 @@ impl UnixMs {
         };
         let days = days_from_civil(year, month, day);
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_min * 60;
-        Ok(UnixMs(secs * 1000 + millis))
+        let instant = UnixMs(secs * 1000 + millis);
+        // The offset (or a leap second) may carry the instant out of the
+        // years the wire form can write; such a text would not round-trip.
+        if !(UnixMs::MIN..=UnixMs::MAX).contains(&instant) {
+            return Err(TimeError::new(text, "outside years 0000-9999 in UTC"));
+        }
+        Ok(instant)
     }
+
+    /// The earliest instant the wire form writes: 0000-01-01T00:00:00.000Z.
+    pub const MIN: UnixMs = UnixMs(-62_167_219_200_000);
+    /// The latest instant the wire form writes: 9999-12-31T23:59:59.999Z.
+    pub const MAX: UnixMs = UnixMs(253_402_300_799_999);
 
     /// Builds an instant from a civil date and time in UTC.
     pub fn from_civil(
@@ -255,8 +266,19 @@ mod tests {
             "2026-11-29T10:15:02.Z",
             "2026-11-29T10:15:02+5",
             "2026-11-29T10:15:02.000Zjunk",
+            "9999-12-31T23:59:60.999-23:59",
+            "0000-01-01T00:00:00.000+00:01",
         ] {
             assert!(UnixMs::parse_rfc3339(bad).is_err(), "{bad} parsed");
+        }
+    }
+
+    #[test]
+    fn the_bounds_of_the_wire_form_round_trip() {
+        assert_eq!(UnixMs::MIN.to_string(), "0000-01-01T00:00:00.000Z");
+        assert_eq!(UnixMs::MAX.to_string(), "9999-12-31T23:59:59.999Z");
+        for bound in [UnixMs::MIN, UnixMs::MAX] {
+            assert_eq!(UnixMs::parse_rfc3339(&bound.to_string()), Ok(bound));
         }
     }
 

@@ -1,10 +1,10 @@
-//! The sync protocol's wire types (DESIGN.md §4), shared by the handheld
+//! The sync protocol's wire types (docs/design.md §4), shared by the handheld
 //! module and the site server so both read and write the same JSON.
 //!
 //! An item's `body` stays a JSON value here ([`crate::body::Body`]): the
 //! server hashes the item's canonical JSON as sent, and reads the typed
 //! bodies ([`OpenSessionBody`], [`ScanBody`], …) from it with
-//! `SyncItem::body_as` (native only; the handheld never reads a body).
+//! [`SyncItem::body_as`].
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -66,7 +66,6 @@ pub struct SyncItem {
     pub body: Body,
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 impl SyncItem {
     /// Reads the body as the typed body of its command.
     pub fn body_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
@@ -105,7 +104,7 @@ impl Command {
     }
 }
 
-/// The five capture modes (DESIGN.md §5).
+/// The five capture modes (docs/design.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -283,12 +282,11 @@ pub struct HeartbeatAck {
     pub server_time: UnixMs,
 }
 
-// Natively only: they build bodies as `serde_json` values (`crate::body`).
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    /// DESIGN.md §4's request, with its elided values filled in.
+    /// docs/design.md §4's request, with its elided values filled in.
     const REQUEST: &str = r#"{"device_id":"HH-0042","sent_at":"2026-11-29T10:15:02.120Z","items":[
  {"key":"8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab","session_id":"5f1e2d3c-4b5a-4697-8877-665544332211","client_seq":1,"command":"open_session",
   "occurred_at":"2026-11-29T09:01:00.000Z","queued_at":"2026-11-29T09:01:00.004Z",
@@ -297,7 +295,7 @@ mod tests {
   "occurred_at":"2026-11-29T09:01:07.250Z","queued_at":"2026-11-29T09:01:07.253Z",
   "body":{"mode":"put_away","epc":"E2806894000040017790E471","unit_version":3,"bin":"B-12-03"}}]}"#;
 
-    /// DESIGN.md §4's answer, with its elided values filled in.
+    /// docs/design.md §4's answer, with its elided values filled in.
     const RESPONSE: &str = r#"{"server_time":"2026-11-29T10:15:02.480Z","results":[
  {"key":"8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab","client_seq":1,"status":200,"outcome":"applied","replayed":false,
   "recorded_at":"2026-11-29T10:15:02.401Z","hop_ids":[]},

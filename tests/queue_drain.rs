@@ -1,6 +1,6 @@
 //! The drain's state machine natively: order, batching, classification,
 //! backoff, restarts and operator actions, with the server's answers built
-//! as the JSON DESIGN.md §4 specifies.
+//! as the JSON docs/design.md §4 specifies.
 #![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::json;
@@ -186,7 +186,7 @@ fn a_request_carries_at_most_fifty_items_and_the_rest_follow() {
     }
     assert_eq!(sent, (1..=121).collect::<Vec<_>>());
     assert_eq!(hh.drain.pending_len(), 0);
-    assert_eq!(hh.drain.poll_timeout(), None);
+    assert_eq!(hh.drain.poll_timeout(T0), None);
 }
 
 #[test]
@@ -297,7 +297,7 @@ fn failures_back_off_two_four_eight_sixteen_then_thirty_seconds_forever() {
             TransportOutcome::from_text(503, r#"{"code":"OVERLOADED","message":"busy"}"#)
         };
         hh.record(&lease, now, &outcome);
-        let next = hh.drain.poll_timeout().unwrap();
+        let next = hh.drain.poll_timeout(now).unwrap();
         assert!(
             hh.lease(UnixMs(next.0 - 1)).is_none(),
             "nothing before the wait ends"
@@ -408,7 +408,7 @@ fn unauthorized_and_unknown_answers_stop_the_run_and_keep_everything() {
         assert_eq!(hh.state_of(a, 2), ItemState::Queued, "{code}");
         assert!(hh.lease(T0).is_none(), "{code}: the run stopped");
         assert_eq!(
-            hh.drain.poll_timeout(),
+            hh.drain.poll_timeout(T0),
             Some(T0.plus(stockhop::time::Millis(2000)))
         );
     }

@@ -317,7 +317,7 @@ impl World {
             for key in blocked {
                 self.discard(key);
             }
-            let Some(at) = self.drain.poll_timeout() else {
+            let Some(at) = self.drain.poll_timeout(self.now) else {
                 break;
             };
             self.now = self.now.max(at);

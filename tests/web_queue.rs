@@ -12,8 +12,9 @@ use stockhop::classify::ResultKind;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{verdicts, Capture, Item, ItemState, TransportOutcome};
 use stockhop::time::Millis;
+use stockhop::web::runtime::Queue;
 use stockhop::web::schema;
-use stockhop::web::store::{DeviceConfig, Store};
+use stockhop::web::store::Store;
 use stockhop::web::transport::{read_response, FetchTransport, Transport};
 use stockhop::wire::{Command, Mode, OpenSessionBody, SyncRequest};
 use support::*;
@@ -35,12 +36,12 @@ fn open_body(operator: &str) -> OpenSessionBody {
 fn scan(epc: &str) -> Capture {
     Capture {
         command: Command::Scan,
-        body: body(json!({"mode": "put_away", "epc": epc, "bin": "B-12-03"})),
+        body: json!({"mode": "put_away", "epc": epc, "bin": "B-12-03"}),
     }
 }
 
 /// Opens a session for `operator` and returns its id.
-async fn open(queue: &stockhop::web::runtime::Queue<FakeSite, TestClock>, operator: &str) -> Uuid {
+async fn open(queue: &Queue, operator: &str) -> Uuid {
     queue
         .open_session(None, open_body(operator))
         .await
@@ -63,7 +64,7 @@ async fn capture_returns_only_after_the_item_is_readable_from_a_fresh_connection
     assert_eq!(captured.key.version(), 4);
     assert_eq!(captured.queued_at, T0);
 
-    let fresh = Store::open(&name).await.unwrap();
+    let fresh = fresh(&name).await;
     let items = fresh.session_items(open.session_id).await.unwrap();
     assert_eq!(seqs(&items), [1, 2]);
     assert_eq!(items[1].key, captured.key);
@@ -81,8 +82,7 @@ async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguo
     for n in 0..10 {
         queue.capture(a, scan(&format!("A{n}"))).await.unwrap();
     }
-    queue.store().close();
-    drop(queue);
+    queue.close().await.unwrap();
 
     let queue = manual_queue(&name, &site, &clock).await;
     let next = queue.capture(a, scan("A-after")).await.unwrap();
@@ -90,69 +90,47 @@ async fn closing_and_reopening_the_database_loses_nothing_and_seqs_stay_contiguo
     queue.close_session(a).await.unwrap();
     let refused = queue.capture(a, scan("late")).await;
     assert_eq!(refused.unwrap_err().code(), "SESSION_CLOSED");
-    let items = queue.store().session_items(a).await.unwrap();
+    let items = fresh(&name).await.session_items(a).await.unwrap();
     assert_eq!(seqs(&items), (1..=13).collect::<Vec<_>>());
     assert_eq!(items.last().unwrap().command, Command::CloseSession);
 }
 
 #[wasm_bindgen_test]
 fn storage_errors_read_as_the_indexeddb_library_words_them() {
-    use indexed_db_futures::error::{Error, OpenDbError, SimpleValueError};
+    use indexed_db_futures::error::{Error, OpenDbError};
     use stockhop::web::error::QueueError;
-    // (error, whether the library's words are ours in full): a value
-    // error's number and a `Switch`'s parts are left out, since printing
-    // them is most of the module's float formatting; the words before them
-    // are the library's.
-    let errors: [(fn() -> Error, bool); 7] = [
-        (
-            || {
-                let quota = web_sys::DomException::new_with_message_and_name(
-                    "disk full",
-                    "QuotaExceededError",
-                );
-                Error::from(JsValue::from(quota.unwrap()))
-            },
-            true,
-        ),
-        (|| Error::from(JsValue::from_str("thrown")), true),
-        (
-            || Error::from(SimpleValueError::NotANumber(JsValue::NULL)),
-            true,
-        ),
-        (
-            || Error::from(SimpleValueError::DynCast(JsValue::NULL)),
-            true,
-        ),
-        (|| Error::from(SimpleValueError::TooLarge(5.0)), false),
-        (|| Error::from(SimpleValueError::Signed(-3.0)), false),
-        (
-            || {
-                Error::from(SimpleValueError::Switch(vec![
-                    SimpleValueError::NotAString(JsValue::NULL),
-                    SimpleValueError::DynCast(JsValue::NULL),
-                ]))
-            },
-            false,
-        ),
-    ];
-    for (error, in_full) in errors {
-        let theirs = format!("storage: {}", error());
-        let ours = QueueError::from(error()).to_string();
-        if in_full {
-            assert_eq!(ours, theirs);
-        } else {
-            assert!(
-                theirs.starts_with(&format!("{ours}: ")),
-                "{ours} / {theirs}"
-            );
-        }
-        let opening = OpenDbError::from(error());
-        assert_eq!(QueueError::from(opening).to_string(), ours);
-    }
+    let quota = || {
+        let quota =
+            web_sys::DomException::new_with_message_and_name("disk full", "QuotaExceededError");
+        Error::from(JsValue::from(quota.unwrap()))
+    };
+    let ours = QueueError::from(quota());
+    assert_eq!(ours.to_string(), format!("storage: {}", quota()));
+    assert_eq!(ours.code(), "STORAGE");
     assert_eq!(
         QueueError::from(OpenDbError::VersionZero).to_string(),
         format!("storage: {}", OpenDbError::VersionZero)
     );
+}
+
+/// Puts a record for `session` at `client_seq` the queue does not know of,
+/// as another writer would: the unique (session, seq) index then refuses
+/// the queue's own item at that seq.
+async fn occupy_seq(name: &str, session: Uuid, client_seq: u64) {
+    let db = schema::open(name).await.unwrap();
+    let tx = write_tx(&db, schema::ITEMS);
+    let row = json!({"key": IdempotencyKey::mint().unwrap(), "session_id": session,
+        "client_seq": client_seq, "command": "scan", "occurred_at": "2026-11-29T09:01:00.000Z",
+        "queued_at": "2026-11-29T09:01:00.000Z", "body": {}, "state": "done"});
+    tx.object_store(schema::ITEMS)
+        .unwrap()
+        .add(to_js(&row).unwrap())
+        .build()
+        .unwrap()
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    db.close();
 }
 
 #[wasm_bindgen_test]
@@ -161,13 +139,19 @@ async fn a_failed_write_is_reported_and_not_acknowledged() {
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
     let a = open(&queue, "op-1").await;
-    queue.store().close();
+    occupy_seq(&name, a, 2).await;
     let failed = queue.capture(a, scan("E1")).await;
-    let err = failed.expect_err("a write on a closed connection must fail");
+    let err = failed.expect_err("a write IndexedDB refuses must fail");
     assert_eq!(err.code(), "STORAGE", "{err}");
+    assert!(err.to_string().contains("ConstraintError"), "{err}");
 
-    let fresh = Store::open(&name).await.unwrap();
-    assert_eq!(seqs(&fresh.session_items(a).await.unwrap()), [1]);
+    let items = fresh(&name).await.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2]);
+    assert_eq!(
+        items[1].state,
+        ItemState::Done,
+        "only the other writer's row"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -176,24 +160,43 @@ async fn a_group_refused_part_way_writes_none_of_its_captures() {
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
     let a = open(&queue, "op-1").await;
-    // One group: the first capture's add is issued before the second's is
-    // refused (IndexedDB cannot clone a function: a body no page message
-    // can carry, taken as stored to reach the write).
-    let unwritable = Capture {
-        command: Command::Scan,
-        body: stockhop::body::Body::stored(js_sys::Function::new_no_args("return 1;").into()),
-    };
+    // One group: the first capture's add (seq 2) is issued before the
+    // second's (seq 3) is refused.
+    occupy_seq(&name, a, 3).await;
     let results = queue
-        .capture_many(a, vec![scan("E1"), unwritable, scan("E3")])
+        .capture_many(a, vec![scan("E1"), scan("E2"), scan("E3")])
         .await;
     assert!(results.iter().all(Result::is_err), "{results:?}");
 
     let next = queue.capture(a, scan("E4")).await.unwrap();
     assert_eq!(next.client_seq, 2, "the refused group took no seq");
-    let fresh = Store::open(&name).await.unwrap();
-    let items = fresh.session_items(a).await.unwrap();
-    assert_eq!(seqs(&items), [1, 2]);
+    let items = fresh(&name).await.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2, 3]);
     assert_eq!(items[1].key, next.key);
+}
+
+#[wasm_bindgen_test]
+async fn a_body_no_js_number_holds_is_refused_alone_not_with_its_group() {
+    let name = db_name("bad-body");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = open(&queue, "op-1").await;
+    let beyond = Capture {
+        command: Command::Scan,
+        body: json!({"mode": "put_away", "epc": "E2", "unit_version": u64::MAX}),
+    };
+    let results = queue
+        .capture_many(a, vec![scan("E1"), beyond, scan("E3")])
+        .await;
+    assert_eq!(results[1].as_ref().unwrap_err().code(), "BAD_MESSAGE");
+    let acked: Vec<u64> = results
+        .iter()
+        .flatten()
+        .map(|item| item.client_seq)
+        .collect();
+    assert_eq!(acked, [2, 3], "the others are captured, contiguous");
+    let items = fresh(&name).await.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [1, 2, 3]);
 }
 
 #[wasm_bindgen_test]
@@ -240,7 +243,7 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     site.answer_each(move |item| {
         if item.key == bad_key {
             json!({"key": item.key, "client_seq": item.client_seq, "status": 422, "code": "INVALID_ITEM"})
-        } else if item.client_seq == 3 && json_of(&item.body)["epc"] == "A-after" {
+        } else if item.client_seq == 3 && item.body["epc"] == "A-after" {
             json!({"key": item.key, "client_seq": 3, "status": 202, "outcome": "buffered"})
         } else {
             applied(item)
@@ -254,7 +257,7 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     let last: Vec<_> = site.sent().last().unwrap().clone();
     assert_eq!(last, [(b.to_string(), 3)], "only session B moves on");
 
-    let rows = queue.store().list(None, 50).await.unwrap();
+    let rows = queue.list(None, 50).await.unwrap();
     let row = |seq: u64, session: Uuid| {
         rows.iter()
             .find(|(i, _)| i.client_seq == seq && i.session_id == session)
@@ -272,7 +275,7 @@ async fn a_blocked_item_holds_back_only_its_session_and_shows_why() {
     let (voided, void) = queue.discard(bad.id.unwrap()).await.unwrap();
     assert_eq!(voided.state, ItemState::Voided);
     assert_eq!((void.command, void.client_seq), (Command::Void, 4));
-    assert_eq!(json_of(&void.body), json!({"void_seq": 2}));
+    assert_eq!(void.body, json!({"void_seq": 2}));
     queue.drain(true).await.unwrap();
     assert_eq!(
         site.sent().last().unwrap().clone(),
@@ -289,13 +292,15 @@ async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
     let queue = manual_queue(&name, &site, &clock).await;
     let a = open(&queue, "op-1").await;
     queue.capture(a, scan("E1")).await.unwrap();
+    queue.close().await.unwrap();
     // The worker leased these and was killed before it recorded an answer.
-    let mut leased = queue.store().session_items(a).await.unwrap();
+    let store = fresh(&name).await;
+    let mut leased = store.session_items(a).await.unwrap();
     for item in &mut leased {
         item.state = ItemState::Sending;
     }
-    queue.store().put_items(&leased, None).await.unwrap();
-    drop(queue);
+    store.put_items(&leased, None).await.unwrap();
+    store.close();
 
     let queue = manual_queue(&name, &site, &clock).await;
     queue.drain(false).await.unwrap();
@@ -305,7 +310,7 @@ async fn items_found_sending_after_a_kill_are_sent_again_with_their_keys() {
         .map(|i| i.key)
         .collect();
     assert_eq!(sent_keys, leased.iter().map(|i| i.key).collect::<Vec<_>>());
-    let items = queue.store().session_items(a).await.unwrap();
+    let items = fresh(&name).await.session_items(a).await.unwrap();
     assert!(items.iter().all(|i| i.state == ItemState::Done));
 }
 
@@ -322,7 +327,7 @@ async fn backoff_waits_on_the_persisted_schedule_and_a_capture_skips_it() {
     let report = queue.drain(false).await.unwrap();
     assert_eq!(report.requests, 1);
     assert_eq!(report.next_attempt_at, Some(T0.plus(Millis(2_000))));
-    let persisted = Store::open(&name).await.unwrap().backoff().await.unwrap();
+    let persisted = fresh(&name).await.backoff().await.unwrap();
     assert_eq!(
         (persisted.failures, persisted.next_attempt_at),
         (1, Some(T0.plus(Millis(2_000))))
@@ -378,7 +383,7 @@ async fn real_response_objects_are_classified_per_design() {
         command: Command::Scan,
         occurred_at: T0,
         queued_at: T0,
-        body: body(json!({})),
+        body: json!({}),
         state: ItemState::Sending,
         reason: None,
         attempts: 1,
@@ -459,11 +464,7 @@ async fn real_response_objects_are_classified_per_design() {
 
 #[wasm_bindgen_test]
 async fn fetch_to_an_unreachable_site_is_offline() {
-    let device = DeviceConfig {
-        site_url: "http://127.0.0.1:9".into(),
-        device_token: "t".into(),
-        device_id: "HH-1".into(),
-    };
+    let device = device();
     let request = SyncRequest {
         device_id: "HH-1".into(),
         sent_at: T0,
@@ -498,37 +499,11 @@ async fn a_burst_of_a_thousand_captures_is_all_acknowledged_present_and_contiguo
         .collect();
     acked.sort_unstable();
     assert_eq!(acked, (2..=1001).collect::<Vec<_>>());
-    let fresh = Store::open(&name).await.unwrap();
+    let fresh = fresh(&name).await;
     let items = fresh.session_items(a).await.unwrap();
     assert_eq!(seqs(&items), (1..=1001).collect::<Vec<_>>());
     let keys: std::collections::HashSet<_> = items.iter().map(|i| i.key).collect();
     assert_eq!(keys.len(), 1001);
-}
-
-#[wasm_bindgen_test]
-async fn a_request_awaited_after_its_event_fired_still_resolves() {
-    use indexed_db_futures::internals::SystemRepr;
-    use stockhop::web::store::{settled, table};
-    use wasm_bindgen::JsCast;
-    let name = db_name("settled");
-    let db = schema::open(&name).await.unwrap();
-    let tx = write_tx(&db, schema::META);
-    let meta = table(tx.as_sys().unchecked_ref(), schema::META).unwrap();
-    let row = |name: &str| {
-        let record = js_sys::Object::new();
-        js_sys::Reflect::set(&record, &"name".into(), &name.into()).unwrap();
-        record
-    };
-    let first = meta.add(&row("first"));
-    let second = meta.add(&row("second"));
-    // Requests complete in order: by the time the second has resolved,
-    // the first is done and its event has fired with nobody listening.
-    assert_eq!(settled(second).await.unwrap(), JsValue::from_str("second"));
-    assert_eq!(settled(first).await.unwrap(), JsValue::from_str("first"));
-    let again = meta.add(&row("first"));
-    let refused = settled(again).await.expect_err("the key is taken");
-    assert_eq!(refused.code(), "STORAGE", "{refused}");
-    assert!(refused.to_string().contains("ConstraintError"), "{refused}");
 }
 
 #[wasm_bindgen_test]
@@ -553,7 +528,7 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
                 "occurred_at": "2026-11-29T09:01:00.000Z", "queued_at": "2026-11-29T09:01:00.004Z",
                 "body": body, "state": "queued"});
             let value = to_js(&row).unwrap();
-            store.add(value).primitive().unwrap().await.unwrap();
+            store.add(value).build().unwrap().await.unwrap();
         }
         tx.commit().await.unwrap();
     }
@@ -571,7 +546,7 @@ async fn upgrading_v1_to_v2_derives_keys_and_rebuilds_sessions() {
     // Opening again changes nothing: the same keys, stable across restarts.
     let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     let queue = manual_queue(&name, &site, &clock).await;
-    let again = queue.store().session_items(session).await.unwrap();
+    let again = fresh(&name).await.session_items(session).await.unwrap();
     assert_eq!(
         again.iter().map(|i| i.key).collect::<Vec<_>>(),
         items.iter().map(|i| i.key).collect::<Vec<_>>()
@@ -619,9 +594,9 @@ async fn operator_actions_and_counts() {
         ),
         (1, 1, 0, None)
     );
-    let page = queue.store().list(None, 1).await.unwrap();
+    let page = queue.list(None, 1).await.unwrap();
     assert_eq!(page.len(), 1);
-    let next = queue.store().list(page[0].0.id, 10).await.unwrap();
+    let next = queue.list(page[0].0.id, 10).await.unwrap();
     assert_eq!(next[0].0.client_seq, 2);
     assert_eq!(next[0].1.as_deref(), Some("stale_state"));
 }
@@ -653,7 +628,11 @@ async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer(
         2,
         "the 2 s backoff timer fired once"
     );
-    let items = queue.store().session_items(open.session_id).await.unwrap();
+    let items = fresh(&name)
+        .await
+        .session_items(open.session_id)
+        .await
+        .unwrap();
     assert_eq!(items[0].state, ItemState::Done);
     assert_eq!(items[0].attempts, 2);
 }
@@ -676,9 +655,8 @@ async fn a_drain_that_finds_one_running_waits_for_its_end() {
     // Let the first drain start and stop at its first IndexedDB request.
     gloo_timers::future::TimeoutFuture::new(0).await;
     let joined = queue.drain(false).await.unwrap();
-    assert!(joined.joined);
     assert_eq!(joined.pending, 0, "{joined:?}");
-    let items = queue.store().session_items(a).await.unwrap();
+    let items = fresh(&name).await.session_items(a).await.unwrap();
     assert!(
         items.iter().all(|i| i.state == ItemState::Done),
         "the joined call returned before the running drain ended"
@@ -699,11 +677,69 @@ async fn a_second_writer_for_a_moment_costs_no_seq_and_no_scan() {
     // The old worker remembers seq 2 as the last: its next capture must
     // not be lost to the unique (session, seq) index, nor reuse seq 3.
     assert_eq!(old.capture(a, scan("E3")).await.unwrap().client_seq, 4);
-    let items = old.store().session_items(a).await.unwrap();
+    let items = fresh(&name).await.session_items(a).await.unwrap();
     assert_eq!(seqs(&items), [1, 2, 3, 4]);
-    let epcs: Vec<_> = items[1..]
-        .iter()
-        .map(|i| json_of(&i.body)["epc"].clone())
-        .collect();
+    let epcs: Vec<_> = items[1..].iter().map(|i| i.body["epc"].clone()).collect();
     assert_eq!(epcs, [json!("E1"), json!("E2"), json!("E3")]);
+}
+
+#[wasm_bindgen_test]
+async fn done_items_are_pruned_after_the_retention_window_and_no_other_item_is() {
+    let name = db_name("prune");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = open(&queue, "op-1").await;
+    let rejected = queue.capture(a, scan("E1")).await.unwrap();
+    let rejected_key = rejected.key;
+    site.answer_each(move |item| {
+        if item.key == rejected_key {
+            json!({"key": item.key, "client_seq": item.client_seq, "status": 200,
+                   "outcome": "rejected", "reason": "stale_state"})
+        } else {
+            applied(item)
+        }
+    });
+    queue.drain(false).await.unwrap();
+    site.answer_whole(TransportOutcome::Offline);
+    let waiting = queue.capture(a, scan("E2")).await.unwrap();
+    queue.drain(false).await.unwrap();
+    let counts = queue.counts().await.unwrap();
+    assert_eq!((counts.done, counts.rejected, counts.queued), (1, 1, 1));
+
+    let week = stockhop::queue::item::DONE_RETENTION;
+    clock.set(T0.plus(week).plus(Millis(3_600_000)));
+    queue.drain(false).await.unwrap();
+    let counts = queue.counts().await.unwrap();
+    assert_eq!(
+        (counts.done, counts.rejected, counts.queued),
+        (0, 1, 1),
+        "the open_session went; the rejected and the queued stay"
+    );
+    let items = fresh(&name).await.session_items(a).await.unwrap();
+    assert_eq!(seqs(&items), [2, 3]);
+    assert_eq!(items[1].key, waiting.key);
+}
+
+#[wasm_bindgen_test]
+async fn a_close_behind_waiting_captures_writes_them_first_and_stops_the_runtime() {
+    let name = db_name("close-behind");
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
+    let queue = manual_queue(&name, &site, &clock).await;
+    let a = open(&queue, "op-1").await;
+    // `join` polls the burst first: its captures are in the runtime's
+    // channel before the close.
+    let (burst, closed) = futures_util::future::join(
+        queue.capture_many(a, vec![scan("E1"), scan("E2")]),
+        queue.clone().close(),
+    )
+    .await;
+    closed.unwrap();
+    let acked: Vec<u64> = burst.into_iter().map(|r| r.unwrap().client_seq).collect();
+    assert_eq!(acked, [2, 3]);
+    assert_eq!(
+        seqs(&fresh(&name).await.session_items(a).await.unwrap()),
+        [1, 2, 3]
+    );
+    let stopped = queue.counts().await.unwrap_err();
+    assert_eq!(stopped.code(), "STOPPED");
 }

@@ -10,36 +10,28 @@ use indexed_db_futures::database::Database;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::Build;
 use serde_json::json;
-use stockhop::body::Body;
 use stockhop::queue::TransportOutcome;
 use stockhop::time::UnixMs;
 use stockhop::web::clock::Clock;
 use stockhop::web::runtime::{Options, Queue};
-use stockhop::web::store::DeviceConfig;
+use stockhop::web::store::{DeviceConfig, Store};
 use stockhop::web::transport::Transport;
 use stockhop::wire::{SyncItem, SyncRequest};
 
 pub const T0: UnixMs = UnixMs(1_795_940_000_000);
 
-/// Any `Serialize` value through serde-wasm-bindgen's JSON-compatible
-/// serializer: plain objects and numbers, `null` for `None`, exactly the
-/// shape `JSON.parse` would build; the reference the module's hand-written
-/// writers are held to.
+/// Any `Serialize` value as a page (or an older build) would hand it
+/// over: plain objects and numbers, `null` for `None`.
 pub fn to_js<T: serde::Serialize + ?Sized>(
     value: &T,
 ) -> Result<wasm_bindgen::JsValue, serde_wasm_bindgen::Error> {
     value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
 }
 
-/// A body as a page posting this JSON would hand it over.
-pub fn body(json: serde_json::Value) -> Body {
-    let js = to_js(&json).expect("JSON a JS value holds");
-    Body::read(&js).expect("a JSON body")
-}
-
-/// A body as a `serde_json` value, to assert on.
-pub fn json_of(body: &Body) -> serde_json::Value {
-    serde_wasm_bindgen::from_value(body.as_js().clone()).expect("a JSON body")
+/// A second connection to the queue's database, as a fresh worker would
+/// open it: what it reads is what IndexedDB holds.
+pub async fn fresh(name: &str) -> Store {
+    Store::open(name).await.unwrap()
 }
 
 /// A clock that only moves when the test moves it.
@@ -148,11 +140,7 @@ pub fn db_name(what: &str) -> String {
 }
 
 /// A queue driven step by step: no drain after capture, no timers.
-pub async fn manual_queue(
-    name: &str,
-    site: &FakeSite,
-    clock: &TestClock,
-) -> Queue<FakeSite, TestClock> {
+pub async fn manual_queue(name: &str, site: &FakeSite, clock: &TestClock) -> Queue {
     let options = Options {
         drain_after_capture: false,
         wake_on_timer: false,
@@ -166,18 +154,20 @@ pub async fn set_up_queue<C: Clock + 'static>(
     site: &FakeSite,
     clock: C,
     options: Options,
-) -> Queue<FakeSite, C> {
+) -> Queue {
     let queue = Queue::open(name, site.clone(), clock, options)
         .await
         .unwrap();
+    queue.setup(device()).await.unwrap();
     queue
-        .store()
-        .set_device(&DeviceConfig {
-            site_url: "http://127.0.0.1:9".into(),
-            device_token: "token".into(),
-            device_id: "HH-0042".into(),
-        })
-        .await
-        .unwrap();
-    queue
+}
+
+/// The setup the test queues run with.
+pub fn device() -> DeviceConfig {
+    DeviceConfig {
+        site_url: "http://127.0.0.1:9".into(),
+        device_token: "token".into(),
+        device_id: "HH-0042".into(),
+        done_retention_days: None,
+    }
 }

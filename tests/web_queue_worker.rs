@@ -30,7 +30,7 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
     let a = queue.open_session(None, body).await.unwrap().session_id;
     let capture = Capture {
         command: Command::Scan,
-        body: support::body(json!({"mode": "cycle_count", "epc": "E1"})),
+        body: json!({"mode": "cycle_count", "epc": "E1"}),
     };
     queue.capture(a, capture).await.unwrap();
     let report = queue.drain(false).await.unwrap();
@@ -38,7 +38,7 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
         (report.requests, report.items_sent, report.pending),
         (1, 2, 0)
     );
-    let items = queue.store().session_items(a).await.unwrap();
+    let items = fresh(&name).await.session_items(a).await.unwrap();
     assert!(items.iter().all(|i| i.state == ItemState::Done));
 }
 
@@ -47,7 +47,7 @@ async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::
     let reply = JsFuture::from(worker.handle_message(data, None))
         .await
         .unwrap();
-    json_of(&stockhop::body::Body::read(&reply).unwrap())
+    serde_wasm_bindgen::from_value(reply).unwrap()
 }
 
 #[wasm_bindgen_test]

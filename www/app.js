@@ -17,7 +17,8 @@
 //   #storage-estimate #storage-persist
 //
 // Messages to the worker ({type, …} → {ok: true, …} | {ok: false, error: {code, message}}):
-//   setup {site_url, device_token, device_id}   device {}
+//   setup {site_url, device_token, device_id, done_retention_days?}   device {}
+//                                       (done items are pruned after done_retention_days, 7 by default)
 //   open_session {operator_id, mode, context?, session_id?} → {session_id, key, client_seq, id}
 //   capture {session_id, command?: "scan"|"undo", body} → {key, client_seq, id}
 //   capture_many {session_id, command?, bodies: [body, …]} → {items: [{key, client_seq, id} | {error}]}

@@ -15,18 +15,27 @@ const SHELL = [
   '/pkg/stockhop_bg.wasm',
 ];
 const SYNC_TAG = 'stockhop-drain';
+const MODULE = '/pkg/stockhop_bg.wasm';
 
 let queue = null;
 
 // The queue, opened once per worker life; a failed open is retried on the
-// next event rather than cached.
+// next event rather than cached. The module comes from the shell cache when
+// it is there (a worker started again then compiles it without the
+// network), else from the network.
 function ready() {
   if (!queue) {
-    queue = init().then(() => ServiceWorker.open());
+    queue = caches.match(MODULE)
+      .then((cached) => init(cached ? { module_or_path: cached } : undefined))
+      .then(() => ServiceWorker.open());
     queue.catch(() => { queue = null; });
   }
   return queue;
 }
+
+// Start loading the module as the worker starts, so a worker started for
+// a message has it compiling while the event is dispatched.
+ready().catch(() => {});
 
 self.addEventListener('install', (event) => {
   event.waitUntil(

@@ -2,14 +2,17 @@
 // service worker would do for the same capture messages, with the same
 // strict writes as the queue (the item, with the same indexes, and its
 // session's record in one readwrite transaction), the session's next seq
-// kept in memory. No module, no key derivation, no drain, no checks.
+// kept in memory (read back from IndexedDB after the worker was stopped).
+// No module, no key derivation, no drain, no checks.
 const DB_NAME = 'bench-sw-baseline';
 let opened = null;
 
 function db() {
   if (!opened) {
     opened = new Promise((ok, fail) => {
-      const req = indexedDB.open(DB_NAME + '-' + Date.now(), 1);
+      // One database per browser profile (each run starts a fresh one), so
+      // a worker started again finds what the stopped one wrote.
+      const req = indexedDB.open(DB_NAME, 1);
       req.onupgradeneeded = () => {
         const items = req.result.createObjectStore('items', { keyPath: 'id', autoIncrement: true });
         items.createIndex('by_state', 'state');
@@ -26,9 +29,22 @@ function db() {
 
 const sessions = new Map();
 
-function write(database, sessionId, command, bodies) {
-  const session = sessions.get(sessionId);
-  if (!session) return Promise.reject(new Error('unknown session ' + sessionId));
+// The session from memory, or (in a worker started again) from IndexedDB.
+async function sessionOf(database, sessionId) {
+  if (!sessions.has(sessionId)) {
+    const stored = await new Promise((ok, fail) => {
+      const req = database.transaction('sessions').objectStore('sessions').get(sessionId);
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    });
+    if (!stored) throw new Error('unknown session ' + sessionId);
+    sessions.set(sessionId, stored);
+  }
+  return sessions.get(sessionId);
+}
+
+async function write(database, sessionId, command, bodies) {
+  const session = await sessionOf(database, sessionId);
   const now = new Date().toISOString();
   const records = bodies.map((body) => {
     session.last_seq += 1;

@@ -1,11 +1,14 @@
-//! ATTLOG uploads from 20 concurrent terminals over loopback: frames/s and
-//! ack latency percentiles, beside the fsync-bound raw insert rate of the
-//! same disk measured in the same run. Prints a table; asserts nothing.
+//! ATTLOG uploads from 20 concurrent terminals over loopback, and a fixed
+//! RFID reader (fxr90, 700 reads/s) posting a second of distinct tags per
+//! report: frames/s and ack latency percentiles, beside the fsync-bound raw
+//! insert rate of the same disk measured in the same run. Prints a table;
+//! asserts nothing.
 //!
 //! `cargo bench -p stockhop-site --bench listener --profile site`
 
 use std::time::{Duration, Instant};
 
+use stockhop::time::UnixMs;
 use stockhop_site::db::{open_connection, Db};
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::{self, unix_now, ListenerConfig};
@@ -18,6 +21,11 @@ const TERMINALS: usize = 20;
 const UPLOADS_PER_TERMINAL: usize = 100;
 /// Records in each upload of the batched run (a terminal catching up).
 const RECORDS_PER_BATCHED_UPLOAD: usize = 9;
+/// The fixed gate's profile reads 700 tags a second; its IoT Connector
+/// batches a second of reads into one report.
+const READS_PER_REPORT: usize = 700;
+/// Reports the reader sends, back to back.
+const READER_REPORTS: usize = 20;
 /// How long the raw insert loop runs.
 const RAW_INSERT_RUN: Duration = Duration::from_secs(2);
 
@@ -32,9 +40,12 @@ fn main() {
     let raw_before = raw_insert_rate(&dir.path().join("raw-before.sqlite"));
     let single = runtime.block_on(run(&dir.path().join("single"), 1));
     let batched = runtime.block_on(run(&dir.path().join("batched"), RECORDS_PER_BATCHED_UPLOAD));
+    let (reader, accepted) = runtime.block_on(run_reader(&dir.path().join("reader")));
     let raw_after = raw_insert_rate(&dir.path().join("raw-after.sqlite"));
     println!();
-    println!("terminal listener, {TERMINALS} concurrent terminals over loopback, SQLite WAL synchronous=FULL");
+    println!(
+        "terminal listener over loopback, SQLite WAL synchronous=FULL: ATTLOG from {TERMINALS} concurrent terminals, Zebra from one reader"
+    );
     println!(
         "| {:<34} | {:>10} | {:>10} | {:>9} | {:>9} | {:>9} |",
         "run", "frames/s", "records/s", "p50 ms", "p99 ms", "max ms"
@@ -46,6 +57,7 @@ fn main() {
     for (name, r) in [
         ("ATTLOG, 1 record per upload", &single),
         ("ATTLOG, 9 records per upload", &batched),
+        ("Zebra fxr90, 700 tags per report", &reader),
     ] {
         println!(
             "| {:<34} | {:>10.0} | {:>10.0} | {:>9.2} | {:>9.2} | {:>9.2} |",
@@ -62,6 +74,11 @@ fn main() {
         );
     }
     println!();
+    println!(
+        "reader: {accepted} of {} distinct tags accepted (none rate limited); the profile's target is 700 reads/s, one reader",
+        READS_PER_REPORT * READER_REPORTS
+    );
+    println!();
 }
 
 struct Run {
@@ -72,16 +89,77 @@ struct Run {
     max_ms: f64,
 }
 
-async fn run(data: &std::path::Path, records_per_upload: usize) -> Run {
-    let db = Db::open(data).unwrap();
-    let config = ListenerConfig {
+fn bench_config() -> ListenerConfig {
+    ListenerConfig {
         http_addr: "127.0.0.1:0".parse().unwrap(),
         tcp_addr: "127.0.0.1:0".parse().unwrap(),
         allow: Allowlist::Any,
         ..ListenerConfig::default()
-    };
+    }
+}
+
+/// One fxr90 reader sending [`READER_REPORTS`] reports of
+/// [`READS_PER_REPORT`] distinct tags each, back to back; returns the run
+/// and how many reads were accepted.
+async fn run_reader(data: &std::path::Path) -> (Run, i64) {
+    let db = Db::open(data).unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = listener::spawn(config, db, None, async {
+    let running = listener::spawn(bench_config(), db, None, async {
+        let _ = stopped.await;
+    })
+    .await
+    .unwrap();
+    let addr = running.http_addr;
+    let started = Instant::now();
+    let mut latencies = Vec::with_capacity(READER_REPORTS);
+    for report in 0..READER_REPORTS {
+        let now = unix_now();
+        let events: Vec<String> = (0..READS_PER_REPORT)
+            .map(|i| {
+                let at = UnixMs(now.0 - 1_000 + (i * 1_000 / READS_PER_REPORT) as i64);
+                let timestamp = at.to_string().replace('Z', "+0000");
+                format!(
+                    r#"{{"data":{{"antenna":{},"eventNum":{},"format":"epc","idHex":"e2801190{report:04x}{i:08x}","peakRssi":-52,"reads":1}},"timestamp":"{timestamp}","type":"INVENTORY"}}"#,
+                    i % 4 + 1,
+                    report * READS_PER_REPORT + i
+                )
+            })
+            .collect();
+        let body = format!("[{}]", events.join(","));
+        let request = format!(
+            "POST /zebra?SN=fxr90-dock1 HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let sent = Instant::now();
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await.unwrap();
+        latencies.push(sent.elapsed());
+        assert!(
+            reply.starts_with(b"HTTP/1.1 200 "),
+            "{}",
+            String::from_utf8_lossy(&reply)
+        );
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let _ = stop.send(());
+    running.join().await;
+    let accepted = open_connection(&data.join("stockhop.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    (summarise(latencies, elapsed, READS_PER_REPORT), accepted)
+}
+
+async fn run(data: &std::path::Path, records_per_upload: usize) -> Run {
+    let db = Db::open(data).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = listener::spawn(bench_config(), db, None, async {
         let _ = stopped.await;
     })
     .await
@@ -129,6 +207,11 @@ async fn run(data: &std::path::Path, records_per_upload: usize) -> Run {
     let elapsed = started.elapsed().as_secs_f64();
     let _ = stop.send(());
     running.join().await;
+    summarise(latencies, elapsed, records_per_upload)
+}
+
+/// Throughput and latency percentiles of one run.
+fn summarise(mut latencies: Vec<Duration>, elapsed: f64, records_per_upload: usize) -> Run {
     latencies.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let at =

@@ -47,6 +47,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0003_listener.sql"),
     },
     Migration {
+        version: 4,
+        name: "site_view",
+        sql: include_str!("../migrations/0004_site_view.sql"),
+    },
+    Migration {
         version: 5,
         name: "reference",
         sql: include_str!("../migrations/0005_reference.sql"),

@@ -76,11 +76,7 @@ pub fn https_only_off_loopback(router: Router, https_port: u16) -> Router {
     router.layer(middleware::from_fn_with_state(https_port, guard))
 }
 
-async fn guard(
-    State(https_port): State<u16>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> Response {
     // No peer address means the router runs outside the site's own
     // connection loop; fail closed.
     let loopback = request
@@ -110,7 +106,8 @@ async fn guard(
         format!("https://{host}:{https_port}")
     };
     let path = request.uri().path();
-    let is_page = matches!(*request.method(), Method::GET | Method::HEAD) && !path.starts_with("/v1/");
+    let is_page =
+        matches!(*request.method(), Method::GET | Method::HEAD) && !path.starts_with("/v1/");
     if is_page {
         let target = match request.uri().query() {
             Some(query) => format!("{base}{path}?{query}"),

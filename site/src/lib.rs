@@ -6,16 +6,20 @@
 //! from a state so tests drive it without a socket; [`serve`] runs it on a
 //! listener until a shutdown future resolves, so tests bind port 0.
 
+pub mod accept;
 pub mod db;
 pub mod error;
 pub mod http;
 pub mod in_process;
 pub mod lan;
 pub mod ledger;
+pub mod limits;
 pub mod listener;
+pub mod log_sample;
 pub mod server;
 pub mod terminal_wire;
 pub mod tls;
+pub mod view;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -23,8 +27,9 @@ use std::path::PathBuf;
 pub use http::{app, AppState};
 
 /// Serves `state` over plain HTTP on `listener` until `shutdown` resolves,
-/// then finishes the requests in flight and returns. (The site binary also
-/// serves HTTPS and guards the plain port; see `main.rs`.)
+/// then finishes the requests in flight and returns. Connections are capped
+/// and their heads bounded in time by [`server::serve_connections`]. (The
+/// site binary also serves HTTPS and guards the plain port; see `main.rs`.)
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,

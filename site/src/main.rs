@@ -13,7 +13,7 @@ use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink};
 use stockhop_site::tls::{self, CertSource, CertStore, Issued};
-use stockhop_site::{lan, server, AppState};
+use stockhop_site::{lan, server, view, AppState};
 
 #[derive(Parser)]
 #[command(
@@ -65,22 +65,9 @@ struct HttpsArgs {
 
 impl HttpsArgs {
     /// The `https://HOST:PORT` handhelds are set up with: the first
-    /// --tls-name, else this machine's host name.
-    fn site_url(&self) -> String {
-        let host = self
-            .tls_names
-            .first()
-            .cloned()
-            .or_else(tls::host_name)
-            .unwrap_or_else(|| "localhost".into());
-        let host = match host.parse::<std::net::Ipv6Addr>() {
-            Ok(v6) => format!("[{v6}]"),
-            Err(_) => host,
-        };
-        match self.https.port() {
-            443 => format!("https://{host}"),
-            port => format!("https://{host}:{port}"),
-        }
+    /// --tls-name, else this machine's host name; `port` is the bound one.
+    fn site_url(&self, port: u16) -> String {
+        view::enroll::site_url(self.tls_names.first().map(String::as_str), port)
     }
 }
 
@@ -113,6 +100,11 @@ enum Command {
     Device {
         #[command(subcommand)]
         command: DeviceCommand,
+    },
+    /// Manage the people who may open the site's view (/site/).
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
     },
     /// Manage accounting periods.
     Period {
@@ -200,6 +192,28 @@ enum DeviceCommand {
 }
 
 #[derive(Subcommand)]
+enum AdminCommand {
+    /// Add an admin; prints its token (and nothing else) on stdout. The
+    /// site keeps only its SHA-256.
+    Add {
+        name: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// List the admins, one a line: name and when it was added.
+    List {
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Revoke an admin: its token and its signed-in sessions stop working.
+    Revoke {
+        name: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum PeriodCommand {
     /// Close the books up to UNTIL (RFC 3339): later hops captured before
     /// it are booked at UNTIL.
@@ -275,6 +289,7 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(serve(data, http, https, www, ledger_secret, terminal))
         }
         Command::Device { command } => device(command),
+        Command::Admin { command } => admins(command),
         Command::Period {
             command: PeriodCommand::Close { until, data },
         } => {
@@ -381,14 +396,9 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
                 })
                 .map_err(|err| anyhow::anyhow!("adding device {device_id}: {err}"))?;
             println!("{token}");
-            let site = site_url.unwrap_or_else(|| https.site_url());
-            let site = site.trim_end_matches('/');
-            let fragment = form_urlencoded::Serializer::new(String::new())
-                .append_pair("site", site)
-                .append_pair("device", &device_id)
-                .append_pair("token", &token)
-                .finish();
-            eprintln!("setup link for {device_id}: {site}/#{fragment}");
+            let site = site_url.unwrap_or_else(|| https.site_url(https.https.port()));
+            let link = view::enroll::setup_link(&site, &device_id, &token);
+            eprintln!("setup link for {device_id}: {link}");
             Ok(())
         }
         DeviceCommand::Commission { device_id, data } => {
@@ -396,6 +406,34 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
             db.call_blocking(|conn| ledger::devices::commission(conn, &device_id))
                 .map_err(|err| anyhow::anyhow!("commissioning {device_id}: {err}"))?;
             tracing::info!(%device_id, "device commissioned");
+            Ok(())
+        }
+    }
+}
+
+fn admins(command: AdminCommand) -> anyhow::Result<()> {
+    let now = ledger::wall_clock();
+    match command {
+        AdminCommand::Add { name, data } => {
+            let db = open(&data)?;
+            let token = db
+                .call_blocking(|conn| view::admin::add(conn, &name, now))
+                .map_err(|err| anyhow::anyhow!("adding admin {name}: {err}"))?;
+            println!("{token}");
+            Ok(())
+        }
+        AdminCommand::List { data } => {
+            let db = open(&data)?;
+            for admin in db.call_blocking(|conn| view::admin::list(conn))? {
+                println!("{}\t{}", admin.name, admin.added_at);
+            }
+            Ok(())
+        }
+        AdminCommand::Revoke { name, data } => {
+            let db = open(&data)?;
+            db.call_blocking(|conn| view::admin::revoke(conn, &name))
+                .map_err(|err| anyhow::anyhow!("revoking admin {name}: {err}"))?;
+            tracing::info!(%name, "admin revoked");
             Ok(())
         }
     }
@@ -422,6 +460,9 @@ async fn serve(
         .await
         .with_context(|| format!("binding {}", https.https))?;
     let https_addr = tls_listener.local_addr()?;
+    let site_url = https.site_url(https_addr.port());
+    db.call_blocking(|conn| view::enroll::remember_site_url(conn, &site_url))
+        .context("recording the site's address")?;
     let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
         Some(remote) => Arc::new(
             RemoteLedgerSink::new(&remote.url, &remote.secret)
@@ -446,8 +487,9 @@ async fn serve(
     };
     let site = stockhop_site::app(state).merge(lan::ca_routes(certs.ca_cert_path()));
     let plain = lan::https_only_off_loopback(site.clone(), https_addr.port());
+    let site = site.layer(axum::Extension(view::api::OverTls));
     tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
-    tracing::info!(addr = %https_addr, site_url = %https.site_url(), "site server listening (https)");
+    tracing::info!(addr = %https_addr, %site_url, "site server listening (https)");
     let reloads = tokio::spawn(reload_certs(certs.clone(), stop_signal()));
     let plain = tokio::spawn(server::serve_connections(
         plain_listener,

@@ -1,44 +1,35 @@
-//! The site's connection loop: accepts connections on one port, plain or
-//! TLS, and serves the router on each until a shutdown future resolves.
+//! The handheld API's connections: the accept loop of the `--http` and
+//! `--https` ports, plain or TLS, serving the router on each connection
+//! until a shutdown future resolves.
 //!
 //! It exists (rather than `axum::serve`) because the site needs what that
-//! loop does not offer: TLS through rustls, a bound on open connections, a
-//! deadline on the TLS handshake and on reading a request head, and the
-//! peer's address on every request (the plain port treats loopback and LAN
-//! clients differently). The only code that accepts on the API ports.
+//! loop does not offer: TLS through rustls; a bound on open connections
+//! ([`API_MAX_CONNECTIONS`]: more wait in the kernel's backlog, where they
+//! cost no descriptor, so idle clients cannot take the file descriptors the
+//! terminal ports and SQLite need); a deadline on the TLS handshake and on
+//! every request head ([`API_HEAD_DEADLINE`]; an idle keep-alive connection
+//! is closed after it too); an `accept()` that backs off after a failure
+//! ([`crate::accept`]); and the peer's address on every request (the plain
+//! port treats loopback and LAN clients differently). HTTP/1.1 only: the
+//! head deadline is an HTTP/1 setting, and browsers and the forwarder speak
+//! it. The only code that accepts on the API ports.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use axum::extract::ConnectInfo;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-/// Open connections one API port serves at once. Each handheld keeps one
-/// or two; past this, new connections wait in the kernel's backlog rather
-/// than take the file descriptors the terminal ports and SQLite need.
-pub const MAX_CONNECTIONS_PER_PORT: usize = 1024;
-/// Time a client has to finish the TLS handshake; a handheld on a poor
-/// link needs a few round trips, a client that stalls holds a slot.
-pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time a client has to send a whole request head once it starts one.
-pub const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// Pause after a failed accept (out of file descriptors, say) so the loop
-/// does not spin, as hyper's and axum's own loops do.
-pub const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
-/// At most one log line per this interval for repeated accept failures.
-pub const ACCEPT_ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
-/// How long shutdown waits for requests in flight before it gives up on
-/// them (a handheld resends; its key makes the resend harmless).
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+use crate::limits::{
+    API_HEAD_DEADLINE, API_MAX_CONNECTIONS, SHUTDOWN_GRACE, TLS_HANDSHAKE_TIMEOUT,
+};
 
 /// Serves `router` on `listener`, over TLS when `tls` is given, until
 /// `shutdown` resolves; then stops accepting and lets the requests in
@@ -50,15 +41,14 @@ pub async fn serve_connections(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let acceptor = tls.map(TlsAcceptor::from);
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS_PER_PORT));
+    let port = if acceptor.is_some() { "https" } else { "http" };
+    let slots = Arc::new(Semaphore::new(API_MAX_CONNECTIONS));
     let graceful = GracefulShutdown::new();
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEAD_READ_TIMEOUT);
+        .header_read_timeout(API_HEAD_DEADLINE);
     let builder = Arc::new(builder);
-    let mut accept_errors = AcceptErrors::default();
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -66,14 +56,7 @@ pub async fn serve_connections(
             () = &mut shutdown => break,
         };
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    accept_errors.record(&err);
-                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
-                    continue;
-                }
-            },
+            accepted = crate::accept::accept(&listener, port) => accepted,
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
@@ -89,15 +72,15 @@ pub async fn serve_connections(
             });
             let result = match acceptor {
                 None => {
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                    watcher.watch(conn.into_owned()).await
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    watcher.watch(conn).await
                 }
                 Some(acceptor) => {
                     let Some(tls) = handshake(&acceptor, stream, peer).await else {
                         return;
                     };
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
-                    watcher.watch(conn.into_owned()).await
+                    let conn = builder.serve_connection(TokioIo::new(tls), service);
+                    watcher.watch(conn).await
                 }
             };
             if let Err(err) = result {
@@ -135,28 +118,6 @@ async fn handshake(
         Err(_) => {
             tracing::debug!(%peer, "TLS handshake timed out");
             None
-        }
-    }
-}
-
-/// Accept failures, logged at most once per interval with how many there
-/// were since the last line.
-#[derive(Default)]
-struct AcceptErrors {
-    last_logged: Option<Instant>,
-    unlogged: u64,
-}
-
-impl AcceptErrors {
-    fn record(&mut self, err: &std::io::Error) {
-        self.unlogged += 1;
-        let due = self
-            .last_logged
-            .is_none_or(|at| at.elapsed() >= ACCEPT_ERROR_LOG_INTERVAL);
-        if due {
-            tracing::warn!(%err, failures = self.unlogged, "accepting a connection failed");
-            self.last_logged = Some(Instant::now());
-            self.unlogged = 0;
         }
     }
 }

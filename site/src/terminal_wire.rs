@@ -112,7 +112,7 @@ impl TerminalEventKind {
     }
 }
 
-/// The listener's time rules' verdict (DESIGN.md §6).
+/// The listener's time rules' verdict (docs/design.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleOutcome {

@@ -26,8 +26,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose,
 };
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
@@ -222,7 +222,7 @@ impl CertStore {
     }
 
     /// A rustls server configuration over this store's resolver, speaking
-    /// HTTP/2 and HTTP/1.1.
+    /// HTTP/1.1 (the API ports' one protocol, see `server.rs`).
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -230,7 +230,7 @@ impl CertStore {
             .expect("the ring provider supports the default protocol versions")
             .with_no_client_auth()
             .with_cert_resolver(self.resolver.clone());
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Arc::new(config)
     }
 }
@@ -281,9 +281,7 @@ fn prepare(source: &CertSource, now: SystemTime) -> Result<Issued, TlsError> {
     };
     let due = match current {
         None => true,
-        Some(state) => {
-            state.names != *names || state.expires_in_days < SERVER_RENEW_BEFORE_DAYS
-        }
+        Some(state) => state.names != *names || state.expires_in_days < SERVER_RENEW_BEFORE_DAYS,
     };
     if due {
         new_server_cert(&ca_cert, &ca_key, &server_cert, &server_key, names)?;
@@ -383,8 +381,7 @@ fn new_server_cert(
     names: &[SiteName],
 ) -> Result<(), TlsError> {
     let ca_key_pem = read_text(ca_key)?;
-    let ca_key =
-        KeyPair::from_pem(&ca_key_pem).map_err(|err| TlsError::file(ca_key, err))?;
+    let ca_key = KeyPair::from_pem(&ca_key_pem).map_err(|err| TlsError::file(ca_key, err))?;
     let ca_cert_pem = read_text(ca_cert)?;
     let issuer = Issuer::from_ca_cert_pem(&ca_cert_pem, ca_key)
         .map_err(|err| TlsError::file(ca_cert, err))?;
@@ -484,7 +481,10 @@ mod tests {
     #[test]
     fn tls_names_are_dns_names_or_addresses() {
         check_name("stockhop.lan", Some(SiteName::Dns("stockhop.lan".into())));
-        check_name("Site-1.Example.", Some(SiteName::Dns("site-1.example".into())));
+        check_name(
+            "Site-1.Example.",
+            Some(SiteName::Dns("site-1.example".into())),
+        );
         check_name("*.dock.lan", Some(SiteName::Dns("*.dock.lan".into())));
         check_name("192.168.1.20", Some(SiteName::Ip([192, 168, 1, 20].into())));
         check_name("fe80::1", Some(SiteName::Ip("fe80::1".parse().unwrap())));

@@ -122,7 +122,9 @@ async fn get<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 }
 
 fn served_cert(stream: &TlsStream<TcpStream>) -> CertificateDer<'static> {
-    stream.get_ref().1.peer_certificates().unwrap()[0].clone().into_owned()
+    stream.get_ref().1.peer_certificates().unwrap()[0]
+        .clone()
+        .into_owned()
 }
 
 #[test]
@@ -139,7 +141,14 @@ fn first_start_makes_a_site_ca_and_a_server_certificate_naming_every_name() {
     names.sort();
     assert_eq!(
         names,
-        ["127.0.0.1", "192.168.1.20", "::1", "dock-pc", "localhost", "stockhop.lan"]
+        [
+            "127.0.0.1",
+            "192.168.1.20",
+            "::1",
+            "dock-pc",
+            "localhost",
+            "stockhop.lan"
+        ]
     );
 }
 
@@ -185,7 +194,11 @@ async fn a_changed_name_set_reissues_the_server_certificate_from_the_same_ca() {
     let (store, issued) = site_ca(dir.path(), &["stockhop.lan", "stockhop.test"]);
     assert_eq!(issued, Issued::NewServer);
     assert_eq!(read(&dir.path().join("ca.crt")), ca, "the CA is kept");
-    assert_eq!(read(&dir.path().join("ca.key")), ca_key, "the CA key is kept");
+    assert_eq!(
+        read(&dir.path().join("ca.key")),
+        ca_key,
+        "the CA key is kept"
+    );
     assert_ne!(read(&dir.path().join("server.crt")), old_server);
     assert!(sans(&dir.path().join("server.crt")).contains(&"stockhop.test".to_string()));
 
@@ -237,7 +250,12 @@ fn site_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stockhop-site"));
     command
         .args(args)
-        .args(["--terminal-http", "127.0.0.1:0", "--terminal-tcp", "127.0.0.1:0"])
+        .args([
+            "--terminal-http",
+            "127.0.0.1:0",
+            "--terminal-tcp",
+            "127.0.0.1:0",
+        ])
         .env("RUST_LOG", "info");
     command
 }
@@ -340,18 +358,23 @@ fn start_site(data: &Path, extra: &[&str]) -> Site {
     let https_text = https.to_string();
     let mut args = vec!["serve", "--http", &http, "--https", &https_text];
     args.extend_from_slice(extra);
-    let child = site_command(&args)
-        .arg("--data")
-        .arg(data)
-        .arg("--www")
-        .arg(data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    // Held in `Site` at once, so a site that never listens is killed and
+    // reaped by its Drop when the wait below fails.
+    let site = Site {
+        child: site_command(&args)
+            .arg("--data")
+            .arg(data)
+            .arg("--www")
+            .arg(data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        https,
+    };
     for _ in 0..100 {
         if std::net::TcpStream::connect(https).is_ok() {
-            return Site { child, https };
+            return site;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -405,7 +428,10 @@ async fn sighup_reloads_the_sites_own_certificate_without_dropping_connections()
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(served, second, "new handshakes get the reloaded certificate");
+    assert_eq!(
+        served, second,
+        "new handshakes get the reloaded certificate"
+    );
     let (status, _) = get(&mut open, "stockhop.test", "/healthz").await;
     assert_eq!(
         status, "HTTP/1.1 200 OK",
@@ -425,7 +451,10 @@ fn the_setup_link_from_device_add_uses_the_https_address() {
         .unwrap();
     assert!(output.status.success());
     let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    assert!(!token.contains(char::is_whitespace), "stdout is the token alone");
+    assert!(
+        !token.contains(char::is_whitespace),
+        "stdout is the token alone"
+    );
     let stderr = String::from_utf8(output.stderr).unwrap();
     let expected = format!(
         "https://stockhop.lan:8443/#site=https%3A%2F%2Fstockhop.lan%3A8443&device=HH-7&token={token}"
@@ -438,10 +467,21 @@ fn the_setup_link_from_device_add_uses_the_https_address() {
 async fn plain_port(
     dir: &Path,
     listener: tokio::net::TcpListener,
-) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
     std::fs::create_dir_all(dir.join("www")).unwrap();
-    std::fs::write(dir.join("www/index.html"), "<!doctype html><title>PWA</title>").unwrap();
-    std::fs::write(dir.join("www/trust.html"), "<!doctype html><title>Trust</title>").unwrap();
+    std::fs::write(
+        dir.join("www/index.html"),
+        "<!doctype html><title>PWA</title>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("www/trust.html"),
+        "<!doctype html><title>Trust</title>",
+    )
+    .unwrap();
     let (store, _) = site_ca(&dir.join("tls"), &[]);
     let state = AppState {
         db: Db::open(&dir.join("data")).unwrap(),
@@ -560,4 +600,63 @@ async fn plain_http_from_the_lan_is_pointed_to_https_and_loopback_is_served() {
     stop_lo.send(()).unwrap();
     task.await.unwrap();
     task_lo.await.unwrap();
+}
+
+/// Starts `serve` with stderr captured, stops it with SIGTERM, and returns
+/// what it logged.
+fn logs_of_a_run(extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let http = format!("127.0.0.1:{}", ports::free_port());
+    let https: SocketAddr = format!("127.0.0.1:{}", ports::free_port()).parse().unwrap();
+    let https_text = https.to_string();
+    let mut args = vec!["serve", "--http", &http, "--https", &https_text];
+    args.extend_from_slice(extra);
+    let child = site_command(&args)
+        .arg("--data")
+        .arg(dir.path())
+        .arg("--www")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut up = false;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(https).is_ok() {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(up, "the site did not listen on {https}");
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stderr).unwrap()
+}
+
+#[test]
+fn logs_to_a_file_carry_no_colour_codes_and_json_logs_are_one_object_a_line() {
+    let text = logs_of_a_run(&[]);
+    assert!(text.contains("site server listening"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "escape sequences in a log file: {text:?}"
+    );
+
+    let json = logs_of_a_run(&["--log-format", "json"]);
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect();
+    assert!(lines.iter().any(|line| line["fields"]["message"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("site server listening"))));
+    assert!(lines
+        .iter()
+        .all(|line| line["level"].is_string() && line["timestamp"].is_string()));
 }

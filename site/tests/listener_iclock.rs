@@ -1,13 +1,15 @@
-//! iclock/ADMS exchanges byte by byte (protocols.md §1), over real HTTP on
+//! iclock/ADMS exchanges byte by byte (docs/terminal-protocols.md), over real HTTP on
 //! loopback against a real SQLite file.
 
 mod listener_support;
 
 use listener_support::*;
+use stockhop::time::UnixMs;
+use stockhop_site::listener::unix_now;
 
 const SN: &str = "0316144680030";
 
-/// The nine-record upload of protocols.md: 9 records of 35 bytes.
+/// The nine-record upload of the vendor's example: 9 records of 35 bytes.
 fn nine_records() -> String {
     (0..9)
         .map(|i| att_line("1452", &format!("2015-07-30 15:16:{:02}", 20 + i)))
@@ -104,8 +106,9 @@ async fn crlf_lines_non_utf8_bytes_and_no_content_type_are_taken() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(SN), None).await;
     let mut body = format!("7\t{}\t0\t1\t\t0\t0\t\r\n", local_time(1)).into_bytes();
+    // PUSH 2.4 extras, TimeOffset +28800 among them: its time is UTC+8's.
     body.extend_from_slice(b"\xd5\xc5\t");
-    body.extend_from_slice(local_time(2).as_bytes());
+    body.extend_from_slice(local_time(2 - 8 * 3600).as_bytes());
     body.extend_from_slice(b"\t0\t15\t\t0\t0\t1\t36.5\t97.7\t+28800\t\xff\xfe\r\n");
     let mut request = format!(
         "POST /iclock/cdata?SN={SN}&table=ATTLOG HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
@@ -237,18 +240,20 @@ async fn a_serial_outside_the_allowlist_is_refused_and_nothing_is_stored() {
 }
 
 #[tokio::test]
-async fn a_body_over_256_kb_is_refused_before_it_is_read() {
+async fn an_attendance_body_over_256_kb_is_refused_before_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(SN), None).await;
-    let request = format!(
-        "POST /iclock/cdata?SN={SN}&table=ATTPHOTO HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
-        256 * 1024 + 1
-    );
-    let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
-    assert!(
-        head.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
-        "{head}"
-    );
+    for table in ["ATTLOG", "rtlog"] {
+        let request = format!(
+            "POST /iclock/cdata?SN={SN}&table={table} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            256 * 1024 + 1
+        );
+        let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
+        assert!(
+            head.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
+            "{head}"
+        );
+    }
     assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 0);
     listener.stop().await;
 }
@@ -380,5 +385,146 @@ async fn concurrent_uploads_share_commits_and_a_failing_one_fails_alone() {
         listener.count("SELECT count(*) FROM listener_heartbeat"),
         19
     );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_lines_own_time_offset_wins_over_the_configured_zone_in_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    // The site is configured at UTC; the terminal runs at UTC+8 and says so.
+    let listener = start_with_site_ledger(dir.path(), config(SN)).await;
+    let now = unix_now();
+    let at = UnixMs((now.0 / 1000 - 2) * 1000);
+    let (y, mo, d, h, mi, s, _) = UnixMs(at.0 + 8 * 3_600_000).to_civil();
+    let local = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+    let body = format!("4417\t{local}\t0\t15\t\t0\t0\t0\t36.6\t97.9\t+28800\teyJmYWNlIjoxfQ==\n");
+    let path = format!("/iclock/cdata?SN={SN}&table=ATTLOG&Stamp=9999");
+    let (_, got) =
+        split_reply(&exchange(listener.http, &iclock_post(&path, body.as_bytes())).await);
+    assert_eq!(got, b"OK:1");
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        1
+    );
+    assert!(eventually(10, || !listener.ledger_events().is_empty()).await);
+    assert_eq!(listener.ledger_events(), [("4417".to_owned(), at.0)]);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn an_id_card_check_line_is_acknowledged_and_kept_raw_not_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let check = format!("88\t{}\t0\t4\t\t0\t0\tType=1\n", local_time(1));
+    let body = format!("{check}{}", att_line("89", &local_time(1)));
+    let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &body)).await);
+    assert_eq!(got, b"OK:2");
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 1);
+    let (stored, reason): (Vec<u8>, String) = listener.query(
+        "SELECT body, reason FROM listener_raw WHERE kind = 'ATTLOG'",
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    );
+    assert_eq!(stored, check.trim_end().as_bytes());
+    assert_eq!(reason, "ID-card check (Type=1), not an attendance");
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn back_end_verification_is_never_answered_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    let path = format!("/iclock/cdata?SN={SN}&type=PostVerifyData");
+    let body = b"pin=1001\tcardno=4411\tverifytype=4\ttime=2026-09-07 09:15:00";
+    let (head, got) = split_reply(&exchange(listener.http, &iclock_post(&path, body)).await);
+    let expected = b"back-end verification is not offered\n";
+    assert_eq!(
+        head,
+        expected_head("HTTP/1.1", "403 Forbidden", expected.len())
+    );
+    assert_eq!(got, expected);
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_raw WHERE kind = 'PostVerifyData'"),
+        1
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn photo_and_template_uploads_are_taken_up_to_the_package_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    // One face photo line of a BioFace-class terminal is ~100 KB; ten of them.
+    let photo = "A".repeat(100_000);
+    let body: String = (0..10)
+        .map(|pin| {
+            format!(
+                "biophoto pin={pin}\tfilename={pin}.jpg\ttype=9\tsize={}\tcontent={photo}\n",
+                photo.len()
+            )
+        })
+        .collect();
+    assert!(body.len() > 256 * 1024);
+    let path = format!("/iclock/cdata?SN={SN}&table=tabledata&tablename=biophoto&count=10");
+    let (head, got) =
+        split_reply(&exchange(listener.http, &iclock_post(&path, body.as_bytes())).await);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 11));
+    assert_eq!(got, b"biophoto=10");
+    let stored: Vec<u8> = listener.query(
+        "SELECT body FROM listener_raw WHERE kind = 'tabledata'",
+        |r| r.get(0),
+    );
+    assert_eq!(stored, body.as_bytes());
+    let legacy = format!("/iclock/cdata?SN={SN}&table=BIOPHOTO&Stamp=1");
+    let (_, got) =
+        split_reply(&exchange(listener.http, &iclock_post(&legacy, body.as_bytes())).await);
+    assert_eq!(got, b"OK");
+    // Past the package size, and past 256 KB for a serial not let in.
+    for (serial, length) in [(SN, 2_048_001), ("STRANGER", 256 * 1024 + 1)] {
+        let request = format!(
+            "POST /iclock/cdata?SN={serial}&table=BIOPHOTO HTTP/1.1\r\nContent-Length: {length}\r\n\r\n"
+        );
+        let (head, _) = split_reply(&exchange(listener.http, request.as_bytes()).await);
+        assert!(head.starts_with("HTTP/1.1 413 "), "{serial}: {head}");
+    }
+    assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 2);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn requests_the_listener_does_not_handle_are_counted_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(SN), None).await;
+    for request in [
+        iclock_get(&format!("/iclock/fdata?SN={SN}&table=door")),
+        iclock_get(&format!("/iclock/fdata?SN={SN}&table=door")),
+        iclock_get(&format!("/iclock/rtdata?SN={SN}&type=doorstate")),
+        iclock_post(&format!("/iclock/edata?SN={SN}"), b"x"),
+    ] {
+        let (head, _) = split_reply(&exchange(listener.http, &request).await);
+        assert!(head.starts_with("HTTP/1.1 404 Not Found\r\n"), "{head}");
+    }
+    // Handled, though with nothing to give: not counted.
+    let (head, got) = split_reply(
+        &exchange(
+            listener.http,
+            &iclock_get(&format!("/iclock/cdata?SN={SN}&table=RemoteAtt&PIN=77")),
+        )
+        .await,
+    );
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 0));
+    assert!(got.is_empty());
+    let (head, _) = split_reply(
+        &exchange(
+            listener.http,
+            &iclock_post(&format!("/iclock/exchange?SN={SN}&type=publickey"), b"k"),
+        )
+        .await,
+    );
+    assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
+    let counts = listener.unknown_requests();
+    assert_eq!(counts.total, 4);
+    assert_eq!(counts.by_path["/iclock/fdata"], 2);
+    assert_eq!(counts.by_path["/iclock/rtdata"], 1);
+    assert_eq!(counts.by_path["/iclock/edata"], 1);
     listener.stop().await;
 }

@@ -1,4 +1,4 @@
-//! Zebra IoT Connector tag events (protocols.md §2) over real HTTP on
+//! Zebra IoT Connector tag events (docs/terminal-protocols.md) over real HTTP on
 //! loopback against a real SQLite file.
 
 mod listener_support;
@@ -100,14 +100,29 @@ async fn the_same_tag_within_five_seconds_is_recorded_as_a_duplicate() {
 }
 
 #[tokio::test]
-async fn a_malformed_report_is_refused_and_nothing_of_it_is_queued() {
+async fn a_report_that_is_not_json_is_refused_and_an_unreadable_event_is_kept_raw() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(READER), None).await;
-    let good = event("e280aa", 1, unix_now(), false);
-    let body = format!(r#"[{good},{{"data":{{}},"timestamp":"x"}}]"#);
-    let (head, _) = split_reply(&exchange(listener.http, &post(&body)).await);
+    let (head, _) = split_reply(&exchange(listener.http, &post("[{\"data\":")).await);
     assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{head}");
-    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 0);
+    assert_eq!(listener.count("SELECT count(*) FROM listener_raw"), 0);
+    let good = event("e280aa", 1, unix_now(), false);
+    let body =
+        format!(r#"[{good},{{"data":{{"idHex":"e280"}},"timestamp":"x","type":"INVENTORY"}}]"#);
+    let (head, got) = split_reply(&exchange(listener.http, &post(&body)).await);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 0));
+    assert!(got.is_empty());
+    assert_eq!(listener.count("SELECT count(*) FROM listener_queue"), 1);
+    let (kind, raw, reason): (String, Vec<u8>, String) = listener
+        .query("SELECT kind, body, reason FROM listener_raw", |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        });
+    assert_eq!(kind, "zebra INVENTORY");
+    assert_eq!(
+        raw,
+        br#"{"data":{"idHex":"e280"},"timestamp":"x","type":"INVENTORY"}"#
+    );
+    assert!(reason.starts_with("unreadable tag read: "), "{reason}");
     let unnamed = exchange(
         listener.http,
         format!(
@@ -118,6 +133,74 @@ async fn a_malformed_report_is_refused_and_nothing_of_it_is_queued() {
     )
     .await;
     assert!(split_reply(&unnamed).0.starts_with("HTTP/1.1 400 "));
+    assert_eq!(listener.unknown_requests().by_path["/zebra"], 1);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_report_mixing_inventory_custom_and_management_events_lands_its_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start(dir.path(), config(READER), None).await;
+    let now = unix_now();
+    let custom = format!(
+        r#"{{"data":{{"door":"D4","pallet":"P-0077","tags":3}},"timestamp":"{}","type":"CUSTOM"}}"#,
+        UnixMs(now.0 - 500)
+    );
+    let heartbeat = format!(
+        r#"{{"component":"RM","data":{{"status":"running"}},"timestamp":"{}","type":"HEARTBEAT"}}"#,
+        UnixMs(now.0 - 400)
+    );
+    let body = format!(
+        "[{},{custom},{},{heartbeat},{}]",
+        event("e2801190200050aa00000001", 10, UnixMs(now.0 - 900), true),
+        event("e2801190200050aa00000002", 11, UnixMs(now.0 - 800), true),
+        event("e2801190200050aa00000003", 12, UnixMs(now.0 - 700), false),
+    );
+    let (head, got) = split_reply(&exchange(listener.http, &post(&body)).await);
+    assert_eq!(head, expected_head("HTTP/1.1", "200 OK", 0));
+    assert!(got.is_empty());
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        3
+    );
+    assert_eq!(
+        listener.count(
+            "SELECT count(*) FROM listener_raw WHERE kind IN ('zebra CUSTOM', 'zebra HEARTBEAT')"
+        ),
+        2
+    );
+    let stored: Vec<u8> = listener.query(
+        "SELECT body FROM listener_raw WHERE kind = 'zebra CUSTOM'",
+        |r| r.get(0),
+    );
+    assert_eq!(stored, custom.as_bytes());
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn a_pallet_of_200_distinct_tags_read_in_one_second_lands_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger_db = dir.path().join("ledger.sqlite");
+    let ledger = TestLedger::start(&ledger_db).await;
+    let listener = start(dir.path(), config(READER), Some(&ledger.url)).await;
+    let now = unix_now();
+    let pallet: Vec<String> = (0..200u32)
+        .map(|i| {
+            let at = UnixMs(now.0 - 1_000 + i64::from(i) * 5);
+            event(&format!("e2801190200050aa{i:08x}"), i, at, true)
+        })
+        .collect();
+    let (_, got) =
+        split_reply(&exchange(listener.http, &post(&format!("[{}]", pallet.join(",")))).await);
+    assert!(got.is_empty());
+    assert_eq!(
+        listener.count("SELECT count(*) FROM listener_queue WHERE rule_outcome = 'accepted'"),
+        200
+    );
+    assert!(eventually(10, || ledger.events() == 200).await);
+    let subjects = ledger.subjects();
+    assert_eq!(subjects[0], "e2801190200050aa00000000");
+    assert_eq!(subjects[199], "e2801190200050aa000000c7");
     listener.stop().await;
 }
 

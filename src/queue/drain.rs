@@ -14,7 +14,7 @@
 //! in a lease only while it is pending (`queued`, or `sending` found after a
 //! restart); a `done`, `rejected` or `voided` item is never leased again.
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
@@ -30,7 +30,7 @@ use super::session::Session;
 /// Items in a request that follows one the site did not answer item by
 /// item (offline, a timeout, a 5xx, a refused token): one, a probe. While
 /// the site is unreachable every new capture still starts an attempt at
-/// once (DESIGN.md §3.5), and each attempt writes its lease and its
+/// once (docs/design.md §3.5), and each attempt writes its lease and its
 /// outcome; probing keeps that to one item each way instead of
 /// [`MAX_ITEMS_PER_REQUEST`], so an operator scanning through an outage
 /// never waits behind the drain's bookkeeping. The first answer the site
@@ -76,21 +76,16 @@ pub enum DrainError {
 
 /// The drain's state: pending items per session and the backoff.
 ///
-/// The queue is unbounded by design (DESIGN.md §3.4): there is no cap on
+/// The queue is unbounded by design (docs/design.md §3.4): there is no cap on
 /// pending items here, and nothing is evicted.
-///
-/// Both maps are sorted lists searched by halving rather than B-trees:
-/// the same lookups, without linking a B-tree's code into the wasm module
-/// (about 14 KB of it). A session's items arrive in position order and
-/// leave from the front, so a deque keeps both ends cheap.
 #[derive(Debug, Clone, Default)]
 pub struct Drain {
     /// When each known session started (its opened_at, or its oldest
-    /// item's queued_at), sorted by id: the oldest session goes first.
-    sessions: Vec<(Uuid, UnixMs)>,
-    /// Sessions with pending items, sorted by id, each queue in position
-    /// order (see [`Item::position`]).
-    pending: Vec<(Uuid, VecDeque<Item>)>,
+    /// item's queued_at): the oldest session goes first.
+    sessions: BTreeMap<Uuid, UnixMs>,
+    /// Sessions with pending items, each keyed by position (see
+    /// [`Item::position`]).
+    pending: BTreeMap<Uuid, BTreeMap<(u64, u64), Item>>,
     backoff: Backoff,
     in_flight: Option<Lease>,
     next_batch_id: u64,
@@ -148,9 +143,11 @@ impl Drain {
         }
         let limit = self.batch_limit();
         let mut items = Vec::new();
-        for at in self.session_order() {
-            let queue = &mut self.pending[at].1;
-            for item in queue.iter_mut() {
+        for session_id in self.session_order() {
+            let Some(queue) = self.pending.get_mut(&session_id) else {
+                continue;
+            };
+            for item in queue.values_mut() {
                 if items.len() == limit || item.state != ItemState::Queued {
                     break;
                 }
@@ -246,13 +243,14 @@ impl Drain {
         })
     }
 
-    /// When the runtime should wake the drain: `None` when there is nothing
-    /// to send (idle, or only blocked sessions) or a lease is in flight.
-    pub fn poll_timeout(&self) -> Option<UnixMs> {
+    /// When the runtime should wake the drain: at `now` or later, or `None`
+    /// when there is nothing to send (idle, or only blocked sessions) or a
+    /// lease is in flight.
+    pub fn poll_timeout(&self, now: UnixMs) -> Option<UnixMs> {
         if self.in_flight.is_some() || !self.has_sendable() {
             return None;
         }
-        Some(self.backoff.next_attempt_at.unwrap_or(UnixMs(i64::MIN)))
+        Some(self.backoff.next_attempt_at.map_or(now, |at| at.max(now)))
     }
 
     pub fn backoff(&self) -> Backoff {
@@ -261,7 +259,7 @@ impl Drain {
 
     /// Pending items (queued, sending or blocked).
     pub fn pending_len(&self) -> usize {
-        self.pending.iter().map(|(_, queue)| queue.len()).sum()
+        self.pending.values().map(BTreeMap::len).sum()
     }
 
     /// Items the next lease may carry: [`PROBE_ITEMS`] after a request
@@ -275,48 +273,33 @@ impl Drain {
     }
 
     fn has_sendable(&self) -> bool {
-        self.pending.iter().any(|(_, queue)| {
+        self.pending.values().any(|queue| {
             queue
-                .front()
+                .values()
+                .next()
                 .is_some_and(|item| item.state == ItemState::Queued)
         })
     }
 
-    /// Indexes into `pending`, oldest session first (then by id).
-    fn session_order(&self) -> Vec<usize> {
-        // Sessions with pending items are few (a handful per shift), so an
-        // insertion into a sorted list beats linking a general sort into
-        // the wasm module.
-        let mut order: Vec<(UnixMs, Uuid, usize)> = Vec::with_capacity(self.pending.len());
-        for (index, (id, _)) in self.pending.iter().enumerate() {
-            let started = match self.session_at(id) {
-                Ok(at) => self.sessions[at].1,
-                Err(_) => UnixMs::default(),
-            };
-            let entry = (started, *id, index);
+    /// Sessions with pending items, oldest first (then by id).
+    fn session_order(&self) -> Vec<Uuid> {
+        // A handful of sessions: each goes in at its place, which links no
+        // general sort into the wasm module.
+        let mut order: Vec<(UnixMs, Uuid)> = Vec::with_capacity(self.pending.len());
+        for id in self.pending.keys() {
+            let entry = (self.sessions.get(id).copied().unwrap_or_default(), *id);
             let at = order.partition_point(|earlier| *earlier < entry);
             order.insert(at, entry);
         }
-        order.into_iter().map(|(_, _, index)| index).collect()
-    }
-
-    fn session_at(&self, id: &Uuid) -> Result<usize, usize> {
-        self.sessions.binary_search_by(|(known, _)| known.cmp(id))
-    }
-
-    fn pending_at(&self, id: &Uuid) -> Result<usize, usize> {
-        self.pending.binary_search_by(|(known, _)| known.cmp(id))
+        order.into_iter().map(|(_, id)| id).collect()
     }
 
     /// Records that session `id` started no later than `at`.
     fn note_session(&mut self, id: Uuid, at: UnixMs) {
-        match self.session_at(&id) {
-            Ok(found) => {
-                let started = &mut self.sessions[found].1;
-                *started = (*started).min(at);
-            }
-            Err(slot) => self.sessions.insert(slot, (id, at)),
-        }
+        self.sessions
+            .entry(id)
+            .and_modify(|started| *started = (*started).min(at))
+            .or_insert(at);
     }
 
     fn take_lease(&mut self, batch_id: u64) -> Result<Lease, DrainError> {
@@ -333,27 +316,15 @@ impl Drain {
         let session_id = item.session_id;
         self.note_session(session_id, item.queued_at);
         let position = item.position();
-        let place = |queue: &VecDeque<Item>| {
-            queue.binary_search_by(|queued| queued.position().cmp(&position))
-        };
-        let session = self.pending_at(&session_id);
         if item.state.is_pending() {
-            let at = session.unwrap_or_else(|slot| {
-                self.pending.insert(slot, (session_id, VecDeque::new()));
-                slot
-            });
-            let queue = &mut self.pending[at].1;
-            match place(queue) {
-                Ok(found) => queue[found] = item,
-                Err(slot) => queue.insert(slot, item),
-            }
-        } else if let Ok(at) = session {
-            let queue = &mut self.pending[at].1;
-            if let Ok(found) = place(queue) {
-                queue.remove(found);
-            }
+            self.pending
+                .entry(session_id)
+                .or_default()
+                .insert(position, item);
+        } else if let Some(queue) = self.pending.get_mut(&session_id) {
+            queue.remove(&position);
             if queue.is_empty() {
-                self.pending.remove(at);
+                self.pending.remove(&session_id);
             }
         }
     }

@@ -1,17 +1,22 @@
 //! One queued item as the handheld stores it: the wire item plus its
-//! place in the queue's life cycle (DESIGN.md §3.6).
+//! place in the queue's life cycle (docs/design.md §3.6).
 //!
-//! Items are never deleted by the queue. `done` items stay for the queue
-//! screen and the latency chart, `rejected` and `blocked` items wait for an
-//! operator, `voided` items record what the operator discarded.
+//! `done` items stay for the queue screen for [`DONE_RETENTION`] and are
+//! then pruned ([`Item::is_prunable`]); no other item is ever deleted:
+//! `rejected` and `blocked` items wait for an operator, `voided` items
+//! record what the operator discarded.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::body::{self, Body};
 use crate::key::IdempotencyKey;
-use crate::time::UnixMs;
+use crate::time::{Millis, UnixMs};
 use crate::wire::{Command, SyncItem};
+
+/// How long a `done` item stays on the device by default: a week of the
+/// queue screen's history, after which the site's ledger is the record.
+pub const DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 60 * 60);
 
 /// Where an item is in its life: `queued → sending → done`, or one of the
 /// states that wait for an operator.
@@ -134,6 +139,14 @@ impl Item {
         (at, self.client_seq)
     }
 
+    /// Whether the item may be deleted at `now`: done, and done for at
+    /// least `retention`. An item in any other state is never prunable.
+    pub fn is_prunable(&self, now: UnixMs, retention: Millis) -> bool {
+        let retention = i64::try_from(retention.0).unwrap_or(i64::MAX);
+        self.state == ItemState::Done
+            && self.updated_at.is_some_and(|at| now.since(at) >= retention)
+    }
+
     /// Moves the item to `state` at `now`.
     pub fn set_state(&mut self, state: ItemState, now: UnixMs) {
         self.state = state;
@@ -141,8 +154,7 @@ impl Item {
     }
 }
 
-// Natively only: they build bodies as `serde_json` values (`crate::body`).
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use serde_json::json;
 
@@ -183,6 +195,24 @@ mod tests {
             json!({"void_seq": "4"}),
         ] {
             assert_eq!(void_with(body.clone()).position(), (9, 9), "{body}");
+        }
+    }
+
+    #[test]
+    fn only_items_done_for_the_whole_retention_are_prunable() {
+        let day = Millis::from_secs(24 * 60 * 60);
+        let mut item = void_with(json!({}));
+        let done_at = UnixMs(10 * day.0 as i64);
+        for state in ItemState::ALL {
+            item.set_state(state, done_at);
+            let week_later = done_at.plus(DONE_RETENTION);
+            assert_eq!(
+                item.is_prunable(week_later, DONE_RETENTION),
+                state == ItemState::Done,
+                "{state:?}"
+            );
+            assert!(!item.is_prunable(UnixMs(week_later.0 - 1), DONE_RETENTION));
+            assert!(!item.is_prunable(week_later.plus(day), Millis(u64::MAX)));
         }
     }
 

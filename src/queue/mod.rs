@@ -1,12 +1,12 @@
 //! The handheld queue, sans-IO: capture into sessions, the drain's state
 //! machine, the reading of sync answers, operator actions and the queue
-//! screen's figures (DESIGN.md §2–§4).
+//! screen's figures (docs/design.md §2–§4).
 //!
 //! The service-worker runtime (`crate::web`) does the IndexedDB
 //! transactions, timers, fetch and messaging around these types; nothing
 //! here touches a clock, storage or the network.
 //!
-//! Architecture invariant: the queue is unbounded (DESIGN.md §3.4). There
+//! Architecture invariant: the queue is unbounded (docs/design.md §3.4). There
 //! is no cap on queued items and no eviction anywhere in this module; the
 //! page warns from the storage estimate instead.
 

@@ -2,7 +2,7 @@
 //!
 //! The transport reports only what it saw (no answer, a timeout, or a
 //! status and the body it read into a [`Reply`]); everything after that
-//! (matching results to the items sent, the classification of DESIGN.md
+//! (matching results to the items sent, the classification of docs/design.md
 //! §3.7) is here, so it is tested natively and the same in every runtime.
 //! The browser reads the body with its own JSON parser and hands over
 //! typed values, so the module links no JSON text parser; [`Reply::from_text`]
@@ -48,8 +48,8 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// Reads a body from any serde data format (a parsed `serde_json::Value`;
-    /// the browser runtime reads its parsed JSON by hand, the same way).
+    /// Reads a body from any serde data format (a parsed `serde_json::Value`,
+    /// or in the browser the parsed JS value).
     pub fn read<'de, D: Deserializer<'de>>(status: u16, body: D) -> Reply {
         let read = if status == 200 {
             SyncResponse::deserialize(body).map(Reply::Sync)

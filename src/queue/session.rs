@@ -1,5 +1,5 @@
 //! A capture session: a client-minted id and the contiguous `client_seq`
-//! its items take, starting at 1 (DESIGN.md §3.3).
+//! its items take, starting at 1 (docs/design.md §3.3).
 //!
 //! The open and the close are themselves queued items with their own keys
 //! and seqs, so a session is opened, used and closed offline. The runtime
@@ -8,6 +8,7 @@
 //! twice and never skipped.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::body::{self, Body};
@@ -70,7 +71,7 @@ impl Session {
             next_seq: 1,
             closed: false,
         };
-        let body = body::of_open(&body);
+        let body = open_body(&body);
         let item = session.next_item(Command::OpenSession, body, key, now);
         (session, item)
     }
@@ -107,7 +108,7 @@ impl Session {
     /// item at `void_seq`. Allowed in a closed session too: the void only
     /// lets the server move past a seq, it captures nothing new.
     pub fn void(&mut self, void_seq: u64, key: IdempotencyKey, now: UnixMs) -> Item {
-        let body = body::of_void(VoidBody { void_seq });
+        let body = void_body(VoidBody { void_seq });
         self.next_item(Command::Void, body, key, now)
     }
 
@@ -138,5 +139,45 @@ impl Session {
             updated_at: Some(now),
             acknowledged: false,
         }
+    }
+}
+
+/// An `open_session`'s body: the [`OpenSessionBody`] as JSON, built as a
+/// value (the service-worker module then links no JSON serializer; the
+/// test below holds it to serde's output).
+fn open_body(open: &OpenSessionBody) -> Body {
+    let mut context = Map::new();
+    for (name, value) in &open.context {
+        context.insert(name.clone(), value.clone());
+    }
+    let mut body = Map::new();
+    body.insert("operator_id".into(), open.operator_id.as_str().into());
+    body.insert("mode".into(), open.mode.as_str().into());
+    body.insert("context".into(), Value::Object(context));
+    Value::Object(body)
+}
+
+/// A `void`'s body: the [`VoidBody`] as JSON.
+fn void_body(void: VoidBody) -> Body {
+    let mut body = Map::new();
+    body.insert("void_seq".into(), void.void_seq.into());
+    Value::Object(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bodies_the_queue_builds_are_what_serde_writes() {
+        let open = OpenSessionBody {
+            operator_id: "op-17".into(),
+            mode: Mode::DispatchVerify,
+            context: serde_json::from_value(serde_json::json!({"manifest": "M-1", "dock": [4, 5]}))
+                .unwrap(),
+        };
+        assert_eq!(open_body(&open), serde_json::to_value(&open).unwrap());
+        let void = VoidBody { void_seq: 9 };
+        assert_eq!(void_body(void.clone()), serde_json::to_value(void).unwrap());
     }
 }

@@ -1,6 +1,8 @@
 //! What the queue screen shows: counts by state, the age of the oldest
 //! queued item, and why an item waits.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -43,20 +45,19 @@ impl Counts {
 }
 
 /// The blocked items that hold back their sessions: session → lowest
-/// blocked seq. A list, not a map: blocked sessions are few (each waits on
-/// an operator's decision), so a scan is cheap and the module stays small.
+/// blocked seq.
 #[derive(Debug, Clone, Default)]
-pub struct Blockers(Vec<(Uuid, u64)>);
+pub struct Blockers(BTreeMap<Uuid, u64>);
 
 impl Blockers {
     pub fn from_blocked<'a>(blocked: impl IntoIterator<Item = &'a Item>) -> Blockers {
-        let mut lowest: Vec<(Uuid, u64)> = Vec::new();
+        let mut lowest = BTreeMap::new();
         for item in blocked {
             if item.state == ItemState::Blocked {
-                match lowest.iter_mut().find(|(id, _)| *id == item.session_id) {
-                    Some((_, seq)) => *seq = (*seq).min(item.client_seq),
-                    None => lowest.push((item.session_id, item.client_seq)),
-                }
+                lowest
+                    .entry(item.session_id)
+                    .and_modify(|seq: &mut u64| *seq = (*seq).min(item.client_seq))
+                    .or_insert(item.client_seq);
             }
         }
         Blockers(lowest)
@@ -66,7 +67,7 @@ impl Blockers {
     /// blocked item it waits behind.
     pub fn reason(&self, item: &Item) -> Option<String> {
         if item.state.is_pending() && item.state != ItemState::Blocked {
-            if let Some(&(_, seq)) = self.0.iter().find(|(id, _)| *id == item.session_id) {
+            if let Some(&seq) = self.0.get(&item.session_id) {
                 if item.position().0 > seq {
                     return Some(format!("waiting behind blocked item #{seq}"));
                 }

@@ -1,31 +1,26 @@
 //! The browser glue, compiled only for wasm32: the service worker's queue
 //! runtime around the sans-IO core in [`crate::queue`].
 //!
-//! * [`body`]: an item's body, the JS value itself;
-//! * [`schema`]: the IndexedDB schema and its numbered upgrades;
-//! * [`store`]: every IndexedDB read and write, one strict transaction per step;
-//! * [`js`]: hand-written readers of stored records, page messages and JSON bodies;
-//! * [`write`]: hand-written writers of stored records, the sync request and replies;
-//! * [`runtime`]: group-committed captures and the drain loop;
-//! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
-//! * [`browser`]: hand-written bindings (Web Locks, Background Sync, storage);
 //! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives;
-//! * [`heap`]: the module's allocator over `memory.grow`.
+//! * [`message`]: the page ↔ worker protocol;
+//! * [`runtime`]: the actor that owns the store and the drain;
+//! * [`store`]: every IndexedDB read and write, through `indexed_db_futures`;
+//! * [`schema`]: the IndexedDB schema and its numbered upgrades;
+//! * [`convert`]: serde at the JS edge (`serde-wasm-bindgen`);
+//! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
+//! * [`browser`]: bindings web-sys lacks (Web Locks, Background Sync, storage);
+//! * [`clock`], [`error`].
 
-pub mod body;
 pub mod browser;
 pub mod clock;
+pub mod convert;
 pub mod error;
-#[cfg(not(target_feature = "atomics"))]
-pub mod heap;
-pub mod js;
 pub mod message;
 pub mod runtime;
 pub mod schema;
 pub mod store;
 pub mod transport;
 pub mod worker;
-pub mod write;
 
 use wasm_bindgen::prelude::*;
 

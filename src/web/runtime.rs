@@ -1,47 +1,59 @@
-//! The queue runtime: group-committed captures and the drain loop, around
-//! the sans-IO core. It owns the I/O only: the store, the transport, the
-//! clock, timers and the Web Lock.
+//! The queue runtime: one task, the [`Runtime`] actor, owns the store and
+//! the drain state machine. Everything else ([`Queue`], the handle
+//! `worker.rs` and the tests hold) sends it commands on a channel and
+//! awaits the reply on a one-shot.
 //!
-//! A worker's first drain restores a [`Drain`] from what IndexedDB says
-//! (items found `sending` go out again), so a killed and restarted worker
-//! resumes where storage left it. Later drains in the same worker life
-//! keep that drain in memory, fed with every item this runtime writes,
-//! so a capture during a long outage does not re-read the backlog; any
-//! failed write drops it and the next drain reads storage again.
+//! A turn of the actor takes one event: a command (captures are gathered
+//! from the channel and written in one strict transaction, at most
+//! [`GROUP_COMMIT_MAX_ITEMS`] a turn), the answer to the request in
+//! flight, or the backoff timer. After each turn it steps the drain:
+//! restore it from IndexedDB on the first step of a worker life (items
+//! found `sending` go out again), lease and send when [`Drain::poll_transmit`]
+//! says so, or, once idle, arm the timer from [`Drain::poll_timeout`] and
+//! answer whoever asked for the drain. The request itself is awaited
+//! beside the channel, never inside a transaction, so captures are
+//! written while a request is out.
 //!
 //! Architecture invariant: only one runtime writes a queue database (the
-//! service worker's; pages reach it by message), and every drain runs
+//! service worker's; pages reach it by message), and every request is sent
 //! under the `stockhop-drain` Web Lock.
 
-use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
+use futures_channel::{mpsc, oneshot};
+use futures_util::future::LocalBoxFuture;
+use futures_util::StreamExt;
+use gloo_timers::future::TimeoutFuture;
+use serde::Serialize;
 use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
-use crate::oneshot;
-use crate::queue::capture::Group;
-use crate::queue::{Capture, Counts, Drain, Item, ItemState};
-use crate::time::UnixMs;
+use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
+use crate::queue::{Capture, Counts, Drain, Item, TransportOutcome};
+use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 
-use super::browser;
+use super::browser::{self, LockGuard};
 use super::clock::Clock;
 use super::error::QueueError;
 use super::store::{CaptureRequest, DeviceConfig, Store};
 use super::transport::Transport;
-use super::write::{Record, ToJs};
 
-/// The Web Lock every drain holds, across the worker and its pages.
+/// The Web Lock every request is sent under, across the worker and its pages.
 pub const DRAIN_LOCK: &str = "stockhop-drain";
-/// The Background Sync tag registered on every enqueue.
+/// The Background Sync tag registered once captures are waiting.
 pub const SYNC_TAG: &str = "stockhop-drain";
+/// How often an idle runtime prunes done items: hourly is plenty for a
+/// retention counted in days, and each prune is one short transaction.
+pub const PRUNE_EVERY: Millis = Millis::from_secs(60 * 60);
 
 /// How the runtime wakes itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Drain at once after every committed capture (off in tests that
-    /// drive the drain step by step).
+    /// Drain whenever there is something to send (off in tests that drive
+    /// the drain step by step: then it runs only when asked).
     pub drain_after_capture: bool,
     /// Arm a timer for the next attempt after a drain stops.
     pub wake_on_timer: bool,
@@ -56,8 +68,8 @@ impl Default for Options {
     }
 }
 
-/// What a drain did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How a drain ended: what it sent since it was asked for, and what is left.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DrainReport {
     /// Requests sent and items in them.
     pub requests: u32,
@@ -66,115 +78,99 @@ pub struct DrainReport {
     pub pending: u64,
     /// When the next attempt is due, if anything is left to send.
     pub next_attempt_at: Option<UnixMs>,
-    /// Another drain was already running in this context: it ran once
-    /// more for this call, and this is how it ended.
-    pub joined: bool,
     /// Nothing was sent because the device is not set up.
     pub not_configured: bool,
 }
 
-impl ToJs for DrainReport {
-    fn to_js(&self) -> wasm_bindgen::JsValue {
-        Record::new()
-            .set("requests", &self.requests)
-            .set("items_sent", &self.items_sent)
-            .set("pending", &self.pending)
-            .set("next_attempt_at", &self.next_attempt_at)
-            .set("joined", &self.joined)
-            .set("not_configured", &self.not_configured)
-            .build()
+impl DrainReport {
+    /// Items are still waiting to go out (a `sync` event's failure).
+    pub fn still_waiting(&self) -> bool {
+        self.next_attempt_at.is_some() && !self.not_configured
     }
 }
 
-type Waiter = oneshot::Sender<Result<Item, QueueError>>;
+type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
 
-struct Inner<T, C> {
-    store: Store,
-    transport: T,
-    clock: C,
-    options: Options,
-    group: RefCell<Group<(CaptureRequest, Waiter)>>,
-    flushing: Cell<bool>,
-    draining: Cell<bool>,
-    drain_again: Cell<bool>,
-    skip_wait: Cell<bool>,
-    /// The drain as of its last run, kept between runs of this worker life
-    /// so a capture does not re-read the whole backlog; `None` until the
-    /// first run restores it from IndexedDB, and again after any failed
-    /// write, so the next run re-reads what storage says.
-    mirror: RefCell<Option<Drain>>,
-    /// Items this runtime wrote (captures, discards) since the drain last
-    /// looked; merged into it before its next lease.
-    written: RefCell<Vec<Item>>,
-    /// The highest queue id the last restore read. A capture's commit can
-    /// land in that read before its own notice reaches `written`; such a
-    /// late notice must not put back an item the drain has moved on since.
-    /// Ids rise in commit order, so an item at or below this id was
-    /// committed before the read and the restored drain already has its
-    /// state (pending, or moved on).
-    restored_up_to: Cell<Option<u64>>,
-    timer: RefCell<Option<gloo_timers::callback::Timeout>>,
-    /// A Background Sync registration for [`SYNC_TAG`] is pending: asked
-    /// for in this worker life and not spent since (see
-    /// [`Queue::sync_settled`]).
-    sync_pending: Rc<Cell<bool>>,
-    /// Drain steps waiting for the capture writer to finish its groups.
-    writer_idle: RefCell<Vec<oneshot::Sender<()>>>,
-    /// Callers that found a drain running: they hear how it ended,
-    /// including the run their call added.
-    drain_joiners: RefCell<Vec<oneshot::Sender<Result<DrainReport, QueueError>>>>,
+/// What the actor is asked to do.
+enum Command {
+    Write(CaptureRequest, Reply<Item>),
+    /// Drain now (`skip_wait`) or on schedule; the reply comes when the
+    /// drain is idle. `sync` is a Background Sync event's `lastChance`.
+    Drain {
+        skip_wait: bool,
+        sync: Option<bool>,
+        reply: Reply<DrainReport>,
+    },
+    Setup(DeviceConfig, Reply<()>),
+    Device(Reply<Option<DeviceConfig>>),
+    List {
+        after: Option<u64>,
+        limit: u32,
+        reply: Reply<Vec<(Item, Option<String>)>>,
+    },
+    Counts(Reply<Counts>),
+    Discard(u64, Reply<(Item, Item)>),
+    Acknowledge(u64, Reply<Item>),
+    Close(Reply<()>),
 }
 
-/// The handheld queue in a browser context.
-pub struct Queue<T: Transport + 'static, C: Clock + 'static> {
-    inner: Rc<Inner<T, C>>,
+/// The handheld queue as its callers see it: a handle on the runtime.
+#[derive(Clone)]
+pub struct Queue {
+    commands: mpsc::UnboundedSender<Command>,
 }
 
-impl<T: Transport + 'static, C: Clock + 'static> Clone for Queue<T, C> {
-    fn clone(&self) -> Self {
-        Queue {
-            inner: self.inner.clone(),
-        }
-    }
-}
-
-impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
-    /// Opens the queue on database `name`.
-    pub async fn open(
+impl Queue {
+    /// Opens the queue on database `name` and starts its runtime.
+    pub async fn open<T, C>(
         name: &str,
         transport: T,
         clock: C,
         options: Options,
-    ) -> Result<Queue<T, C>, QueueError> {
+    ) -> Result<Queue, QueueError>
+    where
+        T: Transport + Clone + 'static,
+        C: Clock + 'static,
+    {
         let store = Store::open(name).await?;
-        Ok(Queue {
-            inner: Rc::new(Inner {
-                store,
-                transport,
-                clock,
-                options,
-                group: RefCell::default(),
-                flushing: Cell::new(false),
-                draining: Cell::new(false),
-                drain_again: Cell::new(false),
-                skip_wait: Cell::new(false),
-                mirror: RefCell::new(None),
-                written: RefCell::default(),
-                restored_up_to: Cell::new(None),
-                timer: RefCell::new(None),
-                sync_pending: Rc::new(Cell::new(false)),
-                writer_idle: RefCell::default(),
-                drain_joiners: RefCell::default(),
-            }),
-        })
+        let (commands, inbox) = mpsc::unbounded();
+        let runtime = Runtime {
+            store,
+            transport,
+            clock,
+            options,
+            device: None,
+            drain: None,
+            group: Group::default(),
+            skip_wait: false,
+            in_flight: None,
+            lock: None,
+            timer: None,
+            timer_at: None,
+            waiting: Vec::new(),
+            report: DrainReport::default(),
+            sync_registered: false,
+            pruned_at: None,
+        };
+        wasm_bindgen_futures::spawn_local(runtime.run(inbox));
+        Ok(Queue { commands })
     }
 
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command) -> Result<T, QueueError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .unbounded_send(command(reply))
+            .map_err(|_| QueueError::Stopped)?;
+        answer.await.map_err(|_| QueueError::Stopped)?
     }
 
-    pub fn now(&self) -> UnixMs {
-        self.inner.clock.now()
+    /// Stores the device setup; the drain starts at once.
+    pub async fn setup(&self, config: DeviceConfig) -> Result<(), QueueError> {
+        self.ask(|reply| Command::Setup(config, reply)).await
+    }
+
+    pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+        self.ask(Command::Device).await
     }
 
     /// Opens a session (a fresh UUID unless the page minted one); resolves
@@ -188,13 +184,13 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
             Some(id) => id,
             None => *IdempotencyKey::mint()?.as_uuid(),
         };
-        self.submit(CaptureRequest::Open { session_id, body }).await
+        self.write(CaptureRequest::Open { session_id, body }).await
     }
 
     /// Captures into a session; resolves only after the strict transaction
     /// holding the item has completed.
     pub async fn capture(&self, session_id: Uuid, capture: Capture) -> Result<Item, QueueError> {
-        self.submit(CaptureRequest::Capture {
+        self.write(CaptureRequest::Capture {
             session_id,
             capture,
         })
@@ -203,293 +199,60 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
 
     /// Queues the session's `close_session`; its queued items stay.
     pub async fn close_session(&self, session_id: Uuid) -> Result<Item, QueueError> {
-        self.submit(CaptureRequest::Close { session_id }).await
+        self.write(CaptureRequest::Close { session_id }).await
     }
 
-    /// Captures a burst (an RFID sled's read) into a session: all of it
-    /// joins the waiting group at once, and each result comes back once its
+    /// Captures a burst (an RFID sled's read) into a session: all of it is
+    /// queued for the runtime at once, and each result comes back once its
     /// transaction has completed (or with the error that kept it out).
     pub async fn capture_many(
         &self,
         session_id: Uuid,
         captures: Vec<Capture>,
     ) -> Vec<Result<Item, QueueError>> {
-        let waiting: Vec<_> = captures
+        let answers: Vec<_> = captures
             .into_iter()
             .map(|capture| {
-                self.enqueue(CaptureRequest::Capture {
+                let (reply, answer) = oneshot::channel();
+                let request = CaptureRequest::Capture {
                     session_id,
                     capture,
-                })
+                };
+                let _ = self.commands.unbounded_send(Command::Write(request, reply));
+                answer
             })
             .collect();
-        let mut results = Vec::with_capacity(waiting.len());
-        for rx in waiting {
-            results.push(Self::written(rx).await);
+        let mut results = Vec::with_capacity(answers.len());
+        for answer in answers {
+            results.push(answer.await.unwrap_or(Err(QueueError::Stopped)));
         }
         results
     }
 
-    async fn submit(&self, request: CaptureRequest) -> Result<Item, QueueError> {
-        Self::written(self.enqueue(request)).await
+    async fn write(&self, request: CaptureRequest) -> Result<Item, QueueError> {
+        self.ask(|reply| Command::Write(request, reply)).await
     }
 
-    fn enqueue(&self, request: CaptureRequest) -> oneshot::Receiver<Result<Item, QueueError>> {
-        let (tx, rx) = oneshot::channel();
-        self.inner.group.borrow_mut().push((request, tx));
-        if !self.inner.flushing.replace(true) {
-            wasm_bindgen_futures::spawn_local(self.clone().flush());
-        }
-        rx
-    }
-
-    async fn written(rx: oneshot::Receiver<Result<Item, QueueError>>) -> Result<Item, QueueError> {
-        rx.await
-            .map_err(|_| QueueError::storage("the capture was dropped unwritten"))?
-    }
-
-    /// Writes groups until none is left: whatever waited while the last
-    /// transaction committed goes in the next one.
-    async fn flush(self) {
-        loop {
-            let batch = self.inner.group.borrow_mut().take();
-            let Some(batch) = batch else { break };
-            let (requests, waiters): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-            let written = self
-                .inner
-                .store
-                .write_captures(&requests, self.inner.clock.now())
-                .await;
-            let any_written = match written {
-                Ok(results) => {
-                    let any = results.iter().any(Result::is_ok);
-                    self.note_written(results.iter().flatten());
-                    for (result, waiter) in results.into_iter().zip(waiters) {
-                        waiter.send(result);
-                    }
-                    any
-                }
-                Err(err) => {
-                    for waiter in waiters {
-                        waiter.send(Err(err.clone()));
-                    }
-                    false
-                }
-            };
-            if any_written {
-                self.register_sync();
-                self.kick();
-            }
-        }
-        self.inner.flushing.set(false);
-        for waiter in self.inner.writer_idle.borrow_mut().drain(..) {
-            waiter.send(());
-        }
-    }
-
-    /// Waits until no capture group is waiting or being written. The
-    /// drain's writes share the items store with captures, and IndexedDB
-    /// runs such transactions one after another in the order they were
-    /// made: a lease made while a burst is arriving would put every later
-    /// group (and the operator's acknowledgement) behind it. Captures go
-    /// first; the drain takes the gaps, and a burst's end is one.
-    async fn captures_first(&self) {
-        if !self.inner.flushing.get() {
-            return;
-        }
-        let (tx, rx) = oneshot::channel();
-        self.inner.writer_idle.borrow_mut().push(tx);
-        let _ = rx.await;
-    }
-
-    /// Makes sure a Background Sync registration covers what was just
-    /// written, so a worker stopped before its drain ends is woken to
-    /// finish it. One pending registration covers every later write: its
-    /// `sync` event drains whatever IndexedDB holds when it fires. So the
-    /// tag is registered again only once that registration is spent (see
-    /// [`Queue::sync_settled`]). Each registration is a write to the
-    /// browser's own store, which on every scan cost ~3 ms
-    /// (`bench/capture.mjs`). A device that is not set up has nothing to
-    /// sync and registers nothing; its setup registers.
-    pub fn register_sync(&self) {
-        if self.inner.sync_pending.replace(true) {
-            return;
-        }
-        let pending = self.inner.sync_pending.clone();
-        let store = self.inner.store.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            let set_up = !matches!(store.device().await, Ok(None));
-            if !set_up || !browser::register_sync(SYNC_TAG).await {
-                pending.set(false);
-            }
-        });
-    }
-
-    /// The `sync` event's drain has ended. The browser keeps a registration
-    /// whose event failed and fires it again later, unless that was its
-    /// last chance; a registration whose event succeeded is spent, and the
-    /// next write registers again.
-    pub fn sync_settled(&self, still_registered: bool) {
-        self.inner.sync_pending.set(still_registered);
-    }
-
-    /// Drains what IndexedDB holds. `skip_wait` (a new capture, "retry
-    /// now") skips the backoff wait. One drain runs at a time: a call that
-    /// finds one running in this context makes it run once more and waits
-    /// for its end (so a `sync` event's answer, or "retry now"'s, says
-    /// whether items are still waiting).
+    /// Drains what IndexedDB holds and answers once the drain is idle.
+    /// `skip_wait` (a new capture, "retry now") skips the backoff wait.
     pub async fn drain(&self, skip_wait: bool) -> Result<DrainReport, QueueError> {
-        let inner = &self.inner;
-        if skip_wait {
-            inner.skip_wait.set(true);
-        }
-        if inner.draining.replace(true) {
-            inner.drain_again.set(true);
-            let (tx, rx) = oneshot::channel();
-            inner.drain_joiners.borrow_mut().push(tx);
-            let ended = rx
-                .await
-                .map_err(|_| QueueError::storage("the running drain was dropped"))?;
-            return ended.map(|report| DrainReport {
-                joined: true,
-                ..report
-            });
-        }
-        let result = loop {
-            inner.drain_again.set(false);
-            let run = self.drain_once().await;
-            if run.is_err() || !inner.drain_again.get() {
-                break run;
-            }
-        };
-        inner.draining.set(false);
-        if let Ok(report) = &result {
-            self.arm_timer(report.next_attempt_at);
-        }
-        for joiner in inner.drain_joiners.borrow_mut().drain(..) {
-            joiner.send(result.clone());
-        }
-        result
+        self.ask(|reply| Command::Drain {
+            skip_wait,
+            sync: None,
+            reply,
+        })
+        .await
     }
 
-    async fn drain_once(&self) -> Result<DrainReport, QueueError> {
-        let inner = &self.inner;
-        // Nothing can leave before the device is set up; the setup message
-        // drains at once, so there is nothing to wake for until then.
-        let Some(device) = inner.store.device().await? else {
-            return Ok(DrainReport {
-                not_configured: true,
-                ..DrainReport::default()
-            });
-        };
-        let _lock = browser::lock(DRAIN_LOCK).await?;
-        let cached = inner.mirror.borrow_mut().take();
-        let mut drain = match cached {
-            Some(drain) => drain,
-            None => {
-                let snapshot = inner.store.load_drain().await?;
-                inner
-                    .restored_up_to
-                    .set(snapshot.pending.iter().filter_map(|item| item.id).max());
-                Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
-            }
-        };
-        let backoff_before = drain.backoff();
-        let mut report = DrainReport::default();
-        self.run(&mut drain, &device, &mut report).await?;
-        if drain.backoff() != backoff_before && report.requests == 0 {
-            inner.store.put_items(&[], Some(drain.backoff())).await?;
-        }
-        report.pending = drain.pending_len() as u64;
-        report.next_attempt_at = drain.poll_timeout();
-        *inner.mirror.borrow_mut() = Some(drain);
-        Ok(report)
-    }
-
-    async fn run(
-        &self,
-        drain: &mut Drain,
-        device: &DeviceConfig,
-        report: &mut DrainReport,
-    ) -> Result<(), QueueError> {
-        let inner = &self.inner;
-        loop {
-            self.captures_first().await;
-            self.merge_written(drain);
-            if inner.skip_wait.replace(false) {
-                drain.handle_retry_now();
-            }
-            let now = inner.clock.now();
-            let Some(lease) = drain.poll_transmit(now) else {
-                return Ok(());
-            };
-            // Lease in one transaction; fetch outside any; record in another.
-            if let Err(err) = inner.store.put_items(&lease.items, None).await {
-                let _ = drain.handle_lease_failed(lease.batch_id);
-                return Err(err);
-            }
-            let request = lease.request(&device.device_id, now);
-            let outcome = inner.transport.send(device, &request).await;
-            let recorded = drain
-                .handle_outcome(inner.clock.now(), lease.batch_id, &outcome)
-                .map_err(|e| QueueError::storage(e.to_string()))?;
-            self.captures_first().await;
-            inner
-                .store
-                .put_items(&recorded.items, Some(recorded.backoff))
-                .await?;
-            report.requests += 1;
-            report.items_sent += lease.items.len() as u32;
-        }
-    }
-
-    /// Keeps what was just written for the drain held in memory, if there
-    /// is one (running, or kept from its last run). Without one the next
-    /// drain restores from storage, which already holds these items, so
-    /// nothing piles up here while no drain runs (a device not set up).
-    fn note_written<'a>(&self, items: impl IntoIterator<Item = &'a Item>) {
-        let inner = &self.inner;
-        if inner.draining.get() || inner.mirror.borrow().is_some() {
-            inner
-                .written
-                .borrow_mut()
-                .extend(items.into_iter().cloned());
-        }
-    }
-
-    /// Feeds the drain what this runtime wrote since it last looked.
-    fn merge_written(&self, drain: &mut Drain) {
-        let written: Vec<Item> = self.inner.written.borrow_mut().drain(..).collect();
-        let restored_up_to = self.inner.restored_up_to.get();
-        let restored = |item: &Item| match (item.id, restored_up_to) {
-            (Some(id), Some(up_to)) => id <= up_to,
-            _ => false,
-        };
-        drain.handle_stored(
-            written
-                .into_iter()
-                .filter(|item| !(item.state == ItemState::Queued && restored(item))),
-        );
-    }
-
-    fn arm_timer(&self, at: Option<UnixMs>) {
-        if !self.inner.options.wake_on_timer {
-            return;
-        }
-        let Some(at) = at else {
-            self.inner.timer.borrow_mut().take();
-            return;
-        };
-        let wait = at
-            .since(self.inner.clock.now())
-            .clamp(0, i64::from(u32::MAX)) as u32;
-        let weak: Weak<Inner<T, C>> = Rc::downgrade(&self.inner);
-        let timer = gloo_timers::callback::Timeout::new(wait, move || {
-            if let Some(inner) = weak.upgrade() {
-                Queue { inner }.spawn_drain(false);
-            }
-        });
-        *self.inner.timer.borrow_mut() = Some(timer);
+    /// The Background Sync `sync` event: drain now. `last_chance` is the
+    /// event's own: the browser will not fire this registration again.
+    pub async fn sync(&self, last_chance: bool) -> Result<DrainReport, QueueError> {
+        self.ask(|reply| Command::Drain {
+            skip_wait: true,
+            sync: Some(last_chance),
+            reply,
+        })
+        .await
     }
 
     /// "Retry now": skip the wait and drain.
@@ -497,34 +260,430 @@ impl<T: Transport + 'static, C: Clock + 'static> Queue<T, C> {
         self.drain(true).await
     }
 
-    /// Discards a blocked item; its `void` drains at once.
-    pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
-        let result = self.inner.store.discard(id, self.now()).await?;
-        self.note_written([&result.0, &result.1]);
-        self.kick();
-        Ok(result)
-    }
-
-    pub async fn acknowledge(&self, id: u64) -> Result<Item, QueueError> {
-        self.inner.store.acknowledge(id, self.now()).await
+    /// A page of the queue screen (see [`Store::list`]).
+    pub async fn list(
+        &self,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<(Item, Option<String>)>, QueueError> {
+        self.ask(|reply| Command::List {
+            after,
+            limit,
+            reply,
+        })
+        .await
     }
 
     pub async fn counts(&self) -> Result<Counts, QueueError> {
-        self.inner.store.counts(self.now()).await
+        self.ask(Command::Counts).await
     }
 
-    /// Starts a drain that skips the wait, without waiting for it.
-    pub fn kick(&self) {
-        if self.inner.options.drain_after_capture {
-            self.clone().spawn_drain(true);
+    /// Discards a blocked item; its `void` drains at once.
+    pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
+        self.ask(|reply| Command::Discard(id, reply)).await
+    }
+
+    pub async fn acknowledge(&self, id: u64) -> Result<Item, QueueError> {
+        self.ask(|reply| Command::Acknowledge(id, reply)).await
+    }
+
+    /// Stops the runtime and closes its database connection.
+    pub async fn close(self) -> Result<(), QueueError> {
+        self.ask(Command::Close).await
+    }
+}
+
+/// What woke the actor.
+enum Event {
+    Command(Command),
+    /// The request in flight was answered (or failed, or timed out).
+    Answered(Answered),
+    Timer,
+}
+
+/// A lease's request, its outcome and the lock it was sent under.
+struct Answered {
+    batch_id: u64,
+    outcome: TransportOutcome,
+    lock: Option<LockGuard>,
+}
+
+/// Someone waiting for the drain to go idle.
+struct Waiter {
+    reply: Reply<DrainReport>,
+    /// A Background Sync event's `lastChance`.
+    sync: Option<bool>,
+}
+
+/// The actor: the one owner of the store and the drain.
+struct Runtime<T, C> {
+    store: Store,
+    transport: T,
+    clock: C,
+    options: Options,
+    /// The setup as last committed (the runtime is its only writer); read
+    /// from storage on first need (`None` until then), so a worker started
+    /// for a capture acknowledges it first.
+    device: Option<Option<DeviceConfig>>,
+    /// The drain as of its last step; `None` until the first step restores
+    /// it from IndexedDB, and again after any failed write, so the next
+    /// step reads storage again.
+    drain: Option<Drain>,
+    /// Captures taken from the channel and not yet written.
+    group: Group<(CaptureRequest, Reply<Item>)>,
+    /// The next step skips the backoff wait (a capture, "retry now").
+    skip_wait: bool,
+    in_flight: Option<LocalBoxFuture<'static, Answered>>,
+    /// The drain lock, held from the first request of a run until it is idle.
+    lock: Option<LockGuard>,
+    timer: Option<TimeoutFuture>,
+    timer_at: Option<UnixMs>,
+    waiting: Vec<Waiter>,
+    /// What the drain sent since the waiting callers asked.
+    report: DrainReport,
+    /// A Background Sync registration for [`SYNC_TAG`] is pending: asked
+    /// for in this worker life and not spent since. One registration
+    /// covers every later write (its `sync` event drains whatever
+    /// IndexedDB holds), and each registration costs a write to the
+    /// browser's own store, so it is not repeated per scan.
+    sync_registered: bool,
+    pruned_at: Option<UnixMs>,
+}
+
+impl<T, C> Runtime<T, C>
+where
+    T: Transport + Clone + 'static,
+    C: Clock + 'static,
+{
+    async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command>) {
+        while let Some(event) = self.next_event(&mut inbox).await {
+            let closing = match event {
+                Event::Command(command) => self.take_commands(command, &mut inbox).await,
+                Event::Answered(answered) => {
+                    self.record(answered).await;
+                    None
+                }
+                Event::Timer => {
+                    self.timer_at = None;
+                    None
+                }
+            };
+            if let Some(reply) = closing {
+                self.fail_waiting(&QueueError::Stopped);
+                self.store.close();
+                let _ = reply.send(Ok(()));
+                return;
+            }
+            self.step().await;
+        }
+        self.fail_waiting(&QueueError::Stopped);
+        self.store.close();
+    }
+
+    /// The next command, answer or timer, whichever is ready first.
+    async fn next_event(&mut self, inbox: &mut mpsc::UnboundedReceiver<Command>) -> Option<Event> {
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
+                return Poll::Ready(command.map(Event::Command));
+            }
+            if let Some(request) = self.in_flight.as_mut() {
+                if let Poll::Ready(answered) = request.as_mut().poll(cx) {
+                    self.in_flight = None;
+                    return Poll::Ready(Some(Event::Answered(answered)));
+                }
+            }
+            if let Some(timer) = self.timer.as_mut() {
+                if Pin::new(timer).poll(cx).is_ready() {
+                    self.timer = None;
+                    return Poll::Ready(Some(Event::Timer));
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Handles `first` and whatever else is already waiting: captures join
+    /// the group (up to [`GROUP_COMMIT_MAX_ITEMS`], written in one
+    /// transaction), other commands are handled in their turn, after the
+    /// captures that came before them. A `Close` ends the turn, after what
+    /// came before it; its reply is returned for `run` to send once closed.
+    async fn take_commands(
+        &mut self,
+        first: Command,
+        inbox: &mut mpsc::UnboundedReceiver<Command>,
+    ) -> Option<Reply<()>> {
+        let mut next = Some(first);
+        while let Some(command) = next.take() {
+            match command {
+                Command::Write(request, reply) => self.group.push((request, reply)),
+                Command::Close(reply) => {
+                    self.group_write_all().await;
+                    return Some(reply);
+                }
+                other => {
+                    self.group_write_all().await;
+                    self.handle(other).await;
+                }
+            }
+            if self.group.len() < GROUP_COMMIT_MAX_ITEMS {
+                next = inbox.try_recv().ok();
+            }
+        }
+        if let Some(batch) = self.group.take() {
+            self.write_group(batch).await;
+        }
+        None
+    }
+
+    async fn group_write_all(&mut self) {
+        while let Some(batch) = self.group.take() {
+            self.write_group(batch).await;
         }
     }
 
-    /// Starts a drain without waiting for it: every wake-up the runtime
-    /// gives itself goes through here, one task type for all of them.
-    fn spawn_drain(self, skip_wait: bool) {
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = self.drain(skip_wait).await;
+    /// Writes one group of captures in one strict transaction and answers
+    /// each capture once it has committed.
+    async fn write_group(&mut self, batch: Vec<(CaptureRequest, Reply<Item>)>) {
+        let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+        let now = self.clock.now();
+        match self.store.write_captures(&requests, now).await {
+            Ok(results) => {
+                let written: Vec<Item> = results.iter().flatten().cloned().collect();
+                for (result, reply) in results.into_iter().zip(replies) {
+                    let _ = reply.send(result);
+                }
+                // The captures are acknowledged first: the registration is
+                // the browser's own write and need not hold up the page.
+                if !written.is_empty() {
+                    if let Some(drain) = self.drain.as_mut() {
+                        drain.handle_captured(written);
+                    }
+                    self.skip_wait = true;
+                    self.register_sync().await;
+                }
+            }
+            Err(err) => {
+                for reply in replies {
+                    let _ = reply.send(Err(err.clone()));
+                }
+            }
+        }
+    }
+
+    async fn handle(&mut self, command: Command) {
+        let now = self.clock.now();
+        match command {
+            Command::Write(..) | Command::Close(_) => {}
+            Command::Drain {
+                skip_wait,
+                sync,
+                reply,
+            } => {
+                self.skip_wait |= skip_wait;
+                self.waiting.push(Waiter { reply, sync });
+            }
+            Command::Setup(config, reply) => {
+                let stored = self.store.set_device(&config).await;
+                if stored.is_ok() {
+                    self.device = Some(Some(config));
+                    self.skip_wait = true;
+                    self.register_sync().await;
+                }
+                let _ = reply.send(stored);
+            }
+            Command::Device(reply) => {
+                let _ = reply.send(self.device().await);
+            }
+            Command::List {
+                after,
+                limit,
+                reply,
+            } => {
+                let _ = reply.send(self.store.list(after, limit).await);
+            }
+            Command::Counts(reply) => {
+                let _ = reply.send(self.store.counts(now).await);
+            }
+            Command::Discard(id, reply) => {
+                let discarded = self.store.discard(id, now).await;
+                if let (Ok((item, void)), Some(drain)) = (&discarded, self.drain.as_mut()) {
+                    drain.handle_captured([item.clone(), void.clone()]);
+                }
+                self.skip_wait |= discarded.is_ok();
+                let _ = reply.send(discarded);
+            }
+            Command::Acknowledge(id, reply) => {
+                let _ = reply.send(self.store.acknowledge(id, now).await);
+            }
+        }
+    }
+
+    /// The device setup, read from storage the first time it is needed.
+    async fn device(&mut self) -> Result<Option<DeviceConfig>, QueueError> {
+        if let Some(device) = &self.device {
+            return Ok(device.clone());
+        }
+        let device = self.store.device().await?;
+        self.device = Some(device.clone());
+        Ok(device)
+    }
+
+    /// Makes sure a Background Sync registration covers what was just
+    /// written, so a worker stopped before its drain ends is woken to
+    /// finish it. A device that is not set up has nothing to sync; its
+    /// setup registers.
+    async fn register_sync(&mut self) {
+        if self.sync_registered || !matches!(self.device().await, Ok(Some(_))) {
+            return;
+        }
+        self.sync_registered = browser::register_sync(SYNC_TAG).await;
+    }
+
+    /// Moves the drain on: restores it if needed, sends the next lease, or,
+    /// once idle, arms the timer, prunes and answers the waiting callers.
+    async fn step(&mut self) {
+        if self.in_flight.is_some() {
+            return;
+        }
+        if !self.options.drain_after_capture && self.waiting.is_empty() {
+            return;
+        }
+        let device = match self.device().await {
+            Ok(device) => device,
+            Err(err) => return self.fail_waiting(&err),
+        };
+        let Some(device) = device else {
+            self.answer_waiting(DrainReport {
+                not_configured: true,
+                ..DrainReport::default()
+            });
+            return;
+        };
+        let drain = match self.drain.take() {
+            Some(drain) => drain,
+            None => match self.store.load_drain().await {
+                Ok(snapshot) => {
+                    Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
+                }
+                Err(err) => return self.fail_waiting(&err),
+            },
+        };
+        let drain = self.drain.insert(drain);
+        if std::mem::take(&mut self.skip_wait) {
+            drain.handle_retry_now();
+        }
+        let now = self.clock.now();
+        let Some(lease) = drain.poll_transmit(now) else {
+            let pending = drain.pending_len() as u64;
+            let next = drain.poll_timeout(now);
+            self.idle(now, pending, next, &device).await;
+            return;
+        };
+        // Lease in one transaction; send outside any; record in another.
+        if let Err(err) = self.store.put_items(&lease.items, None).await {
+            let _ = drain.handle_lease_failed(lease.batch_id);
+            return self.fail_waiting(&err);
+        }
+        self.report.requests += 1;
+        self.report.items_sent += lease.items.len() as u32;
+        let request = lease.request(&device.device_id, now);
+        let transport = self.transport.clone();
+        let held = self.lock.take();
+        let batch_id = lease.batch_id;
+        self.in_flight = Some(Box::pin(async move {
+            let lock = match held {
+                Some(lock) => Some(lock),
+                None => browser::lock(DRAIN_LOCK).await.ok(),
+            };
+            let outcome = transport.send(&device, &request).await;
+            Answered {
+                batch_id,
+                outcome,
+                lock,
+            }
+        }));
+    }
+
+    /// Records a request's outcome: every item of its lease and the backoff.
+    async fn record(&mut self, answered: Answered) {
+        self.lock = answered.lock;
+        let Some(drain) = self.drain.as_mut() else {
+            return;
+        };
+        let now = self.clock.now();
+        let Ok(recorded) = drain.handle_outcome(now, answered.batch_id, &answered.outcome) else {
+            return;
+        };
+        if let Err(err) = self
+            .store
+            .put_items(&recorded.items, Some(recorded.backoff))
+            .await
+        {
+            self.drain = None;
+            self.fail_waiting(&err);
+        }
+    }
+
+    /// Nothing to send now: release the lock, wake at `next`, prune done
+    /// items now and then, and answer the waiting callers.
+    async fn idle(
+        &mut self,
+        now: UnixMs,
+        pending: u64,
+        next: Option<UnixMs>,
+        device: &DeviceConfig,
+    ) {
+        self.lock = None;
+        if self.options.wake_on_timer && next != self.timer_at {
+            self.timer_at = next;
+            self.timer = next.map(|at| {
+                let wait = at.since(now).clamp(0, i64::from(u32::MAX)) as u32;
+                TimeoutFuture::new(wait)
+            });
+        }
+        let due = self
+            .pruned_at
+            .is_none_or(|at| now.since(at) >= PRUNE_EVERY.0 as i64);
+        if due {
+            self.pruned_at = Some(now);
+            // A failed prune only leaves done items a while longer.
+            let _ = self.store.prune_done(now, device.done_retention()).await;
+        }
+        self.answer_waiting(DrainReport {
+            pending,
+            next_attempt_at: next,
+            ..DrainReport::default()
         });
+    }
+
+    /// The drain is idle: everyone waiting hears how it ended.
+    fn answer_waiting(&mut self, left: DrainReport) {
+        let report = DrainReport {
+            requests: self.report.requests,
+            items_sent: self.report.items_sent,
+            ..left
+        };
+        if self.waiting.is_empty() {
+            self.report = DrainReport::default();
+            return;
+        }
+        self.report = DrainReport::default();
+        for waiter in std::mem::take(&mut self.waiting) {
+            if let Some(last_chance) = waiter.sync {
+                // The browser keeps a registration whose event failed and
+                // fires it again, unless that was its last chance; one
+                // whose event succeeded is spent.
+                self.sync_registered = report.still_waiting() && !last_chance;
+            }
+            let _ = waiter.reply.send(Ok(report.clone()));
+        }
+    }
+
+    fn fail_waiting(&mut self, err: &QueueError) {
+        self.report = DrainReport::default();
+        for waiter in std::mem::take(&mut self.waiting) {
+            let _ = waiter.reply.send(Err(err.clone()));
+        }
     }
 }

@@ -3,17 +3,21 @@
 //! * v1 (an older handheld build): one `items` store, auto-increment `id`,
 //!   items without an idempotency key.
 //! * v2: every item carries a key (old items get the derived UUIDv8 of
-//!   their queue id, DESIGN.md §3.1), indexes by state, by (session, seq)
+//!   their queue id, docs/design.md §3.1), indexes by state, by (session, seq)
 //!   and by key, a `sessions` store rebuilt from the items, and a `meta`
 //!   store (device setup, backoff).
 //!
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
-//! still passes through every step. They use `web_sys` directly because
-//! they need that transaction; the connection the queue keeps is opened
+//! still passes through every step. [`upgrade`] is the one place that uses
+//! `web_sys`'s IndexedDB directly: the v2 step walks every v1 row with a
+//! cursor inside that transaction, and `indexed_db_futures` hands its
+//! upgrade callback the database but no way to run requests on the
+//! version-change transaction. The connection the queue keeps is opened
 //! through `indexed_db_futures` (see `store` for its transactions).
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use indexed_db_futures::database::Database;
@@ -26,15 +30,15 @@ use web_sys::{
     IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbVersionChangeEvent,
 };
 
+use serde::Deserialize;
+
 use crate::key::IdempotencyKey;
 use crate::queue::Session;
 use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
+use super::convert::{from_record, to_js};
 use super::error::{describe, QueueError};
-use super::js::{Fields, FromJs, ReadError};
-use super::store::from_js;
-use super::write::ToJs;
 
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
@@ -58,18 +62,36 @@ pub async fn open(name: &str) -> Result<Database, QueueError> {
 /// Opens `name` at `version`, running the upgrade steps up to it. Tests
 /// use it to build an older schema.
 pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
+    // Nearly every open (each time a worker starts) finds the schema
+    // current: one open, through the crate, with no version asked for.
+    let db = Database::open(name).await?;
+    let has_items = db.object_store_names().any(|store| store == ITEMS);
+    if db.version() >= f64::from(version) && has_items {
+        return Ok(db);
+    }
+    db.close();
+    if !has_items {
+        // There was no database: that open made an empty one. Start over,
+        // so the upgrade runs every step from nothing.
+        Database::delete_by_name(name)?.await?;
+    }
     upgrade(name, version).await?;
-    Ok(Database::open(name.to_owned()).await?)
+    Ok(Database::open(name).await?)
 }
 
+/// Runs the upgrade steps from the stored version to `version` in the
+/// browser's version-change transaction, through `web_sys` directly: the v2
+/// step reads and rewrites every v1 row with a cursor on that transaction,
+/// and `indexed_db_futures`' upgrade callback does not hand it over. This
+/// and the steps it calls are the only raw IndexedDB code in the module.
 async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .map_err(QueueError::browser)?
         .dyn_into()
-        .map_err(|_| QueueError::storage("IndexedDB is not available"))?;
+        .map_err(|_| QueueError::Storage("IndexedDB is not available".into()))?;
     let request = factory
         .open_with_u32(name, version)
-        .map_err(|e| QueueError::storage(describe(&e)))?;
+        .map_err(|e| QueueError::Storage(describe(&e)))?;
     let failure: Rc<RefCell<Option<String>>> = Rc::default();
     let keep: Keep = Rc::default();
 
@@ -100,7 +122,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
     request.set_onerror(None);
     drop(keep);
     if let Some(why) = failure.borrow_mut().take() {
-        return Err(QueueError::storage(format!("upgrade failed: {why}")));
+        return Err(QueueError::Storage(format!("upgrade failed: {why}")));
     }
     opened.map_err(|_| {
         let why = request
@@ -109,7 +131,7 @@ async fn upgrade(name: &str, version: u32) -> Result<(), QueueError> {
             .flatten()
             .map(|e| format!("{}: {}", e.name(), e.message()))
             .unwrap_or_else(|| "unknown".into());
-        QueueError::storage(format!("open failed: {why}"))
+        QueueError::Storage(format!("open failed: {why}"))
     })?;
     let db: IdbDatabase = request
         .result()
@@ -148,39 +170,21 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// The fields of a v1 item the v2 step reads.
+/// The fields of a v1 item the v2 step reads (an `open_session`'s body is
+/// read on its own, as an [`OpenSessionBody`]).
+#[derive(Deserialize)]
 struct LegacyItem {
     id: f64,
+    #[serde(default)]
     key: Option<String>,
     session_id: uuid::Uuid,
     client_seq: u64,
     command: Command,
     queued_at: UnixMs,
-    /// The item's body as stored, read as an [`OpenSessionBody`] for an
-    /// `open_session` item.
-    body: JsValue,
 }
 
-impl FromJs for LegacyItem {
-    fn from_js(value: &JsValue) -> Result<LegacyItem, ReadError> {
-        let f = Fields::of(value, "v1 item")?;
-        // A body that is not JSON makes the row unreadable, as it always has.
-        f.json("body")?;
-        Ok(LegacyItem {
-            id: f.number("id")?,
-            key: f.opt_string("key")?,
-            session_id: f.uuid("session_id")?,
-            client_seq: f.u64("client_seq")?,
-            command: f.command("command")?,
-            queued_at: f.time("queued_at")?,
-            body: f.get("body"),
-        })
-    }
-}
-
-/// The sessions the v2 step has met, in first-met order: a list, which
-/// links less code than a map (the step runs once per device).
-type Seen = Rc<RefCell<Vec<(uuid::Uuid, LegacySession)>>>;
+/// The sessions the v2 step has met.
+type Seen = Rc<RefCell<BTreeMap<uuid::Uuid, LegacySession>>>;
 
 #[derive(Default)]
 struct LegacySession {
@@ -257,13 +261,13 @@ fn migrate_row(
                 next_seq: legacy.last_seq + 1,
                 closed: legacy.closed,
             };
-            sessions_store.put(&session.to_js())?;
+            sessions_store.put(&to_js(&session)?)?;
         }
         return Ok(());
     }
     let cursor: IdbCursorWithValue = result.unchecked_into();
     let value = cursor.value()?;
-    let row: LegacyItem = from_js(value.clone())
+    let row: LegacyItem = from_record(value.clone(), "v1 item")
         .map_err(|e| JsValue::from_str(&format!("unreadable v1 item: {e}")))?;
     if row.key.is_none() {
         let key = IdempotencyKey::derive_from_legacy_id(row.id as u64)
@@ -272,16 +276,7 @@ fn migrate_row(
         cursor.update(&value)?;
     }
     let mut seen = seen.borrow_mut();
-    // Rows come in queue-id (capture) order, so a row's session is nearly
-    // always the last one met: search from the end.
-    let at = match seen.iter().rposition(|(id, _)| *id == row.session_id) {
-        Some(at) => at,
-        None => {
-            seen.push((row.session_id, LegacySession::default()));
-            seen.len() - 1
-        }
-    };
-    let session = &mut seen[at].1;
+    let session = seen.entry(row.session_id).or_default();
     session.last_seq = session.last_seq.max(row.client_seq);
     session.opened_at = Some(
         session
@@ -289,7 +284,10 @@ fn migrate_row(
             .map_or(row.queued_at, |at| at.min(row.queued_at)),
     );
     match row.command {
-        Command::OpenSession => session.open = OpenSessionBody::from_js(&row.body).ok(),
+        Command::OpenSession => {
+            let body = Reflect::get(&value, &"body".into())?;
+            session.open = from_record::<OpenSessionBody>(body, "v1 open_session").ok();
+        }
         Command::CloseSession => session.closed = true,
         _ => {}
     }

@@ -13,14 +13,13 @@ use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use crate::queue::{Reply, TransportOutcome};
 use crate::time::Millis;
-use crate::wire::{ErrorBody, SyncRequest, SyncResponse, SYNC_PATH};
+use crate::wire::{SyncRequest, SYNC_PATH};
 
-use super::js::FromJs;
+use super::convert::to_js;
 use super::store::DeviceConfig;
-use super::write;
 
 /// A request that has not answered in this long is abandoned as a timeout
-/// (DESIGN.md §6's 10 s), so a dead link does not hold the drain lock.
+/// (docs/design.md §3.5), so a dead link does not hold the drain lock.
 pub const SYNC_TIMEOUT: Millis = Millis::from_secs(10);
 
 /// Sends one sync request and reports what came back.
@@ -56,10 +55,10 @@ impl Transport for FetchTransport {
     }
 }
 
-/// The request as JSON text: written as a JS object, then the browser's
-/// `JSON.stringify`, so the module carries no JSON printer of its own.
+/// The request as JSON text: serde writes the JS object, the browser's
+/// `JSON.stringify` the text (the module carries no JSON printer).
 fn request_body(request: &SyncRequest) -> Option<JsValue> {
-    let value = write::sync_request(request);
+    let value = to_js(request).ok()?;
     js_sys::JSON::stringify(&value).ok().map(JsValue::from)
 }
 
@@ -102,27 +101,16 @@ async fn fetch_with_timeout(
 }
 
 /// Reads a `Response` into what the core classifies: its status and the
-/// body, parsed by the browser's `JSON.parse` and read into typed values
-/// (a body that is not JSON, or not of the expected shape, is
-/// [`Reply::Unreadable`]). A body that cannot be read at all is an error.
+/// body, parsed by the browser's `JSON.parse` and read as the status says
+/// it should be ([`Reply::read`]; a body that is not JSON, or not of the
+/// expected shape, is [`Reply::Unreadable`]). A body that cannot be read
+/// at all is an error.
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
     let status = response.status();
     let text = JsFuture::from(response.text()?).await?;
     let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
-        Some(Ok(value)) => read_reply(status, &value),
+        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
         _ => Reply::Unreadable,
     };
     Ok(TransportOutcome::Http { status, body })
-}
-
-/// Reads a parsed body as the status says it should be (as
-/// [`Reply::read`] does for serde formats): per-item results from a 200,
-/// `{code, message}` from anything else.
-fn read_reply(status: u16, body: &JsValue) -> Reply {
-    let read = if status == 200 {
-        SyncResponse::from_js(body).map(Reply::Sync)
-    } else {
-        ErrorBody::from_js(body).map(Reply::Error)
-    };
-    read.unwrap_or(Reply::Unreadable)
 }

@@ -1,8 +1,9 @@
 //! `ServiceWorker`, the one type `sw.js` sees: it opens the queue and
 //! takes the worker's events (message, sync, activate, fetch, page
-//! wake-ups). `JsValue` appears here and nowhere deeper.
+//! wake-ups). Page messages and replies cross here, through serde.
 
 use js_sys::Promise;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::MessagePort;
@@ -12,6 +13,7 @@ use crate::wire::OpenSessionBody;
 
 use super::browser;
 use super::clock::SystemClock;
+use super::convert::to_js;
 use super::error::QueueError;
 use super::message::{
     Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
@@ -21,20 +23,17 @@ use super::runtime::{Options, Queue};
 use super::schema::DB_NAME;
 use super::store::DeviceConfig;
 use super::transport::FetchTransport;
-use super::write::{Record, ToJs};
-
-type LiveQueue = Queue<FetchTransport, SystemClock>;
 
 /// The queue as the service worker script drives it.
 #[wasm_bindgen]
 pub struct ServiceWorker {
-    queue: LiveQueue,
+    queue: Queue,
 }
 
 #[wasm_bindgen]
 impl ServiceWorker {
     /// Opens the queue on `db_name` (default `stockhop`), upgrading its
-    /// schema if needed.
+    /// schema if needed, and starts its runtime.
     pub async fn open(db_name: Option<String>) -> Result<ServiceWorker, JsValue> {
         let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
         let queue = Queue::open(&name, FetchTransport, SystemClock, Options::default()).await?;
@@ -56,10 +55,10 @@ impl ServiceWorker {
                     js_sys::Reflect::set(&body, &"ok".into(), &JsValue::TRUE)?;
                     body
                 }
-                Err(err) => Record::new()
-                    .set("ok", &false)
-                    .set("error", &ErrorReply::from(&err))
-                    .build(),
+                Err(err) => plain(&Failed {
+                    ok: false,
+                    error: ErrorReply::from(&err),
+                })?,
             };
             if let Some(port) = port {
                 port.post_message(&reply)?;
@@ -70,69 +69,96 @@ impl ServiceWorker {
 
     /// A wake-up (install, activate, fetch, online): drain on schedule.
     pub fn wake(&self) -> Promise {
-        future_to_promise(drain_for(self.queue.clone(), None))
+        let queue = self.queue.clone();
+        future_to_promise(async move { Ok(plain(&queue.drain(false).await?)?) })
     }
 
     /// The Background Sync `sync` event: drain now; reject while items are
     /// still waiting to go out, so the browser schedules another sync.
-    /// `last_chance` is the event's own: the browser will not fire this
-    /// registration again.
+    /// `last_chance` is the event's own.
     #[wasm_bindgen(js_name = handleSync)]
     pub fn handle_sync(&self, last_chance: Option<bool>) -> Promise {
-        future_to_promise(drain_for(
-            self.queue.clone(),
-            Some(last_chance.unwrap_or(false)),
-        ))
+        let queue = self.queue.clone();
+        future_to_promise(async move {
+            let report = queue.sync(last_chance.unwrap_or(false)).await?;
+            if report.still_waiting() {
+                return Err(JsValue::from_str("items are still waiting"));
+            }
+            Ok(plain(&report)?)
+        })
     }
 }
 
-/// The drain a wake-up (`sync: None`) or a `sync` event (`Some(last_chance)`)
-/// asks for, as the promise the event waits on: one future type for both.
-async fn drain_for(queue: LiveQueue, sync: Option<bool>) -> Result<JsValue, JsValue> {
-    let Some(last_chance) = sync else {
-        return Ok(queue.drain(false).await?.to_js());
-    };
-    let report = queue.drain(true).await;
-    let waiting = match &report {
-        Ok(report) => report.next_attempt_at.is_some() && !report.not_configured,
-        Err(_) => true,
-    };
-    queue.sync_settled(waiting && !last_chance);
-    let report = report?;
-    if waiting {
-        return Err(JsValue::from_str("items are still waiting"));
-    }
-    Ok(report.to_js())
+/// A failed request's reply.
+#[derive(Serialize)]
+struct Failed {
+    ok: bool,
+    error: ErrorReply,
+}
+
+/// A reply as a plain JS object.
+fn plain<T: Serialize>(value: &T) -> Result<JsValue, QueueError> {
+    to_js(value).map_err(QueueError::Browser)
+}
+
+/// `list`'s reply.
+#[derive(Serialize)]
+struct Page {
+    items: Vec<ItemRow>,
+    next_after: Option<u64>,
+}
+
+/// `setup`'s reply.
+#[derive(Serialize)]
+struct SetUp {
+    device_id: String,
+}
+
+/// `capture_many`'s reply.
+#[derive(Serialize)]
+struct Burst {
+    items: Vec<CapturedOrError>,
+}
+
+/// `discard`'s reply.
+#[derive(Serialize)]
+struct Discarded {
+    void: Captured,
+}
+
+/// `acknowledge`'s reply.
+#[derive(Serialize)]
+struct Acknowledged {
+    id: Option<u64>,
+    acknowledged: bool,
 }
 
 /// Handles one request; the reply is a plain object (`ok` is added after).
-async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, QueueError> {
+async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueError> {
     match request {
         PageRequest::Setup {
             site_url,
             device_token,
             device_id,
+            done_retention_days,
         } => {
             if site_url.is_empty() || device_token.is_empty() || device_id.is_empty() {
-                return Err(QueueError::bad_message(
-                    "site_url, device_token and device_id are required",
+                return Err(QueueError::BadMessage(
+                    "site_url, device_token and device_id are required".into(),
                 ));
             }
             let config = DeviceConfig {
                 site_url,
                 device_token,
                 device_id,
+                done_retention_days,
             };
-            queue.store().set_device(&config).await?;
+            let device_id = config.device_id.clone();
             // The reply does not wait for the network: the drain runs on.
-            queue.register_sync();
-            queue.kick();
-            Ok(Record::new().set("device_id", &config.device_id).build())
+            queue.setup(config).await?;
+            plain(&SetUp { device_id })
         }
-        PageRequest::Device {} => {
-            let device = queue.store().device().await?;
-            Ok(DeviceReply::from(device.as_deref()).to_js())
-        }
+        PageRequest::Device {} => plain(&DeviceReply::from(queue.device().await?.as_ref())),
         PageRequest::OpenSession {
             session_id,
             operator_id,
@@ -144,24 +170,24 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
                 mode,
                 context,
             };
-            let item = queue.open_session(session_id, body).await?;
-            Ok(Captured::from(&item).to_js())
+            plain(&Captured::from(
+                &queue.open_session(session_id, body).await?,
+            ))
         }
         PageRequest::Capture {
             session_id,
             command,
             body,
-        } => {
-            let item = queue.capture(session_id, Capture { command, body }).await?;
-            Ok(Captured::from(&item).to_js())
-        }
+        } => plain(&Captured::from(
+            &queue.capture(session_id, Capture { command, body }).await?,
+        )),
         PageRequest::CaptureMany {
             session_id,
             command,
             bodies,
         } => {
             if bodies.len() > CAPTURE_MANY_MAX {
-                return Err(QueueError::bad_message(format!(
+                return Err(QueueError::BadMessage(format!(
                     "{} captures in one message, at most {CAPTURE_MANY_MAX}",
                     bodies.len()
                 )));
@@ -181,41 +207,37 @@ async fn handle(queue: &LiveQueue, request: PageRequest) -> Result<JsValue, Queu
                     },
                 })
                 .collect();
-            Ok(Record::new().set("items", &items).build())
+            plain(&Burst { items })
         }
         PageRequest::CloseSession { session_id } => {
-            let item = queue.close_session(session_id).await?;
-            Ok(Captured::from(&item).to_js())
+            plain(&Captured::from(&queue.close_session(session_id).await?))
         }
         PageRequest::List { after, limit } => {
             let limit = limit.unwrap_or(LIST_LIMIT_DEFAULT).clamp(1, LIST_LIMIT_MAX);
-            let rows = queue.store().list(after, limit).await?;
-            let next = rows.last().and_then(|(item, _)| item.id);
-            let items = js_sys::Array::new();
-            for (item, why) in rows {
-                items.push(&ItemRow { item, why }.to_js());
-            }
-            Ok(Record::new()
-                .set("items", &JsValue::from(items))
-                .set("next_after", &next)
-                .build())
+            let rows = queue.list(after, limit).await?;
+            let next_after = rows.last().and_then(|(item, _)| item.id);
+            let items = rows
+                .into_iter()
+                .map(|(item, why)| ItemRow { item, why })
+                .collect();
+            plain(&Page { items, next_after })
         }
-        PageRequest::Counts {} => Ok(queue.counts().await?.to_js()),
-        PageRequest::RetryNow {} => Ok(queue.retry_now().await?.to_js()),
-        PageRequest::Wake {} => Ok(queue.drain(false).await?.to_js()),
+        PageRequest::Counts {} => plain(&queue.counts().await?),
+        PageRequest::RetryNow {} => plain(&queue.retry_now().await?),
+        PageRequest::Wake {} => plain(&queue.drain(false).await?),
         PageRequest::Discard { id } => {
             let (_, void) = queue.discard(id).await?;
-            Ok(Record::new().set("void", &Captured::from(&void)).build())
+            plain(&Discarded {
+                void: Captured::from(&void),
+            })
         }
         PageRequest::Acknowledge { id } => {
             let item = queue.acknowledge(id).await?;
-            Ok(Record::new()
-                .set("id", &item.id)
-                .set("acknowledged", &item.acknowledged)
-                .build())
+            plain(&Acknowledged {
+                id: item.id,
+                acknowledged: item.acknowledged,
+            })
         }
-        PageRequest::Storage {} => {
-            Ok(StorageReply::from(browser::storage_estimate().await?).to_js())
-        }
+        PageRequest::Storage {} => plain(&StorageReply::from(browser::storage_estimate().await?)),
     }
 }

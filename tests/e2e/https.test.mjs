@@ -6,12 +6,10 @@
 // captures drains over TLS with each key applied once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { artifactsDir, freePort, startSite, tempDataDir } from './lib/site.mjs';
+import { homeTrusting, launchTrusting } from './lib/tls.mjs';
 import {
   HANDHELD_VIEWPORT,
   addDevice,
@@ -24,26 +22,6 @@ import {
 } from './lib/handheld.mjs';
 
 const SITE_NAME = 'stockhop.test';
-
-/** A HOME whose NSS database trusts `caFile` as a CA for TLS servers. */
-function homeTrusting(caFile) {
-  const home = mkdtempSync(join(tmpdir(), 'stockhop-e2e-home-'));
-  const nssdb = join(home, '.pki', 'nssdb');
-  mkdirSync(nssdb, { recursive: true });
-  execFileSync('certutil', ['-d', `sql:${nssdb}`, '-N', '--empty-password']);
-  execFileSync('certutil', ['-d', `sql:${nssdb}`, '-A', '-t', 'C,,', '-n', 'Stockhop site CA', '-i', caFile]);
-  return home;
-}
-
-async function launchTrusting(home) {
-  const args = process.env.STOCKHOP_CHROMIUM_ARGS.split(' ').filter(Boolean);
-  return chromium.launch({
-    executablePath: process.env.STOCKHOP_CHROMIUM,
-    headless: true,
-    args: [...args, `--host-resolver-rules=MAP ${SITE_NAME} 127.0.0.1`],
-    env: { ...process.env, HOME: home },
-  });
-}
 
 test('over HTTPS by name: the service worker runs and an outage drains over TLS, each key once', async () => {
   const dataDir = tempDataDir();
@@ -58,7 +36,7 @@ test('over HTTPS by name: the service worker runs and an outage drains over TLS,
   assert.equal(served.status, 200);
   assert.equal(await served.text(), readFileSync(caFile, 'utf8'), '/ca.crt is the site CA');
 
-  const browser = await launchTrusting(homeTrusting(caFile));
+  const browser = await launchTrusting(homeTrusting(caFile), SITE_NAME);
   try {
     const origin = `https://${SITE_NAME}:${httpsPort}`;
     const context = await browser.newContext({ viewport: HANDHELD_VIEWPORT });

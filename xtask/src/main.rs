@@ -7,13 +7,11 @@
 //! come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
-
-mod names;
 
 const USAGE: &str = "\
 usage: cargo xtask <command> [-- args]
@@ -22,8 +20,10 @@ commands:
   setup        install the toolchain a fresh machine lacks
   build-wasm   build the wasm package into www/pkg (and optimise it)
   serve        setup, build-wasm, then run `stockhop-site serve` (args after --)
-  test         setup, then fmt, clippy (native + wasm32), native tests,
-               the browser suite (wasm-pack test) and the end-to-end suite";
+  sim          the seeded simulation: `cargo xtask sim [--seeds N] [--from S]`
+  test         setup, then fmt, clippy (native + wasm32), native tests, the
+               simulation (2,000 seeds), the browser suite (wasm-pack test)
+               and the end-to-end suite";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +33,7 @@ fn main() -> ExitCode {
             Project::load().and_then(|p| p.setup(Needs::Build).and_then(|()| p.build_wasm()))
         }
         Some("serve") => Project::load().and_then(|p| p.serve(&args[1..])),
+        Some("sim") => Project::load().and_then(|p| p.sim(&args[1..])),
         Some("test") => Project::load().and_then(|p| p.test()),
         _ => {
             eprintln!("{USAGE}");
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
 struct Settings {
     build: BuildSettings,
     wasm_opt: WasmOptSettings,
+    budget: BudgetSettings,
     test: TestSettings,
     tools: ToolSettings,
 }
@@ -65,7 +67,14 @@ struct BuildSettings {
     out_dir: PathBuf,
     profile: String,
     typescript: bool,
-    short_names: bool,
+}
+
+/// The optimised module's size ceilings, checked by `build-wasm`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetSettings {
+    max_kib: u64,
+    max_gzip_kib: u64,
 }
 
 #[derive(Deserialize)]
@@ -239,8 +248,10 @@ impl Project {
         }
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");
-            if !e2e.join("node_modules/playwright-core").exists() {
-                announce("the end-to-end driver playwright-core (npm ci, no browser download)");
+            if !npm_dev_dependencies_installed(&e2e)? {
+                announce(
+                    "the end-to-end driver playwright-core and jsQR (npm ci, no browser download)",
+                );
                 run(self
                     .cmd("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
@@ -305,21 +316,34 @@ impl Project {
             let after = std::fs::metadata(&wasm)?.len();
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
         }
-        if build.short_names {
-            step("short import and export names");
-            let glue_path = self.root.join(&build.out_dir).join("stockhop.js");
-            let module = std::fs::read(&wasm)?;
-            let glue = std::fs::read_to_string(&glue_path)?;
-            let shortened = names::shorten(&module, &glue).with_context(|| {
-                format!("renaming the imports and exports of {}", wasm.display())
-            })?;
-            std::fs::write(&wasm, &shortened.module)?;
-            std::fs::write(&glue_path, &shortened.glue)?;
-            println!(
-                "xtask: {} imports and {} exports renamed, stockhop_bg.wasm now {} bytes",
-                shortened.imports,
-                shortened.exports,
-                shortened.module.len()
+        self.check_budget(&wasm)?;
+        Ok(())
+    }
+
+    /// Fails the build when the module is over a ceiling of
+    /// `wasm-pack.toml`'s `[budget]`, raw or gzipped (level 9, as a
+    /// server would compress it).
+    fn check_budget(&self, wasm: &std::path::Path) -> Result<()> {
+        use std::io::Write;
+        let module = std::fs::read(wasm)?;
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gzip.write_all(&module)?;
+        let gzipped = gzip.finish()?.len() as u64;
+        let raw = module.len() as u64;
+        let budget = &self.settings.budget;
+        println!(
+            "xtask: stockhop_bg.wasm {:.1} KiB raw (ceiling {} KiB), {:.1} KiB gzipped (ceiling {} KiB)",
+            raw as f64 / 1024.0,
+            budget.max_kib,
+            gzipped as f64 / 1024.0,
+            budget.max_gzip_kib
+        );
+        if raw > budget.max_kib * 1024 || gzipped > budget.max_gzip_kib * 1024 {
+            bail!(
+                "stockhop_bg.wasm is over its size budget ({raw} bytes raw, {gzipped} gzipped; \
+                 ceilings {} KiB and {} KiB in wasm-pack.toml)",
+                budget.max_kib,
+                budget.max_gzip_kib
             );
         }
         Ok(())
@@ -385,6 +409,28 @@ impl Project {
         run(&mut cmd)
     }
 
+    /// The simulation, built in the site's optimised profile (a campaign
+    /// runs thousands of seeds), with `args` passed on.
+    fn sim(&self, args: &[String]) -> Result<()> {
+        let mut cmd = self.sim_cmd();
+        cmd.args(args);
+        run(&mut cmd)
+    }
+
+    fn sim_cmd(&self) -> Command {
+        let mut cmd = self.cmd("cargo");
+        cmd.args([
+            "run",
+            "--quiet",
+            "--profile",
+            "site",
+            "--package",
+            "stockhop-sim",
+            "--",
+        ]);
+        cmd
+    }
+
     fn test(&self) -> Result<()> {
         self.setup(Needs::All)?;
         let mut tally = Tally::default();
@@ -419,6 +465,11 @@ impl Project {
             "native",
             &mut tally,
         )?;
+
+        step("simulation (seeded handhelds, network faults and the ledger)");
+        let mut cmd = self.sim_cmd();
+        cmd.args(["--seeds", &SIM_SEEDS_IN_TEST.to_string(), "--from", "1"]);
+        counted(&mut cmd, "simulation", &mut tally)?;
 
         step("browser tests (wasm-pack test, headless Chromium: page and service worker)");
         self.write_webdriver_json()?;
@@ -491,6 +542,25 @@ impl Project {
         )
         .context("writing webdriver.json")
     }
+}
+
+/// Whether every devDependency in `dir/package.json` is in its
+/// `node_modules` (a package added since the last `npm ci` is not).
+fn npm_dev_dependencies_installed(dir: &Path) -> Result<bool> {
+    let manifest = std::fs::read_to_string(dir.join("package.json"))
+        .with_context(|| format!("reading {}", dir.join("package.json").display()))?;
+    let manifest: serde_json::Value = serde_json::from_str(&manifest)
+        .with_context(|| format!("parsing {}", dir.join("package.json").display()))?;
+    Ok(manifest["devDependencies"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(name, _)| {
+            dir.join("node_modules")
+                .join(name)
+                .join("package.json")
+                .exists()
+        }))
 }
 
 /// Whether an executable `name` is on PATH.
@@ -570,6 +640,14 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
             passed += n.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(n) = line.strip_prefix("# fail ") {
             failed += n.trim().parse::<u64>().unwrap_or(0);
+        } else if let Some(rest) = line
+            .strip_prefix("sim: ")
+            .filter(|r| r.contains(" seeds from "))
+        {
+            // `sim: N seeds from S, V violations`: a seed is a test.
+            let violations = number_before(rest, " violations");
+            passed += number_before(rest, " seeds").saturating_sub(violations);
+            failed += violations;
         }
     }
     let status = child.wait()?;
@@ -581,6 +659,9 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
     }
     Ok(())
 }
+
+/// Seeds of the simulation every test run covers: about 20 s on two cores.
+const SIM_SEEDS_IN_TEST: u64 = 2_000;
 
 /// The number written just before `marker` in `text` (`"3 passed"` → 3).
 fn number_before(text: &str, marker: &str) -> u64 {

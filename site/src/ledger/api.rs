@@ -22,6 +22,7 @@ use super::{
 };
 use crate::error::AppError;
 use crate::http::AppState;
+use crate::limits::SIGNED_BODY_DEADLINE;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
@@ -138,21 +139,55 @@ async fn sync_items(
             "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
         )));
     };
+    let occurred_at: Vec<_> = parsed
+        .items
+        .iter()
+        .map(|incoming| incoming.item.occurred_at)
+        .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
     let now = wall_clock();
-    let results = state
+    let drainer = device.clone();
+    let ran = state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            let results = sync::run(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
             // Released when the work is done, even if the client went away.
             drop((guard, permit));
-            Ok(results?)
+            Ok(ran?)
         })
         .await?;
+    // A filled gap with a long backlog behind it applies in chunks, each
+    // its own transaction, after this answer; other requests go between.
+    if !ran.parked.is_empty() {
+        tokio::spawn(drain_parked(state.db.clone(), drainer, ran.parked));
+    }
+    state.ledger.metrics.observe(&ran.results, &occurred_at);
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
-        results,
+        results: ran.results,
     }))
+}
+
+/// Applies the parked drains of `device`'s `sessions` chunk by chunk until
+/// none is left; a crash in between leaves a cursor parked, and the
+/// device's next request for that session goes on from there.
+async fn drain_parked(db: crate::db::Db, device: devices::Device, mut sessions: Vec<String>) {
+    while !sessions.is_empty() {
+        let device = device.clone();
+        let parked = db
+            .call(move |conn| sync::drain_parked(conn, &device, &sessions, wall_clock()))
+            .await;
+        match parked {
+            Ok(still) => {
+                sessions = still;
+                tokio::task::yield_now().await;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "a parked drain stopped; the device's next request goes on with it");
+                return;
+            }
+        }
+    }
 }
 
 async fn session_hops(
@@ -227,7 +262,11 @@ async fn heartbeat(
     state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            devices::record_heartbeat(conn, &device.device_id, &beat, now)?;
+            // One transaction, one fsync: the latest row and the log agree.
+            let tx = conn.transaction()?;
+            devices::record_heartbeat(&tx, &device.device_id, &beat, now)?;
+            super::heartbeat_log::record(&tx, &device.device_id, &beat, now)?;
+            tx.commit()?;
             Ok(())
         })
         .await?;
@@ -245,18 +284,43 @@ async fn terminal_events(
             "this site takes no remote terminal batches",
         ));
     };
+    // Everything that can be refused from the head is, before a byte of
+    // the body is read: the signature headers, their age, the length.
     let (parts, body) = request.into_parts();
-    let bytes = read_body(&parts.headers, body).await?;
     let header_text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let now = wall_clock();
-    terminal::verify(
-        &secret,
+    let signed = terminal::check_headers(
         header_text(TIMESTAMP_HEADER),
         header_text(SIGNATURE_HEADER),
-        &bytes,
         now,
     )
     .map_err(|err| {
+        client(
+            StatusCode::UNAUTHORIZED,
+            wire_codes::UNAUTHORIZED,
+            err.to_string(),
+        )
+    })?;
+    if !parts.headers.contains_key(header::CONTENT_LENGTH) {
+        return Err(client(
+            StatusCode::LENGTH_REQUIRED,
+            wire_codes::MALFORMED_REQUEST,
+            "a signed batch declares its Content-Length",
+        ));
+    }
+    let bytes = tokio::time::timeout(SIGNED_BODY_DEADLINE, read_body(&parts.headers, body))
+        .await
+        .map_err(|_| {
+            client(
+                StatusCode::REQUEST_TIMEOUT,
+                wire_codes::MALFORMED_REQUEST,
+                format!(
+                    "the body did not arrive within {} s",
+                    SIGNED_BODY_DEADLINE.as_secs()
+                ),
+            )
+        })??;
+    signed.verify(&secret, &bytes).map_err(|err| {
         client(
             StatusCode::UNAUTHORIZED,
             wire_codes::UNAUTHORIZED,

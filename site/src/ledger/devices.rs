@@ -8,7 +8,7 @@ use stockhop::wire::Heartbeat;
 
 use super::{auth, LedgerError, Refusal};
 
-/// Device profiles (DESIGN.md §5).
+/// Device profiles (docs/design.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {
     Fxr90,
@@ -36,6 +36,17 @@ impl Profile {
         ]
         .into_iter()
         .find(|profile| profile.as_str() == text)
+    }
+
+    /// Tags the profile reads per second at most; 0 for a printer, which
+    /// reads none.
+    pub fn reads_per_sec(self) -> u32 {
+        match self {
+            Profile::Fxr90 => 700,
+            Profile::Mc3390xr => 200,
+            Profile::Rfd40 => 150,
+            Profile::Zt411r => 0,
+        }
     }
 }
 
@@ -121,6 +132,31 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
     Ok(())
 }
 
+/// Revokes a device: its token stops working at once (the stored hash is
+/// replaced by a value no token hashes to), its heartbeat history goes,
+/// and it leaves the site's view. Its hops stay in the ledger.
+pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
+    let changed = conn.execute(
+        "UPDATE devices SET token_sha256 = 'revoked:' || device_id
+         WHERE device_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
+        [device_id],
+    )?;
+    if changed == 0 {
+        return Err(LedgerError::Refused(Refusal::new(
+            404,
+            super::codes::DEVICE_NOT_FOUND,
+            format!("no device {device_id:?}"),
+        )));
+    }
+    conn.execute(
+        "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
+        params![device_id, now.0],
+    )?;
+    super::heartbeat_log::forget(conn, device_id)?;
+    Ok(())
+}
+
 /// Where a heartbeat came from.
 pub const SOURCE_HANDHELD: &str = "handheld";
 
@@ -153,20 +189,25 @@ pub fn record_heartbeat(
 }
 
 /// Records that a terminal was seen at `seen_at`; a later sighting never
-/// moves the last-seen time back.
+/// moves the last-seen time back. Terminals and handhelds do not share
+/// identities: a terminal serial that names a handheld the site knows (or
+/// a row a handheld's heartbeat wrote) leaves that row alone, since a
+/// terminal's serial is not authenticated and a handheld's token is.
 pub fn record_terminal_seen(
     conn: &Connection,
     device_serial: &str,
     source: &str,
     seen_at: UnixMs,
 ) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO device_heartbeats (device_id, source, last_seen_at) VALUES (?1, ?2, ?3)
+    conn.prepare_cached(
+        "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
+         SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE device_id = ?1)
          ON CONFLICT (device_id) DO UPDATE SET
              source = excluded.source,
-             last_seen_at = max(last_seen_at, excluded.last_seen_at)",
-        params![device_serial, source, seen_at.0],
-    )?;
+             last_seen_at = max(last_seen_at, excluded.last_seen_at)
+         WHERE device_heartbeats.source <> ?4",
+    )?
+    .execute(params![device_serial, source, seen_at.0, SOURCE_HANDHELD])?;
     Ok(())
 }
 

@@ -49,7 +49,7 @@ pub mod kinds {
     pub const ADJUST: &str = "ADJUST";
 }
 
-/// The hop kind a scan in `mode` emits (DESIGN.md §5).
+/// The hop kind a scan in `mode` emits (docs/design.md §5).
 pub fn scan_kind(mode: Mode) -> &'static str {
     match mode {
         Mode::CycleCount => kinds::CYCLE_COUNT,

@@ -1,4 +1,4 @@
-//! The site ledger: the server side of the sync protocol (DESIGN.md §4).
+//! The site ledger: the server side of the sync protocol (docs/design.md §4).
 //!
 //! A handheld's items arrive in `POST /v1/sync`; each item's idempotency key
 //! is claimed in the same SQLite transaction as the work it causes, so an
@@ -25,9 +25,11 @@ pub mod bins;
 pub mod counts;
 pub mod devices;
 pub mod grns;
+pub mod heartbeat_log;
 pub mod hops;
 pub mod import;
 pub mod manifests;
+pub mod metrics;
 pub mod modes;
 pub mod periods;
 pub mod receipts;
@@ -45,7 +47,7 @@ use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 
 /// The undo window: an undo posts a compensating hop only when its capture
-/// time is at most this long after the original's (DESIGN.md §4 rule 10).
+/// time is at most this long after the original's (docs/design.md §4 rule 10).
 pub const UNDO_WINDOW_MS: i64 = 120_000;
 
 /// Sync requests that may wait for the database at once; more are answered
@@ -64,6 +66,8 @@ pub struct LedgerState {
     /// The shared secret that signs terminal batches from a remote
     /// listener; with none, the terminal endpoint answers 404.
     pub terminal_secret: Option<Arc<[u8]>>,
+    /// Sync items by outcome and their latency, for `GET /metrics`.
+    pub metrics: metrics::SyncMetrics,
 }
 
 impl Default for LedgerState {
@@ -80,6 +84,7 @@ impl LedgerState {
             terminal_secret: terminal_secret
                 .filter(|secret| !secret.is_empty())
                 .map(|secret| Arc::from(secret.into_bytes())),
+            metrics: metrics::SyncMetrics::default(),
         }
     }
 }

@@ -6,7 +6,10 @@
 //! no trace and the others still commit. Items apply in `client_seq` order
 //! per session: an item ahead of a gap is stored and answered `buffered`,
 //! and whenever the gap fills (by the missing item or a `void`) the
-//! buffered items behind it apply, in order, in the same transaction.
+//! buffered items behind it apply, in order: up to [`DRAIN_CHUNK_ITEMS`]
+//! in the same transaction, the rest in further transactions of that many
+//! ([`drain_parked`]), each durable, so a long backlog never holds the
+//! write lock for long. Until then they answer `buffered`.
 //!
 //! Decisions the protocol leaves open, made here:
 //!
@@ -45,7 +48,11 @@ use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 /// Longest free-text field in an item body (EPC, code, bin, operator):
 /// real values are tens of characters; this stops a body from smuggling
 /// kilobytes into indexed columns.
-pub const MAX_FIELD_CHARS: usize = 256;
+pub use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
+use crate::limits::{
+    DRAIN_CHUNK_ITEMS, MAX_BODY_DEPTH, MAX_BODY_STRING_CHARS, MAX_CLOCK_SKEW_MS,
+    MAX_ITEM_BODY_BYTES,
+};
 /// The largest `client_seq` (and `void_seq`): SQLite stores integers as
 /// signed 64-bit. There is no lower cap: the ledger takes any backlog.
 pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
@@ -143,6 +150,38 @@ struct Context<'a> {
     skew_ms: i64,
     /// The end of the last closed period, read once in the transaction.
     closed_until: Option<UnixMs>,
+    /// Buffered items this transaction may still apply
+    /// ([`DRAIN_CHUNK_ITEMS`]); a drain that runs out parks the session's
+    /// cursor on the next buffered slot for [`drain_parked`] to go on from.
+    drain_budget: std::cell::Cell<usize>,
+    /// Sessions whose drain ran out of the budget in this transaction.
+    parked: std::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        tx: &Connection,
+        device: &'a Device,
+        now: UnixMs,
+        skew_ms: i64,
+    ) -> Result<Context<'a>, LedgerError> {
+        Ok(Context {
+            device,
+            now,
+            skew_ms: skew_ms.clamp(-MAX_CLOCK_SKEW_MS, MAX_CLOCK_SKEW_MS),
+            closed_until: periods::closed_until(tx)?,
+            drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
+            parked: std::cell::RefCell::new(Vec::new()),
+        })
+    }
+}
+
+/// A request's answers, and the sessions whose backlog is left to
+/// [`drain_parked`].
+#[derive(Debug)]
+pub struct Ran {
+    pub results: Vec<ItemResult>,
+    pub parked: Vec<String>,
 }
 
 /// Runs a request's items in one transaction and returns one result per
@@ -156,15 +195,33 @@ pub fn run(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Vec<ItemResult>, LedgerError> {
+    run_parked(conn, device, sent_at, items, held, now).map(|ran| ran.results)
+}
+
+/// [`run`], also naming the sessions whose backlog it left parked.
+pub fn run_parked(
+    conn: &mut Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+) -> Result<Ran, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context {
-        device,
-        now,
-        skew_ms: now.since(sent_at),
-        closed_until: periods::closed_until(&tx)?,
-    };
+    let ctx = Context::new(&tx, device, now, now.since(sent_at))?;
+    // A drain an earlier request left parked (a crash between chunks) goes
+    // on first, so this request's items find their sessions where the
+    // order has them; the device resends buffered items, so it comes back.
+    let mut touched: Vec<String> = Vec::new();
+    for incoming in items {
+        let id = incoming.item.session_id.to_string();
+        if !touched.contains(&id) {
+            touched.push(id);
+        }
+    }
+    drain_sessions(&tx, &ctx, &touched)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
         let result = if held.get(i).copied().unwrap_or(false) {
@@ -200,7 +257,10 @@ pub fn run(
         }
     }
     tx.commit().map_err(LedgerError::Sqlite)?;
-    Ok(results)
+    Ok(Ran {
+        results,
+        parked: ctx.parked.into_inner(),
+    })
 }
 
 fn process(
@@ -281,6 +341,8 @@ fn take_new(
     // can be one.
     if seq < session.next_seq
         || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+        || (seq == session.next_seq
+            && sessions::slot(conn, &session_id, seq)? == sessions::Slot::Buffered)
     {
         return Err(slot_taken());
     }
@@ -355,8 +417,60 @@ fn claim_answered(
     )
 }
 
+/// Goes on with the drains of `sessions` (of `device`) that a request
+/// left parked: one chunk of [`DRAIN_CHUNK_ITEMS`] in its own durable
+/// transaction, at `now`. Returns the sessions still parked (call again).
+pub fn drain_parked(
+    conn: &mut Connection,
+    device: &Device,
+    sessions: &[String],
+    now: UnixMs,
+) -> Result<Vec<String>, LedgerError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(LedgerError::Sqlite)?;
+    let ctx = Context::new(&tx, device, now, 0)?;
+    drain_sessions(&tx, &ctx, sessions)?;
+    tx.commit().map_err(LedgerError::Sqlite)?;
+    Ok(ctx.parked.into_inner())
+}
+
+/// Drains each of `session_ids` of this device whose cursor rests on a
+/// buffered slot, within the transaction's budget.
+fn drain_sessions(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    session_ids: &[String],
+) -> Result<(), LedgerError> {
+    for session_id in session_ids {
+        let Some(session) = sessions::find(conn, session_id)? else {
+            continue;
+        };
+        if session.device_id != ctx.device.device_id
+            || sessions::slot(conn, session_id, session.next_seq)? != sessions::Slot::Buffered
+        {
+            continue;
+        }
+        if ctx.drain_budget.get() == 0 {
+            park(ctx, session_id);
+            continue;
+        }
+        drain(conn, ctx, session_id, session.next_seq)?;
+    }
+    Ok(())
+}
+
+fn park(ctx: &Context<'_>, session_id: &str) {
+    let mut parked = ctx.parked.borrow_mut();
+    if !parked.iter().any(|s| s == session_id) {
+        parked.push(session_id.to_owned());
+    }
+}
+
 /// Moves the session's cursor from `from_seq` past every slot that is
-/// filled, applying buffered items on the way.
+/// filled, applying buffered items on the way, as many as the
+/// transaction's budget allows: the cursor parks on the next buffered
+/// slot when it runs out.
 fn drain(
     conn: &Connection,
     ctx: &Context<'_>,
@@ -367,7 +481,12 @@ fn drain(
     loop {
         match sessions::slot(conn, session_id, next)? {
             sessions::Slot::Empty => break,
+            sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => {
+                park(ctx, session_id);
+                break;
+            }
             sessions::Slot::Buffered => {
+                ctx.drain_budget.set(ctx.drain_budget.get() - 1);
                 let receipt = receipts::at_seq(conn, session_id, next)?.ok_or_else(|| {
                     LedgerError::Corrupt(format!("slot {next} of {session_id} vanished"))
                 })?;
@@ -534,7 +653,8 @@ fn undo(
     if original.mode.as_deref() != Some(Mode::PutAway.as_str()) {
         return reject(reasons::TARGET_NOT_UNDOABLE);
     }
-    if item.occurred_at.since(original.occurred_at) > UNDO_WINDOW_MS {
+    // Both ways: an undo captured long before its target is no nearer to it.
+    if item.occurred_at.since(original.occurred_at).abs() > UNDO_WINDOW_MS {
         return reject(reasons::UNDO_WINDOW_EXPIRED);
     }
     let session_id = item.session_id.to_string();
@@ -583,16 +703,21 @@ fn undo(
     Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
 }
 
-/// Checks what serde could not: sequence numbers and body shapes.
+/// Checks what serde could not: sequence numbers, body sizes and shapes,
+/// identifiers.
 fn validate(item: &SyncItem) -> Result<(), Refusal> {
     let bad = |message: String| Refusal::new(422, wire_codes::INVALID_ITEM, message);
     if item.client_seq == 0 || item.client_seq > MAX_CLIENT_SEQ {
         return Err(bad(format!("client_seq runs from 1 to {MAX_CLIENT_SEQ}")));
     }
+    check_body(&item.body).map_err(bad)?;
     let field = |name: &str, value: Option<&str>| match value {
         Some(text) if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS => Err(bad(
             format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"),
         )),
+        Some(text) if text.chars().any(char::is_control) => {
+            Err(bad(format!("{name} must not contain control characters")))
+        }
         _ => Ok(()),
     };
     let shape = |err: serde_json::Error| bad(format!("{} body: {err}", item.command.as_str()));
@@ -621,6 +746,43 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
         }
         Command::CloseSession => Ok(()),
     }
+}
+
+/// Bounds what any body may store, whatever its command reads from it:
+/// its size, its depth, every string and key in it.
+fn check_body(body: &serde_json::Value) -> Result<(), String> {
+    fn walk(value: &serde_json::Value, depth: usize) -> Result<(), String> {
+        use serde_json::Value;
+        let string = |text: &str| {
+            if text.chars().count() > MAX_BODY_STRING_CHARS {
+                Err(format!(
+                    "body strings are limited to {MAX_BODY_STRING_CHARS} characters"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if depth > MAX_BODY_DEPTH {
+            return Err(format!("body nested deeper than {MAX_BODY_DEPTH} levels"));
+        }
+        match value {
+            Value::String(text) => string(text),
+            Value::Array(items) => items.iter().try_for_each(|v| walk(v, depth + 1)),
+            Value::Object(fields) => fields.iter().try_for_each(|(key, v)| {
+                string(key)?;
+                walk(v, depth + 1)
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    walk(body, 0)?;
+    let bytes = serde_json::to_vec(body).map_or(usize::MAX, |json| json.len());
+    if bytes > MAX_ITEM_BODY_BYTES {
+        return Err(format!(
+            "body of {bytes} bytes; at most {MAX_ITEM_BODY_BYTES}"
+        ));
+    }
+    Ok(())
 }
 
 fn invalid(err: serde_json::Error) -> LedgerError {

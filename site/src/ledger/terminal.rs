@@ -27,10 +27,10 @@ use crate::terminal_wire::{
 /// so its keys share one namespace whatever terminal they came from.
 pub const TERMINAL_SCOPE: &str = "terminal-listener";
 /// Longest serial or subject taken: real ones are tens of characters.
-pub const MAX_FIELD_CHARS: usize = 256;
+pub use crate::limits::LEDGER_MAX_FIELD_CHARS as MAX_FIELD_CHARS;
 /// Longest raw record kept for audit: an ATTLOG line or a gate's JSON
 /// object is well under this; the listener's frame cap is 256 KB.
-pub const MAX_RAW_BYTES: usize = 64 * 1024;
+pub use crate::limits::LEDGER_MAX_RAW_BYTES as MAX_RAW_BYTES;
 
 /// [`ingest`] on the site database's blocking thread: what the listener's
 /// in-process forwarder calls.
@@ -234,25 +234,29 @@ fn gate_read(
 }
 
 fn validate(record: &TerminalRecord) -> Result<(), LedgerError> {
-    let bad = |message: String| {
-        Err(LedgerError::Refused(Refusal::new(
+    match refusal_reason(&record.device_serial, &record.subject, record.raw.len()) {
+        Some(message) => Err(LedgerError::Refused(Refusal::new(
             422,
             wire_codes::INVALID_ITEM,
             message,
-        )))
-    };
-    for (name, value) in [
-        ("device_serial", &record.device_serial),
-        ("subject", &record.subject),
-    ] {
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Why the ledger would refuse a terminal record with this serial, subject
+/// and raw text length in bytes (as UTF-8), if it would: the listener asks
+/// before it acknowledges, so it never acknowledges what will be refused.
+pub fn refusal_reason(device_serial: &str, subject: &str, raw_bytes: usize) -> Option<String> {
+    for (name, value) in [("device_serial", device_serial), ("subject", subject)] {
         if value.is_empty() || value.chars().count() > MAX_FIELD_CHARS {
-            return bad(format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"));
+            return Some(format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"));
         }
     }
-    if record.raw.len() > MAX_RAW_BYTES {
-        return bad(format!("raw record over {MAX_RAW_BYTES} bytes"));
+    if raw_bytes > MAX_RAW_BYTES {
+        return Some(format!("raw record over {MAX_RAW_BYTES} bytes"));
     }
-    Ok(())
+    None
 }
 
 fn refused(record: &TerminalRecord, refusal: &Refusal) -> TerminalResult {
@@ -294,19 +298,47 @@ pub fn verify(
     body: &[u8],
     now: UnixMs,
 ) -> Result<(), SignatureError> {
+    check_headers(timestamp, signature, now)?.verify(secret, body)
+}
+
+/// The signature headers, read and checked for freshness: what can be
+/// refused before a byte of the body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedHeaders {
+    timestamp_secs: i64,
+    digest: Vec<u8>,
+}
+
+/// Reads the signature headers and checks the timestamp against `now`.
+pub fn check_headers(
+    timestamp: Option<&str>,
+    signature: Option<&str>,
+    now: UnixMs,
+) -> Result<SignedHeaders, SignatureError> {
     let timestamp_secs: i64 = timestamp
         .and_then(|t| t.trim().parse().ok())
         .ok_or(SignatureError::Malformed)?;
     let digest = signature
         .and_then(|s| s.trim().strip_prefix("sha256="))
         .and_then(|h| hex::decode(h).ok())
+        .filter(|digest| digest.len() == 32)
         .ok_or(SignatureError::Malformed)?;
     if (now.0.div_euclid(1000) - timestamp_secs).abs() > SIGNATURE_MAX_AGE_SECS {
         return Err(SignatureError::Expired);
     }
-    mac(secret, timestamp_secs, body)
-        .verify_slice(&digest)
-        .map_err(|_| SignatureError::Mismatch)
+    Ok(SignedHeaders {
+        timestamp_secs,
+        digest,
+    })
+}
+
+impl SignedHeaders {
+    /// Checks the MAC of `body` (constant-time comparison).
+    pub fn verify(&self, secret: &[u8], body: &[u8]) -> Result<(), SignatureError> {
+        mac(secret, self.timestamp_secs, body)
+            .verify_slice(&self.digest)
+            .map_err(|_| SignatureError::Mismatch)
+    }
 }
 
 fn mac(secret: &[u8], timestamp_secs: i64, body: &[u8]) -> Hmac<Sha256> {

@@ -28,7 +28,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use super::iclock::Handshake;
+use super::rules::ReaderRates;
 use super::zone::{OffsetError, UtcOffset};
+use crate::ledger::devices::Profile;
 
 pub const DEFAULT_HTTP_ADDR: &str = "0.0.0.0:8081";
 pub const DEFAULT_TCP_ADDR: &str = "0.0.0.0:8082";
@@ -120,6 +122,12 @@ pub struct ListenerConfig {
     pub time_zones: HashMap<String, UtcOffset>,
     pub handshake: Handshake,
     pub ledger: Option<RemoteLedger>,
+    /// RFID readers' device profiles by serial (`[reader_profiles]`); their
+    /// reads per second size each reader's per-tag rate limit.
+    pub reader_profiles: HashMap<String, Profile>,
+    /// The profile of a reader not named there (`reader_profile`): the
+    /// fixed gate, the reader the listener is for.
+    pub default_reader_profile: Profile,
 }
 
 impl Default for ListenerConfig {
@@ -132,6 +140,8 @@ impl Default for ListenerConfig {
             time_zones: HashMap::new(),
             handshake: Handshake::default(),
             ledger: None,
+            reader_profiles: HashMap::new(),
+            default_reader_profile: Profile::Fxr90,
         }
     }
 }
@@ -143,6 +153,18 @@ impl ListenerConfig {
             .get(serial)
             .copied()
             .unwrap_or(self.site_time_zone)
+    }
+
+    /// Each RFID reader's reads per second, for the rate rules.
+    pub fn reader_rates(&self) -> ReaderRates {
+        ReaderRates {
+            per_reader: self
+                .reader_profiles
+                .iter()
+                .map(|(serial, profile)| (serial.clone(), profile.reads_per_sec()))
+                .collect(),
+            default_reads_per_sec: self.default_reader_profile.reads_per_sec(),
+        }
     }
 
     /// Defaults, then `file` if given, then the process environment.
@@ -190,6 +212,17 @@ impl ListenerConfig {
                 }
                 "time_zone" => self.site_time_zone = offset(key, value)?,
                 "realtime" => self.handshake.realtime = toml_bool(key, value)?,
+                "reader_profile" => self.default_reader_profile = reader_profile(key, value)?,
+                "reader_profiles" => {
+                    let profiles = value
+                        .as_table()
+                        .ok_or_else(|| invalid(key, "expected a table of serial = profile"))?;
+                    for (serial, profile) in profiles {
+                        let setting = format!("reader_profiles.{serial}");
+                        self.reader_profiles
+                            .insert(serial.clone(), reader_profile(&setting, profile)?);
+                    }
+                }
                 "ledger_url" | "ledger_secret" => {}
                 "time_zones" => {
                     let zones = value
@@ -336,6 +369,16 @@ fn offset(key: &str, value: &toml::Value) -> Result<UtcOffset, ConfigError> {
     })
 }
 
+/// A reader's profile: one that reads tags (a printer reads none, and
+/// would refuse every read).
+fn reader_profile(key: &str, value: &toml::Value) -> Result<Profile, ConfigError> {
+    value
+        .as_str()
+        .and_then(Profile::parse)
+        .filter(|profile| profile.reads_per_sec() > 0)
+        .ok_or_else(|| invalid(key, "expected a reading profile: fxr90, mc3390xr or rfd40"))
+}
+
 fn stamp_value(key: &str, value: &toml::Value) -> Result<String, ConfigError> {
     let stamp = match value {
         toml::Value::String(s) => s.clone(),
@@ -398,10 +441,13 @@ mod tests {
                 time_zone = "+08:00"
                 ledger_url = "http://ledger:8080/"
                 ledger_secret = "0123456789abcdef"
+                reader_profile = "mc3390xr"
                 [time_zones]
                 B2 = "+05:30"
                 [stamps]
                 attlog = 9999
+                [reader_profiles]
+                dock1 = "fxr90"
                 "#,
             )
             .unwrap();
@@ -411,6 +457,9 @@ mod tests {
         assert_eq!(config.time_zone("A1").minutes(), 480);
         assert_eq!(config.time_zone("B2").minutes(), 330);
         assert_eq!(config.handshake.attlog_stamp, "9999");
+        let rates = config.reader_rates();
+        assert_eq!(rates.reads_per_sec("dock1"), 700);
+        assert_eq!(rates.reads_per_sec("sled"), 200);
         assert_eq!(config.ledger.as_ref().unwrap().url, "http://ledger:8080");
         config
             .apply_env(|name| (name == ENV_ALLOW).then(|| "*".to_owned()))
@@ -427,6 +476,8 @@ mod tests {
             "ledger_url = \"http://x\"",
             "ledger_url = \"ftp://x\"\nledger_secret = \"0123456789abcdef\"",
             "colour = \"blue\"",
+            "reader_profile = \"zt411r\"",
+            "[reader_profiles]\ndock1 = \"fx9\"",
         ] {
             assert!(ListenerConfig::default().apply_toml(bad).is_err(), "{bad}");
         }

@@ -2,29 +2,32 @@
 //! Zebra IoT Connector endpoint, one request per connection.
 //!
 //! This and [`super::tcp`] are the only code touching sockets. A connection
-//! is read until its head and body are complete (a body over the frame cap
-//! is refused from its `Content-Length`, before it is read), answered by
-//! [`respond`], and closed. Every exchange is bounded in time and size.
+//! is read until its head and body are complete (a body over its cap is
+//! refused from its `Content-Length`, before it is read), answered by
+//! [`respond`] as [`super::answer`] decides, and closed. Every exchange is
+//! bounded in time and size: the head must be complete within
+//! [`TERMINAL_HEAD_DEADLINE`] of the accept, the whole request within
+//! [`REQUEST_TIMEOUT`]; a serial outside the allowlist is refused as soon
+//! as the request line has arrived.
 
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
-use super::framed::MAX_FRAME_BYTES;
+use super::answer::{self, Answer};
 use super::http_message::{
-    parse_head, BodyLength, Head, Method, Parsed, Reply, Status, Version, CONTINUE,
+    parse_head, query_param, request_target, BodyLength, Head, Parsed, Reply, Status, Version,
+    CONTINUE,
 };
-use super::iclock::{self, Request, Table};
-use super::queue::{NewRecord, RawBody, Write};
-use super::rules::Capture;
-use super::{unix_now, zebra, Intake};
-use crate::terminal_wire::{TerminalEventKind, TerminalSource};
-
-/// Connections served at once; more wait in the accept backlog. A site has
-/// tens of terminals, each with one request in flight.
-pub const MAX_CONNECTIONS: usize = 512;
+use super::queue::Write;
+use super::{iclock, unix_now, unknown, Intake, Peer};
+use crate::limits::{
+    MAX_ROWS_PER_TERMINAL_REQUEST, MAX_STORED_BYTES_PER_TERMINAL_REQUEST, RAW_BYTES_PER_SECOND,
+};
+pub use crate::limits::{TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 /// Longest time a terminal may take to send one whole request, and to
 /// take the reply.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,22 +44,33 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
         MAX_CONNECTIONS,
         "http",
         shutdown,
-        move |stream, _| {
+        move |stream, peer, _| {
             let intake = intake.clone();
-            async move { connection(stream, &intake).await }
+            async move { connection(stream, peer, &intake).await }
         },
     )
     .await;
 }
 
-async fn connection(mut stream: TcpStream, intake: &Intake) -> std::io::Result<()> {
-    let request = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await;
+async fn connection(mut stream: TcpStream, peer: Peer, intake: &Intake) -> std::io::Result<()> {
+    if let Some(until) = peer.penalty_ends() {
+        tokio::time::sleep_until(until).await;
+    }
+    let head_by = Instant::now() + TERMINAL_HEAD_DEADLINE;
+    let request =
+        tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream, intake, head_by)).await;
     let (version, reply) = match request {
         Err(_) => return Ok(()),
         Ok(Err(err)) => return Err(err),
         Ok(Ok(Read::Closed)) => return Ok(()),
         Ok(Ok(Read::Refused(reply))) => (Version::Http11, reply),
-        Ok(Ok(Read::Request { head, body })) => (head.version, respond(intake, &head, &body).await),
+        Ok(Ok(Read::Request { head, body })) => {
+            let reply = respond(intake, &peer, &head, &body).await;
+            if reply.status == Status::Ok {
+                peer.mark_known();
+            }
+            (head.version, reply)
+        }
     };
     let answer = async {
         stream.write_all(&reply.encode(version, unix_now())).await?;
@@ -80,25 +94,40 @@ enum Read {
     Closed,
 }
 
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
+async fn read_request(
+    stream: &mut TcpStream,
+    intake: &Intake,
+    head_by: Instant,
+) -> std::io::Result<Read> {
     let mut buf = Vec::with_capacity(READ_CHUNK);
+    let mut target_checked = false;
     let head = loop {
         match parse_head(&buf) {
             Ok(Parsed::Complete(head)) => break head,
             Ok(Parsed::Incomplete) => {}
             Err(err) => return Ok(Read::Refused(Reply::error(err.status(), &err.to_string()))),
         }
-        if read_some(stream, &mut buf).await? == 0 {
-            return Ok(Read::Closed);
+        if !target_checked {
+            if let Some((_, query)) = request_target(&buf) {
+                target_checked = true;
+                if let Some(refused) = refused_serial(intake, query) {
+                    return Ok(Read::Refused(refused));
+                }
+            }
         }
+        match tokio::time::timeout_at(head_by, read_some(stream, &mut buf)).await {
+            Err(_) | Ok(Ok(0)) => return Ok(Read::Closed),
+            Ok(read) => read?,
+        };
     };
     let mut body = buf.split_off(head.head_len);
-    let too_long = matches!(head.body, BodyLength::Exact(n) if n > MAX_FRAME_BYTES);
+    let cap = answer::body_cap(intake.config(), &head);
+    let too_long = matches!(head.body, BodyLength::Exact(n) if n > cap);
     if head.expect_continue && head.version == Version::Http11 && body.is_empty() && !too_long {
         stream.write_all(CONTINUE).await?;
     }
     match head.body {
-        BodyLength::Exact(n) if n > MAX_FRAME_BYTES => Ok(too_large()),
+        BodyLength::Exact(n) if n > cap => Ok(too_large(cap)),
         BodyLength::Exact(n) => {
             while body.len() < n {
                 if read_some(stream, &mut body).await? == 0 {
@@ -110,8 +139,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
         }
         BodyLength::UntilClose => {
             while read_some(stream, &mut body).await? > 0 {
-                if body.len() > MAX_FRAME_BYTES {
-                    return Ok(too_large());
+                if body.len() > cap {
+                    return Ok(too_large(cap));
                 }
             }
             Ok(Read::Request { head, body })
@@ -119,10 +148,18 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Read> {
     }
 }
 
-fn too_large() -> Read {
+/// The 403 for a request line naming a serial outside the allowlist.
+fn refused_serial(intake: &Intake, query: &str) -> Option<Reply> {
+    let serial = query_param(query, "SN")?;
+    let reason = intake.config().allow.check(&serial).err()?;
+    crate::warn_sampled!(%serial, reason, "refused a terminal");
+    Some(Reply::error(Status::Forbidden, "refused"))
+}
+
+fn too_large(cap: usize) -> Read {
     Read::Refused(Reply::error(
         Status::PayloadTooLarge,
-        &format!("body over {MAX_FRAME_BYTES} bytes"),
+        &format!("body over {cap} bytes"),
     ))
 }
 
@@ -133,177 +170,76 @@ async fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result
     Ok(n)
 }
 
-/// Answers one complete request.
-pub async fn respond(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
-    if head.path == zebra::ZEBRA_PATH {
-        return respond_zebra(intake, head, body).await;
+/// Answers one complete request: writes what [`answer::answer`] says to
+/// keep, then replies.
+pub async fn respond(intake: &Intake, peer: &Peer, head: &Head, body: &[u8]) -> Reply {
+    match answer::answer(intake.config(), unix_now(), head, body) {
+        Answer::WriteThen(write, reply) => {
+            let stored_bytes_max =
+                MAX_STORED_BYTES_PER_TERMINAL_REQUEST.max(answer::body_cap(intake.config(), head));
+            write_then(intake, peer, write, reply, stored_bytes_max).await
+        }
+        Answer::Reply(reply) => reply,
+        Answer::Unhandled { reply, why } => {
+            note_unhandled(intake, head, &why);
+            reply
+        }
     }
-    let request = match iclock::route(head.method, &head.path, &head.query) {
-        Ok(request) => request,
-        Err(iclock::RouteError::NotIclock) => return Reply::error(Status::NotFound, "not found"),
-        Err(err @ iclock::RouteError::Method(_)) => {
-            return Reply::error(Status::MethodNotAllowed, &err.to_string())
-        }
-        Err(err) => return Reply::error(Status::BadRequest, &err.to_string()),
-    };
-    let serial = request.serial().to_owned();
-    if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, path = %head.path, "refused a terminal");
-        return Reply::error(Status::Forbidden, "refused");
-    }
-    let seen = vec![(serial.clone(), TerminalSource::Iclock)];
-    let raw = |kind: &str, reason: Option<String>| RawBody {
-        device: serial.clone(),
-        kind: kind.to_owned(),
-        query: head.query.clone(),
-        body: body.to_vec(),
-        reason,
-    };
-    let (write, reply) = match &request {
-        Request::Handshake { legacy, .. } => {
-            let options = iclock::handshake_body(
-                &serial,
-                *legacy,
-                &intake.config().handshake,
-                intake.config().time_zone(&serial),
-            );
-            (
-                Write {
-                    seen,
-                    ..Write::default()
-                },
-                Reply::ok(options),
-            )
-        }
-        Request::GetRequest { .. } | Request::Ping { .. } => (
-            Write {
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-        Request::DeviceCmd { .. } => (
-            Write {
-                raw: vec![raw("devicecmd", None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-        Request::Upload {
-            table: Table::AttLog,
-            ..
-        } => {
-            let log = iclock::parse_attlog(body);
-            let zone = intake.config().time_zone(&serial);
-            let records = log
-                .records
-                .iter()
-                .map(|record| NewRecord {
-                    source: TerminalSource::Iclock,
-                    kind: TerminalEventKind::Attendance,
-                    capture: Capture {
-                        device: serial.clone(),
-                        subject: record.pin.clone(),
-                        event_id: record.event_id.clone(),
-                        occurred_at: zone.local_to_utc(record.local_time),
-                    },
-                    raw: record.raw.clone(),
-                })
-                .collect();
-            let unreadable = log
-                .unreadable
-                .iter()
-                .map(|line| {
-                    tracing::warn!(%serial, reason = %line.reason, "unreadable ATTLOG line kept raw");
-                    RawBody {
-                        device: serial.clone(),
-                        kind: "ATTLOG".to_owned(),
-                        query: head.query.clone(),
-                        body: line.raw.clone(),
-                        reason: Some(line.reason.to_string()),
-                    }
-                })
-                .collect();
-            (
-                Write {
-                    records,
-                    raw: unreadable,
-                    seen,
-                },
-                Reply::ok(iclock::ok_count(log.lines())),
-            )
-        }
-        Request::Upload {
-            table: Table::OperLog,
-            ..
-        } => (
-            Write {
-                raw: vec![raw("OPERLOG", None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::ok_count(iclock::lines(body).count())),
-        ),
-        Request::Upload { table, .. } => (
-            Write {
-                raw: vec![raw(table.name(), None)],
-                seen,
-                ..Write::default()
-            },
-            Reply::ok(iclock::OK),
-        ),
-    };
-    write_then(intake, write, reply).await
 }
 
-async fn respond_zebra(intake: &Intake, head: &Head, body: &[u8]) -> Reply {
-    if head.method != Method::Post {
-        return Reply::error(Status::MethodNotAllowed, "POST tag events here");
-    }
-    let Some(serial) =
-        super::http_message::query_param(&head.query, "SN").filter(|s| !s.is_empty())
-    else {
-        return Reply::error(
-            Status::BadRequest,
-            "missing SN: configure the reader to post to /zebra?SN=<reader>",
-        );
-    };
-    if let Err(reason) = intake.config().allow.check(&serial) {
-        tracing::warn!(%serial, reason, "refused a reader");
-        return Reply::error(Status::Forbidden, "refused");
-    }
-    let events = match zebra::parse_events(body) {
-        Ok(events) => events,
-        Err(err) => {
-            tracing::warn!(%serial, %err, "unreadable tag report refused");
-            return Reply::error(Status::BadRequest, &err.to_string());
-        }
-    };
-    let records = events
-        .into_iter()
-        .map(|event| NewRecord {
-            source: TerminalSource::Zebra,
-            kind: TerminalEventKind::TagRead,
-            capture: Capture {
-                device: serial.clone(),
-                subject: event.epc,
-                event_id: event.event_id,
-                occurred_at: event.occurred_at,
-            },
-            raw: event.raw.into_bytes(),
-        })
+/// Logs a request the listener does not handle, with the serial it names
+/// and its path (both cut short and escaped), and counts it for the site's
+/// view.
+fn note_unhandled(intake: &Intake, head: &Head, why: &str) {
+    let serial: String = query_param(&head.query, "SN")
+        .unwrap_or_default()
+        .chars()
+        .take(iclock::MAX_SERIAL_CHARS)
         .collect();
-    let write = Write {
-        records,
-        raw: Vec::new(),
-        seen: vec![(serial, TerminalSource::Zebra)],
-    };
-    write_then(intake, write, Reply::ok(Vec::new())).await
+    let path: String = head.path.chars().take(unknown::PATH_CHARS_MAX).collect();
+    crate::warn_sampled!(
+        serial = ?serial,
+        path = ?path,
+        method = ?head.method,
+        why,
+        "terminal request not handled"
+    );
+    intake.unknown().count(&head.path);
 }
 
-/// Answers `reply` once `write` is durable, 503 when it could not be.
-async fn write_then(intake: &Intake, write: Write, reply: Reply) -> Reply {
+/// Answers `reply` once `write` is durable, 503 when it could not be (or
+/// when the bodies it keeps raw are past the raw budget), 413 when it would
+/// add more rows or bytes than one request may (`stored_bytes_max`: the
+/// per-request bound, or the package size of an upload that may carry it).
+async fn write_then(
+    intake: &Intake,
+    peer: &Peer,
+    write: Write,
+    reply: Reply,
+    stored_bytes_max: usize,
+) -> Reply {
+    let rows = write.records.len() + write.raw.len();
+    let bytes: usize = write.records.iter().map(|r| r.raw.len()).sum::<usize>()
+        + write.raw.iter().map(|r| r.body.len()).sum::<usize>();
+    if rows > MAX_ROWS_PER_TERMINAL_REQUEST || bytes > stored_bytes_max {
+        crate::warn_sampled!(
+            rows,
+            bytes,
+            "terminal request over the per-request write bound"
+        );
+        return Reply::error(
+            Status::PayloadTooLarge,
+            &format!("at most {MAX_ROWS_PER_TERMINAL_REQUEST} records and {stored_bytes_max} bytes a request"),
+        );
+    }
+    let raw_bytes = write.raw.iter().map(|r| r.body.len()).sum::<usize>();
+    if raw_bytes > 0 && !intake.take_raw_budget(raw_bytes) {
+        crate::warn_sampled!(peer = %peer.addr, raw_bytes, "raw body budget spent; answered 503");
+        peer.penalize(Duration::from_secs_f64(
+            raw_bytes as f64 / RAW_BYTES_PER_SECOND as f64,
+        ));
+        return Reply::error(Status::ServiceUnavailable, "try again");
+    }
     match intake.write(write).await {
         Ok(_) => reply,
         Err(err) => {

@@ -155,6 +155,11 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
             .position(|&b| b == b':')
             .ok_or(HeadError::Header)?;
         let name = &line[..colon];
+        // A header name is a token: `Content-Length : 5` is not a length
+        // to ignore but a malformed request (RFC 9112 §5.1).
+        if name.is_empty() || !name.iter().all(|&b| is_token_byte(b)) {
+            return Err(HeadError::Header);
+        }
         let value = trim(&line[colon + 1..]);
         if name.eq_ignore_ascii_case(b"content-length") {
             let parsed = std::str::from_utf8(value)
@@ -188,6 +193,20 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
         expect_continue,
         head_len,
     }))
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// The path and raw query of the request line at the start of `buf`, as
+/// soon as that line is complete (before the rest of the head has come),
+/// so a refused terminal is answered without waiting for its headers.
+pub fn request_target(buf: &[u8]) -> Option<(&str, &str)> {
+    let end = buf.iter().position(|&b| b == b'\n')?;
+    let line = std::str::from_utf8(&buf[..end]).ok()?;
+    let target = line.split(' ').filter(|p| !p.is_empty()).nth(1)?;
+    Some(target.split_once('?').unwrap_or((target, "")))
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
@@ -260,6 +279,8 @@ pub enum Status {
     Forbidden,
     NotFound,
     MethodNotAllowed,
+    /// A Security PUSH registration refused (the protocol's own answer).
+    NotAcceptable,
     LengthRequired,
     PayloadTooLarge,
     HeaderTooLarge,
@@ -274,6 +295,7 @@ impl Status {
             Status::Forbidden => 403,
             Status::NotFound => 404,
             Status::MethodNotAllowed => 405,
+            Status::NotAcceptable => 406,
             Status::LengthRequired => 411,
             Status::PayloadTooLarge => 413,
             Status::HeaderTooLarge => 431,
@@ -288,6 +310,7 @@ impl Status {
             Status::Forbidden => "Forbidden",
             Status::NotFound => "Not Found",
             Status::MethodNotAllowed => "Method Not Allowed",
+            Status::NotAcceptable => "Not Acceptable",
             Status::LengthRequired => "Length Required",
             Status::PayloadTooLarge => "Payload Too Large",
             Status::HeaderTooLarge => "Request Header Fields Too Large",
@@ -410,6 +433,27 @@ mod tests {
             Err(HeadError::ContentLength)
         );
         assert_eq!(parse_head(b"GET / HTTP/2\r\n\r\n"), Err(HeadError::Version));
+    }
+
+    #[test]
+    fn a_header_name_with_a_space_before_its_colon_is_malformed() {
+        assert_eq!(
+            parse_head(b"POST /zebra?SN=r HTTP/1.1\r\nContent-Length : 2\r\n\r\nab"),
+            Err(HeadError::Header)
+        );
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.1\r\n: x\r\n\r\n"),
+            Err(HeadError::Header)
+        );
+    }
+
+    #[test]
+    fn the_request_target_is_read_from_the_first_line_alone() {
+        assert_eq!(request_target(b"GET /iclock/ping?SN=7 HTTP/1.1"), None);
+        assert_eq!(
+            request_target(b"GET /iclock/ping?SN=7 HTTP/1.1\r\nHo"),
+            Some(("/iclock/ping", "SN=7"))
+        );
     }
 
     #[test]

@@ -4,28 +4,33 @@
 //! forwards it to the ledger.
 //!
 //! Codemap, one module per noun:
-//! * [`http_message`], [`iclock`], [`zebra`], [`framed`] — the protocols as
-//!   sans-IO parsers and reply encoders on byte slices;
+//! * [`http_message`], [`iclock`], [`push_acc`], [`zebra`], [`framed`] — the
+//!   protocols as sans-IO parsers and reply encoders on byte slices;
+//! * [`answer`] — what one HTTP request makes the listener write and reply;
 //! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
 //! * [`queue`] — the durable SQLite queue, the only place with the
 //!   listener's SQL;
 //! * [`http`] and [`tcp`] — the only code touching sockets;
 //! * [`forwarder`] — the drain into the ledger through a [`LedgerSink`];
+//! * [`unknown`] — the count of requests the listener does not handle;
 //! * [`config`] — file and environment settings.
 //!
 //! Architecture invariant: nothing is acknowledged to a terminal before the
 //! SQLite transaction holding it has committed with `synchronous=FULL`, and
 //! a failed write leaves neither rows nor rule state behind.
 
+pub mod answer;
 pub mod config;
 pub mod forwarder;
 pub mod framed;
 pub mod http;
 pub mod http_message;
 pub mod iclock;
+pub mod push_acc;
 pub mod queue;
 pub mod rules;
 pub mod tcp;
+pub mod unknown;
 pub mod zebra;
 pub mod zone;
 
@@ -44,6 +49,7 @@ pub use forwarder::{LedgerSink, RemoteLedgerSink};
 use crate::db::Db;
 use queue::{QueueError, Write, WriteReport};
 use rules::Rules;
+use unknown::{UnknownCounts, UnknownRequests};
 
 /// The site clock, read only at the I/O edge and passed into the rules.
 pub fn unix_now() -> UnixMs {
@@ -83,13 +89,18 @@ pub struct Intake {
     config: Arc<ListenerConfig>,
     jobs: mpsc::Sender<Job>,
     writes: Arc<watch::Sender<u64>>,
+    unknown: Arc<UnknownRequests>,
+    raw_budget: Arc<Mutex<RawBudget>>,
 }
 
 impl Intake {
     /// Opens the intake, rebuilding the rules' windows from the database,
     /// and starts its queue writer.
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
-        let rules = db.call(|conn| queue::load_rules(conn, unix_now())).await?;
+        let readers = config.reader_rates();
+        let rules = db
+            .call(move |conn| queue::load_rules(conn, unix_now(), readers))
+            .await?;
         let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
         let writes = Arc::new(watch::Sender::new(0));
         tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
@@ -97,11 +108,25 @@ impl Intake {
             config: Arc::new(config),
             jobs,
             writes,
+            unknown: Arc::default(),
+            raw_budget: Arc::new(Mutex::new(RawBudget::full(std::time::Instant::now()))),
         })
+    }
+
+    /// Takes `bytes` of the budget for bodies kept raw; `false` when it is
+    /// spent (the request is then answered 503 and nothing is kept).
+    pub fn take_raw_budget(&self, bytes: usize) -> bool {
+        let mut budget = self.raw_budget.lock().unwrap_or_else(|p| p.into_inner());
+        budget.take(std::time::Instant::now(), bytes)
     }
 
     pub fn config(&self) -> &ListenerConfig {
         &self.config
+    }
+
+    /// The count of requests the listener does not handle.
+    pub fn unknown(&self) -> &UnknownRequests {
+        &self.unknown
     }
 
     /// Writes one request's records durably; `Ok` means acknowledge.
@@ -113,6 +138,40 @@ impl Intake {
             .await
             .map_err(|_| stopped())?;
         report.await.map_err(|_| stopped())?
+    }
+}
+
+/// A token bucket over the bytes all terminals may have kept raw
+/// ([`crate::limits::RAW_BYTES_PER_SECOND`], bursts up to
+/// [`crate::limits::RAW_BYTES_BURST`]): real terminals send a few raw
+/// bodies a day, a flood of junk gets a row a second at most.
+#[derive(Debug, Clone, Copy)]
+pub struct RawBudget {
+    bytes: f64,
+    at: std::time::Instant,
+}
+
+impl RawBudget {
+    pub fn full(now: std::time::Instant) -> RawBudget {
+        RawBudget {
+            bytes: crate::limits::RAW_BYTES_BURST as f64,
+            at: now,
+        }
+    }
+
+    /// Refills for the time since the last call, then takes `bytes` if
+    /// that many are there.
+    pub fn take(&mut self, now: std::time::Instant, bytes: usize) -> bool {
+        let refill = now.saturating_duration_since(self.at).as_secs_f64()
+            * crate::limits::RAW_BYTES_PER_SECOND as f64;
+        self.bytes = (self.bytes + refill).min(crate::limits::RAW_BYTES_BURST as f64);
+        self.at = now;
+        if self.bytes >= bytes as f64 {
+            self.bytes -= bytes as f64;
+            true
+        } else {
+            false
+        }
     }
 }
 
@@ -176,10 +235,17 @@ async fn run_writer(
 pub struct Running {
     pub http_addr: SocketAddr,
     pub tcp_addr: SocketAddr,
+    unknown: Arc<UnknownRequests>,
     tasks: JoinSet<()>,
 }
 
 impl Running {
+    /// Requests the listener has not handled since it started, for the
+    /// site's view.
+    pub fn unknown_requests(&self) -> UnknownCounts {
+        self.unknown.counts()
+    }
+
     /// Waits until every task has stopped after shutdown.
     pub async fn join(mut self) {
         while let Some(result) = self.tasks.join_next().await {
@@ -243,14 +309,88 @@ pub async fn spawn(
     Ok(Running {
         http_addr,
         tcp_addr,
+        unknown: Arc::clone(&intake.unknown),
         tasks,
     })
 }
 
+/// Peer addresses of a port that have had a valid record or request
+/// written: they may take the port's reserved slots
+/// ([`crate::limits::KNOWN_PEER_SLOTS`]).
+#[derive(Clone, Default)]
+pub struct KnownPeers {
+    addrs: Arc<Mutex<std::collections::HashSet<std::net::IpAddr>>>,
+    /// Peers held back until the instant given: their last request was
+    /// refused for the raw budget, and a flood of such requests is slowed
+    /// to the budget's pace before a byte of the next one is read.
+    penalties: Arc<Mutex<std::collections::HashMap<std::net::IpAddr, tokio::time::Instant>>>,
+}
+
+impl KnownPeers {
+    /// Remembers `peer` (up to [`crate::limits::MAX_KNOWN_PEERS`] addresses).
+    pub fn mark(&self, peer: SocketAddr) {
+        let mut addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
+        if addrs.len() < crate::limits::MAX_KNOWN_PEERS {
+            addrs.insert(peer.ip());
+        }
+    }
+
+    pub fn contains(&self, peer: SocketAddr) -> bool {
+        let addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
+        addrs.contains(&peer.ip())
+    }
+}
+
+/// A connection's peer, which its handler marks known once it has written
+/// a valid record or request from it.
+#[derive(Clone)]
+pub struct Peer {
+    pub addr: SocketAddr,
+    known: KnownPeers,
+}
+
+impl Peer {
+    pub fn mark_known(&self) {
+        self.known.mark(self.addr);
+    }
+
+    /// Holds this peer's next connections back for `span` (at most
+    /// [`crate::limits::PENALTY_MAX`]).
+    pub fn penalize(&self, span: std::time::Duration) {
+        let until = tokio::time::Instant::now() + span.min(crate::limits::PENALTY_MAX);
+        let mut penalties = self
+            .known
+            .penalties
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let now = tokio::time::Instant::now();
+        penalties.retain(|_, until| *until > now);
+        if penalties.len() < crate::limits::MAX_KNOWN_PEERS {
+            penalties.insert(self.addr.ip(), until);
+        }
+    }
+
+    /// When this peer's penalty ends, if it has one now.
+    pub fn penalty_ends(&self) -> Option<tokio::time::Instant> {
+        let penalties = self
+            .known
+            .penalties
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        penalties
+            .get(&self.addr.ip())
+            .copied()
+            .filter(|until| *until > tokio::time::Instant::now())
+    }
+}
+
 /// Accepts connections on `listener` until `shutdown` turns true, serving
-/// at most `max_connections` at once (more wait in the accept backlog);
-/// each connection runs `serve_one` on its own task. The one accept loop of
-/// both terminal ports; `port` names them in logs.
+/// at most `max_connections` at once; [`crate::limits::KNOWN_PEER_SLOTS`]
+/// of them are kept for known peers. While every general slot is taken an
+/// unknown peer's connection is closed as soon as it is accepted, and while
+/// every slot is taken nothing is accepted (more wait in the backlog).
+/// Each connection runs `serve_one` on its own task. The one accept loop
+/// of both terminal ports; `port` names them in logs.
 pub(crate) async fn accept_loop<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
@@ -258,31 +398,73 @@ pub(crate) async fn accept_loop<F, Fut>(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
     serve_one: F,
 ) where
-    F: Fn(tokio::net::TcpStream, tokio::sync::watch::Receiver<bool>) -> Fut,
+    F: Fn(tokio::net::TcpStream, Peer, tokio::sync::watch::Receiver<bool>) -> Fut,
     Fut: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
 {
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+    use tokio::sync::Semaphore;
+    let reserved_slots = crate::limits::KNOWN_PEER_SLOTS.min(max_connections / 2);
+    let general = Arc::new(Semaphore::new(max_connections - reserved_slots));
+    let reserved = Arc::new(Semaphore::new(reserved_slots));
+    let known = KnownPeers::default();
     loop {
+        // Any free slot lets the loop accept; which share the connection
+        // takes is decided once its peer is known.
         let permit = tokio::select! {
-            permit = std::sync::Arc::clone(&slots).acquire_owned() => permit.expect("semaphore never closed"),
+            biased;
             _ = shutdown.changed() => return,
+            permit = Arc::clone(&general).acquire_owned() => permit.expect("semaphore never closed"),
+            permit = Arc::clone(&reserved).acquire_owned() => permit.expect("semaphore never closed"),
         };
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::warn!(%err, port, "terminal accept failed");
-                    continue;
-                }
-            },
+            accepted = crate::accept::accept(&listener, port) => accepted,
             _ = shutdown.changed() => return,
         };
-        let connection = serve_one(stream, shutdown.clone());
+        let permit = if known.contains(peer) || Arc::ptr_eq(permit.semaphore(), &general) {
+            Some(permit)
+        } else {
+            // An unknown peer takes a general slot or none.
+            Arc::clone(&general).try_acquire_owned().ok()
+        };
+        let Some(permit) = permit else {
+            crate::warn_sampled!(%peer, port, "every general slot is taken; closed an unknown peer's connection");
+            drop(stream);
+            continue;
+        };
+        let connection = serve_one(
+            stream,
+            Peer {
+                addr: peer,
+                known: known.clone(),
+            },
+            shutdown.clone(),
+        );
         tokio::spawn(async move {
             let _permit = permit;
             if let Err(err) = connection.await {
                 tracing::debug!(%peer, %err, port, "terminal connection ended");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::RawBudget;
+    use crate::limits::{RAW_BYTES_BURST, RAW_BYTES_PER_SECOND};
+
+    #[test]
+    fn the_raw_budget_allows_its_burst_then_refills_at_its_rate() {
+        let start = Instant::now();
+        let mut budget = RawBudget::full(start);
+        assert!(budget.take(start, RAW_BYTES_BURST));
+        assert!(!budget.take(start, 1), "spent");
+        let one_second = start + Duration::from_secs(1);
+        assert!(!budget.take(one_second, RAW_BYTES_PER_SECOND + 1024));
+        assert!(budget.take(one_second, RAW_BYTES_PER_SECOND));
+        let much_later = start + Duration::from_secs(3600);
+        assert!(budget.take(much_later, RAW_BYTES_BURST));
+        assert!(!budget.take(much_later, 1), "the burst caps the refill");
     }
 }

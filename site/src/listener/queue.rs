@@ -17,8 +17,9 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use stockhop::key::{IdempotencyKey, KeyError};
 use stockhop::time::{Millis, UnixMs};
 
-use super::rules::{Capture, Rules, RATE_WINDOW, STALE_AFTER};
+use super::rules::{Capture, RateKey, ReaderRates, Rules, Terminal, RATE_WINDOW_MAX, STALE_AFTER};
 use crate::db::DbError;
+use crate::limits::{RAW_RETENTION, RAW_ROWS_MAX};
 use crate::terminal_wire::{
     RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
 };
@@ -112,9 +113,12 @@ pub fn write(
             }
         }
     }
-    let captures: Vec<Capture> = fresh
+    let captures: Vec<(Terminal, &Capture)> = fresh
         .iter()
-        .map(|&(w, i)| writes[w].records[i].capture.clone())
+        .map(|&(w, i)| {
+            let record = &writes[w].records[i];
+            (terminal_of(record.kind), &record.capture)
+        })
         .collect();
     let judgement = rules.judge(queued_at, &captures);
     {
@@ -150,6 +154,15 @@ pub fn write(
     tx.commit()?;
     rules.commit(judgement);
     Ok(reports)
+}
+
+/// Which rate limit a record's kind falls under: tag reads come from RFID
+/// readers, everything else from terminals people stand at.
+fn terminal_of(kind: TerminalEventKind) -> Terminal {
+    match kind {
+        TerminalEventKind::TagRead => Terminal::RfidReader,
+        TerminalEventKind::Attendance | TerminalEventKind::CodeRead => Terminal::Attendance,
+    }
 }
 
 fn touch(
@@ -352,9 +365,11 @@ pub fn settle(
     Ok(())
 }
 
-/// Deletes done rows settled before `now − DONE_RETENTION` and served
-/// records older than `now − SERVED_RETENTION`, a bounded number at a time.
-/// Dead letters stay until someone deals with them.
+/// Deletes done rows settled before `now − DONE_RETENTION`, served
+/// records older than `now − SERVED_RETENTION`, and raw bodies received
+/// before `now − RAW_RETENTION` or beyond the newest [`RAW_ROWS_MAX`], a
+/// bounded number at a time. Dead letters stay until someone deals with
+/// them.
 pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
     let done_before = now.0 - DONE_RETENTION.0 as i64;
     let served_before = now.0 - SERVED_RETENTION.0 as i64;
@@ -369,6 +384,16 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
            (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
         params![served_before, PRUNE_ROWS_MAX as i64],
     )?;
+    // Raw bodies arrive in id order, so the oldest are the first ids: the
+    // scan stops at the first young one without an index on received_at.
+    let raw_before = now.0 - RAW_RETENTION.0 as i64;
+    removed += tx.execute(
+        "DELETE FROM listener_raw WHERE id IN
+           (SELECT id FROM listener_raw
+            WHERE received_at < ?1 OR id <= (SELECT max(id) FROM listener_raw) - ?3
+            ORDER BY id LIMIT ?2)",
+        params![raw_before, PRUNE_ROWS_MAX as i64, RAW_ROWS_MAX],
+    )?;
     tx.commit()?;
     Ok(removed)
 }
@@ -376,9 +401,13 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
 /// Rebuilds the rules' windows on start: the duplicate window from the
 /// served record and from accepted rows still queued, the rate budget from
 /// rows captured recently enough to matter.
-pub fn load_rules(conn: &mut Connection, now: UnixMs) -> Result<Rules, QueueError> {
-    let mut rules = Rules::new();
-    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW.0) as i64;
+pub fn load_rules(
+    conn: &mut Connection,
+    now: UnixMs,
+    readers: ReaderRates,
+) -> Result<Rules, QueueError> {
+    let mut rules = Rules::new(readers);
+    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW_MAX.0) as i64;
     let mut served = conn.prepare(
         "SELECT device_serial, subject, event_id, occurred_at FROM listener_served
          WHERE occurred_at >= ?1
@@ -398,13 +427,27 @@ pub fn load_rules(conn: &mut Connection, now: UnixMs) -> Result<Rules, QueueErro
         rules.remember(capture?);
     }
     let mut spent = conn.prepare(
-        "SELECT device_serial, occurred_at FROM listener_queue
+        "SELECT device_serial, kind, subject, occurred_at FROM listener_queue
          WHERE rule_outcome IN ('accepted', 'duplicate') AND occurred_at >= ?1",
     )?;
-    let rows = spent.query_map([horizon], |row| Ok((row.get(0)?, UnixMs(row.get(1)?))))?;
+    let rows = spent.query_map([horizon], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            UnixMs(row.get(3)?),
+        ))
+    })?;
     for row in rows {
-        let (device, at) = row?;
-        rules.spend(device, at);
+        let (device, kind, subject, at) = row?;
+        let budget = match TerminalEventKind::parse(&kind).map(terminal_of) {
+            Some(Terminal::RfidReader) => RateKey::Tag {
+                device,
+                tag: subject,
+            },
+            _ => RateKey::Device(device),
+        };
+        rules.spend(budget, at);
     }
     Ok(rules)
 }
@@ -436,11 +479,50 @@ pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
     Ok(counts)
 }
 
+/// A record the ledger refused for good, with its answer, for the dashboard.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeadLetter {
+    pub seq: i64,
+    pub device_serial: String,
+    pub kind: String,
+    pub subject: String,
+    pub queued_at: UnixMs,
+    pub status: Option<i64>,
+    pub body: Option<String>,
+}
+
+/// The newest `limit` dead letters, newest first.
+pub fn dead_letters(conn: &Connection, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT seq, device_serial, kind, subject, queued_at, dead_status, dead_body
+         FROM listener_queue WHERE state = 'dead' ORDER BY seq DESC LIMIT ?1",
+    )?;
+    let rows = select.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
+        Ok(DeadLetter {
+            seq: row.get(0)?,
+            device_serial: row.get(1)?,
+            kind: row.get(2)?,
+            subject: row.get(3)?,
+            queued_at: UnixMs(row.get(4)?),
+            status: row.get(5)?,
+            body: row.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const NOW: UnixMs = UnixMs(1_800_000_000_000);
+
+    fn readers() -> ReaderRates {
+        ReaderRates {
+            per_reader: HashMap::new(),
+            default_reads_per_sec: 700,
+        }
+    }
 
     fn record(event_id: &str, subject: &str, secs_ago: i64) -> NewRecord {
         NewRecord {
@@ -461,7 +543,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         crate::db::Db::open(dir.path()).unwrap();
         let mut conn = crate::db::open_connection(&dir.path().join(crate::db::DB_FILE)).unwrap();
-        let mut rules = Rules::new();
+        let mut rules = Rules::new(readers());
         let write_one = Write {
             records,
             raw: Vec::new(),
@@ -534,15 +616,76 @@ mod tests {
     }
 
     #[test]
+    fn raw_bodies_are_pruned_past_their_retention() {
+        let (_dir, mut conn, mut rules) = check(Vec::new());
+        let raw = RawBody {
+            device: "D1".to_owned(),
+            kind: "OPERLOG".to_owned(),
+            query: String::new(),
+            body: b"x".to_vec(),
+            reason: None,
+        };
+        let kept = Write {
+            raw: vec![raw],
+            ..Write::default()
+        };
+        write(&mut conn, &mut rules, NOW, &[kept]).unwrap();
+        let raw_rows = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM listener_raw", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(prune(&mut conn, NOW.plus(RAW_RETENTION)).unwrap(), 0);
+        assert_eq!(raw_rows(&conn), 1);
+        let later = NOW.plus(RAW_RETENTION).plus(Millis(1));
+        assert_eq!(prune(&mut conn, later).unwrap(), 1);
+        assert_eq!(raw_rows(&conn), 0);
+    }
+
+    #[test]
     fn the_rules_windows_are_rebuilt_from_served_and_queued_records() {
         let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
         let rows = pending_batch(&mut conn, 50).unwrap();
         settle(&mut conn, NOW, &[(&rows[0], Settled::Done)], &[]).unwrap();
-        let rules = load_rules(&mut conn, NOW).unwrap();
+        let rules = load_rules(&mut conn, NOW, readers()).unwrap();
         assert_eq!(rules.duplicate_entries(), 2, "one served, one still queued");
         assert_eq!(rules.rate_entries("D1"), 2);
-        let again = rules.judge(NOW, &[record("z", "1", 1).capture]);
+        let again = rules.judge(NOW, &[(Terminal::Attendance, &record("z", "1", 1).capture)]);
         assert_eq!(again.outcomes, [RuleOutcome::Duplicate]);
+    }
+
+    #[test]
+    fn a_readers_budgets_are_rebuilt_per_tag_and_a_terminals_per_device() {
+        let tag = |i: usize| NewRecord {
+            kind: TerminalEventKind::TagRead,
+            ..record(&format!("t{i}"), &format!("e280{i:04}"), 1)
+        };
+        let mut records: Vec<NewRecord> = (0..200).map(tag).collect();
+        records.extend((0..120).map(|i| NewRecord {
+            capture: Capture {
+                device: "T1".to_owned(),
+                ..record(&format!("p{i}"), &format!("{i}"), 1).capture
+            },
+            ..record("", "", 1)
+        }));
+        let (_dir, mut conn, _) = check(records);
+        let rules = load_rules(&mut conn, NOW, readers()).unwrap();
+        assert_eq!(rules.rate_entries("D1"), 200);
+        let more_tags = tag(200);
+        let person = Capture {
+            device: "T1".to_owned(),
+            ..record("p120", "120", 1).capture
+        };
+        let judged = rules.judge(
+            NOW,
+            &[
+                (Terminal::RfidReader, &more_tags.capture),
+                (Terminal::Attendance, &person),
+            ],
+        );
+        assert_eq!(
+            judged.outcomes,
+            [RuleOutcome::Accepted, RuleOutcome::RateLimited]
+        );
     }
 
     #[test]

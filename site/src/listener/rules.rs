@@ -1,4 +1,4 @@
-//! The listener's time rules (DESIGN.md §6), sans-IO: stale, clock skew,
+//! The listener's time rules (docs/design.md §6), sans-IO: stale, clock skew,
 //! rate limit and duplicate, judged on capture and queue-write time only,
 //! never on delivery time, so an outage drains as a normal backlog.
 //!
@@ -22,16 +22,59 @@ pub const STALE_AFTER: Millis = Millis::from_secs(3 * 60);
 /// A capture further than this in the future of its queue write is a
 /// terminal with a wrong clock.
 pub const CLOCK_SKEW_MAX: Millis = Millis::from_secs(5 * 60);
-/// Records taken per device in any [`RATE_WINDOW`] of capture instants:
-/// twice a busy attendance terminal's peak, far under a stuck reader's flood.
-pub const RATE_LIMIT_PER_WINDOW: usize = 120;
-pub const RATE_WINDOW: Millis = Millis::from_secs(60);
+/// Records an attendance terminal may send in any
+/// [`ATTENDANCE_RATE_WINDOW`] of capture instants: twice a busy terminal's
+/// peak (people queue at one reader at shift change), far under a stuck
+/// terminal's flood.
+pub const ATTENDANCE_RATE_LIMIT_PER_WINDOW: usize = 120;
+pub const ATTENDANCE_RATE_WINDOW: Millis = Millis::from_secs(60);
+/// An RFID reader's limit is per tag: reads of one tag in any window this
+/// long, at most the reader profile's reads per second. A dock door reads a
+/// 200-tag pallet within a second, so a per-device budget would refuse
+/// good reads; only one tag read faster than the reader can read is a
+/// stuck reader or a loop.
+pub const TAG_RATE_WINDOW: Millis = Millis::from_secs(1);
+/// The longest rate window: how far back of the stale horizon rate entries
+/// are kept.
+pub const RATE_WINDOW_MAX: Millis = ATTENDANCE_RATE_WINDOW;
+/// How often, in queue-write time, rate entries no fresh record can reach
+/// are dropped: a reader at 700 reads/s keeps over a hundred thousand
+/// per-tag entries, too many to sweep on every commit.
+pub const RATE_SWEEP_EVERY: Millis = Millis::from_secs(1);
 /// Two reads of the same person or tag by the same device closer than this
 /// are one event (a gate sees a tag many times a second).
 pub const DUPLICATE_WINDOW: Millis = Millis::from_secs(5);
 /// Entries the in-memory duplicate window holds; the oldest capture goes
 /// first. 50,000 covers every tag a busy site sees in far more than 5 s.
 pub const DUPLICATE_ENTRIES_MAX: usize = 50_000;
+
+/// The kind of terminal a record came from, which picks its rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    /// Attendance and access-control terminals, and barcode bridges: people
+    /// at a reader, limited per device.
+    Attendance,
+    /// RFID readers (tag reads): limited per tag, at the reader's reads/s.
+    RfidReader,
+}
+
+/// Each RFID reader's reads per second (its device profile's), with the
+/// rate for readers not named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderRates {
+    pub per_reader: HashMap<String, u32>,
+    pub default_reads_per_sec: u32,
+}
+
+impl ReaderRates {
+    /// `reader`'s reads per second.
+    pub fn reads_per_sec(&self, reader: &str) -> u32 {
+        self.per_reader
+            .get(reader)
+            .copied()
+            .unwrap_or(self.default_reads_per_sec)
+    }
+}
 
 /// The facts the rules read about one record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +89,21 @@ pub struct Capture {
 
 type DupKey = (String, String);
 
+/// Whose budget a record spends: a device's, or one tag's at one reader.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RateKey {
+    Device(String),
+    Tag { device: String, tag: String },
+}
+
+impl RateKey {
+    fn device(&self) -> &str {
+        match self {
+            RateKey::Device(device) | RateKey::Tag { device, .. } => device,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
     occurred_at: UnixMs,
@@ -53,10 +111,13 @@ struct Seen {
 }
 
 /// The windows the rules keep between writes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Rules {
-    /// Per device: capture instant → records taken at that instant.
-    rate: HashMap<String, BTreeMap<UnixMs, usize>>,
+    readers: ReaderRates,
+    /// Per budget: capture instant → records taken at that instant.
+    rate: HashMap<RateKey, BTreeMap<UnixMs, usize>>,
+    /// When the rate entries were last swept.
+    swept_at: UnixMs,
     /// Per device + subject: the last accepted capture and its event id.
     seen: HashMap<DupKey, Seen>,
     /// The same entries ordered by capture, to evict the oldest.
@@ -68,21 +129,50 @@ pub struct Rules {
 pub struct Judgement {
     pub outcomes: Vec<RuleOutcome>,
     queued_at: UnixMs,
-    /// Records that spent rate budget: (device, capture).
-    spent: Vec<(String, UnixMs)>,
+    /// Records that spent rate budget: (budget, capture).
+    spent: Vec<(RateKey, UnixMs)>,
     /// Records accepted: they become the previous capture of their key.
     accepted: Vec<Capture>,
 }
 
 impl Rules {
-    pub fn new() -> Rules {
-        Rules::default()
+    pub fn new(readers: ReaderRates) -> Rules {
+        Rules {
+            readers,
+            rate: HashMap::new(),
+            swept_at: UnixMs(0),
+            seen: HashMap::new(),
+            seen_by_age: BTreeSet::new(),
+        }
+    }
+
+    /// The budget `capture` spends, with its limit and window.
+    fn budget(&self, terminal: Terminal, capture: &Capture) -> (RateKey, usize, Millis) {
+        match terminal {
+            Terminal::Attendance => (
+                RateKey::Device(capture.device.clone()),
+                ATTENDANCE_RATE_LIMIT_PER_WINDOW,
+                ATTENDANCE_RATE_WINDOW,
+            ),
+            Terminal::RfidReader => {
+                let per_sec = self.readers.reads_per_sec(&capture.device) as u64;
+                let per_window = per_sec * TAG_RATE_WINDOW.0 / 1000;
+                (
+                    RateKey::Tag {
+                        device: capture.device.clone(),
+                        tag: capture.subject.clone(),
+                    },
+                    usize::try_from(per_window).unwrap_or(usize::MAX),
+                    TAG_RATE_WINDOW,
+                )
+            }
+        }
     }
 
     /// Judges `captures`, written together at `queued_at`, in order; a
     /// record sees the records before it in the same write.
-    pub fn judge(&self, queued_at: UnixMs, captures: &[Capture]) -> Judgement {
-        let mut pending_rate: HashMap<&str, Vec<UnixMs>> = HashMap::new();
+    pub fn judge(&self, queued_at: UnixMs, captures: &[(Terminal, &Capture)]) -> Judgement {
+        let mut pending_rate: HashMap<RateKey, Vec<UnixMs>> = HashMap::new();
         let mut pending_seen: HashMap<(&str, &str), (UnixMs, &str)> = HashMap::new();
         let mut judgement = Judgement {
             outcomes: Vec::with_capacity(captures.len()),
@@ -90,7 +180,7 @@ impl Rules {
             spent: Vec::new(),
             accepted: Vec::new(),
         };
-        for capture in captures {
+        for &(terminal, capture) in captures {
             let age_ms = queued_at.since(capture.occurred_at);
             if age_ms >= millis_i64(STALE_AFTER) {
                 judgement.outcomes.push(RuleOutcome::Stale);
@@ -112,27 +202,26 @@ impl Rules {
                 judgement.outcomes.push(RuleOutcome::Accepted);
                 continue;
             }
-            let window_start = capture.occurred_at.0 - millis_i64(RATE_WINDOW);
+            let (budget, limit, window) = self.budget(terminal, capture);
+            let window_start = capture.occurred_at.0 - millis_i64(window);
             let in_window = |at: &UnixMs| at.0 > window_start && *at <= capture.occurred_at;
-            let taken = self.rate.get(&capture.device).map_or(0, |times| {
+            let taken = self.rate.get(&budget).map_or(0, |times| {
                 times
                     .range(UnixMs(window_start + 1)..=capture.occurred_at)
                     .map(|(_, n)| n)
                     .sum()
             }) + pending_rate
-                .get(capture.device.as_str())
+                .get(&budget)
                 .map_or(0, |times| times.iter().filter(|at| in_window(at)).count());
-            if taken >= RATE_LIMIT_PER_WINDOW {
+            if taken >= limit {
                 judgement.outcomes.push(RuleOutcome::RateLimited);
                 continue;
             }
             pending_rate
-                .entry(capture.device.as_str())
+                .entry(budget.clone())
                 .or_default()
                 .push(capture.occurred_at);
-            judgement
-                .spent
-                .push((capture.device.clone(), capture.occurred_at));
+            judgement.spent.push((budget, capture.occurred_at));
             let duplicate = previous.is_some_and(|(at, _)| {
                 capture.occurred_at.since(at).abs() < millis_i64(DUPLICATE_WINDOW)
             });
@@ -152,13 +241,16 @@ impl Rules {
 
     /// Folds in a judgement whose write has committed.
     pub fn commit(&mut self, judgement: Judgement) {
-        for (device, at) in judgement.spent {
-            *self.rate.entry(device).or_default().entry(at).or_default() += 1;
+        for (budget, at) in judgement.spent {
+            self.spend(budget, at);
         }
         for capture in judgement.accepted {
             self.remember(capture);
         }
-        self.forget_before(judgement.queued_at);
+        if judgement.queued_at.since(self.swept_at) >= millis_i64(RATE_SWEEP_EVERY) {
+            self.forget_before(judgement.queued_at);
+            self.swept_at = judgement.queued_at;
+        }
     }
 
     /// Puts an accepted record into the duplicate window (also used to
@@ -187,20 +279,20 @@ impl Rules {
         }
     }
 
-    /// Counts a record against its device's rate budget (rebuilding on start).
-    pub fn spend(&mut self, device: String, occurred_at: UnixMs) {
+    /// Counts a record against a rate budget (also rebuilding on start).
+    pub fn spend(&mut self, budget: RateKey, occurred_at: UnixMs) {
         *self
             .rate
-            .entry(device)
+            .entry(budget)
             .or_default()
             .entry(occurred_at)
             .or_default() += 1;
     }
 
     /// Drops rate entries no fresh record can reach any more: anything
-    /// captured before `now − STALE_AFTER − RATE_WINDOW`.
+    /// captured before `now − STALE_AFTER − RATE_WINDOW_MAX`.
     fn forget_before(&mut self, now: UnixMs) {
-        let horizon = UnixMs(now.0 - millis_i64(STALE_AFTER) - millis_i64(RATE_WINDOW));
+        let horizon = UnixMs(now.0 - millis_i64(STALE_AFTER) - millis_i64(RATE_WINDOW_MAX));
         self.rate.retain(|_, times| {
             *times = times.split_off(&horizon);
             !times.is_empty()
@@ -212,9 +304,13 @@ impl Rules {
         self.seen.len()
     }
 
-    /// Records counted against `device`'s rate budget.
+    /// Records counted against `device`'s budgets, its own and its tags'.
     pub fn rate_entries(&self, device: &str) -> usize {
-        self.rate.get(device).map_or(0, |t| t.values().sum())
+        self.rate
+            .iter()
+            .filter(|(key, _)| key.device() == device)
+            .map(|(_, times)| times.values().sum::<usize>())
+            .sum()
     }
 }
 
@@ -237,9 +333,27 @@ mod tests {
         }
     }
 
-    /// Judges and commits, as a successful write does.
+    /// Rules with every reader at the fixed gate's 700 reads/s.
+    fn rules() -> Rules {
+        Rules::new(ReaderRates {
+            per_reader: HashMap::from([("HANDHELD".to_owned(), 150)]),
+            default_reads_per_sec: 700,
+        })
+    }
+
+    /// Judges attendance records and commits, as a successful write does.
     fn check(rules: &mut Rules, queued_at: UnixMs, captures: &[Capture]) -> Vec<RuleOutcome> {
-        let judgement = rules.judge(queued_at, captures);
+        check_as(rules, queued_at, Terminal::Attendance, captures)
+    }
+
+    fn check_as(
+        rules: &mut Rules,
+        queued_at: UnixMs,
+        terminal: Terminal,
+        captures: &[Capture],
+    ) -> Vec<RuleOutcome> {
+        let classified: Vec<_> = captures.iter().map(|c| (terminal, c)).collect();
+        let judgement = rules.judge(queued_at, &classified);
         let outcomes = judgement.outcomes.clone();
         rules.commit(judgement);
         outcomes
@@ -247,7 +361,7 @@ mod tests {
 
     #[test]
     fn captured_600s_ago_and_queued_570s_ago_is_fresh() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let queued_at = UnixMs(NOW.0 - 570_000);
         let outcomes = check(&mut rules, queued_at, &[capture("T1", "1452", "e1", 600)]);
         assert_eq!(outcomes, [RuleOutcome::Accepted]);
@@ -255,7 +369,7 @@ mod tests {
 
     #[test]
     fn stale_is_three_minutes_or_more_between_capture_and_queue_write() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let outcomes = check(
             &mut rules,
             NOW,
@@ -266,7 +380,7 @@ mod tests {
 
     #[test]
     fn more_than_five_minutes_in_the_future_is_clock_skew() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let outcomes = check(
             &mut rules,
             NOW,
@@ -283,7 +397,7 @@ mod tests {
         // 200 records over 10 minutes from one terminal, each queued by the
         // listener a second after capture; the ledger saw none of them for
         // 10 minutes, which the rules never read.
-        let mut rules = Rules::new();
+        let mut rules = rules();
         for i in 0..200i64 {
             let captured = UnixMs(NOW.0 - 600_000 + i * 3_000);
             let c = Capture {
@@ -299,7 +413,7 @@ mod tests {
 
     #[test]
     fn replaying_last_weeks_log_is_all_stale_and_spends_nothing() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let week_secs = 7 * 24 * 3600;
         let replay: Vec<Capture> = (0..500)
             .map(|i| capture("T1", "1452", &format!("old{i}"), week_secs - i))
@@ -314,7 +428,7 @@ mod tests {
 
     #[test]
     fn the_121st_record_in_a_minute_of_capture_time_is_rate_limited() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let burst: Vec<Capture> = (0..121)
             .map(|i| Capture {
                 device: "G1".to_owned(),
@@ -339,8 +453,66 @@ mod tests {
     }
 
     #[test]
+    fn a_pallet_of_200_distinct_tags_in_one_second_is_all_accepted() {
+        let mut rules = rules();
+        let pallet: Vec<Capture> = (0..200)
+            .map(|i| Capture {
+                device: "DOCK1".to_owned(),
+                subject: format!("e280{i:04}"),
+                event_id: format!("e{i}"),
+                occurred_at: UnixMs(NOW.0 - 1_000 + i * 5),
+            })
+            .collect();
+        let outcomes = check_as(&mut rules, NOW, Terminal::RfidReader, &pallet);
+        assert!(outcomes.iter().all(|o| *o == RuleOutcome::Accepted));
+        // The same 200 reads from an attendance terminal hit its budget.
+        let mut rules = self::rules();
+        let outcomes = check(&mut rules, NOW, &pallet);
+        let limited = outcomes
+            .iter()
+            .filter(|o| **o == RuleOutcome::RateLimited)
+            .count();
+        assert_eq!(limited, 200 - ATTENDANCE_RATE_LIMIT_PER_WINDOW);
+    }
+
+    #[test]
+    fn one_tag_read_faster_than_its_readers_reads_per_second_is_rate_limited() {
+        let stuck = |device: &str, n: i64| -> Vec<Capture> {
+            (0..n)
+                .map(|i| Capture {
+                    device: device.to_owned(),
+                    subject: "e280aa".to_owned(),
+                    event_id: format!("{device}-{i}"),
+                    occurred_at: UnixMs(NOW.0 - 1_000 + i),
+                })
+                .collect()
+        };
+        let mut rules = rules();
+        let outcomes = check_as(&mut rules, NOW, Terminal::RfidReader, &stuck("DOCK1", 701));
+        assert_eq!(outcomes[0], RuleOutcome::Accepted);
+        assert!(outcomes[1..700]
+            .iter()
+            .all(|o| *o == RuleOutcome::Duplicate));
+        assert_eq!(outcomes[700], RuleOutcome::RateLimited);
+        // A handheld's profile reads 150 tags a second.
+        let outcomes = check_as(
+            &mut rules,
+            NOW,
+            Terminal::RfidReader,
+            &stuck("HANDHELD", 151),
+        );
+        assert_eq!(outcomes[150], RuleOutcome::RateLimited);
+        // Another tag at the same reader has its own budget.
+        let other = capture("DOCK1", "e280bb", "other", 0);
+        assert_eq!(
+            check_as(&mut rules, NOW, Terminal::RfidReader, &[other]),
+            [RuleOutcome::Accepted]
+        );
+    }
+
+    #[test]
     fn the_same_tag_within_five_seconds_is_a_duplicate_but_its_retry_is_not() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         let first = capture("G1", "e280", "read1", 10);
         let outcomes = check(
             &mut rules,
@@ -367,8 +539,8 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_windows_untouched() {
-        let mut rules = Rules::new();
-        let judgement = rules.judge(NOW, &[capture("T1", "7", "e1", 1)]);
+        let mut rules = rules();
+        let judgement = rules.judge(NOW, &[(Terminal::Attendance, &capture("T1", "7", "e1", 1))]);
         assert_eq!(judgement.outcomes, [RuleOutcome::Accepted]);
         drop(judgement);
         assert_eq!(rules.rate_entries("T1"), 0);
@@ -380,7 +552,7 @@ mod tests {
 
     #[test]
     fn the_duplicate_window_is_bounded_and_drops_the_oldest_capture() {
-        let mut rules = Rules::new();
+        let mut rules = rules();
         for i in 0..(DUPLICATE_ENTRIES_MAX as i64 + 10) {
             rules.remember(Capture {
                 device: "G1".to_owned(),

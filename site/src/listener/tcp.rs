@@ -6,7 +6,13 @@
 //! write failed. A protocol error (zero or oversized length, a frame that
 //! is not a record, a device outside the allowlist) acks what came before
 //! it, answers an error frame and closes. An oversized frame is refused
-//! from its length prefix, before its payload is read.
+//! from its length prefix, before its payload is read, and so is a record
+//! the ledger would refuse (a raw frame over its audit cap), before it is
+//! acknowledged.
+//!
+//! A connection must deliver its first complete frame within
+//! [`FIRST_FRAME_DEADLINE`] of its accept, however it trickles its bytes;
+//! after that only the idle timeout applies.
 
 use std::time::Duration;
 
@@ -17,11 +23,10 @@ use tokio::sync::watch;
 use super::framed::{self, Decoded, Record, Scan, LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 use super::queue::{NewRecord, Write};
 use super::rules::Capture;
-use super::Intake;
+use super::{Intake, Peer};
+use crate::ledger::terminal::refusal_reason;
+pub use crate::limits::{FIRST_FRAME_DEADLINE, TCP_MAX_CONNECTIONS as MAX_CONNECTIONS};
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
-
-/// Bridges connected at once.
-pub const MAX_CONNECTIONS: usize = 256;
 /// A connection silent (or not reading its acks) this long is closed;
 /// bridges reconnect.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -35,9 +40,9 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
         MAX_CONNECTIONS,
         "tcp",
         shutdown,
-        move |stream, shutdown| {
+        move |stream, peer, shutdown| {
             let intake = intake.clone();
-            async move { connection(stream, &intake, shutdown).await }
+            async move { connection(stream, peer, &intake, shutdown).await }
         },
     )
     .await;
@@ -45,14 +50,22 @@ pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Recei
 
 async fn connection(
     mut stream: TcpStream,
+    peer: Peer,
     intake: &Intake,
     mut shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut chunk = vec![0u8; READ_CHUNK];
+    let first_frame_by = tokio::time::Instant::now() + FIRST_FRAME_DEADLINE;
+    let mut framed_once = false;
     loop {
+        let deadline = if framed_once {
+            tokio::time::Instant::now() + IDLE_TIMEOUT
+        } else {
+            first_frame_by
+        };
         let n = tokio::select! {
-            read = tokio::time::timeout(IDLE_TIMEOUT, stream.read(&mut chunk)) => match read {
+            read = tokio::time::timeout_at(deadline, stream.read(&mut chunk)) => match read {
                 Ok(read) => read?,
                 Err(_) => return Ok(()),
             },
@@ -64,10 +77,16 @@ async fn connection(
         buf.extend_from_slice(&chunk[..n]);
         let (records, consumed, error) = take_frames(&buf, intake);
         buf.drain(..consumed);
+        if consumed > 0 {
+            framed_once = true;
+        }
         if !records.is_empty() {
             let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
             let reply: Vec<u8> = match intake.write(to_write(records)).await {
-                Ok(_) => ids.iter().flat_map(|id| framed::ack(id)).collect(),
+                Ok(_) => {
+                    peer.mark_known();
+                    ids.iter().flat_map(|id| framed::ack(id)).collect()
+                }
                 Err(err) => {
                     tracing::error!(%err, "framed write failed; nacked");
                     ids.iter().flat_map(|id| framed::nack(id)).collect()
@@ -103,25 +122,38 @@ fn take_frames(
         match framed::decode(&buf[at..]) {
             Ok(Decoded::Incomplete) => return (records, at, None),
             Err(err) => {
-                tracing::warn!(%err, "framed protocol error");
+                crate::warn_sampled!(%err, "framed protocol error");
                 return (records, at, Some((err.code(), err.to_string())));
             }
             Ok(Decoded::Frame { payload, consumed }) => {
                 let record = match framed::parse_record(payload) {
                     Ok(record) => record,
                     Err(err) => {
-                        tracing::warn!(%err, "unreadable framed record");
+                        crate::warn_sampled!(%err, "unreadable framed record");
                         return (records, at, Some(("bad_record", err.to_string())));
                     }
                 };
                 if let Err(reason) = intake.config().allow.check(&record.device) {
-                    tracing::warn!(device = %record.device, reason, "refused a framed device");
+                    crate::warn_sampled!(device = %record.device, reason, "refused a framed device");
                     return (records, at, Some(("device_not_allowed", reason.to_owned())));
+                }
+                if let Err(why) = ledger_takes(&record) {
+                    crate::warn_sampled!(device = %record.device, %why, "refused a framed record the ledger would not take");
+                    return (records, at, Some(("bad_record", why)));
                 }
                 records.push(record);
                 at += consumed;
             }
         }
+    }
+}
+
+/// Whether the ledger takes `record` as it is: nothing is acknowledged
+/// that the forwarder would then dead-letter.
+fn ledger_takes(record: &Record) -> Result<(), String> {
+    match refusal_reason(&record.device, &record.subject, record.raw.len()) {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
 }
 

@@ -362,3 +362,70 @@ pub async fn send_frames(addr: SocketAddr, records: &[String]) -> Vec<String> {
     }
     replies
 }
+
+impl Harness {
+    /// Requests the listener has not handled so far.
+    pub fn unknown_requests(&self) -> stockhop_site::listener::unknown::UnknownCounts {
+        self.running
+            .as_ref()
+            .expect("listener running")
+            .unknown_requests()
+    }
+
+    /// The site ledger's terminal events (in the same data directory, fed
+    /// by [`start_with_site_ledger`]): subject and capture instant, in order.
+    pub fn ledger_events(&self) -> Vec<(String, i64)> {
+        let conn = Connection::open(self.data.join("stockhop.sqlite")).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT subject, occurred_at FROM terminal_events ORDER BY occurred_at, subject",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+}
+
+/// Starts a listener over `dir/data` forwarding to this site's own ledger
+/// in the same database, as `stockhop-site serve` does.
+pub async fn start_with_site_ledger(dir: &Path, config: ListenerConfig) -> Harness {
+    let data = dir.join("data");
+    let db = Db::open(&data).unwrap();
+    let sink: Arc<dyn LedgerSink> =
+        Arc::new(stockhop_site::in_process::InProcessLedger::new(db.clone()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = listener::spawn(config, db.clone(), Some(sink), async {
+        let _ = stopped.await;
+    })
+    .await
+    .unwrap();
+    Harness {
+        http: running.http_addr,
+        tcp: running.tcp_addr,
+        data,
+        db,
+        stop: Some(stop),
+        running: Some(running),
+    }
+}
+
+/// A POST to the iclock port with `body`, as the terminals send it.
+pub fn iclock_post(path_and_query: &str, body: &[u8]) -> Vec<u8> {
+    let mut request = format!(
+        "POST {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: iClock Proxy/1.09\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    request
+}
+
+/// A GET to the iclock port, as the terminals send it.
+pub fn iclock_get(path_and_query: &str) -> Vec<u8> {
+    format!(
+        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: iClock Proxy/1.09\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes()
+}

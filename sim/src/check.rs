@@ -1,0 +1,230 @@
+//! The invariants a run must hold once the network has healed and the
+//! queues have had their time to drain:
+//!
+//! 1. `exactly_once`: every capture the device acknowledged is applied once
+//!    (a done scan has exactly one hop under its key) or waits for a person
+//!    with its reason (rejected, blocked), or was discarded by one;
+//! 2. `session_order`: the hops of a session follow its `client_seq`;
+//! 3. `no_stray_hop`: every hop's key is one its device captured;
+//! 4. `replay_matches`: every answer for a key says what the first final
+//!    answer for it said (status, outcome, reason, hops);
+//! 5. `drains_to_zero`: no item is left queued or sending (the world's
+//!    person has decided about every blocked and rejected item by then).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use stockhop::key::IdempotencyKey;
+use stockhop::queue::item::ItemState;
+use stockhop::wire::{Command, ItemResult};
+
+use crate::device::Device;
+use crate::ledger::Ledger;
+
+/// One per-item answer the ledger gave to a request.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub device: usize,
+    pub request_id: u64,
+    pub result: ItemResult,
+}
+
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub invariant: &'static str,
+    pub detail: String,
+}
+
+fn violation(invariant: &'static str, detail: String) -> Violation {
+    Violation { invariant, detail }
+}
+
+pub fn all(
+    devices: &[Device],
+    acknowledged: &[Vec<IdempotencyKey>],
+    ledger: &Ledger,
+    answers: &[Answer],
+) -> anyhow::Result<Vec<Violation>> {
+    let mut found = Vec::new();
+    let hops = hops(ledger)?;
+    for (d, device) in devices.iter().enumerate() {
+        // Nothing crashes after the last event, so what the store holds
+        // is everything committed, relaxed writes included.
+        let captured = &device.store.visible().items;
+        for key in &acknowledged[d] {
+            if !captured.contains_key(key) {
+                found.push(violation(
+                    "exactly_once",
+                    format!("HH-{d}: the acknowledged capture {key} is gone from the queue"),
+                ));
+            }
+        }
+        let mine: Vec<&Hop> = hops
+            .iter()
+            .filter(|h| h.device_id == device.device_id)
+            .collect();
+        let mut per_key: HashMap<IdempotencyKey, usize> = HashMap::new();
+        for hop in &mine {
+            *per_key.entry(hop.key).or_default() += 1;
+            if !captured.contains_key(&hop.key) {
+                found.push(violation(
+                    "no_stray_hop",
+                    format!(
+                        "HH-{d}: hop {} has key {} that the device never captured",
+                        hop.hop_id, hop.key
+                    ),
+                ));
+            }
+        }
+        for item in captured.values() {
+            let count = per_key.get(&item.key).copied().unwrap_or(0);
+            let what = format!(
+                "HH-{d} #{} {} (key {})",
+                item.client_seq,
+                item.command.as_str(),
+                item.key
+            );
+            if matches!(item.state, ItemState::Queued | ItemState::Sending) {
+                found.push(violation(
+                    "drains_to_zero",
+                    format!(
+                        "{what} is still {} ({:?})",
+                        item.state.as_str(),
+                        item.reason
+                    ),
+                ));
+                continue;
+            }
+            if count > 1 {
+                found.push(violation(
+                    "exactly_once",
+                    format!("{what} has {count} hops"),
+                ));
+            }
+            match item.state {
+                ItemState::Done if item.command == Command::Scan && count != 1 => {
+                    found.push(violation(
+                        "exactly_once",
+                        format!("{what} is done on the device but has {count} hops"),
+                    ));
+                }
+                ItemState::Rejected | ItemState::Blocked if item.reason.is_none() => {
+                    found.push(violation(
+                        "exactly_once",
+                        format!("{what} waits for a person without a reason"),
+                    ));
+                }
+                ItemState::Rejected | ItemState::Blocked | ItemState::Voided if count != 0 => {
+                    found.push(violation(
+                        "exactly_once",
+                        format!(
+                            "{what} is {} on the device but has a hop",
+                            item.state.as_str()
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut by_session: BTreeMap<&str, Vec<&Hop>> = BTreeMap::new();
+    for hop in &hops {
+        if let Some(session) = hop.session_id.as_deref() {
+            by_session.entry(session).or_default().push(hop);
+        }
+    }
+    for (session, hops) in by_session {
+        for pair in hops.windows(2) {
+            if pair[1].client_seq <= pair[0].client_seq {
+                found.push(violation(
+                    "session_order",
+                    format!(
+                        "session {session}: hop {} (#{}) applied after hop {} (#{})",
+                        pair[1].hop_id, pair[1].client_seq, pair[0].hop_id, pair[0].client_seq
+                    ),
+                ));
+            }
+        }
+    }
+    found.extend(replays(answers));
+    Ok(found)
+}
+
+/// Every final answer for a key matches the first one.
+fn replays(answers: &[Answer]) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut first: HashMap<(usize, IdempotencyKey), &Answer> = HashMap::new();
+    let mut reported = BTreeSet::new();
+    for answer in answers {
+        let result = &answer.result;
+        if result.code.as_deref() == Some("IDEMPOTENCY_KEY_REUSED") {
+            found.push(violation(
+                "replay_matches",
+                format!(
+                    "HH-{} key {}: a resend of the same item was refused as another body (request {})",
+                    answer.device, result.key, answer.request_id
+                ),
+            ));
+        }
+        // Only stored answers (an outcome) are replayed; a 4xx for an item
+        // in its turn is not stored and may differ once the conflict is gone.
+        if result.outcome.is_none() {
+            continue;
+        }
+        match first.get(&(answer.device, result.key)) {
+            None => {
+                first.insert((answer.device, result.key), answer);
+            }
+            Some(earlier) => {
+                let a = &earlier.result;
+                let same = a.status == result.status
+                    && a.outcome == result.outcome
+                    && a.reason == result.reason
+                    && a.hop_ids == result.hop_ids
+                    && a.recorded_at == result.recorded_at;
+                if !same && reported.insert((answer.device, result.key)) {
+                    found.push(violation(
+                        "replay_matches",
+                        format!(
+                            "HH-{} key {}: request {} answered {:?}/{:?}/{:?} hops {:?}, request {} answered {:?}/{:?}/{:?} hops {:?}",
+                            answer.device, result.key,
+                            earlier.request_id, a.status, a.outcome, a.reason, a.hop_ids,
+                            answer.request_id, result.status, result.outcome, result.reason, result.hop_ids
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+struct Hop {
+    hop_id: i64,
+    device_id: String,
+    session_id: Option<String>,
+    key: IdempotencyKey,
+    client_seq: i64,
+}
+
+fn hops(ledger: &Ledger) -> anyhow::Result<Vec<Hop>> {
+    let mut statement = ledger.conn().prepare(
+        "SELECT hop_id, device_id, session_id, key, COALESCE(client_seq, 0) FROM hops ORDER BY hop_id",
+    )?;
+    let rows = statement.query_map([], |row| {
+        let key: String = row.get(3)?;
+        Ok(Hop {
+            hop_id: row.get(0)?,
+            device_id: row.get(1)?,
+            session_id: row.get(2)?,
+            key: key.parse().map_err(|err| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    3,
+                    rusqlite::types::Type::Text,
+                    Box::new(err),
+                )
+            })?,
+            client_seq: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -1,0 +1,142 @@
+//! `stockhop-sim`: a deterministic simulation of handhelds, operators, a
+//! faulty network and the site ledger, one world per seed.
+//!
+//! The handhelds run the real sans-IO session and drain from `stockhop`
+//! over a model of IndexedDB's durability (`device.rs`); the ledger is the
+//! real ledger code on a real SQLite file (`ledger.rs`); the world
+//! (`world.rs`) draws every fault from the seed and keeps its own clock, so
+//! `--seeds 1 --from SEED` replays a run exactly. A violation prints the
+//! seed, the invariant (`check.rs`) and the shortest trace that still
+//! breaks it, and the run exits non-zero. The last line reads
+//! `sim: N seeds from S, V violations`.
+
+mod check;
+mod device;
+mod ledger;
+mod world;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+
+use world::{Run, World};
+
+#[derive(Parser)]
+#[command(
+    name = "stockhop-sim",
+    about = "Seeded simulation of handhelds, network and ledger"
+)]
+struct Args {
+    /// How many seeds to run.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    from: u64,
+    /// Print every seed's trace, not only a failing one's.
+    #[arg(long)]
+    verbose: bool,
+}
+
+fn run_seed(seed: u64, max_operations: Option<usize>) -> anyhow::Result<Run> {
+    // A fresh directory a seed: the ledger is a real SQLite file, in
+    // memory-backed storage where the machine has it, since a campaign
+    // commits millions of times.
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)?
+    } else {
+        tempfile::tempdir()?
+    };
+    World::new(seed, dir.path(), max_operations)?.run()
+}
+
+/// The fewest operator actions with which `seed` still breaks
+/// `invariant`: the shortest trace to read.
+fn shrink(seed: u64, invariant: &str, operations: usize) -> anyhow::Result<(usize, Run)> {
+    let breaks = |n: usize| -> anyhow::Result<Option<Run>> {
+        let run = run_seed(seed, Some(n))?;
+        Ok(run
+            .violations
+            .iter()
+            .any(|v| v.invariant == invariant)
+            .then_some(run))
+    };
+    let (mut low, mut high) = (0usize, operations);
+    let mut best = breaks(high)?.expect("the full run breaks the invariant");
+    while low + 1 < high {
+        let mid = (low + high) / 2;
+        match breaks(mid)? {
+            Some(run) => {
+                high = mid;
+                best = run;
+            }
+            None => low = mid,
+        }
+    }
+    Ok((high, best))
+}
+
+fn main() -> anyhow::Result<ExitCode> {
+    let args = Args::parse();
+    let started = Instant::now();
+    let mut violations = 0u64;
+    let mut captures = 0u64;
+    let mut requests = 0u64;
+    for seed in args.from..args.from.saturating_add(args.seeds) {
+        let run = run_seed(seed, None)?;
+        captures += run.stats.captures;
+        requests += run.stats.requests;
+        if args.verbose {
+            for line in &run.trace {
+                println!("seed {seed}: {line}");
+            }
+        }
+        if run.violations.is_empty() {
+            continue;
+        }
+        violations += run.violations.len() as u64;
+        let first = &run.violations[0];
+        println!(
+            "sim: seed {seed} breaks {}: {}",
+            first.invariant, first.detail
+        );
+        for other in &run.violations[1..] {
+            println!(
+                "sim: seed {seed} also breaks {}: {}",
+                other.invariant, other.detail
+            );
+        }
+        let (operations, shortest) = shrink(seed, first.invariant, run.stats.operations)?;
+        println!(
+            "sim: seed {seed}: the shortest trace that breaks {} ({operations} operator actions):",
+            first.invariant
+        );
+        for line in &shortest.trace {
+            println!("  {line}");
+        }
+        if let Some(v) = shortest
+            .violations
+            .iter()
+            .find(|v| v.invariant == first.invariant)
+        {
+            println!("  => {}: {}", v.invariant, v.detail);
+        }
+        println!("sim: replay with `cargo xtask sim --seeds 1 --from {seed}`");
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    eprintln!(
+        "sim: {captures} captures, {requests} requests in {elapsed:.1} s ({:.0} seeds/s)",
+        args.seeds as f64 / elapsed.max(1e-9)
+    );
+    println!(
+        "sim: {} seeds from {}, {violations} violations",
+        args.seeds, args.from
+    );
+    Ok(if violations == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

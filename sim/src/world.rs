@@ -1,0 +1,762 @@
+//! The simulated world: handhelds, operators, a network and the ledger,
+//! driven by one event queue in simulated time and one seeded random
+//! source. Nothing here reads a wall clock or the OS's randomness, so a
+//! seed replays exactly.
+//!
+//! Faults, all drawn from the seed: requests lost before the ledger,
+//! responses lost after the ledger committed, requests duplicated and
+//! delayed, partitions of minutes (fetch fails at once) and of silence
+//! (requests time out), worker kills that keep only part of the relaxed
+//! writes, ledger restarts, device clocks off by minutes. Operators open,
+//! scan, undo (in and out of the 120 s window), close sessions with items
+//! still queued, discard blocked items and acknowledge rejected ones.
+//!
+//! After the last operator action the faults stop and the world runs on
+//! until every queue is idle (or a deadline says it never will); then the
+//! invariants are checked.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use stockhop::key::IdempotencyKey;
+use stockhop::queue::item::{Item, ItemState};
+use stockhop::queue::outcome::TransportOutcome;
+use stockhop::queue::session::{Capture, Session};
+use stockhop::queue::{acknowledge, discard};
+use stockhop::time::UnixMs;
+use stockhop::wire::{Command, ItemOutcome, Mode, OpenSessionBody, SyncResponse};
+use uuid::Uuid;
+
+use crate::check::{self, Answer, Violation};
+use crate::device::{Device, InFlight};
+use crate::ledger::Ledger;
+
+/// The fetch timeout the worker's transport applies.
+const REQUEST_TIMEOUT_MS: i64 = 10_000;
+/// How long the world runs on after the last operator action, at most,
+/// for every queue to drain: the backoff tops out at 30 s, so an hour is
+/// well over a hundred attempts.
+const HEAL_DEADLINE_MS: i64 = 60 * 60 * 1000;
+/// How often, after the heal, a person looks at a device's queue screen.
+const PERSON_EVERY_MS: i64 = 30_000;
+/// Shift start: 2026-11-30T08:00:00Z.
+const START: UnixMs = UnixMs(1_796_025_600_000);
+
+/// How one seed's world is shaped, drawn from the seed.
+#[derive(Debug, Clone)]
+struct Shape {
+    devices: usize,
+    operations: usize,
+    drop_request: f64,
+    drop_response: f64,
+    duplicate: f64,
+    kill_worker: f64,
+    restart_ledger: f64,
+    /// A request during which the ledger dies at one of its commits.
+    crash_in_request: f64,
+    partition: f64,
+}
+
+impl Shape {
+    fn draw(rng: &mut ChaCha8Rng) -> Shape {
+        Shape {
+            devices: rng.random_range(1..=4),
+            operations: rng.random_range(20..=160),
+            drop_request: rng.random_range(0.0..0.15),
+            drop_response: rng.random_range(0.0..0.15),
+            duplicate: rng.random_range(0.0..0.1),
+            kill_worker: rng.random_range(0.0..0.08),
+            restart_ledger: rng.random_range(0.0..0.03),
+            crash_in_request: rng.random_range(0.0..0.05),
+            partition: rng.random_range(0.0..0.03),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// An operator does something on device `d`.
+    Operator(usize),
+    /// Device `d`'s worker wakes for its backoff (generation).
+    Wake(usize, u64),
+    /// The worker of device `d` starts again after a kill.
+    WorkerStart(usize),
+    /// A request reaches the ledger.
+    Arrive {
+        device: usize,
+        generation: u64,
+        request_id: u64,
+        /// Whether the device will see the answer.
+        answer_lost: bool,
+        /// A duplicate the network made: its answer reaches nobody.
+        duplicate: bool,
+    },
+    /// The transport's outcome reaches the worker.
+    Outcome {
+        device: usize,
+        generation: u64,
+        request_id: u64,
+        outcome: Delivered,
+    },
+    LedgerBack,
+    PartitionOver,
+    /// After the heal: a person at device `d` decides about everything
+    /// that waits for one (the queue screen's discard and acknowledge).
+    Person(usize),
+}
+
+/// A transport outcome in a form the event queue can order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Delivered {
+    Offline,
+    Timeout,
+    Http { status: u16, body: String },
+}
+
+impl Delivered {
+    fn outcome(&self) -> TransportOutcome {
+        match self {
+            Delivered::Offline => TransportOutcome::Offline,
+            Delivered::Timeout => TransportOutcome::Timeout,
+            Delivered::Http { status, body } => TransportOutcome::from_text(*status, body),
+        }
+    }
+}
+
+/// What one seed's run found.
+pub struct Run {
+    pub violations: Vec<Violation>,
+    pub trace: Vec<String>,
+    pub stats: Stats,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    /// Operator actions the seed's world takes (before any cap).
+    pub operations: usize,
+    pub captures: u64,
+    pub requests: u64,
+}
+
+pub struct World {
+    rng: ChaCha8Rng,
+    shape: Shape,
+    now: UnixMs,
+    seq: u64,
+    events: BinaryHeap<Reverse<(UnixMs, u64, Event)>>,
+    ledger: Ledger,
+    ledger_up: bool,
+    partitioned: bool,
+    devices: Vec<Device>,
+    /// The request bodies in flight, by request id.
+    requests: HashMap<u64, (usize, u64, Vec<u8>)>,
+    next_request: u64,
+    operations_left: usize,
+    healed: bool,
+    answers: Vec<Answer>,
+    /// Every capture an operator was told is kept, by device.
+    acknowledged: Vec<Vec<IdempotencyKey>>,
+    trace: Vec<String>,
+    stats: Stats,
+}
+
+impl World {
+    /// A world for `seed`, its ledger in `dir`, stopping operator actions
+    /// after `max_operations` (the shrinker's knob) or the seed's own count.
+    pub fn new(seed: u64, dir: &Path, max_operations: Option<usize>) -> anyhow::Result<World> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let shape = Shape::draw(&mut rng);
+        let ledger = Ledger::open(dir.join("ledger.sqlite"))?;
+        let mut devices = Vec::new();
+        for d in 0..shape.devices {
+            let device_id = format!("HH-{d}");
+            let token = ledger.add_device(&device_id, START)?;
+            let skew_ms = if rng.random_bool(0.5) {
+                0
+            } else {
+                rng.random_range(-10 * 60_000..=10 * 60_000)
+            };
+            let mut device = Device::new(device_id, token, skew_ms);
+            device.start_worker();
+            devices.push(device);
+        }
+        let operations_left =
+            max_operations.map_or(shape.operations, |max| max.min(shape.operations));
+        let shape_devices = shape.devices;
+        let mut world = World {
+            rng,
+            shape,
+            now: START,
+            seq: 0,
+            events: BinaryHeap::new(),
+            ledger,
+            ledger_up: true,
+            partitioned: false,
+            devices,
+            requests: HashMap::new(),
+            next_request: 0,
+            operations_left,
+            healed: false,
+            answers: Vec::new(),
+            acknowledged: vec![Vec::new(); shape_devices],
+            trace: Vec::new(),
+            stats: Stats::default(),
+        };
+        world.stats.operations = world.shape.operations;
+        world.note(format!("shape {:?}", world.shape));
+        for d in 0..world.devices.len() {
+            let skew = world.devices[d].skew_ms;
+            world.note(format!("HH-{d} clock skew {skew} ms"));
+            let first = world.rng.random_range(0..5_000);
+            world.schedule(first, Event::Operator(d));
+        }
+        Ok(world)
+    }
+
+    fn schedule(&mut self, after_ms: i64, event: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((
+            UnixMs(self.now.0 + after_ms.max(0)),
+            self.seq,
+            event,
+        )));
+    }
+
+    fn note(&mut self, line: String) {
+        let at = self.now.0 - START.0;
+        self.trace
+            .push(format!("{:>9.3}s {line}", at as f64 / 1000.0));
+    }
+
+    fn key(&mut self) -> IdempotencyKey {
+        IdempotencyKey::from_random_bytes(self.rng.random())
+    }
+
+    /// Runs the world to its end and checks the invariants.
+    pub fn run(mut self) -> anyhow::Result<Run> {
+        let mut heal_deadline = None;
+        while let Some(Reverse((at, _, event))) = self.events.pop() {
+            self.now = at;
+            if heal_deadline.is_some_and(|deadline: UnixMs| at > deadline) {
+                self.note("heal deadline passed".into());
+                break;
+            }
+            self.handle(event)?;
+            if self.operations_left == 0 && !self.healed {
+                self.heal();
+                heal_deadline = Some(UnixMs(self.now.0 + HEAL_DEADLINE_MS));
+            }
+            if self.healed && self.idle() {
+                break;
+            }
+        }
+        let violations = check::all(
+            &self.devices,
+            &self.acknowledged,
+            &self.ledger,
+            &self.answers,
+        )?;
+        Ok(Run {
+            violations,
+            trace: self.trace,
+            stats: self.stats,
+        })
+    }
+
+    /// The faults stop: the ledger is up, the network whole, every worker
+    /// running and told to drain.
+    fn heal(&mut self) {
+        self.healed = true;
+        self.note("heal: no more faults".into());
+        if !self.ledger_up {
+            self.restart_ledger();
+        }
+        self.partitioned = false;
+        for d in 0..self.devices.len() {
+            if !self.devices[d].worker_running() {
+                self.devices[d].start_worker();
+            }
+            if let Some(drain) = self.devices[d].drain.as_mut() {
+                drain.handle_retry_now();
+            }
+            self.pump(d);
+            self.schedule(PERSON_EVERY_MS, Event::Person(d));
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.devices
+            .iter()
+            .all(|device| device.in_flight.is_none() && device.pending() == 0)
+    }
+
+    fn handle(&mut self, event: Event) -> anyhow::Result<()> {
+        match event {
+            Event::Operator(d) => {
+                if self.operations_left > 0 {
+                    self.operations_left -= 1;
+                    self.faults(d);
+                    self.operate(d);
+                    let next = self.rng.random_range(200..20_000);
+                    self.schedule(next, Event::Operator(d));
+                }
+            }
+            Event::Wake(d, generation) => {
+                if self.devices[d].generation == generation {
+                    self.pump(d);
+                }
+            }
+            Event::WorkerStart(d) => {
+                if !self.devices[d].worker_running() {
+                    self.devices[d].start_worker();
+                    self.note(format!("HH-{d} worker starts"));
+                    self.pump(d);
+                }
+            }
+            Event::Arrive {
+                device,
+                generation,
+                request_id,
+                answer_lost,
+                duplicate,
+            } => self.arrive(device, generation, request_id, answer_lost, duplicate),
+            Event::Outcome {
+                device,
+                generation,
+                request_id,
+                outcome,
+            } => {
+                let current = &self.devices[device];
+                let live = current.generation == generation
+                    && current
+                        .in_flight
+                        .as_ref()
+                        .is_some_and(|f| f.request_id == request_id);
+                if live {
+                    self.note(format!(
+                        "HH-{device} request {request_id}: {}",
+                        describe(&outcome)
+                    ));
+                    let go_on = self.devices[device].outcome(self.now, &outcome.outcome());
+                    if go_on {
+                        self.pump(device);
+                    } else {
+                        self.schedule_wake(device);
+                    }
+                }
+            }
+            Event::LedgerBack => {
+                if !self.ledger_up {
+                    self.restart_ledger();
+                }
+            }
+            Event::PartitionOver => {
+                self.partitioned = false;
+                self.note("partition over".into());
+            }
+            Event::Person(d) => {
+                if !self.devices[d].worker_running() {
+                    self.devices[d].start_worker();
+                }
+                let now = self.devices[d].clock(self.now);
+                while self.decide(d, now) {}
+                self.schedule(PERSON_EVERY_MS, Event::Person(d));
+            }
+        }
+        Ok(())
+    }
+
+    fn restart_ledger(&mut self) {
+        self.ledger.restart().expect("the ledger reopens its file");
+        self.ledger_up = true;
+        self.note("ledger back".into());
+    }
+
+    /// Faults drawn at each operator step, before it.
+    fn faults(&mut self, d: usize) {
+        if self.rng.random_bool(self.shape.kill_worker) && self.devices[d].worker_running() {
+            let lost = self.devices[d].kill_worker(&mut self.rng);
+            self.note(format!("HH-{d} worker killed ({lost} relaxed writes lost)"));
+            let back = self.rng.random_range(1_000..60_000);
+            self.schedule(back, Event::WorkerStart(d));
+        }
+        if self.ledger_up && self.rng.random_bool(self.shape.restart_ledger) {
+            self.ledger_up = false;
+            let back = self.rng.random_range(1_000..30_000);
+            self.note(format!("ledger down for {back} ms"));
+            self.schedule(back, Event::LedgerBack);
+        }
+        if !self.partitioned && self.rng.random_bool(self.shape.partition) {
+            self.partitioned = true;
+            let minutes = self.rng.random_range(60_000..8 * 60_000);
+            self.note(format!("partition for {minutes} ms"));
+            self.schedule(minutes, Event::PartitionOver);
+        }
+    }
+
+    /// One operator action on device `d` (the page's message wakes a
+    /// stopped worker first, as it does in the browser).
+    fn operate(&mut self, d: usize) {
+        if !self.devices[d].worker_running() {
+            self.devices[d].start_worker();
+            self.note(format!("HH-{d} worker woken by the page"));
+        }
+        let now = self.devices[d].clock(self.now);
+        let session = self.devices[d]
+            .open_session
+            .and_then(|id| self.devices[d].session(id))
+            .filter(|s| !s.closed);
+        let Some(mut session) = session else {
+            let session_id = Uuid::from_bytes(self.rng.random());
+            let body = OpenSessionBody {
+                operator_id: format!("op-{d}"),
+                mode: Mode::PutAway,
+                context: Default::default(),
+            };
+            let key = self.key();
+            let (session, item) = Session::open(session_id, body, key, now);
+            self.note(format!("HH-{d} opens session {session_id} (key {key})"));
+            self.devices[d].open_session = Some(session_id);
+            self.capture(d, vec![item], session);
+            return;
+        };
+        let roll: f64 = self.rng.random();
+        if roll < 0.06 {
+            let key = self.key();
+            let item = session.close(key, now).expect("the session is open");
+            self.note(format!(
+                "HH-{d} closes session {} with {} pending",
+                session.session_id,
+                self.devices[d].pending()
+            ));
+            self.capture(d, vec![item], session);
+        } else if roll < 0.14 {
+            self.undo(d, session, now);
+        } else if roll < 0.20 {
+            self.decide(d, now);
+        } else {
+            let epc = format!(
+                "E2800000000000000000{:04X}",
+                self.rng.random_range(0..24u16)
+            );
+            let bin = format!("B-{:02}", self.rng.random_range(0..6u8));
+            let mut body = serde_json::json!({"mode": "put_away", "epc": epc, "bin": bin});
+            if self.rng.random_bool(0.2) {
+                body["unit_version"] = serde_json::json!(self.rng.random_range(0..4u64));
+            }
+            let key = self.key();
+            let item = session
+                .capture(
+                    Capture {
+                        command: Command::Scan,
+                        body,
+                    },
+                    key,
+                    now,
+                )
+                .expect("a scan in an open session");
+            self.note(format!(
+                "HH-{d} scans #{} {epc} → {bin} (key {key})",
+                item.client_seq
+            ));
+            self.capture(d, vec![item], session);
+        }
+    }
+
+    /// Undo of a recent scan of the open session: sometimes within the
+    /// 120 s window, sometimes after it (the ledger decides).
+    fn undo(&mut self, d: usize, mut session: Session, now: UnixMs) {
+        let scans: Vec<Item> = self.devices[d]
+            .store
+            .visible()
+            .items
+            .values()
+            .filter(|item| item.session_id == session.session_id && item.command == Command::Scan)
+            .cloned()
+            .collect();
+        if scans.is_empty() {
+            return;
+        }
+        let target = &scans[self.rng.random_range(0..scans.len())];
+        let body = serde_json::json!({ "target_key": target.key.to_string() });
+        let key = self.key();
+        let target_seq = target.client_seq;
+        let item = session
+            .capture(
+                Capture {
+                    command: Command::Undo,
+                    body,
+                },
+                key,
+                now,
+            )
+            .expect("an undo in an open session");
+        self.note(format!(
+            "HH-{d} undoes #{target_seq} as #{} (key {key})",
+            item.client_seq
+        ));
+        self.capture(d, vec![item], session);
+    }
+
+    /// An operator's decision: discard a blocked item or acknowledge a
+    /// rejected one. Returns whether there was one to make.
+    fn decide(&mut self, d: usize, now: UnixMs) -> bool {
+        let blocked = self.devices[d].waiting_for_a_person(ItemState::Blocked);
+        if let Some(mut item) = blocked.into_iter().next() {
+            let Some(mut session) = self.devices[d].session(item.session_id) else {
+                return false;
+            };
+            let void_key = self.key();
+            let void = discard(&mut item, &mut session, void_key, now).expect("a blocked item");
+            self.note(format!(
+                "HH-{d} discards blocked #{} ({:?}); void #{}",
+                item.client_seq, item.reason, void.client_seq
+            ));
+            self.acknowledged[d].push(void.key);
+            self.devices[d].captured(vec![item, void], Some(session));
+            self.pump(d);
+            return true;
+        }
+        let rejected = self.devices[d].waiting_for_a_person(ItemState::Rejected);
+        if let Some(mut item) = rejected.into_iter().next() {
+            acknowledge(&mut item, now).expect("a rejected item");
+            self.note(format!(
+                "HH-{d} acknowledges rejected #{} ({:?})",
+                item.client_seq, item.reason
+            ));
+            self.devices[d].stored(vec![item], None);
+            return true;
+        }
+        false
+    }
+
+    fn capture(&mut self, d: usize, items: Vec<Item>, session: Session) {
+        self.stats.captures += items.len() as u64;
+        self.acknowledged[d].extend(items.iter().map(|item| item.key));
+        self.devices[d].captured(items, Some(session));
+        self.pump(d);
+    }
+
+    /// Sends the next lease if the drain has one due, else waits for it.
+    fn pump(&mut self, d: usize) {
+        if self.devices[d].in_flight.is_some() || !self.devices[d].worker_running() {
+            return;
+        }
+        let Some(lease) = self.devices[d].next_lease(self.now) else {
+            self.schedule_wake(d);
+            return;
+        };
+        let device = &self.devices[d];
+        let body = serde_json::to_vec(&lease.request(&device.device_id, device.clock(self.now)))
+            .expect("a request serialises");
+        self.next_request += 1;
+        let request_id = self.next_request;
+        self.stats.requests += 1;
+        let generation = device.generation;
+        self.devices[d].in_flight = Some(InFlight {
+            batch_id: lease.batch_id,
+            request_id,
+        });
+        let seqs: Vec<u64> = lease.items.iter().map(|i| i.client_seq).collect();
+        self.note(format!("HH-{d} sends request {request_id}: seqs {seqs:?}"));
+        self.requests.insert(request_id, (d, generation, body));
+        self.transmit(d, generation, request_id);
+    }
+
+    /// The network's share of one request.
+    fn transmit(&mut self, d: usize, generation: u64, request_id: u64) {
+        let faults = !self.healed;
+        if faults && self.partitioned {
+            let outcome = if self.rng.random_bool(0.5) {
+                (Delivered::Offline, self.rng.random_range(1..50))
+            } else {
+                (Delivered::Timeout, REQUEST_TIMEOUT_MS)
+            };
+            self.schedule(
+                outcome.1,
+                Event::Outcome {
+                    device: d,
+                    generation,
+                    request_id,
+                    outcome: outcome.0,
+                },
+            );
+            return;
+        }
+        if faults && self.rng.random_bool(self.shape.drop_request) {
+            self.schedule(
+                REQUEST_TIMEOUT_MS,
+                Event::Outcome {
+                    device: d,
+                    generation,
+                    request_id,
+                    outcome: Delivered::Timeout,
+                },
+            );
+            return;
+        }
+        let answer_lost = faults && self.rng.random_bool(self.shape.drop_response);
+        let delay = self.rng.random_range(2..200);
+        self.schedule(
+            delay,
+            Event::Arrive {
+                device: d,
+                generation,
+                request_id,
+                answer_lost,
+                duplicate: false,
+            },
+        );
+        if faults && self.rng.random_bool(self.shape.duplicate) {
+            let later = delay + self.rng.random_range(0..3_000);
+            self.schedule(
+                later,
+                Event::Arrive {
+                    device: d,
+                    generation,
+                    request_id,
+                    answer_lost: true,
+                    duplicate: true,
+                },
+            );
+        }
+    }
+
+    fn arrive(
+        &mut self,
+        d: usize,
+        generation: u64,
+        request_id: u64,
+        answer_lost: bool,
+        duplicate: bool,
+    ) {
+        if !self.ledger_up {
+            self.schedule(
+                1,
+                Event::Outcome {
+                    device: d,
+                    generation,
+                    request_id,
+                    outcome: Delivered::Offline,
+                },
+            );
+            return;
+        }
+        let body = self.requests[&request_id].2.clone();
+        let token = self.devices[d].token.clone();
+        let crash = !self.healed && self.rng.random_bool(self.shape.crash_in_request);
+        if crash {
+            self.ledger.crash_at_commit(self.rng.random_range(1..=2));
+        }
+        let answer = self.ledger.sync(&token, &body, self.now);
+        if crash {
+            if self.ledger.crashed() {
+                // The process died at that commit: no answer leaves it.
+                self.ledger_up = false;
+                let back = self.rng.random_range(1_000..30_000);
+                self.note(format!(
+                    "HH-{d} request {request_id}: the ledger dies at a commit, back in {back} ms"
+                ));
+                self.schedule(back, Event::LedgerBack);
+                if !duplicate {
+                    self.schedule(
+                        REQUEST_TIMEOUT_MS,
+                        Event::Outcome {
+                            device: d,
+                            generation,
+                            request_id,
+                            outcome: Delivered::Timeout,
+                        },
+                    );
+                }
+                return;
+            }
+            self.ledger.disarm();
+        }
+        self.record_answers(d, request_id, answer.status, &answer.body);
+        if duplicate {
+            self.note(format!(
+                "HH-{d} request {request_id} arrives again (duplicate): {}",
+                answer.status
+            ));
+            return;
+        }
+        let (after, outcome) = if answer_lost {
+            self.note(format!("HH-{d} request {request_id} applied, answer lost"));
+            (REQUEST_TIMEOUT_MS, Delivered::Timeout)
+        } else {
+            (
+                self.rng.random_range(2..200),
+                Delivered::Http {
+                    status: answer.status,
+                    body: answer.body,
+                },
+            )
+        };
+        self.schedule(
+            after,
+            Event::Outcome {
+                device: d,
+                generation,
+                request_id,
+                outcome,
+            },
+        );
+    }
+
+    /// Keeps every per-item answer the ledger gave, for the replay check.
+    fn record_answers(&mut self, d: usize, request_id: u64, status: u16, body: &str) {
+        if status != 200 {
+            return;
+        }
+        let response: SyncResponse = serde_json::from_str(body).expect("the ledger answers JSON");
+        for result in response.results {
+            if result.outcome == Some(ItemOutcome::Buffered) {
+                continue;
+            }
+            self.answers.push(Answer {
+                device: d,
+                request_id,
+                result,
+            });
+        }
+    }
+
+    fn schedule_wake(&mut self, d: usize) {
+        if let Some(at) = self.devices[d].wake_at(self.now) {
+            let generation = self.devices[d].generation;
+            let after = at.0.saturating_sub(self.now.0).max(1);
+            self.schedule(after, Event::Wake(d, generation));
+        }
+    }
+}
+
+fn describe(outcome: &Delivered) -> String {
+    match outcome {
+        Delivered::Offline => "offline".into(),
+        Delivered::Timeout => "timed out".into(),
+        Delivered::Http { status, body } if *status == 200 => {
+            let response: SyncResponse = serde_json::from_str(body).expect("JSON");
+            let parts: Vec<String> = response
+                .results
+                .iter()
+                .map(|r| {
+                    let what = r
+                        .outcome
+                        .map(|o| format!("{o:?}").to_lowercase())
+                        .or_else(|| r.code.clone())
+                        .unwrap_or_default();
+                    match &r.reason {
+                        Some(reason) => format!("#{} {} {what} ({reason})", r.client_seq, r.status),
+                        None => format!("#{} {} {what}", r.client_seq, r.status),
+                    }
+                })
+                .collect();
+            format!("200 [{}]", parts.join(", "))
+        }
+        Delivered::Http { status, body } => format!("{status} {body}"),
+    }
+}

@@ -1,0 +1,136 @@
+//! What one client may cost the site, in one place: connections, time to
+//! send a request, bytes and rows one request may make the site store, log
+//! lines, and the size of what the ledger keeps. Every limit carries its
+//! unit in its name or type and the reason for its value beside it.
+//!
+//! Limits that belong to one protocol's grammar stay with its parser and
+//! are listed here by re-export, so this module reads as the whole budget.
+
+use std::time::Duration;
+
+use stockhop::time::Millis;
+
+pub use crate::ledger::api::MAX_APP_VERSION_CHARS;
+pub use crate::ledger::MAX_SYNC_REQUESTS_WAITING;
+pub use crate::listener::framed::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
+pub use crate::listener::http_message::{MAX_HEADERS, MAX_HEAD_BYTES};
+pub use crate::listener::iclock::{MAX_PIN_BYTES, MAX_SERIAL_CHARS};
+pub use stockhop::wire::{MAX_ITEMS_PER_REQUEST, MAX_REQUEST_BYTES};
+
+// --- Connections -----------------------------------------------------------
+
+/// Handheld API connections served at once; more wait in the accept
+/// backlog, where they cost no file descriptor. A site has tens of
+/// handhelds and a browser opens a handful of connections each.
+pub const API_MAX_CONNECTIONS: usize = 512;
+/// Longest time an API client may take to send a whole request head from
+/// the moment its connection is accepted (or its previous response went
+/// out): an idle or trickling connection is closed after it.
+pub const API_HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// Time an HTTPS client has to finish the TLS handshake: a handheld on a
+/// poor link needs a few round trips; a client that stalls holds a slot.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long shutdown waits for API requests in flight before it closes
+/// them (a handheld resends; its key makes the resend harmless).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Longest time the signed terminal-batch endpoint waits for a body once
+/// its head has been checked: a 1 MiB batch crosses a site LAN in well
+/// under a second.
+pub const SIGNED_BODY_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Framed TCP bridges connected at once (both shares below together).
+pub const TCP_MAX_CONNECTIONS: usize = 256;
+/// iclock/Zebra HTTP connections served at once (both shares together).
+pub const TERMINAL_HTTP_MAX_CONNECTIONS: usize = 512;
+/// Slots of each terminal port kept for peers (by address) that have
+/// already had a valid record or request written: a flood of unknown
+/// connections holding every general slot cannot lock out the site's own
+/// terminals.
+pub const KNOWN_PEER_SLOTS: usize = 64;
+/// Peer addresses remembered as known per port; past it no new one is
+/// added until the process restarts (a site has tens of terminals).
+pub const MAX_KNOWN_PEERS: usize = 4096;
+/// Longest time a framed connection may take, from its accept, to deliver
+/// its first complete frame; after it, only the idle timeout applies. An
+/// overall deadline, not an idle timer: a byte every few seconds does not
+/// keep a slot.
+pub const FIRST_FRAME_DEADLINE: Duration = Duration::from_secs(10);
+/// Longest time a terminal HTTP client may take, from its accept, to send
+/// its whole request head.
+pub const TERMINAL_HEAD_DEADLINE: Duration = Duration::from_secs(10);
+
+/// First pause after a failed `accept()` (out of file descriptors, out of
+/// memory): the loop never retries at once. It doubles per failure in a row.
+pub const ACCEPT_BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// The pause's cap, as hyper's and axum's own accept loops use.
+pub const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+// --- Logs ------------------------------------------------------------------
+
+/// A repetitive warning (an accept failure, an unreadable upload, a refused
+/// terminal) is written at most once per this interval per kind, with the
+/// number left out since the last one.
+pub const LOG_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
+
+// --- What one terminal request may make the listener store -----------------
+
+/// Rows one terminal request may add to the listener's database (queued
+/// records plus raw bodies). A 256 KB ATTLOG upload of real 40-byte lines is
+/// about 6,500 records; anything past this is refused whole (413) before
+/// a row is written.
+pub const MAX_ROWS_PER_TERMINAL_REQUEST: usize = 8_192;
+/// Bytes of raw text one terminal request may store: its whole body once.
+pub const MAX_STORED_BYTES_PER_TERMINAL_REQUEST: usize = MAX_FRAME_BYTES;
+/// Bytes all terminals together may have kept raw (OPERLOG, photos,
+/// options, unreadable lines) per second, sustained: real terminals send a
+/// few such bodies a day, so a flood of junk is what this meets. A request
+/// past the budget is answered 503 with Retry-After and nothing is kept.
+pub const RAW_BYTES_PER_SECOND: usize = 256 * 1024;
+/// The burst the raw budget allows above its rate: a terminal's backlog of
+/// photos after an outage.
+pub const RAW_BYTES_BURST: usize = 4 * 1024 * 1024;
+/// The longest a terminal peer is held back after a request refused for
+/// the raw budget (it is held for as long as the budget takes to refill
+/// what it asked for): a flood is slowed to the budget's pace before its
+/// next body is read.
+pub const PENALTY_MAX: Duration = Duration::from_secs(5);
+/// How long bodies kept raw (OPERLOG, photos, options, unreadable lines)
+/// stay for audit before the prune pass removes them: as long as done
+/// queue rows.
+pub const RAW_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
+/// Most raw bodies kept whatever their age: at the 256 KB frame cap a
+/// flood stops at 1 GiB instead of filling the disk.
+pub const RAW_ROWS_MAX: i64 = 4_096;
+
+// --- What the ledger takes (the listener checks these before it acks) ------
+
+/// Longest terminal serial or subject the ledger takes, in characters.
+pub const LEDGER_MAX_FIELD_CHARS: usize = 256;
+/// Longest raw terminal record the ledger keeps for audit, in bytes: an
+/// ATTLOG line or a gate's JSON object is well under this.
+pub const LEDGER_MAX_RAW_BYTES: usize = 64 * 1024;
+
+// --- What one handheld item may make the ledger store ----------------------
+
+/// Longest identifier (epc, code, bin, operator_id), in characters.
+pub const MAX_ITEM_FIELD_CHARS: usize = 256;
+/// Largest item body, as canonical JSON bytes: real scan and session
+/// bodies are a few hundred bytes; the body is stored with every hop.
+pub const MAX_ITEM_BODY_BYTES: usize = 8 * 1024;
+/// Longest string anywhere inside an item body (context values, extra
+/// fields), in characters.
+pub const MAX_BODY_STRING_CHARS: usize = 1024;
+/// Deepest nesting of arrays and objects inside an item body.
+pub const MAX_BODY_DEPTH: usize = 8;
+/// The largest device clock skew the ledger records, either way: a skew
+/// past it (a `sent_at` in year 0000) says only that the device's clock is
+/// broken, and is recorded as this bound. The items still apply: a scan is
+/// never lost to a bad clock. Ten years covers any clock that still runs.
+pub const MAX_CLOCK_SKEW_MS: i64 = 10 * 366 * 24 * 3600 * 1000;
+
+// --- Transactions ----------------------------------------------------------
+
+/// Buffered items applied in one transaction when a gap fills: each chunk
+/// commits on its own, so a long backlog never holds the write lock for
+/// more than a few milliseconds at a time.
+pub const DRAIN_CHUNK_ITEMS: usize = 256;

@@ -1,0 +1,496 @@
+//! The view's HTTP handlers: who is asking (an admin token, or a session
+//! cookie with its CSRF token on every state-changing request), limits and
+//! JSON at the edge; the work runs on the database's blocking thread.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use cookie::{Cookie, SameSite};
+use stockhop::time::UnixMs;
+use stockhop::wire::codes as wire_codes;
+
+use super::{admin, chart, codes, decisions, enroll, history, metrics, page, status};
+use crate::error::AppError;
+use crate::http::AppState;
+use crate::ledger::devices::{self, Profile};
+use crate::ledger::{auth, wall_clock, LedgerError};
+use crate::listener::queue::QueueError;
+
+/// Largest body a view request may carry: a sign-in or a device to add.
+pub const MAX_VIEW_BODY_BYTES: usize = 16 * 1024;
+
+/// Marks requests that came in over TLS (the site router on `--https`
+/// carries it as an extension), so the session cookie is `Secure` there.
+#[derive(Clone, Copy, Debug)]
+pub struct OverTls;
+
+/// The view's routes, merged into the site router.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/site", get(|| async { Redirect::permanent("/site/") }))
+        .route(
+            "/site/",
+            get(|| async { page::file("text/html; charset=utf-8", page::INDEX_HTML) }),
+        )
+        .route(
+            "/site/dashboard.js",
+            get(|| async { page::file("text/javascript; charset=utf-8", page::DASHBOARD_JS) }),
+        )
+        .route(
+            "/site/dashboard.css",
+            get(|| async { page::file("text/css; charset=utf-8", page::DASHBOARD_CSS) }),
+        )
+        .route("/v1/site/login", post(login))
+        .route("/v1/site/logout", post(logout))
+        .route("/v1/site/session", get(session))
+        .route("/v1/site/status", get(site_status))
+        .route("/v1/site/series", get(series))
+        .route("/v1/site/chart.svg", get(chart_svg))
+        .route("/v1/site/devices", post(add_device))
+        .route("/v1/site/devices/{device_id}/revoke", post(revoke_device))
+        .route("/v1/site/counts/{count_id}/approve", post(approve_count))
+        .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
+        .route("/metrics", get(prometheus))
+}
+
+fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
+    AppError::client(status, code, message)
+}
+
+fn from_queue(err: QueueError) -> AppError {
+    match err {
+        QueueError::Sqlite(err) => AppError::from(err),
+        QueueError::Db(err) => AppError::from(err),
+        other => AppError::Internal(other.to_string()),
+    }
+}
+
+/// Who is asking.
+enum Caller {
+    /// An admin token in `Authorization: Bearer` (scripts, Prometheus):
+    /// never sent by a browser on its own, so no CSRF token is needed.
+    Token { admin: String },
+    /// The dashboard's session cookie.
+    Session {
+        cookie: String,
+        session: admin::Session,
+    },
+}
+
+impl Caller {
+    fn admin(&self) -> &str {
+        match self {
+            Caller::Token { admin } => admin,
+            Caller::Session { session, .. } => &session.admin,
+        }
+    }
+}
+
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == admin::SESSION_COOKIE)
+        .map(|cookie| cookie.value().to_owned())
+}
+
+fn admin_required(message: &str) -> AppError {
+    client(StatusCode::UNAUTHORIZED, codes::ADMIN_REQUIRED, message)
+}
+
+/// The admin behind the request: its bearer token or its session cookie.
+/// A device's token is refused with 403: it never opens the view.
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+    let bearer = auth::bearer(
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok()),
+    )
+    .map(str::to_owned);
+    let cookie = session_cookie(headers);
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<Caller, AppError> {
+            if let Some(token) = bearer {
+                if let Some(admin) = admin::authenticate(conn, &token)? {
+                    return Ok(Caller::Token { admin });
+                }
+                if auth::authenticate(conn, &token)?.is_some() {
+                    return Err(client(
+                        StatusCode::FORBIDDEN,
+                        codes::ADMIN_REQUIRED,
+                        "a device token does not open the site's view",
+                    ));
+                }
+                return Err(admin_required("unknown admin token"));
+            }
+            if let Some(cookie) = cookie {
+                if let Some(session) = admin::session(conn, &cookie, now)? {
+                    return Ok(Caller::Session { cookie, session });
+                }
+                return Err(admin_required("the session has ended: sign in again"));
+            }
+            Err(admin_required(
+                "an admin token or a signed-in session is required",
+            ))
+        })
+        .await
+}
+
+/// [`caller`] for a state-changing request: a session must echo its CSRF
+/// token in [`admin::CSRF_HEADER`].
+async fn changing_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+    let caller = caller(state, headers).await?;
+    if let Caller::Session { session, .. } = &caller {
+        let presented = headers
+            .get(admin::CSRF_HEADER)
+            .and_then(|value| value.to_str().ok());
+        if !admin::csrf_matches(session, presented) {
+            return Err(client(
+                StatusCode::FORBIDDEN,
+                codes::CSRF_REJECTED,
+                format!(
+                    "a signed-in change needs the session's {} header",
+                    admin::CSRF_HEADER
+                ),
+            ));
+        }
+    }
+    Ok(caller)
+}
+
+/// A JSON body of at most [`MAX_VIEW_BODY_BYTES`], sent as JSON (a form
+/// post from another site cannot be).
+async fn json_body<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, AppError> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return Err(client(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            wire_codes::MALFORMED_REQUEST,
+            "send the body as application/json",
+        ));
+    }
+    let bytes: Bytes = axum::body::to_bytes(body, MAX_VIEW_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            client(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                wire_codes::BODY_TOO_LARGE,
+                format!("view requests are limited to {MAX_VIEW_BODY_BYTES} bytes"),
+            )
+        })?;
+    serde_json::from_slice(&bytes).map_err(|err| {
+        client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            err.to_string(),
+        )
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct Login {
+    token: String,
+}
+
+#[derive(serde::Serialize)]
+struct SessionView {
+    admin: String,
+    /// Echo it in `x-csrf-token` on every POST; null for a bearer token,
+    /// which needs none.
+    csrf_token: Option<String>,
+}
+
+fn set_cookie(response: &mut Response, cookie: Cookie<'_>) -> Result<(), AppError> {
+    let value = HeaderValue::from_str(&cookie.to_string())
+        .map_err(|err| AppError::Internal(err.to_string()))?;
+    response.headers_mut().append(header::SET_COOKIE, value);
+    Ok(())
+}
+
+async fn login(
+    State(state): State<AppState>,
+    tls: Option<Extension<OverTls>>,
+    request: Request,
+) -> Result<Response, AppError> {
+    let (parts, body) = request.into_parts();
+    let Login { token } = json_body(&parts.headers, body).await?;
+    let now = wall_clock();
+    let (cookie, session) = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let Some(admin) = admin::authenticate(conn, &token)? else {
+                return Err(admin_required("not an admin token"));
+            };
+            Ok(admin::open_session(conn, &admin, now)?)
+        })
+        .await?;
+    let mut response = Json(SessionView {
+        admin: session.admin,
+        csrf_token: Some(session.csrf_token),
+    })
+    .into_response();
+    let cookie = Cookie::build((admin::SESSION_COOKIE, cookie))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(tls.is_some())
+        .max_age(cookie::time::Duration::milliseconds(
+            admin::SESSION_LIFETIME_MS,
+        ))
+        .build();
+    set_cookie(&mut response, cookie)?;
+    Ok(response)
+}
+
+async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+    if let Caller::Session { cookie, .. } = changing_caller(&state, &headers).await? {
+        state
+            .db
+            .call(move |conn| -> Result<_, AppError> { Ok(admin::close_session(conn, &cookie)?) })
+            .await?;
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let gone = Cookie::build((admin::SESSION_COOKIE, ""))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .max_age(cookie::time::Duration::ZERO)
+        .build();
+    set_cookie(&mut response, gone)?;
+    Ok(response)
+}
+
+async fn session(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<SessionView>, AppError> {
+    Ok(Json(match caller(&state, &headers).await? {
+        Caller::Token { admin } => SessionView {
+            admin,
+            csrf_token: None,
+        },
+        Caller::Session { session, .. } => SessionView {
+            admin: session.admin,
+            csrf_token: Some(session.csrf_token),
+        },
+    }))
+}
+
+async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus, AppError> {
+    state
+        .db
+        .call(move |conn| status::status(conn, now).map_err(from_queue))
+        .await
+}
+
+async fn site_status(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<status::SiteStatus>, AppError> {
+    caller(&state, &headers).await?;
+    Ok(Json(read_status(&state, wall_clock()).await?))
+}
+
+#[derive(serde::Deserialize)]
+struct SeriesQuery {
+    hours: Option<u32>,
+}
+
+/// The series' default span: the 12 h the chart shows.
+pub const DEFAULT_SERIES_HOURS: u32 = 12;
+
+fn hours(query: &SeriesQuery) -> Result<u32, AppError> {
+    let hours = query.hours.unwrap_or(DEFAULT_SERIES_HOURS);
+    if hours == 0 || hours > history::MAX_SERIES_HOURS {
+        return Err(client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            format!("hours is 1 to {}", history::MAX_SERIES_HOURS),
+        ));
+    }
+    Ok(hours)
+}
+
+async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, AppError> {
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(history::series(conn, hours, now)?) })
+        .await
+}
+
+async fn series(
+    State(state): State<AppState>,
+    Query(query): Query<SeriesQuery>,
+    headers: HeaderMap,
+) -> Result<Json<history::Series>, AppError> {
+    caller(&state, &headers).await?;
+    let hours = hours(&query)?;
+    Ok(Json(read_series(&state, hours).await?))
+}
+
+async fn chart_svg(
+    State(state): State<AppState>,
+    Query(query): Query<SeriesQuery>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    caller(&state, &headers).await?;
+    let hours = hours(&query)?;
+    let series = read_series(&state, hours).await?;
+    let svg = chart::svg(&series).map_err(AppError::Internal)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        svg,
+    )
+        .into_response())
+}
+
+async fn prometheus(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    caller(&state, &headers).await?;
+    let status = read_status(&state, wall_clock()).await?;
+    let text = metrics::render(&status, &state.ledger.metrics)
+        .map_err(|err| AppError::Internal(err.to_string()))?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct NewDevice {
+    device_id: String,
+    profile: String,
+    #[serde(default)]
+    commissioned: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Enrolled {
+    device_id: String,
+    profile: String,
+    commissioned: bool,
+    token: String,
+    setup_link: String,
+    /// The setup link as a QR code (SVG).
+    qr_svg: String,
+}
+
+async fn add_device(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<Enrolled>, AppError> {
+    let (parts, body) = request.into_parts();
+    changing_caller(&state, &parts.headers).await?;
+    let new: NewDevice = json_body(&parts.headers, body).await?;
+    let Some(profile) = Profile::parse(&new.profile) else {
+        return Err(client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            "profile is one of fxr90, mc3390xr, rfd40, zt411r",
+        ));
+    };
+    // Without an address recorded by `serve` (a server embedded in a
+    // test), the setup link points where the request came in.
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .map(|host| format!("http://{host}"));
+    let now = wall_clock();
+    let device_id = new.device_id.clone();
+    let (token, site) = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let token = devices::add(conn, &device_id, profile, new.commissioned, now)?;
+            let site = enroll::remembered_site_url(conn)?;
+            Ok((token, site))
+        })
+        .await?;
+    let site = site.or(host).unwrap_or_else(|| enroll::site_url(None, 443));
+    let setup_link = enroll::setup_link(&site, &new.device_id, &token);
+    let qr_svg = enroll::qr_svg(&setup_link).map_err(|err| AppError::Internal(err.to_string()))?;
+    tracing::info!(device_id = %new.device_id, profile = %new.profile, "device added from the site's view");
+    Ok(Json(Enrolled {
+        device_id: new.device_id,
+        profile: new.profile,
+        commissioned: new.commissioned,
+        token,
+        setup_link,
+        qr_svg,
+    }))
+}
+
+async fn revoke_device(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let caller = changing_caller(&state, &headers).await?;
+    let now = wall_clock();
+    let id = device_id.clone();
+    state
+        .db
+        .call(move |conn| -> Result<_, LedgerError> { devices::revoke(conn, &id, now) })
+        .await?;
+    tracing::info!(%device_id, admin = caller.admin(), "device revoked");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn approve_count(
+    State(state): State<AppState>,
+    Path(count_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let caller = changing_caller(&state, &headers).await?;
+    let admin = caller.admin().to_owned();
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, LedgerError> {
+            decisions::approve_count(conn, &count_id, &admin, now)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn resolve_grn(
+    State(state): State<AppState>,
+    Path(grn_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let caller = changing_caller(&state, &headers).await?;
+    let admin = caller.admin().to_owned();
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, LedgerError> {
+            decisions::resolve_grn(conn, &grn_id, &admin, now)
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

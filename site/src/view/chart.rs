@@ -1,0 +1,163 @@
+//! The dashboard's chart, drawn on the server as SVG with plotters: the
+//! site's queue depth (left axis) and the median sync latency (right axis)
+//! per 5-minute bucket. No script runs to draw it and nothing is fetched
+//! from elsewhere.
+
+use plotters::prelude::*;
+
+use super::history::Series;
+
+/// The chart's size in SVG units; the page scales it to its column.
+pub const WIDTH: u32 = 960;
+pub const HEIGHT: u32 = 320;
+
+const HOUR_MS: i64 = 60 * 60 * 1000;
+
+const DEPTH_COLOUR: RGBColor = RGBColor(0x1f, 0x5f, 0xbf);
+const LATENCY_COLOUR: RGBColor = RGBColor(0xc0, 0x4a, 0x00);
+
+/// `hh:mm` (UTC) of a Unix-millisecond instant.
+fn clock(ms: i64) -> String {
+    let minutes = ms.div_euclid(60_000).rem_euclid(24 * 60);
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// The chart of `series` as an SVG document.
+pub fn svg(series: &Series) -> Result<String, String> {
+    let mut out = String::new();
+    draw(series, &mut out).map_err(|err| format!("drawing the chart: {err}"))?;
+    Ok(out)
+}
+
+fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::error::Error + 'a>> {
+    let first = series.buckets.first().map_or(0, |b| b.at.0);
+    let last = series.buckets.last().map_or(0, |b| b.at.0) + series.bucket_ms;
+    let max_depth = series
+        .buckets
+        .iter()
+        .map(|b| b.queue_depth)
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let max_latency_s = series
+        .buckets
+        .iter()
+        .filter_map(|b| b.median_sync_latency_ms)
+        .max()
+        .unwrap_or(0)
+        .max(1000) as f64
+        / 1000.0;
+
+    // Ticks on whole hours, about six of them.
+    let step = (i64::from(series.hours) / 6).max(1) * HOUR_MS;
+    let ticks: Vec<i64> = (first.div_euclid(step) + 1..=last.div_euclid(step))
+        .map(|n| n * step)
+        .collect();
+
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(30)
+        .y_label_area_size(56)
+        .right_y_label_area_size(64)
+        .build_cartesian_2d(
+            (first..last).with_key_points(ticks),
+            0..max_depth + max_depth / 10,
+        )?
+        .set_secondary_coord(first..last, 0.0..max_latency_s * 1.1);
+    chart
+        .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xe3, 0xe6, 0xea))
+        .y_labels(6)
+        .x_label_formatter(&|t| clock(*t))
+        .y_desc("queue depth")
+        .label_style(("sans-serif", 18))
+        .draw()?;
+    chart
+        .configure_secondary_axes()
+        .y_desc("median sync latency (s)")
+        .y_label_formatter(&|seconds| format!("{seconds:.0}"))
+        .label_style(("sans-serif", 18))
+        .draw()?;
+    let half = series.bucket_ms / 2;
+    chart
+        .draw_series(LineSeries::new(
+            series
+                .buckets
+                .iter()
+                .map(|b| (b.at.0 + half, b.queue_depth)),
+            DEPTH_COLOUR.stroke_width(3),
+        ))?
+        .label("queue depth")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], DEPTH_COLOUR.stroke_width(3)));
+    // Latency only where a bucket recorded hops: a gap, not a zero.
+    let mut runs: Vec<Vec<(i64, f64)>> = vec![Vec::new()];
+    for bucket in &series.buckets {
+        match bucket.median_sync_latency_ms {
+            Some(ms) => runs
+                .last_mut()
+                .expect("runs starts non-empty")
+                .push((bucket.at.0 + half, ms as f64 / 1000.0)),
+            None => runs.push(Vec::new()),
+        }
+    }
+    let mut labelled = false;
+    for run in runs.into_iter().filter(|run| !run.is_empty()) {
+        let drawn = chart.draw_secondary_series(PointSeries::of_element(
+            run.clone(),
+            3,
+            LATENCY_COLOUR.filled(),
+            &|coord, size, style| EmptyElement::at(coord) + Circle::new((0, 0), size, style),
+        ))?;
+        if !labelled {
+            drawn.label("median sync latency").legend(|(x, y)| {
+                PathElement::new([(x, y), (x + 18, y)], LATENCY_COLOUR.stroke_width(3))
+            });
+            labelled = true;
+        }
+        chart.draw_secondary_series(LineSeries::new(run, LATENCY_COLOUR.stroke_width(2)))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(0xcc, 0xcc, 0xcc))
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 18))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::history::Bucket;
+    use stockhop::time::UnixMs;
+
+    #[test]
+    fn the_chart_is_an_svg_with_both_lines_and_clock_labels() {
+        let buckets = (0..144)
+            .map(|i| Bucket {
+                at: UnixMs(i * 300_000),
+                queue_depth: i,
+                median_sync_latency_ms: (i % 3 != 0).then_some(1500),
+            })
+            .collect();
+        let svg = svg(&Series {
+            hours: 12,
+            bucket_ms: 300_000,
+            buckets,
+        })
+        .unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+        assert!(svg.contains("queue depth"));
+        assert!(svg.contains("median sync latency"));
+        assert!(
+            svg.contains(">\n02:00\n") || svg.contains(">02:00<"),
+            "labels on whole hours: {svg}"
+        );
+        assert_eq!(clock(13 * 3_600_000 + 5 * 60_000), "13:05");
+    }
+}

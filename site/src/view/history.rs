@@ -1,0 +1,213 @@
+//! The heartbeat history behind the chart and the trend: every handheld
+//! heartbeat for a bounded window, and the capture → recorded latency of
+//! the hops handhelds sent.
+//!
+//! The site's total queue depth at an instant is the sum of each device's
+//! latest heartbeat depth as of that instant; the chart samples it at the
+//! end of each 5-minute bucket and the trend compares it with 5 minutes
+//! ago.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection};
+
+pub use crate::ledger::heartbeat_log::MAX_SERIES_HOURS;
+use stockhop::time::UnixMs;
+
+/// The chart's bucket: 5 minutes.
+pub const BUCKET_MS: i64 = 5 * 60 * 1000;
+
+/// What the trend compares the depth now with: 5 minutes ago.
+pub const TREND_LOOKBACK_MS: i64 = 5 * 60 * 1000;
+
+/// The window of `median_sync_latency_ms`: the last hour.
+pub const LATENCY_WINDOW_MS: i64 = 60 * 60 * 1000;
+
+/// Hop sources that are handhelds (terminal records have their own clocks).
+const HANDHELD_SOURCES: &str = "source_mode IN ('live', 'sim')";
+
+/// The site's total queue depth at `at`: each device's latest heartbeat
+/// depth as of then, summed.
+pub fn depth_at(conn: &Connection, at: UnixMs) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT COALESCE(SUM((SELECT queue_depth FROM heartbeat_log h
+                               WHERE h.device_id = d.device_id AND h.at <= ?1
+                               ORDER BY h.at DESC LIMIT 1)), 0)
+         FROM (SELECT DISTINCT device_id FROM heartbeat_log) d",
+    )?
+    .query_row([at.0], |row| row.get(0))
+}
+
+/// Whether the site's depth now is above what it was [`TREND_LOOKBACK_MS`]
+/// ago, or, with a shorter history, at the earliest heartbeat inside that
+/// window.
+pub fn depth_growing(conn: &Connection, now: UnixMs) -> rusqlite::Result<bool> {
+    let lookback = UnixMs(now.0 - TREND_LOOKBACK_MS);
+    let has_older: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM heartbeat_log WHERE at <= ?1)")?
+        .query_row([lookback.0], |row| row.get(0))?;
+    let baseline_at = if has_older {
+        lookback
+    } else {
+        let earliest: Option<i64> = conn
+            .prepare_cached("SELECT min(at) FROM heartbeat_log WHERE at > ?1 AND at <= ?2")?
+            .query_row(params![lookback.0, now.0], |row| row.get(0))?;
+        match earliest {
+            Some(at) => UnixMs(at),
+            None => return Ok(false),
+        }
+    };
+    Ok(depth_at(conn, now)? > depth_at(conn, baseline_at)?)
+}
+
+/// The median capture → recorded latency of handheld hops recorded in
+/// `(from, to]`, in milliseconds; `None` with no such hop.
+pub fn median_latency(
+    conn: &Connection,
+    from: UnixMs,
+    to: UnixMs,
+) -> rusqlite::Result<Option<i64>> {
+    let mut select = conn.prepare_cached(&format!(
+        "SELECT recorded_at - occurred_at FROM hops
+         WHERE recorded_at > ?1 AND recorded_at <= ?2 AND {HANDHELD_SOURCES}"
+    ))?;
+    let mut latencies = select
+        .query_map(params![from.0, to.0], |row| row.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(median(&mut latencies))
+}
+
+/// The lower median (an observed value, not an average of two).
+fn median(values: &mut [i64]) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    let middle = (values.len() - 1) / 2;
+    let (_, value, _) = values.select_nth_unstable(middle);
+    Some(*value)
+}
+
+/// One 5-minute bucket of the chart.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Bucket {
+    /// The bucket's start.
+    pub at: UnixMs,
+    /// The site's total queue depth at the bucket's end (or now, for the
+    /// bucket now is in).
+    pub queue_depth: i64,
+    /// Median capture → recorded latency of handheld hops recorded in the
+    /// bucket; null when none was.
+    pub median_sync_latency_ms: Option<i64>,
+}
+
+/// `GET /v1/site/series`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Series {
+    pub hours: u32,
+    pub bucket_ms: i64,
+    pub buckets: Vec<Bucket>,
+}
+
+/// The last `hours` as 5-minute buckets ending with the one `now` is in.
+pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Series> {
+    let hours = hours.clamp(1, MAX_SERIES_HOURS);
+    let count = i64::from(hours) * 60 * 60 * 1000 / BUCKET_MS;
+    let last_start = now.0.div_euclid(BUCKET_MS) * BUCKET_MS;
+    let first_start = last_start - (count - 1) * BUCKET_MS;
+
+    // Each device's depth as the window opens, then every heartbeat inside
+    // it in time order, swept bucket by bucket. Devices are numbered once,
+    // so the sweep allocates nothing per heartbeat.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut depth: Vec<i64> = Vec::new();
+    {
+        let mut opening = conn.prepare_cached(
+            "SELECT d.device_id,
+                    (SELECT queue_depth FROM heartbeat_log h
+                     WHERE h.device_id = d.device_id AND h.at <= ?1
+                     ORDER BY h.at DESC LIMIT 1)
+             FROM (SELECT DISTINCT device_id FROM heartbeat_log) d",
+        )?;
+        let mut rows = opening.query([first_start])?;
+        while let Some(row) = rows.next()? {
+            index.insert(row.get(0)?, depth.len());
+            depth.push(row.get::<_, Option<i64>>(1)?.unwrap_or(0));
+        }
+    }
+    let mut total: i64 = depth.iter().sum();
+    let mut beats: Vec<(usize, i64, i64)> = Vec::new();
+    {
+        let mut select = conn.prepare_cached(
+            "SELECT device_id, at, queue_depth FROM heartbeat_log
+             WHERE at > ?1 AND at <= ?2 ORDER BY at",
+        )?;
+        let mut rows = select.query(params![first_start, now.0])?;
+        while let Some(row) = rows.next()? {
+            let device = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+            // A device whose first heartbeat is inside the window.
+            let slot = match index.get(device) {
+                Some(slot) => *slot,
+                None => {
+                    index.insert(device.to_owned(), depth.len());
+                    depth.push(0);
+                    depth.len() - 1
+                }
+            };
+            beats.push((slot, row.get(1)?, row.get(2)?));
+        }
+    }
+    let mut beats = beats.into_iter().peekable();
+
+    let mut latencies: Vec<Vec<i64>> = vec![Vec::new(); count as usize];
+    {
+        let mut hops = conn.prepare_cached(&format!(
+            "SELECT recorded_at, recorded_at - occurred_at FROM hops
+             WHERE recorded_at >= ?1 AND recorded_at <= ?2 AND {HANDHELD_SOURCES}"
+        ))?;
+        let rows = hops.query_map(params![first_start, now.0], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
+        })?;
+        for row in rows {
+            let (recorded_at, latency) = row?;
+            let index = (recorded_at - first_start).div_euclid(BUCKET_MS);
+            if let Some(bucket) = usize::try_from(index)
+                .ok()
+                .and_then(|i| latencies.get_mut(i))
+            {
+                bucket.push(latency);
+            }
+        }
+    }
+
+    let mut buckets = Vec::with_capacity(count as usize);
+    for (i, bucket_latencies) in latencies.iter_mut().enumerate() {
+        let start = first_start + i as i64 * BUCKET_MS;
+        let end = (start + BUCKET_MS - 1).min(now.0);
+        while let Some((slot, _, value)) = beats.next_if(|(_, at, _)| *at <= end) {
+            total += value - std::mem::replace(&mut depth[slot], value);
+        }
+        buckets.push(Bucket {
+            at: UnixMs(start),
+            queue_depth: total,
+            median_sync_latency_ms: median(bucket_latencies),
+        });
+    }
+    Ok(Series {
+        hours,
+        bucket_ms: BUCKET_MS,
+        buckets,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_is_an_observed_value() {
+        assert_eq!(median(&mut []), None);
+        assert_eq!(median(&mut [5]), Some(5));
+        assert_eq!(median(&mut [9, 1, 5]), Some(5));
+        assert_eq!(median(&mut [4, 1, 3, 2]), Some(2));
+    }
+}

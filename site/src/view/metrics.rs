@@ -1,0 +1,97 @@
+//! `GET /metrics` in the Prometheus text format (prometheus-client): the
+//! ledger's process counters beside gauges read from the database at
+//! scrape time.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use super::status::SiteStatus;
+use crate::ledger::metrics::SyncMetrics;
+
+type Labels = Vec<(String, String)>;
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect()
+}
+
+fn gauge(value: i64) -> Gauge {
+    let gauge = Gauge::default();
+    gauge.set(value);
+    gauge
+}
+
+/// The exposition text for `status` and the ledger's counters.
+pub fn render(status: &SiteStatus, sync: &SyncMetrics) -> Result<String, std::fmt::Error> {
+    let mut registry = Registry::with_prefix("stockhop");
+    let depth = Family::<Labels, Gauge>::default();
+    let online = Family::<Labels, Gauge>::default();
+    for device in &status.devices {
+        let id = labels(&[
+            ("device_id", &device.device_id),
+            ("profile", &device.profile),
+        ]);
+        depth
+            .get_or_create(&id)
+            .set(device.queue_depth.unwrap_or(0));
+        online.get_or_create(&id).set(i64::from(device.online));
+    }
+    registry.register(
+        "device_queue_depth",
+        "Items queued on a device, from its latest heartbeat",
+        depth,
+    );
+    registry.register(
+        "device_online",
+        "1 while a device was heard from within its profile's heartbeat period",
+        online,
+    );
+    registry.register(
+        "site_queue_depth",
+        "The site's total queue depth (sum of the devices' latest heartbeats)",
+        gauge(status.queue_depth),
+    );
+    registry.register(
+        "sync_items",
+        "Sync items answered, by outcome (replays not counted)",
+        sync.items.clone(),
+    );
+    registry.register(
+        "sync_latency_seconds",
+        "Capture to recorded latency of the hops sync items recorded",
+        sync.latency_seconds.clone(),
+    );
+    registry.register(
+        "listener_queue_depth",
+        "Terminal records waiting to be forwarded to the ledger",
+        gauge(status.listener.queue_depth),
+    );
+    registry.register(
+        "listener_dead_letters",
+        "Terminal records the ledger refused for good",
+        gauge(status.listener.dead_letters_total),
+    );
+    let decisions = Family::<Labels, Gauge>::default();
+    let pending = &status.decisions;
+    for (kind, count) in [
+        ("count_variance", pending.count_variances.len() as i64),
+        ("grn", pending.grns.len() as i64),
+        ("correction", pending.corrections_total),
+    ] {
+        decisions
+            .get_or_create(&labels(&[("kind", kind)]))
+            .set(count);
+    }
+    registry.register(
+        "pending_decisions",
+        "Decisions waiting for a person, by kind",
+        decisions,
+    );
+    let mut text = String::new();
+    encode(&mut text, &registry)?;
+    Ok(text)
+}

@@ -1,0 +1,34 @@
+//! The site's view: what the handhelds hold, for the people who run the
+//! site. One page at `/site/` ([`page`]), the same facts as JSON at
+//! `/v1/site/status` and `/v1/site/series`, and Prometheus text at
+//! `/metrics`, all for admin tokens only ([`admin`]).
+//!
+//! [`status`] (devices online and offline by profile, the trend),
+//! [`history`] (the heartbeat history behind the chart), [`chart`] (the
+//! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
+//! (setup links and their QR codes), [`metrics`] and [`api`] (the
+//! handlers, the only module that sees a request).
+//!
+//! Like the ledger, everything below [`api`] takes the connection and
+//! `now` as arguments.
+
+pub mod admin;
+pub mod api;
+pub mod chart;
+pub mod decisions;
+pub mod enroll;
+pub mod history;
+pub mod metrics;
+pub mod page;
+pub mod status;
+
+/// The codes the view answers beside the ledger's.
+pub mod codes {
+    /// The request carried no admin token or session (or a device's token).
+    pub const ADMIN_REQUIRED: &str = "ADMIN_REQUIRED";
+    /// A state-changing request from a session without its CSRF token.
+    pub const CSRF_REJECTED: &str = "CSRF_REJECTED";
+    pub const INVALID_ADMIN: &str = "INVALID_ADMIN";
+    pub const ADMIN_EXISTS: &str = "ADMIN_EXISTS";
+    pub const ADMIN_NOT_FOUND: &str = "ADMIN_NOT_FOUND";
+}

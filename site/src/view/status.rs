@@ -1,0 +1,214 @@
+//! `GET /v1/site/status`: which devices are offline and since when, each
+//! device's queue, the site's depth, latency and trend, terminals, the
+//! listener's queue and dead letters, and the decisions waiting.
+
+use rusqlite::Connection;
+use stockhop::time::UnixMs;
+
+use super::decisions::{self, Decisions};
+use super::history;
+use crate::ledger::devices::Profile;
+use crate::listener::queue::{self, DeadLetter, QueueError};
+
+/// A device's oldest queued item older than this escalates the backlog.
+pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
+
+/// Dead letters listed on the dashboard (newest first).
+pub const MAX_DEAD_LETTERS_LISTED: usize = 50;
+
+/// An offline device's alert priority.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Alert {
+    P1,
+    P2,
+    P3,
+}
+
+/// How long a profile may stay silent before it is offline, in ms, and the
+/// priority it is raised at then (the device profiles table).
+pub fn heartbeat_period_ms(profile: Profile) -> i64 {
+    1000 * match profile {
+        Profile::Fxr90 => 60,
+        Profile::Mc3390xr => 900,
+        Profile::Rfd40 => 1800,
+        Profile::Zt411r => 300,
+    }
+}
+
+/// The priority an offline device of `profile` is raised at.
+pub fn alert_priority(profile: Profile) -> Alert {
+    match profile {
+        Profile::Fxr90 => Alert::P1,
+        Profile::Zt411r => Alert::P2,
+        Profile::Mc3390xr | Profile::Rfd40 => Alert::P3,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    /// The backlog is not growing and nothing is overdue.
+    Draining,
+    /// The site's depth is above what it was 5 minutes ago.
+    Growing,
+    /// An item has waited over 15 minutes, or a P1 device is offline.
+    Escalated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceStatus {
+    pub device_id: String,
+    pub profile: String,
+    pub commissioned: bool,
+    pub online: bool,
+    pub last_seen_at: Option<UnixMs>,
+    /// When the silence passed the profile's heartbeat period (from when
+    /// the device was added, if it was never seen); null while online.
+    pub offline_since: Option<UnixMs>,
+    /// The profile's priority while offline, else null.
+    pub alert: Option<Alert>,
+    pub queue_depth: Option<i64>,
+    pub oldest_queued_at: Option<UnixMs>,
+    pub app_version: Option<String>,
+}
+
+/// A terminal seen through the listener.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TerminalStatus {
+    pub device_id: String,
+    pub source: String,
+    pub last_seen_at: UnixMs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ListenerStatus {
+    /// Records waiting to be forwarded to the ledger.
+    pub queue_depth: i64,
+    pub dead_letters_total: i64,
+    pub dead_letters: Vec<DeadLetter>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SiteStatus {
+    pub server_time: UnixMs,
+    pub trend: Trend,
+    /// The site's total: the sum of the devices' latest heartbeat depths.
+    pub queue_depth: i64,
+    /// Last hour, capture → recorded, handheld hops; null with none.
+    pub median_sync_latency_ms: Option<i64>,
+    /// Offline first (by priority, longest first), then by id.
+    pub devices: Vec<DeviceStatus>,
+    pub terminals: Vec<TerminalStatus>,
+    pub listener: ListenerStatus,
+    pub decisions: Decisions,
+}
+
+/// Every device that is not revoked, with its liveness at `now`.
+pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceStatus>> {
+    let mut select = conn.prepare_cached(
+        "SELECT d.device_id, d.profile, d.commissioned, d.added_at,
+                h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version
+         FROM devices d LEFT JOIN device_heartbeats h ON h.device_id = d.device_id
+         WHERE NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = d.device_id)",
+    )?;
+    let rows = select.query_map([], |row| {
+        let profile_text: String = row.get(1)?;
+        let profile = Profile::parse(&profile_text).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                1,
+                rusqlite::types::Type::Text,
+                format!("unknown profile {profile_text:?}").into(),
+            )
+        })?;
+        let added_at: i64 = row.get(3)?;
+        let last_seen_at: Option<i64> = row.get(4)?;
+        let period = heartbeat_period_ms(profile);
+        let silent_since = last_seen_at.unwrap_or(added_at);
+        let online = last_seen_at.is_some() && now.0 - silent_since <= period;
+        Ok(DeviceStatus {
+            device_id: row.get(0)?,
+            profile: profile_text,
+            commissioned: row.get(2)?,
+            online,
+            last_seen_at: last_seen_at.map(UnixMs),
+            offline_since: (!online).then(|| UnixMs(silent_since + period)),
+            alert: (!online).then(|| alert_priority(profile)),
+            queue_depth: row.get(5)?,
+            oldest_queued_at: row.get::<_, Option<i64>>(6)?.map(UnixMs),
+            app_version: row.get(7)?,
+        })
+    })?;
+    let mut devices = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    devices.sort_by(|a, b| {
+        (a.alert.is_none(), a.alert, a.offline_since, &a.device_id).cmp(&(
+            b.alert.is_none(),
+            b.alert,
+            b.offline_since,
+            &b.device_id,
+        ))
+    });
+    Ok(devices)
+}
+
+/// The trend rule: escalated when a device's oldest queued item is older
+/// than [`ESCALATE_AFTER_MS`] or a P1 device is offline; else growing when
+/// the site's depth is above what it was 5 minutes ago; else draining.
+pub fn trend(conn: &Connection, devices: &[DeviceStatus], now: UnixMs) -> rusqlite::Result<Trend> {
+    let overdue = devices.iter().any(|device| {
+        device.queue_depth.unwrap_or(0) > 0
+            && device
+                .oldest_queued_at
+                .is_some_and(|oldest| now.0 - oldest.0 > ESCALATE_AFTER_MS)
+    });
+    let p1_offline = devices.iter().any(|device| device.alert == Some(Alert::P1));
+    if overdue || p1_offline {
+        return Ok(Trend::Escalated);
+    }
+    Ok(if history::depth_growing(conn, now)? {
+        Trend::Growing
+    } else {
+        Trend::Draining
+    })
+}
+
+fn terminals(conn: &Connection) -> rusqlite::Result<Vec<TerminalStatus>> {
+    let mut select = conn.prepare_cached(
+        "SELECT device_id, source, last_seen_at FROM device_heartbeats
+         WHERE source <> ?1 ORDER BY device_id",
+    )?;
+    let rows = select.query_map([crate::ledger::devices::SOURCE_HANDHELD], |row| {
+        Ok(TerminalStatus {
+            device_id: row.get(0)?,
+            source: row.get(1)?,
+            last_seen_at: UnixMs(row.get(2)?),
+        })
+    })?;
+    rows.collect()
+}
+
+/// The whole status at `now`.
+pub fn status(conn: &mut Connection, now: UnixMs) -> Result<SiteStatus, QueueError> {
+    let devices = devices(conn, now)?;
+    let trend = trend(conn, &devices, now)?;
+    let queue_depth = devices.iter().filter_map(|d| d.queue_depth).sum();
+    let median_sync_latency_ms =
+        history::median_latency(conn, UnixMs(now.0 - history::LATENCY_WINDOW_MS), now)?;
+    let counts = queue::counts(conn)?;
+    let listener = ListenerStatus {
+        queue_depth: counts.pending as i64,
+        dead_letters_total: counts.dead as i64,
+        dead_letters: queue::dead_letters(conn, MAX_DEAD_LETTERS_LISTED)?,
+    };
+    Ok(SiteStatus {
+        server_time: now,
+        trend,
+        queue_depth,
+        median_sync_latency_ms,
+        devices,
+        terminals: terminals(conn)?,
+        listener,
+        decisions: decisions::pending(conn)?,
+    })
+}

@@ -1,0 +1,47 @@
+//! The JS edge: every record, message and reply crosses it through serde
+//! (`serde-wasm-bindgen`). Reads name the field that failed
+//! (`capture.session_id: invalid type: …`); writes build the plain
+//! objects `JSON.parse` would give (`None` as `null`, maps as objects).
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+/// Reads `value` as a `T`; the error names `noun` and the path to the
+/// field that did not fit. For what a page sends, which a person reads
+/// when it is refused.
+pub fn from_js<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
+    let deserializer = serde_wasm_bindgen::Deserializer::from(value);
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        // The error is a JS `Error`; its text starts with its class name.
+        let why = err.inner().to_string();
+        let why = why.strip_prefix("Error: ").unwrap_or(&why);
+        match (noun, path.as_str()) {
+            ("", ".") => why.to_owned(),
+            (noun, ".") => format!("{noun}: {why}"),
+            ("", path) => format!("{path}: {why}"),
+            (noun, path) => format!("{noun}.{path}: {why}"),
+        }
+    })
+}
+
+/// Reads a record the queue stored as a `T`; the error names `noun` and
+/// what did not fit (`missing field`, `invalid type`). Without the path
+/// of [`from_js`]: a stored record is written by this module from the
+/// same types, and tracking the path doubles every reader's code in the
+/// module.
+pub fn from_record<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(value).map_err(|err| {
+        let why = err.to_string();
+        format!("{noun}: {}", why.strip_prefix("Error: ").unwrap_or(&why))
+    })
+}
+
+/// Writes `value` as a plain JS value. It fails only on a number no JS
+/// number holds exactly (beyond ±2^53), which is refused, not altered.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, String> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|err| err.to_string())
+}

@@ -1,0 +1,256 @@
+// The site's view end to end: a supervisor signs in at /site/ on a real
+// `stockhop-site serve`, watches a fixed gate go offline and come back and
+// a handheld's queue grow through an outage and drain, sees a late undo on
+// the correction list, and enrolls a handheld by QR code: the test decodes
+// the rendered code and opens the link on a second page, over HTTPS by
+// name, as the handheld's scanner would. Heartbeats are posted here the
+// way a device posts them. Screenshots at 1280x800 and 800x1280 land in
+// artifacts/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import jsQR from 'jsqr';
+import { artifactsDir, freePort, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
+import { homeTrusting, launchTrusting } from './lib/tls.mjs';
+import { HANDHELD_VIEWPORT, addDevice, drained, eventually, openSession, scanBurst } from './lib/handheld.mjs';
+
+const SITE_NAME = 'stockhop.test';
+/** fxr90's heartbeat period: silent longer than this, a gate is offline. */
+const FXR90_PERIOD_MS = 60_000;
+
+async function heartbeat(site, deviceId, token, depth, oldestQueuedAt = null) {
+  const res = await fetch(`${site.base}/v1/devices/${deviceId}/heartbeat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      sent_at: new Date().toISOString(),
+      queue_depth: depth,
+      oldest_queued_at: oldestQueuedAt,
+      app_version: 'e2e',
+    }),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** An open, a scan and an undo captured 121 s after it: the undo is late. */
+async function lateUndo(site, deviceId, token) {
+  const session = randomUUID();
+  const t0 = Date.now() - 600_000;
+  const at = (ms) => new Date(t0 + ms).toISOString();
+  const item = (seq, command, body, ms) => ({
+    key: randomUUID(),
+    session_id: session,
+    client_seq: seq,
+    command,
+    occurred_at: at(ms),
+    queued_at: at(ms + 3),
+    body,
+  });
+  const scan = item(2, 'scan', { mode: 'put_away', epc: 'E2800000000000000000E2E1', bin: 'B-1' }, 1000);
+  const items = [
+    item(1, 'open_session', { operator_id: 'op-late', mode: 'put_away', context: {} }, 0),
+    scan,
+    item(3, 'undo', { target_key: scan.key }, 122_000),
+  ];
+  const res = await fetch(`${site.base}/v1/sync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ device_id: deviceId, sent_at: new Date().toISOString(), items }),
+  });
+  const body = await res.json();
+  assert.equal(body.results[2].reason, 'undo_window_expired', JSON.stringify(body));
+}
+
+const textOf = (page, selector) => page.locator(selector).first().textContent();
+
+async function waitText(page, selector, pattern, timeout = 20_000) {
+  await page.waitForFunction(
+    ({ selector, source, flags }) => {
+      const node = document.querySelector(selector);
+      return node && new RegExp(source, flags).test(node.textContent);
+    },
+    { selector, source: pattern.source, flags: pattern.flags },
+    { timeout },
+  );
+}
+
+/** The QR code on the page as text: drawn to a canvas, read by jsQR. */
+async function decodeQr(page, selector) {
+  const image = await page.evaluate(async (sel) => {
+    const img = document.querySelector(sel);
+    await img.decode();
+    const scale = 2;
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth * scale;
+    canvas.height = img.naturalHeight * scale;
+    const ctx = canvas.getContext('2d');
+    ctx.imageSmoothingEnabled = false;
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
+    const data = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    return { width: data.width, height: data.height, pixels: Array.from(data.data) };
+  }, selector);
+  const code = jsQR(Uint8ClampedArray.from(image.pixels), image.width, image.height);
+  assert.ok(code, 'the QR code decodes');
+  return code.data;
+}
+
+test('a supervisor watches the site: offline and back, an outage grows and drains, a late undo, a handheld enrolled by QR', async () => {
+  const dataDir = tempDataDir();
+  const httpsPort = await freePort();
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const hhToken = await addDevice(dataDir, 'HH-1');
+  const gateToken = await addDevice(dataDir, 'GATE-1', { profile: 'fxr90' });
+  const site = await startSite({
+    dataDir,
+    extraArgs: ['--https', `127.0.0.1:${httpsPort}`, '--tls-name', SITE_NAME],
+  });
+  const browser = await launchTrusting(homeTrusting(join(dataDir, 'tls', 'ca.crt')), SITE_NAME);
+  try {
+    // Device tokens never open the view; the page asks for an admin token.
+    const asDevice = await fetch(`${site.base}/v1/site/status`, { headers: { authorization: `Bearer ${hhToken}` } });
+    assert.equal(asDevice.status, 403);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (err) => errors.push(String(err)));
+    await page.goto(`${site.base}/site/`);
+    await page.waitForSelector('body[data-state="signed-out"]');
+    await page.fill('#admin-token', hhToken);
+    await page.click('#sign-in-form button[type="submit"]');
+    await waitText(page, '#sign-in-error', /not an admin token/);
+    await page.fill('#admin-token', adminToken);
+    await page.click('#sign-in-form button[type="submit"]');
+    await page.waitForSelector('body[data-state="ready"]');
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'stockhop_admin');
+    assert.ok(session, 'a session cookie');
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Strict');
+
+    // Both devices report; the gate then falls silent while the handheld's
+    // site is unreachable to it and its queue grows.
+    await heartbeat(site, 'GATE-1', gateToken, 0);
+    const gateLastSeen = Date.now();
+    await heartbeat(site, 'HH-1', hhToken, 0);
+    await waitText(page, '#devices tr[data-device="GATE-1"] td:nth-child(3)', /^online/);
+    await waitText(page, '#trend', /^Draining normally$/);
+    const outageStart = new Date().toISOString();
+    for (const depth of [40, 90, 140]) {
+      await heartbeat(site, 'HH-1', hhToken, depth, outageStart);
+    }
+    await waitText(page, '#trend', /^Growing$/);
+    await waitText(page, '#site-depth', /^140$/);
+    await waitText(page, '#devices tr[data-device="HH-1"] [data-field="depth"]', /^140$/);
+
+    await lateUndo(site, 'HH-1', hhToken);
+    await waitText(page, '#corrections', /undo past 120 s/);
+    assert.match(await textOf(page, '#counts'), /No count variance waits/);
+    assert.match(await textOf(page, '#grns'), /No GRN waits/);
+
+    // The gate has been silent past its 60 s period: a P1 banner, escalated.
+    await page.waitForSelector('#alerts .alert[data-device="GATE-1"][data-alert="P1"]', {
+      timeout: FXR90_PERIOD_MS + 30_000,
+    });
+    assert.ok(Date.now() - gateLastSeen > FXR90_PERIOD_MS, 'not before the period passed');
+    assert.match(await textOf(page, '#alerts .alert[data-device="GATE-1"]'), /P1GATE-1 \(fixed gate\) offline since \d\d:\d\d/);
+    await waitText(page, '#trend', /^Escalated$/);
+    assert.equal(await page.getAttribute('#devices tr[data-device="GATE-1"]', 'data-online'), 'false');
+    // The chart is drawn and fits its panel.
+    await page.waitForFunction(() => document.getElementById('chart').naturalWidth > 0);
+
+    // The screen a supervisor sees now, at desktop and tablet sizes.
+    await page.screenshot({ path: join(artifactsDir(), 'dashboard-1280x800.png'), fullPage: true });
+    const tablet = await browser.newContext({ viewport: { width: 800, height: 1280 }, reducedMotion: 'reduce' });
+    const tabletPage = await tablet.newPage();
+    await tablet.addCookies([session]);
+    await tabletPage.goto(`${site.base}/site/`);
+    await tabletPage.waitForSelector('#alerts .alert[data-alert="P1"]');
+    await tabletPage.waitForFunction(() => document.getElementById('chart').naturalWidth > 0);
+    await tabletPage.screenshot({ path: join(artifactsDir(), 'dashboard-800x1280.png'), fullPage: true });
+    const motion = await tabletPage.$eval('#alerts .alert[data-alert="P1"]', (n) => getComputedStyle(n).animationName);
+    assert.equal(motion, 'none', 'prefers-reduced-motion stops the P1 pulse');
+    const overflow = await tabletPage.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling on a tablet: ${overflow}px`);
+    await tablet.close();
+
+    // Every control is a 44 px touch target.
+    const small = await page.$$eval('button, select, input:not([type="checkbox"]), summary', (nodes) =>
+      nodes
+        .filter((n) => n.offsetParent !== null)
+        .map((n) => ({ id: n.id || n.textContent.trim(), ...n.getBoundingClientRect().toJSON() }))
+        .filter((r) => r.height < 44 || r.width < 44),
+    );
+    assert.deepEqual(small, [], 'touch targets of at least 44 px');
+
+    // The gate comes back; the handheld drains.
+    await heartbeat(site, 'GATE-1', gateToken, 0);
+    await page.waitForSelector('#alerts .alert[data-device="GATE-1"]', { state: 'detached' });
+    await waitText(page, '#devices tr[data-device="GATE-1"] td:nth-child(3)', /^online/);
+    for (const depth of [60, 0]) {
+      await heartbeat(site, 'HH-1', hhToken, depth, depth ? outageStart : null);
+    }
+    await waitText(page, '#site-depth', /^0$/);
+    await waitText(page, '#trend', /^Draining normally$/);
+
+    // Enroll a handheld from the page and read its QR code as the
+    // handheld's scanner would.
+    await page.click('#enroll summary');
+    await page.fill('#enroll-id', 'HH-NEW');
+    await page.selectOption('#enroll-profile', 'mc3390xr');
+    await page.check('#enroll-commissioned');
+    await page.click('#enroll-form button[type="submit"]');
+    await page.waitForSelector('#enroll-result:not([hidden])');
+    const link = await decodeQr(page, '#enroll-qr');
+    assert.equal(link, await textOf(page, '#enroll-link'), 'the QR code is the shown link');
+    const origin = `https://${SITE_NAME}:${httpsPort}`;
+    assert.ok(link.startsWith(`${origin}/#site=`), link);
+    const fragment = new URLSearchParams(new URL(link).hash.slice(1));
+    assert.equal(fragment.get('site'), origin);
+    assert.equal(fragment.get('device'), 'HH-NEW');
+    await page.locator('#enroll-result').screenshot({ path: join(artifactsDir(), 'dashboard-enroll-qr.png') });
+    await page.waitForSelector('#devices tr[data-device="HH-NEW"][data-online="false"]');
+
+    const handheld = await browser.newContext({ viewport: HANDHELD_VIEWPORT });
+    const hhPage = await handheld.newPage();
+    await hhPage.goto(link);
+    await hhPage.waitForSelector('body[data-ready="true"]');
+    await hhPage.waitForFunction(() => document.getElementById('setup-status').textContent.startsWith('Set up as HH-NEW'));
+    await openSession(hhPage, 'op-new', 'put_away');
+    await scanBurst(hhPage, ['E2800000000000000000A001']);
+    await drained(hhPage);
+    await heartbeat(site, 'HH-NEW', fragment.get('token'), 0);
+    await page.waitForSelector('#devices tr[data-device="HH-NEW"][data-online="true"]');
+    await handheld.close();
+
+    // Revoked from the page, the new device's token stops working.
+    const revoke = page.locator('#devices tr[data-device="HH-NEW"] button');
+    await revoke.click();
+    await revoke.click();
+    await page.waitForSelector('#devices tr[data-device="HH-NEW"]', { state: 'detached' });
+    const revoked = await fetch(`${site.base}/v1/devices/HH-NEW/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fragment.get('token')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sent_at: new Date().toISOString(), queue_depth: 0, app_version: 'e2e' }),
+    });
+    assert.equal(revoked.status, 401);
+
+    // Signed out, the cookie opens nothing.
+    await page.click('#sign-out');
+    await page.waitForSelector('body[data-state="signed-out"]');
+    const after = await eventually(
+      async () => {
+        const res = await page.evaluate(() => fetch('/v1/site/status').then((r) => r.status));
+        return { ready: res === 401, value: res };
+      },
+      { timeoutMs: 5000, what: 'the session to end' },
+    );
+    assert.equal(after, 401);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
