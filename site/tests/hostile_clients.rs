@@ -163,7 +163,7 @@ async fn a_signed_batch_is_refused_from_its_head_and_its_body_read_under_a_deadl
 
 #[tokio::test]
 async fn instants_outside_the_wire_years_are_refused_and_skew_is_bounded() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let open = hh.open("op-1");
     site.sync_ok(&hh, &[open]).await;
@@ -197,7 +197,7 @@ async fn instants_outside_the_wire_years_are_refused_and_skew_is_bounded() {
 
 #[tokio::test]
 async fn an_undo_captured_long_before_its_target_is_outside_the_window() {
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     let t0 = UnixMs(now().0 - 600_000);
     let open = hh.item_at(
@@ -267,7 +267,8 @@ async fn free_form_fields_are_bounded_and_identifiers_take_no_control_characters
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filling_a_long_gap_applies_the_backlog_in_chunks_others_go_between() {
     const BACKLOG: u64 = 2_000;
-    let site = Arc::new(Site::start().await);
+    let site = Arc::new(Site::start_stocked().await);
+    import_units(&site, (0..BACKLOG).map(|i| format!("EPC-A-{i}")));
     let mut a = site.handheld("HH-A").await;
     let mut b = site.handheld("HH-B").await;
     let open_a = a.open("op-a");
@@ -288,7 +289,8 @@ async fn filling_a_long_gap_applies_the_backlog_in_chunks_others_go_between() {
         tokio::spawn(async move {
             let mut i = 0;
             while !stop.load(Ordering::SeqCst) {
-                let scan = b.scan(&format!("EPC-B-{i}"), "B-2");
+                // The stocked units over and over: each scan is a hop.
+                let scan = b.scan(&format!("EPC-{}", i % 100), "B-2");
                 site.sync_ok(&b, &[scan]).await;
                 i += 1;
             }
@@ -447,7 +449,8 @@ async fn the_file_server_stays_inside_www_and_answers_404_for_what_it_will_not_s
 #[tokio::test]
 async fn a_drain_left_parked_by_a_crash_goes_on_with_the_devices_next_request() {
     const BACKLOG: u64 = 600;
-    let site = Site::start().await;
+    let site = Site::start_stocked().await;
+    import_units(&site, (100..BACKLOG).map(|i| format!("EPC-{i}")));
     let mut a = site.handheld("HH-A").await;
     let open = a.open("op-a");
     let scans: Vec<Value> = (0..BACKLOG)
@@ -486,4 +489,11 @@ async fn a_drain_left_parked_by_a_crash_goes_on_with_the_devices_next_request() 
         0
     );
     site.stop().await;
+}
+
+/// Makes `epcs` known to the site as new units, beside the stocked ones:
+/// put-away scans only units the site knows.
+fn import_units(site: &Site, epcs: impl Iterator<Item = String>) {
+    let rows: String = epcs.map(|epc| format!("{epc},,SKU-1,new,\n")).collect();
+    site.import("units", &format!("epc,code,sku,state,bin\n{rows}"));
 }

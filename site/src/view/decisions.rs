@@ -5,30 +5,33 @@
 //! This module is the dashboard's one interface to them: the page and the
 //! JSON read [`Decisions`], and the actions go through [`approve_count`]
 //! and [`resolve_grn`]. The correction list is read from the ledger's
-//! stored answers. The ledger keeps no count sessions or GRNs yet, so their
-//! lists are empty and their actions answer 404 until it does; the count
-//! and GRN rules belong to the ledger, and these functions are where the
-//! dashboard calls them.
+//! stored answers, the counts closed and awaiting approval from `counts`,
+//! the GRNs that need resolution from `grns`. The count and GRN rules
+//! belong to the ledger (`ledger::modes`): the actions call the same
+//! functions as `stockhop-site count approve` and `grn resolve`.
 
 use rusqlite::Connection;
 use stockhop::time::UnixMs;
 
-use crate::ledger::{LedgerError, Refusal};
+use crate::ledger::modes::{cycle_count, receive};
+use crate::ledger::{counts, grns, LedgerError};
 
 /// Rows each list carries; the page shows the total beside them.
 pub const MAX_LISTED: usize = 100;
 
-/// A count session whose variance waits for approval. `missing` and
-/// `unexpected` are shown before the approve button.
+/// A count session closed and waiting for approval of its variance.
+/// `missing` and `unexpected` (EPCs) are shown before the approve button.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CountVariance {
     pub count_id: String,
     pub location: String,
+    pub zone: String,
     pub missing: Vec<String>,
     pub unexpected: Vec<String>,
 }
 
-/// A GRN with unresolved short or excess lines.
+/// A GRN with unresolved short or excess lines: `short` and `excess` are
+/// units summed over its lines.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrnIssue {
     pub grn_id: String,
@@ -90,37 +93,94 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<Decisions> {
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Decisions {
-        count_variances: Vec::new(),
-        grns: Vec::new(),
+        count_variances: count_variances(conn)?,
+        grns: grn_issues(conn)?,
         corrections,
         corrections_total,
     })
 }
 
-fn not_found(what: &str, id: &str) -> LedgerError {
-    LedgerError::Refused(Refusal::new(
-        404,
-        crate::ledger::codes::NOT_FOUND,
-        format!("no {what} {id:?} waits for a decision"),
-    ))
+/// The counts closed and awaiting approval: those with missing or
+/// unexpected units first, each group the longest waiting first.
+fn count_variances(conn: &Connection) -> rusqlite::Result<Vec<CountVariance>> {
+    let ids = conn
+        .prepare_cached(
+            "SELECT count_id FROM counts WHERE state = ?1
+             ORDER BY closed_at, count_no LIMIT ?2",
+        )?
+        .query_map(
+            rusqlite::params![counts::states::CLOSED, MAX_LISTED as i64],
+            |row| row.get::<_, String>(0),
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut variances = Vec::with_capacity(ids.len());
+    for count_id in ids {
+        if let Some(view) = counts::view(conn, &count_id)? {
+            variances.push(CountVariance {
+                count_id: view.count_id,
+                location: view.location,
+                zone: view.zone,
+                missing: view.missing,
+                unexpected: view.unexpected,
+            });
+        }
+    }
+    // Stable: closing order is kept within each group.
+    variances.sort_by_key(|v| v.missing.is_empty() && v.unexpected.is_empty());
+    Ok(variances)
 }
 
-/// Approves a count session's variance on behalf of `admin`: its hops post.
+/// The GRNs whose short or excess lines wait for a person, by GRN.
+fn grn_issues(conn: &Connection) -> rusqlite::Result<Vec<GrnIssue>> {
+    conn.prepare_cached(
+        "SELECT g.grn,
+                coalesce(sum(max(l.expected - l.received, 0)), 0),
+                coalesce(sum(max(l.received - l.expected, 0)), 0)
+         FROM grns AS g LEFT JOIN grn_lines AS l ON l.grn = g.grn
+         WHERE g.state = ?1
+         GROUP BY g.grn ORDER BY g.grn LIMIT ?2",
+    )?
+    .query_map(
+        rusqlite::params![grns::states::NEEDS_RESOLUTION, MAX_LISTED as i64],
+        |row| {
+            Ok(GrnIssue {
+                grn_id: row.get(0)?,
+                short: row.get::<_, i64>(1)? as u64,
+                excess: row.get::<_, i64>(2)? as u64,
+            })
+        },
+    )?
+    .collect()
+}
+
+/// Approves a closed count's variance on behalf of `admin`: its ADJUST
+/// hops post, as `stockhop-site count approve` posts them.
 pub fn approve_count(
-    _conn: &Connection,
+    conn: &Connection,
     count_id: &str,
-    _admin: &str,
-    _now: UnixMs,
+    admin: &str,
+    now: UnixMs,
 ) -> Result<(), LedgerError> {
-    Err(not_found("count session", count_id))
+    let approval = cycle_count::approve(conn, count_id, now)?;
+    tracing::info!(
+        %count_id,
+        admin,
+        adjustments = approval.hop_ids.len(),
+        moved_since = approval.moved_since.len(),
+        "count variance approved"
+    );
+    Ok(())
 }
 
-/// Resolves a GRN's short and excess lines on behalf of `admin`.
+/// Resolves a GRN's short and excess lines on behalf of `admin`, as
+/// `stockhop-site grn resolve` does: it is complete as it stands.
 pub fn resolve_grn(
-    _conn: &Connection,
+    conn: &Connection,
     grn_id: &str,
-    _admin: &str,
+    admin: &str,
     _now: UnixMs,
 ) -> Result<(), LedgerError> {
-    Err(not_found("GRN", grn_id))
+    receive::resolve(conn, grn_id)?;
+    tracing::info!(grn = %grn_id, admin, "GRN resolved");
+    Ok(())
 }

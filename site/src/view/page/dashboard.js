@@ -163,7 +163,7 @@ function renderStatus(status) {
     decisions.count_variances.map((c) =>
       row(
         { dataset: { count: c.count_id } },
-        el('strong', {}, `${c.count_id} at ${c.location}`),
+        el('strong', {}, `${c.count_id} at ${c.location}/${c.zone}`),
         `missing ${c.missing.length ? c.missing.join(', ') : 'none'}`,
         `unexpected ${c.unexpected.length ? c.unexpected.join(', ') : 'none'}`,
         confirmButton('Approve variance', 'Confirm approve', () =>
