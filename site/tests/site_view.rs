@@ -15,6 +15,7 @@ use ledger_common::{now, Site};
 use serde_json::{json, Value};
 use stockhop::time::{Millis, UnixMs};
 use stockhop::wire::Heartbeat;
+use stockhop_site::ledger::modes::cycle_count;
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::view;
 
@@ -228,7 +229,7 @@ async fn a_signed_in_session_changes_nothing_without_its_csrf_token() {
     let open = hh.open("op-9");
     assert_eq!(site.sync_ok(&hh, &[open]).await[0]["outcome"], "applied");
 
-    // Count sessions are not in the ledger yet: nothing waits to approve.
+    // No count C-1: nothing waits to approve.
     let (code, body, _) = post(&site, "/v1/site/counts/C-1/approve", &with_csrf, None).await;
     assert_eq!((code, body["code"].as_str()), (404, Some("NOT_FOUND")));
 
@@ -437,7 +438,8 @@ async fn the_trend_is_draining_growing_or_escalated_by_the_rule() {
 
 #[tokio::test]
 async fn the_series_has_five_minute_buckets_of_depth_and_median_latency() {
-    let site = Site::start().await;
+    // Put-away scans the units and bins the site knows.
+    let site = Site::start_stocked().await;
     let admin = add_admin(&site, "ops");
     let mut hh = site.handheld("HH-1").await;
     add_device(&site, "HH-2", Profile::Rfd40, ago(24 * 60 * MIN));
@@ -568,7 +570,8 @@ async fn heartbeats_past_the_kept_window_are_pruned_but_each_devices_latest_stay
 
 #[tokio::test]
 async fn rejected_items_and_late_undos_wait_on_the_correction_list() {
-    let site = Site::start().await;
+    // Put-away scans the units and bins the site knows.
+    let site = Site::start_stocked().await;
     let admin = add_admin(&site, "ops");
     let mut hh = site.handheld("HH-1").await;
     let t0 = ago(600_000);
@@ -618,7 +621,8 @@ async fn rejected_items_and_late_undos_wait_on_the_correction_list() {
 
 #[tokio::test]
 async fn metrics_parse_as_prometheus_text() {
-    let site = Site::start().await;
+    // Put-away scans the units and bins the site knows.
+    let site = Site::start_stocked().await;
     let admin = add_admin(&site, "ops");
     let mut hh = site.handheld("HH-1").await;
     add_device(&site, "GATE-1", Profile::Fxr90, ago(10 * MIN));
@@ -754,4 +758,191 @@ fn admin_add_prints_only_a_token_and_list_and_revoke_manage_admins() {
     let (ok, _, err) = run(&["admin", "revoke", "ops"]);
     assert!(!ok && err.contains("ADMIN_NOT_FOUND"), "{err}");
     assert_eq!(run(&["admin", "list"]).1.lines().count(), 1);
+}
+
+/// Signs in with `admin`'s token as the page does: the session cookie and
+/// its CSRF token.
+async fn sign_in(site: &Site, admin: &str) -> (String, String) {
+    let (code, login, headers) =
+        post(site, "/v1/site/login", &[], Some(json!({"token": admin}))).await;
+    assert_eq!(code, 200, "{login}");
+    let cookie = headers["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    (cookie, login["csrf_token"].as_str().unwrap().to_owned())
+}
+
+async fn decisions_seen_by(site: &Site, cookie: &str) -> Value {
+    let (code, body) = get_with(site, "/v1/site/status", &[("cookie", cookie)]).await;
+    assert_eq!(code, 200, "{body}");
+    body["decisions"].clone()
+}
+
+fn open_item(hh: &mut ledger_common::Handheld, mode: &str, context: Value) -> Value {
+    hh.item(
+        "open_session",
+        json!({"operator_id": "op-1", "mode": mode, "context": context}),
+    )
+}
+
+#[tokio::test]
+async fn a_closed_counts_variance_is_listed_missing_and_unexpected_first_and_approved_from_the_view(
+) {
+    let site = Site::start().await;
+    site.import(
+        "bins",
+        "bin,zone,location\nA-1,Z-A,L-1\nB-1,Z-B,L-1\nC-1,Z-C,L-1\n",
+    );
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\nU-1,,SKU-1,in_stock,A-1\nU-2,,SKU-1,in_stock,A-1\n\
+         U-4,,SKU-1,in_stock,C-1\n",
+    );
+    let open_count = |zone: &'static str| {
+        site.db
+            .call_blocking(move |conn| cycle_count::open(conn, "L-1", zone, now()))
+            .unwrap()
+    };
+    // Z-B is counted and closed first, and matches: nothing to adjust.
+    let even = open_count("Z-B");
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open_item(&mut hh, "cycle_count", json!({"count_id": even})),
+        hh.item("close_session", json!({})),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert!(
+        results.iter().all(|r| r["outcome"] == "applied"),
+        "{results:?}"
+    );
+    // Z-A: U-2 is not found, U-4 (booked in C-1) is found in A-1.
+    let uneven = open_count("Z-A");
+    hh.new_session();
+    let items = [
+        open_item(&mut hh, "cycle_count", json!({"count_id": uneven})),
+        hh.item(
+            "scan",
+            json!({"mode": "cycle_count", "count_id": uneven, "epc": "U-1", "bin": "A-1"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "cycle_count", "count_id": uneven, "epc": "U-4", "bin": "A-1"}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert!(
+        results.iter().all(|r| r["outcome"] == "applied"),
+        "{results:?}"
+    );
+
+    let admin = add_admin(&site, "ops");
+    let (cookie, csrf) = sign_in(&site, &admin).await;
+    let decisions = decisions_seen_by(&site, &cookie).await;
+    assert_eq!(
+        decisions["count_variances"],
+        json!([
+            {"count_id": uneven, "location": "L-1", "zone": "Z-A",
+             "missing": ["U-2"], "unexpected": ["U-4"]},
+            {"count_id": even, "location": "L-1", "zone": "Z-B",
+             "missing": [], "unexpected": []},
+        ])
+    );
+
+    let path = format!("/v1/site/counts/{uneven}/approve");
+    let (code, body, _) = post(&site, &path, &[("cookie", &cookie)], None).await;
+    assert_eq!((code, body["code"].as_str()), (403, Some("CSRF_REJECTED")));
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
+        0
+    );
+    let with_csrf = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let (code, body, _) = post(&site, &path, &with_csrf, None).await;
+    assert_eq!(code, 204, "{body}");
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
+        2,
+        "U-2 missing, U-4 moved into A-1"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc = 'U-2' AND state = 'missing'"),
+        1
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc = 'U-4' AND bin = 'A-1'"),
+        1
+    );
+    let (_, count) = site.get(&format!("/v1/counts/{uneven}"), &hh.token).await;
+    assert_eq!(count["state"], "approved", "{count}");
+    let decisions = decisions_seen_by(&site, &cookie).await;
+    assert_eq!(decisions["count_variances"][0]["count_id"], json!(even));
+    assert_eq!(decisions["count_variances"].as_array().unwrap().len(), 1);
+
+    let (code, body, _) = post(&site, &path, &with_csrf, None).await;
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (409, Some("COUNT_NOT_CLOSED"))
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
+        2
+    );
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn a_grn_that_needs_resolution_is_listed_with_its_short_lines_and_resolved_from_the_view() {
+    let site = Site::start().await;
+    site.import(
+        "grns",
+        "grn,qc,sku,expected\nG-1,accepted,SKU-1,2\nG-1,accepted,SKU-2,1\nG-2,accepted,SKU-1,1\n",
+    );
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open_item(&mut hh, "receive", json!({"grn": "G-1"})),
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "NEW-1", "sku": "SKU-1"}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert!(
+        results.iter().all(|r| r["outcome"] == "applied"),
+        "{results:?}"
+    );
+
+    let admin = add_admin(&site, "ops");
+    let (cookie, csrf) = sign_in(&site, &admin).await;
+    let decisions = decisions_seen_by(&site, &cookie).await;
+    assert_eq!(
+        decisions["grns"],
+        json!([{"grn_id": "G-1", "short": 2, "excess": 0}]),
+        "G-2 is still open: only G-1 waits"
+    );
+
+    let (code, body, _) = post(
+        &site,
+        "/v1/site/grns/G-1/resolve",
+        &[("cookie", &cookie)],
+        None,
+    )
+    .await;
+    assert_eq!((code, body["code"].as_str()), (403, Some("CSRF_REJECTED")));
+    let with_csrf = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let (code, body, _) = post(&site, "/v1/site/grns/G-1/resolve", &with_csrf, None).await;
+    assert_eq!(code, 204, "{body}");
+    let (_, grn) = site.get("/v1/grns/G-1", &hh.token).await;
+    assert_eq!(grn["state"], "complete", "{grn}");
+    assert_eq!(decisions_seen_by(&site, &cookie).await["grns"], json!([]));
+
+    let (code, body, _) = post(&site, "/v1/site/grns/G-1/resolve", &with_csrf, None).await;
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (409, Some("NOTHING_TO_RESOLVE"))
+    );
+    let (code, body, _) = post(&site, "/v1/site/grns/G-2/resolve", &with_csrf, None).await;
+    assert_eq!(code, 409, "an open GRN waits for no decision: {body}");
+    let (code, body, _) = post(&site, "/v1/site/grns/G-9/resolve", &with_csrf, None).await;
+    assert_eq!((code, body["code"].as_str()), (404, Some("NOT_FOUND")));
+    site.stop().await;
 }
