@@ -13,7 +13,7 @@ use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::db;
 use stockhop_site::ledger::devices::{self, Device, Profile};
-use stockhop_site::ledger::{auth, sync, LedgerError};
+use stockhop_site::ledger::{auth, import, sync, LedgerError};
 
 pub struct Ledger {
     path: PathBuf,
@@ -84,6 +84,17 @@ impl Ledger {
             true,
             now,
         )?)
+    }
+
+    /// Imports `csv` as `kind` the way `stockhop-site import` does: from a
+    /// file beside the ledger's, in one transaction.
+    pub fn import(&mut self, kind: import::Kind, csv: &str, now: UnixMs) -> anyhow::Result<()> {
+        let file = self
+            .path
+            .with_file_name(format!("{kind:?}.csv").to_lowercase());
+        std::fs::write(&file, csv)?;
+        import::import(&mut self.conn, kind, &file, now)?;
+        Ok(())
     }
 
     /// A crash and a start: the connection goes, the file stays.

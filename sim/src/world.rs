@@ -28,6 +28,7 @@ use stockhop::queue::session::{Capture, Session};
 use stockhop::queue::{acknowledge, discard};
 use stockhop::time::UnixMs;
 use stockhop::wire::{Command, ItemOutcome, Mode, OpenSessionBody, SyncResponse};
+use stockhop_site::ledger::import::Kind;
 use uuid::Uuid;
 
 use crate::check::{self, Answer, Violation};
@@ -169,7 +170,8 @@ impl World {
     pub fn new(seed: u64, dir: &Path, max_operations: Option<usize>) -> anyhow::Result<World> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let shape = Shape::draw(&mut rng);
-        let ledger = Ledger::open(dir.join("ledger.sqlite"))?;
+        let mut ledger = Ledger::open(dir.join("ledger.sqlite"))?;
+        stock(&mut ledger)?;
         let mut devices = Vec::new();
         for d in 0..shape.devices {
             let device_id = format!("HH-{d}");
@@ -438,11 +440,8 @@ impl World {
         } else if roll < 0.20 {
             self.decide(d, now);
         } else {
-            let epc = format!(
-                "E2800000000000000000{:04X}",
-                self.rng.random_range(0..24u16)
-            );
-            let bin = format!("B-{:02}", self.rng.random_range(0..6u8));
+            let epc = epc(self.rng.random_range(0..UNITS));
+            let bin = bin(self.rng.random_range(0..BINS));
             let mut body = serde_json::json!({"mode": "put_away", "epc": epc, "bin": bin});
             if self.rng.random_bool(0.2) {
                 body["unit_version"] = serde_json::json!(self.rng.random_range(0..4u64));
@@ -759,4 +758,33 @@ fn describe(outcome: &Delivered) -> String {
         }
         Delivered::Http { status, body } => format!("{status} {body}"),
     }
+}
+
+/// The units operators scan and the bins they put them in: the site knows
+/// them all (put-away refuses unknown units and bins).
+const UNITS: u16 = 24;
+const BINS: u8 = 6;
+
+fn epc(n: u16) -> String {
+    format!("E2800000000000000000{n:04X}")
+}
+
+fn bin(n: u8) -> String {
+    format!("B-{n:02}")
+}
+
+/// Imports the site's bins and units through the importer the `import`
+/// command uses, before any device syncs.
+fn stock(ledger: &mut Ledger) -> anyhow::Result<()> {
+    let bins: String = (0..BINS).map(|n| format!("{},Z-1,L-1\n", bin(n))).collect();
+    let units: String = (0..UNITS)
+        .map(|n| format!("{},,SKU-1,new,\n", epc(n)))
+        .collect();
+    ledger.import(Kind::Bins, &format!("bin,zone,location\n{bins}"), START)?;
+    ledger.import(
+        Kind::Units,
+        &format!("epc,code,sku,state,bin\n{units}"),
+        START,
+    )?;
+    Ok(())
 }
