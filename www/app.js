@@ -10,7 +10,8 @@
 //                                       fragment #site=…&token=…&device=…
 //   #session-form #operator-id #mode #session-open #session-close #session-status
 //   #scan-input                         keyboard-wedge input: each scan ends with Enter
-//   #scan-status #scan-count #scan-failed
+//   #scan-bin                           put-away: the bin whose label was scanned last
+//   #scan-status #scan-count #scan-failed #scan-refused
 //   #queue-counts #queue-oldest #queue-refresh #queue-retry #queue-list #queue-more #queue-status
 //                                       rows: <tr data-id data-state>, buttons
 //                                       [data-action="discard"|"acknowledge"][data-id]
@@ -29,9 +30,24 @@
 //   retry_now {}   wake {}   discard {id} → {void}   acknowledge {id}   storage {} → {usage, quota}
 //   ping {} → {ok} (answered by sw.js itself: the messaging floor)
 // window.stockhop.ask(message) is the same call, for scripts and tests.
+//
+// Put-away: a scanned code that is one of the site's bin labels chooses the
+// bin; unit scans are refused ("scan a bin label first") until one is
+// chosen, and each carries `bin`. The site's bins come from
+// GET /v1/reference (the device token, when online) and are kept in
+// localStorage, so the page knows them offline.
 
 const $ = (id) => document.getElementById(id);
 const SESSION_KEY = 'stockhop.session';
+/** The site's bin labels, which site they are of, and the reference cursor
+ * they were read up to. */
+const BINS_KEY = 'stockhop.bins';
+/** The device token, kept from setup to read the site's reference data. */
+const TOKEN_KEY = 'stockhop.device_token';
+/** Rows a reference page may carry (the site's own ceiling). */
+const REFERENCE_PAGE_ROWS = 2000;
+/** How long a reference read may take before the page uses its copy. */
+const REFERENCE_TIMEOUT_MS = 5000;
 const QUEUE_REFRESH_MS = 3000;
 const STORAGE_WARN_RATIO = 0.8;
 
@@ -68,7 +84,10 @@ function failure(reply) {
 async function saveSetup(site_url, device_token, device_id) {
   const reply = await ask({ type: 'setup', site_url, device_token, device_id });
   if (reply.ok) {
+    siteUrl = site_url;
+    localStorage.setItem(TOKEN_KEY, device_token);
     show('setup-status', `Set up as ${device_id} → ${site_url}`);
+    refreshBins();
   } else {
     show('setup-status', failure(reply), 'error');
   }
@@ -92,11 +111,62 @@ async function setupFromFragment() {
 async function showDevice() {
   const reply = await ask({ type: 'device' });
   if (reply.ok && reply.configured) {
+    siteUrl = reply.site_url;
     $('site-url').value = reply.site_url;
     $('device-id').value = reply.device_id;
     show('setup-status', `Set up as ${reply.device_id} → ${reply.site_url}`);
   } else if (reply.ok) {
     show('setup-status', 'Not set up: scans are kept on this device until it is.', 'warn');
+  }
+}
+
+// ---- the site's bins -----------------------------------------------------
+
+let siteUrl = null;
+
+function cachedBins() {
+  try {
+    const cached = JSON.parse(localStorage.getItem(BINS_KEY));
+    // Another site's bins are not this one's.
+    if (cached && Array.isArray(cached.bins) && (!siteUrl || cached.site === siteUrl)) return cached;
+  } catch {
+    // an unreadable copy is read again from the start
+  }
+  return { site: siteUrl, cursor: '', bins: [] };
+}
+
+let bins = new Set(cachedBins().bins);
+
+/**
+ * Reads the bins changed since the kept cursor, page by page, and keeps
+ * them; offline (or on any failure) the kept copy stands.
+ */
+async function refreshBins() {
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (!siteUrl || !token) return;
+  const cached = cachedBins();
+  const known = new Set(cached.bins);
+  bins = known;
+  let cursor = cached.cursor;
+  try {
+    for (;;) {
+      const url = new URL('/v1/reference', siteUrl);
+      if (cursor) url.searchParams.set('after', cursor);
+      url.searchParams.set('limit', String(REFERENCE_PAGE_ROWS));
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(REFERENCE_TIMEOUT_MS),
+      });
+      if (!res.ok) return;
+      const page = await res.json();
+      for (const bin of page.bins) known.add(bin.bin);
+      cursor = page.cursor;
+      localStorage.setItem(BINS_KEY, JSON.stringify({ site: siteUrl, cursor, bins: [...known] }));
+      bins = known;
+      if (!page.more) return;
+    }
+  } catch {
+    // offline: the kept bins stand
   }
 }
 
@@ -121,6 +191,15 @@ function renderSession() {
   } else {
     show('session-status', 'No open session.');
   }
+  renderBin(session);
+}
+
+function renderBin(session) {
+  const binLine = $('scan-bin');
+  binLine.hidden = !session || session.mode !== 'put_away';
+  if (binLine.hidden) return;
+  if (session.bin) show('scan-bin', `Bin ${session.bin}: scan its units`);
+  else show('scan-bin', 'Scan a bin label first.', 'warn');
 }
 
 async function openSession(event) {
@@ -154,6 +233,7 @@ async function closeSession() {
 
 let captured = 0;
 let failed = 0;
+let refused = 0;
 
 function onScanKey(event) {
   if (event.key !== 'Enter') return;
@@ -166,6 +246,24 @@ function onScanKey(event) {
   const session = currentSession();
   if (!session) return;
   const body = { mode: session.mode };
+  if (session.mode === 'put_away') {
+    // Synchronous, like the read above: a wedge types a bin label and its
+    // units in one burst.
+    if (bins.has(code)) {
+      session.bin = code;
+      localStorage.setItem(SESSION_KEY, JSON.stringify(session));
+      renderBin(session);
+      show('scan-status', `Bin ${code}`);
+      return;
+    }
+    if (!session.bin) {
+      refused += 1;
+      $('scan-refused').textContent = String(refused);
+      show('scan-status', `Scan a bin label first: ${code} was not captured.`, 'error');
+      return;
+    }
+    body.bin = session.bin;
+  }
   if (/^[0-9A-Fa-f]{24}$/.test(code)) body.epc = code.toUpperCase();
   else body.code = code;
   ask({ type: 'capture', session_id: session.session_id, body }).then((reply) => {
@@ -303,9 +401,14 @@ async function start() {
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') ask({ type: 'wake' });
   });
-  window.addEventListener('online', () => ask({ type: 'wake' }));
+  window.addEventListener('online', () => {
+    ask({ type: 'wake' });
+    refreshBins();
+  });
   await setupFromFragment();
   await showDevice();
+  // Before the page says ready: a put-away's first scan may be a bin label.
+  await refreshBins();
   renderSession();
   await refreshQueue();
   storage();

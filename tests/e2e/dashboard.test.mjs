@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import jsQR from 'jsqr';
 import { artifactsDir, freePort, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import { homeTrusting, launchTrusting } from './lib/tls.mjs';
-import { HANDHELD_VIEWPORT, addDevice, drained, eventually, openSession, scanBurst } from './lib/handheld.mjs';
+import {
+  HANDHELD_VIEWPORT,
+  addDevice,
+  drained,
+  eventually,
+  importReference,
+  openSession,
+  scanBin,
+  scanBurst,
+} from './lib/handheld.mjs';
 
 const SITE_NAME = 'stockhop.test';
 /** fxr90's heartbeat period: silent longer than this, a gate is offline. */
@@ -103,6 +112,10 @@ test('a supervisor watches the site: offline and back, an outage grows and drain
   const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
   const hhToken = await addDevice(dataDir, 'HH-1');
   const gateToken = await addDevice(dataDir, 'GATE-1', { profile: 'fxr90' });
+  await importReference(dataDir, {
+    bins: ['B-1'],
+    units: ['E2800000000000000000A001', 'E2800000000000000000E2E1'],
+  });
   const site = await startSite({
     dataDir,
     extraArgs: ['--https', `127.0.0.1:${httpsPort}`, '--tls-name', SITE_NAME],
@@ -219,6 +232,7 @@ test('a supervisor watches the site: offline and back, an outage grows and drain
     await hhPage.waitForSelector('body[data-ready="true"]');
     await hhPage.waitForFunction(() => document.getElementById('setup-status').textContent.startsWith('Set up as HH-NEW'));
     await openSession(hhPage, 'op-new', 'put_away');
+    await scanBin(hhPage, 'B-1');
     await scanBurst(hhPage, ['E2800000000000000000A001']);
     await drained(hhPage);
     await heartbeat(site, 'HH-NEW', fragment.get('token'), 0);

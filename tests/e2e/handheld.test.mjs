@@ -17,8 +17,10 @@ import {
   drained,
   epcs,
   eventually,
+  importReference,
   openHandheld,
   openSession,
+  scanBin,
   scanBurst,
   sessionHops,
 } from './lib/handheld.mjs';
@@ -49,6 +51,9 @@ function assertLandedOnceInOrder(hops, items, sessionId, typed) {
 test('an outage: 200 scans over two sessions land once and in order when the site returns', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-OUTAGE');
+  const typedFirst = epcs('A0', 100);
+  const typedSecond = epcs('B0', 100);
+  await importReference(dataDir, { bins: ['B-01', 'B-02'], units: [...typedFirst, ...typedSecond] });
   let site = await startSite({ dataDir });
   const browser = await launchBrowser();
   try {
@@ -62,13 +67,22 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
     assert.equal(code, 0);
 
     const first = await openSession(page, 'op-outage', 'put_away');
-    const typedFirst = epcs('A0', 100);
+    // A unit before any bin label is refused on the device, not queued.
+    await page.focus('#scan-input');
+    await page.keyboard.type(typedFirst[0]);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('scan-refused').textContent === '1');
+    assert.match(await page.textContent('#scan-status'), /scan a bin label first/i);
+    assert.equal(Number(await page.textContent('#scan-count')), 0);
+    // The site is down: the bin labels are the ones the page kept.
+    await scanBin(page, 'B-01');
+    await page.screenshot({ path: join(artifactsDir(), 'put-away-screen-bin.png') });
     await scanBurst(page, typedFirst);
     const midway = await counts(page);
     assert.ok(midway.queued + midway.sending >= 101, `queue count rises offline: ${JSON.stringify(midway)}`);
     await closeSession(page);
     const second = await openSession(page, 'op-outage', 'put_away');
-    const typedSecond = epcs('B0', 100);
+    await scanBin(page, 'B-02');
     await scanBurst(page, typedSecond);
     assert.equal(Number(await page.textContent('#scan-count')), 200);
     const offline = await counts(page);
@@ -102,6 +116,8 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
 test('a worker stopped mid-drain resumes without a duplicate hop; the resend is answered replayed', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-KILLED');
+  const typed = epcs('C0', 60);
+  await importReference(dataDir, { bins: ['B-03'], units: typed });
   const site = await startSite({ dataDir });
   const proxy = await startProxy({ upstream: site.base });
   const browser = await launchBrowser();
@@ -112,11 +128,11 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
       token,
       deviceId: 'HH-KILLED',
     });
-    const sessionId = await openSession(page, 'op-killed', 'cycle_count');
+    const sessionId = await openSession(page, 'op-killed', 'put_away');
+    await scanBin(page, 'B-03');
     await drained(page);
     proxy.state.delayMs = 3_000;
     const { received } = proxy.state;
-    const typed = epcs('C0', 60);
     await scanBurst(page, typed);
     // Stop the worker while a batch it sent is held on the slow link (one
     // drain runs at a time, so the newest request is the one held).
@@ -152,6 +168,8 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
 test('a lost response: the site commits, the device retries, one hop per key', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-LOST');
+  const typed = epcs('D0', 5);
+  await importReference(dataDir, { bins: ['B-04'], units: typed });
   const site = await startSite({ dataDir });
   const proxy = await startProxy({ upstream: site.base });
   const browser = await launchBrowser();
@@ -163,9 +181,9 @@ test('a lost response: the site commits, the device retries, one hop per key', a
       deviceId: 'HH-LOST',
     });
     const sessionId = await openSession(page, 'op-lost', 'put_away');
+    await scanBin(page, 'B-04');
     await drained(page);
     proxy.state.dropNext = 1;
-    const typed = epcs('D0', 5);
     await scanBurst(page, typed);
     await drained(page, { timeoutMs: 30_000 });
     assert.equal(proxy.state.dropped, 1, 'one response was lost on the way back');
@@ -182,6 +200,9 @@ test('a lost response: the site commits, the device retries, one hop per key', a
 test('rejected and blocked items wait for the operator, who decides on the queue screen', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-REVIEW');
+  const [epc] = epcs('E0', 1);
+  const behindBad = epcs('E1', 3);
+  await importReference(dataDir, { bins: ['B-01-01'], units: [epc, ...behindBad] });
   const site = await startSite({ dataDir });
   const browser = await launchBrowser();
   try {
@@ -192,7 +213,7 @@ test('rejected and blocked items wait for the operator, who decides on the queue
       deviceId: 'HH-REVIEW',
     });
     const sessionId = await openSession(page, 'op-review', 'put_away');
-    const [epc] = epcs('E0', 1);
+    await scanBin(page, 'B-01-01');
     await scanBurst(page, [epc]);
     await drained(page);
 
@@ -222,7 +243,7 @@ test('rejected and blocked items wait for the operator, who decides on the queue
     // scans behind it in the same session.
     const bad = await ask(page, { type: 'capture', session_id: sessionId, body: { mode: 'put_away' } });
     assert.equal(bad.ok, true);
-    await scanBurst(page, epcs('E1', 3));
+    await scanBurst(page, behindBad);
     await eventually(
       async () => {
         const value = await counts(page);

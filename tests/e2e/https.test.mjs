@@ -16,7 +16,9 @@ import {
   allItems,
   drained,
   epcs,
+  importReference,
   openSession,
+  scanBin,
   scanBurst,
   sessionHops,
 } from './lib/handheld.mjs';
@@ -29,6 +31,8 @@ test('over HTTPS by name: the service worker runs and an outage drains over TLS,
   const httpPort = await freePort();
   const extraArgs = ['--https', `127.0.0.1:${httpsPort}`, '--tls-name', SITE_NAME];
   const token = await addDevice(dataDir, 'HH-TLS');
+  const typed = epcs('7C', 40);
+  await importReference(dataDir, { bins: ['B-TLS'], units: typed });
   let site = await startSite({ dataDir, port: httpPort, extraArgs });
   const caFile = join(dataDir, 'tls', 'ca.crt');
   assert.match(readFileSync(caFile, 'utf8'), /BEGIN CERTIFICATE/);
@@ -58,7 +62,7 @@ test('over HTTPS by name: the service worker runs and an outage drains over TLS,
     // The outage: the site goes away, the operator keeps scanning.
     assert.equal((await site.stop()).code, 0);
     const sessionId = await openSession(page, 'op-tls', 'put_away');
-    const typed = epcs('7C', 40);
+    await scanBin(page, 'B-TLS');
     await scanBurst(page, typed);
     await page.screenshot({ path: join(artifactsDir(), 'https-capture-offline.png') });
 

@@ -2,7 +2,9 @@
 // fragment, the session form, the scan field as a keyboard wedge types
 // into it, and the queue screen. Reads the worker's queue through the
 // page's own `window.stockhop.ask`, the call its screens use.
-import { siteCommand } from './site.mjs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { siteCommand, tempDataDir } from './site.mjs';
 
 /** A handheld viewport (MC3390xR-class screen). */
 export const HANDHELD_VIEWPORT = { width: 480, height: 800 };
@@ -14,6 +16,28 @@ export async function addDevice(dataDir, deviceId, { profile = 'mc3390xr', commi
   const token = (await siteCommand(args)).trim();
   if (!/^\S+$/.test(token)) throw new Error(`device add printed more than a token: ${JSON.stringify(token)}`);
   return token;
+}
+
+/**
+ * Makes `bins` (labels) and `units` (EPCs, new, in no bin) known to the
+ * site whose data is `dataDir`, as a site imports its reference data:
+ * CSV files in a temp dir through `stockhop-site import`. Run it before
+ * the site starts; put-away scans only bins and units the site knows.
+ */
+export async function importReference(dataDir, { bins = [], units = [] }) {
+  const dir = tempDataDir();
+  const files = [];
+  if (bins.length) {
+    files.push(['bins', 'bin,zone,location\n' + bins.map((bin) => `${bin},Z-1,L-1\n`).join('')]);
+  }
+  if (units.length) {
+    files.push(['units', 'epc,code,sku,state,bin\n' + units.map((epc) => `${epc},,SKU-1,new,\n`).join('')]);
+  }
+  for (const [kind, text] of files) {
+    const file = join(dir, `${kind}.csv`);
+    writeFileSync(file, text);
+    await siteCommand(['import', kind, file, '--data', dataDir]);
+  }
 }
 
 /** Opens the PWA in a fresh handheld-sized context, set up as `deviceId`. */
@@ -63,6 +87,20 @@ export async function scanBurst(page, codes) {
   const failed = Number(await page.textContent('#scan-failed'));
   if (failed !== 0) throw new Error(`${failed} scans were not captured`);
   return expected;
+}
+
+/**
+ * Scans a bin label in a put-away session and waits until the page has
+ * chosen that bin: the units scanned next go into it.
+ */
+export async function scanBin(page, bin) {
+  await page.focus('#scan-input');
+  await page.keyboard.type(bin);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(
+    (label) => document.getElementById('scan-bin').textContent.startsWith(`Bin ${label}:`),
+    bin,
+  );
 }
 
 /** `n` distinct 24-hex-digit EPCs; `prefix` (two hex digits) tells tests apart. */
