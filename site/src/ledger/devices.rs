@@ -190,11 +190,9 @@ pub fn record_heartbeat(
 
 /// Records that a terminal was seen at `seen_at`; a later sighting never
 /// moves the last-seen time back. Terminals and handhelds do not share
-/// identities: a terminal serial that names a handheld the site knows (a
-/// device of a handheld profile, or a row a handheld's heartbeat wrote)
-/// leaves that row alone, since a terminal's serial is not authenticated
-/// and a handheld's token is. A fixed gate the site knows (`fxr90`, a
-/// printer) is heard through the listener: its records count.
+/// identities: a terminal serial that names a handheld the site knows (or
+/// a row a handheld's heartbeat wrote) leaves that row alone, since a
+/// terminal's serial is not authenticated and a handheld's token is.
 pub fn record_terminal_seen(
     conn: &Connection,
     device_serial: &str,
@@ -203,21 +201,13 @@ pub fn record_terminal_seen(
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
-         SELECT ?1, ?2, ?3 WHERE NOT EXISTS (
-             SELECT 1 FROM devices WHERE device_id = ?1 AND profile IN (?5, ?6))
+         SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE device_id = ?1)
          ON CONFLICT (device_id) DO UPDATE SET
              source = excluded.source,
              last_seen_at = max(last_seen_at, excluded.last_seen_at)
          WHERE device_heartbeats.source <> ?4",
     )?
-    .execute(params![
-        device_serial,
-        source,
-        seen_at.0,
-        SOURCE_HANDHELD,
-        Profile::Mc3390xr.as_str(),
-        Profile::Rfd40.as_str(),
-    ])?;
+    .execute(params![device_serial, source, seen_at.0, SOURCE_HANDHELD])?;
     Ok(())
 }
 
