@@ -51,8 +51,8 @@ impl Transport for FetchTransport {
             };
         };
         let url = device.site_url.trim_end_matches('/').to_owned() + SYNC_PATH;
-        match post(&url, &device.device_token, &body, read_response).await {
-            Ok(outcome) => outcome,
+        match post(&url, &device.device_token, &body).await {
+            Ok(answer) => answer.outcome(),
             Err(Unanswered::TimedOut) => TransportOutcome::Timeout,
             Err(Unanswered::Offline) => TransportOutcome::Offline,
         }
@@ -68,9 +68,10 @@ impl Transport for FetchTransport {
             device.site_url.trim_end_matches('/'),
             js_sys::encode_uri_component(&device.device_id)
         );
-        post(&url, &device.device_token, &body, read_ack)
-            .await
-            .unwrap_or(BeatOutcome::Failed)
+        match post(&url, &device.device_token, &body).await {
+            Ok(answer) => answer.ack(),
+            Err(_) => BeatOutcome::Failed,
+        }
     }
 }
 
@@ -89,17 +90,9 @@ enum Unanswered {
     Offline,
 }
 
-/// POSTs `body` as JSON under the device token and reads the answer with
-/// `read`, all within [`SYNC_TIMEOUT`].
-async fn post<R, F>(
-    url: &str,
-    token: &str,
-    body: &JsValue,
-    read: impl FnOnce(Response) -> F,
-) -> Result<R, Unanswered>
-where
-    F: std::future::Future<Output = Result<R, JsValue>>,
-{
+/// POSTs `body` as JSON under the device token and reads the answer, all
+/// within [`SYNC_TIMEOUT`].
+async fn post(url: &str, token: &str, body: &JsValue) -> Result<Answer, Unanswered> {
     let controller = AbortController::new().map_err(|_| Unanswered::Offline)?;
     let request = build_request(url, token, body, &controller).map_err(|_| Unanswered::Offline)?;
     let timed_out = Rc::new(Cell::new(false));
@@ -112,7 +105,7 @@ where
         })
     };
     let result = match JsFuture::from(global_fetch(&request)).await {
-        Ok(response) => read(response.unchecked_into()).await,
+        Ok(response) => Answer::read(response.unchecked_into()).await,
         Err(err) => Err(err),
     };
     drop(timer);
@@ -139,34 +132,55 @@ fn build_request(
     Request::new_with_str_and_init(url, &init)
 }
 
-/// A heartbeat's answer: a 2xx is taken, with the period it carries
-/// (`heartbeat_period_ms`) if the site sends one; anything else failed.
-async fn read_ack(response: Response) -> Result<BeatOutcome, JsValue> {
-    if !response.ok() {
-        return Ok(BeatOutcome::Failed);
-    }
-    let text = JsFuture::from(response.text()?).await?;
-    let period = text
-        .as_string()
-        .and_then(|text| js_sys::JSON::parse(&text).ok())
-        .and_then(|ack| js_sys::Reflect::get(&ack, &"heartbeat_period_ms".into()).ok())
-        .and_then(|period| period.as_f64())
-        .filter(|period| period.is_finite() && *period >= 0.0)
-        .map(|period| Millis(period as u64));
-    Ok(BeatOutcome::Acknowledged { period })
+/// An answer: its status and its body as the browser's `JSON.parse` reads
+/// it (`None` when it is not JSON).
+struct Answer {
+    status: u16,
+    json: Option<JsValue>,
 }
 
-/// Reads a `Response` into what the core classifies: its status and the
-/// body, parsed by the browser's `JSON.parse` and read as the status says
-/// it should be ([`Reply::read`]; a body that is not JSON, or not of the
-/// expected shape, is [`Reply::Unreadable`]). A body that cannot be read
-/// at all is an error.
+impl Answer {
+    /// Reads a `Response`; a body that cannot be read at all is an error.
+    async fn read(response: Response) -> Result<Answer, JsValue> {
+        let status = response.status();
+        let text = JsFuture::from(response.text()?).await?;
+        let json = text
+            .as_string()
+            .and_then(|text| js_sys::JSON::parse(&text).ok());
+        Ok(Answer { status, json })
+    }
+
+    /// A sync answer as the core classifies it: the body read as the status
+    /// says it should be ([`Reply::read`]; a body that is not JSON, or not
+    /// of the expected shape, is [`Reply::Unreadable`]).
+    fn outcome(self) -> TransportOutcome {
+        let body = match self.json {
+            Some(value) => Reply::read(self.status, serde_wasm_bindgen::Deserializer::from(value)),
+            None => Reply::Unreadable,
+        };
+        TransportOutcome::Http {
+            status: self.status,
+            body,
+        }
+    }
+
+    /// A heartbeat's answer: a 2xx is taken, with the period it carries
+    /// (`heartbeat_period_ms`) if the site sends one; anything else failed.
+    fn ack(self) -> BeatOutcome {
+        if !(200..300).contains(&self.status) {
+            return BeatOutcome::Failed;
+        }
+        let period = self
+            .json
+            .and_then(|ack| js_sys::Reflect::get(&ack, &"heartbeat_period_ms".into()).ok())
+            .and_then(|period| period.as_f64())
+            .filter(|period| period.is_finite() && *period >= 0.0)
+            .map(|period| Millis(period as u64));
+        BeatOutcome::Acknowledged { period }
+    }
+}
+
+/// Reads a `Response` into what the core classifies (see [`Answer::outcome`]).
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
-    let status = response.status();
-    let text = JsFuture::from(response.text()?).await?;
-    let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
-        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
-        _ => Reply::Unreadable,
-    };
-    Ok(TransportOutcome::Http { status, body })
+    Ok(Answer::read(response).await?.outcome())
 }
