@@ -57,7 +57,10 @@ async fn a_heartbeat_follows_each_drain_run_and_otherwise_waits_its_period() {
     let queue = manual_queue(&name, &site, &clock).await;
     let session = open(&queue).await;
     queue.capture(session, scan("E2800001")).await.unwrap();
-    assert!(site.heartbeats.borrow().is_empty(), "nothing before a drain");
+    assert!(
+        site.heartbeats.borrow().is_empty(),
+        "nothing before a drain"
+    );
 
     let report = queue.drain(true).await.unwrap();
     assert_eq!(report.requests, 1);
@@ -78,7 +81,11 @@ async fn a_heartbeat_follows_each_drain_run_and_otherwise_waits_its_period() {
     queue.drain(false).await.unwrap();
     settle().await;
     assert_eq!(beats(&site), [(0, false), (0, false)]);
-    assert_eq!(site.requests.borrow().len(), 1, "the heartbeat is no sync request");
+    assert_eq!(
+        site.requests.borrow().len(),
+        1,
+        "the heartbeat is no sync request"
+    );
 }
 
 #[wasm_bindgen_test]
