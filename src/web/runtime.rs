@@ -65,7 +65,7 @@ pub struct Options {
     /// Drain whenever there is something to send (off in tests that drive
     /// the drain step by step: then it runs only when asked).
     pub drain_after_capture: bool,
-    /// Arm a timer for the next attempt after a drain stops.
+    /// Arm a timer for the next attempt (or heartbeat) after a drain stops.
     pub wake_on_timer: bool,
 }
 
