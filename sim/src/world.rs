@@ -575,26 +575,16 @@ impl World {
             } else {
                 (Delivered::Timeout, REQUEST_TIMEOUT_MS)
             };
-            self.schedule(
-                outcome.1,
-                Event::Outcome {
-                    device: d,
-                    generation,
-                    request_id,
-                    outcome: outcome.0,
-                },
-            );
+            self.answer(d, generation, request_id, outcome.1, outcome.0);
             return;
         }
         if faults && self.rng.random_bool(self.shape.drop_request) {
-            self.schedule(
+            self.answer(
+                d,
+                generation,
+                request_id,
                 REQUEST_TIMEOUT_MS,
-                Event::Outcome {
-                    device: d,
-                    generation,
-                    request_id,
-                    outcome: Delivered::Timeout,
-                },
+                Delivered::Timeout,
             );
             return;
         }
@@ -634,15 +624,7 @@ impl World {
         duplicate: bool,
     ) {
         if !self.ledger_up {
-            self.schedule(
-                1,
-                Event::Outcome {
-                    device: d,
-                    generation,
-                    request_id,
-                    outcome: Delivered::Offline,
-                },
-            );
+            self.answer(d, generation, request_id, 1, Delivered::Offline);
             return;
         }
         let body = self.requests[&request_id].2.clone();
@@ -662,14 +644,12 @@ impl World {
                 ));
                 self.schedule(back, Event::LedgerBack);
                 if !duplicate {
-                    self.schedule(
+                    self.answer(
+                        d,
+                        generation,
+                        request_id,
                         REQUEST_TIMEOUT_MS,
-                        Event::Outcome {
-                            device: d,
-                            generation,
-                            request_id,
-                            outcome: Delivered::Timeout,
-                        },
+                        Delivered::Timeout,
                     );
                 }
                 return;
@@ -723,6 +703,26 @@ impl World {
                 result,
             });
         }
+    }
+
+    /// The transport's outcome reaches device `d`'s worker `after` ms from now.
+    fn answer(
+        &mut self,
+        d: usize,
+        generation: u64,
+        request_id: u64,
+        after: i64,
+        outcome: Delivered,
+    ) {
+        self.schedule(
+            after,
+            Event::Outcome {
+                device: d,
+                generation,
+                request_id,
+                outcome,
+            },
+        );
     }
 
     fn schedule_wake(&mut self, d: usize) {

@@ -201,9 +201,10 @@ pub fn record_heartbeat(
 
 /// Records that a terminal was seen at `seen_at`; a later sighting never
 /// moves the last-seen time back. Terminals and handhelds do not share
-/// identities: a terminal serial that names a handheld the site knows (or
-/// a row a handheld's heartbeat wrote) leaves that row alone, since a
-/// terminal's serial is not authenticated and a handheld's token is.
+/// identities: a terminal serial that names a token-holding device the site
+/// knows (any profile but the fixed gate's, which reaches the site through
+/// the listener) or a row a handheld's heartbeat wrote leaves that row
+/// alone, since a terminal's serial is not authenticated and a token is.
 pub fn record_terminal_seen(
     conn: &Connection,
     device_serial: &str,
@@ -212,7 +213,8 @@ pub fn record_terminal_seen(
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
-         SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE device_id = ?1)
+         SELECT ?1, ?2, ?3 WHERE NOT EXISTS
+             (SELECT 1 FROM devices WHERE device_id = ?1 AND profile <> 'fxr90')
          ON CONFLICT (device_id) DO UPDATE SET
              source = excluded.source,
              last_seen_at = max(last_seen_at, excluded.last_seen_at)

@@ -264,8 +264,9 @@ fn queueable(
 }
 
 /// The lines of one upload kept raw as one raw body (joined by LF, in
-/// their order) with the count and the first reason, so an upload of junk
-/// costs one row and one log line, not one per line.
+/// their order) with the count and the first reason (a single line keeps
+/// its own reason), so an upload of junk costs one row and one log line,
+/// not one per line.
 fn kept_raw_as_one(
     serial: &str,
     kind: &str,
@@ -284,7 +285,11 @@ fn kept_raw_as_one(
             .map(|(raw, _)| raw)
             .collect::<Vec<_>>()
             .join(&b'\n'),
-        reason: Some(format!("{count} line(s) kept raw; first: {first_reason}")),
+        reason: Some(if count == 1 {
+            first_reason
+        } else {
+            format!("{count} line(s) kept raw; first: {first_reason}")
+        }),
     })
 }
 
