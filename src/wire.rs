@@ -280,6 +280,11 @@ pub struct SessionHops {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeartbeatAck {
     pub server_time: UnixMs,
+    /// The device's heartbeat period by its profile, in ms: the device
+    /// beats at least this often. Absent from older sites, where the
+    /// device keeps its default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_period_ms: Option<u64>,
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Shared by the browser queue suites: a substitute network that records
-//! every request and answers per item, and a clock the test moves.
+//! every request and heartbeat and answers per item, and a clock the test
+//! moves.
 #![cfg(target_arch = "wasm32")]
 #![allow(dead_code)]
 
@@ -10,13 +11,13 @@ use indexed_db_futures::database::Database;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::Build;
 use serde_json::json;
-use stockhop::queue::TransportOutcome;
+use stockhop::queue::{BeatOutcome, TransportOutcome};
 use stockhop::time::UnixMs;
 use stockhop::web::clock::Clock;
 use stockhop::web::runtime::{Options, Queue};
 use stockhop::web::store::{DeviceConfig, Store};
 use stockhop::web::transport::Transport;
-use stockhop::wire::{SyncItem, SyncRequest};
+use stockhop::wire::{Heartbeat, SyncItem, SyncRequest};
 
 pub const T0: UnixMs = UnixMs(1_795_940_000_000);
 
@@ -56,10 +57,13 @@ impl Clock for TestClock {
 type PerItem = Rc<dyn Fn(&SyncItem) -> serde_json::Value>;
 
 /// The network as the test wants it: per-item answers, or one outcome for
-/// the whole request; every request is recorded.
+/// the whole request; every request is recorded. Heartbeats are recorded
+/// and acknowledged, except while the whole request fails without an
+/// answer (an outage).
 #[derive(Clone)]
 pub struct FakeSite {
     pub requests: Rc<RefCell<Vec<SyncRequest>>>,
+    pub heartbeats: Rc<RefCell<Vec<Heartbeat>>>,
     per_item: Rc<RefCell<PerItem>>,
     whole: Rc<RefCell<Option<TransportOutcome>>>,
 }
@@ -73,6 +77,7 @@ impl Default for FakeSite {
     fn default() -> FakeSite {
         FakeSite {
             requests: Rc::default(),
+            heartbeats: Rc::default(),
             per_item: Rc::new(RefCell::new(Rc::new(applied))),
             whole: Rc::default(),
         }
@@ -120,6 +125,14 @@ impl Transport for FakeSite {
             200,
             &json!({"server_time": "2026-11-29T10:15:02.480Z", "results": results}).to_string(),
         )
+    }
+
+    async fn heartbeat(&self, _device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome {
+        self.heartbeats.borrow_mut().push(beat.clone());
+        match *self.whole.borrow() {
+            Some(TransportOutcome::Offline | TransportOutcome::Timeout) => BeatOutcome::Failed,
+            _ => BeatOutcome::Acknowledged { period: None },
+        }
     }
 }
 

@@ -27,7 +27,7 @@
 //   close_session {session_id}
 //   list {after?, limit?} → {items: [{id, key, client_seq, command, state, why, …}], next_after}
 //   counts {} → {queued, sending, done, rejected, blocked, voided, oldest_queued_at, oldest_queued_age_ms}
-//   retry_now {}   wake {}   discard {id} → {void}   acknowledge {id}   storage {} → {usage, quota}
+//   retry_now {}   wake {} (drain on schedule; heartbeat if due)   discard {id} → {void}   acknowledge {id}   storage {} → {usage, quota}
 //   ping {} → {ok} (answered by sw.js itself: the messaging floor)
 // window.stockhop.ask(message) is the same call, for scripts and tests.
 //
@@ -49,6 +49,10 @@ const REFERENCE_PAGE_ROWS = 2000;
 /** How long a reference read may take before the page uses its copy. */
 const REFERENCE_TIMEOUT_MS = 5000;
 const QUEUE_REFRESH_MS = 3000;
+// The browser stops an idle service worker, and its timers with it: while
+// the page is open it wakes the worker this often, so the heartbeat goes
+// out when due (the worker decides; the shortest profile period is 60 s).
+const WAKE_EVERY_MS = 60 * 1000;
 const STORAGE_WARN_RATIO = 0.8;
 
 let registration = null;
@@ -415,6 +419,7 @@ async function start() {
   setInterval(() => {
     if (document.visibilityState === 'visible') refreshQueue();
   }, QUEUE_REFRESH_MS);
+  setInterval(() => ask({ type: 'wake' }).catch(() => {}), WAKE_EVERY_MS);
   document.body.dataset.ready = 'true';
 }
 

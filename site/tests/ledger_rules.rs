@@ -483,7 +483,7 @@ async fn a_busy_database_answers_503_with_retry_after() {
 }
 
 #[tokio::test]
-async fn a_heartbeat_feeds_the_device_view_and_only_for_its_own_device() {
+async fn a_heartbeat_feeds_the_device_view_tells_its_period_and_only_for_its_own_device() {
     let site = Site::start_stocked().await;
     let hh = site.handheld("HH-1").await;
     let other = site.handheld("HH-2").await;
@@ -497,6 +497,8 @@ async fn a_heartbeat_feeds_the_device_view_and_only_for_its_own_device() {
         .await;
     assert_eq!(status, 200, "{body}");
     assert!(body["server_time"].is_string());
+    // A handheld (mc3390xr) beats every 15 minutes.
+    assert_eq!(body["heartbeat_period_ms"], 900_000, "{body}");
     let seen = site
         .db
         .call_blocking(|conn| stockhop_site::ledger::devices::last_seen(conn, "HH-1"))

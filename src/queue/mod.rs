@@ -1,6 +1,6 @@
 //! The handheld queue, sans-IO: capture into sessions, the drain's state
-//! machine, the reading of sync answers, operator actions and the queue
-//! screen's figures (docs/design.md §2–§4).
+//! machine, the reading of sync answers, operator actions, the queue
+//! screen's figures and when the heartbeat is due (docs/design.md §2–§4).
 //!
 //! The service-worker runtime (`crate::web`) does the IndexedDB
 //! transactions, timers, fetch and messaging around these types; nothing
@@ -13,6 +13,7 @@
 pub mod action;
 pub mod capture;
 pub mod drain;
+pub mod heartbeat;
 pub mod item;
 pub mod outcome;
 pub mod session;
@@ -20,6 +21,7 @@ pub mod view;
 
 pub use action::{acknowledge, discard, ActionError};
 pub use drain::{Drain, DrainError, Lease, Recorded};
+pub use heartbeat::{BeatOutcome, Heartbeats};
 pub use item::{Item, ItemState};
 pub use outcome::{verdicts, Reply, TransportOutcome, Verdict};
 pub use session::{Capture, CaptureError, Session};

@@ -14,6 +14,13 @@
 //! beside the channel, never inside a transaction, so captures are
 //! written while a request is out.
 //!
+//! The heartbeat goes out only while the drain is idle: after a drain run
+//! that sent something, and whenever a wake (the timer, a page's `wake`)
+//! finds one due by [`Heartbeats`]. Its figures are read in their own
+//! transaction, it is sent without the drain lock and awaited beside the
+//! channel like a sync request, so it never waits behind scans and never
+//! holds them up.
+//!
 //! Architecture invariant: only one runtime writes a queue database (the
 //! service worker's; pages reach it by message), and every request is sent
 //! under the `stockhop-drain` Web Lock.
@@ -31,7 +38,8 @@ use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
-use crate::queue::{Capture, Counts, Drain, Item, TransportOutcome};
+use crate::queue::heartbeat::beat;
+use crate::queue::{BeatOutcome, Capture, Counts, Drain, Heartbeats, Item, TransportOutcome};
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 
@@ -48,6 +56,8 @@ pub const SYNC_TAG: &str = "stockhop-drain";
 /// How often an idle runtime prunes done items: hourly is plenty for a
 /// retention counted in days, and each prune is one short transaction.
 pub const PRUNE_EVERY: Millis = Millis::from_secs(60 * 60);
+/// The version the heartbeat reports: this crate's.
+pub const APP_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How the runtime wakes itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +65,7 @@ pub struct Options {
     /// Drain whenever there is something to send (off in tests that drive
     /// the drain step by step: then it runs only when asked).
     pub drain_after_capture: bool,
-    /// Arm a timer for the next attempt after a drain stops.
+    /// Arm a timer for the next attempt (or heartbeat) after a drain stops.
     pub wake_on_timer: bool,
 }
 
@@ -151,6 +161,8 @@ impl Queue {
             report: DrainReport::default(),
             sync_registered: false,
             pruned_at: None,
+            beats: Heartbeats::default(),
+            beat_in_flight: None,
         };
         wasm_bindgen_futures::spawn_local(runtime.run(inbox));
         Ok(Queue { commands })
@@ -298,6 +310,8 @@ enum Event {
     Command(Command),
     /// The request in flight was answered (or failed, or timed out).
     Answered(Answered),
+    /// The heartbeat sent at this instant was answered (or failed).
+    Beat(UnixMs, BeatOutcome),
     Timer,
 }
 
@@ -348,6 +362,9 @@ struct Runtime<T, C> {
     /// browser's own store, so it is not repeated per scan.
     sync_registered: bool,
     pruned_at: Option<UnixMs>,
+    beats: Heartbeats,
+    /// The heartbeat out, with the instant it was sent.
+    beat_in_flight: Option<LocalBoxFuture<'static, (UnixMs, BeatOutcome)>>,
 }
 
 impl<T, C> Runtime<T, C>
@@ -361,6 +378,11 @@ where
                 Event::Command(command) => self.take_commands(command, &mut inbox).await,
                 Event::Answered(answered) => {
                     self.record(answered).await;
+                    None
+                }
+                Event::Beat(sent_at, outcome) => {
+                    let now = self.clock.now();
+                    self.beats.handle_outcome(sent_at, now, outcome);
                     None
                 }
                 Event::Timer => {
@@ -390,6 +412,12 @@ where
                 if let Poll::Ready(answered) = request.as_mut().poll(cx) {
                     self.in_flight = None;
                     return Poll::Ready(Some(Event::Answered(answered)));
+                }
+            }
+            if let Some(beat) = self.beat_in_flight.as_mut() {
+                if let Poll::Ready((sent_at, outcome)) = beat.as_mut().poll(cx) {
+                    self.beat_in_flight = None;
+                    return Poll::Ready(Some(Event::Beat(sent_at, outcome)));
                 }
             }
             if let Some(timer) = self.timer.as_mut() {
@@ -625,7 +653,8 @@ where
         }
     }
 
-    /// Nothing to send now: release the lock, wake at `next`, prune done
+    /// Nothing to send now: release the lock, send the heartbeat if due,
+    /// wake at `next` (or when the next heartbeat is due), prune done
     /// items now and then, and answer the waiting callers.
     async fn idle(
         &mut self,
@@ -635,9 +664,17 @@ where
         device: &DeviceConfig,
     ) {
         self.lock = None;
-        if self.options.wake_on_timer && next != self.timer_at {
-            self.timer_at = next;
-            self.timer = next.map(|at| {
+        if self.report.requests > 0 {
+            self.beats.handle_drained();
+        }
+        self.send_beat(now, device).await;
+        let wake = match (next, self.beats.poll_timeout()) {
+            (Some(drain), Some(beat)) => Some(drain.min(beat)),
+            (drain, beat) => drain.or(beat),
+        };
+        if self.options.wake_on_timer && wake != self.timer_at {
+            self.timer_at = wake;
+            self.timer = wake.map(|at| {
                 let wait = at.since(now).clamp(0, i64::from(u32::MAX)) as u32;
                 TimeoutFuture::new(wait)
             });
@@ -655,6 +692,28 @@ where
             next_attempt_at: next,
             ..DrainReport::default()
         });
+    }
+
+    /// Sends the heartbeat if one is due: the figures are read in their own
+    /// transaction first, then the request goes out beside the channel.
+    async fn send_beat(&mut self, now: UnixMs, device: &DeviceConfig) {
+        if !self.beats.poll_transmit(now) {
+            return;
+        }
+        let counts = match self.store.counts(now).await {
+            Ok(counts) => counts,
+            Err(_) => {
+                // Nothing to report this time: try again on the schedule.
+                self.beats.handle_outcome(now, now, BeatOutcome::Failed);
+                return;
+            }
+        };
+        let beat = beat(&counts, now, APP_VERSION);
+        let transport = self.transport.clone();
+        let device = device.clone();
+        self.beat_in_flight = Some(Box::pin(async move {
+            (now, transport.heartbeat(&device, &beat).await)
+        }));
     }
 
     /// The drain is idle: everyone waiting hears how it ended.

@@ -1,6 +1,6 @@
-//! How a sync request reaches the site: a trait, so tests about the logic
-//! above it can substitute the network, and [`FetchTransport`], the real
-//! one, with a 10 s `AbortController` timeout.
+//! How a sync request and a heartbeat reach the site: a trait, so tests
+//! about the logic above it can substitute the network, and
+//! [`FetchTransport`], the real one, with a 10 s `AbortController` timeout.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -11,9 +11,11 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
-use crate::queue::{Reply, TransportOutcome};
+use serde::Serialize;
+
+use crate::queue::{BeatOutcome, Reply, TransportOutcome};
 use crate::time::Millis;
-use crate::wire::{SyncRequest, SYNC_PATH};
+use crate::wire::{Heartbeat, SyncRequest, SYNC_PATH};
 
 use super::convert::to_js;
 use super::store::DeviceConfig;
@@ -22,10 +24,11 @@ use super::store::DeviceConfig;
 /// (docs/design.md §3.5), so a dead link does not hold the drain lock.
 pub const SYNC_TIMEOUT: Millis = Millis::from_secs(10);
 
-/// Sends one sync request and reports what came back.
+/// Sends one sync request, or one heartbeat, and reports what came back.
 #[allow(async_fn_in_trait)]
 pub trait Transport {
     async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome;
+    async fn heartbeat(&self, device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome;
 }
 
 #[wasm_bindgen]
@@ -48,36 +51,50 @@ impl Transport for FetchTransport {
             };
         };
         let url = device.site_url.trim_end_matches('/').to_owned() + SYNC_PATH;
-        match fetch_with_timeout(&url, &device.device_token, &body).await {
-            Ok(outcome) => outcome,
-            Err(_) => TransportOutcome::Offline,
+        match post(&url, &device.device_token, &body).await {
+            Ok(answer) => answer.outcome(),
+            Err(Unanswered::TimedOut) => TransportOutcome::Timeout,
+            Err(Unanswered::Offline) => TransportOutcome::Offline,
+        }
+    }
+
+    /// `POST {site}/v1/devices/{device_id}/heartbeat`.
+    async fn heartbeat(&self, device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome {
+        let Some(body) = request_body(beat) else {
+            return BeatOutcome::Failed;
+        };
+        let url = format!(
+            "{}/v1/devices/{}/heartbeat",
+            device.site_url.trim_end_matches('/'),
+            js_sys::encode_uri_component(&device.device_id)
+        );
+        match post(&url, &device.device_token, &body).await {
+            Ok(answer) => answer.ack(),
+            Err(_) => BeatOutcome::Failed,
         }
     }
 }
 
-/// The request as JSON text: serde writes the JS object, the browser's
+/// The body as JSON text: serde writes the JS object, the browser's
 /// `JSON.stringify` the text (the module carries no JSON printer).
-fn request_body(request: &SyncRequest) -> Option<JsValue> {
+fn request_body<T: Serialize>(request: &T) -> Option<JsValue> {
     let value = to_js(request).ok()?;
     js_sys::JSON::stringify(&value).ok().map(JsValue::from)
 }
 
-async fn fetch_with_timeout(
-    url: &str,
-    token: &str,
-    body: &JsValue,
-) -> Result<TransportOutcome, JsValue> {
-    let controller = AbortController::new()?;
-    let headers = Headers::new()?;
-    headers.set("content-type", "application/json")?;
-    headers.set("authorization", &("Bearer ".to_owned() + token))?;
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&headers);
-    init.set_body(body);
-    init.set_signal(Some(&controller.signal()));
-    let request = Request::new_with_str_and_init(url, &init)?;
+/// Why a request brought nothing back.
+enum Unanswered {
+    /// No answer (and its body read) within [`SYNC_TIMEOUT`].
+    TimedOut,
+    /// The network failed, or the answer could not be read.
+    Offline,
+}
 
+/// POSTs `body` as JSON under the device token and reads the answer, all
+/// within [`SYNC_TIMEOUT`].
+async fn post(url: &str, token: &str, body: &JsValue) -> Result<Answer, Unanswered> {
+    let controller = AbortController::new().map_err(|_| Unanswered::Offline)?;
+    let request = build_request(url, token, body, &controller).map_err(|_| Unanswered::Offline)?;
     let timed_out = Rc::new(Cell::new(false));
     let timer = {
         let timed_out = timed_out.clone();
@@ -87,30 +104,83 @@ async fn fetch_with_timeout(
             controller.abort();
         })
     };
-    let answered = JsFuture::from(global_fetch(&request)).await;
-    let result = match answered {
-        Ok(response) => read_response(response.unchecked_into()).await,
-        Err(_) if timed_out.get() => Ok(TransportOutcome::Timeout),
-        Err(_) => Ok(TransportOutcome::Offline),
+    let result = match JsFuture::from(global_fetch(&request)).await {
+        Ok(response) => Answer::read(response.unchecked_into()).await,
+        Err(err) => Err(err),
     };
     drop(timer);
-    match result {
-        Err(_) if timed_out.get() => Ok(TransportOutcome::Timeout),
-        other => other,
+    result.map_err(|_| match timed_out.get() {
+        true => Unanswered::TimedOut,
+        false => Unanswered::Offline,
+    })
+}
+
+fn build_request(
+    url: &str,
+    token: &str,
+    body: &JsValue,
+    controller: &AbortController,
+) -> Result<Request, JsValue> {
+    let headers = Headers::new()?;
+    headers.set("content-type", "application/json")?;
+    headers.set("authorization", &("Bearer ".to_owned() + token))?;
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(body);
+    init.set_signal(Some(&controller.signal()));
+    Request::new_with_str_and_init(url, &init)
+}
+
+/// An answer: its status and its body as the browser's `JSON.parse` reads
+/// it (`None` when it is not JSON).
+struct Answer {
+    status: u16,
+    json: Option<JsValue>,
+}
+
+impl Answer {
+    /// Reads a `Response`; a body that cannot be read at all is an error.
+    async fn read(response: Response) -> Result<Answer, JsValue> {
+        let status = response.status();
+        let text = JsFuture::from(response.text()?).await?;
+        let json = text
+            .as_string()
+            .and_then(|text| js_sys::JSON::parse(&text).ok());
+        Ok(Answer { status, json })
+    }
+
+    /// A sync answer as the core classifies it: the body read as the status
+    /// says it should be ([`Reply::read`]; a body that is not JSON, or not
+    /// of the expected shape, is [`Reply::Unreadable`]).
+    fn outcome(self) -> TransportOutcome {
+        let body = match self.json {
+            Some(value) => Reply::read(self.status, serde_wasm_bindgen::Deserializer::from(value)),
+            None => Reply::Unreadable,
+        };
+        TransportOutcome::Http {
+            status: self.status,
+            body,
+        }
+    }
+
+    /// A heartbeat's answer: a 2xx is taken, with the period it carries
+    /// (`heartbeat_period_ms`) if the site sends one; anything else failed.
+    fn ack(self) -> BeatOutcome {
+        if !(200..300).contains(&self.status) {
+            return BeatOutcome::Failed;
+        }
+        let period = self
+            .json
+            .and_then(|ack| js_sys::Reflect::get(&ack, &"heartbeat_period_ms".into()).ok())
+            .and_then(|period| period.as_f64())
+            .filter(|period| period.is_finite() && *period >= 0.0)
+            .map(|period| Millis(period as u64));
+        BeatOutcome::Acknowledged { period }
     }
 }
 
-/// Reads a `Response` into what the core classifies: its status and the
-/// body, parsed by the browser's `JSON.parse` and read as the status says
-/// it should be ([`Reply::read`]; a body that is not JSON, or not of the
-/// expected shape, is [`Reply::Unreadable`]). A body that cannot be read
-/// at all is an error.
+/// Reads a `Response` into what the core classifies (see [`Answer::outcome`]).
 pub async fn read_response(response: Response) -> Result<TransportOutcome, JsValue> {
-    let status = response.status();
-    let text = JsFuture::from(response.text()?).await?;
-    let body = match text.as_string().map(|text| js_sys::JSON::parse(&text)) {
-        Some(Ok(value)) => Reply::read(status, serde_wasm_bindgen::Deserializer::from(value)),
-        _ => Reply::Unreadable,
-    };
-    Ok(TransportOutcome::Http { status, body })
+    Ok(Answer::read(response).await?.outcome())
 }

@@ -270,7 +270,10 @@ async fn heartbeat(
             Ok(())
         })
         .await?;
-    Ok(Json(HeartbeatAck { server_time: now }))
+    Ok(Json(HeartbeatAck {
+        server_time: now,
+        heartbeat_period_ms: u64::try_from(device.profile.heartbeat_period_ms()).ok(),
+    }))
 }
 
 async fn terminal_events(

@@ -38,6 +38,17 @@ impl Profile {
         .find(|profile| profile.as_str() == text)
     }
 
+    /// How long the profile may stay silent before it is offline, in ms
+    /// (the device profiles table); the heartbeat answer tells the device.
+    pub fn heartbeat_period_ms(self) -> i64 {
+        1000 * match self {
+            Profile::Fxr90 => 60,
+            Profile::Mc3390xr => 900,
+            Profile::Rfd40 => 1800,
+            Profile::Zt411r => 300,
+        }
+    }
+
     /// Tags the profile reads per second at most; 0 for a printer, which
     /// reads none.
     pub fn reads_per_sec(self) -> u32 {

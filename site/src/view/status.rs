@@ -26,17 +26,6 @@ pub enum Alert {
     P3,
 }
 
-/// How long a profile may stay silent before it is offline, in ms, and the
-/// priority it is raised at then (the device profiles table).
-pub fn heartbeat_period_ms(profile: Profile) -> i64 {
-    1000 * match profile {
-        Profile::Fxr90 => 60,
-        Profile::Mc3390xr => 900,
-        Profile::Rfd40 => 1800,
-        Profile::Zt411r => 300,
-    }
-}
-
 /// The priority an offline device of `profile` is raised at.
 pub fn alert_priority(profile: Profile) -> Alert {
     match profile {
@@ -124,7 +113,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceSta
         })?;
         let added_at: i64 = row.get(3)?;
         let last_seen_at: Option<i64> = row.get(4)?;
-        let period = heartbeat_period_ms(profile);
+        let period = profile.heartbeat_period_ms();
         let silent_since = last_seen_at.unwrap_or(added_at);
         let online = last_seen_at.is_some() && now.0 - silent_since <= period;
         Ok(DeviceStatus {
