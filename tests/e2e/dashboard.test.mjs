@@ -5,13 +5,15 @@
 // the rendered code and opens the link on a second page, over HTTPS by
 // name, as the handheld's scanner would. Heartbeats are posted here the
 // way a device posts them. Screenshots at 1280x800 and 800x1280 land in
-// artifacts/.
+// artifacts/. A second test: a cycle count with a variance, approved from
+// the page, moves the units it names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsQR from 'jsqr';
-import { artifactsDir, freePort, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
+import { artifactsDir, freePort, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import { homeTrusting, launchTrusting } from './lib/tls.mjs';
 import {
   HANDHELD_VIEWPORT,
@@ -263,6 +265,92 @@ test('a supervisor watches the site: offline and back, an outage grows and drain
     );
     assert.equal(after, 401);
     assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+/** Writes `rows` (the header first) as a CSV file in `dir` and imports it. */
+async function importCsv(dataDir, kind, rows) {
+  const file = join(dataDir, `${kind}.csv`);
+  writeFileSync(file, rows.map((r) => r.join(',')).join('\n') + '\n');
+  await siteCommand(['import', kind, file, '--data', dataDir]);
+}
+
+/** A cycle count as the handheld sends it: open with the count, scans, close. */
+async function countSession(site, deviceId, token, countId, scans) {
+  const session = randomUUID();
+  const now = Date.now() - 60_000;
+  const item = (seq, command, body) => ({
+    key: randomUUID(),
+    session_id: session,
+    client_seq: seq,
+    command,
+    occurred_at: new Date(now + seq * 1000).toISOString(),
+    queued_at: new Date(now + seq * 1000 + 3).toISOString(),
+    body,
+  });
+  const items = [
+    item(1, 'open_session', { operator_id: 'op-count', mode: 'cycle_count', context: { count_id: countId } }),
+    ...scans.map(([epc, bin], i) => item(i + 2, 'scan', { mode: 'cycle_count', count_id: countId, epc, bin })),
+    item(scans.length + 2, 'close_session', {}),
+  ];
+  const res = await fetch(`${site.base}/v1/sync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ device_id: deviceId, sent_at: new Date().toISOString(), items }),
+  });
+  const body = await res.json();
+  for (const result of body.results) assert.equal(result.outcome, 'applied', JSON.stringify(body));
+}
+
+async function unit(site, token, epc) {
+  const res = await fetch(`${site.base}/v1/units/${epc}`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+test('a supervisor approves a count variance from the page, and the units change', async () => {
+  const dataDir = tempDataDir();
+  const [seen, missing, stray] = ['E28000000000000000C0A001', 'E28000000000000000C0A002', 'E28000000000000000C0A003'];
+  await importCsv(dataDir, 'bins', [['bin', 'zone', 'location'], ['A-01', 'Z-A', 'L-1'], ['B-09', 'Z-B', 'L-1']]);
+  await importCsv(dataDir, 'units', [
+    ['epc', 'code', 'sku', 'state', 'bin'],
+    [seen, '', 'SKU-1', 'in_stock', 'A-01'],
+    [missing, '', 'SKU-1', 'in_stock', 'A-01'],
+    [stray, '', 'SKU-2', 'in_stock', 'B-09'],
+  ]);
+  const countId = (await siteCommand(['count', 'open', '--location', 'L-1', '--zone', 'Z-A', '--data', dataDir])).trim();
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-COUNT');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    await countSession(site, 'HH-COUNT', token, countId, [[seen, 'A-01'], [stray, 'A-01']]);
+    const missingBefore = await unit(site, token, missing);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${site.base}/site/`);
+    await page.waitForSelector('body[data-state="signed-out"]');
+    await page.fill('#admin-token', adminToken);
+    await page.click('#sign-in-form button[type="submit"]');
+    await page.waitForSelector('body[data-state="ready"]');
+    const row = `#counts [data-count="${countId}"]`;
+    await page.waitForSelector(row);
+    await page.locator('#counts').screenshot({ path: join(artifactsDir(), 'dashboard-count-variance.png') });
+    const text = await page.locator(row).textContent();
+    assert.match(text, new RegExp(`missing ${missing}`), 'the missing unit is shown before approval');
+    assert.match(text, new RegExp(`unexpected ${stray}`), 'the unexpected unit is shown before approval');
+    await page.click(`${row} button`);
+    await page.click(`${row} button`);
+    await waitText(page, '#counts', /No count variance waits/);
+    const gone = await unit(site, token, missing);
+    assert.equal(gone.state, 'missing');
+    assert.ok(gone.version > missingBefore.version, 'approval bumps the version');
+    const moved = await unit(site, token, stray);
+    assert.equal(moved.bin, 'A-01', 'the unexpected unit is booked into the counted bin');
+    await context.close();
   } finally {
     await browser.close();
     await site.stop();
