@@ -466,16 +466,10 @@ async fn approve_count(
     Path(count_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
-    let caller = changing_caller(&state, &headers).await?;
-    let admin = caller.admin().to_owned();
-    let now = wall_clock();
-    state
-        .db
-        .call(move |conn| -> Result<_, LedgerError> {
-            decisions::approve_count(conn, &count_id, &admin, now)
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    decide(&state, &headers, move |conn, admin, now| {
+        decisions::approve_count(conn, &count_id, admin, now)
+    })
+    .await
 }
 
 async fn resolve_grn(
@@ -483,14 +477,27 @@ async fn resolve_grn(
     Path(grn_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
-    let caller = changing_caller(&state, &headers).await?;
+    decide(&state, &headers, move |conn, admin, now| {
+        decisions::resolve_grn(conn, &grn_id, admin, now)
+    })
+    .await
+}
+
+/// A decision from the page (CSRF-checked, signed in): `work` runs on the
+/// database with the deciding admin's name and the wall clock.
+async fn decide<T: Send + 'static>(
+    state: &AppState,
+    headers: &HeaderMap,
+    work: impl FnOnce(&mut rusqlite::Connection, &str, UnixMs) -> Result<T, LedgerError>
+        + Send
+        + 'static,
+) -> Result<StatusCode, AppError> {
+    let caller = changing_caller(state, headers).await?;
     let admin = caller.admin().to_owned();
     let now = wall_clock();
     state
         .db
-        .call(move |conn| -> Result<_, LedgerError> {
-            decisions::resolve_grn(conn, &grn_id, &admin, now)
-        })
+        .call(move |conn| -> Result<_, LedgerError> { work(conn, &admin, now) })
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
