@@ -117,6 +117,10 @@ mod tests {
     fn conflict_codes_split_retryable_from_blocked() {
         check(status(409, Some(codes::OPERATION_IN_PROGRESS)), Retryable);
         check(status(409, Some(codes::IDEMPOTENCY_KEY_REUSED)), Blocked);
+        check(
+            status(409, Some(codes::IDEMPOTENCY_RECEIPT_UNAVAILABLE)),
+            Blocked,
+        );
         check(status(409, Some(codes::SEQ_ALREADY_USED)), Blocked);
         check(status(409, Some(codes::SESSION_CONFLICT)), Blocked);
         check(status(403, Some(codes::SESSION_NOT_YOURS)), Blocked);

@@ -37,7 +37,10 @@ pub mod codes {
     pub const UNAUTHORIZED: &str = "UNAUTHORIZED";
     pub const BODY_TOO_LARGE: &str = "BODY_TOO_LARGE";
     pub const OVERLOADED: &str = "OVERLOADED";
-    pub const RECEIPT_UNREADABLE: &str = "RECEIPT_UNREADABLE";
+    /// A claimed key whose stored answer cannot be read: answered 409 so
+    /// the item is blocked and shown to a person, not resent forever (the
+    /// ledger fails closed and never runs the key again).
+    pub const IDEMPOTENCY_RECEIPT_UNAVAILABLE: &str = "IDEMPOTENCY_RECEIPT_UNAVAILABLE";
 }
 
 /// `POST /v1/sync` request.

@@ -297,9 +297,9 @@ fn replay(receipt: &Receipt, incoming: &Incoming) -> ItemResult {
             refused(
                 item,
                 &Refusal::new(
-                    500,
-                    wire_codes::RECEIPT_UNREADABLE,
-                    "the stored answer for this key cannot be read; it will not run again",
+                    409,
+                    wire_codes::IDEMPOTENCY_RECEIPT_UNAVAILABLE,
+                    "the stored answer for this key cannot be read; it will not run again: a person must decide",
                 ),
             )
         }),

@@ -44,8 +44,9 @@ pub async fn ingest_into(
 
 /// Records a batch from the listener, received at `now`: one result per
 /// record, in batch order. A record answered 4xx will never be taken as
-/// sent (dead-letter it); 500 `RECEIPT_UNREADABLE` and an `Err` that
-/// [`LedgerError::is_retryable`] are worth retrying.
+/// sent (dead-letter it, which 409 `IDEMPOTENCY_RECEIPT_UNAVAILABLE`, a
+/// receipt that cannot be read, also is: resending would loop forever); an
+/// `Err` that [`LedgerError::is_retryable`] is worth retrying.
 pub fn ingest(
     conn: &mut Connection,
     batch: &TerminalBatch,
@@ -115,9 +116,9 @@ fn record_one(
                 refused(
                     record,
                     &Refusal::new(
-                        500,
-                        wire_codes::RECEIPT_UNREADABLE,
-                        "the stored answer for this key cannot be read; it will not run again",
+                        409,
+                        wire_codes::IDEMPOTENCY_RECEIPT_UNAVAILABLE,
+                        "the stored answer for this key cannot be read; it will not run again: a person must decide",
                     ),
                 )
             }
