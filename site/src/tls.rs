@@ -418,8 +418,7 @@ fn load(source: &CertSource) -> Result<CertifiedKey, TlsError> {
     if chain.is_empty() {
         return Err(TlsError::file(&cert, "no PEM certificate in the file"));
     }
-    read_text(&key)?;
-    let private = PrivateKeyDer::from_pem_file(&key)
+    let private = PrivateKeyDer::from_pem_slice(read_text(&key)?.as_bytes())
         .map_err(|err| TlsError::file(&key, format!("no PEM private key: {err}")))?;
     let provider = rustls::crypto::ring::default_provider();
     CertifiedKey::from_der(chain, private, &provider)
