@@ -127,6 +127,14 @@ pub fn add(
     Ok(token)
 }
 
+fn no_such_device(device_id: &str) -> LedgerError {
+    LedgerError::Refused(Refusal::new(
+        404,
+        super::codes::DEVICE_NOT_FOUND,
+        format!("no device {device_id:?}"),
+    ))
+}
+
 /// Marks a device commissioned: its items post for real from now on.
 pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError> {
     let changed = conn.execute(
@@ -134,11 +142,7 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
         [device_id],
     )?;
     if changed == 0 {
-        return Err(LedgerError::Refused(Refusal::new(
-            404,
-            super::codes::DEVICE_NOT_FOUND,
-            format!("no device {device_id:?}"),
-        )));
+        return Err(no_such_device(device_id));
     }
     Ok(())
 }
@@ -154,11 +158,7 @@ pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), Led
         [device_id],
     )?;
     if changed == 0 {
-        return Err(LedgerError::Refused(Refusal::new(
-            404,
-            super::codes::DEVICE_NOT_FOUND,
-            format!("no device {device_id:?}"),
-        )));
+        return Err(no_such_device(device_id));
     }
     conn.execute(
         "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
