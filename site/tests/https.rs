@@ -260,15 +260,35 @@ fn site_command(args: &[&str]) -> Command {
     command
 }
 
+/// `stockhop-site serve` on free loopback ports with `data` as its data
+/// and www folder and `extra` arguments; returns the command and the HTTPS
+/// address it will listen on.
+fn serve_command(data: &Path, extra: &[&str]) -> (Command, SocketAddr) {
+    let http = format!("127.0.0.1:{}", ports::free_port());
+    let https: SocketAddr = format!("127.0.0.1:{}", ports::free_port()).parse().unwrap();
+    let https_text = https.to_string();
+    let mut args = vec!["serve", "--http", &http, "--https", &https_text];
+    args.extend_from_slice(extra);
+    let mut command = site_command(&args);
+    command.arg("--data").arg(data).arg("--www").arg(data);
+    (command, https)
+}
+
+/// Whether something listens on `addr` within 10 s.
+fn listening_soon(addr: SocketAddr) -> bool {
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(addr).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
 /// Runs `serve` to its end (it must fail fast) and returns its stderr.
 fn failed_start(data: &Path, extra: &[&str]) -> String {
-    let http = format!("127.0.0.1:{}", ports::free_port());
-    let https = format!("127.0.0.1:{}", ports::free_port());
-    let mut args = vec!["serve", "--http", &http, "--https", &https];
-    args.extend_from_slice(extra);
-    let output = site_command(&args)
-        .arg("--data")
-        .arg(data)
+    let (mut command, _) = serve_command(data, extra);
+    let output = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
@@ -353,32 +373,19 @@ impl Drop for Site {
 }
 
 fn start_site(data: &Path, extra: &[&str]) -> Site {
-    let http = format!("127.0.0.1:{}", ports::free_port());
-    let https: SocketAddr = format!("127.0.0.1:{}", ports::free_port()).parse().unwrap();
-    let https_text = https.to_string();
-    let mut args = vec!["serve", "--http", &http, "--https", &https_text];
-    args.extend_from_slice(extra);
+    let (mut command, https) = serve_command(data, extra);
     // Held in `Site` at once, so a site that never listens is killed and
     // reaped by its Drop when the wait below fails.
     let site = Site {
-        child: site_command(&args)
-            .arg("--data")
-            .arg(data)
-            .arg("--www")
-            .arg(data)
+        child: command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
         https,
     };
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(https).is_ok() {
-            return site;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the site did not listen on {https}");
+    assert!(listening_soon(https), "the site did not listen on {https}");
+    site
 }
 
 #[tokio::test]
@@ -609,29 +616,13 @@ async fn plain_http_from_the_lan_is_pointed_to_https_and_loopback_is_served() {
 /// what it logged.
 fn logs_of_a_run(extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let http = format!("127.0.0.1:{}", ports::free_port());
-    let https: SocketAddr = format!("127.0.0.1:{}", ports::free_port()).parse().unwrap();
-    let https_text = https.to_string();
-    let mut args = vec!["serve", "--http", &http, "--https", &https_text];
-    args.extend_from_slice(extra);
-    let child = site_command(&args)
-        .arg("--data")
-        .arg(dir.path())
-        .arg("--www")
-        .arg(dir.path())
+    let (mut command, https) = serve_command(dir.path(), extra);
+    let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut up = false;
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(https).is_ok() {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(up, "the site did not listen on {https}");
+    assert!(listening_soon(https), "the site did not listen on {https}");
     assert!(Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
