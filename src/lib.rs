@@ -14,6 +14,7 @@ pub mod body;
 pub mod classify;
 pub mod key;
 pub mod queue;
+pub mod reference;
 pub mod time;
 pub mod wire;
 

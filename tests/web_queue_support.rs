@@ -12,8 +12,11 @@ use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::Build;
 use serde_json::json;
 use stockhop::queue::{BeatOutcome, TransportOutcome};
+use stockhop::reference::Pull;
 use stockhop::time::UnixMs;
+use stockhop::web::cache::FetchedPage;
 use stockhop::web::clock::Clock;
+use stockhop::web::error::QueueError;
 use stockhop::web::runtime::{Options, Queue};
 use stockhop::web::store::{DeviceConfig, Store};
 use stockhop::web::transport::Transport;
@@ -55,6 +58,10 @@ impl Clock for TestClock {
 }
 
 type PerItem = Rc<dyn Fn(&SyncItem) -> serde_json::Value>;
+/// A reference row as the site keeps it: (change number, page array, row).
+pub type RefRow = (u64, &'static str, serde_json::Value);
+/// A reference pull: (after, limit).
+pub type PullAsked = (Option<String>, usize);
 
 /// The network as the test wants it: per-item answers, or one outcome for
 /// the whole request; every request is recorded. Heartbeats are recorded
@@ -66,6 +73,13 @@ pub struct FakeSite {
     pub heartbeats: Rc<RefCell<Vec<Heartbeat>>>,
     per_item: Rc<RefCell<PerItem>>,
     whole: Rc<RefCell<Option<TransportOutcome>>>,
+    /// The site's reference rows: (change number, page array, row), as
+    /// the site keeps them; a change takes the next number.
+    pub reference: Rc<RefCell<Vec<RefRow>>>,
+    /// The `device` every reference page carries.
+    pub profile: Rc<RefCell<serde_json::Value>>,
+    /// Every reference pull: (after, limit).
+    pub pulls: Rc<RefCell<Vec<PullAsked>>>,
 }
 
 pub fn applied(item: &SyncItem) -> serde_json::Value {
@@ -80,6 +94,13 @@ impl Default for FakeSite {
             heartbeats: Rc::default(),
             per_item: Rc::new(RefCell::new(Rc::new(applied))),
             whole: Rc::default(),
+            reference: Rc::default(),
+            profile: Rc::new(RefCell::new(
+                json!({"device_id": "HH-0042", "profile": "mc3390xr",
+                "modes": ["cycle_count", "receive", "dispatch_verify", "put_away", "find_unit"],
+                "encode": true}),
+            )),
+            pulls: Rc::default(),
         }
     }
 }
@@ -96,6 +117,28 @@ impl FakeSite {
 
     pub fn answer_whole(&self, outcome: TransportOutcome) {
         *self.whole.borrow_mut() = Some(outcome);
+    }
+
+    /// Adds or changes a reference row (`units`, `bins`, `grns`, `counts`):
+    /// it takes the next change number, as the site's triggers do.
+    pub fn change(&self, table: &'static str, row: serde_json::Value) {
+        let mut rows = self.reference.borrow_mut();
+        let seq = rows.iter().map(|(seq, ..)| *seq).max().unwrap_or(0) + 1;
+        let key = |row: &serde_json::Value| {
+            ["epc", "bin", "grn", "count_id"]
+                .iter()
+                .find_map(|k| row.get(*k).cloned())
+        };
+        rows.retain(|(_, t, old)| !(*t == table && key(old) == key(&row)));
+        rows.push((seq, table, row));
+    }
+
+    /// Whether requests reach the site (heartbeats, syncs and reads).
+    fn offline(&self) -> bool {
+        matches!(
+            *self.whole.borrow(),
+            Some(TransportOutcome::Offline | TransportOutcome::Timeout)
+        )
     }
 
     /// (session id, client_seq) of every item sent, request by request.
@@ -133,6 +176,58 @@ impl Transport for FakeSite {
             Some(TransportOutcome::Offline | TransportOutcome::Timeout) => BeatOutcome::Failed,
             _ => BeatOutcome::Acknowledged { period: None },
         }
+    }
+
+    /// Pages as `GET /v1/reference` answers them: the rows changed after
+    /// the cursor, in change order, `limit` at a time.
+    async fn reference(
+        &self,
+        device: &DeviceConfig,
+        pull: &Pull,
+    ) -> Result<FetchedPage, QueueError> {
+        self.pulls
+            .borrow_mut()
+            .push((pull.after.clone(), pull.limit));
+        // The answer comes back on a later task, as fetch's does.
+        gloo_timers::future::TimeoutFuture::new(0).await;
+        if self.offline() {
+            return Err(QueueError::Offline);
+        }
+        let after: u64 = pull.after.as_deref().unwrap_or("0").parse().unwrap();
+        let mut rows: Vec<_> = self
+            .reference
+            .borrow()
+            .iter()
+            .filter(|(seq, ..)| *seq > after)
+            .cloned()
+            .collect();
+        rows.sort_by_key(|(seq, ..)| *seq);
+        let more = rows.len() > pull.limit;
+        rows.truncate(pull.limit);
+        let cursor = rows.last().map_or(after, |(seq, ..)| *seq);
+        let mut page = json!({"cursor": cursor.to_string(), "more": more, "bins": [],
+            "units": [], "grns": [], "counts": [], "device": self.profile.borrow().clone()});
+        for (_, table, row) in rows {
+            page[table].as_array_mut().unwrap().push(row);
+        }
+        FetchedPage::read(to_js(&page).unwrap(), &device.site_url).map_err(QueueError::Site)
+    }
+
+    async fn unit(
+        &self,
+        _device: &DeviceConfig,
+        epc: &str,
+    ) -> Result<Option<wasm_bindgen::JsValue>, QueueError> {
+        if self.offline() {
+            return Err(QueueError::Offline);
+        }
+        let unit = self
+            .reference
+            .borrow()
+            .iter()
+            .find(|(_, table, row)| *table == "units" && row["epc"] == epc)
+            .map(|(_, _, row)| to_js(row).unwrap());
+        Ok(unit)
     }
 }
 

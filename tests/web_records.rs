@@ -12,6 +12,7 @@ use serde_json::json;
 use stockhop::backoff::Backoff;
 use stockhop::key::IdempotencyKey;
 use stockhop::queue::{Item, ItemState, Session};
+use stockhop::reference::{ListKind, RowKind};
 use stockhop::time::UnixMs;
 use stockhop::web::convert::{from_record, to_js};
 use stockhop::web::error::QueueError;
@@ -308,6 +309,7 @@ fn every_page_message_reads_into_its_request() {
                 session_id: SESSION,
                 command: Command::Scan,
                 body: json!({"epc": "E1", "qty": 1.5}),
+                occurred_at: None,
             },
         ),
         (
@@ -316,6 +318,7 @@ fn every_page_message_reads_into_its_request() {
                 session_id: SESSION,
                 command: Command::Undo,
                 body: json!(null),
+                occurred_at: None,
             },
         ),
         (
@@ -324,6 +327,7 @@ fn every_page_message_reads_into_its_request() {
                 session_id: SESSION,
                 command: Command::Scan,
                 bodies: vec![json!({"epc": "E2"}), json!(3)],
+                occurred_at: None,
             },
         ),
         (
@@ -358,6 +362,57 @@ fn every_page_message_reads_into_its_request() {
             PageRequest::Acknowledge { id: 6 },
         ),
         (json!({"type": "storage"}), PageRequest::Storage {}),
+        (
+            json!({"type": "capture", "session_id": session, "body": {"epc": "E1"},
+                   "occurred_at": 1_795_940_000_123.5}),
+            PageRequest::Capture {
+                session_id: SESSION,
+                command: Command::Scan,
+                body: json!({"epc": "E1"}),
+                occurred_at: Some(1_795_940_000_123.5),
+            },
+        ),
+        (
+            json!({"type": "capture_many", "session_id": session, "bodies": [{"epc": "E2"}],
+                   "occurred_at": [1_795_940_000_000u64]}),
+            PageRequest::CaptureMany {
+                session_id: SESSION,
+                command: Command::Scan,
+                bodies: vec![json!({"epc": "E2"})],
+                occurred_at: Some(vec![1_795_940_000_000.0]),
+            },
+        ),
+        (
+            json!({"type": "reference_status"}),
+            PageRequest::ReferenceStatus {},
+        ),
+        (
+            json!({"type": "reference_refresh"}),
+            PageRequest::ReferenceRefresh {},
+        ),
+        (
+            json!({"type": "find_unit", "code": "SN-1"}),
+            PageRequest::FindUnit {
+                code: "SN-1".into(),
+            },
+        ),
+        (
+            json!({"type": "reference_get", "kind": "grn", "id": "G-1"}),
+            PageRequest::ReferenceGet {
+                kind: RowKind::Grn,
+                id: "G-1".into(),
+            },
+        ),
+        (
+            json!({"type": "reference_list", "kind": "bins"}),
+            PageRequest::ReferenceList {
+                kind: ListKind::Bins,
+            },
+        ),
+        (
+            json!({"type": "refresh_unit", "epc": "E1"}),
+            PageRequest::RefreshUnit { epc: "E1".into() },
+        ),
     ];
     for (message, expected) in cases {
         assert_eq!(read(message.clone()), Ok(expected), "{message}");
@@ -371,6 +426,7 @@ fn every_page_message_reads_into_its_request() {
             session_id: SESSION,
             command: Command::Scan,
             body: json!(null),
+            occurred_at: None,
         })
     );
 }
@@ -412,6 +468,27 @@ fn a_bad_message_is_refused_naming_the_field() {
         (json!({"type": "list", "after": "3"}), "list.after"),
         (json!({"type": "discard"}), "id"),
         (json!({"type": "acknowledge", "id": 1.5}), "acknowledge.id"),
+        (
+            json!({"type": "capture", "session_id": session, "occurred_at": "09:01"}),
+            "capture.occurred_at",
+        ),
+        (
+            json!({"type": "capture_many", "session_id": session, "bodies": [], "occurred_at": 5}),
+            "capture_many.occurred_at",
+        ),
+        (json!({"type": "find_unit"}), "code"),
+        (
+            json!({"type": "reference_get", "kind": "manifest", "id": "M-1"}),
+            "reference_get.kind",
+        ),
+        (
+            json!({"type": "reference_list", "kind": "units"}),
+            "reference_list.kind",
+        ),
+        (
+            json!({"type": "refresh_unit", "epc": 7}),
+            "refresh_unit.epc",
+        ),
     ] {
         match read(message.clone()) {
             Err(QueueError::BadMessage(why)) => assert!(why.contains(named), "{message}: {why}"),

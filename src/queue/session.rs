@@ -76,11 +76,24 @@ impl Session {
         (session, item)
     }
 
-    /// Queues a scan or an undo as the session's next item.
+    /// Queues a scan or an undo as the session's next item, captured and
+    /// written at `now`.
     pub fn capture(
         &mut self,
         capture: Capture,
         key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Result<Item, CaptureError> {
+        self.capture_at(capture, key, now, now)
+    }
+
+    /// Queues a scan or an undo read at `occurred_at` (the page's input
+    /// event) and written at `now`.
+    pub fn capture_at(
+        &mut self,
+        capture: Capture,
+        key: IdempotencyKey,
+        occurred_at: UnixMs,
         now: UnixMs,
     ) -> Result<Item, CaptureError> {
         match capture.command {
@@ -90,7 +103,9 @@ impl Session {
         if self.closed {
             return Err(CaptureError::SessionClosed(self.session_id));
         }
-        Ok(self.next_item(capture.command, capture.body, key, now))
+        let mut item = self.next_item(capture.command, capture.body, key, now);
+        item.occurred_at = occurred_at;
+        Ok(item)
     }
 
     /// Queues the `close_session` item and closes the session to captures.

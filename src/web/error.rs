@@ -25,6 +25,12 @@ pub enum QueueError {
     BadMessage(String),
     #[error("browser: {0}")]
     Browser(String),
+    /// The site could not be reached (no network, no answer in time).
+    #[error("offline: the site did not answer")]
+    Offline,
+    /// The site answered a read with an error, or with something unreadable.
+    #[error("site: {0}")]
+    Site(String),
     /// The queue's runtime has stopped (its database closed under it).
     #[error("the queue has stopped")]
     Stopped,
@@ -44,6 +50,8 @@ impl QueueError {
             QueueError::NoItem(_) => "NO_ITEM",
             QueueError::BadMessage(_) => "BAD_MESSAGE",
             QueueError::Browser(_) => "BROWSER",
+            QueueError::Offline => "OFFLINE",
+            QueueError::Site(_) => "SITE",
             QueueError::Stopped => "STOPPED",
         }
     }

@@ -12,7 +12,8 @@ use wasm_bindgen::JsValue;
 
 use crate::body::{Body, Context};
 use crate::key::IdempotencyKey;
-use crate::queue::Item;
+use crate::queue::{Item, ItemState};
+use crate::reference::{DeviceProfile, ListKind, ReferenceMeta, RowKind};
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode};
 
@@ -54,21 +55,27 @@ pub enum PageRequest {
         #[serde(default)]
         context: Context,
     },
-    /// A scan (or an undo, with `command: "undo"`).
+    /// A scan (or an undo, with `command: "undo"`). `occurred_at` is the
+    /// page's input-event instant (Unix ms); absent, the worker's clock.
     Capture {
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
         #[serde(default)]
         body: Body,
+        #[serde(default)]
+        occurred_at: Option<f64>,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
     /// acknowledged only once its own transaction has completed.
+    /// `occurred_at`, when given, holds one instant per body.
     CaptureMany {
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
         bodies: Vec<Body>,
+        #[serde(default)]
+        occurred_at: Option<Vec<f64>>,
     },
     CloseSession {
         session_id: Uuid,
@@ -90,6 +97,28 @@ pub enum PageRequest {
         id: u64,
     },
     Storage {},
+    /// The reference cache: how far it has read, how old it is, its row
+    /// counts and the device's profile.
+    ReferenceStatus {},
+    /// Pull the site's changes now, to the end; then as `reference_status`.
+    ReferenceRefresh {},
+    /// A unit by EPC, else by code (serial or barcode), from the cache.
+    FindUnit {
+        code: String,
+    },
+    /// One cached row of a kind by its key.
+    ReferenceGet {
+        kind: RowKind,
+        id: String,
+    },
+    /// Every cached bin, GRN or count.
+    ReferenceList {
+        kind: ListKind,
+    },
+    /// Reads a unit live from the site and keeps it in the cache.
+    RefreshUnit {
+        epc: String,
+    },
 }
 
 fn scan() -> Command {
@@ -117,7 +146,8 @@ impl PageRequest {
     }
 }
 
-/// What the page hears of a durably written item.
+/// What the page hears of a durably written item. Instants are Unix ms,
+/// as the page sends them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Captured {
     pub id: Option<u64>,
@@ -125,7 +155,12 @@ pub struct Captured {
     pub session_id: Uuid,
     pub client_seq: u64,
     pub command: Command,
-    pub queued_at: UnixMs,
+    /// The capture instant (the page's input event, or the worker's clock).
+    pub occurred_at: i64,
+    /// When its transaction was written.
+    pub queued_at: i64,
+    /// The body as written (a scan's `unit_version` filled from the cache).
+    pub body: Body,
 }
 
 impl From<&Item> for Captured {
@@ -136,18 +171,61 @@ impl From<&Item> for Captured {
             session_id: item.session_id,
             client_seq: item.client_seq,
             command: item.command,
-            queued_at: item.queued_at,
+            occurred_at: item.occurred_at.0,
+            queued_at: item.queued_at.0,
+            body: item.body.clone(),
         }
     }
 }
 
-/// One row of the queue screen: the stored item's fields and `why`.
+/// One row of the queue screen: what the page needs to show an item and to
+/// offer Undo (within 120 s of `occurred_at`) and Re-scan (its `body`).
+/// Instants are Unix ms.
 #[derive(Debug, Clone, Serialize)]
 pub struct ItemRow {
-    #[serde(flatten)]
-    pub item: Item,
+    pub id: Option<u64>,
+    pub key: IdempotencyKey,
+    pub session_id: Uuid,
+    pub client_seq: u64,
+    pub command: Command,
+    pub occurred_at: i64,
+    pub queued_at: i64,
+    pub body: Body,
+    pub state: ItemState,
+    /// The site's rejection reason or the code of a blocking answer.
+    pub reason: Option<String>,
     /// Why it waits: its own reason or the blocked item it is behind.
     pub why: Option<String>,
+    pub attempts: u32,
+    pub recorded_at: Option<i64>,
+    pub replayed: bool,
+    pub hop_ids: Vec<i64>,
+    pub updated_at: Option<i64>,
+    pub acknowledged: bool,
+}
+
+impl ItemRow {
+    pub fn new(item: Item, why: Option<String>) -> ItemRow {
+        ItemRow {
+            id: item.id,
+            key: item.key,
+            session_id: item.session_id,
+            client_seq: item.client_seq,
+            command: item.command,
+            occurred_at: item.occurred_at.0,
+            queued_at: item.queued_at.0,
+            body: item.body,
+            state: item.state,
+            reason: item.reason,
+            why,
+            attempts: item.attempts,
+            recorded_at: item.recorded_at.map(|at| at.0),
+            replayed: item.replayed,
+            hop_ids: item.hop_ids,
+            updated_at: item.updated_at.map(|at| at.0),
+            acknowledged: item.acknowledged,
+        }
+    }
 }
 
 /// A failure the page shows: a stable code and a readable line.
@@ -208,6 +286,41 @@ impl From<Option<(f64, f64)>> for StorageReply {
         StorageReply {
             usage: estimate.map(|(usage, _)| usage),
             quota: estimate.map(|(_, quota)| quota),
+        }
+    }
+}
+
+/// `reference_status`'s reply (and `reference_refresh`'s).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReferenceStatus {
+    pub cursor: Option<String>,
+    pub complete: bool,
+    /// A pull is out or pages remain.
+    pub loading: bool,
+    /// When the cache last reached the site's end (Unix ms).
+    pub refreshed_at: Option<i64>,
+    pub age_ms: Option<i64>,
+    pub units: u32,
+    pub bins: u32,
+    pub grns: u32,
+    pub counts: u32,
+    pub device: Option<DeviceProfile>,
+}
+
+impl ReferenceStatus {
+    pub fn new(meta: &ReferenceMeta, loading: bool, rows: [u32; 4], now: UnixMs) -> Self {
+        let [units, bins, grns, counts] = rows;
+        ReferenceStatus {
+            cursor: meta.cursor.clone(),
+            complete: meta.complete,
+            loading,
+            refreshed_at: meta.refreshed_at.map(|at| at.0),
+            age_ms: meta.age_ms(now),
+            units,
+            bins,
+            grns,
+            counts,
+            device: meta.device.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! * [`message`]: the page ↔ worker protocol;
 //! * [`runtime`]: the actor that owns the store and the drain;
 //! * [`store`]: every IndexedDB read and write, through `indexed_db_futures`;
+//! * [`cache`]: the reference cache's IndexedDB side;
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`convert`]: serde at the JS edge (`serde-wasm-bindgen`);
 //! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
@@ -12,6 +13,7 @@
 //! * [`clock`], [`error`].
 
 pub mod browser;
+pub mod cache;
 pub mod clock;
 pub mod convert;
 pub mod error;

@@ -40,12 +40,17 @@ use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
 use crate::queue::heartbeat::beat;
 use crate::queue::{BeatOutcome, Capture, Counts, Drain, Heartbeats, Item, TransportOutcome};
+use crate::reference::{Pulls, ReferenceMeta, RowKind};
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
+use js_sys::Array;
+use wasm_bindgen::JsValue;
 
 use super::browser::{self, LockGuard};
+use super::cache::FetchedPage;
 use super::clock::Clock;
 use super::error::QueueError;
+use super::message::ReferenceStatus;
 use super::store::{CaptureRequest, DeviceConfig, Store};
 use super::transport::Transport;
 
@@ -121,7 +126,25 @@ enum Command {
     Counts(Reply<Counts>),
     Discard(u64, Reply<(Item, Item)>),
     Acknowledge(u64, Reply<Item>),
+    /// The reference cache's status; with `refresh`, once a pull has read
+    /// to the site's end.
+    ReferenceStatus {
+        refresh: bool,
+        reply: Reply<ReferenceStatus>,
+    },
+    FindUnit(String, Reply<Found>),
+    ReferenceGet(RowKind, String, Reply<Found>),
+    ReferenceList(RowKind, u32, Reply<Array>),
+    RefreshUnit(String, Reply<JsValue>),
     Close(Reply<()>),
+}
+
+/// A cached row (`null` when there is none), the bin a unit is in, and the
+/// cache's meta record (how old it is).
+pub struct Found {
+    pub row: JsValue,
+    pub bin: JsValue,
+    pub meta: ReferenceMeta,
 }
 
 /// The handheld queue as its callers see it: a handle on the runtime.
@@ -163,6 +186,11 @@ impl Queue {
             pruned_at: None,
             beats: Heartbeats::default(),
             beat_in_flight: None,
+            reference: None,
+            pulls: Pulls::default(),
+            page_in_flight: None,
+            refresh_waiting: Vec::new(),
+            unit_reads: Vec::new(),
         };
         wasm_bindgen_futures::spawn_local(runtime.run(inbox));
         Ok(Queue { commands })
@@ -202,9 +230,21 @@ impl Queue {
     /// Captures into a session; resolves only after the strict transaction
     /// holding the item has completed.
     pub async fn capture(&self, session_id: Uuid, capture: Capture) -> Result<Item, QueueError> {
+        self.capture_at(session_id, capture, None).await
+    }
+
+    /// Captures into a session a scan the page read at `occurred_at` (Unix
+    /// ms; `None`: when it is written).
+    pub async fn capture_at(
+        &self,
+        session_id: Uuid,
+        capture: Capture,
+        occurred_at: Option<f64>,
+    ) -> Result<Item, QueueError> {
         self.write(CaptureRequest::Capture {
             session_id,
             capture,
+            occurred_at,
         })
         .await
     }
@@ -222,13 +262,25 @@ impl Queue {
         session_id: Uuid,
         captures: Vec<Capture>,
     ) -> Vec<Result<Item, QueueError>> {
+        let captures = captures.into_iter().map(|c| (c, None)).collect();
+        self.capture_many_at(session_id, captures).await
+    }
+
+    /// [`Queue::capture_many`] with each scan's capture instant (Unix ms;
+    /// `None`: when it is written).
+    pub async fn capture_many_at(
+        &self,
+        session_id: Uuid,
+        captures: Vec<(Capture, Option<f64>)>,
+    ) -> Vec<Result<Item, QueueError>> {
         let answers: Vec<_> = captures
             .into_iter()
-            .map(|capture| {
+            .map(|(capture, occurred_at)| {
                 let (reply, answer) = oneshot::channel();
                 let request = CaptureRequest::Capture {
                     session_id,
                     capture,
+                    occurred_at,
                 };
                 let _ = self.commands.unbounded_send(Command::Write(request, reply));
                 answer
@@ -299,6 +351,49 @@ impl Queue {
         self.ask(|reply| Command::Acknowledge(id, reply)).await
     }
 
+    /// The reference cache's status.
+    pub async fn reference_status(&self) -> Result<ReferenceStatus, QueueError> {
+        self.ask(|reply| Command::ReferenceStatus {
+            refresh: false,
+            reply,
+        })
+        .await
+    }
+
+    /// Pulls the site's changes now until the site says there are no more;
+    /// then the cache's status. [`QueueError::Offline`] when the site does
+    /// not answer.
+    pub async fn reference_refresh(&self) -> Result<ReferenceStatus, QueueError> {
+        self.ask(|reply| Command::ReferenceStatus {
+            refresh: true,
+            reply,
+        })
+        .await
+    }
+
+    /// A unit by EPC, else by code, with its bin, from the cache.
+    pub async fn find_unit(&self, code: String) -> Result<Found, QueueError> {
+        self.ask(|reply| Command::FindUnit(code, reply)).await
+    }
+
+    /// One cached row by kind and key.
+    pub async fn reference_get(&self, kind: RowKind, id: String) -> Result<Found, QueueError> {
+        self.ask(|reply| Command::ReferenceGet(kind, id, reply))
+            .await
+    }
+
+    /// Every cached row of a kind, at most `limit`.
+    pub async fn reference_list(&self, kind: RowKind, limit: u32) -> Result<Array, QueueError> {
+        self.ask(|reply| Command::ReferenceList(kind, limit, reply))
+            .await
+    }
+
+    /// Reads a unit live from the site and keeps it in the cache; `null`
+    /// when the site has none.
+    pub async fn refresh_unit(&self, epc: String) -> Result<JsValue, QueueError> {
+        self.ask(|reply| Command::RefreshUnit(epc, reply)).await
+    }
+
     /// Stops the runtime and closes its database connection.
     pub async fn close(self) -> Result<(), QueueError> {
         self.ask(Command::Close).await
@@ -312,6 +407,10 @@ enum Event {
     Answered(Answered),
     /// The heartbeat sent at this instant was answered (or failed).
     Beat(UnixMs, BeatOutcome),
+    /// The reference page out came back (or failed).
+    Page(Result<FetchedPage, QueueError>),
+    /// A unit read live for `refresh_unit` came back.
+    Unit(Reply<JsValue>, Result<Option<JsValue>, QueueError>),
     Timer,
 }
 
@@ -365,6 +464,18 @@ struct Runtime<T, C> {
     beats: Heartbeats,
     /// The heartbeat out, with the instant it was sent.
     beat_in_flight: Option<LocalBoxFuture<'static, (UnixMs, BeatOutcome)>>,
+    /// The reference cache's meta record as last committed; read from
+    /// storage on first need.
+    reference: Option<ReferenceMeta>,
+    pulls: Pulls,
+    /// The reference page out: fetched and parsed beside the channel, so
+    /// captures are written while it is out; written in its own turn.
+    page_in_flight: Option<LocalBoxFuture<'static, Result<FetchedPage, QueueError>>>,
+    /// Callers of `reference_refresh`, answered once a pull reaches the
+    /// site's end (or fails).
+    refresh_waiting: Vec<Reply<ReferenceStatus>>,
+    /// Units read live for `refresh_unit`, each with its caller.
+    unit_reads: Vec<LocalBoxFuture<'static, Event>>,
 }
 
 impl<T, C> Runtime<T, C>
@@ -385,6 +496,14 @@ where
                     self.beats.handle_outcome(sent_at, now, outcome);
                     None
                 }
+                Event::Page(page) => {
+                    self.write_page(page).await;
+                    None
+                }
+                Event::Unit(reply, unit) => {
+                    let _ = reply.send(self.keep_unit(unit).await);
+                    None
+                }
                 Event::Timer => {
                     self.timer_at = None;
                     None
@@ -392,13 +511,16 @@ where
             };
             if let Some(reply) = closing {
                 self.fail_waiting(&QueueError::Stopped);
+                self.answer_refresh(Err(QueueError::Stopped));
                 self.store.close();
                 let _ = reply.send(Ok(()));
                 return;
             }
             self.step().await;
+            self.step_reference().await;
         }
         self.fail_waiting(&QueueError::Stopped);
+        self.answer_refresh(Err(QueueError::Stopped));
         self.store.close();
     }
 
@@ -418,6 +540,18 @@ where
                 if let Poll::Ready((sent_at, outcome)) = beat.as_mut().poll(cx) {
                     self.beat_in_flight = None;
                     return Poll::Ready(Some(Event::Beat(sent_at, outcome)));
+                }
+            }
+            if let Some(page) = self.page_in_flight.as_mut() {
+                if let Poll::Ready(page) = page.as_mut().poll(cx) {
+                    self.page_in_flight = None;
+                    return Poll::Ready(Some(Event::Page(page)));
+                }
+            }
+            for index in 0..self.unit_reads.len() {
+                if let Poll::Ready(event) = self.unit_reads[index].as_mut().poll(cx) {
+                    drop(self.unit_reads.swap_remove(index));
+                    return Poll::Ready(Some(event));
                 }
             }
             if let Some(timer) = self.timer.as_mut() {
@@ -512,14 +646,82 @@ where
                 self.waiting.push(Waiter { reply, sync });
             }
             Command::Setup(config, reply) => {
-                let stored = self.store.set_device(&config).await;
+                // Another site's rows are no copy of this one's: a setup
+                // naming another site empties the cache with it.
+                let stored = match self.reference_meta().await {
+                    Ok(meta) => {
+                        let other_site = meta.site != config.site_url;
+                        let stored = self.store.set_device_and_cache(&config, other_site).await;
+                        if other_site && stored.is_ok() {
+                            self.reference = Some(ReferenceMeta::empty(&config.site_url));
+                            self.pulls.handle_cleared();
+                            // A page from the old site still out is dropped
+                            // when it lands (it names its site).
+                        }
+                        stored
+                    }
+                    Err(err) => Err(err),
+                };
                 if stored.is_ok() {
                     self.device = Some(Some(config));
                     self.skip_wait = true;
                     self.register_sync().await;
+                } else {
+                    self.reference = None;
                 }
                 let _ = reply.send(stored);
             }
+            Command::ReferenceStatus { refresh, reply } => {
+                if refresh {
+                    self.pulls.handle_refresh();
+                    self.refresh_waiting.push(reply);
+                } else {
+                    let _ = reply.send(self.reference_status().await);
+                }
+            }
+            Command::FindUnit(code, reply) => {
+                let found = match self.reference_meta().await {
+                    Ok(meta) => {
+                        self.store
+                            .find_unit(&code)
+                            .await
+                            .map(|(row, bin)| Found { row, bin, meta })
+                    }
+                    Err(err) => Err(err),
+                };
+                let _ = reply.send(found);
+            }
+            Command::ReferenceGet(kind, id, reply) => {
+                let found = match self.reference_meta().await {
+                    Ok(meta) => self.store.reference_row(kind, &id).await.map(|row| Found {
+                        row,
+                        bin: JsValue::NULL,
+                        meta,
+                    }),
+                    Err(err) => Err(err),
+                };
+                let _ = reply.send(found);
+            }
+            Command::ReferenceList(kind, limit, reply) => {
+                let _ = reply.send(self.store.reference_rows(kind, limit).await);
+            }
+            Command::RefreshUnit(epc, reply) => match self.device().await {
+                Ok(Some(device)) => {
+                    let transport = self.transport.clone();
+                    self.unit_reads.push(Box::pin(async move {
+                        let unit = transport.unit(&device, &epc).await;
+                        Event::Unit(reply, unit)
+                    }));
+                }
+                Ok(None) => {
+                    let _ = reply.send(Err(QueueError::BadMessage(
+                        "the device is not set up".into(),
+                    )));
+                }
+                Err(err) => {
+                    let _ = reply.send(Err(err));
+                }
+            },
             Command::Device(reply) => {
                 let _ = reply.send(self.device().await);
             }
@@ -667,11 +869,15 @@ where
         if self.report.requests > 0 {
             self.beats.handle_drained();
         }
+        if self.report.requests > 0 || !self.waiting.is_empty() {
+            // A drain run, or a wake: follow the site's changes too.
+            self.pulls.handle_trigger(now);
+        }
         self.send_beat(now, device).await;
-        let wake = match (next, self.beats.poll_timeout()) {
-            (Some(drain), Some(beat)) => Some(drain.min(beat)),
-            (drain, beat) => drain.or(beat),
-        };
+        let wake = [next, self.beats.poll_timeout(), self.pull_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
         if self.options.wake_on_timer && wake != self.timer_at {
             self.timer_at = wake;
             self.timer = wake.map(|at| {
@@ -714,6 +920,125 @@ where
         self.beat_in_flight = Some(Box::pin(async move {
             (now, transport.heartbeat(&device, &beat).await)
         }));
+    }
+
+    /// When the reference cache's next pull is due by itself; `None` while
+    /// the timer should not wake for it (one is out, or paging goes on by
+    /// itself).
+    fn pull_timeout(&self) -> Option<UnixMs> {
+        if self.page_in_flight.is_some() || self.pulls.is_loading() {
+            return None;
+        }
+        self.pulls.poll_timeout()
+    }
+
+    /// The cache's meta record, read from storage the first time it is
+    /// needed (an empty cache of the device's site when there is none).
+    async fn reference_meta(&mut self) -> Result<ReferenceMeta, QueueError> {
+        if let Some(meta) = &self.reference {
+            return Ok(meta.clone());
+        }
+        let stored = self.store.reference_meta().await?;
+        let meta = match stored {
+            Some(meta) => meta,
+            None => {
+                let site = self.device().await?.map(|d| d.site_url).unwrap_or_default();
+                ReferenceMeta::empty(&site)
+            }
+        };
+        self.pulls = Pulls::restore(meta.refreshed_at);
+        self.reference = Some(meta.clone());
+        Ok(meta)
+    }
+
+    async fn reference_status(&mut self) -> Result<ReferenceStatus, QueueError> {
+        let meta = self.reference_meta().await?;
+        let rows = self.store.reference_counts().await?;
+        let loading = self.page_in_flight.is_some() || self.pulls.is_loading();
+        Ok(ReferenceStatus::new(&meta, loading, rows, self.clock.now()))
+    }
+
+    /// Starts the reference pull that is due, if none is out: fetched and
+    /// parsed beside the channel, written in the turn its answer comes.
+    async fn step_reference(&mut self) {
+        if self.page_in_flight.is_some() {
+            return;
+        }
+        let Ok(Some(device)) = self.device().await else {
+            // Nothing to pull from: whoever asked hears so.
+            if !self.refresh_waiting.is_empty() {
+                let err = QueueError::BadMessage("the device is not set up".into());
+                self.answer_refresh(Err(err));
+            }
+            return;
+        };
+        let meta = match self.reference_meta().await {
+            Ok(meta) => meta,
+            Err(err) => return self.answer_refresh(Err(err)),
+        };
+        let now = self.clock.now();
+        let Some(pull) = self.pulls.poll_transmit(now, &meta) else {
+            return;
+        };
+        let transport = self.transport.clone();
+        self.page_in_flight = Some(Box::pin(async move {
+            transport.reference(&device, &pull).await
+        }));
+    }
+
+    /// Writes a page that came back, with the meta record after it, in one
+    /// transaction; a failed pull waits its retry. Once the cache is at the
+    /// site's end (or the pull failed), `reference_refresh` callers hear.
+    async fn write_page(&mut self, page: Result<FetchedPage, QueueError>) {
+        let now = self.clock.now();
+        let meta = match self.reference_meta().await {
+            Ok(meta) => meta,
+            Err(err) => {
+                self.pulls.handle_failed(now);
+                return self.answer_refresh(Err(err));
+            }
+        };
+        let page = match page {
+            Ok(page) if page.site == meta.site => page,
+            // Read from the site the device was set up with before: dropped.
+            Ok(_) => return,
+            Err(err) => {
+                self.pulls.handle_failed(now);
+                return self.answer_refresh(Err(err));
+            }
+        };
+        let after = meta.after_page(&page.head, now);
+        if let Err(err) = self.store.write_reference_page(&page, &after).await {
+            self.reference = None;
+            self.pulls.handle_failed(now);
+            return self.answer_refresh(Err(err));
+        }
+        self.reference = Some(after);
+        if self.pulls.handle_page(now, &page.head) {
+            let status = self.reference_status().await;
+            self.answer_refresh(status);
+        }
+    }
+
+    /// Keeps a unit read live in the cache; the caller hears the unit.
+    async fn keep_unit(
+        &mut self,
+        unit: Result<Option<JsValue>, QueueError>,
+    ) -> Result<JsValue, QueueError> {
+        match unit? {
+            Some(unit) => {
+                self.store.put_unit(&unit).await?;
+                Ok(unit)
+            }
+            None => Ok(JsValue::NULL),
+        }
+    }
+
+    /// Answers every `reference_refresh` caller.
+    fn answer_refresh(&mut self, answer: Result<ReferenceStatus, QueueError>) {
+        for reply in std::mem::take(&mut self.refresh_waiting) {
+            let _ = reply.send(answer.clone());
+        }
     }
 
     /// The drain is idle: everyone waiting hears how it ended.

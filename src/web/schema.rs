@@ -6,6 +6,10 @@
 //!   their queue id, docs/design.md §3.1), indexes by state, by (session, seq)
 //!   and by key, a `sessions` store rebuilt from the items, and a `meta`
 //!   store (device setup, backoff).
+//! * v3: the reference cache: `units` (keyed by `epc`, a unique index on
+//!   `code`), `bins`, `grns` and `counts` (keyed by `bin`, `grn`,
+//!   `count_id`); its meta record (site, cursor, when last complete) is a
+//!   row of `meta`.
 //!
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
@@ -43,7 +47,7 @@ use super::error::{describe, QueueError};
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 pub const ITEMS: &str = "items";
 pub const SESSIONS: &str = "sessions";
@@ -51,6 +55,13 @@ pub const META: &str = "meta";
 pub const BY_STATE: &str = "by_state";
 pub const BY_SESSION_SEQ: &str = "by_session_seq";
 pub const BY_KEY: &str = "by_key";
+pub const UNITS: &str = "units";
+pub const BINS: &str = "bins";
+pub const GRNS: &str = "grns";
+pub const COUNTS: &str = "counts";
+/// The units' unique index on `code` (serial or barcode); a unit without
+/// one is not in it.
+pub const BY_CODE: &str = "by_code";
 
 type Keep = Rc<RefCell<Vec<Closure<dyn FnMut(web_sys::Event)>>>>;
 
@@ -156,6 +167,7 @@ fn run_steps(
         match step {
             1 => v1_create_items(&db)?,
             2 => v2_keys_indexes_sessions(&db, &tx, keep, failure)?,
+            3 => v3_reference_cache(&db)?,
             other => return Err(JsValue::from_str(&format!("no upgrade step to v{other}"))),
         }
     }
@@ -167,6 +179,22 @@ fn v1_create_items(db: &IdbDatabase) -> Result<(), JsValue> {
     params.set_key_path(&"id".into());
     params.set_auto_increment(true);
     db.create_object_store_with_optional_parameters(ITEMS, &params)?;
+    Ok(())
+}
+
+fn v3_reference_cache(db: &IdbDatabase) -> Result<(), JsValue> {
+    let keyed = |key_path: &str| {
+        let params = IdbObjectStoreParameters::new();
+        params.set_key_path(&key_path.into());
+        params
+    };
+    let units = db.create_object_store_with_optional_parameters(UNITS, &keyed("epc"))?;
+    let unique = IdbIndexParameters::new();
+    unique.set_unique(true);
+    units.create_index_with_str_and_optional_parameters(BY_CODE, "code", &unique)?;
+    db.create_object_store_with_optional_parameters(BINS, &keyed("bin"))?;
+    db.create_object_store_with_optional_parameters(GRNS, &keyed("grn"))?;
+    db.create_object_store_with_optional_parameters(COUNTS, &keyed("count_id"))?;
     Ok(())
 }
 

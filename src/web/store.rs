@@ -30,18 +30,21 @@ use wasm_bindgen::JsValue;
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
+use crate::queue::capture::capture_instant;
 use crate::queue::{
     acknowledge, discard, Blockers, Capture, CaptureError, Counts, Item, ItemState, Session,
 };
+use crate::reference::{set_unit_version, wants_unit_version};
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 
+use super::cache::unit_version;
 use super::convert::{from_record, to_js};
 use super::error::QueueError;
-use super::schema::{self, BY_SESSION_SEQ, BY_STATE, ITEMS, META, SESSIONS};
+use super::schema::{self, BY_SESSION_SEQ, BY_STATE, ITEMS, META, SESSIONS, UNITS};
 
 const META_BACKOFF: &str = "backoff";
-const META_DEVICE: &str = "device";
+pub(super) const META_DEVICE: &str = "device";
 
 /// The device's setup, kept in IndexedDB so every wake-up can drain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,9 +83,12 @@ pub enum CaptureRequest {
         session_id: Uuid,
         body: OpenSessionBody,
     },
+    /// A scan or undo; `occurred_at` is the page's capture instant (Unix
+    /// ms), checked against the writer's clock when it is written.
     Capture {
         session_id: Uuid,
         capture: Capture,
+        occurred_at: Option<f64>,
     },
     Close {
         session_id: Uuid,
@@ -145,11 +151,11 @@ impl Store {
         self.db.close();
     }
 
-    fn read<'a>(&'a self, stores: &[&str]) -> Result<Transaction<'a>, QueueError> {
+    pub(super) fn read<'a>(&'a self, stores: &[&str]) -> Result<Transaction<'a>, QueueError> {
         Ok(self.db.transaction(stores).build()?)
     }
 
-    fn write<'a>(
+    pub(super) fn write<'a>(
         &'a self,
         stores: &[&str],
         durability: TransactionDurability,
@@ -196,7 +202,19 @@ impl Store {
         requests: &[CaptureRequest],
         now: UnixMs,
     ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
-        let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
+        // A scan that names a unit without its version reads the cached
+        // unit in this same transaction (only then is the unit store in
+        // its scope, so other groups never wait behind the cache's fill).
+        let reads_units = requests.iter().any(|request| {
+            matches!(request, CaptureRequest::Capture { capture, .. }
+                if wants_unit_version(&capture.body).is_some())
+        });
+        let scope: &[&str] = if reads_units {
+            &[ITEMS, SESSIONS, UNITS]
+        } else {
+            &[ITEMS, SESSIONS]
+        };
+        let tx = self.write(scope, TransactionDurability::Strict)?;
         let items = tx.object_store(ITEMS)?;
         let sessions = tx.object_store(SESSIONS)?;
         // The sessions this group touches, as they will be after it (a
@@ -231,13 +249,28 @@ impl Store {
                 },
                 // A body IndexedDB could not hold as given (a number
                 // beyond ±2^53) is refused before it takes a seq.
-                CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
-                    Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
-                    Ok(_) => touched
-                        .get_mut(&session_id)
-                        .ok_or(CaptureError::UnknownSession(session_id))
-                        .and_then(|s| s.capture(capture.clone(), key, now))
-                        .map_err(QueueError::from),
+                CaptureRequest::Capture {
+                    capture,
+                    occurred_at,
+                    ..
+                } => match (to_js(&capture.body), capture_instant(*occurred_at, now)) {
+                    (Err(why), _) => Err(QueueError::BadMessage(format!("body: {why}"))),
+                    (_, Err(why)) => Err(QueueError::BadMessage(why.to_string())),
+                    (Ok(_), Ok(occurred_at)) => {
+                        let mut capture = capture.clone();
+                        if let Some(epc) = wants_unit_version(&capture.body) {
+                            let unit: Option<JsValue> =
+                                tx.object_store(UNITS)?.get(epc).primitive()?.await?;
+                            if let Some(version) = unit.as_ref().and_then(unit_version) {
+                                set_unit_version(&mut capture.body, version);
+                            }
+                        }
+                        touched
+                            .get_mut(&session_id)
+                            .ok_or(CaptureError::UnknownSession(session_id))
+                            .and_then(|s| s.capture_at(capture, key, occurred_at, now))
+                            .map_err(QueueError::from)
+                    }
                 },
                 CaptureRequest::Close { .. } => touched
                     .get_mut(&session_id)
@@ -516,7 +549,7 @@ async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {
         .ok_or(QueueError::NoItem(id))
 }
 
-async fn get_meta<T: DeserializeOwned>(
+pub(super) async fn get_meta<T: DeserializeOwned>(
     tx: &Transaction<'_>,
     name: &str,
 ) -> Result<Option<T>, QueueError> {
@@ -525,7 +558,11 @@ async fn get_meta<T: DeserializeOwned>(
     Ok(row.map(|row| row.value))
 }
 
-fn put_meta<T: Serialize>(tx: &Transaction<'_>, name: &str, value: &T) -> Result<(), QueueError> {
+pub(super) fn put_meta<T: Serialize>(
+    tx: &Transaction<'_>,
+    name: &str,
+    value: &T,
+) -> Result<(), QueueError> {
     let row = MetaRecord {
         name: name.to_owned(),
         value,

@@ -1,6 +1,7 @@
-//! How a sync request and a heartbeat reach the site: a trait, so tests
-//! about the logic above it can substitute the network, and
-//! [`FetchTransport`], the real one, with a 10 s `AbortController` timeout.
+//! How a sync request, a heartbeat and the reference reads reach the site:
+//! a trait, so tests about the logic above it can substitute the network,
+//! and [`FetchTransport`], the real one, with a 10 s `AbortController`
+//! timeout.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -17,18 +18,32 @@ use crate::queue::{BeatOutcome, Reply, TransportOutcome};
 use crate::time::Millis;
 use crate::wire::{Heartbeat, SyncRequest, SYNC_PATH};
 
+use crate::reference::Pull;
+
+use super::cache::FetchedPage;
 use super::convert::to_js;
+use super::error::QueueError;
 use super::store::DeviceConfig;
 
 /// A request that has not answered in this long is abandoned as a timeout
 /// (docs/design.md §3.5), so a dead link does not hold the drain lock.
 pub const SYNC_TIMEOUT: Millis = Millis::from_secs(10);
 
-/// Sends one sync request, or one heartbeat, and reports what came back.
+/// Sends one sync request, or one heartbeat, reads the reference data,
+/// and reports what came back.
 #[allow(async_fn_in_trait)]
 pub trait Transport {
     async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome;
     async fn heartbeat(&self, device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome;
+    /// One page of `GET /v1/reference` (its JSON parsed and its head read
+    /// here, outside the runtime's turn).
+    async fn reference(
+        &self,
+        device: &DeviceConfig,
+        pull: &Pull,
+    ) -> Result<FetchedPage, QueueError>;
+    /// `GET /v1/units/{epc}`: the unit, or `None` for a 404.
+    async fn unit(&self, device: &DeviceConfig, epc: &str) -> Result<Option<JsValue>, QueueError>;
 }
 
 #[wasm_bindgen]
@@ -73,6 +88,57 @@ impl Transport for FetchTransport {
             Err(_) => BeatOutcome::Failed,
         }
     }
+
+    /// `GET {site}/v1/reference?after=CURSOR&limit=N`.
+    async fn reference(
+        &self,
+        device: &DeviceConfig,
+        pull: &Pull,
+    ) -> Result<FetchedPage, QueueError> {
+        let mut url = format!(
+            "{}/v1/reference?limit={}",
+            device.site_url.trim_end_matches('/'),
+            pull.limit
+        );
+        if let Some(after) = &pull.after {
+            url = url + "&after=" + &String::from(js_sys::encode_uri_component(after));
+        }
+        let json = read(&url, &device.device_token)
+            .await?
+            .ok_or_else(|| QueueError::Site("GET /v1/reference answered 404".into()))?;
+        FetchedPage::read(json, &device.site_url).map_err(QueueError::Site)
+    }
+
+    /// `GET {site}/v1/units/{epc}`.
+    async fn unit(&self, device: &DeviceConfig, epc: &str) -> Result<Option<JsValue>, QueueError> {
+        let url = format!(
+            "{}/v1/units/{}",
+            device.site_url.trim_end_matches('/'),
+            js_sys::encode_uri_component(epc)
+        );
+        read(&url, &device.device_token).await
+    }
+}
+
+/// GETs `url` under the device token: the answer's JSON for a 200, `None`
+/// for a 404, [`QueueError::Offline`] when nothing came back, and
+/// [`QueueError::Site`] with the status and the site's code otherwise.
+async fn read(url: &str, token: &str) -> Result<Option<JsValue>, QueueError> {
+    let answer = match send_request(url, token, None).await {
+        Ok(answer) => answer,
+        Err(_) => return Err(QueueError::Offline),
+    };
+    match (answer.status, answer.json) {
+        (200, Some(json)) => Ok(Some(json)),
+        (404, _) => Ok(None),
+        (status, json) => {
+            let code = json
+                .and_then(|json| js_sys::Reflect::get(&json, &"code".into()).ok())
+                .and_then(|code| code.as_string())
+                .unwrap_or_else(|| "an unreadable answer".into());
+            Err(QueueError::Site(format!("{url} answered {status} {code}")))
+        }
+    }
 }
 
 /// The body as JSON text: serde writes the JS object, the browser's
@@ -93,6 +159,16 @@ enum Unanswered {
 /// POSTs `body` as JSON under the device token and reads the answer, all
 /// within [`SYNC_TIMEOUT`].
 async fn post(url: &str, token: &str, body: &JsValue) -> Result<Answer, Unanswered> {
+    send_request(url, token, Some(body)).await
+}
+
+/// POSTs `body` (GETs without one) under the device token and reads the
+/// answer, all within [`SYNC_TIMEOUT`].
+async fn send_request(
+    url: &str,
+    token: &str,
+    body: Option<&JsValue>,
+) -> Result<Answer, Unanswered> {
     let controller = AbortController::new().map_err(|_| Unanswered::Offline)?;
     let request = build_request(url, token, body, &controller).map_err(|_| Unanswered::Offline)?;
     let timed_out = Rc::new(Cell::new(false));
@@ -118,16 +194,18 @@ async fn post(url: &str, token: &str, body: &JsValue) -> Result<Answer, Unanswer
 fn build_request(
     url: &str,
     token: &str,
-    body: &JsValue,
+    body: Option<&JsValue>,
     controller: &AbortController,
 ) -> Result<Request, JsValue> {
     let headers = Headers::new()?;
-    headers.set("content-type", "application/json")?;
     headers.set("authorization", &("Bearer ".to_owned() + token))?;
     let init = RequestInit::new();
-    init.set_method("POST");
+    if let Some(body) = body {
+        headers.set("content-type", "application/json")?;
+        init.set_method("POST");
+        init.set_body(body);
+    }
     init.set_headers(&headers);
-    init.set_body(body);
     init.set_signal(Some(&controller.signal()));
     Request::new_with_str_and_init(url, &init)
 }

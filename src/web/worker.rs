@@ -12,17 +12,18 @@ use crate::queue::Capture;
 use crate::wire::OpenSessionBody;
 
 use super::browser;
-use super::clock::SystemClock;
+use super::clock::{Clock, SystemClock};
 use super::convert::to_js;
 use super::error::QueueError;
 use super::message::{
     Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
     CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
 };
-use super::runtime::{Options, Queue};
+use super::runtime::{Found, Options, Queue};
 use super::schema::DB_NAME;
 use super::store::DeviceConfig;
 use super::transport::FetchTransport;
+use crate::reference::{ReferenceMeta, REFERENCE_LIST_MAX};
 
 /// The queue as the service worker script drives it.
 #[wasm_bindgen]
@@ -133,6 +134,47 @@ struct Acknowledged {
     acknowledged: bool,
 }
 
+/// `find_unit`'s reply: the unit and its bin as the site sent them, and how
+/// old the cache is.
+#[derive(Serialize)]
+struct UnitFound {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    unit: JsValue,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    bin: JsValue,
+    refreshed_at: Option<i64>,
+    age_ms: Option<i64>,
+}
+
+/// `reference_get`'s reply.
+#[derive(Serialize)]
+struct RowFound {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    row: JsValue,
+    refreshed_at: Option<i64>,
+    age_ms: Option<i64>,
+}
+
+/// `reference_list`'s reply.
+#[derive(Serialize)]
+struct Rows {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    rows: JsValue,
+}
+
+/// `refresh_unit`'s reply.
+#[derive(Serialize)]
+struct UnitRead {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    unit: JsValue,
+}
+
+/// When the cache last reached the site's end, and how long ago (Unix ms).
+fn freshness(meta: &ReferenceMeta) -> (Option<i64>, Option<i64>) {
+    let now = SystemClock.now();
+    (meta.refreshed_at.map(|at| at.0), meta.age_ms(now))
+}
+
 /// Handles one request; the reply is a plain object (`ok` is added after).
 async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueError> {
     match request {
@@ -178,13 +220,17 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             session_id,
             command,
             body,
+            occurred_at,
         } => plain(&Captured::from(
-            &queue.capture(session_id, Capture { command, body }).await?,
+            &queue
+                .capture_at(session_id, Capture { command, body }, occurred_at)
+                .await?,
         )),
         PageRequest::CaptureMany {
             session_id,
             command,
             bodies,
+            occurred_at,
         } => {
             if bodies.len() > CAPTURE_MANY_MAX {
                 return Err(QueueError::BadMessage(format!(
@@ -192,12 +238,24 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
                     bodies.len()
                 )));
             }
+            let instants = match occurred_at {
+                Some(instants) if instants.len() != bodies.len() => {
+                    return Err(QueueError::BadMessage(format!(
+                        "capture_many.occurred_at: {} instants for {} bodies",
+                        instants.len(),
+                        bodies.len()
+                    )));
+                }
+                Some(instants) => instants.into_iter().map(Some).collect(),
+                None => vec![None; bodies.len()],
+            };
             let captures = bodies
                 .into_iter()
-                .map(|body| Capture { command, body })
+                .zip(instants)
+                .map(|(body, at)| (Capture { command, body }, at))
                 .collect();
             let items: Vec<CapturedOrError> = queue
-                .capture_many(session_id, captures)
+                .capture_many_at(session_id, captures)
                 .await
                 .into_iter()
                 .map(|result| match result {
@@ -218,7 +276,7 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             let next_after = rows.last().and_then(|(item, _)| item.id);
             let items = rows
                 .into_iter()
-                .map(|(item, why)| ItemRow { item, why })
+                .map(|(item, why)| ItemRow::new(item, why))
                 .collect();
             plain(&Page { items, next_after })
         }
@@ -239,5 +297,35 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             })
         }
         PageRequest::Storage {} => plain(&StorageReply::from(browser::storage_estimate().await?)),
+        PageRequest::ReferenceStatus {} => plain(&queue.reference_status().await?),
+        PageRequest::ReferenceRefresh {} => plain(&queue.reference_refresh().await?),
+        PageRequest::FindUnit { code } => {
+            let Found { row, bin, meta } = queue.find_unit(code).await?;
+            let (refreshed_at, age_ms) = freshness(&meta);
+            plain(&UnitFound {
+                unit: row,
+                bin,
+                refreshed_at,
+                age_ms,
+            })
+        }
+        PageRequest::ReferenceGet { kind, id } => {
+            let Found { row, meta, .. } = queue.reference_get(kind, id).await?;
+            let (refreshed_at, age_ms) = freshness(&meta);
+            plain(&RowFound {
+                row,
+                refreshed_at,
+                age_ms,
+            })
+        }
+        PageRequest::ReferenceList { kind } => {
+            let rows = queue
+                .reference_list(kind.row_kind(), REFERENCE_LIST_MAX)
+                .await?;
+            plain(&Rows { rows: rows.into() })
+        }
+        PageRequest::RefreshUnit { epc } => plain(&UnitRead {
+            unit: queue.refresh_unit(epc).await?,
+        }),
     }
 }

@@ -1,0 +1,206 @@
+//! The reference cache's IndexedDB side: a page of the site's rows written
+//! in one transaction with the cache's meta record (so the cursor never
+//! runs ahead of the rows), lookups, row counts, and the clearing a change
+//! of site needs. The decisions (which cursor, what is stale, what a scan
+//! takes) are [`crate::reference`]'s.
+//!
+//! Rows are kept as the site sent them: the page's JSON, parsed by the
+//! browser, goes into its store object by object (only its key checked),
+//! and lookups hand the stored object back. The head of a page (`cursor`,
+//! `more`, `device`) and the meta record cross through serde. Keeping the
+//! rows as the browser parsed them is what lets 100,000 units load without
+//! a round trip through Rust per row.
+
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionDurability;
+use js_sys::{Array, Reflect};
+use wasm_bindgen::JsValue;
+
+use crate::reference::{usable_key, PageHead, ReferenceMeta, RowKind};
+
+use super::convert::from_record;
+use super::error::QueueError;
+use super::schema::{BINS, BY_CODE, COUNTS, GRNS, META, UNITS};
+use super::store::{get_meta, put_meta, DeviceConfig, Store, META_DEVICE};
+
+/// The meta record's name.
+const META_REFERENCE: &str = "reference";
+
+/// The stores the cache keeps, by kind.
+pub fn store_of(kind: RowKind) -> &'static str {
+    match kind {
+        RowKind::Unit => UNITS,
+        RowKind::Bin => BINS,
+        RowKind::Grn => GRNS,
+        RowKind::Count => COUNTS,
+    }
+}
+
+const ROW_STORES: [&str; 4] = [UNITS, BINS, GRNS, COUNTS];
+
+/// A page as the browser parsed it: the head through serde, each kind's
+/// rows as the site sent them (a JS array of objects).
+pub struct FetchedPage {
+    pub head: PageHead,
+    /// Units, bins, GRNs and counts, in [`RowKind::ALL`]'s order.
+    pub rows: [Array; 4],
+    /// The site it was read from (a setup naming another drops it).
+    pub site: String,
+}
+
+impl FetchedPage {
+    /// Reads a `GET /v1/reference` answer parsed by `JSON.parse`.
+    pub fn read(json: JsValue, site: &str) -> Result<FetchedPage, String> {
+        let head: PageHead = from_record(json.clone(), "reference page")?;
+        let rows = RowKind::ALL.map(|kind| {
+            Reflect::get(&json, &kind.page_field().into())
+                .ok()
+                .filter(Array::is_array)
+                .map(|rows| Array::from(&rows))
+                .unwrap_or_default()
+        });
+        Ok(FetchedPage {
+            head,
+            rows,
+            site: site.to_owned(),
+        })
+    }
+}
+
+/// A field of a stored row as text.
+pub fn text_field(row: &JsValue, name: &str) -> Option<String> {
+    Reflect::get(row, &name.into()).ok()?.as_string()
+}
+
+/// A stored unit's `version`, when it holds a whole one.
+pub fn unit_version(row: &JsValue) -> Option<u64> {
+    let version = Reflect::get(row, &"version".into()).ok()?.as_f64()?;
+    (version >= 0.0 && version.fract() == 0.0 && version <= 9_007_199_254_740_991.0)
+        .then_some(version as u64)
+}
+
+impl Store {
+    /// The cache's meta record; `None` before anything was cached.
+    pub async fn reference_meta(&self) -> Result<Option<ReferenceMeta>, QueueError> {
+        let tx = self.read(&[META])?;
+        get_meta(&tx, META_REFERENCE).await
+    }
+
+    /// Writes a page's rows and the meta record after it in ONE relaxed
+    /// transaction: a lost page leaves the old cursor with the old rows,
+    /// and the page is read again. Rows without a usable key are left out.
+    pub async fn write_reference_page(
+        &self,
+        page: &FetchedPage,
+        meta: &ReferenceMeta,
+    ) -> Result<(), QueueError> {
+        let mut stores = ROW_STORES.to_vec();
+        stores.push(META);
+        let tx = self.write(&stores, TransactionDurability::Relaxed)?;
+        for (kind, rows) in RowKind::ALL.iter().zip(&page.rows) {
+            if rows.length() == 0 {
+                continue;
+            }
+            let store = tx.object_store(store_of(*kind))?;
+            for row in rows.iter() {
+                if usable_key(text_field(&row, kind.key_field()).as_deref()) {
+                    store.put(row).build()?;
+                }
+            }
+        }
+        put_meta(&tx, META_REFERENCE, meta)?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Stores the device setup; when it names another site than the cache
+    /// holds, the cache is emptied in the same strict transaction.
+    pub async fn set_device_and_cache(
+        &self,
+        config: &DeviceConfig,
+        clear_cache: bool,
+    ) -> Result<(), QueueError> {
+        if !clear_cache {
+            return self.set_device(config).await;
+        }
+        let mut stores = ROW_STORES.to_vec();
+        stores.push(META);
+        let tx = self.write(&stores, TransactionDurability::Strict)?;
+        for store in ROW_STORES {
+            tx.object_store(store)?.clear()?;
+        }
+        put_meta(&tx, META_DEVICE, config)?;
+        put_meta(&tx, META_REFERENCE, &ReferenceMeta::empty(&config.site_url))?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// One cached row by its key (`null` when there is none).
+    pub async fn reference_row(&self, kind: RowKind, id: &str) -> Result<JsValue, QueueError> {
+        let store = store_of(kind);
+        let tx = self.read(&[store])?;
+        let row: Option<JsValue> = tx.object_store(store)?.get(id).primitive()?.await?;
+        Ok(row.unwrap_or(JsValue::NULL))
+    }
+
+    /// A unit by EPC, else by code, and the bin it is in; `null` for
+    /// either that is not cached.
+    pub async fn find_unit(&self, code: &str) -> Result<(JsValue, JsValue), QueueError> {
+        let tx = self.read(&[UNITS, BINS])?;
+        let units = tx.object_store(UNITS)?;
+        let mut unit: Option<JsValue> = units.get(code).primitive()?.await?;
+        if unit.is_none() {
+            unit = units.index(BY_CODE)?.get(code).primitive()?.await?;
+        }
+        let Some(unit) = unit else {
+            return Ok((JsValue::NULL, JsValue::NULL));
+        };
+        let bin = match text_field(&unit, "bin") {
+            Some(bin) if !bin.is_empty() => {
+                let row: Option<JsValue> = tx.object_store(BINS)?.get(bin).primitive()?.await?;
+                row.unwrap_or(JsValue::NULL)
+            }
+            _ => JsValue::NULL,
+        };
+        Ok((unit, bin))
+    }
+
+    /// Every cached row of a kind in key order, at most `limit`.
+    pub async fn reference_rows(&self, kind: RowKind, limit: u32) -> Result<Array, QueueError> {
+        let store = store_of(kind);
+        let tx = self.read(&[store])?;
+        let rows = tx
+            .object_store(store)?
+            .get_all::<JsValue>()
+            .with_limit(limit)
+            .primitive()?
+            .await?;
+        let out = Array::new();
+        for row in rows {
+            out.push(&row?);
+        }
+        Ok(out)
+    }
+
+    /// Rows cached of each kind, in [`RowKind::ALL`]'s order.
+    pub async fn reference_counts(&self) -> Result<[u32; 4], QueueError> {
+        let tx = self.read(&ROW_STORES)?;
+        let mut counts = [0; 4];
+        for (count, store) in counts.iter_mut().zip(ROW_STORES) {
+            *count = tx.object_store(store)?.count().primitive()?.await?;
+        }
+        Ok(counts)
+    }
+
+    /// Keeps a unit read live from the site (`refresh_unit`), relaxed: a
+    /// lost write leaves the older row until the next page brings it.
+    pub async fn put_unit(&self, unit: &JsValue) -> Result<(), QueueError> {
+        if !usable_key(text_field(unit, "epc").as_deref()) {
+            return Err(QueueError::Site("the site's unit has no epc".into()));
+        }
+        let tx = self.write(&[UNITS], TransactionDurability::Relaxed)?;
+        tx.object_store(UNITS)?.put(unit).build()?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
