@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 
 use ledger_common::Site;
 use serde_json::{json, Value};
+use stockhop_site::ledger::devices::Profile;
 
 fn site_command(args: &[&str], data: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
@@ -393,7 +394,8 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
         .await;
     assert_eq!(
         idle,
-        json!({"cursor": cursor, "more": false, "bins": [], "units": [], "grns": [], "counts": []})
+        json!({"cursor": cursor, "more": false, "bins": [], "units": [], "grns": [], "counts": [],
+               "device": all[0]["device"]})
     );
 
     // A put-away and a receive change a unit and a GRN line: only those come back.
@@ -481,6 +483,43 @@ async fn the_read_side_wants_a_device_token_and_a_cursor_it_answered() {
     assert_eq!(status, 200);
     assert_eq!(
         empty,
-        json!({"cursor": "0", "more": false, "bins": [], "units": [], "grns": [], "counts": []})
+        json!({"cursor": "0", "more": false, "bins": [], "units": [], "grns": [], "counts": [],
+               "device": {"device_id": "HH-1", "profile": "mc3390xr",
+                          "modes": ["cycle_count", "receive", "dispatch_verify", "put_away", "find_unit"],
+                          "encode": true}})
     );
+}
+
+#[tokio::test]
+async fn every_reference_page_tells_the_device_its_profile_the_modes_it_opens_and_whether_it_encodes(
+) {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    let handheld_modes = json!([
+        "cycle_count",
+        "receive",
+        "dispatch_verify",
+        "put_away",
+        "find_unit"
+    ]);
+    for (device_id, profile, modes, encode) in [
+        ("HH-1", Profile::Mc3390xr, handheld_modes.clone(), true),
+        ("SLED-1", Profile::Rfd40, handheld_modes.clone(), true),
+        ("GATE-1", Profile::Fxr90, json!([]), false),
+        ("PRN-1", Profile::Zt411r, json!([]), true),
+    ] {
+        let token = site.add_device_as(device_id, profile, true);
+        let first = pages(&site, &token, None, 1).await;
+        assert_eq!(first.len(), 2, "two bins, a page each");
+        for page in &first {
+            assert_eq!(
+                page["device"],
+                json!({"device_id": device_id, "profile": profile.as_str(),
+                       "modes": modes, "encode": encode}),
+                "{device_id}"
+            );
+        }
+        // The rows are the same whoever reads them.
+        assert_eq!(rows(&first, "bins").len(), 2);
+    }
 }

@@ -10,8 +10,11 @@
 use rusqlite::Connection;
 use serde::Serialize;
 
+use stockhop::wire::Mode;
+
 use super::bins::{self, Bin};
 use super::counts::{self, Count};
+use super::devices::Device;
 use super::grns::{self, Grn};
 use super::units::{self, Unit, UnitState};
 use super::LedgerError;
@@ -47,6 +50,36 @@ impl From<Unit> for UnitView {
     }
 }
 
+/// What the site knows of the device reading its reference data: its
+/// profile and what that lets it do, so the handheld offers only the modes
+/// it can open (the ledger refuses the others `mode_not_allowed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceView {
+    pub device_id: String,
+    pub profile: &'static str,
+    /// The modes the profile can open, by their wire names.
+    pub modes: Vec<&'static str>,
+    /// Whether it can write (encode) a tag.
+    pub encode: bool,
+}
+
+impl DeviceView {
+    /// A handheld or sled runs every mode (find a unit among them: it is
+    /// answered from the device's cache); a fixed gate and a printer none.
+    pub fn of(device: &Device) -> DeviceView {
+        let modes = match device.profile.runs_handheld_modes() {
+            true => Mode::ALL.iter().map(|mode| mode.as_str()).collect(),
+            false => Vec::new(),
+        };
+        DeviceView {
+            device_id: device.device_id.clone(),
+            profile: device.profile.as_str(),
+            modes,
+            encode: device.profile.can_encode(),
+        }
+    }
+}
+
 /// `GET /v1/reference` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReferencePage {
@@ -58,6 +91,9 @@ pub struct ReferencePage {
     pub units: Vec<UnitView>,
     pub grns: Vec<Grn>,
     pub counts: Vec<Count>,
+    /// The device that asked: on every page, so a handheld learns its
+    /// profile with the data its modes check.
+    pub device: DeviceView,
 }
 
 /// Reads a cursor: the decimal change number a page answered.
@@ -68,8 +104,14 @@ pub fn parse_cursor(text: Option<&str>) -> Option<u64> {
     }
 }
 
-/// Every row changed after `after`, at most `limit` of them, oldest change first.
-pub fn page(conn: &Connection, after: u64, limit: usize) -> Result<ReferencePage, LedgerError> {
+/// Every row changed after `after`, at most `limit` of them, oldest change
+/// first, as `device` reads them.
+pub fn page(
+    conn: &Connection,
+    device: &Device,
+    after: u64,
+    limit: usize,
+) -> Result<ReferencePage, LedgerError> {
     let limit = limit.clamp(1, MAX_PAGE_ROWS);
     let mut statement = conn.prepare_cached(
         "SELECT kind, key, ref_seq FROM (
@@ -100,6 +142,7 @@ pub fn page(conn: &Connection, after: u64, limit: usize) -> Result<ReferencePage
         units: vec![],
         grns: vec![],
         counts: vec![],
+        device: DeviceView::of(device),
     };
     let vanished = |what: &str, key: &str| LedgerError::Corrupt(format!("{what} {key} vanished"));
     for (kind, key, _) in rows {

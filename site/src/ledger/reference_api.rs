@@ -38,7 +38,7 @@ async fn reference_page(
     headers: HeaderMap,
     Query(query): Query<PageQuery>,
 ) -> Result<Json<ReferencePage>, AppError> {
-    device_of(&state, &headers).await?;
+    let device = device_of(&state, &headers).await?;
     let after = reference::parse_cursor(query.after.as_deref()).ok_or_else(|| {
         client(
             StatusCode::BAD_REQUEST,
@@ -62,7 +62,9 @@ async fn reference_page(
     };
     let page = state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(reference::page(conn, after, limit)?) })
+        .call(move |conn| -> Result<_, AppError> {
+            Ok(reference::page(conn, &device, after, limit)?)
+        })
         .await?;
     Ok(Json(page))
 }
