@@ -284,7 +284,11 @@ impl Pulls {
         if self.poll_timeout().is_none_or(|at| now < at) {
             return None;
         }
-        self.due = false;
+        // A page that continues a run leaves a trigger for after it: what
+        // changed before the trigger may be behind the run's cursor.
+        if !self.paging {
+            self.due = false;
+        }
         self.in_flight = true;
         Some(Pull {
             after: meta.cursor.clone(),
@@ -388,6 +392,24 @@ mod tests {
 
         pulls.handle_refresh();
         assert!(pulls.poll_transmit(after_gap, &meta).is_some());
+    }
+
+    #[test]
+    fn a_refresh_asked_while_paging_gets_a_run_of_its_own_after() {
+        let mut pulls = Pulls::restore(None);
+        let meta = ReferenceMeta::empty("https://site");
+        pulls.poll_transmit(T0, &meta).unwrap();
+        pulls.handle_refresh();
+        pulls.handle_page(T0, &head("500", true));
+        pulls.poll_transmit(T0, &meta).unwrap();
+        assert!(pulls.handle_page(T0, &head("700", false)), "the run's end");
+        assert!(!pulls.is_loading());
+        assert!(
+            pulls.poll_transmit(T0, &meta).is_some(),
+            "the refresh's own run"
+        );
+        pulls.handle_page(T0, &head("700", false));
+        assert_eq!(pulls.poll_transmit(T0, &meta), None);
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub struct FakeSite {
     pub profile: Rc<RefCell<serde_json::Value>>,
     /// Every reference pull: (after, limit).
     pub pulls: Rc<RefCell<Vec<PullAsked>>>,
+    /// How long a reference page takes to come back, in ms.
+    pub page_delay_ms: Rc<Cell<u32>>,
 }
 
 pub fn applied(item: &SyncItem) -> serde_json::Value {
@@ -101,6 +103,7 @@ impl Default for FakeSite {
                 "encode": true}),
             )),
             pulls: Rc::default(),
+            page_delay_ms: Rc::default(),
         }
     }
 }
@@ -189,7 +192,7 @@ impl Transport for FakeSite {
             .borrow_mut()
             .push((pull.after.clone(), pull.limit));
         // The answer comes back on a later task, as fetch's does.
-        gloo_timers::future::TimeoutFuture::new(0).await;
+        gloo_timers::future::TimeoutFuture::new(self.page_delay_ms.get()).await;
         if self.offline() {
             return Err(QueueError::Offline);
         }

@@ -190,6 +190,7 @@ impl Queue {
             pulls: Pulls::default(),
             page_in_flight: None,
             refresh_waiting: Vec::new(),
+            refresh_riding: Vec::new(),
             unit_reads: Vec::new(),
         };
         wasm_bindgen_futures::spawn_local(runtime.run(inbox));
@@ -471,9 +472,12 @@ struct Runtime<T, C> {
     /// The reference page out: fetched and parsed beside the channel, so
     /// captures are written while it is out; written in its own turn.
     page_in_flight: Option<LocalBoxFuture<'static, Result<FetchedPage, QueueError>>>,
-    /// Callers of `reference_refresh`, answered once a pull reaches the
-    /// site's end (or fails).
+    /// Callers of `reference_refresh` waiting for a pull to start: a run
+    /// of pages already under way may have begun before they asked.
     refresh_waiting: Vec<Reply<ReferenceStatus>>,
+    /// Callers of `reference_refresh` whose run of pages began after they
+    /// asked: answered once it reaches the site's end (or fails).
+    refresh_riding: Vec<Reply<ReferenceStatus>>,
     /// Units read live for `refresh_unit`, each with its caller.
     unit_reads: Vec<LocalBoxFuture<'static, Event>>,
 }
@@ -977,9 +981,14 @@ where
             Err(err) => return self.answer_refresh(Err(err)),
         };
         let now = self.clock.now();
+        let new_run = !self.pulls.is_loading();
         let Some(pull) = self.pulls.poll_transmit(now, &meta) else {
             return;
         };
+        if new_run {
+            let asked = std::mem::take(&mut self.refresh_waiting);
+            self.refresh_riding.extend(asked);
+        }
         let transport = self.transport.clone();
         self.page_in_flight = Some(Box::pin(async move {
             transport.reference(&device, &pull).await
@@ -1014,9 +1023,11 @@ where
             return self.answer_refresh(Err(err));
         }
         self.reference = Some(after);
-        if self.pulls.handle_page(now, &page.head) {
+        if self.pulls.handle_page(now, &page.head) && !self.refresh_riding.is_empty() {
             let status = self.reference_status().await;
-            self.answer_refresh(status);
+            for reply in std::mem::take(&mut self.refresh_riding) {
+                let _ = reply.send(status.clone());
+            }
         }
     }
 
@@ -1034,9 +1045,13 @@ where
         }
     }
 
-    /// Answers every `reference_refresh` caller.
+    /// Answers every `reference_refresh` caller (a failure, or the end).
     fn answer_refresh(&mut self, answer: Result<ReferenceStatus, QueueError>) {
-        for reply in std::mem::take(&mut self.refresh_waiting) {
+        let riding = std::mem::take(&mut self.refresh_riding);
+        for reply in riding
+            .into_iter()
+            .chain(std::mem::take(&mut self.refresh_waiting))
+        {
             let _ = reply.send(answer.clone());
         }
     }
