@@ -18,11 +18,13 @@ use serde_json::Value;
 use crate::body::Body;
 use crate::time::{Millis, UnixMs};
 
-/// Rows the handheld asks for in one page: the site's default page. One
-/// page is one IndexedDB transaction, so this bounds how long a capture
-/// that reads the unit store may wait behind the cache's fill (a few
-/// milliseconds for 500 puts); 100,000 units are 200 pages.
-pub const REFERENCE_PAGE_ROWS: usize = 500;
+/// Rows the handheld asks for in one page. One page is one IndexedDB
+/// transaction, and a capture that reads the unit store waits behind the
+/// one being written, so this bounds a capture's wait while the cache
+/// fills (`bench/reference.mjs`: at 500 rows the p99 capture during a
+/// 100,000-unit load was 51 ms on a busy 2-core machine); 100,000 units are
+/// 400 pages, a few hundred bytes of request each.
+pub const REFERENCE_PAGE_ROWS: usize = 250;
 /// How often an awake worker follows the site's changes without being
 /// asked: a put-away or count elsewhere on the site reaches this device's
 /// cache within five minutes even when it scans nothing, and an idle
