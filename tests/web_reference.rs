@@ -524,3 +524,27 @@ async fn the_reference_messages_answer_in_the_pages_shapes() {
         "{bad}"
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_serial_that_moved_to_another_unit_comes_through_whatever_order_the_rows_arrive_in() {
+    let name = db_name("ref-code-moves");
+    let site = stocked(3);
+    let clock = TestClock::at(T0);
+    let queue = manual_queue(&name, &site, &clock).await;
+    queue.reference_refresh().await.unwrap();
+    // At the site SN-1 leaves E1 and E2 takes it; then E1 changes again,
+    // so its row comes after E2's: the cache sees E2 take SN-1 first.
+    site.change("units", unit("E1", None, "A-2", 2));
+    site.change("units", unit("E2", Some("SN-1"), "A-1", 2));
+    site.change("units", unit("E1", None, "A-1", 3));
+    let status = queue.reference_refresh().await.unwrap();
+    assert_eq!(status.units, 3);
+    let by_serial = queue.find_unit("SN-1".into()).await.unwrap();
+    assert_eq!(value(by_serial.row)["epc"], "E2");
+    let e1 = value(queue.find_unit("E1".into()).await.unwrap().row);
+    assert_eq!(
+        (e1["code"].clone(), e1["version"].clone()),
+        (json!(null), json!(3))
+    );
+    assert!(queue.find_unit("SN-2".into()).await.unwrap().row.is_null());
+}

@@ -67,6 +67,37 @@ impl FetchedPage {
     }
 }
 
+/// Makes room for a page's unit codes: a code the cache holds under
+/// another EPC left that unit at the site before this one took it, and the
+/// change that took it away may come in a later page (a unit changed again
+/// moves past the cursor). That unit keeps its row without the code (its
+/// own newer row follows), so the unique index on `code` never refuses the
+/// page. The lookups are all issued before any is awaited: one pass over
+/// the index.
+async fn free_codes(
+    units: &indexed_db_futures::object_store::ObjectStore<'_>,
+    rows: &[JsValue],
+) -> Result<(), QueueError> {
+    let by_code = units.index(BY_CODE)?;
+    let mut held = Vec::new();
+    for row in rows {
+        if let (Some(epc), Some(code)) = (text_field(row, "epc"), text_field(row, "code")) {
+            let owner = by_code.get::<JsValue, _, _>(code).primitive()?;
+            held.push((epc, owner));
+        }
+    }
+    for (epc, owner) in held {
+        let Some(other) = owner.await? else {
+            continue;
+        };
+        if text_field(&other, "epc").is_some_and(|other| other != epc) {
+            Reflect::set(&other, &"code".into(), &JsValue::NULL).map_err(QueueError::browser)?;
+            units.put(other).build()?;
+        }
+    }
+    Ok(())
+}
+
 /// A field of a stored row as text.
 pub fn text_field(row: &JsValue, name: &str) -> Option<String> {
     Reflect::get(row, &name.into()).ok()?.as_string()
@@ -106,10 +137,15 @@ impl Store {
         let tx = self.write(&stores, TransactionDurability::Relaxed)?;
         for (kind, rows) in &kinds {
             let store = tx.object_store(store_of(*kind))?;
-            for row in rows.iter() {
-                if usable_key(text_field(&row, kind.key_field()).as_deref()) {
-                    store.put(row).build()?;
-                }
+            let rows: Vec<JsValue> = rows
+                .iter()
+                .filter(|row| usable_key(text_field(row, kind.key_field()).as_deref()))
+                .collect();
+            if *kind == RowKind::Unit {
+                free_codes(&store, &rows).await?;
+            }
+            for row in rows {
+                store.put(row).build()?;
             }
         }
         put_meta(&tx, META_REFERENCE, meta)?;
