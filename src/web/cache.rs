@@ -79,18 +79,20 @@ async fn free_codes(
     rows: &[JsValue],
 ) -> Result<(), QueueError> {
     let by_code = units.index(BY_CODE)?;
-    let mut held = Vec::new();
-    for row in rows {
-        if let (Some(epc), Some(code)) = (text_field(row, "epc"), text_field(row, "code")) {
-            let owner = by_code.get::<JsValue, _, _>(code).primitive()?;
-            held.push((epc, owner));
-        }
+    let coded: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|row| Some((text_field(row, "epc")?, text_field(row, "code")?)))
+        .collect();
+    let mut held = Vec::with_capacity(coded.len());
+    for (epc, code) in &coded {
+        held.push((epc, by_code.get(code.as_str()).primitive()?));
     }
     for (epc, owner) in held {
-        let Some(other) = owner.await? else {
+        let other: Option<JsValue> = owner.await?;
+        let Some(other) = other else {
             continue;
         };
-        if text_field(&other, "epc").is_some_and(|other| other != epc) {
+        if text_field(&other, "epc").is_some_and(|other| other != *epc) {
             Reflect::set(&other, &"code".into(), &JsValue::NULL).map_err(QueueError::browser)?;
             units.put(other).build()?;
         }
