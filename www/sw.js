@@ -8,6 +8,9 @@ const SHELL = [
   '/',
   '/index.html',
   '/app.js',
+  '/app.css',
+  '/commands',
+  '/commands.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',
   '/icons/icon-512.png',
@@ -79,7 +82,10 @@ self.addEventListener('sync', (event) => {
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')) {
+  // The API and /healthz (the page's online light) are never answered from
+  // the cache.
+  if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')
+      || url.pathname === '/healthz') {
     return;
   }
   event.respondWith(networkFirst(request));
