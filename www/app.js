@@ -91,7 +91,7 @@ const UNDO_WINDOW_MS = 120 * 1000;
 /** A tag's EPC as the scanners type it: 96 bits in hex. */
 const EPC_PATTERN = /^[0-9A-Fa-f]{24}$/;
 /** Scans the mode screen lists: the last few, a glance's worth. */
-const RESULTS_SHOWN = 6;
+const RESULTS_SHOWN = 4;
 /** Rows one queue page lists. */
 const QUEUE_PAGE_ROWS = 50;
 /** How often the status bar and an open queue screen are refreshed. */
@@ -347,7 +347,7 @@ let lastCounts = null;
 function renderBar() {
   const net = $('net-status');
   net.dataset.net = online == null ? 'unknown' : online ? 'online' : 'offline';
-  net.textContent = online == null ? '…' : online ? 'Online' : 'Offline';
+  net.textContent = online == null ? (siteUrl ? '…' : 'No site') : online ? 'Online' : 'Offline';
   if (lastCounts) {
     $('bar-queue').textContent = String(lastCounts.queued + lastCounts.sending);
     const age = lastCounts.oldest_queued_age_ms;
@@ -465,7 +465,7 @@ async function closeSession() {
   if (session && session.session_id) {
     const reply = await ask({ type: 'close_session', session_id: session.session_id });
     if (!reply.ok && reply.error.code !== 'SESSION_CLOSED') {
-      show('scan-status', failure(reply), 'error');
+      refuse('close', failure(reply));
       return false;
     }
   }
@@ -539,11 +539,13 @@ function renderMode() {
   view.dataset.open = String(!!session.session_id || session.mode === 'find_unit');
   $('mode-title').textContent = info.title;
   $('session-status').textContent = session.session_id
-    ? `Open: ${session.operator_id}, ${session.mode} (${session.session_id.slice(0, 8)})`
+    ? `Open: ${session.operator_id} · ${session.session_id.slice(0, 8)}`
     : session.mode === 'find_unit' ? `${session.operator_id} · read only` : 'Not open yet';
   $('mode-needs').replaceChildren(...needs().map((n) => el('li', { dataset: { need: n.need, met: String(n.met) }, text: n.label })));
   const [big, small] = prompt();
-  $('prompt').replaceChildren(document.createTextNode(big), small ? el('small', { text: small }) : '');
+  // A code (a bin, a GRN) is never broken across lines.
+  const words = big.split(/(\S*\d\S*)/).map((part, i) => (i % 2 ? el('span', { class: 'code', text: part }) : part));
+  $('prompt').replaceChildren(el('span', { class: 'big' }, ...words), small ? el('small', { text: small }) : '');
   const binLine = $('scan-bin');
   binLine.hidden = !['put_away', 'cycle_count'].includes(session.mode);
   if (!binLine.hidden) {
@@ -1009,14 +1011,14 @@ async function undo(key, sessionId) {
       entry.undone = true;
       entry.kind = 'undone';
     }
-    show('scan-status', `Undone: ${entry ? entry.code : key}`);
+    result(entry ? entry.code : key, `Undone: ${entry ? entry.code : key}`, 'ok');
     if (session && session.mode === 'cycle_count' && entry) {
       session.seen = session.seen.filter((epc) => epc !== entry.code.toUpperCase());
       saveSession();
       renderDetail();
     }
   } else {
-    show('scan-status', `Undo failed: ${failure(reply)}`, 'error');
+    refuse(key, `Undo failed: ${failure(reply)}`);
   }
   scheduleResults();
   return reply;
@@ -1026,7 +1028,7 @@ async function undoLast() {
   const now = Date.now();
   const last = results.find((r) => r.key && r.kind === 'ok' && !r.undone);
   if (!last || now - last.occurred_at >= UNDO_WINDOW_MS) {
-    show('scan-status', 'Nothing to undo: undo works on this session\'s last scan within 120 s.', 'warn');
+    result('undo', 'Nothing to undo: undo works on this session\'s last scan within 120 s.', 'refused');
     return;
   }
   await undo(last.key, last.session_id);
@@ -1055,7 +1057,7 @@ async function rescan(item) {
 async function runCommand(command) {
   switch (command) {
     case 'close':
-      if (!session) return show('scan-status', 'No session to close.', 'warn');
+      if (!session) return result('close', 'No session to close.', 'refused');
       return closeSession();
     case 'undo':
       return undoLast();
@@ -1063,7 +1065,7 @@ async function runCommand(command) {
       return closeSession();
     case 'confirm':
       if (alertOpen) return acknowledgeAlert();
-      return show('scan-status', 'Nothing to confirm.', 'warn');
+      return result('confirm', 'Nothing to confirm.', 'refused');
     default:
       return undefined;
   }
@@ -1091,7 +1093,7 @@ function acknowledgeAlert() {
     saveSession();
   }
   closeAlert();
-  show('scan-status', 'Alert acknowledged.');
+  result('confirm', 'Alert acknowledged.', 'ok');
   focusScan();
 }
 
