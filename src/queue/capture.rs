@@ -22,8 +22,11 @@ pub const CAPTURE_AHEAD_MAX: Millis = Millis::from_secs(60);
 /// Why a page's capture instant was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstantError {
-    #[error("occurred_at must be a finite number of Unix milliseconds, not {0}")]
-    NotAnInstant(String),
+    /// Not a finite number from 0 to 2^53 (the number itself is not
+    /// echoed: printing a float would link a float formatter into the
+    /// module for this one message).
+    #[error("occurred_at must be a finite, non-negative number of Unix milliseconds")]
+    NotAnInstant,
     #[error("occurred_at is {ahead_ms} ms ahead of the device clock (at most {max_ms} ms)")]
     Ahead { ahead_ms: i64, max_ms: u64 },
 }
@@ -38,7 +41,7 @@ pub fn capture_instant(given: Option<f64>, now: UnixMs) -> Result<UnixMs, Instan
     };
     // Beyond 2^53 an f64 no longer holds whole milliseconds exactly.
     if !ms.is_finite() || !(0.0..=9_007_199_254_740_991.0).contains(&ms) {
-        return Err(InstantError::NotAnInstant(ms.to_string()));
+        return Err(InstantError::NotAnInstant);
     }
     let at = UnixMs(ms.floor() as i64);
     let ahead = at.since(now);
