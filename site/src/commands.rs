@@ -61,7 +61,10 @@ const PAGE_CSS: &str = include_str!("commands/commands.css");
 /// The routes of the command sheet, merged into the site router.
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/commands", get(|| async { page("text/html; charset=utf-8", &PAGE) }))
+        .route(
+            "/commands",
+            get(|| async { page("text/html; charset=utf-8", &PAGE) }),
+        )
         .route(
             "/commands.css",
             get(|| async { page("text/css; charset=utf-8", PAGE_CSS) }),
