@@ -126,6 +126,50 @@ fn page(content_type: &'static str, body: &str) -> Response {
 mod tests {
     use super::*;
 
+    /// The black modules of a barcoders SVG (one `<rect>` per module run,
+    /// the first being the white background), as a row of booleans.
+    fn modules(svg: &str) -> Vec<bool> {
+        let attr = |rect: &str, name: &str| -> u32 {
+            let start = rect.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
+            let end = start + rect[start..].find('"').unwrap();
+            rect[start..end].parse().unwrap()
+        };
+        let rects: Vec<&str> = svg.split("<rect").skip(1).collect();
+        let mut row = vec![false; attr(rects[0], "width") as usize];
+        for rect in &rects[1..] {
+            assert!(rect.contains("fill=\"#000000\""), "a bar is black: {rect}");
+            let x = attr(rect, "x") as usize;
+            for module in &mut row[x..x + attr(rect, "width") as usize] {
+                *module = true;
+            }
+        }
+        row
+    }
+
+    /// The modules as the bars (and the space after each) a scanner reads.
+    fn bars(row: &[bool]) -> Vec<code128::Bar> {
+        let mut runs = Vec::new();
+        let mut i = row.iter().position(|&m| m).expect("a bar");
+        while i < row.len() {
+            let width = row[i..].iter().take_while(|&&m| m).count();
+            let space = row[i + width..].iter().take_while(|&&m| !m).count();
+            runs.push(code128::Bar {
+                width: width as u8,
+                space: space as u8,
+            });
+            i += width + space;
+        }
+        runs
+    }
+
+    #[test]
+    fn every_command_barcode_decodes_to_its_payload() {
+        for command in COMMANDS {
+            let read = code128::decode_str(&bars(&modules(&barcode_svg(command.payload))));
+            assert_eq!(read.as_deref().ok(), Some(command.payload), "{read:?}");
+        }
+    }
+
     #[test]
     fn every_command_draws_as_a_code_128_svg_on_the_sheet() {
         let page = render();

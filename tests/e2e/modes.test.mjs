@@ -31,7 +31,23 @@ import {
   wedge,
 } from './lib/handheld.mjs';
 
-const shot = (page, name) => page.screenshot({ path: join(artifactsDir(), `${name}.png`) });
+/** Every button, link and field shown is at least 44 px each way (a gloved thumb). */
+async function assertTouchTargets(page) {
+  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input')]
+    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
+    .map((e) => {
+      const r = e.getBoundingClientRect();
+      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
+    })
+    .filter((b) => b.width < 44 || b.height < 44));
+  assert.deepEqual(small, [], 'touch targets under 44 px');
+}
+
+/** Checks the screen's touch targets, then photographs it into artifacts/. */
+async function shot(page, name) {
+  await assertTouchTargets(page);
+  await page.screenshot({ path: join(artifactsDir(), `${name}.png`) });
+}
 
 /** Waits for the status bar's online light to read `state`. */
 function net(page, state) {
@@ -386,10 +402,14 @@ test('undo within 120 s: the command barcode and the results list undo a put-awa
   });
   const { site, browser, page, errors } = await handheld(dataDir, 'HH-UNDO', token);
   try {
+    // An operator who asked for less motion gets no flash on new results.
+    await page.emulateMedia({ reducedMotion: 'reduce' });
     await pickMode(page, 'op-undo', 'put_away');
     await sessionOpened(page);
     await scanBin(page, 'U-02');
     await scanBurst(page, [first, second]);
+    const animations = await page.$$eval('#results li', (lis) => lis.map((li) => getComputedStyle(li).animationName));
+    assert.ok(animations.length > 0 && animations.every((name) => name === 'none'), `no animation: ${animations}`);
     await drained(page);
     assert.equal((await read(site, token, `/v1/units/${first}`)).bin, 'U-02');
     assert.equal((await read(site, token, `/v1/units/${second}`)).bin, 'U-02');
