@@ -96,6 +96,8 @@ const RESULTS_SHOWN = 4;
 const QUEUE_PAGE_ROWS = 50;
 /** How often the status bar and an open queue screen are refreshed. */
 const REFRESH_EVERY_MS = 2000;
+/** How soon after a capture the bar is read again: once for a whole wedge burst. */
+const BAR_AFTER_ACTION_MS = 250;
 /** How often the page asks the site whether it answers (the online light). */
 const HEALTH_EVERY_MS = 5000;
 /** How long that question, and a live read, may take before the answer is "offline". */
@@ -377,6 +379,17 @@ async function refreshBar() {
   renderBar();
 }
 
+let barQueued = null;
+
+/** The bar again soon after an action (a burst of scans asks once). */
+function scheduleBar() {
+  if (barQueued) return;
+  barQueued = setTimeout(() => {
+    barQueued = null;
+    refreshBar();
+  }, BAR_AFTER_ACTION_MS);
+}
+
 /** The open session's items (for receive's queued figures) and what waits for a decision. */
 async function refreshSessionItems() {
   const items = [];
@@ -477,6 +490,7 @@ async function closeSession() {
   results = [];
   closeAlert();
   go('picker');
+  scheduleBar();
   return true;
 }
 
@@ -946,6 +960,7 @@ function capture(body, at, code, note) {
       show('scan-status', `NOT captured ${code}: ${failure(reply)}`, 'error');
     }
     scheduleResults();
+    scheduleBar();
     return reply;
   });
 }
@@ -1021,6 +1036,7 @@ async function undo(key, sessionId) {
     refuse(key, `Undo failed: ${failure(reply)}`);
   }
   scheduleResults();
+  scheduleBar();
   return reply;
 }
 

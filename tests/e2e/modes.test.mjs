@@ -188,6 +188,7 @@ test('receive: a GRN tapped from the list, a SKU label before unknown tags, an o
     await page.waitForFunction(() => document.querySelector('#grn-lines tr[data-sku="SKU-A"] td:last-child').textContent === '+3', null, { timeout: 10_000 });
     assert.deepEqual(await cells('SKU-A'), ['SKU-A', '3', '0', '+3'], 'expected, received as the site said, queued here');
     assert.deepEqual(await cells('SKU-B'), ['SKU-B', '1', '0', '+1']);
+    await page.waitForFunction(() => Number(document.getElementById('bar-queue').textContent) === 4);
     await shot(page, 'screen-receive');
 
     const scans = (await allItems(page)).filter((item) => item.command === 'scan');
@@ -484,6 +485,20 @@ test('a stale_state item offers Re-scan: the unit is read again, the scan lands,
     const unit = await read(site, token, `/v1/units/${epc}`);
     assert.equal(unit.bin, 'S-03');
     assert.equal(again[0].body.unit_version, stale.body.unit_version + 1, 'the re-scan carries the version read again');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('the picker offers only what the profile runs: a printer is offered no mode', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'PR-1', { profile: 'zt411r' });
+  const { site, browser, page, errors } = await handheld(dataDir, 'PR-1', token);
+  try {
+    await page.waitForFunction(() => /runs no handheld mode/.test(document.getElementById('picker-status').textContent));
+    assert.equal(await page.locator('#picker-modes button').count(), 0);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
