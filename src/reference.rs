@@ -18,11 +18,13 @@ use serde_json::Value;
 use crate::body::Body;
 use crate::time::{Millis, UnixMs};
 
-/// Rows the handheld asks for in one page: the site's default page. One
-/// page is one IndexedDB transaction, so this bounds how long a capture
-/// that reads the unit store may wait behind the cache's fill (a few
-/// milliseconds for 500 puts); 100,000 units are 200 pages.
-pub const REFERENCE_PAGE_ROWS: usize = 500;
+/// Rows the handheld asks for in one page. One page is one IndexedDB
+/// transaction, and a capture that reads the unit store waits behind the
+/// one being written, so this bounds a capture's wait while the cache
+/// fills (`bench/reference.mjs`: at 500 rows the p99 capture during a
+/// 100,000-unit load was 51 ms on a busy 2-core machine); 100,000 units are
+/// 400 pages, a few hundred bytes of request each.
+pub const REFERENCE_PAGE_ROWS: usize = 250;
 /// How often an awake worker follows the site's changes without being
 /// asked: a put-away or count elsewhere on the site reaches this device's
 /// cache within five minutes even when it scans nothing, and an idle
@@ -220,6 +222,10 @@ pub struct Pulls {
     last_finished: Option<UnixMs>,
     /// The last pull failed at this instant.
     failed_at: Option<UnixMs>,
+    /// A trigger came within [`REFERENCE_PULL_MIN_GAP`] of the last pull:
+    /// it pulls when the gap ends, so the last drain run's changes are not
+    /// left for the next timer.
+    deferred_to: Option<UnixMs>,
     /// When the cache last reached the site's end.
     refreshed_at: Option<UnixMs>,
 }
@@ -239,13 +245,17 @@ impl Pulls {
     /// [`REFERENCE_PULL_MIN_GAP`] ago or one failed less than
     /// [`REFERENCE_RETRY_AFTER`] ago.
     pub fn handle_trigger(&mut self, now: UnixMs) {
-        let recent = |at: Option<UnixMs>, gap: Millis| at.is_some_and(|at| now < at.plus(gap));
-        if recent(self.last_finished, REFERENCE_PULL_MIN_GAP)
-            || recent(self.failed_at, REFERENCE_RETRY_AFTER)
+        if self
+            .failed_at
+            .is_some_and(|at| now < at.plus(REFERENCE_RETRY_AFTER))
         {
+            // The retry is already on the schedule.
             return;
         }
-        self.due = true;
+        match self.last_finished.map(|at| at.plus(REFERENCE_PULL_MIN_GAP)) {
+            Some(gap_ends) if now < gap_ends => self.deferred_to = Some(gap_ends),
+            _ => self.due = true,
+        }
     }
 
     /// The page asked for a refresh: pull now, whatever the schedule.
@@ -259,9 +269,9 @@ impl Pulls {
     }
 
     /// When the next pull is due by itself: at once while paging or when
-    /// triggered, after a failure at [`REFERENCE_RETRY_AFTER`], else
-    /// [`REFERENCE_REFRESH_EVERY`] after the last refresh. None while one
-    /// is out.
+    /// triggered, after a failure at [`REFERENCE_RETRY_AFTER`], else when a
+    /// deferred trigger's gap ends or [`REFERENCE_REFRESH_EVERY`] after the
+    /// last refresh, whichever is first. None while one is out.
     pub fn poll_timeout(&self) -> Option<UnixMs> {
         if self.in_flight {
             return None;
@@ -272,10 +282,10 @@ impl Pulls {
         if let Some(failed) = self.failed_at {
             return Some(failed.plus(REFERENCE_RETRY_AFTER));
         }
-        Some(
-            self.refreshed_at
-                .map_or(UnixMs(i64::MIN), |at| at.plus(REFERENCE_REFRESH_EVERY)),
-        )
+        let every = self
+            .refreshed_at
+            .map_or(UnixMs(i64::MIN), |at| at.plus(REFERENCE_REFRESH_EVERY));
+        Some(self.deferred_to.map_or(every, |at| at.min(every)))
     }
 
     /// The pull to start at `now` from the cache's `meta`, if one is due;
@@ -288,6 +298,7 @@ impl Pulls {
         // changed before the trigger may be behind the run's cursor.
         if !self.paging {
             self.due = false;
+            self.deferred_to = None;
         }
         self.in_flight = true;
         Some(Pull {
@@ -383,15 +394,29 @@ mod tests {
         pulls.poll_transmit(T0, &meta).unwrap();
         pulls.handle_page(T0, &head("1", false));
 
-        pulls.handle_trigger(T0.plus(Millis(REFERENCE_PULL_MIN_GAP.0 - 1)));
-        assert_eq!(pulls.poll_transmit(T0.plus(Millis(10)), &meta), None);
+        let within_gap = T0.plus(Millis(REFERENCE_PULL_MIN_GAP.0 - 1));
+        pulls.handle_trigger(within_gap);
+        assert_eq!(pulls.poll_transmit(within_gap, &meta), None);
         let after_gap = T0.plus(REFERENCE_PULL_MIN_GAP);
-        pulls.handle_trigger(after_gap);
+        assert_eq!(
+            pulls.poll_timeout(),
+            Some(after_gap),
+            "a trigger within the gap pulls when it ends"
+        );
         assert!(pulls.poll_transmit(after_gap, &meta).is_some());
         pulls.handle_page(after_gap, &head("1", false));
+        assert_eq!(
+            pulls.poll_timeout(),
+            Some(after_gap.plus(REFERENCE_REFRESH_EVERY)),
+            "and once"
+        );
+        let later = after_gap.plus(REFERENCE_PULL_MIN_GAP);
+        pulls.handle_trigger(later);
+        assert!(pulls.poll_transmit(later, &meta).is_some());
+        pulls.handle_page(later, &head("1", false));
 
         pulls.handle_refresh();
-        assert!(pulls.poll_transmit(after_gap, &meta).is_some());
+        assert!(pulls.poll_transmit(later, &meta).is_some());
     }
 
     #[test]

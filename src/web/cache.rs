@@ -89,18 +89,22 @@ impl Store {
     /// Writes a page's rows and the meta record after it in ONE relaxed
     /// transaction: a lost page leaves the old cursor with the old rows,
     /// and the page is read again. Rows without a usable key are left out.
+    /// Only the stores the page has rows for are in the transaction's
+    /// scope, so an empty page (nothing changed) holds up no lookup.
     pub async fn write_reference_page(
         &self,
         page: &FetchedPage,
         meta: &ReferenceMeta,
     ) -> Result<(), QueueError> {
-        let mut stores = ROW_STORES.to_vec();
+        let kinds: Vec<(RowKind, &Array)> = RowKind::ALL
+            .into_iter()
+            .zip(&page.rows)
+            .filter(|(_, rows)| rows.length() > 0)
+            .collect();
+        let mut stores: Vec<&str> = kinds.iter().map(|(kind, _)| store_of(*kind)).collect();
         stores.push(META);
         let tx = self.write(&stores, TransactionDurability::Relaxed)?;
-        for (kind, rows) in RowKind::ALL.iter().zip(&page.rows) {
-            if rows.length() == 0 {
-                continue;
-            }
+        for (kind, rows) in &kinds {
             let store = tx.object_store(store_of(*kind))?;
             for row in rows.iter() {
                 if usable_key(text_field(&row, kind.key_field()).as_deref()) {
