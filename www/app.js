@@ -186,18 +186,18 @@ let session = loadJson(SESSION_KEY, null);
 let operator = localStorage.getItem(OPERATOR_KEY) || '';
 /** The picker's next scan is an operator badge. */
 let awaitingOperator = !operator;
-/** This page's scans, newest first: {id, code, text, kind, key?, item_id?, occurred_at, session_id}. */
+/** This page's scans, newest first: {id, code, text, kind, key?, occurred_at, session_id}. */
 let results = [];
 let resultSeq = 0;
 /** dispatch verify: the live manifest while the mode is open. */
 let manifest = null;
-/** cycle count: the count as the site last said it (expected, seen). */
+/** cycle count: the count's expected total as the site last said it, and whether that was just now. */
 let countView = null;
 /** receive: the GRN row from the cache. */
 let grnRow = null;
 /** The queue's items of the open session (for receive's queued-since figures). */
 let sessionItems = [];
-/** The blocking alert's pending item key, while it is shown. */
+/** The blocking alert is shown: scans wait for its acknowledgement. */
 let alertOpen = false;
 let captured = 0;
 let failed = 0;
@@ -722,7 +722,7 @@ async function loadCountView() {
   const live = await siteGet(`/v1/counts/${encodeURIComponent(id)}`);
   const kept = loadJson(COUNT_EXPECTED_KEY, {});
   if (live.body) {
-    countView = { expected: live.body.expected, seen: live.body.seen, live: true };
+    countView = { expected: live.body.expected, live: true };
     kept[id] = { expected: live.body.expected, at: Date.now() };
     localStorage.setItem(COUNT_EXPECTED_KEY, JSON.stringify(kept));
   } else if (kept[id]) {
@@ -949,7 +949,6 @@ function capture(body, at, code, note) {
       $('scan-count').textContent = String(captured);
       entry.kind = note ? 'refused' : 'ok';
       entry.key = reply.key;
-      entry.item_id = reply.id;
       entry.text = `#${reply.client_seq} ${code}${shown}${note ? ` · ${note}` : ''}`;
       show('scan-status', `Captured #${reply.client_seq}: ${code}${shown}`, note ? 'warn' : '');
     } else {
@@ -1065,7 +1064,7 @@ async function rescan(item) {
   if (!reply.ok) return reply;
   captured += 1;
   $('scan-count').textContent = String(captured);
-  addResult({ code: epc, text: `#${reply.client_seq} ${epc} re-scanned`, kind: 'ok', key: reply.key, item_id: reply.id, occurred_at: reply.occurred_at, session_id: into });
+  addResult({ code: epc, text: `#${reply.client_seq} ${epc} re-scanned`, kind: 'ok', key: reply.key, occurred_at: reply.occurred_at, session_id: into });
   await ask({ type: 'acknowledge', id: item.id });
   return reply;
 }

@@ -546,6 +546,11 @@ test('command barcodes: a printable page, and each payload recognised from the s
     assert.equal(after.done, 4, 'two sessions opened and closed, no command captured as a scan');
     assert.equal((await allItems(page)).filter((item) => item.command === 'scan').length, 0);
     assert.equal(Number(await page.textContent('#scan-count')), 0);
+
+    // The handheld keeps the sheet: it opens with the site down.
+    assert.equal((await site.stop()).code, 0);
+    await page.goto(`${site.base}/commands`);
+    assert.equal(await page.locator('figure.command svg').count(), 4);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
