@@ -85,6 +85,7 @@ const MODES = {
   find_unit: { title: 'Find a unit', blurb: 'Where is it? From this device, offline too.' },
 };
 const MODE_ORDER = ['put_away', 'receive', 'cycle_count', 'dispatch_verify', 'find_unit'];
+const DISPATCH_OFFLINE = 'Offline: dispatch verify reads the live manifest and cannot open until the site answers. Reconnect and scan the manifest again.';
 
 /** The ledger's undo window, from the original's capture time. */
 const UNDO_WINDOW_MS = 120 * 1000;
@@ -310,6 +311,7 @@ async function checkOnline() {
   if (ok !== online) {
     online = ok;
     renderBar();
+    if (screen === 'mode') renderMode();
     if (ok) {
       ask({ type: 'wake' });
       loadReference(false);
@@ -567,6 +569,8 @@ function renderMode() {
     else show('scan-bin', 'Scan a bin label first.', 'warn');
   }
   $('session-close').disabled = !session.session_id;
+  // Dispatch verify says at once, not only when a manifest is scanned, that it cannot open offline.
+  if (session.mode === 'dispatch_verify' && !manifest) notice(online === false ? DISPATCH_OFFLINE : '');
   renderChoices();
   renderDetail();
   renderResults();
@@ -771,7 +775,7 @@ async function countScan(code, at) {
 async function chooseManifest(id) {
   const live = await siteGet(`/v1/manifests/${encodeURIComponent(id)}`);
   if (live.offline) {
-    notice('Offline: dispatch verify reads the live manifest and cannot open until the site answers. Reconnect and scan the manifest again.');
+    notice(DISPATCH_OFFLINE);
     return refuse(id, `Dispatch verify did not open: the site does not answer (${id})`);
   }
   if (live.status === 404) return refuse(id, `No manifest ${id} on the site`);
@@ -1307,6 +1311,7 @@ function wire() {
   window.addEventListener('offline', () => {
     online = false;
     renderBar();
+    if (screen === 'mode') renderMode();
   });
 }
 

@@ -297,7 +297,10 @@ test('dispatch verify: refuses to open offline; online it verifies the live mani
     assert.equal(code, 0);
     await net(page, 'offline');
     await pickMode(page, 'op-dock', 'dispatch_verify');
+    // It says so before anything is scanned, and again when a manifest is.
+    await page.waitForSelector('#mode-notice:not([hidden])');
     await wedge(page, 'M-1');
+    await page.waitForFunction(() => /did not open/.test(document.getElementById('scan-status').textContent));
     await page.waitForSelector('#mode-notice:not([hidden])');
     assert.match(await page.textContent('#mode-notice'), /Offline: dispatch verify reads the live manifest/);
     assert.equal(await page.getAttribute('#mode-needs li[data-need="manifest"]', 'data-met'), 'false');
