@@ -131,6 +131,11 @@ test('put-away: setup once, a bin label before any unit, an outage, and every un
     const waiting = (await allItems(page)).filter((item) => item.command === 'scan');
     assert.deepEqual(waiting.map((item) => item.body.bin), ['B-01', 'B-01', 'B-01', 'B-02', 'B-02'], 'each scan carries its bin');
     for (const item of waiting) assert.equal(item.body.mode, 'put_away');
+    // Capture time is each scan's Enter key event, before its write committed.
+    for (const [i, item] of waiting.entries()) {
+      assert.ok(item.occurred_at <= item.queued_at, `#${item.client_seq} captured before it was queued`);
+      if (i > 0) assert.ok(item.occurred_at >= waiting[i - 1].occurred_at, 'capture instants follow the typing order');
+    }
 
     site = await startSite({ dataDir, port: site.port });
     const after = await drainAfterOutage(page);
