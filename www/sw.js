@@ -8,12 +8,17 @@ const SHELL = [
   '/',
   '/index.html',
   '/app.js',
+  '/app.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',
   '/icons/icon-512.png',
   '/pkg/stockhop.js',
   '/pkg/stockhop_bg.wasm',
 ];
+// The site's command barcode sheet, kept for offline use when the site
+// serves it; a shell served without the site (a bench's static server)
+// still installs.
+const OPTIONAL = ['/commands', '/commands.css'];
 const SYNC_TAG = 'stockhop-drain';
 const MODULE = '/pkg/stockhop_bg.wasm';
 
@@ -40,7 +45,8 @@ ready().catch(() => {});
 self.addEventListener('install', (event) => {
   event.waitUntil(
     caches.open(SHELL_CACHE)
-      .then((cache) => cache.addAll(SHELL))
+      .then((cache) => cache.addAll(SHELL)
+        .then(() => Promise.all(OPTIONAL.map((path) => cache.add(path).catch(() => {})))))
       .then(() => self.skipWaiting()),
   );
 });
@@ -79,7 +85,10 @@ self.addEventListener('sync', (event) => {
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')) {
+  // The API and /healthz (the page's online light) are never answered from
+  // the cache.
+  if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')
+      || url.pathname === '/healthz') {
     return;
   }
   event.respondWith(networkFirst(request));

@@ -48,6 +48,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .merge(crate::ledger::api::routes())
         .merge(crate::view::api::routes())
+        .merge(crate::commands::routes())
         .with_state(state)
         .merge(static_files)
 }

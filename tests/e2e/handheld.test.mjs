@@ -19,6 +19,7 @@ import {
   eventually,
   importReference,
   openHandheld,
+  openQueue,
   openSession,
   scanBin,
   scanBurst,
@@ -88,8 +89,8 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
     const offline = await counts(page);
     assert.equal(offline.done, 0, 'nothing reached the site while it was down');
     assert.equal(offline.queued + offline.sending, 203, 'two opens, one close and 200 scans wait');
-    await page.click('#queue-refresh');
-    await page.locator('#scan').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.getElementById('net-status').dataset.net === 'offline');
+    await page.waitForFunction(() => Number(document.getElementById('bar-queue').textContent) === 203);
     await page.screenshot({ path: join(artifactsDir(), 'capture-screen-offline.png') });
 
     site = await startSite({ dataDir, port: site.port });
@@ -102,9 +103,9 @@ test('an outage: 200 scans over two sessions land once and in order when the sit
     assertLandedOnceInOrder(await sessionHops(site.base, token, first), items, first, typedFirst);
     assertLandedOnceInOrder(await sessionHops(site.base, token, second), items, second, typedSecond);
 
+    await openQueue(page);
     await page.click('#queue-refresh');
     await page.waitForFunction(() => /queued 0 · sending 0/.test(document.getElementById('queue-counts').textContent));
-    await page.locator('#queue').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(artifactsDir(), 'queue-screen-drained.png') });
     assert.deepEqual(errors, []);
   } finally {
@@ -225,8 +226,9 @@ test('rejected and blocked items wait for the operator, who decides on the queue
     });
     assert.equal(stale.ok, true);
     await drained(page);
+    await openQueue(page);
     await page.click('#queue-refresh');
-    const rejectedRow = page.locator(`#queue-list tr[data-id="${stale.id}"]`);
+    const rejectedRow = page.locator(`#queue-list li[data-id="${stale.id}"]`);
     await rejectedRow.waitFor();
     assert.equal(await rejectedRow.getAttribute('data-state'), 'rejected');
     assert.match(await rejectedRow.textContent(), /stale_state/);
@@ -243,6 +245,7 @@ test('rejected and blocked items wait for the operator, who decides on the queue
     // scans behind it in the same session.
     const bad = await ask(page, { type: 'capture', session_id: sessionId, body: { mode: 'put_away' } });
     assert.equal(bad.ok, true);
+    await page.click('#queue-back');
     await scanBurst(page, behindBad);
     await eventually(
       async () => {
@@ -251,8 +254,9 @@ test('rejected and blocked items wait for the operator, who decides on the queue
       },
       { timeoutMs: 30_000, what: 'the block' },
     );
+    await openQueue(page);
     await page.click('#queue-refresh');
-    const blockedRow = page.locator(`#queue-list tr[data-id="${bad.id}"]`);
+    const blockedRow = page.locator(`#queue-list li[data-id="${bad.id}"]`);
     await blockedRow.waitFor();
     assert.equal(await blockedRow.getAttribute('data-state'), 'blocked');
     const waiting = (await allItems(page)).filter((item) => item.client_seq > bad.client_seq);

@@ -1,5 +1,5 @@
 // Drives the PWA the way an operator does: device setup from a URL
-// fragment, the session form, the scan field as a keyboard wedge types
+// fragment, the mode picker, the scan field as a keyboard wedge types
 // into it, and the queue screen. Reads the worker's queue through the
 // page's own `window.stockhop.ask`, the call its screens use.
 import { writeFileSync } from 'node:fs';
@@ -19,25 +19,48 @@ export async function addDevice(dataDir, deviceId, { profile = 'mc3390xr', commi
 }
 
 /**
- * Makes `bins` (labels) and `units` (EPCs, new, in no bin) known to the
- * site whose data is `dataDir`, as a site imports its reference data:
- * CSV files in a temp dir through `stockhop-site import`. Run it before
- * the site starts; put-away scans only bins and units the site knows.
+ * Makes reference data known to the site whose data is `dataDir`, as a
+ * site imports it: CSV files in a temp dir through `stockhop-site import`.
+ * `bins` (labels, zone Z-1) and `units` (EPCs, new, in no bin) are the
+ * short forms; `binRows`, `unitRows`, `grns` and `manifests` give every
+ * column (`{bin, zone, location}`, `{epc, code, sku, state, bin}`,
+ * `{grn, qc, sku, expected}`, `{manifest, state, epc}`). Run it before
+ * the site starts, or while it runs (the handheld reads the changes).
  */
-export async function importReference(dataDir, { bins = [], units = [] }) {
+export async function importReference(dataDir, { bins = [], units = [], binRows = [], unitRows = [], grns = [], manifests = [] }) {
   const dir = tempDataDir();
+  const allBins = [...bins.map((bin) => ({ bin, zone: 'Z-1', location: 'L-1' })), ...binRows];
+  const allUnits = [...units.map((epc) => ({ epc, sku: 'SKU-1', state: 'new' })), ...unitRows];
   const files = [];
-  if (bins.length) {
-    files.push(['bins', 'bin,zone,location\n' + bins.map((bin) => `${bin},Z-1,L-1\n`).join('')]);
+  if (allBins.length) {
+    files.push(['bins', 'bin,zone,location\n' + allBins.map((b) => `${b.bin},${b.zone},${b.location}\n`).join('')]);
   }
-  if (units.length) {
-    files.push(['units', 'epc,code,sku,state,bin\n' + units.map((epc) => `${epc},,SKU-1,new,\n`).join('')]);
+  if (allUnits.length) {
+    files.push(['units', 'epc,code,sku,state,bin\n' + allUnits.map((u) => `${u.epc},${u.code ?? ''},${u.sku ?? ''},${u.state ?? 'new'},${u.bin ?? ''}\n`).join('')]);
+  }
+  if (grns.length) {
+    files.push(['grns', 'grn,qc,sku,expected\n' + grns.map((g) => `${g.grn},${g.qc},${g.sku},${g.expected}\n`).join('')]);
+  }
+  if (manifests.length) {
+    files.push(['manifests', 'manifest,state,epc\n' + manifests.map((m) => `${m.manifest},${m.state},${m.epc}\n`).join('')]);
   }
   for (const [kind, text] of files) {
     const file = join(dir, `${kind}.csv`);
     writeFileSync(file, text);
     await siteCommand(['import', kind, file, '--data', dataDir]);
   }
+}
+
+/** Opens a count of `zone` at `location` (`stockhop-site count open`); resolves with its id. */
+export async function openCount(dataDir, { location, zone }) {
+  const out = await siteCommand(['count', 'open', '--location', location, '--zone', zone, '--data', dataDir]);
+  return out.trim();
+}
+
+/** A read endpoint of the site with the device token (`/v1/units/{epc}`, …): status and JSON. */
+export async function siteRead(siteUrl, token, path) {
+  const res = await fetch(`${siteUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: res.ok ? await res.json() : await res.text() };
 }
 
 /** Opens the PWA in a fresh handheld-sized context, set up as `deviceId`. */
@@ -50,20 +73,60 @@ export async function openHandheld(browser, { pageUrl, siteUrl, token, deviceId 
   await page.goto(`${pageUrl}/#${fragment}`);
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForFunction(() => document.getElementById('setup-status').textContent.startsWith('Set up as'));
+  // Setup is done once: the app shows the mode picker, not the form.
+  await page.waitForSelector('#screen-picker:not([hidden])');
   return { context, page, errors };
 }
 
-export async function openSession(page, operatorId, mode) {
-  await page.fill('#operator-id', operatorId);
-  await page.selectOption('#mode', mode);
-  await page.click('#session-open');
-  await page.waitForFunction(() => document.getElementById('session-status').textContent.startsWith('Open:'));
-  return page.evaluate(() => JSON.parse(localStorage.getItem('stockhop.session')).session_id);
+/** Types one code into the scan field as a keyboard wedge does: the text, then Enter. */
+export async function wedge(page, code) {
+  await page.keyboard.type(code);
+  await page.keyboard.press('Enter');
 }
 
+/**
+ * Signs `operatorId` in on the picker (a badge scan) and taps `mode`: the
+ * mode screen shows. Returns the mode screen's locator.
+ */
+export async function pickMode(page, operatorId, mode) {
+  await page.waitForSelector('#screen-picker:not([hidden])');
+  if ((await page.textContent('#operator')) !== operatorId) {
+    await page.click('#operator-change');
+    await wedge(page, operatorId);
+    await page.waitForFunction((op) => document.getElementById('operator').textContent === op, operatorId);
+  }
+  await page.click(`#pick-${mode}`);
+  await page.waitForSelector(`#screen-mode:not([hidden])[data-mode="${mode}"]`);
+}
+
+/** The open session's id as the page keeps it (null before it opens). */
+export function sessionId(page) {
+  return page.evaluate(() => JSON.parse(localStorage.getItem('stockhop.session'))?.session_id ?? null);
+}
+
+/** Waits until the mode screen's session is open; resolves with its id. */
+export async function sessionOpened(page) {
+  await page.waitForSelector('#screen-mode[data-open="true"]');
+  await page.waitForFunction(() => document.getElementById('session-status').textContent.startsWith('Open:'));
+  return sessionId(page);
+}
+
+/** Picks a mode that needs nothing but the device (put-away) and returns its session id. */
+export async function openSession(page, operatorId, mode) {
+  await pickMode(page, operatorId, mode);
+  return sessionOpened(page);
+}
+
+/** Closes the open session from the mode screen: the picker shows again. */
 export async function closeSession(page) {
   await page.click('#session-close');
-  await page.waitForFunction(() => document.getElementById('session-status').textContent.startsWith('No open session'));
+  await page.waitForSelector('#screen-picker:not([hidden])');
+}
+
+/** Opens the queue screen from the status bar. */
+export async function openQueue(page) {
+  await page.click('#status-bar');
+  await page.waitForSelector('#screen-queue:not([hidden])');
 }
 
 /**
@@ -74,10 +137,7 @@ export async function closeSession(page) {
 export async function scanBurst(page, codes) {
   const before = Number(await page.textContent('#scan-count'));
   await page.focus('#scan-input');
-  for (const code of codes) {
-    await page.keyboard.type(code);
-    await page.keyboard.press('Enter');
-  }
+  for (const code of codes) await wedge(page, code);
   const expected = before + codes.length;
   await page.waitForFunction(
     (n) => Number(document.getElementById('scan-count').textContent) >= n,
@@ -95,8 +155,7 @@ export async function scanBurst(page, codes) {
  */
 export async function scanBin(page, bin) {
   await page.focus('#scan-input');
-  await page.keyboard.type(bin);
-  await page.keyboard.press('Enter');
+  await wedge(page, bin);
   await page.waitForFunction(
     (label) => document.getElementById('scan-bin').textContent.startsWith(`Bin ${label}:`),
     bin,
