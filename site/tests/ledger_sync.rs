@@ -441,3 +441,48 @@ async fn fifty_items_fit_in_one_request() {
     assert_eq!(results.len(), 50);
     assert!(results.iter().all(|r| r["outcome"] == "applied"));
 }
+
+#[tokio::test]
+async fn an_item_refused_after_it_wrote_leaves_no_trace_and_the_items_around_it_apply() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let mut second = hh.clone();
+    second.new_session();
+    // The second session's row is written when its first item arrives;
+    // its open is then refused: the device already has an open session.
+    let refused_open = second.open("op-2");
+    let items = vec![
+        hh.open("op-1"),
+        hh.scan("EPC-1", "B-1"),
+        refused_open.clone(),
+        hh.scan("EPC-2", "B-1"),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+    assert_eq!(outcome(&results[1]), ("applied", 200));
+    assert_eq!(results[2]["status"], 409, "{}", results[2]);
+    assert_eq!(results[2]["code"], "SESSION_CONFLICT");
+    assert_eq!(outcome(&results[3]), ("applied", 200));
+    assert_eq!(site.count("SELECT count(*) FROM sessions"), 1);
+    assert_eq!(site.count("SELECT count(*) FROM receipts"), 3);
+    assert_eq!(site.count("SELECT count(*) FROM hops"), 2);
+    assert_eq!(
+        site.count("SELECT sum(version) FROM units WHERE epc IN ('EPC-1', 'EPC-2')"),
+        4,
+        "each scanned unit moved once"
+    );
+
+    let again = site.sync_ok(&hh, &items).await;
+    for (first, replayed) in [(0, 0), (1, 1), (3, 3)].map(|(a, b)| (&results[a], &again[b])) {
+        assert_eq!(replayed["replayed"], true);
+        assert_eq!(replayed["hop_ids"], first["hop_ids"]);
+    }
+    assert_eq!(again[2]["code"], "SESSION_CONFLICT", "refused again, never stored");
+
+    // Its slot stayed open: once the first session closes, it applies.
+    let close = hh.item("close_session", json!({}));
+    site.sync_ok(&hh, &[close]).await;
+    let retried = site.sync_ok(&second, &[refused_open]).await;
+    assert_eq!(outcome(&retried[0]), ("applied", 200));
+    assert_eq!(retried[0]["replayed"], false);
+}

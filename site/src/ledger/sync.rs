@@ -156,6 +156,59 @@ struct Context<'a> {
     drain_budget: std::cell::Cell<usize>,
     /// Sessions whose drain ran out of the budget in this transaction.
     parked: std::cell::RefCell<Vec<String>>,
+    /// How one item's writes are kept apart from the others'.
+    isolation: Isolation,
+}
+
+/// How a transaction keeps a refused item from leaving a trace.
+///
+/// A savepoint per item is what makes a refusal leave nothing behind, but
+/// SQLite copies every page an item touches into the savepoint's journal,
+/// and most items are never refused, or are refused before they write. So
+/// a request first runs without savepoints ([`Isolation::Optimistic`]):
+/// an item refused before any write has left nothing to undo, and one
+/// refused after it wrote rewinds the whole transaction, which runs again
+/// item by item in savepoints ([`Isolation::PerItem`]) and gives every
+/// item the answer it would have had. The work is a function of the
+/// database and the request (the clock is read once, at the edge), so the
+/// second run repeats the first up to the refused item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isolation {
+    Optimistic,
+    PerItem,
+}
+
+/// Runs one item's `work` so that a refusal leaves no trace: in a
+/// savepoint, or without one, rewinding the transaction when the refused
+/// item had written (SQLite's count of changed rows moved).
+fn isolate<T>(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    work: impl FnOnce(&Connection) -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    match ctx.isolation {
+        Isolation::PerItem => savepoint(conn, work),
+        Isolation::Optimistic => {
+            let before = conn.total_changes();
+            match work(conn) {
+                Err(LedgerError::Refused(_)) if conn.total_changes() != before => {
+                    Err(LedgerError::Rewind)
+                }
+                other => other,
+            }
+        }
+    }
+}
+
+/// Runs `attempt` optimistically, and once more with a savepoint per item
+/// when it asks to be rewound.
+fn with_isolation<T>(
+    mut attempt: impl FnMut(Isolation) -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    match attempt(Isolation::Optimistic) {
+        Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
+        other => other,
+    }
 }
 
 impl<'a> Context<'a> {
@@ -164,6 +217,7 @@ impl<'a> Context<'a> {
         device: &'a Device,
         now: UnixMs,
         skew_ms: i64,
+        isolation: Isolation,
     ) -> Result<Context<'a>, LedgerError> {
         Ok(Context {
             device,
@@ -172,6 +226,7 @@ impl<'a> Context<'a> {
             closed_until: periods::closed_until(tx)?,
             drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
             parked: std::cell::RefCell::new(Vec::new()),
+            isolation,
         })
     }
 }
@@ -207,10 +262,23 @@ pub fn run_parked(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Ran, LedgerError> {
+    with_isolation(|isolation| run_once(conn, device, sent_at, items, held, now, isolation))
+}
+
+/// [`run_parked`] in one transaction, isolating items as `isolation` says.
+fn run_once(
+    conn: &mut Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+    isolation: Isolation,
+) -> Result<Ran, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context::new(&tx, device, now, now.since(sent_at))?;
+    let ctx = Context::new(&tx, device, now, now.since(sent_at), isolation)?;
     // A drain an earlier request left parked (a crash between chunks) goes
     // on first, so this request's items find their sessions where the
     // order has them; the device resends buffered items, so it comes back.
@@ -222,8 +290,25 @@ pub fn run_parked(
         }
     }
     drain_sessions(&tx, &ctx, &touched)?;
+    // Every key's claim, read at once. Only this request claims keys of
+    // this device while it holds the write lock, so a key it did not find
+    // stays unclaimed until an item of this request claims it; an item
+    // whose key came earlier in the request, or whose receipt was
+    // buffered (a drain may finish it), reads its receipt again.
+    let keys: Vec<_> = items.iter().map(|incoming| incoming.item.key).collect();
+    let claimed = receipts::find_many(&tx, &device.device_id, &keys)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
+        let key = &incoming.item.key;
+        let known = if keys[..i].contains(key) {
+            Known::ReadAgain
+        } else {
+            match claimed.get(&key.to_string()) {
+                None => Known::Unclaimed,
+                Some(receipt) if receipt.state == ReceiptState::Final => Known::Claimed(receipt),
+                Some(_) => Known::ReadAgain,
+            }
+        };
         let result = if held.get(i).copied().unwrap_or(false) {
             refused(
                 &incoming.item,
@@ -234,7 +319,7 @@ pub fn run_parked(
                 ),
             )
         } else {
-            match process(&tx, &ctx, incoming) {
+            match process(&tx, &ctx, incoming, known) {
                 Ok(result) => result,
                 Err(LedgerError::Refused(refusal)) => refused(&incoming.item, &refusal),
                 Err(err) => return Err(err),
@@ -263,15 +348,31 @@ pub fn run_parked(
     })
 }
 
+/// What the request's one read of its keys' claims says of an item's key.
+enum Known<'r> {
+    /// Not claimed, and nothing in this request claimed it since.
+    Unclaimed,
+    /// Claimed with its final answer, which never changes.
+    Claimed(&'r Receipt),
+    /// Read it again: claimed since by this request, or buffered.
+    ReadAgain,
+}
+
 fn process(
     conn: &Connection,
     ctx: &Context<'_>,
     incoming: &Incoming,
+    known: Known<'_>,
 ) -> Result<ItemResult, LedgerError> {
-    if let Some(receipt) = receipts::find(conn, &ctx.device.device_id, &incoming.item.key)? {
+    let receipt = match known {
+        Known::Unclaimed => None,
+        Known::Claimed(receipt) => return Ok(replay(receipt, incoming)),
+        Known::ReadAgain => receipts::find(conn, &ctx.device.device_id, &incoming.item.key)?,
+    };
+    if let Some(receipt) = receipt {
         return Ok(replay(&receipt, incoming));
     }
-    savepoint(conn, |conn| take_new(conn, ctx, incoming))
+    isolate(conn, ctx, |conn| take_new(conn, ctx, incoming))
 }
 
 /// The answer for a key that was claimed before.
@@ -426,13 +527,15 @@ pub fn drain_parked(
     sessions: &[String],
     now: UnixMs,
 ) -> Result<Vec<String>, LedgerError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(LedgerError::Sqlite)?;
-    let ctx = Context::new(&tx, device, now, 0)?;
-    drain_sessions(&tx, &ctx, sessions)?;
-    tx.commit().map_err(LedgerError::Sqlite)?;
-    Ok(ctx.parked.into_inner())
+    with_isolation(|isolation| {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(LedgerError::Sqlite)?;
+        let ctx = Context::new(&tx, device, now, 0, isolation)?;
+        drain_sessions(&tx, &ctx, sessions)?;
+        tx.commit().map_err(LedgerError::Sqlite)?;
+        Ok(ctx.parked.into_inner())
+    })
 }
 
 /// Drains each of `session_ids` of this device whose cursor rests on a
@@ -515,7 +618,7 @@ fn apply_buffered(
         .map_err(|err| LedgerError::Corrupt(format!("buffered item {}: {err}", receipt.key)))?;
     let session = sessions::find(conn, session_id)?
         .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
-    let answer = match savepoint(conn, |conn| {
+    let answer = match isolate(conn, ctx, |conn| {
         apply(conn, ctx, &session, &item, receipt.skew_ms)
     }) {
         Ok(answer) => answer,
