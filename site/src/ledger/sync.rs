@@ -29,6 +29,8 @@
 //!   `close_session` computes. An undo compensates a put-away; the other
 //!   modes' effects are corrected by a supervisor (`target_not_undoable`).
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Deserialize;
 use stockhop::time::UnixMs;
@@ -158,6 +160,89 @@ struct Context<'a> {
     parked: std::cell::RefCell<Vec<String>>,
     /// How one item's writes are kept apart from the others'.
     isolation: Isolation,
+    /// The sessions this transaction has read, by id.
+    cursors: std::cell::RefCell<HashMap<String, Cursor>>,
+}
+
+/// A session as one transaction sees it: read once, its cursor moved here
+/// and written back once, before the commit ([`Context::write_cursors`]).
+/// Only the ledger's transaction, which holds the write lock, moves it.
+#[derive(Debug, Clone)]
+struct Cursor {
+    session: Session,
+    /// `next_seq` as stored.
+    stored_next_seq: u64,
+    /// Whether a slot at or past the cursor may be taken: read with the
+    /// session, and set by this transaction when it buffers or voids.
+    /// While it is false every slot from the cursor on is empty, so an
+    /// item in its turn moves the cursor on without reading a slot.
+    ahead: bool,
+}
+
+impl Context<'_> {
+    /// The session, from this transaction's copy or else the database.
+    fn session(&self, conn: &Connection, session_id: &str) -> Result<Option<Session>, LedgerError> {
+        if let Some(cursor) = self.cursors.borrow().get(session_id) {
+            return Ok(Some(cursor.session.clone()));
+        }
+        let Some((session, ahead)) = sessions::find_with_ahead(conn, session_id)? else {
+            return Ok(None);
+        };
+        let cursor = Cursor {
+            stored_next_seq: session.next_seq,
+            session: session.clone(),
+            ahead,
+        };
+        self.cursors
+            .borrow_mut()
+            .insert(session_id.to_owned(), cursor);
+        Ok(Some(session))
+    }
+
+    /// Reads a session's row again after this transaction changed it
+    /// (opened, closed), keeping the cursor this transaction moved.
+    fn reread_session(&self, conn: &Connection, session_id: &str) -> Result<(), LedgerError> {
+        let session = sessions::find(conn, session_id)?
+            .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
+        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
+            cursor.session = Session {
+                next_seq: cursor.session.next_seq,
+                ..session
+            };
+        }
+        Ok(())
+    }
+
+    /// Whether slots at or past the session's cursor may be taken.
+    fn ahead(&self, session_id: &str) -> bool {
+        self.cursors
+            .borrow()
+            .get(session_id)
+            .is_none_or(|cursor| cursor.ahead)
+    }
+
+    /// Notes that this transaction takes a slot ahead of the cursor.
+    fn take_ahead(&self, session_id: &str) {
+        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
+            cursor.ahead = true;
+        }
+    }
+
+    fn move_cursor(&self, session_id: &str, next_seq: u64) {
+        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
+            cursor.session.next_seq = next_seq;
+        }
+    }
+
+    /// Writes back every cursor this transaction moved.
+    fn write_cursors(&self, conn: &Connection) -> Result<(), LedgerError> {
+        for (session_id, cursor) in self.cursors.borrow().iter() {
+            if cursor.session.next_seq != cursor.stored_next_seq {
+                sessions::set_next_seq(conn, session_id, cursor.session.next_seq)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// How a transaction keeps a refused item from leaving a trace.
@@ -187,7 +272,15 @@ fn isolate<T>(
     work: impl FnOnce(&Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
     match ctx.isolation {
-        Isolation::PerItem => savepoint(conn, work),
+        Isolation::PerItem => {
+            // The sessions' copies roll back with the savepoint.
+            let cursors = ctx.cursors.borrow().clone();
+            let result = savepoint(conn, work);
+            if result.is_err() {
+                *ctx.cursors.borrow_mut() = cursors;
+            }
+            result
+        }
         Isolation::Optimistic => {
             let before = conn.total_changes();
             match work(conn) {
@@ -227,6 +320,7 @@ impl<'a> Context<'a> {
             drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
             parked: std::cell::RefCell::new(Vec::new()),
             isolation,
+            cursors: std::cell::RefCell::new(HashMap::new()),
         })
     }
 }
@@ -341,6 +435,7 @@ fn run_once(
             }
         }
     }
+    ctx.write_cursors(&tx)?;
     tx.commit().map_err(LedgerError::Sqlite)?;
     Ok(Ran {
         results,
@@ -415,7 +510,7 @@ fn take_new(
     let item = &incoming.item;
     validate(item).map_err(LedgerError::Refused)?;
     let session_id = item.session_id.to_string();
-    let session = match sessions::find(conn, &session_id)? {
+    let session = match ctx.session(conn, &session_id)? {
         Some(session) if session.device_id != ctx.device.device_id => {
             return Err(LedgerError::Refused(Refusal::new(
                 403,
@@ -426,7 +521,7 @@ fn take_new(
         Some(session) => session,
         None => {
             sessions::insert_pending(conn, &session_id, &ctx.device.device_id)?;
-            sessions::find(conn, &session_id)?
+            ctx.session(conn, &session_id)?
                 .ok_or_else(|| LedgerError::Corrupt("session vanished".into()))?
         }
     };
@@ -439,10 +534,12 @@ fn take_new(
         ))
     };
     // The cursor never rests on a voided slot, so only a slot ahead of it
-    // can be one.
+    // can be one; with nothing taken ahead of the cursor, no slot is.
+    let ahead = ctx.ahead(&session_id);
     if seq < session.next_seq
-        || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
-        || (seq == session.next_seq
+        || (ahead && seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+        || (ahead
+            && seq == session.next_seq
             && sessions::slot(conn, &session_id, seq)? == sessions::Slot::Buffered)
     {
         return Err(slot_taken());
@@ -462,6 +559,7 @@ fn take_new(
     };
     if item.command == Command::Void {
         let body: VoidBody = item.body_as().map_err(invalid)?;
+        ctx.take_ahead(&session_id);
         if body.void_seq != seq {
             if body.void_seq < session.next_seq
                 || receipts::at_seq(conn, &session_id, body.void_seq)?.is_some()
@@ -483,6 +581,7 @@ fn take_new(
         return Ok(answer);
     }
     if seq > session.next_seq {
+        ctx.take_ahead(&session_id);
         receipts::claim(
             conn,
             &Claim {
@@ -533,6 +632,7 @@ pub fn drain_parked(
             .map_err(LedgerError::Sqlite)?;
         let ctx = Context::new(&tx, device, now, 0, isolation)?;
         drain_sessions(&tx, &ctx, sessions)?;
+        ctx.write_cursors(&tx)?;
         tx.commit().map_err(LedgerError::Sqlite)?;
         Ok(ctx.parked.into_inner())
     })
@@ -546,10 +646,11 @@ fn drain_sessions(
     session_ids: &[String],
 ) -> Result<(), LedgerError> {
     for session_id in session_ids {
-        let Some(session) = sessions::find(conn, session_id)? else {
+        let Some(session) = ctx.session(conn, session_id)? else {
             continue;
         };
         if session.device_id != ctx.device.device_id
+            || !ctx.ahead(session_id)
             || sessions::slot(conn, session_id, session.next_seq)? != sessions::Slot::Buffered
         {
             continue;
@@ -581,7 +682,7 @@ fn drain(
     from_seq: u64,
 ) -> Result<(), LedgerError> {
     let mut next = from_seq;
-    loop {
+    while ctx.ahead(session_id) {
         match sessions::slot(conn, session_id, next)? {
             sessions::Slot::Empty => break,
             sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => {
@@ -599,7 +700,7 @@ fn drain(
         }
         next += 1;
     }
-    sessions::set_next_seq(conn, session_id, next)?;
+    ctx.move_cursor(session_id, next);
     Ok(())
 }
 
@@ -616,7 +717,8 @@ fn apply_buffered(
     })?;
     let item: SyncItem = serde_json::from_str(text)
         .map_err(|err| LedgerError::Corrupt(format!("buffered item {}: {err}", receipt.key)))?;
-    let session = sessions::find(conn, session_id)?
+    let session = ctx
+        .session(conn, session_id)?
         .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
     let answer = match isolate(conn, ctx, |conn| {
         apply(conn, ctx, &session, &item, receipt.skew_ms)
@@ -652,11 +754,13 @@ fn apply(
                 return reject(reason);
             }
             sessions::open(conn, &session.session_id, &body, item.occurred_at)?;
+            ctx.reread_session(conn, &session.session_id)?;
             Ok(done(item, ok, ctx.now, vec![]))
         }
         Command::CloseSession => match session.state {
             SessionState::Open => {
                 sessions::close(conn, &session.session_id, item.occurred_at)?;
+                ctx.reread_session(conn, &session.session_id)?;
                 modes::close(conn, ctx.device, session, item.occurred_at)?;
                 Ok(done(item, ok, ctx.now, vec![]))
             }
