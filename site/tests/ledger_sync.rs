@@ -477,7 +477,10 @@ async fn an_item_refused_after_it_wrote_leaves_no_trace_and_the_items_around_it_
         assert_eq!(replayed["replayed"], true);
         assert_eq!(replayed["hop_ids"], first["hop_ids"]);
     }
-    assert_eq!(again[2]["code"], "SESSION_CONFLICT", "refused again, never stored");
+    assert_eq!(
+        again[2]["code"], "SESSION_CONFLICT",
+        "refused again, never stored"
+    );
 
     // Its slot stayed open: once the first session closes, it applies.
     let close = hh.item("close_session", json!({}));

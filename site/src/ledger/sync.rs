@@ -2,8 +2,10 @@
 //!
 //! For each item, in request order: a claimed key answers from its receipt
 //! (replayed, or 409 when the body differs); a new key is claimed together
-//! with the work it causes, inside a savepoint, so a refused item leaves
-//! no trace and the others still commit. Items apply in `client_seq` order
+//! with the work it causes, so a refused item leaves no trace and the
+//! others still commit (without a savepoint per item unless one is needed:
+//! [`Isolation`]). The request reads its keys' claims in one query and
+//! each of its sessions once ([`Cursor`]). Items apply in `client_seq` order
 //! per session: an item ahead of a gap is stored and answered `buffered`,
 //! and whenever the gap fills (by the missing item or a `void`) the
 //! buffered items behind it apply, in order: up to [`DRAIN_CHUNK_ITEMS`]
