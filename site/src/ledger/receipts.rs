@@ -83,7 +83,12 @@ impl Receipt {
 pub fn request_hash(value: &serde_json::Value) -> String {
     let mut text = String::new();
     write_canonical(value, &mut text);
-    hex::encode(Sha256::digest(text.as_bytes()))
+    canonical_hash(&text)
+}
+
+/// SHA-256 (lower-case hex) of a canonical form [`write_canonical`] wrote.
+pub fn canonical_hash(canonical: &str) -> String {
+    hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
 /// Writes `value` canonically: keys sorted, no whitespace.

@@ -91,7 +91,7 @@ impl Incoming {
         receipts::write_canonical(value, &mut canonical);
         Ok(Incoming {
             item,
-            hash: receipts::request_hash(value),
+            hash: receipts::canonical_hash(&canonical),
             canonical,
         })
     }
