@@ -489,3 +489,48 @@ async fn an_item_refused_after_it_wrote_leaves_no_trace_and_the_items_around_it_
     assert_eq!(outcome(&retried[0]), ("applied", 200));
     assert_eq!(retried[0]["replayed"], false);
 }
+
+#[tokio::test]
+async fn a_backlog_longer_than_a_chunk_applies_in_order_once_its_gap_fills() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    let backlog: Vec<Value> = (0..stockhop_site::limits::DRAIN_CHUNK_ITEMS + 44)
+        .map(|_| hh.scan("EPC-1", "B-1"))
+        .collect();
+    for batch in backlog.chunks(stockhop::wire::MAX_ITEMS_PER_REQUEST) {
+        let results = site.sync_ok(&hh, batch).await;
+        assert!(
+            results.iter().all(|r| r["outcome"] == "buffered"),
+            "{results:?}"
+        );
+    }
+    let results = site.sync_ok(&hh, &[open]).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+
+    // The first chunk applied with the open; the rest drain after the answer.
+    let total = backlog.len() as i64;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while site.count("SELECT count(*) FROM hops") < total {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog did not drain"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let in_order = site.count(
+        "SELECT count(*) FROM hops AS a JOIN hops AS b
+         ON a.session_id = b.session_id AND a.client_seq < b.client_seq AND a.hop_id > b.hop_id",
+    );
+    assert_eq!(in_order, 0, "hops in client_seq order");
+    assert_eq!(site.count("SELECT count(*) FROM hops"), total);
+    assert_eq!(
+        site.count("SELECT next_seq FROM sessions"),
+        total + 2,
+        "the cursor rests past the last item"
+    );
+    let replayed = site.sync_ok(&hh, &backlog[..50]).await;
+    assert!(replayed
+        .iter()
+        .all(|r| r["outcome"] == "applied" && r["replayed"] == true));
+}
