@@ -230,10 +230,14 @@ impl Context<'_> {
         }
     }
 
-    fn move_cursor(&self, session_id: &str, next_seq: u64) {
-        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
-            cursor.session.next_seq = next_seq;
-        }
+    /// Moves the cursor of a session this transaction has read.
+    fn move_cursor(&self, session_id: &str, next_seq: u64) -> Result<(), LedgerError> {
+        let mut cursors = self.cursors.borrow_mut();
+        let cursor = cursors.get_mut(session_id).ok_or_else(|| {
+            LedgerError::Corrupt(format!("session {session_id} moved before it was read"))
+        })?;
+        cursor.session.next_seq = next_seq;
+        Ok(())
     }
 
     /// Writes back every cursor this transaction moved.
@@ -702,8 +706,7 @@ fn drain(
         }
         next += 1;
     }
-    ctx.move_cursor(session_id, next);
-    Ok(())
+    ctx.move_cursor(session_id, next)
 }
 
 /// Applies a buffered item whose turn came. It was accepted with 202, so
