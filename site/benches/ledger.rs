@@ -15,8 +15,17 @@
 //!
 //! Put-away is the reference mode; receive (with and without ENCODE),
 //! dispatch verify and cycle count scans are measured the same way at 50
-//! items a request, against reference data imported before the run.
+//! items a request, against reference data imported before the run, each
+//! beside the 50-a-commit baseline too.
+//!
+//! The machine is shared and its fsync time wanders, so the 50-a-request
+//! paths and the 50-a-commit baseline run [`ROUNDS`] times, interleaved,
+//! and the table shows each one's median with its range. Every path also
+//! shows the SQL statements it ran per item (SQLite's statement trace,
+//! trigger bodies not counted; over HTTP that includes the request's token
+//! lookup).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rusqlite::params;
@@ -32,17 +41,98 @@ use stockhop_site::AppState;
 const ITEMS: usize = 2_000;
 /// Requests in the one-item run: each costs an fsync, so fewer of them.
 const SINGLE_REQUESTS: usize = 300;
+/// Runs of each 50-a-request path and of its baseline, interleaved: three
+/// give a median that one slow fsync burst does not move.
+const ROUNDS: usize = 3;
+
+/// SQL statements started on every traced connection (trigger bodies,
+/// which SQLite reports as `-- TRIGGER` lines, left out).
+static STATEMENTS: AtomicU64 = AtomicU64::new(0);
+
+fn count_statement(event: rusqlite::trace::TraceEvent<'_>) {
+    if let rusqlite::trace::TraceEvent::Stmt(_, sql) = event {
+        if !sql.starts_with("--") {
+            STATEMENTS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn trace(db: &Db) {
+    db.call_blocking(|conn| {
+        conn.trace_v2(
+            rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+            Some(count_statement),
+        )
+    });
+}
+
+/// One timed run: its seconds and the statements it ran.
+#[derive(Clone, Copy)]
+struct Run {
+    seconds: f64,
+    statements: u64,
+}
+
+/// Times `work`, counting the statements it runs.
+fn measured(work: impl FnOnce() -> f64) -> Run {
+    let before = STATEMENTS.load(Ordering::Relaxed);
+    let seconds = work();
+    Run {
+        seconds,
+        statements: STATEMENTS.load(Ordering::Relaxed) - before,
+    }
+}
 
 struct Row {
-    path: &'static str,
+    path: String,
     per_request: usize,
     items: usize,
-    seconds: f64,
+    /// Every run of the path, in the order they ran.
+    runs: Vec<Run>,
 }
 
 impl Row {
+    fn new(path: impl Into<String>, per_request: usize, items: usize) -> Row {
+        Row {
+            path: path.into(),
+            per_request,
+            items,
+            runs: Vec::new(),
+        }
+    }
+
+    fn rates(&self) -> Vec<f64> {
+        let mut rates: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|run| self.items as f64 / run.seconds)
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        rates
+    }
+
+    /// The median rate.
     fn rate(&self) -> f64 {
-        self.items as f64 / self.seconds
+        let rates = self.rates();
+        rates[rates.len() / 2]
+    }
+
+    fn range(&self) -> String {
+        let rates = self.rates();
+        match rates.as_slice() {
+            [only] => format!("{only:.0}"),
+            [low, .., high] => format!("{low:.0}-{high:.0}"),
+            [] => String::new(),
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        self.items as f64 / self.rate()
+    }
+
+    fn statements_per_item(&self) -> f64 {
+        let statements: u64 = self.runs.iter().map(|run| run.statements).sum();
+        statements as f64 / (self.items * self.runs.len()) as f64
     }
 }
 
@@ -53,15 +143,15 @@ struct Mode {
     open: Value,
     scan: fn(&str, u64) -> Value,
     /// Prefix of the EPCs this session's scans name.
-    prefix: &'static str,
+    prefix: String,
 }
 
-fn put_away(prefix: &'static str) -> Mode {
+fn put_away(prefix: &str) -> Mode {
     Mode {
         name: "put-away",
         open: json!({"mode": "put_away", "context": {}}),
         scan: |prefix, seq| json!({"mode": "put_away", "epc": format!("{prefix}-{seq}"), "unit_version": 1, "bin": "B-1"}),
-        prefix,
+        prefix: prefix.to_owned(),
     }
 }
 
@@ -72,25 +162,25 @@ fn other_modes(count_id: &str) -> Vec<Mode> {
             name: "receive",
             open: json!({"mode": "receive", "context": {"grn": "G-BENCH"}}),
             scan: |prefix, seq| json!({"mode": "receive", "epc": format!("{prefix}-{seq}"), "sku": "SKU-1"}),
-            prefix: "RC",
+            prefix: "RC".to_owned(),
         },
         Mode {
             name: "receive + encode",
             open: json!({"mode": "receive", "context": {"grn": "G-BENCH"}}),
             scan: |prefix, seq| json!({"mode": "receive", "epc": format!("{prefix}-{seq}"), "sku": "SKU-1", "encode": true}),
-            prefix: "EN",
+            prefix: "EN".to_owned(),
         },
         Mode {
             name: "dispatch verify",
             open: json!({"mode": "dispatch_verify", "context": {"manifest": "M-BENCH"}}),
             scan: |prefix, seq| json!({"mode": "dispatch_verify", "epc": format!("{prefix}-{seq}")}),
-            prefix: "DV",
+            prefix: "DV".to_owned(),
         },
         Mode {
             name: "cycle count",
             open: json!({"mode": "cycle_count", "context": {"count_id": count_id}}),
             scan: |prefix, seq| json!({"mode": "cycle_count", "epc": format!("{prefix}-{seq}"), "bin": "CB-1"}),
-            prefix: "CC",
+            prefix: "CC".to_owned(),
         },
     ]
 }
@@ -98,7 +188,7 @@ fn other_modes(count_id: &str) -> Vec<Mode> {
 /// Imports what the modes' scans need: bins, the put-away units (new),
 /// dispatch units on a packing manifest, counted units in a zone with an
 /// open count, and an accepted GRN; returns the count's id.
-fn stock(db: &Db, dir: &std::path::Path, put_away_prefixes: &[&str]) -> String {
+fn stock(db: &Db, dir: &std::path::Path, put_away_prefixes: &[String]) -> String {
     let scans = 2..=ITEMS as u64;
     let mut units = String::from("epc,code,sku,state,bin\n");
     for prefix in put_away_prefixes {
@@ -141,7 +231,7 @@ fn items(session: &str, mode: &Mode, count: usize) -> Vec<Value> {
                 open["operator_id"] = json!(format!("op-{session}"));
                 ("open_session", open)
             } else {
-                ("scan", (mode.scan)(mode.prefix, seq))
+                ("scan", (mode.scan)(&mode.prefix, seq))
             };
             json!({
                 "key": IdempotencyKey::mint().unwrap().to_string(),
@@ -185,87 +275,171 @@ async fn send_all(
     started.elapsed().as_secs_f64()
 }
 
-fn baseline(dir: &std::path::Path, per_commit: usize) -> Row {
-    let db = Db::open(dir).unwrap();
-    let seconds = db.call_blocking(|conn| {
-        let started = Instant::now();
-        for chunk in 0..ITEMS / per_commit {
-            let tx = conn.transaction().unwrap();
-            for i in 0..per_commit {
-                let n = (chunk * per_commit + i) as i64;
-                let key = IdempotencyKey::mint().unwrap().to_string();
-                tx.prepare_cached(
-                    "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
-                                           state, received_at, skew_ms, response)
-                     VALUES ('D', ?1, 's', ?2, 'scan', 'h', 'final', 0, 0, '{}')",
-                )
-                .unwrap()
-                .execute(params![key, n + 1])
-                .unwrap();
-                tx.prepare_cached(
-                    "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, facts,
-                                       occurred_at, booked_at, recorded_at, device_clock_skew_ms,
-                                       source_mode)
-                     VALUES ('D', 's', ?1, ?2, 'scan', 'ZONE_CHANGE', '{}', 0, 0, 0, 0, 'live')",
-                )
-                .unwrap()
-                .execute(params![key, n + 1])
-                .unwrap();
-            }
-            tx.commit().unwrap();
-        }
-        started.elapsed().as_secs_f64()
-    });
-    Row {
-        path: if per_commit == 1 {
-            "raw rusqlite, one commit per item"
-        } else {
-            "raw rusqlite, one commit per 50 items"
-        },
-        per_request: per_commit,
-        items: ITEMS / per_commit * per_commit,
-        seconds,
+/// The close that ends a session sent as `total` items, so the next run
+/// can open one for the device.
+fn close_item(session: &str, total: usize) -> Value {
+    json!({
+        "key": IdempotencyKey::mint().unwrap().to_string(),
+        "session_id": session,
+        "client_seq": total + 1,
+        "command": "close_session",
+        "occurred_at": UnixMs(1_795_947_302_120).to_string(),
+        "queued_at": UnixMs(1_795_947_302_120).to_string(),
+        "body": {},
+    })
+}
+
+/// The site over HTTP, and the one device the runs sync as.
+struct Http {
+    client: reqwest::Client,
+    url: String,
+    token: String,
+}
+
+impl Http {
+    /// One session of `mode`, `total` items sent `per_request` at a time:
+    /// the apply run and the replay run; the session is closed after.
+    async fn run(&self, mode: &Mode, per_request: usize, total: usize) -> (Run, Run) {
+        let session = IdempotencyKey::mint().unwrap().to_string();
+        let all = items(&session, mode, total);
+        let batches: Vec<Vec<Value>> = all.chunks(per_request).map(<[Value]>::to_vec).collect();
+        let send = |replayed| {
+            send_all(
+                &self.client,
+                &self.url,
+                "HH-BENCH",
+                &self.token,
+                &batches,
+                replayed,
+            )
+        };
+        let before = STATEMENTS.load(Ordering::Relaxed);
+        let seconds = send(false).await;
+        let apply = Run {
+            seconds,
+            statements: STATEMENTS.load(Ordering::Relaxed) - before,
+        };
+        let before = STATEMENTS.load(Ordering::Relaxed);
+        let seconds = send(true).await;
+        let replay = Run {
+            seconds,
+            statements: STATEMENTS.load(Ordering::Relaxed) - before,
+        };
+        let close = [close_item(&session, total)];
+        send_all(
+            &self.client,
+            &self.url,
+            "HH-BENCH",
+            &self.token,
+            &[close.to_vec()],
+            false,
+        )
+        .await;
+        (apply, replay)
     }
+}
+
+/// One run of the baseline: `ITEMS` claim + hop inserts, `per_commit` to
+/// a transaction.
+fn baseline(db: &Db, per_commit: usize) -> Run {
+    // A session a run, its items in order, as the ledger's are.
+    let session = IdempotencyKey::mint().unwrap().to_string();
+    db.call_blocking(|conn| {
+        measured(|| {
+            let started = Instant::now();
+            for chunk in 0..ITEMS / per_commit {
+                let tx = conn.transaction().unwrap();
+                for i in 0..per_commit {
+                    let n = (chunk * per_commit + i) as i64;
+                    let key = IdempotencyKey::mint().unwrap().to_string();
+                    tx.prepare_cached(
+                        "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
+                                               state, received_at, skew_ms, response)
+                         VALUES ('D', ?1, ?3, ?2, 'scan', 'h', 'final', 0, 0, '{}')",
+                    )
+                    .unwrap()
+                    .execute(params![key, n + 1, session])
+                    .unwrap();
+                    tx.prepare_cached(
+                        "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, facts,
+                                           occurred_at, booked_at, recorded_at, device_clock_skew_ms,
+                                           source_mode)
+                         VALUES ('D', 's', ?1, ?2, 'scan', 'ZONE_CHANGE', '{}', 0, 0, 0, 0, 'live')",
+                    )
+                    .unwrap()
+                    .execute(params![key, n + 1])
+                    .unwrap();
+                }
+                tx.commit().unwrap();
+            }
+            started.elapsed().as_secs_f64()
+        })
+    })
 }
 
 /// The same 50-item batches through `ledger::sync::run` without HTTP, to
 /// tell the ledger's own cost from the transport's.
-fn in_process(dir: &std::path::Path) -> Row {
-    let db = Db::open(dir).unwrap();
-    stock(&db, dir, &["IP"]);
-    let device = db.call_blocking(|conn| {
-        ledger::devices::add(conn, "HH-RAW", Profile::Mc3390xr, true, UnixMs(0)).unwrap();
-        conn.query_row(
-            "SELECT device_id, profile, commissioned FROM devices",
-            [],
-            ledger::devices::Device::from_row,
-        )
-        .unwrap()
-    });
-    let session = IdempotencyKey::mint().unwrap().to_string();
-    let batches: Vec<Vec<ledger::sync::Incoming>> = items(&session, &put_away("IP"), ITEMS)
-        .chunks(50)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .map(|item| ledger::sync::Incoming::from_value(item).unwrap())
-                .collect()
+struct InProcess {
+    db: Db,
+    device: ledger::devices::Device,
+}
+
+impl InProcess {
+    fn open(dir: &std::path::Path, prefixes: &[String]) -> InProcess {
+        let db = Db::open(dir).unwrap();
+        stock(&db, dir, prefixes);
+        let device = db.call_blocking(|conn| {
+            ledger::devices::add(conn, "HH-RAW", Profile::Mc3390xr, true, UnixMs(0)).unwrap();
+            conn.query_row(
+                "SELECT device_id, profile, commissioned FROM devices",
+                [],
+                ledger::devices::Device::from_row,
+            )
+            .unwrap()
+        });
+        InProcess { db, device }
+    }
+
+    fn batches(values: &[Value]) -> Vec<Vec<ledger::sync::Incoming>> {
+        values
+            .chunks(50)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|item| ledger::sync::Incoming::from_value(item).unwrap())
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn run(&self, prefix: &str) -> Run {
+        let session = IdempotencyKey::mint().unwrap().to_string();
+        let batches = InProcess::batches(&items(&session, &put_away(prefix), ITEMS));
+        let close = InProcess::batches(&[close_item(&session, ITEMS)]);
+        self.db.call_blocking(|conn| {
+            let mut apply = |batches: &[Vec<ledger::sync::Incoming>]| {
+                for batch in batches {
+                    let held = vec![false; batch.len()];
+                    let now = ledger::wall_clock();
+                    for result in
+                        ledger::sync::run(conn, &self.device, now, batch, &held, now).unwrap()
+                    {
+                        assert_eq!(
+                            result.outcome,
+                            Some(stockhop::wire::ItemOutcome::Applied),
+                            "{result:?}"
+                        );
+                    }
+                }
+            };
+            let run = measured(|| {
+                let started = Instant::now();
+                apply(&batches);
+                started.elapsed().as_secs_f64()
+            });
+            apply(&close);
+            run
         })
-        .collect();
-    let seconds = db.call_blocking(|conn| {
-        let started = Instant::now();
-        for batch in &batches {
-            let held = vec![false; batch.len()];
-            let now = ledger::wall_clock();
-            ledger::sync::run(conn, &device, now, batch, &held, now).unwrap();
-        }
-        started.elapsed().as_secs_f64()
-    });
-    Row {
-        path: "ledger::sync::run in process, apply",
-        per_request: 50,
-        items: ITEMS,
-        seconds,
     }
 }
 
@@ -274,18 +448,40 @@ fn main() {
         tempfile::tempdir_in(std::env::var_os("STOCKHOP_BENCH_DIR").unwrap_or_else(|| ".".into()))
             .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    let round_prefixes =
+        |stem: &str| -> Vec<String> { (0..ROUNDS).map(|round| format!("{stem}{round}")).collect() };
+    let site_prefixes: Vec<String> = std::iter::once("PA1".to_owned())
+        .chain(round_prefixes("PA50-"))
+        .collect();
     let db = Db::open(&dir.path().join("site")).unwrap();
-    let count_id = stock(&db, &dir.path().join("site"), &["PA1", "PA50"]);
+    let count_id = stock(&db, &dir.path().join("site"), &site_prefixes);
     let token = db
         .call_blocking(|conn| {
             ledger::devices::add(conn, "HH-BENCH", Profile::Mc3390xr, true, UnixMs(0))
         })
         .unwrap();
-    let mut rows = Vec::new();
+    let in_process = InProcess::open(&dir.path().join("in-process"), &round_prefixes("IP-"));
+    let raw_single = Db::open(&dir.path().join("raw-1")).unwrap();
+    let raw_batched = Db::open(&dir.path().join("raw-50")).unwrap();
+    for traced in [&db, &in_process.db, &raw_single, &raw_batched] {
+        trace(traced);
+    }
+
+    let mut single_apply = Row::new("POST /v1/sync, put-away scan, apply", 1, SINGLE_REQUESTS);
+    let mut single_replay = Row::new("POST /v1/sync, put-away scan, replay", 1, SINGLE_REQUESTS);
+    let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, ITEMS);
+    let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, ITEMS);
+    let mut direct = Row::new("ledger::sync::run in process, apply", 50, ITEMS);
+    let mut single = Row::new("raw rusqlite, one commit per item", 1, ITEMS);
+    let mut batched = Row::new("raw rusqlite, one commit per 50 items", 50, ITEMS);
     let mut modes = Vec::new();
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/v1/sync", listener.local_addr().unwrap());
+        let http = Http {
+            client: reqwest::Client::new(),
+            url: format!("http://{}/v1/sync", listener.local_addr().unwrap()),
+            token,
+        };
         let state = AppState {
             db: db.clone(),
             www_dir: dir.path().join("www"),
@@ -295,80 +491,50 @@ fn main() {
         let server = tokio::spawn(stockhop_site::serve(listener, state, async {
             let _ = stopped.await;
         }));
-        let client = reqwest::Client::new();
 
-        let runs = [
-            (put_away("PA1"), 1usize, SINGLE_REQUESTS),
-            (put_away("PA50"), 50, ITEMS),
-        ]
-        .into_iter()
-        .chain(
-            other_modes(&count_id)
-                .into_iter()
-                .map(|mode| (mode, 50, ITEMS)),
-        );
-        for (mode, per_request, total) in runs {
-            let session = IdempotencyKey::mint().unwrap().to_string();
-            let all = items(&session, &mode, total);
-            let batches: Vec<Vec<Value>> = all.chunks(per_request).map(<[Value]>::to_vec).collect();
-            let seconds = send_all(&client, &url, "HH-BENCH", &token, &batches, false).await;
-            let replay = send_all(&client, &url, "HH-BENCH", &token, &batches, true).await;
-            if mode.name == "put-away" {
-                rows.push(Row {
-                    path: "POST /v1/sync, put-away scan, apply",
-                    per_request,
-                    items: total,
-                    seconds,
-                });
-                rows.push(Row {
-                    path: "POST /v1/sync, put-away scan, replay",
-                    per_request,
-                    items: total,
-                    seconds: replay,
-                });
-            } else {
-                modes.push(Row {
-                    path: mode.name,
-                    per_request,
-                    items: total,
-                    seconds,
-                });
+        let (applied, replayed) = http.run(&put_away("PA1"), 1, SINGLE_REQUESTS).await;
+        single_apply.runs.push(applied);
+        single_replay.runs.push(replayed);
+        for prefix in round_prefixes("PA50-") {
+            batched.runs.push(baseline(&raw_batched, 50));
+            let (applied, replayed) = http.run(&put_away(&prefix), 50, ITEMS).await;
+            apply.runs.push(applied);
+            replay.runs.push(replayed);
+        }
+        for (round, prefix) in round_prefixes("IP-").iter().enumerate() {
+            if round > 0 {
+                batched.runs.push(baseline(&raw_batched, 50));
             }
-            // Close the session so the next run can open one for the operator.
-            let close = json!([{
-                "key": IdempotencyKey::mint().unwrap().to_string(),
-                "session_id": session,
-                "client_seq": total + 1,
-                "command": "close_session",
-                "occurred_at": UnixMs(1_795_947_302_120).to_string(),
-                "queued_at": UnixMs(1_795_947_302_120).to_string(),
-                "body": {},
-            }]);
-            send_all(
-                &client,
-                &url,
-                "HH-BENCH",
-                &token,
-                &[close.as_array().unwrap().clone()],
-                false,
-            )
-            .await;
+            direct.runs.push(in_process.run(prefix));
+        }
+        for mode in other_modes(&count_id) {
+            let mut row = Row::new(mode.name, 50, ITEMS);
+            row.runs.push(http.run(&mode, 50, ITEMS).await.0);
+            modes.push(row);
         }
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
     });
-    rows.push(in_process(&dir.path().join("in-process")));
-    let single = baseline(&dir.path().join("raw-1"), 1);
-    let batched = baseline(&dir.path().join("raw-50"), 50);
+    single.runs.push(baseline(&raw_single, 1));
 
-    println!("synchronous=FULL, WAL, data in {}", dir.path().display());
     println!(
-        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>17} |",
-        "path", "items/request", "items", "seconds", "items/s", "vs raw, same batch"
+        "synchronous=FULL, WAL, data in {}; 50-a-request rows: median of {ROUNDS} runs, interleaved with the 50-a-commit baseline",
+        dir.path().display()
     );
     println!(
-        "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->19}|",
-        "", "", "", "", "", ""
+        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>13} | {:>15} | {:>18} |",
+        "path",
+        "items/request",
+        "items",
+        "seconds",
+        "items/s",
+        "items/s range",
+        "statements/item",
+        "vs raw, same batch"
+    );
+    println!(
+        "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->15}|{:->17}|{:->20}|",
+        "", "", "", "", "", "", "", ""
     );
     let base_rate = |per: usize| {
         if per == 1 {
@@ -377,60 +543,68 @@ fn main() {
             batched.rate()
         }
     };
-    for row in rows.iter().chain([&single, &batched]) {
+    for row in [
+        &single_apply,
+        &single_replay,
+        &apply,
+        &replay,
+        &direct,
+        &single,
+        &batched,
+    ] {
         println!(
-            "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>16.0}% |",
+            "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>13} | {:>15.2} | {:>17.0}% |",
             row.path,
             row.per_request,
             row.items,
-            row.seconds,
+            row.seconds(),
             row.rate(),
+            row.range(),
+            row.statements_per_item(),
             100.0 * row.rate() / base_rate(row.per_request)
         );
     }
-    let put_away_50 = rows
-        .iter()
-        .find(|r| r.per_request == 50 && r.path.ends_with("apply"))
-        .unwrap()
-        .rate();
     println!();
     println!(
-        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>17} |",
+        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>15} | {:>11} | {:>11} |",
         "POST /v1/sync, apply: scan mode",
         "items/request",
         "items",
         "seconds",
         "items/s",
+        "statements/item",
+        "vs raw, 50",
         "vs put-away"
     );
     println!(
-        "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->19}|",
-        "", "", "", "", "", ""
+        "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->17}|{:->13}|{:->13}|",
+        "", "", "", "", "", "", "", ""
     );
     println!(
-        "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9.0} | {:>16.0}% |",
-        "put-away (above)", 50, ITEMS, "", put_away_50, 100.0
+        "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>15.2} | {:>10.0}% | {:>10.0}% |",
+        "put-away (above)",
+        50,
+        ITEMS,
+        apply.seconds(),
+        apply.rate(),
+        apply.statements_per_item(),
+        100.0 * apply.rate() / batched.rate(),
+        100.0
     );
     for row in &modes {
         println!(
-            "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>16.0}% |",
+            "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>15.2} | {:>10.0}% | {:>10.0}% |",
             row.path,
             row.per_request,
             row.items,
-            row.seconds,
+            row.seconds(),
             row.rate(),
-            100.0 * row.rate() / put_away_50
+            row.statements_per_item(),
+            100.0 * row.rate() / batched.rate(),
+            100.0 * row.rate() / apply.rate()
         );
     }
-    for per in [1usize, 50] {
-        let apply = rows
-            .iter()
-            .find(|r| r.per_request == per && r.path.ends_with("apply"))
-            .unwrap();
-        let replay = rows
-            .iter()
-            .find(|r| r.per_request == per && r.path.ends_with("replay"))
-            .unwrap();
+    for (per, apply, replay) in [(1, &single_apply, &single_replay), (50, &apply, &replay)] {
         println!(
             "replay / apply at {per} item(s) a request: {:.2}x",
             replay.rate() / apply.rate()

@@ -441,3 +441,96 @@ async fn fifty_items_fit_in_one_request() {
     assert_eq!(results.len(), 50);
     assert!(results.iter().all(|r| r["outcome"] == "applied"));
 }
+
+#[tokio::test]
+async fn an_item_refused_after_it_wrote_leaves_no_trace_and_the_items_around_it_apply() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let mut second = hh.clone();
+    second.new_session();
+    // The second session's row is written when its first item arrives;
+    // its open is then refused: the device already has an open session.
+    let refused_open = second.open("op-2");
+    let items = vec![
+        hh.open("op-1"),
+        hh.scan("EPC-1", "B-1"),
+        refused_open.clone(),
+        hh.scan("EPC-2", "B-1"),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+    assert_eq!(outcome(&results[1]), ("applied", 200));
+    assert_eq!(results[2]["status"], 409, "{}", results[2]);
+    assert_eq!(results[2]["code"], "SESSION_CONFLICT");
+    assert_eq!(outcome(&results[3]), ("applied", 200));
+    assert_eq!(site.count("SELECT count(*) FROM sessions"), 1);
+    assert_eq!(site.count("SELECT count(*) FROM receipts"), 3);
+    assert_eq!(site.count("SELECT count(*) FROM hops"), 2);
+    assert_eq!(
+        site.count("SELECT sum(version) FROM units WHERE epc IN ('EPC-1', 'EPC-2')"),
+        4,
+        "each scanned unit moved once"
+    );
+
+    let again = site.sync_ok(&hh, &items).await;
+    for (first, replayed) in [(0, 0), (1, 1), (3, 3)].map(|(a, b)| (&results[a], &again[b])) {
+        assert_eq!(replayed["replayed"], true);
+        assert_eq!(replayed["hop_ids"], first["hop_ids"]);
+    }
+    assert_eq!(
+        again[2]["code"], "SESSION_CONFLICT",
+        "refused again, never stored"
+    );
+
+    // Its slot stayed open: once the first session closes, it applies.
+    let close = hh.item("close_session", json!({}));
+    site.sync_ok(&hh, &[close]).await;
+    let retried = site.sync_ok(&second, &[refused_open]).await;
+    assert_eq!(outcome(&retried[0]), ("applied", 200));
+    assert_eq!(retried[0]["replayed"], false);
+}
+
+#[tokio::test]
+async fn a_backlog_longer_than_a_chunk_applies_in_order_once_its_gap_fills() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    let backlog: Vec<Value> = (0..stockhop_site::limits::DRAIN_CHUNK_ITEMS + 44)
+        .map(|_| hh.scan("EPC-1", "B-1"))
+        .collect();
+    for batch in backlog.chunks(stockhop::wire::MAX_ITEMS_PER_REQUEST) {
+        let results = site.sync_ok(&hh, batch).await;
+        assert!(
+            results.iter().all(|r| r["outcome"] == "buffered"),
+            "{results:?}"
+        );
+    }
+    let results = site.sync_ok(&hh, &[open]).await;
+    assert_eq!(outcome(&results[0]), ("applied", 200));
+
+    // The first chunk applied with the open; the rest drain after the answer.
+    let total = backlog.len() as i64;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while site.count("SELECT count(*) FROM hops") < total {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog did not drain"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let in_order = site.count(
+        "SELECT count(*) FROM hops AS a JOIN hops AS b
+         ON a.session_id = b.session_id AND a.client_seq < b.client_seq AND a.hop_id > b.hop_id",
+    );
+    assert_eq!(in_order, 0, "hops in client_seq order");
+    assert_eq!(site.count("SELECT count(*) FROM hops"), total);
+    assert_eq!(
+        site.count("SELECT next_seq FROM sessions"),
+        total + 2,
+        "the cursor rests past the last item"
+    );
+    let replayed = site.sync_ok(&hh, &backlog[..50]).await;
+    assert!(replayed
+        .iter()
+        .all(|r| r["outcome"] == "applied" && r["replayed"] == true));
+}

@@ -192,6 +192,13 @@ pub enum LedgerError {
     /// The database could not run the work at all.
     #[error(transparent)]
     Db(#[from] crate::db::DbError),
+    /// An item was refused after it had written, in a transaction that
+    /// runs its items without savepoints: the transaction is rolled back
+    /// and runs again with one per item. Never leaves [`sync`].
+    #[error(
+        "an item was refused after it wrote; its request runs again with a savepoint per item"
+    )]
+    Rewind,
 }
 
 impl LedgerError {
@@ -247,6 +254,9 @@ impl From<LedgerError> for crate::error::AppError {
             LedgerError::Corrupt(detail) => crate::error::AppError::Internal(detail),
             LedgerError::Entropy(err) => crate::error::AppError::Internal(err.to_string()),
             LedgerError::Db(err) => crate::error::AppError::from(err),
+            LedgerError::Rewind => {
+                crate::error::AppError::Internal(LedgerError::Rewind.to_string())
+            }
         }
     }
 }

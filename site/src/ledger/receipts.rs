@@ -7,6 +7,8 @@
 //! received, so a field the server does not read still tells two bodies
 //! apart.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 use stockhop::key::IdempotencyKey;
@@ -81,7 +83,12 @@ impl Receipt {
 pub fn request_hash(value: &serde_json::Value) -> String {
     let mut text = String::new();
     write_canonical(value, &mut text);
-    hex::encode(Sha256::digest(text.as_bytes()))
+    canonical_hash(&text)
+}
+
+/// SHA-256 (lower-case hex) of a canonical form [`write_canonical`] wrote.
+pub fn canonical_hash(canonical: &str) -> String {
+    hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
 /// Writes `value` canonically: keys sorted, no whitespace.
@@ -126,6 +133,29 @@ pub fn find(
     ))?
     .query_row(params![scope, key.to_string()], Receipt::from_row)
     .optional()
+}
+
+/// The receipts already claimed in `scope` for any of `keys`, by key text, in
+/// one query: a request reads its keys' claims together instead of one
+/// lookup an item. The keys travel as one JSON array parameter, so the
+/// statement is the same whatever their number.
+pub fn find_many(
+    conn: &Connection,
+    scope: &str,
+    keys: &[IdempotencyKey],
+) -> rusqlite::Result<HashMap<String, Receipt>> {
+    let texts: Vec<String> = keys.iter().map(ToString::to_string).collect();
+    let list = serde_json::to_string(&texts)
+        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+    // Driven by the list: one primary-key search a key.
+    let mut statement = conn.prepare_cached(
+        "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
+                r.response
+         FROM json_each(?2) AS k CROSS JOIN receipts AS r ON r.scope = ?1 AND r.key = k.value",
+    )?;
+    let rows = statement.query_map(params![scope, list], Receipt::from_row)?;
+    rows.map(|receipt| receipt.map(|receipt| (receipt.key.clone(), receipt)))
+        .collect()
 }
 
 /// The receipt holding `client_seq` in a session, if any.

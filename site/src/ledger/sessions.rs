@@ -33,22 +33,43 @@ pub fn find(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Sess
         "SELECT session_id, device_id, state, next_seq, mode, context FROM sessions
          WHERE session_id = ?1",
     )?
-    .query_row([session_id], |row| {
-        let state: String = row.get(2)?;
-        Ok(Session {
-            session_id: row.get(0)?,
-            device_id: row.get(1)?,
-            state: match state.as_str() {
-                "open" => SessionState::Open,
-                "closed" => SessionState::Closed,
-                _ => SessionState::Pending,
-            },
-            next_seq: row.get::<_, i64>(3)? as u64,
-            mode: row.get(4)?,
-            context: row.get(5)?,
-        })
-    })
+    .query_row([session_id], from_row)
     .optional()
+}
+
+/// [`find`], and whether any slot at or past its cursor is taken (an item
+/// buffered there, a void's own slot, a slot passed over by a void): while
+/// none is, the cursor moves on without reading slots.
+pub fn find_with_ahead(
+    conn: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Option<(Session, bool)>> {
+    conn.prepare_cached(
+        "SELECT s.session_id, s.device_id, s.state, s.next_seq, s.mode, s.context,
+                EXISTS (SELECT 1 FROM receipts AS r
+                        WHERE r.session_id = s.session_id AND r.client_seq >= s.next_seq)
+                OR EXISTS (SELECT 1 FROM seq_voids AS v
+                           WHERE v.session_id = s.session_id AND v.seq >= s.next_seq)
+         FROM sessions AS s WHERE s.session_id = ?1",
+    )?
+    .query_row([session_id], |row| Ok((from_row(row)?, row.get(6)?)))
+    .optional()
+}
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
+    let state: String = row.get(2)?;
+    Ok(Session {
+        session_id: row.get(0)?,
+        device_id: row.get(1)?,
+        state: match state.as_str() {
+            "open" => SessionState::Open,
+            "closed" => SessionState::Closed,
+            _ => SessionState::Pending,
+        },
+        next_seq: row.get::<_, i64>(3)? as u64,
+        mode: row.get(4)?,
+        context: row.get(5)?,
+    })
 }
 
 /// Records a session the ledger first hears of, owned by `device_id`.

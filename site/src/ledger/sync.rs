@@ -2,8 +2,10 @@
 //!
 //! For each item, in request order: a claimed key answers from its receipt
 //! (replayed, or 409 when the body differs); a new key is claimed together
-//! with the work it causes, inside a savepoint, so a refused item leaves
-//! no trace and the others still commit. Items apply in `client_seq` order
+//! with the work it causes, so a refused item leaves no trace and the
+//! others still commit (without a savepoint per item unless one is needed:
+//! [`Isolation`]). The request reads its keys' claims in one query and
+//! each of its sessions once ([`Cursor`]). Items apply in `client_seq` order
 //! per session: an item ahead of a gap is stored and answered `buffered`,
 //! and whenever the gap fills (by the missing item or a `void`) the
 //! buffered items behind it apply, in order: up to [`DRAIN_CHUNK_ITEMS`]
@@ -28,6 +30,8 @@
 //!   ([`super::modes`]); so is what `open_session` needs and what
 //!   `close_session` computes. An undo compensates a put-away; the other
 //!   modes' effects are corrected by a supervisor (`target_not_undoable`).
+
+use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Deserialize;
@@ -87,7 +91,7 @@ impl Incoming {
         receipts::write_canonical(value, &mut canonical);
         Ok(Incoming {
             item,
-            hash: receipts::request_hash(value),
+            hash: receipts::canonical_hash(&canonical),
             canonical,
         })
     }
@@ -156,6 +160,154 @@ struct Context<'a> {
     drain_budget: std::cell::Cell<usize>,
     /// Sessions whose drain ran out of the budget in this transaction.
     parked: std::cell::RefCell<Vec<String>>,
+    /// How one item's writes are kept apart from the others'.
+    isolation: Isolation,
+    /// The sessions this transaction has read, by id.
+    cursors: std::cell::RefCell<HashMap<String, Cursor>>,
+}
+
+/// A session as one transaction sees it: read once, its cursor moved here
+/// and written back once, before the commit ([`Context::write_cursors`]).
+/// Only the ledger's transaction, which holds the write lock, moves it.
+#[derive(Debug, Clone)]
+struct Cursor {
+    session: Session,
+    /// `next_seq` as stored.
+    stored_next_seq: u64,
+    /// Whether a slot at or past the cursor may be taken: read with the
+    /// session, and set by this transaction when it buffers or voids.
+    /// While it is false every slot from the cursor on is empty, so an
+    /// item in its turn moves the cursor on without reading a slot.
+    ahead: bool,
+}
+
+impl Context<'_> {
+    /// The session, from this transaction's copy or else the database.
+    fn session(&self, conn: &Connection, session_id: &str) -> Result<Option<Session>, LedgerError> {
+        if let Some(cursor) = self.cursors.borrow().get(session_id) {
+            return Ok(Some(cursor.session.clone()));
+        }
+        let Some((session, ahead)) = sessions::find_with_ahead(conn, session_id)? else {
+            return Ok(None);
+        };
+        let cursor = Cursor {
+            stored_next_seq: session.next_seq,
+            session: session.clone(),
+            ahead,
+        };
+        self.cursors
+            .borrow_mut()
+            .insert(session_id.to_owned(), cursor);
+        Ok(Some(session))
+    }
+
+    /// Reads a session's row again after this transaction changed it
+    /// (opened, closed), keeping the cursor this transaction moved.
+    fn reread_session(&self, conn: &Connection, session_id: &str) -> Result<(), LedgerError> {
+        let session = sessions::find(conn, session_id)?
+            .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
+        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
+            cursor.session = Session {
+                next_seq: cursor.session.next_seq,
+                ..session
+            };
+        }
+        Ok(())
+    }
+
+    /// Whether slots at or past the session's cursor may be taken.
+    fn ahead(&self, session_id: &str) -> bool {
+        self.cursors
+            .borrow()
+            .get(session_id)
+            .is_none_or(|cursor| cursor.ahead)
+    }
+
+    /// Notes that this transaction takes a slot ahead of the cursor.
+    fn take_ahead(&self, session_id: &str) {
+        if let Some(cursor) = self.cursors.borrow_mut().get_mut(session_id) {
+            cursor.ahead = true;
+        }
+    }
+
+    /// Moves the cursor of a session this transaction has read.
+    fn move_cursor(&self, session_id: &str, next_seq: u64) -> Result<(), LedgerError> {
+        let mut cursors = self.cursors.borrow_mut();
+        let cursor = cursors.get_mut(session_id).ok_or_else(|| {
+            LedgerError::Corrupt(format!("session {session_id} moved before it was read"))
+        })?;
+        cursor.session.next_seq = next_seq;
+        Ok(())
+    }
+
+    /// Writes back every cursor this transaction moved.
+    fn write_cursors(&self, conn: &Connection) -> Result<(), LedgerError> {
+        for (session_id, cursor) in self.cursors.borrow().iter() {
+            if cursor.session.next_seq != cursor.stored_next_seq {
+                sessions::set_next_seq(conn, session_id, cursor.session.next_seq)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a transaction keeps a refused item from leaving a trace.
+///
+/// A savepoint per item is what makes a refusal leave nothing behind, but
+/// SQLite copies every page an item touches into the savepoint's journal,
+/// and most items are never refused, or are refused before they write. So
+/// a request first runs without savepoints ([`Isolation::Optimistic`]):
+/// an item refused before any write has left nothing to undo, and one
+/// refused after it wrote rewinds the whole transaction, which runs again
+/// item by item in savepoints ([`Isolation::PerItem`]) and gives every
+/// item the answer it would have had. The work is a function of the
+/// database and the request (the clock is read once, at the edge), so the
+/// second run repeats the first up to the refused item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isolation {
+    Optimistic,
+    PerItem,
+}
+
+/// Runs one item's `work` so that a refusal leaves no trace: in a
+/// savepoint, or without one, rewinding the transaction when the refused
+/// item had written (SQLite's count of changed rows moved).
+fn isolate<T>(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    work: impl FnOnce(&Connection) -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    match ctx.isolation {
+        Isolation::PerItem => {
+            // The sessions' copies roll back with the savepoint.
+            let cursors = ctx.cursors.borrow().clone();
+            let result = savepoint(conn, work);
+            if result.is_err() {
+                *ctx.cursors.borrow_mut() = cursors;
+            }
+            result
+        }
+        Isolation::Optimistic => {
+            let before = conn.total_changes();
+            match work(conn) {
+                Err(LedgerError::Refused(_)) if conn.total_changes() != before => {
+                    Err(LedgerError::Rewind)
+                }
+                other => other,
+            }
+        }
+    }
+}
+
+/// Runs `attempt` optimistically, and once more with a savepoint per item
+/// when it asks to be rewound.
+fn with_isolation<T>(
+    mut attempt: impl FnMut(Isolation) -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    match attempt(Isolation::Optimistic) {
+        Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
+        other => other,
+    }
 }
 
 impl<'a> Context<'a> {
@@ -164,6 +316,7 @@ impl<'a> Context<'a> {
         device: &'a Device,
         now: UnixMs,
         skew_ms: i64,
+        isolation: Isolation,
     ) -> Result<Context<'a>, LedgerError> {
         Ok(Context {
             device,
@@ -172,6 +325,8 @@ impl<'a> Context<'a> {
             closed_until: periods::closed_until(tx)?,
             drain_budget: std::cell::Cell::new(DRAIN_CHUNK_ITEMS),
             parked: std::cell::RefCell::new(Vec::new()),
+            isolation,
+            cursors: std::cell::RefCell::new(HashMap::new()),
         })
     }
 }
@@ -207,10 +362,23 @@ pub fn run_parked(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Ran, LedgerError> {
+    with_isolation(|isolation| run_once(conn, device, sent_at, items, held, now, isolation))
+}
+
+/// [`run_parked`] in one transaction, isolating items as `isolation` says.
+fn run_once(
+    conn: &mut Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+    isolation: Isolation,
+) -> Result<Ran, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context::new(&tx, device, now, now.since(sent_at))?;
+    let ctx = Context::new(&tx, device, now, now.since(sent_at), isolation)?;
     // A drain an earlier request left parked (a crash between chunks) goes
     // on first, so this request's items find their sessions where the
     // order has them; the device resends buffered items, so it comes back.
@@ -222,8 +390,25 @@ pub fn run_parked(
         }
     }
     drain_sessions(&tx, &ctx, &touched)?;
+    // Every key's claim, read at once. Only this request claims keys of
+    // this device while it holds the write lock, so a key it did not find
+    // stays unclaimed until an item of this request claims it; an item
+    // whose key came earlier in the request, or whose receipt was
+    // buffered (a drain may finish it), reads its receipt again.
+    let keys: Vec<_> = items.iter().map(|incoming| incoming.item.key).collect();
+    let claimed = receipts::find_many(&tx, &device.device_id, &keys)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
+        let key = &incoming.item.key;
+        let known = if keys[..i].contains(key) {
+            Known::ReadAgain
+        } else {
+            match claimed.get(&key.to_string()) {
+                None => Known::Unclaimed,
+                Some(receipt) if receipt.state == ReceiptState::Final => Known::Claimed(receipt),
+                Some(_) => Known::ReadAgain,
+            }
+        };
         let result = if held.get(i).copied().unwrap_or(false) {
             refused(
                 &incoming.item,
@@ -234,7 +419,7 @@ pub fn run_parked(
                 ),
             )
         } else {
-            match process(&tx, &ctx, incoming) {
+            match process(&tx, &ctx, incoming, known) {
                 Ok(result) => result,
                 Err(LedgerError::Refused(refusal)) => refused(&incoming.item, &refusal),
                 Err(err) => return Err(err),
@@ -256,6 +441,7 @@ pub fn run_parked(
             }
         }
     }
+    ctx.write_cursors(&tx)?;
     tx.commit().map_err(LedgerError::Sqlite)?;
     Ok(Ran {
         results,
@@ -263,15 +449,31 @@ pub fn run_parked(
     })
 }
 
+/// What the request's one read of its keys' claims says of an item's key.
+enum Known<'r> {
+    /// Not claimed, and nothing in this request claimed it since.
+    Unclaimed,
+    /// Claimed with its final answer, which never changes.
+    Claimed(&'r Receipt),
+    /// Read it again: claimed since by this request, or buffered.
+    ReadAgain,
+}
+
 fn process(
     conn: &Connection,
     ctx: &Context<'_>,
     incoming: &Incoming,
+    known: Known<'_>,
 ) -> Result<ItemResult, LedgerError> {
-    if let Some(receipt) = receipts::find(conn, &ctx.device.device_id, &incoming.item.key)? {
+    let receipt = match known {
+        Known::Unclaimed => None,
+        Known::Claimed(receipt) => return Ok(replay(receipt, incoming)),
+        Known::ReadAgain => receipts::find(conn, &ctx.device.device_id, &incoming.item.key)?,
+    };
+    if let Some(receipt) = receipt {
         return Ok(replay(&receipt, incoming));
     }
-    savepoint(conn, |conn| take_new(conn, ctx, incoming))
+    isolate(conn, ctx, |conn| take_new(conn, ctx, incoming))
 }
 
 /// The answer for a key that was claimed before.
@@ -314,7 +516,7 @@ fn take_new(
     let item = &incoming.item;
     validate(item).map_err(LedgerError::Refused)?;
     let session_id = item.session_id.to_string();
-    let session = match sessions::find(conn, &session_id)? {
+    let session = match ctx.session(conn, &session_id)? {
         Some(session) if session.device_id != ctx.device.device_id => {
             return Err(LedgerError::Refused(Refusal::new(
                 403,
@@ -325,7 +527,7 @@ fn take_new(
         Some(session) => session,
         None => {
             sessions::insert_pending(conn, &session_id, &ctx.device.device_id)?;
-            sessions::find(conn, &session_id)?
+            ctx.session(conn, &session_id)?
                 .ok_or_else(|| LedgerError::Corrupt("session vanished".into()))?
         }
     };
@@ -338,10 +540,12 @@ fn take_new(
         ))
     };
     // The cursor never rests on a voided slot, so only a slot ahead of it
-    // can be one.
+    // can be one; with nothing taken ahead of the cursor, no slot is.
+    let ahead = ctx.ahead(&session_id);
     if seq < session.next_seq
-        || (seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
-        || (seq == session.next_seq
+        || (ahead && seq > session.next_seq && sessions::is_voided(conn, &session_id, seq)?)
+        || (ahead
+            && seq == session.next_seq
             && sessions::slot(conn, &session_id, seq)? == sessions::Slot::Buffered)
     {
         return Err(slot_taken());
@@ -361,6 +565,7 @@ fn take_new(
     };
     if item.command == Command::Void {
         let body: VoidBody = item.body_as().map_err(invalid)?;
+        ctx.take_ahead(&session_id);
         if body.void_seq != seq {
             if body.void_seq < session.next_seq
                 || receipts::at_seq(conn, &session_id, body.void_seq)?.is_some()
@@ -382,6 +587,7 @@ fn take_new(
         return Ok(answer);
     }
     if seq > session.next_seq {
+        ctx.take_ahead(&session_id);
         receipts::claim(
             conn,
             &Claim {
@@ -426,13 +632,16 @@ pub fn drain_parked(
     sessions: &[String],
     now: UnixMs,
 ) -> Result<Vec<String>, LedgerError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(LedgerError::Sqlite)?;
-    let ctx = Context::new(&tx, device, now, 0)?;
-    drain_sessions(&tx, &ctx, sessions)?;
-    tx.commit().map_err(LedgerError::Sqlite)?;
-    Ok(ctx.parked.into_inner())
+    with_isolation(|isolation| {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(LedgerError::Sqlite)?;
+        let ctx = Context::new(&tx, device, now, 0, isolation)?;
+        drain_sessions(&tx, &ctx, sessions)?;
+        ctx.write_cursors(&tx)?;
+        tx.commit().map_err(LedgerError::Sqlite)?;
+        Ok(ctx.parked.into_inner())
+    })
 }
 
 /// Drains each of `session_ids` of this device whose cursor rests on a
@@ -443,10 +652,11 @@ fn drain_sessions(
     session_ids: &[String],
 ) -> Result<(), LedgerError> {
     for session_id in session_ids {
-        let Some(session) = sessions::find(conn, session_id)? else {
+        let Some(session) = ctx.session(conn, session_id)? else {
             continue;
         };
         if session.device_id != ctx.device.device_id
+            || !ctx.ahead(session_id)
             || sessions::slot(conn, session_id, session.next_seq)? != sessions::Slot::Buffered
         {
             continue;
@@ -478,7 +688,7 @@ fn drain(
     from_seq: u64,
 ) -> Result<(), LedgerError> {
     let mut next = from_seq;
-    loop {
+    while ctx.ahead(session_id) {
         match sessions::slot(conn, session_id, next)? {
             sessions::Slot::Empty => break,
             sessions::Slot::Buffered if ctx.drain_budget.get() == 0 => {
@@ -496,8 +706,7 @@ fn drain(
         }
         next += 1;
     }
-    sessions::set_next_seq(conn, session_id, next)?;
-    Ok(())
+    ctx.move_cursor(session_id, next)
 }
 
 /// Applies a buffered item whose turn came. It was accepted with 202, so
@@ -513,9 +722,10 @@ fn apply_buffered(
     })?;
     let item: SyncItem = serde_json::from_str(text)
         .map_err(|err| LedgerError::Corrupt(format!("buffered item {}: {err}", receipt.key)))?;
-    let session = sessions::find(conn, session_id)?
+    let session = ctx
+        .session(conn, session_id)?
         .ok_or_else(|| LedgerError::Corrupt(format!("session {session_id} vanished")))?;
-    let answer = match savepoint(conn, |conn| {
+    let answer = match isolate(conn, ctx, |conn| {
         apply(conn, ctx, &session, &item, receipt.skew_ms)
     }) {
         Ok(answer) => answer,
@@ -549,11 +759,13 @@ fn apply(
                 return reject(reason);
             }
             sessions::open(conn, &session.session_id, &body, item.occurred_at)?;
+            ctx.reread_session(conn, &session.session_id)?;
             Ok(done(item, ok, ctx.now, vec![]))
         }
         Command::CloseSession => match session.state {
             SessionState::Open => {
                 sessions::close(conn, &session.session_id, item.occurred_at)?;
+                ctx.reread_session(conn, &session.session_id)?;
                 modes::close(conn, ctx.device, session, item.occurred_at)?;
                 Ok(done(item, ok, ctx.now, vec![]))
             }
