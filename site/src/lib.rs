@@ -9,6 +9,7 @@
 pub mod accept;
 pub mod db;
 pub mod error;
+pub mod fuzz;
 pub mod http;
 pub mod in_process;
 pub mod lan;
