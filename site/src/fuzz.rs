@@ -18,13 +18,14 @@
 //! * [`sync_body`] — each item's canonical JSON is a fixed point (parsing
 //!   and canonicalising it again gives the same text and hash), so a
 //!   device's retry in any key order or spacing hashes the same.
-//! * [`terminal_config`] — a file that loads is written back and loads
-//!   again to the same configuration.
+//! * [`terminal_config`] — a file that reads is written back and reads
+//!   again to the same file, which applies to the same configuration.
 //! * [`csv_import`] — an import either fails whole and leaves the database
 //!   as it was, or succeeds, and then importing the same file again
 //!   changes nothing.
 
 use std::io::Cursor;
+use std::sync::OnceLock;
 
 use rusqlite::Connection;
 use stockhop::time::UnixMs;
@@ -32,20 +33,24 @@ use stockhop::time::UnixMs;
 use crate::ledger::import::{self, Kind};
 use crate::ledger::{receipts, sync};
 use crate::listener::answer::{self, Answer};
-use crate::listener::config::{Allowlist, ListenerConfig};
+use crate::listener::config::{Allowlist, ConfigFile, ListenerConfig};
 use crate::listener::framed::{self, Decoded};
 use crate::listener::http_message::{self, BodyLength, Parsed, Version};
 use crate::listener::zebra;
+use crate::listener::zone::TerminalZone;
 
 /// The instant every fuzzed request is answered at: 2024-08-05 12:00:00 UTC.
 pub const NOW: UnixMs = UnixMs(1_722_859_200_000);
 
 /// The listener configuration requests are answered with: every serial let
 /// in, a zone with daylight saving, so every route and time rule is reached.
-pub fn fuzz_listener_config() -> ListenerConfig {
-    let mut config = ListenerConfig::default();
-    config.allow = Allowlist::Any;
-    config
+pub fn fuzz_listener_config() -> &'static ListenerConfig {
+    static CONFIG: OnceLock<ListenerConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| ListenerConfig {
+        allow: Allowlist::Any,
+        site_time_zone: TerminalZone::parse("Europe/Berlin").expect("a zone of the database"),
+        ..ListenerConfig::default()
+    })
 }
 
 /// One terminal HTTP request (iclock/ADMS, Security PUSH or Zebra), head
@@ -70,9 +75,9 @@ pub fn terminal_request(data: &[u8]) {
         BodyLength::Exact(n) => &rest[..n.min(rest.len())],
         BodyLength::UntilClose => rest,
     };
-    let _ = answer::body_cap(&config, &head);
-    let first = answer::answer(&config, NOW, &head, body);
-    let again = answer::answer(&config, NOW, &head, body);
+    let _ = answer::body_cap(config, &head);
+    let first = answer::answer(config, NOW, &head, body);
+    let again = answer::answer(config, NOW, &head, body);
     assert_eq!(first, again, "one request answered two ways");
     let reply = match &first {
         Answer::WriteThen(_, reply) | Answer::Reply(reply) => reply,
@@ -212,11 +217,23 @@ pub fn terminal_config(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let mut config = ListenerConfig::default();
-    if config.apply_toml(text).is_err() {
+    let Ok(file) = ConfigFile::parse(text) else {
         return;
+    };
+    let written = file.to_toml();
+    let again = ConfigFile::parse(&written)
+        .unwrap_or_else(|err| panic!("the file written back does not read: {err}\n{written}"));
+    assert_eq!(again, file, "the file written back reads otherwise");
+    let mut first = ListenerConfig::default();
+    let mut second = ListenerConfig::default();
+    match (file.apply(&mut first), again.apply(&mut second)) {
+        (Ok(()), Ok(())) => {
+            assert_eq!(first, second);
+            let _ = first.reader_rates();
+        }
+        (Err(_), Err(_)) => {}
+        (one, other) => panic!("the same file applies two ways: {one:?} / {other:?}"),
     }
-    let _ = config.reader_rates();
 }
 
 /// A CSV file for `stockhop-site import`: the first byte chooses the kind
