@@ -60,19 +60,26 @@ pub enum ConfigError {
     /// Not TOML, or a key the file may not have (named, with its line),
     /// or a value of the wrong type.
     #[error("{0}")]
-    Toml(#[from] toml::de::Error),
+    Toml(toml::de::Error),
     #[error("{setting}: expected true/1/yes or false/0/no, got {value:?}")]
     Bool { setting: String, value: String },
     #[error("{setting}: {message}")]
     Invalid { setting: String, message: String },
-    #[error("{setting}: {source}")]
-    Zone { setting: String, source: ZoneError },
-    /// Any of the above, in the configuration file `path`.
-    #[error("{path}: {source}")]
+    #[error("{setting}: {error}")]
+    Zone { setting: String, error: ZoneError },
+    /// Any of the above, in the configuration file `path` (the message
+    /// says it all, so it is not also given as a source).
+    #[error("{path}: {error}")]
     File {
         path: PathBuf,
-        source: Box<ConfigError>,
+        error: Box<ConfigError>,
     },
+}
+
+impl From<toml::de::Error> for ConfigError {
+    fn from(error: toml::de::Error) -> ConfigError {
+        ConfigError::Toml(error)
+    }
 }
 
 /// Which terminal serials are let in.
@@ -184,9 +191,9 @@ impl ListenerConfig {
             })?;
             config
                 .apply_toml(&text)
-                .map_err(|source| ConfigError::File {
+                .map_err(|error| ConfigError::File {
                     path: path.to_owned(),
-                    source: Box::new(source),
+                    error: Box::new(error),
                 })?;
         }
         config.apply_env(|name| std::env::var(name).ok())?;
@@ -205,9 +212,9 @@ impl ListenerConfig {
         }
         if let Some(zone) = var(ENV_TIME_ZONE) {
             self.site_time_zone =
-                TerminalZone::parse(&zone).map_err(|source| ConfigError::Zone {
+                TerminalZone::parse(&zone).map_err(|error| ConfigError::Zone {
                     setting: ENV_TIME_ZONE.to_owned(),
-                    source,
+                    error,
                 })?;
         }
         if let Some(realtime) = var(ENV_REALTIME) {
@@ -434,9 +441,9 @@ fn invalid(setting: &str, message: &str) -> ConfigError {
 }
 
 fn time_zone(setting: &str, value: &Setting) -> Result<TerminalZone, ConfigError> {
-    TerminalZone::parse(&value.text()).map_err(|source| ConfigError::Zone {
+    TerminalZone::parse(&value.text()).map_err(|error| ConfigError::Zone {
         setting: setting.to_owned(),
-        source,
+        error,
     })
 }
 

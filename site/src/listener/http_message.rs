@@ -193,7 +193,10 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
 /// The same parser as [`parse_head`] reads it.
 pub fn request_target(buf: &[u8]) -> Option<(&str, &str)> {
     let window = &buf[..buf.len().min(MAX_HEAD_BYTES)];
-    let line_end = window.iter().position(|&b| b == b'\n')?;
+    // Empty lines before the request line are skipped, as the head
+    // parser skips them (RFC 9112 §2.2).
+    let start = window.iter().position(|&b| b != b'\r' && b != b'\n')?;
+    let line_end = start + window[start..].iter().position(|&b| b == b'\n')?;
     // The request line and nothing after it: headers are not parsed yet.
     let line = &window[..=line_end];
     let mut request = httparse::Request::new(&mut []);
@@ -393,6 +396,13 @@ mod tests {
             request_target(b"GET /iclock/ping?SN=7 HTTP/1.1\r\nHo"),
             Some(("/iclock/ping", "SN=7"))
         );
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_are_skipped_by_both_reads() {
+        let buf = b"\r\n\nGET /iclock/ping?SN=7 HTTP/1.1\r\n\r\n";
+        assert_eq!(request_target(buf), Some(("/iclock/ping", "SN=7")));
+        assert_eq!(complete(buf).path, "/iclock/ping");
     }
 
     #[test]
