@@ -450,7 +450,10 @@ impl Project {
             ),
             _ => bail!("usage: cargo xtask fuzz TARGET [--seconds N]"),
         };
-        let source = self.root.join("fuzz/fuzz_targets").join(format!("{target}.rs"));
+        let source = self
+            .root
+            .join("fuzz/fuzz_targets")
+            .join(format!("{target}.rs"));
         if !source.exists() {
             bail!("no fuzz target {target:?} (fuzz/fuzz_targets/{target}.rs)");
         }
@@ -463,7 +466,9 @@ impl Project {
             .any(|l| l.trim().starts_with("fuzz"))
         {
             announce("cargo-fuzz (cargo install)");
-            run(self.cmd("cargo").args(["install", "--locked", "cargo-fuzz"]))?;
+            run(self
+                .cmd("cargo")
+                .args(["install", "--locked", "cargo-fuzz"]))?;
         }
         let work = self.root.join("target/fuzz/corpus").join(target);
         let artifacts = self.root.join("target/fuzz/artifacts").join(target);
