@@ -248,8 +248,7 @@ pub fn csv_import(data: &[u8]) {
         2 => Kind::Grns,
         _ => Kind::Manifests,
     };
-    let mut conn = Connection::open_in_memory().expect("an in-memory database");
-    crate::db::migrate(&mut conn).expect("migrations apply");
+    let mut conn = migrated_database();
     let before = dump(&conn);
     match import::import_reader(&mut conn, kind, "fuzz.csv", Cursor::new(file), NOW) {
         Err(_) => assert_eq!(dump(&conn), before, "a failed import wrote something"),
@@ -265,6 +264,28 @@ pub fn csv_import(data: &[u8]) {
             assert_eq!(dump(&conn), after, "importing the same file again wrote");
         }
     }
+}
+
+/// A fresh in-memory database at the current schema, with the site's
+/// connection settings that bear on an import: a copy of one migrated
+/// once per thread (migrating for every input would be most of the work).
+fn migrated_database() -> Connection {
+    thread_local! {
+        static TEMPLATE: Connection = {
+            let mut conn = Connection::open_in_memory().expect("an in-memory database");
+            crate::db::migrate(&mut conn).expect("migrations apply");
+            conn
+        };
+    }
+    let mut conn = Connection::open_in_memory().expect("an in-memory database");
+    TEMPLATE.with(|template| {
+        rusqlite::backup::Backup::new(template, &mut conn)
+            .and_then(|copy| copy.run_to_completion(i32::MAX, std::time::Duration::ZERO, None))
+            .expect("the migrated database copies")
+    });
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .expect("foreign keys on, as the site opens its database");
+    conn
 }
 
 /// Every row of every table, as text: what an import may change.
