@@ -5,7 +5,7 @@
 //!
 //! What each asserts beyond "no panic":
 //! * [`terminal_request`] — a parsed head lies within the bytes read; the
-//!   request line read early ([`request_target`]) is the one the head
+//!   request line read early ([`http_message::request_target`]) is the one the head
 //!   parser read; the same request answered twice gives the same answer
 //!   (the keys a terminal's retry must find again); every reply encodes to
 //!   a well-formed HTTP response whose `Content-Length` is its body's.
