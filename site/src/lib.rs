@@ -10,6 +10,7 @@ pub mod accept;
 pub mod commands;
 pub mod db;
 pub mod error;
+pub mod fuzz;
 pub mod http;
 pub mod in_process;
 pub mod lan;

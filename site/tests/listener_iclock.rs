@@ -313,6 +313,75 @@ async fn terminal_local_time_is_read_in_the_configured_zone() {
 }
 
 #[tokio::test]
+async fn records_taken_before_a_clock_change_and_uploaded_after_it_keep_their_true_instants() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(SN);
+    config
+        .time_zones
+        .insert(SN.to_owned(), "Europe/Berlin".parse().unwrap());
+    let listener = start(dir.path(), config, None).await;
+    // Taken in Berlin through 2026's two clock changes, uploaded after both.
+    let body = [
+        // The last minute of winter time (UTC+1) and the first of summer time.
+        "1\t2026-03-29 01:59:00\t0\t1\t0\t0\t0\n",
+        "2\t2026-03-29 03:00:00\t0\t1\t0\t0\t0\n",
+        // 02:30 never happened that night: read with the offset before the gap.
+        "3\t2026-03-29 02:30:00\t0\t1\t0\t0\t0\n",
+        // 02:30 happened twice in October: read as the first (summer time).
+        "4\t2026-10-25 02:30:00\t0\t1\t0\t0\t0\n",
+        // The same reading with the line's own TimeOffset: it wins.
+        "5\t2026-10-25 02:30:00\t0\t1\t0\t0\t0\t0\t0\t0\t+3600\n",
+        // Summer, months after the change.
+        "6\t2026-07-01 12:00:00\t0\t1\t0\t0\t0\n",
+    ]
+    .concat();
+    let (_, got) = split_reply(&exchange(listener.http, &attlog_request(SN, &body)).await);
+    assert_eq!(got, b"OK:6");
+    let instants = listener.query(
+        "SELECT group_concat(subject || '=' || occurred_at, ' ') \
+         FROM (SELECT subject, occurred_at FROM listener_queue ORDER BY subject)",
+        |row| row.get::<_, String>(0),
+    );
+    let utc = |y, mo, d, h, mi| UnixMs::from_civil(y, mo, d, h, mi, 0).0;
+    let expected = [
+        format!("1={}", utc(2026, 3, 29, 0, 59)),
+        format!("2={}", utc(2026, 3, 29, 1, 0)),
+        format!("3={}", utc(2026, 3, 29, 1, 30)),
+        format!("4={}", utc(2026, 10, 25, 0, 30)),
+        format!("5={}", utc(2026, 10, 25, 1, 30)),
+        format!("6={}", utc(2026, 7, 1, 10, 0)),
+    ]
+    .join(" ");
+    assert_eq!(instants, expected);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn the_handshake_tells_a_terminal_in_a_named_zone_the_offset_in_force_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(SN);
+    config.site_time_zone = "America/New_York".parse().unwrap();
+    let listener = start(dir.path(), config, None).await;
+    let (_, body) = split_reply(
+        &exchange(
+            listener.http,
+            format!("GET /iclock/cdata?SN={SN}&options=all&pushver=2.4.1 HTTP/1.1\r\n\r\n")
+                .as_bytes(),
+        )
+        .await,
+    );
+    let hours = jiff::Timestamp::now()
+        .in_tz("America/New_York")
+        .unwrap()
+        .offset()
+        .seconds()
+        / 3600;
+    let body = String::from_utf8(body).unwrap();
+    assert!(body.contains(&format!("\nTimeZone={hours}\n")), "{body}");
+    listener.stop().await;
+}
+
+#[tokio::test]
 async fn replaying_last_weeks_log_is_all_acknowledged_all_stale_and_spends_no_budget() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(SN), None).await;

@@ -149,3 +149,34 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
     let status = child.wait().unwrap();
     assert!(status.success(), "exit after SIGTERM: {status:?}");
 }
+
+#[test]
+fn a_terminal_config_with_an_unknown_key_stops_the_start_naming_the_file_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("terminals.toml");
+    std::fs::write(
+        &config,
+        "allow = \"*\"\ntime_zone = \"Europe/Berlin\"\n[stamps]\nattlog = 9999\noplog = 1\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"])
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args([
+            "--terminal-http",
+            "127.0.0.1:0",
+            "--terminal-tcp",
+            "127.0.0.1:0",
+        ])
+        .arg("--terminal-config")
+        .arg(&config)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "started with an unknown key");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&config.display().to_string()), "{stderr}");
+    assert!(stderr.contains("unknown field `oplog`"), "{stderr}");
+    assert!(stderr.contains("line 5"), "{stderr}");
+}

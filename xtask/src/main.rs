@@ -21,6 +21,8 @@ commands:
   build-wasm   build the wasm package into www/pkg (and optimise it)
   serve        setup, build-wasm, then run `stockhop-site serve` (args after --)
   sim          the seeded simulation: `cargo xtask sim [--seeds N] [--from S]`
+  fuzz         one parser's fuzz target: `cargo xtask fuzz TARGET [--seconds N]`
+               (cargo fuzz on the nightly toolchain; targets in fuzz/fuzz_targets)
   test         setup, then fmt, clippy (native + wasm32), native tests, the
                simulation (2,000 seeds), the browser suite (wasm-pack test)
                and the end-to-end suite";
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         }
         Some("serve") => Project::load().and_then(|p| p.serve(&args[1..])),
         Some("sim") => Project::load().and_then(|p| p.sim(&args[1..])),
+        Some("fuzz") => Project::load().and_then(|p| p.fuzz(&args[1..])),
         Some("test") => Project::load().and_then(|p| p.test()),
         _ => {
             eprintln!("{USAGE}");
@@ -431,6 +434,59 @@ impl Project {
         cmd
     }
 
+    /// Runs one fuzz target for `--seconds` (default 600) from its
+    /// committed corpus (`fuzz/corpus/TARGET`, read only): new inputs go to
+    /// `target/fuzz/corpus/TARGET`, a crashing input to
+    /// `target/fuzz/artifacts/TARGET/`. Without sanitizers (the parsers are
+    /// safe Rust: a finding is a panic or a failed assertion) and with
+    /// debug assertions, so an overflow is a finding too.
+    fn fuzz(&self, args: &[String]) -> Result<()> {
+        let (target, seconds) = match args {
+            [target] => (target, FUZZ_SECONDS_DEFAULT),
+            [target, flag, n] if flag == "--seconds" => (
+                target,
+                n.parse::<u64>()
+                    .with_context(|| format!("--seconds {n:?}: expected a whole number"))?,
+            ),
+            _ => bail!("usage: cargo xtask fuzz TARGET [--seconds N]"),
+        };
+        let source = self
+            .root
+            .join("fuzz/fuzz_targets")
+            .join(format!("{target}.rs"));
+        if !source.exists() {
+            bail!("no fuzz target {target:?} (fuzz/fuzz_targets/{target}.rs)");
+        }
+        let toolchains = capture(self.cmd("rustup").args(["toolchain", "list"]))?;
+        if !toolchains.lines().any(|l| l.starts_with("nightly")) {
+            bail!("cargo fuzz needs the nightly toolchain (`rustup toolchain install nightly`)");
+        }
+        if !capture(self.cmd("cargo").args(["--list"]))?
+            .lines()
+            .any(|l| l.trim().starts_with("fuzz"))
+        {
+            announce("cargo-fuzz (cargo install)");
+            run(self
+                .cmd("cargo")
+                .args(["install", "--locked", "cargo-fuzz"]))?;
+        }
+        let work = self.root.join("target/fuzz/corpus").join(target);
+        let artifacts = self.root.join("target/fuzz/artifacts").join(target);
+        std::fs::create_dir_all(&work)?;
+        std::fs::create_dir_all(&artifacts)?;
+        run(self
+            .cmd("cargo")
+            .current_dir(self.root.join("fuzz"))
+            .args(["+nightly", "fuzz", "run", target])
+            .args(["--sanitizer", "none", "--debug-assertions"])
+            .arg(&work)
+            .arg(self.root.join("fuzz/corpus").join(target))
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            .arg(format!("-artifact_prefix={}/", artifacts.display()))
+            .arg("-print_final_stats=1"))
+    }
+
     fn test(&self) -> Result<()> {
         self.setup(Needs::All)?;
         let mut tally = Tally::default();
@@ -584,6 +640,9 @@ fn locked_version(lock: &str, name: &str) -> Option<String> {
     }
     None
 }
+
+/// How long `cargo xtask fuzz` runs a target unless told.
+const FUZZ_SECONDS_DEFAULT: u64 = 600;
 
 fn announce(what: &str) {
     println!("xtask: installing {what}");

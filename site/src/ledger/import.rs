@@ -81,17 +81,30 @@ pub fn import(
     now: UnixMs,
 ) -> Result<Summary, ImportError> {
     let file = path.display().to_string();
+    let input = std::fs::File::open(path).map_err(|err| ImportError::File {
+        file: file.clone(),
+        reason: err.to_string(),
+    })?;
+    import_reader(conn, kind, &file, input, now)
+}
+
+/// Imports the CSV text `input` as `kind` in one transaction; `file` names
+/// it in errors.
+pub fn import_reader(
+    conn: &mut Connection,
+    kind: Kind,
+    file: &str,
+    input: impl std::io::Read,
+    now: UnixMs,
+) -> Result<Summary, ImportError> {
+    let file = file.to_owned();
     let sqlite = |source| ImportError::Sqlite {
         file: file.clone(),
         source,
     };
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|err| ImportError::File {
-            file: file.clone(),
-            reason: err.to_string(),
-        })?;
+        .from_reader(input);
     let row_error = |line: u64, reason: String| ImportError::Row {
         file: file.clone(),
         line,

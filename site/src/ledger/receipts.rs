@@ -237,6 +237,25 @@ pub fn finish(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_numbers_canonical_text_reads_back_to_the_same_number_and_hash() {
+        // A 45-digit integer was read one ulp off, written as 1e+45 and
+        // read back as another number: found by the sync_body fuzz target.
+        for text in [
+            "999999999999999999999999999999999999999999992",
+            "1e45",
+            "0.1",
+            "-2.5e-308",
+        ] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut written = String::new();
+            write_canonical(&value, &mut written);
+            let again: serde_json::Value = serde_json::from_str(&written).unwrap();
+            assert_eq!(again, value, "{text} written as {written}");
+            assert_eq!(request_hash(&again), request_hash(&value));
+        }
+    }
+
     fn canonical(json: &str) -> String {
         let mut out = String::new();
         write_canonical(&serde_json::from_str(json).unwrap(), &mut out);

@@ -12,7 +12,7 @@ use super::http_message::{query_param, Head, Method, Reply, Status};
 use super::iclock::{self, Request, Table};
 use super::queue::{NewRecord, RawBody, Write};
 use super::rules::Capture;
-use super::zone::UtcOffset;
+use super::zone::TerminalZone;
 use super::{push_acc, zebra};
 use crate::ledger::terminal::refusal_reason;
 use crate::terminal_wire::{TerminalEventKind, TerminalSource};
@@ -93,7 +93,12 @@ fn iclock_request(
         ),
         Request::Handshake { legacy, .. } => (
             only_seen(),
-            Reply::ok(iclock::handshake_body(&serial, *legacy, options, zone)),
+            Reply::ok(iclock::handshake_body(
+                &serial,
+                *legacy,
+                options,
+                zone.offset_at(now),
+            )),
         ),
         Request::GetRequest { .. } | Request::Ping { .. } => (only_seen(), Reply::ok(iclock::OK)),
         Request::DeviceCmd { .. } => (
@@ -116,7 +121,10 @@ fn iclock_request(
             only_seen(),
             Reply::ok(push_acc::options_body(&serial, options)),
         ),
-        Request::Time { .. } => (only_seen(), Reply::ok(push_acc::time_body(now, zone))),
+        Request::Time { .. } => (
+            only_seen(),
+            Reply::ok(push_acc::time_body(now, zone.offset_at(now))),
+        ),
         Request::RemoteAtt { .. } => {
             // The listener keeps no people: nobody to hand the terminal.
             tracing::debug!(%serial, query = %head.query, "remote attendance lookup answered empty");
@@ -240,7 +248,7 @@ fn iclock_request(
 fn queueable(
     serial: &str,
     punches: &[iclock::AttRecord],
-    zone: UtcOffset,
+    zone: &TerminalZone,
     kept_raw: &mut Vec<(Vec<u8>, String)>,
 ) -> Vec<NewRecord> {
     let mut records = Vec::with_capacity(punches.len());
@@ -250,7 +258,7 @@ fn queueable(
             kept_raw.push((record.raw.clone(), why));
             continue;
         }
-        let punch = punch(serial, record, record.time_offset.unwrap_or(zone));
+        let punch = punch(serial, record, zone);
         if !(UnixMs::MIN..=UnixMs::MAX).contains(&punch.capture.occurred_at) {
             kept_raw.push((
                 record.raw.clone(),
@@ -294,8 +302,12 @@ fn kept_raw_as_one(
 }
 
 /// A person's punch (an ATTLOG line, an access event) as a queue record,
-/// its local time read in `zone`.
-fn punch(serial: &str, record: &iclock::AttRecord, zone: UtcOffset) -> NewRecord {
+/// its local time read with the line's own time offset, else in `zone`.
+fn punch(serial: &str, record: &iclock::AttRecord, zone: &TerminalZone) -> NewRecord {
+    let occurred_at = match record.time_offset {
+        Some(offset) => offset.local_to_utc(record.local_time),
+        None => zone.local_to_utc(record.local_time),
+    };
     NewRecord {
         source: TerminalSource::Iclock,
         kind: TerminalEventKind::Attendance,
@@ -303,7 +315,7 @@ fn punch(serial: &str, record: &iclock::AttRecord, zone: UtcOffset) -> NewRecord
             device: serial.to_owned(),
             subject: record.pin.clone(),
             event_id: record.event_id.clone(),
-            occurred_at: zone.local_to_utc(record.local_time),
+            occurred_at,
         },
         raw: record.raw.clone(),
     }
@@ -472,7 +484,7 @@ mod tests {
         assert!(write.records.is_empty());
         assert_eq!(
             reply.body,
-            push_acc::time_body(NOW, UtcOffset::UTC).into_bytes()
+            push_acc::time_body(NOW, crate::listener::zone::UtcOffset::UTC).into_bytes()
         );
     }
 }

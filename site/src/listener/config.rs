@@ -5,31 +5,39 @@
 //! is the gate: empty by default, which refuses every terminal until the
 //! site names its serials (or `*`). Booleans are parsed explicitly:
 //! `true`/`1`/`yes` and `false`/`0`/`no`, anything else is an error, so a
-//! setting of `"false"` can never read as true.
+//! setting of `"false"` can never read as true. The file is read into
+//! [`ConfigFile`], a serde struct that refuses keys it does not know, so a
+//! misspelt setting stops the start with an error naming the file, the key
+//! and its line instead of being ignored.
 //!
 //! ```toml
 //! http = "0.0.0.0:8081"
 //! tcp = "0.0.0.0:8082"
 //! allow = ["0316144680030", "gate-dock-1"]   # or "*", or "A,B"
-//! time_zone = "+08:00"                        # site-wide terminal time zone
+//! time_zone = "Europe/Berlin"                 # site-wide terminal time zone
 //! realtime = true                             # iclock Realtime=1
+//! reader_profile = "fxr90"                    # readers not named below
 //! ledger_url = "http://ledger.site:8080"      # absent: the in-process ledger
 //! ledger_secret = "…"
 //! [time_zones]
-//! 0316144680030 = "+05:30"
+//! 0316144680030 = "+05:30"                    # or an IANA name
+//! [reader_profiles]
+//! gate-dock-1 = "fxr90"
 //! [stamps]
 //! attlog = "None"
 //! operlog = "9999"
 //! attphoto = "None"
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use super::iclock::Handshake;
 use super::rules::ReaderRates;
-use super::zone::{OffsetError, UtcOffset};
+use super::zone::{TerminalZone, ZoneError};
 use crate::ledger::devices::Profile;
 
 pub const DEFAULT_HTTP_ADDR: &str = "0.0.0.0:8081";
@@ -49,20 +57,29 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
-    Toml {
-        path: PathBuf,
-        source: toml::de::Error,
-    },
+    /// Not TOML, or a key the file may not have (named, with its line),
+    /// or a value of the wrong type.
+    #[error("{0}")]
+    Toml(toml::de::Error),
     #[error("{setting}: expected true/1/yes or false/0/no, got {value:?}")]
     Bool { setting: String, value: String },
     #[error("{setting}: {message}")]
     Invalid { setting: String, message: String },
-    #[error("{setting}: {source}")]
-    Offset {
-        setting: String,
-        source: OffsetError,
+    #[error("{setting}: {error}")]
+    Zone { setting: String, error: ZoneError },
+    /// Any of the above, in the configuration file `path` (the message
+    /// says it all, so it is not also given as a source).
+    #[error("{path}: {error}")]
+    File {
+        path: PathBuf,
+        error: Box<ConfigError>,
     },
+}
+
+impl From<toml::de::Error> for ConfigError {
+    fn from(error: toml::de::Error) -> ConfigError {
+        ConfigError::Toml(error)
+    }
 }
 
 /// Which terminal serials are let in.
@@ -118,8 +135,8 @@ pub struct ListenerConfig {
     pub http_addr: SocketAddr,
     pub tcp_addr: SocketAddr,
     pub allow: Allowlist,
-    pub site_time_zone: UtcOffset,
-    pub time_zones: HashMap<String, UtcOffset>,
+    pub site_time_zone: TerminalZone,
+    pub time_zones: HashMap<String, TerminalZone>,
     pub handshake: Handshake,
     pub ledger: Option<RemoteLedger>,
     /// RFID readers' device profiles by serial (`[reader_profiles]`); their
@@ -136,7 +153,7 @@ impl Default for ListenerConfig {
             http_addr: DEFAULT_HTTP_ADDR.parse().expect("valid default address"),
             tcp_addr: DEFAULT_TCP_ADDR.parse().expect("valid default address"),
             allow: Allowlist::Unset,
-            site_time_zone: UtcOffset::UTC,
+            site_time_zone: TerminalZone::UTC,
             time_zones: HashMap::new(),
             handshake: Handshake::default(),
             ledger: None,
@@ -148,11 +165,8 @@ impl Default for ListenerConfig {
 
 impl ListenerConfig {
     /// The time zone a terminal's local times are read in.
-    pub fn time_zone(&self, serial: &str) -> UtcOffset {
-        self.time_zones
-            .get(serial)
-            .copied()
-            .unwrap_or(self.site_time_zone)
+    pub fn time_zone(&self, serial: &str) -> &TerminalZone {
+        self.time_zones.get(serial).unwrap_or(&self.site_time_zone)
     }
 
     /// Each RFID reader's reads per second, for the rate rules.
@@ -175,13 +189,12 @@ impl ListenerConfig {
                 path: path.to_owned(),
                 source,
             })?;
-            config.apply_toml(&text).map_err(|err| match err {
-                ConfigError::Toml { source, .. } => ConfigError::Toml {
+            config
+                .apply_toml(&text)
+                .map_err(|error| ConfigError::File {
                     path: path.to_owned(),
-                    source,
-                },
-                other => other,
-            })?;
+                    error: Box::new(error),
+                })?;
         }
         config.apply_env(|name| std::env::var(name).ok())?;
         Ok(config)
@@ -189,78 +202,7 @@ impl ListenerConfig {
 
     /// Applies a TOML document on top of this configuration.
     pub fn apply_toml(&mut self, text: &str) -> Result<(), ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|source| ConfigError::Toml {
-            path: PathBuf::new(),
-            source,
-        })?;
-        for (key, value) in &table {
-            match key.as_str() {
-                "http" => self.http_addr = addr(key, value)?,
-                "tcp" => self.tcp_addr = addr(key, value)?,
-                "allow" => {
-                    self.allow = match value {
-                        toml::Value::String(s) => Allowlist::parse(s),
-                        toml::Value::Array(items) => {
-                            let serials: Vec<&str> = items
-                                .iter()
-                                .map(|v| v.as_str().ok_or_else(|| invalid(key, "expected strings")))
-                                .collect::<Result<_, _>>()?;
-                            Allowlist::parse(&serials.join(","))
-                        }
-                        _ => return Err(invalid(key, "expected a string or a list of strings")),
-                    }
-                }
-                "time_zone" => self.site_time_zone = offset(key, value)?,
-                "realtime" => self.handshake.realtime = toml_bool(key, value)?,
-                "reader_profile" => self.default_reader_profile = reader_profile(key, value)?,
-                "reader_profiles" => {
-                    let profiles = value
-                        .as_table()
-                        .ok_or_else(|| invalid(key, "expected a table of serial = profile"))?;
-                    for (serial, profile) in profiles {
-                        let setting = format!("reader_profiles.{serial}");
-                        self.reader_profiles
-                            .insert(serial.clone(), reader_profile(&setting, profile)?);
-                    }
-                }
-                "ledger_url" | "ledger_secret" => {}
-                "time_zones" => {
-                    let zones = value
-                        .as_table()
-                        .ok_or_else(|| invalid(key, "expected a table of serial = offset"))?;
-                    for (serial, zone) in zones {
-                        let setting = format!("time_zones.{serial}");
-                        self.time_zones
-                            .insert(serial.clone(), offset(&setting, zone)?);
-                    }
-                }
-                "stamps" => {
-                    let stamps = value
-                        .as_table()
-                        .ok_or_else(|| invalid(key, "expected a table"))?;
-                    for (name, stamp) in stamps {
-                        let setting = format!("stamps.{name}");
-                        let stamp = stamp_value(&setting, stamp)?;
-                        match name.as_str() {
-                            "attlog" => self.handshake.attlog_stamp = stamp,
-                            "operlog" => self.handshake.operlog_stamp = stamp,
-                            "attphoto" => self.handshake.attphoto_stamp = stamp,
-                            _ => return Err(invalid(&setting, "unknown stamp")),
-                        }
-                    }
-                }
-                _ => return Err(invalid(key, "unknown setting")),
-            }
-        }
-        let url = table
-            .get("ledger_url")
-            .map(|v| string("ledger_url", v))
-            .transpose()?;
-        let secret = table
-            .get("ledger_secret")
-            .map(|v| string("ledger_secret", v))
-            .transpose()?;
-        self.set_ledger(url, secret)
+        ConfigFile::parse(text)?.apply(self)
     }
 
     /// Applies environment variables, read through `var`.
@@ -269,10 +211,11 @@ impl ListenerConfig {
             self.allow = Allowlist::parse(&allow);
         }
         if let Some(zone) = var(ENV_TIME_ZONE) {
-            self.site_time_zone = zone.parse().map_err(|source| ConfigError::Offset {
-                setting: ENV_TIME_ZONE.to_owned(),
-                source,
-            })?;
+            self.site_time_zone =
+                TerminalZone::parse(&zone).map_err(|error| ConfigError::Zone {
+                    setting: ENV_TIME_ZONE.to_owned(),
+                    error,
+                })?;
         }
         if let Some(realtime) = var(ENV_REALTIME) {
             self.handshake.realtime = parse_bool(ENV_REALTIME, &realtime)?;
@@ -327,12 +270,166 @@ pub fn parse_bool(setting: &str, value: &str) -> Result<bool, ConfigError> {
     }
 }
 
-fn toml_bool(key: &str, value: &toml::Value) -> Result<bool, ConfigError> {
-    match value {
-        toml::Value::Boolean(b) => Ok(*b),
-        toml::Value::String(s) => parse_bool(key, s),
-        toml::Value::Integer(i) => parse_bool(key, &i.to_string()),
-        other => parse_bool(key, &other.to_string()),
+/// The terminal configuration file as written: every key optional, any
+/// other key refused. [`ConfigFile::apply`] checks the values and sets
+/// them on a [`ListenerConfig`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<SocketAddr>,
+    /// `"*"`, `"A,B"` or `["A", "B"]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Serials>,
+    /// The site-wide terminal time zone: an IANA name or an offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<Setting>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realtime: Option<Flag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reader_profile: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_secret: Option<String>,
+    /// Serial → time zone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub time_zones: BTreeMap<String, Setting>,
+    /// Serial → reading profile.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reader_profiles: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Stamps::is_empty")]
+    pub stamps: Stamps,
+}
+
+/// `[stamps]`: the handshake's table stamps.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stamps {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attlog: Option<Setting>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operlog: Option<Setting>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attphoto: Option<Setting>,
+}
+
+impl Stamps {
+    fn is_empty(&self) -> bool {
+        self == &Stamps::default()
+    }
+}
+
+/// A serial list: one comma-separated string or an array of strings.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Serials {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// A value written as a string or a whole number (`attlog = 9999`,
+/// `time_zone = 330`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Setting {
+    Number(i64),
+    Text(String),
+}
+
+impl Setting {
+    fn text(&self) -> String {
+        match self {
+            Setting::Number(n) => n.to_string(),
+            Setting::Text(text) => text.clone(),
+        }
+    }
+}
+
+/// A boolean written as one, or as the strings and numbers [`parse_bool`]
+/// takes.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Flag {
+    Bool(bool),
+    Other(Setting),
+}
+
+impl ConfigFile {
+    /// Reads a TOML document; an unknown key or a value of the wrong type
+    /// is an error naming it.
+    pub fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+        Ok(toml::from_str(text)?)
+    }
+
+    /// The document this file writes back to.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a configuration file serialises")
+    }
+
+    /// Checks every value and sets it on `config`.
+    pub fn apply(&self, config: &mut ListenerConfig) -> Result<(), ConfigError> {
+        if let Some(addr) = self.http {
+            config.http_addr = addr;
+        }
+        if let Some(addr) = self.tcp {
+            config.tcp_addr = addr;
+        }
+        if let Some(allow) = &self.allow {
+            config.allow = match allow {
+                Serials::Text(text) => Allowlist::parse(text),
+                Serials::List(serials) => Allowlist::parse(&serials.join(",")),
+            };
+        }
+        if let Some(zone) = &self.time_zone {
+            config.site_time_zone = time_zone("time_zone", zone)?;
+        }
+        if let Some(realtime) = &self.realtime {
+            config.handshake.realtime = match realtime {
+                Flag::Bool(b) => *b,
+                Flag::Other(value) => parse_bool("realtime", &value.text())?,
+            };
+        }
+        if let Some(profile) = &self.reader_profile {
+            config.default_reader_profile = reader_profile("reader_profile", profile)?;
+        }
+        for (serial, profile) in &self.reader_profiles {
+            let setting = format!("reader_profiles.{serial}");
+            config
+                .reader_profiles
+                .insert(serial.clone(), reader_profile(&setting, profile)?);
+        }
+        for (serial, zone) in &self.time_zones {
+            let setting = format!("time_zones.{serial}");
+            config
+                .time_zones
+                .insert(serial.clone(), time_zone(&setting, zone)?);
+        }
+        let stamps = [
+            (
+                "attlog",
+                &self.stamps.attlog,
+                &mut config.handshake.attlog_stamp,
+            ),
+            (
+                "operlog",
+                &self.stamps.operlog,
+                &mut config.handshake.operlog_stamp,
+            ),
+            (
+                "attphoto",
+                &self.stamps.attphoto,
+                &mut config.handshake.attphoto_stamp,
+            ),
+        ];
+        for (name, value, stamp) in stamps {
+            if let Some(value) = value {
+                *stamp = stamp_value(&format!("stamps.{name}"), value)?;
+            }
+        }
+        config.set_ledger(self.ledger_url.clone(), self.ledger_secret.clone())
     }
 }
 
@@ -343,52 +440,32 @@ fn invalid(setting: &str, message: &str) -> ConfigError {
     }
 }
 
-fn string(key: &str, value: &toml::Value) -> Result<String, ConfigError> {
-    value
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| invalid(key, "expected a string"))
-}
-
-fn addr(key: &str, value: &toml::Value) -> Result<SocketAddr, ConfigError> {
-    value
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| invalid(key, "expected an address like 0.0.0.0:8081"))
-}
-
-fn offset(key: &str, value: &toml::Value) -> Result<UtcOffset, ConfigError> {
-    let text = match value {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Integer(i) => i.to_string(),
-        _ => return Err(invalid(key, "expected an offset like \"+05:30\"")),
-    };
-    text.parse().map_err(|source| ConfigError::Offset {
-        setting: key.to_owned(),
-        source,
+fn time_zone(setting: &str, value: &Setting) -> Result<TerminalZone, ConfigError> {
+    TerminalZone::parse(&value.text()).map_err(|error| ConfigError::Zone {
+        setting: setting.to_owned(),
+        error,
     })
 }
 
 /// A reader's profile: one that reads tags (a printer reads none, and
 /// would refuse every read).
-fn reader_profile(key: &str, value: &toml::Value) -> Result<Profile, ConfigError> {
-    value
-        .as_str()
-        .and_then(Profile::parse)
+fn reader_profile(setting: &str, value: &str) -> Result<Profile, ConfigError> {
+    Profile::parse(value)
         .filter(|profile| profile.reads_per_sec() > 0)
-        .ok_or_else(|| invalid(key, "expected a reading profile: fxr90, mc3390xr or rfd40"))
+        .ok_or_else(|| {
+            invalid(
+                setting,
+                "expected a reading profile: fxr90, mc3390xr or rfd40",
+            )
+        })
 }
 
-fn stamp_value(key: &str, value: &toml::Value) -> Result<String, ConfigError> {
-    let stamp = match value {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Integer(i) => i.to_string(),
-        _ => return Err(invalid(key, "expected None or a number")),
-    };
+fn stamp_value(setting: &str, value: &Setting) -> Result<String, ConfigError> {
+    let stamp = value.text();
     // `0` makes a terminal re-upload its whole table.
     if stamp.trim() == "0" || stamp.is_empty() || !stamp.chars().all(|c| c.is_ascii_alphanumeric())
     {
-        return Err(invalid(key, "expected None or a non-zero number"));
+        return Err(invalid(setting, "expected None or a non-zero number"));
     }
     Ok(stamp)
 }
@@ -454,8 +531,9 @@ mod tests {
         assert_eq!(config.http_addr.port(), 9081);
         assert!(config.allow.check("A1").is_ok());
         assert!(config.allow.check("C3").is_err());
-        assert_eq!(config.time_zone("A1").minutes(), 480);
-        assert_eq!(config.time_zone("B2").minutes(), 330);
+        let now = stockhop::time::UnixMs::from_civil(2026, 7, 1, 0, 0, 0);
+        assert_eq!(config.time_zone("A1").offset_at(now).minutes(), 480);
+        assert_eq!(config.time_zone("B2").offset_at(now).minutes(), 330);
         assert_eq!(config.handshake.attlog_stamp, "9999");
         let rates = config.reader_rates();
         assert_eq!(rates.reads_per_sec("dock1"), 700);
@@ -478,9 +556,61 @@ mod tests {
             "colour = \"blue\"",
             "reader_profile = \"zt411r\"",
             "[reader_profiles]\ndock1 = \"fx9\"",
+            "time_zone = \"Europe/Atlantis\"",
+            "[time_zones]\nA1 = true",
+            "[stamps]\nattlog = \"None\"\nbadge = 1",
         ] {
             assert!(ListenerConfig::default().apply_toml(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_named_zone_is_read_per_serial_and_site_wide() {
+        let mut config = ListenerConfig::default();
+        config
+            .apply_toml("time_zone = \"Europe/Berlin\"\n[time_zones]\nNY1 = \"America/New_York\"\n")
+            .unwrap();
+        let summer = stockhop::time::UnixMs::from_civil(2026, 7, 1, 0, 0, 0);
+        assert_eq!(config.time_zone("B1").offset_at(summer).minutes(), 120);
+        assert_eq!(config.time_zone("NY1").offset_at(summer).minutes(), -240);
+        assert_eq!(config.time_zone("NY1").to_string(), "America/New_York");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_the_key_and_the_file_named() {
+        let dir = std::env::temp_dir().join(format!("stockhop-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("terminals.toml");
+        std::fs::write(
+            &path,
+            "allow = \"*\"\ntime_zone = \"UTC\"\nrealtme = false\n",
+        )
+        .unwrap();
+        let err = ListenerConfig::load(Some(&path)).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+        assert!(err.contains("unknown field `realtme`"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+        let err = ConfigFile::parse("[stamps]\noplog = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `oplog`"), "{err}");
+    }
+
+    #[test]
+    fn a_file_written_back_reads_the_same() {
+        let text = r#"
+            allow = ["A1", "B2"]
+            time_zone = "Europe/Berlin"
+            realtime = "no"
+            [time_zones]
+            B2 = 330
+            [stamps]
+            attlog = 9999
+            operlog = "None"
+        "#;
+        let file = ConfigFile::parse(text).unwrap();
+        assert_eq!(ConfigFile::parse(&file.to_toml()).unwrap(), file);
     }
 
     #[test]

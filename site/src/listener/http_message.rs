@@ -1,9 +1,10 @@
 //! HTTP/1.0 and HTTP/1.1 messages as the terminals send them, on byte
 //! slices: the request head parser and the response encoder.
 //!
-//! The terminal port is served by a small hand-written HTTP/1.x server
-//! rather than a general-purpose one because the devices are picky in ways a
-//! framework hides: the reply must carry an explicit `Content-Length`, a
+//! The terminal port is served by a small HTTP/1.x server of its own
+//! (request heads parsed by `httparse`, bounded by [`MAX_HEAD_BYTES`] and
+//! [`MAX_HEADERS`]) rather than a general-purpose one because the devices
+//! are picky in ways a framework hides: the reply must carry an explicit `Content-Length`, a
 //! `Date` the device sets its clock from, `Content-Type: text/plain`, no
 //! chunking, and the connection closes after one exchange. Bodies are read
 //! raw whatever `Content-Type` says (some firmware sends none). Like every
@@ -106,62 +107,53 @@ impl HeadError {
     }
 }
 
-/// Parses the request head at the start of `buf`. Line ends may be CRLF or a
-/// bare LF; header names are case-insensitive.
+/// The request-line leniencies terminals need: some firmware pads the
+/// request line with more than one space.
+fn parser_config() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config.allow_multiple_spaces_in_request_line_delimiters(true);
+    config
+}
+
+/// Parses the request head at the start of `buf` (with `httparse`). Line
+/// ends may be CRLF or a bare LF; header names are case-insensitive. At
+/// most [`MAX_HEAD_BYTES`] are looked at.
 pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
-    let Some(head_len) = find_head_end(buf) else {
-        return if buf.len() > MAX_HEAD_BYTES {
-            Err(HeadError::TooLong)
-        } else {
-            Ok(Parsed::Incomplete)
-        };
+    let window = &buf[..buf.len().min(MAX_HEAD_BYTES)];
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    let status = parser_config()
+        .parse_request(&mut request, window)
+        .map_err(|err| match err {
+            httparse::Error::Version => HeadError::Version,
+            httparse::Error::TooManyHeaders => HeadError::TooManyHeaders,
+            httparse::Error::HeaderName | httparse::Error::HeaderValue => HeadError::Header,
+            // A line ending in the wrong place or a bad byte in the request
+            // line: the line is not `METHOD TARGET VERSION`.
+            _ => HeadError::RequestLine,
+        })?;
+    let head_len = match status {
+        httparse::Status::Complete(n) => n,
+        httparse::Status::Partial if buf.len() > MAX_HEAD_BYTES => return Err(HeadError::TooLong),
+        httparse::Status::Partial => return Ok(Parsed::Incomplete),
     };
-    if head_len > MAX_HEAD_BYTES {
-        return Err(HeadError::TooLong);
-    }
-    let text = &buf[..head_len];
-    let mut lines = text
-        .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line));
-    let request_line = lines.next().ok_or(HeadError::RequestLine)?;
-    let request_line = std::str::from_utf8(request_line).map_err(|_| HeadError::RequestLine)?;
-    let mut parts = request_line.split(' ').filter(|p| !p.is_empty());
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(HeadError::RequestLine);
-    };
-    let method = match method {
-        "GET" => Method::Get,
-        "POST" => Method::Post,
+    let method = match request.method {
+        Some("GET") => Method::Get,
+        Some("POST") => Method::Post,
         _ => Method::Other,
     };
-    let version = match version {
-        "HTTP/1.1" => Version::Http11,
-        "HTTP/1.0" => Version::Http10,
+    let version = match request.version {
+        Some(0) => Version::Http10,
+        Some(1) => Version::Http11,
         _ => return Err(HeadError::Version),
     };
+    let target = request.path.ok_or(HeadError::RequestLine)?;
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let mut content_length = None;
     let mut expect_continue = false;
-    let mut headers = 0usize;
-    for line in lines.filter(|l| !l.is_empty()) {
-        headers += 1;
-        if headers > MAX_HEADERS {
-            return Err(HeadError::TooManyHeaders);
-        }
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(HeadError::Header)?;
-        let name = &line[..colon];
-        // A header name is a token: `Content-Length : 5` is not a length
-        // to ignore but a malformed request (RFC 9112 §5.1).
-        if name.is_empty() || !name.iter().all(|&b| is_token_byte(b)) {
-            return Err(HeadError::Header);
-        }
-        let value = trim(&line[colon + 1..]);
-        if name.eq_ignore_ascii_case(b"content-length") {
+    for header in request.headers.iter() {
+        let value = header.value.trim_ascii();
+        if header.name.eq_ignore_ascii_case("content-length") {
             let parsed = std::str::from_utf8(value)
                 .ok()
                 .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
@@ -171,9 +163,9 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
                 return Err(HeadError::ContentLength);
             }
             content_length = Some(parsed);
-        } else if name.eq_ignore_ascii_case(b"expect") {
+        } else if header.name.eq_ignore_ascii_case("expect") {
             expect_continue = value.eq_ignore_ascii_case(b"100-continue");
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding")
             && !value.eq_ignore_ascii_case(b"identity")
         {
             return Err(HeadError::Chunked);
@@ -195,81 +187,31 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, HeadError> {
     }))
 }
 
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
 /// The path and raw query of the request line at the start of `buf`, as
 /// soon as that line is complete (before the rest of the head has come),
 /// so a refused terminal is answered without waiting for its headers.
+/// The same parser as [`parse_head`] reads it.
 pub fn request_target(buf: &[u8]) -> Option<(&str, &str)> {
-    let end = buf.iter().position(|&b| b == b'\n')?;
-    let line = std::str::from_utf8(&buf[..end]).ok()?;
-    let target = line.split(' ').filter(|p| !p.is_empty()).nth(1)?;
+    let window = &buf[..buf.len().min(MAX_HEAD_BYTES)];
+    // Empty lines before the request line are skipped, as the head
+    // parser skips them (RFC 9112 §2.2).
+    let start = window.iter().position(|&b| b != b'\r' && b != b'\n')?;
+    let line_end = start + window[start..].iter().position(|&b| b == b'\n')?;
+    // The request line and nothing after it: headers are not parsed yet.
+    let line = &window[..=line_end];
+    let mut request = httparse::Request::new(&mut []);
+    let _ = parser_config().parse_request(&mut request, line);
+    request.version?;
+    let target = request.path?;
     Some(target.split_once('?').unwrap_or((target, "")))
 }
 
-fn find_head_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(offset) = buf[i..].iter().position(|&b| b == b'\n') {
-        let at = i + offset;
-        let rest = &buf[at + 1..];
-        if rest.first() == Some(&b'\n') {
-            return Some(at + 2);
-        }
-        if rest.starts_with(b"\r\n") {
-            return Some(at + 3);
-        }
-        i = at + 1;
-    }
-    None
-}
-
-fn trim(value: &[u8]) -> &[u8] {
-    let start = value
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(value.len());
-    let end = value
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |i| i + 1);
-    &value[start..end]
-}
-
-/// The value of `name` in a query string (first occurrence, percent-decoded).
+/// The value of `name` in a query string (first occurrence,
+/// `application/x-www-form-urlencoded` decoded).
 pub fn query_param(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (percent_decode(key) == name).then(|| percent_decode(value))
-    })
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match (hex_digit(bytes[i + 1]), hex_digit(bytes[i + 2])) {
-                    (Some(hi), Some(lo)) => {
-                        out.push(hi << 4 | lo);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex_digit(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -454,6 +396,13 @@ mod tests {
             request_target(b"GET /iclock/ping?SN=7 HTTP/1.1\r\nHo"),
             Some(("/iclock/ping", "SN=7"))
         );
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_are_skipped_by_both_reads() {
+        let buf = b"\r\n\nGET /iclock/ping?SN=7 HTTP/1.1\r\n\r\n";
+        assert_eq!(request_target(buf), Some(("/iclock/ping", "SN=7")));
+        assert_eq!(complete(buf).path, "/iclock/ping");
     }
 
     #[test]

@@ -333,7 +333,8 @@ impl Default for Handshake {
     }
 }
 
-/// The handshake reply body, one `key=value` a line, each LF-terminated.
+/// The handshake reply body, one `key=value` a line, each LF-terminated;
+/// `zone` is the offset in force now in the terminal's configured zone.
 pub fn handshake_body(serial: &str, legacy: bool, options: &Handshake, zone: UtcOffset) -> String {
     let (attlog, operlog, attphoto) = if legacy {
         ("Stamp", "OpStamp", "PhotoStamp")

@@ -87,7 +87,7 @@ pub fn handshake_body(serial: &str, options: &Handshake) -> String {
 }
 
 /// The reply to `rtdata?type=time`: `DateTime=<now, encoded>,ServerTZ=±HHMM`
-/// with the terminal's configured zone.
+/// with `zone`, the offset in force now in the terminal's configured zone.
 pub fn time_body(now: UnixMs, zone: UtcOffset) -> String {
     let minutes = zone.minutes();
     let sign = if minutes < 0 { '-' } else { '+' };

@@ -1,15 +1,33 @@
-//! A terminal's time zone: a fixed offset from UTC.
+//! A terminal's time zone: a zone of the IANA database (`Europe/Berlin`),
+//! whose daylight-saving rules the listener follows, or a fixed offset from
+//! UTC (`+05:30`).
 //!
 //! iclock terminals stamp records in device local time without a zone, and
 //! set their clock from the handshake's `Date` (GMT) plus `TimeZone`. The
-//! listener converts their local times back to UTC with the same offset it
-//! tells them, configured per serial or site-wide. Offsets are fixed:
-//! a site that observes daylight saving changes the configured offset, just
-//! as the terminal's own clock has to be moved.
+//! listener converts their local times back to UTC with the zone
+//! configured per serial or site-wide ([`TerminalZone`]): a named zone reads
+//! each local time with the offset in force at that local time, so a
+//! record taken before a clock change and uploaded after it keeps its true
+//! instant, and the handshake tells the terminal the offset in force now.
+//! A line's own `TimeOffset` (a [`UtcOffset`]) wins over either.
+//!
+//! A local time the clock change skipped or repeated is read as RFC 5545
+//! and Temporal's "compatible" choice does: a skipped time (02:30 on the
+//! night clocks go forward) with the offset before the gap, so it lands as
+//! long after the gap's start as it claims to be past it (02:30 CET is
+//! 01:30 UTC); a repeated time (02:30 on the night clocks go back) as its
+//! first occurrence, with the offset before the change (02:30 CEST, 00:30
+//! UTC).
+//!
+//! The zone data is the system's `/usr/share/zoneinfo` (Debian's `tzdata`,
+//! kept current by the system's updates); a machine without it (a minimal
+//! image) uses the copy built into the binary, so a named zone always loads.
 
 use std::fmt;
 use std::str::FromStr;
 
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 use stockhop::time::UnixMs;
 
 /// Furthest real offsets: UTC−12:00 to UTC+14:00.
@@ -39,6 +57,15 @@ impl UtcOffset {
 
     pub fn minutes(self) -> i32 {
         self.minutes
+    }
+
+    /// An offset of `seconds` east of UTC, to the whole minute towards
+    /// zero, held within the real offsets (historical local mean times of
+    /// the database go past them by seconds).
+    fn from_seconds_clamped(seconds: i32) -> UtcOffset {
+        UtcOffset {
+            minutes: (seconds / 60).clamp(OFFSET_MINUTES_MIN, OFFSET_MINUTES_MAX),
+        }
     }
 
     /// A local wall-clock reading (as if it were UTC) converted to UTC.
@@ -101,6 +128,105 @@ impl fmt::Display for UtcOffset {
     }
 }
 
+/// A terminal's configured time zone.
+#[derive(Debug, Clone)]
+pub enum TerminalZone {
+    /// The same offset all year.
+    Fixed(UtcOffset),
+    /// A zone of the IANA database, by the name it was configured with.
+    Named { name: String, zone: TimeZone },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown time zone {0:?}: expected a name of the IANA database (\"Europe/Berlin\"), UTC, +HH:MM, -HHMM or minutes between -720 and 840")]
+pub struct ZoneError(String);
+
+impl TerminalZone {
+    pub const UTC: TerminalZone = TerminalZone::Fixed(UtcOffset::UTC);
+
+    /// A fixed offset (`+05:30`, `-0300`, `330`, `UTC`) or a zone name of
+    /// the IANA database (`Europe/Berlin`).
+    pub fn parse(text: &str) -> Result<TerminalZone, ZoneError> {
+        if let Ok(offset) = text.parse::<UtcOffset>() {
+            return Ok(TerminalZone::Fixed(offset));
+        }
+        let name = text.trim();
+        jiff::tz::db()
+            .get(name)
+            .map(|zone| TerminalZone::Named {
+                name: name.to_owned(),
+                zone,
+            })
+            .map_err(|_| ZoneError(text.to_owned()))
+    }
+
+    /// A local wall-clock reading (as if it were UTC) converted to UTC with
+    /// the offset in force at that local time; a skipped or repeated local
+    /// time is read as the module documentation says.
+    pub fn local_to_utc(&self, local_as_utc: UnixMs) -> UnixMs {
+        match self {
+            TerminalZone::Fixed(offset) => offset.local_to_utc(local_as_utc),
+            TerminalZone::Named { zone, .. } => {
+                let Ok(as_utc) = Timestamp::from_millisecond(local_as_utc.0) else {
+                    return local_as_utc;
+                };
+                let civil = TimeZone::UTC.to_datetime(as_utc);
+                match zone.to_ambiguous_timestamp(civil).compatible() {
+                    Ok(instant) => UnixMs(instant.as_millisecond()),
+                    // At the edge of the representable years: the offset in
+                    // force at the reading itself.
+                    Err(_) => self.offset_at(local_as_utc).local_to_utc(local_as_utc),
+                }
+            }
+        }
+    }
+
+    /// The offset in force at the instant `at`: what the handshake tells a
+    /// terminal to set its clock to.
+    pub fn offset_at(&self, at: UnixMs) -> UtcOffset {
+        match self {
+            TerminalZone::Fixed(offset) => *offset,
+            TerminalZone::Named { zone, .. } => {
+                let instant = Timestamp::from_millisecond(at.0).unwrap_or(Timestamp::UNIX_EPOCH);
+                UtcOffset::from_seconds_clamped(zone.to_offset(instant).seconds())
+            }
+        }
+    }
+}
+
+impl Default for TerminalZone {
+    fn default() -> TerminalZone {
+        TerminalZone::UTC
+    }
+}
+
+impl PartialEq for TerminalZone {
+    fn eq(&self, other: &TerminalZone) -> bool {
+        match (self, other) {
+            (TerminalZone::Fixed(a), TerminalZone::Fixed(b)) => a == b,
+            (TerminalZone::Named { name: a, .. }, TerminalZone::Named { name: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl FromStr for TerminalZone {
+    type Err = ZoneError;
+
+    fn from_str(text: &str) -> Result<TerminalZone, ZoneError> {
+        TerminalZone::parse(text)
+    }
+}
+
+impl fmt::Display for TerminalZone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TerminalZone::Fixed(offset) => offset.fmt(f),
+            TerminalZone::Named { name, .. } => f.write_str(name),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +263,81 @@ mod tests {
             offset.local_to_utc(local),
             UnixMs::from_civil(2024, 8, 5, 4, 40, 57)
         );
+    }
+}
+
+#[cfg(test)]
+mod named_zone_tests {
+    use super::*;
+
+    fn berlin() -> TerminalZone {
+        TerminalZone::parse("Europe/Berlin").expect("the IANA database names Europe/Berlin")
+    }
+
+    fn civil(y: i64, mo: i64, d: i64, h: i64, mi: i64) -> UnixMs {
+        UnixMs::from_civil(y, mo, d, h, mi, 0)
+    }
+
+    #[test]
+    fn a_named_zone_reads_winter_and_summer_times_with_their_own_offsets() {
+        let zone = berlin();
+        assert_eq!(
+            zone.local_to_utc(civil(2026, 1, 15, 9, 0)),
+            civil(2026, 1, 15, 8, 0)
+        );
+        assert_eq!(
+            zone.local_to_utc(civil(2026, 7, 15, 9, 0)),
+            civil(2026, 7, 15, 7, 0)
+        );
+    }
+
+    #[test]
+    fn the_offset_told_to_a_terminal_is_the_one_in_force_now() {
+        let zone = berlin();
+        assert_eq!(zone.offset_at(civil(2026, 3, 29, 0, 59)).minutes(), 60);
+        assert_eq!(zone.offset_at(civil(2026, 3, 29, 1, 0)).minutes(), 120);
+        assert_eq!(zone.offset_at(civil(2026, 10, 25, 1, 0)).minutes(), 60);
+        assert_eq!(zone.offset_at(civil(2026, 3, 29, 1, 0)).iclock_value(), "2");
+    }
+
+    #[test]
+    fn a_skipped_local_time_is_read_with_the_offset_before_the_gap() {
+        // 2026-03-29 02:00 CET became 03:00 CEST: 02:30 never happened.
+        assert_eq!(
+            berlin().local_to_utc(civil(2026, 3, 29, 2, 30)),
+            civil(2026, 3, 29, 1, 30)
+        );
+    }
+
+    #[test]
+    fn a_repeated_local_time_is_read_as_its_first_occurrence() {
+        // 2026-10-25 03:00 CEST became 02:00 CET: 02:30 happened twice.
+        assert_eq!(
+            berlin().local_to_utc(civil(2026, 10, 25, 2, 30)),
+            civil(2026, 10, 25, 0, 30)
+        );
+    }
+
+    #[test]
+    fn names_and_offsets_both_parse_and_unknown_names_are_refused() {
+        assert_eq!(
+            TerminalZone::parse("+05:30"),
+            Ok(TerminalZone::Fixed(UtcOffset::from_minutes(330).unwrap()))
+        );
+        assert_eq!(berlin().to_string(), "Europe/Berlin");
+        assert!(TerminalZone::parse("America/Sao_Paulo").is_ok());
+        for bad in ["Europe/Atlantis", "", "+15:00", "../etc/passwd"] {
+            let err = TerminalZone::parse(bad).unwrap_err();
+            assert!(err.to_string().contains("IANA"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_built_in_zone_data_knows_the_zones_without_the_system_copy() {
+        // What a machine without /usr/share/zoneinfo reads.
+        let bundled = jiff::tz::TimeZoneDatabase::bundled();
+        let zone = bundled.get("Europe/Berlin").expect("built into the binary");
+        let instant = Timestamp::from_second(civil(2026, 7, 1, 0, 0).0 / 1000).unwrap();
+        assert_eq!(zone.to_offset(instant).seconds(), 7200);
     }
 }
