@@ -3,8 +3,6 @@
 //! [`super::devices`] and [`super::terminal`], run on the database's
 //! blocking thread.
 
-use std::sync::Arc;
-
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -15,11 +13,9 @@ use stockhop::wire::{
     SYNC_PATH,
 };
 
+use super::admission::{self, Class, BACKLOG_CHUNK_ITEMS};
 use super::devices::{self, Device};
-use super::{
-    auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal,
-    MAX_SYNC_REQUESTS_WAITING,
-};
+use super::{auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::limits::SIGNED_BODY_DEADLINE;
@@ -132,40 +128,88 @@ async fn sync_items(
         .iter()
         .map(|incoming| incoming.item.key)
         .collect();
-    // Shed load before queueing on the database: a bounded number of
-    // requests wait for it, the rest are told to come back (503).
-    let Ok(permit) = Arc::clone(&state.ledger.sync_permits).try_acquire_owned() else {
-        return Err(AppError::Overloaded(format!(
-            "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
-        )));
-    };
     let occurred_at: Vec<_> = parsed
         .items
         .iter()
         .map(|incoming| incoming.item.occurred_at)
         .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
-    let now = wall_clock();
-    let drainer = device.clone();
-    let ran = state
-        .db
-        .call(move |conn| -> Result<_, AppError> {
-            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
-            // Released when the work is done, even if the client went away.
-            drop((guard, permit));
-            Ok(ran?)
-        })
-        .await?;
+    let ran = run_admitted(&state, &device, parsed, held).await?;
+    drop(guard);
     // A filled gap with a long backlog behind it applies in chunks, each
     // its own transaction, after this answer; other requests go between.
     if !ran.parked.is_empty() {
-        tokio::spawn(drain_parked(state.db.clone(), drainer, ran.parked));
+        tokio::spawn(drain_parked(state.db.clone(), device, ran.parked));
     }
     state.ledger.metrics.observe(&ran.results, &occurred_at);
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
         results: ran.results,
     }))
+}
+
+/// Runs a request's items through the admission gate: a live request in
+/// one turn and one transaction, a backlog request in turns of
+/// [`BACKLOG_CHUNK_ITEMS`], each its own transaction, so live requests go
+/// between them. A refusal after some chunks committed is a 503 like any
+/// other; the device's resend gets those items' stored answers.
+async fn run_admitted(
+    state: &AppState,
+    device: &Device,
+    parsed: sync::ParsedRequest,
+    held: Vec<bool>,
+) -> Result<sync::Ran, AppError> {
+    let mut class = admission::classify(
+        parsed.sent_at,
+        parsed
+            .items
+            .iter()
+            .map(|incoming| incoming.item.occurred_at),
+    );
+    let chunk = match class {
+        Class::Live => parsed.items.len().max(1),
+        Class::Backlog | Class::Continuing => BACKLOG_CHUNK_ITEMS,
+    };
+    let sent_at = parsed.sent_at;
+    let mut items = parsed.items;
+    let mut held = held;
+    let mut ran = sync::Ran {
+        results: Vec::with_capacity(items.len()),
+        parked: Vec::new(),
+    };
+    loop {
+        let take = chunk.min(items.len());
+        let these: Vec<_> = items.drain(..take).collect();
+        let these_held: Vec<bool> = held.drain(..take).collect();
+        let turn = state
+            .ledger
+            .admission
+            .admit(class)
+            .await
+            .map_err(|refused| AppError::Overloaded(refused.to_string()))?;
+        class = Class::Continuing;
+        let device = device.clone();
+        let now = wall_clock();
+        let part = state
+            .db
+            .call(move |conn| -> Result<_, AppError> {
+                let part = sync::run_parked(conn, &device, sent_at, &these, &these_held, now);
+                // The next turn starts when the work is done, even if the
+                // client went away.
+                drop(turn);
+                Ok(part?)
+            })
+            .await?;
+        ran.results.extend(part.results);
+        for session in part.parked {
+            if !ran.parked.contains(&session) {
+                ran.parked.push(session);
+            }
+        }
+        if items.is_empty() {
+            return Ok(ran);
+        }
+    }
 }
 
 /// Applies the parked drains of `device`'s `sessions` chunk by chunk until

@@ -1,0 +1,365 @@
+//! Admission control in front of the ledger's single writer
+//! (docs/design.md §4.1): sync requests take turns at the database, live
+//! ones first.
+//!
+//! A request is **live** when its newest item was captured within
+//! [`LIVE_WINDOW`] of the request's `sent_at` (both the device's clock, so
+//! skew does not move a request between classes), else **backlog**: what
+//! a handheld back from an outage drains. One request runs at a time;
+//! when it finishes the turn goes to the oldest live request waiting, else
+//! to the next backlog chunk. A backlog request runs in chunks of
+//! [`BACKLOG_CHUNK_ITEMS`], each its own transaction and its own turn, so
+//! a live request waits at most for one chunk, never for a whole 50-item
+//! request or for the queue of them; a chunk that goes on takes the next
+//! backlog turn before backlog requests that came later. Backlog requests
+//! are queued, not refused: only past [`BACKLOG_WAITING_MAX`] waiting or
+//! after waiting [`BACKLOG_WAIT_MAX`] is one answered 503 with
+//! Retry-After (and live ones past [`LIVE_WAITING_MAX`]), since a refusal
+//! puts a handheld into its backoff.
+//!
+//! [`Turns`] is the ordering, sans-IO; [`Gate`] wakes the waiting tasks.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use stockhop::time::{Millis, UnixMs};
+use tokio::sync::oneshot;
+
+/// A request whose newest item was captured this recently (before its
+/// `sent_at`) is live: an operator is scanning now, a few retries of the
+/// drain's backoff included.
+pub const LIVE_WINDOW: Millis = Millis::from_secs(60);
+/// Items of a backlog request one turn applies: one transaction's worth
+/// that keeps a live request's wait behind it about one live request long
+/// (a commit's fsync plus a few ms of items), while the backlog keeps most
+/// of the batching's throughput.
+pub const BACKLOG_CHUNK_ITEMS: usize = 10;
+/// Live requests that may wait for their turn; more are answered 503. The
+/// live fleet is the operators scanning now, one request each.
+pub const LIVE_WAITING_MAX: usize = 256;
+/// Backlog requests that may wait for their turn; more are answered 503
+/// with Retry-After. A site's whole fleet returning at once is a few
+/// hundred handhelds with one request each in flight.
+pub const BACKLOG_WAITING_MAX: usize = 2_048;
+/// The longest a backlog request waits for its turn before it is answered
+/// 503 with Retry-After: under the handheld's 10 s fetch timeout, so the
+/// ledger never applies a request its device has already given up on.
+pub const BACKLOG_WAIT_MAX: Duration = Duration::from_secs(8);
+
+/// Which queue a request waits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Live,
+    Backlog,
+    /// The next chunk of a backlog request already under way.
+    Continuing,
+}
+
+/// A request's class by its items' capture times and its `sent_at`.
+pub fn classify(sent_at: UnixMs, captured: impl IntoIterator<Item = UnixMs>) -> Class {
+    match captured.into_iter().max() {
+        Some(newest) if sent_at.since(newest) > LIVE_WINDOW.0 as i64 => Class::Backlog,
+        _ => Class::Live,
+    }
+}
+
+/// A waiting request's place.
+pub type Ticket = u64;
+
+/// What [`Turns::arrive`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// The writer is free: this request runs now.
+    Run(Ticket),
+    /// Queued: it runs when [`Turns::finish`] names it.
+    Wait(Ticket),
+    /// Too many waiting in its class: answer 503.
+    Refused,
+}
+
+/// The turn order, sans-IO: one request at a time, live first.
+#[derive(Debug, Default)]
+pub struct Turns {
+    running: Option<Ticket>,
+    live: VecDeque<Ticket>,
+    backlog: VecDeque<Ticket>,
+    next: Ticket,
+}
+
+impl Turns {
+    pub fn arrive(&mut self, class: Class) -> Arrival {
+        let ticket = self.next;
+        self.next += 1;
+        if self.running.is_none() {
+            self.running = Some(ticket);
+            return Arrival::Run(ticket);
+        }
+        match class {
+            Class::Live if self.live.len() >= LIVE_WAITING_MAX => return Arrival::Refused,
+            Class::Backlog if self.backlog.len() >= BACKLOG_WAITING_MAX => return Arrival::Refused,
+            Class::Live => self.live.push_back(ticket),
+            Class::Backlog => self.backlog.push_back(ticket),
+            Class::Continuing => self.backlog.push_front(ticket),
+        }
+        Arrival::Wait(ticket)
+    }
+
+    /// The running request is done: the next one to run, if any waits.
+    pub fn finish(&mut self) -> Option<Ticket> {
+        self.running = self.live.pop_front().or_else(|| self.backlog.pop_front());
+        self.running
+    }
+
+    /// `ticket` stops waiting (its client went away, or it waited too
+    /// long). Returns `true` when it had already been given the turn, which
+    /// it must then pass on with [`Turns::finish`].
+    pub fn leave(&mut self, ticket: Ticket) -> bool {
+        if self.running == Some(ticket) {
+            return true;
+        }
+        self.live.retain(|t| *t != ticket);
+        self.backlog.retain(|t| *t != ticket);
+        false
+    }
+
+    /// Requests waiting, live and backlog.
+    pub fn waiting(&self) -> (usize, usize) {
+        (self.live.len(), self.backlog.len())
+    }
+}
+
+/// Why a request was not admitted: answer 503 with Retry-After.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("more than {0} {1} sync requests waiting")]
+    Full(usize, &'static str),
+    #[error("waited {} s for the ledger", BACKLOG_WAIT_MAX.as_secs())]
+    Waited,
+}
+
+#[derive(Default)]
+struct Shared {
+    turns: Turns,
+    wakers: HashMap<Ticket, oneshot::Sender<()>>,
+}
+
+impl Shared {
+    /// Passes the turn on to the next waiter still there.
+    fn finish(&mut self) {
+        while let Some(next) = self.turns.finish() {
+            if let Some(waker) = self.wakers.remove(&next) {
+                if waker.send(()).is_ok() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The gate the sync handler passes before each transaction.
+#[derive(Clone, Default)]
+pub struct Gate {
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits for a turn at the writer; the turn lasts as long as the
+    /// returned [`Turn`]. A backlog request gives up after
+    /// [`BACKLOG_WAIT_MAX`].
+    pub async fn admit(&self, class: Class) -> Result<Turn, Refused> {
+        let (ticket, woken) = {
+            let mut shared = self.lock();
+            match shared.turns.arrive(class) {
+                Arrival::Run(_) => return Ok(Turn { gate: self.clone() }),
+                Arrival::Refused => {
+                    return Err(match class {
+                        Class::Live => Refused::Full(LIVE_WAITING_MAX, "live"),
+                        _ => Refused::Full(BACKLOG_WAITING_MAX, "backlog"),
+                    })
+                }
+                Arrival::Wait(ticket) => {
+                    let (waker, woken) = oneshot::channel();
+                    shared.wakers.insert(ticket, waker);
+                    (ticket, woken)
+                }
+            }
+        };
+        // If this future is dropped (the client went away) or gives up,
+        // the ticket leaves the queue, or passes on a turn it was given.
+        let mut waiting = Waiting {
+            gate: self,
+            ticket,
+            done: false,
+        };
+        let woken = match class {
+            Class::Live => woken.await.is_ok(),
+            Class::Backlog | Class::Continuing => {
+                matches!(
+                    tokio::time::timeout(BACKLOG_WAIT_MAX, woken).await,
+                    Ok(Ok(()))
+                )
+            }
+        };
+        if !woken {
+            return Err(Refused::Waited);
+        }
+        waiting.done = true;
+        Ok(Turn { gate: self.clone() })
+    }
+
+    /// Requests waiting, live and backlog.
+    pub fn waiting(&self) -> (usize, usize) {
+        self.lock().turns.waiting()
+    }
+}
+
+struct Waiting<'a> {
+    gate: &'a Gate,
+    ticket: Ticket,
+    done: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let mut shared = self.gate.lock();
+        shared.wakers.remove(&self.ticket);
+        if shared.turns.leave(self.ticket) {
+            shared.finish();
+        }
+    }
+}
+
+/// A turn at the writer; dropping it gives the turn to the next request.
+pub struct Turn {
+    gate: Gate,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.gate.lock().finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SENT: UnixMs = UnixMs(1_800_000_000_000);
+
+    #[test]
+    fn a_request_is_live_when_its_newest_item_is_inside_the_window() {
+        let ago = |ms: u64| UnixMs(SENT.0 - ms as i64);
+        assert_eq!(classify(SENT, [ago(40 * 60_000), ago(1_000)]), Class::Live);
+        assert_eq!(classify(SENT, [ago(LIVE_WINDOW.0)]), Class::Live);
+        assert_eq!(
+            classify(SENT, [ago(40 * 60_000), ago(LIVE_WINDOW.0 + 1)]),
+            Class::Backlog
+        );
+        assert_eq!(classify(SENT, []), Class::Live, "nothing to wait for");
+        assert_eq!(
+            classify(SENT, [UnixMs(SENT.0 + 5_000)]),
+            Class::Live,
+            "a clock that stepped back"
+        );
+    }
+
+    #[test]
+    fn live_requests_run_before_backlog_ones_that_came_first() {
+        let mut turns = Turns::default();
+        let Arrival::Run(_) = turns.arrive(Class::Backlog) else {
+            panic!("the free writer runs the first request")
+        };
+        let b1 = turns.arrive(Class::Backlog);
+        let b2 = turns.arrive(Class::Backlog);
+        let l1 = turns.arrive(Class::Live);
+        let l2 = turns.arrive(Class::Live);
+        let order: Vec<Arrival> = std::iter::from_fn(|| turns.finish().map(Arrival::Wait))
+            .take(4)
+            .collect();
+        assert_eq!(order, [l1, l2, b1, b2]);
+        assert_eq!(turns.finish(), None);
+        assert_eq!(turns.waiting(), (0, 0));
+    }
+
+    #[test]
+    fn a_continuing_chunk_goes_behind_live_requests_and_ahead_of_other_backlogs() {
+        let mut turns = Turns::default();
+        turns.arrive(Class::Backlog);
+        let other = turns.arrive(Class::Backlog);
+        let live = turns.arrive(Class::Live);
+        let next_chunk = turns.arrive(Class::Continuing);
+        let order: Vec<Arrival> = std::iter::from_fn(|| turns.finish().map(Arrival::Wait))
+            .take(3)
+            .collect();
+        assert_eq!(order, [live, next_chunk, other]);
+    }
+
+    #[test]
+    fn a_full_queue_refuses_its_class_only() {
+        let mut turns = Turns::default();
+        turns.arrive(Class::Live);
+        for _ in 0..BACKLOG_WAITING_MAX {
+            assert!(matches!(turns.arrive(Class::Backlog), Arrival::Wait(_)));
+        }
+        assert_eq!(turns.arrive(Class::Backlog), Arrival::Refused);
+        assert!(matches!(turns.arrive(Class::Live), Arrival::Wait(_)));
+    }
+
+    #[test]
+    fn a_waiter_that_leaves_is_skipped_and_a_turn_it_was_given_passes_on() {
+        let mut turns = Turns::default();
+        turns.arrive(Class::Live);
+        let Arrival::Wait(gone) = turns.arrive(Class::Backlog) else {
+            panic!()
+        };
+        let Arrival::Wait(given) = turns.arrive(Class::Backlog) else {
+            panic!()
+        };
+        let Arrival::Wait(last) = turns.arrive(Class::Backlog) else {
+            panic!()
+        };
+        assert!(!turns.leave(gone), "it was only waiting");
+        assert_eq!(turns.finish(), Some(given));
+        assert!(turns.leave(given), "it held the turn: it must pass it on");
+        assert_eq!(turns.finish(), Some(last));
+    }
+
+    #[tokio::test]
+    async fn the_gate_wakes_live_waiters_first_and_skips_those_that_went_away() {
+        let gate = Gate::default();
+        let first = gate.admit(Class::Backlog).await.unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let enter = |name: &'static str, class: Class| {
+            let (gate, order) = (gate.clone(), Arc::clone(&order));
+            tokio::spawn(async move {
+                let _turn = gate.admit(class).await.unwrap();
+                order.lock().unwrap().push(name);
+            })
+        };
+        let backlog = enter("backlog", Class::Backlog);
+        while gate.waiting() != (0, 1) {
+            tokio::task::yield_now().await;
+        }
+        let gone = enter("gone", Class::Live);
+        let live = enter("live", Class::Live);
+        while gate.waiting() != (2, 1) {
+            tokio::task::yield_now().await;
+        }
+        gone.abort();
+        let _ = gone.await;
+        assert_eq!(gate.waiting(), (1, 1));
+        drop(first);
+        live.await.unwrap();
+        backlog.await.unwrap();
+        assert_eq!(*order.lock().unwrap(), ["live", "backlog"]);
+        let _free = gate.admit(Class::Backlog).await.unwrap();
+    }
+}
