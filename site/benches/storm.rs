@@ -168,9 +168,22 @@ async fn run(dir: &std::path::Path) -> Report {
         ledger: LedgerState::default(),
     };
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let server = tokio::spawn(stockhop_site::serve(api, state, async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
-    }));
+    // The server on a runtime of its own, as `serve` runs it: the
+    // handhelds' tasks here do not queue in front of its tasks.
+    let api = api.into_std().unwrap();
+    let server = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let api = tokio::net::TcpListener::from_std(api).unwrap();
+            stockhop_site::serve(api, state, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await
+        })
+    });
     let client = reqwest::Client::builder()
         .timeout(REQUEST_TIMEOUT)
         .build()
@@ -210,7 +223,9 @@ async fn run(dir: &std::path::Path) -> Report {
     let storm = live_phase(&client, &url, &live, Some(stormers)).await;
 
     let _ = stop.send(true);
-    server.await.unwrap().unwrap();
+    tokio::task::spawn_blocking(move || server.join().unwrap().unwrap())
+        .await
+        .unwrap();
     Report {
         quiet,
         unloaded,
