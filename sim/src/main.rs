@@ -41,16 +41,42 @@ struct Args {
     verbose: bool,
 }
 
-fn run_seed(seed: u64, max_operations: Option<usize>) -> anyhow::Result<Run> {
-    // A fresh directory a seed: the ledger is a real SQLite file, in
-    // memory-backed storage where the machine has it, since a campaign
-    // commits millions of times.
+/// A directory for SQLite files: in memory-backed storage where the
+/// machine has it, since a campaign commits millions of times.
+fn scratch() -> anyhow::Result<tempfile::TempDir> {
     let shm = std::path::Path::new("/dev/shm");
-    let dir = if shm.is_dir() {
+    Ok(if shm.is_dir() {
         tempfile::tempdir_in(shm)?
     } else {
         tempfile::tempdir()?
-    };
+    })
+}
+
+/// The site database as `serve` creates it (migrated, empty), made once
+/// a process: every seed's ledger and listener files start as copies.
+fn template() -> anyhow::Result<&'static std::path::Path> {
+    static TEMPLATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    if TEMPLATE.get().is_none() {
+        let dir = scratch()?;
+        let db = stockhop_site::db::Db::open(dir.path())?;
+        drop(db);
+        let _ = TEMPLATE.set(dir);
+    }
+    let dir = TEMPLATE.get().expect("set above");
+    Ok(Box::leak(
+        dir.path()
+            .join(stockhop_site::db::DB_FILE)
+            .into_boxed_path(),
+    ))
+}
+
+fn run_seed(seed: u64, max_operations: Option<usize>) -> anyhow::Result<Run> {
+    // A fresh directory a seed, its files copies of the template.
+    let dir = scratch()?;
+    let template = template()?;
+    for file in [world::LEDGER_FILE, world::LISTENER_FILE] {
+        std::fs::copy(template, dir.path().join(file))?;
+    }
     World::new(seed, dir.path(), max_operations)?.run()
 }
 

@@ -57,6 +57,10 @@ const REQUEST_TIMEOUT_MS: i64 = 10_000;
 const HEAL_DEADLINE_MS: i64 = 60 * 60 * 1000;
 /// How often, after the heal, a person looks at a device's queue screen.
 const PERSON_EVERY_MS: i64 = 30_000;
+/// The ledger's SQLite file in a seed's directory.
+pub const LEDGER_FILE: &str = "ledger.sqlite";
+/// The terminal listener's SQLite file (a listener on its own machine).
+pub const LISTENER_FILE: &str = "listener.sqlite";
 /// Shift start: 2026-11-30T08:00:00Z.
 const START: UnixMs = UnixMs(1_796_025_600_000);
 /// How long a terminal waits for the listener's ack before it counts the
@@ -244,9 +248,9 @@ impl World {
     pub fn new(seed: u64, dir: &Path, max_operations: Option<usize>) -> anyhow::Result<World> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let shape = Shape::draw(&mut rng);
-        let mut ledger = Ledger::open(dir.join("ledger.sqlite"))?;
+        let mut ledger = Ledger::open(dir.join(LEDGER_FILE))?;
         stock(&mut ledger)?;
-        let listener = Listener::open(dir.join("listener.sqlite"))?;
+        let listener = Listener::open(dir.join(LISTENER_FILE))?;
         let mut terminals = Vec::new();
         for t in 0..shape.terminals {
             let skew_ms = if rng.random_bool(0.6) {

@@ -50,7 +50,7 @@ const LIVE_SCAN_EVERY: Duration = Duration::from_secs(1);
 const QUIET_PHASE: Duration = Duration::from_secs(20);
 /// Handhelds draining a backlog in the unloaded phase: enough to keep the
 /// ledger's writer busy between round trips, few enough to queue nothing.
-const UNLOADED_DEVICES: usize = 20;
+const UNLOADED_DEVICES: usize = 50;
 /// Items one sync request carries at most (docs/design.md §3.3).
 const ITEMS_PER_REQUEST: usize = 50;
 /// The handheld's fetch timeout.
@@ -69,8 +69,15 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // The backlog handhelds on a runtime of their own: they are other
+    // devices, and their JSON work must not queue in front of the live
+    // handhelds' tasks (the server has its own runtime too).
+    let backlog_runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let report = runtime.block_on(run(dir.path()));
+    let report = runtime.block_on(run(dir.path(), backlog_runtime.handle().clone()));
     println!();
     println!(
         "backlog storm over loopback: {BACKLOG_DEVICES} handhelds back from a {} min outage ({BACKLOG_ITEMS} items each, 1 scan / {} s), {LIVE_DEVICES} live handhelds scanning 1 / {} s; SQLite WAL synchronous=FULL",
@@ -79,10 +86,11 @@ fn main() {
         LIVE_SCAN_EVERY.as_secs_f64()
     );
     println!(
-        "| {:<44} | {:>10} | {:>12} | {:>12} | {:>13} | {:>8} | {:>9} | {:>6} | {:>8} |",
+        "| {:<44} | {:>10} | {:>12} | {:>12} | {:>12} | {:>13} | {:>8} | {:>9} | {:>6} | {:>8} |",
         "phase",
         "live scans",
         "live p50 ms",
+        "live p90 ms",
         "live p99 ms",
         "backlog items",
         "drain s",
@@ -91,13 +99,13 @@ fn main() {
         "timeouts"
     );
     println!(
-        "|{:-<46}|{:->12}|{:->14}|{:->14}|{:->15}|{:->10}|{:->11}|{:->8}|{:->10}|",
-        "", "", "", "", "", "", "", "", ""
+        "|{:-<46}|{:->12}|{:->14}|{:->14}|{:->14}|{:->15}|{:->10}|{:->11}|{:->8}|{:->10}|",
+        "", "", "", "", "", "", "", "", "", ""
     );
     for (name, phase) in [
         ("quiet: live handhelds alone (baseline)", &report.quiet),
         (
-            "unloaded: 20 backlogs alone (ledger rate)",
+            "unloaded: 50 backlogs alone (ledger rate)",
             &report.unloaded,
         ),
         ("storm: 200 backlogs + live handhelds", &report.storm),
@@ -105,10 +113,11 @@ fn main() {
         let live = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
         let drain = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
         println!(
-            "| {:<44} | {:>10} | {:>12} | {:>12} | {:>13} | {:>8} | {:>9} | {:>6} | {:>8} |",
+            "| {:<44} | {:>10} | {:>12} | {:>12} | {:>12} | {:>13} | {:>8} | {:>9} | {:>6} | {:>8} |",
             name,
             phase.live_scans,
             live(phase.live_p50_ms),
+            live(phase.live_p90_ms),
             live(phase.live_p99_ms),
             phase.backlog_items,
             drain(phase.drain_secs),
@@ -132,6 +141,7 @@ fn main() {
 struct Phase {
     live_scans: usize,
     live_p50_ms: Option<f64>,
+    live_p90_ms: Option<f64>,
     live_p99_ms: Option<f64>,
     backlog_items: usize,
     drain_secs: Option<f64>,
@@ -158,7 +168,7 @@ struct Counters {
     timeouts: AtomicU64,
 }
 
-async fn run(dir: &std::path::Path) -> Report {
+async fn run(dir: &std::path::Path, backlog: tokio::runtime::Handle) -> Report {
     let db = Db::open(&dir.join("data")).unwrap();
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1/sync", api.local_addr().unwrap());
@@ -185,6 +195,11 @@ async fn run(dir: &std::path::Path) -> Report {
         })
     });
     let client = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .unwrap();
+    // The backlog handhelds' own connections, driven on their runtime.
+    let backlog_client = reqwest::Client::builder()
         .timeout(REQUEST_TIMEOUT)
         .build()
         .unwrap();
@@ -218,9 +233,16 @@ async fn run(dir: &std::path::Path) -> Report {
     let unloaded: Vec<Handheld> = add("SOLO", UNLOADED_DEVICES).await;
     let stormers: Vec<Handheld> = add("BACK", BACKLOG_DEVICES).await;
 
-    let quiet = live_phase(&client, &url, &live, None).await;
-    let unloaded = backlog_phase(&client, &url, unloaded).await;
-    let storm = live_phase(&client, &url, &live, Some(stormers)).await;
+    let quiet = live_phase(&client, &url, &live, &backlog, None).await;
+    let unloaded = backlog_phase(&backlog_client, &url, &backlog, unloaded).await;
+    let storm = live_phase(
+        &client,
+        &url,
+        &live,
+        &backlog,
+        Some((backlog_client, stormers)),
+    )
+    .await;
 
     let _ = stop.send(true);
     tokio::task::spawn_blocking(move || server.join().unwrap().unwrap())
@@ -239,7 +261,8 @@ async fn live_phase(
     client: &reqwest::Client,
     url: &str,
     live: &[Arc<Handheld>],
-    backlogs: Option<Vec<Handheld>>,
+    runtime: &tokio::runtime::Handle,
+    backlogs: Option<(reqwest::Client, Vec<Handheld>)>,
 ) -> Phase {
     let scanning = Arc::new(AtomicBool::new(true));
     let counters = Arc::new(Counters::default());
@@ -283,8 +306,8 @@ async fn live_phase(
     let mut phase = Phase::default();
     match backlogs {
         None => tokio::time::sleep(QUIET_PHASE).await,
-        Some(backlogs) => {
-            let drained = backlog_drain(client, url, backlogs, &counters).await;
+        Some((backlog_client, backlogs)) => {
+            let drained = backlog_drain(&backlog_client, url, runtime, backlogs, &counters).await;
             phase.backlog_items = drained.0;
             phase.drain_secs = Some(drained.1.as_secs_f64());
         }
@@ -303,15 +326,21 @@ async fn live_phase(
     };
     phase.live_scans = latencies.len();
     phase.live_p50_ms = at(0.50);
+    phase.live_p90_ms = at(0.90);
     phase.live_p99_ms = at(0.99);
     phase.overloaded = counters.overloaded.load(Ordering::SeqCst);
     phase.timeouts = counters.timeouts.load(Ordering::SeqCst);
     phase
 }
 
-async fn backlog_phase(client: &reqwest::Client, url: &str, backlogs: Vec<Handheld>) -> Phase {
+async fn backlog_phase(
+    client: &reqwest::Client,
+    url: &str,
+    runtime: &tokio::runtime::Handle,
+    backlogs: Vec<Handheld>,
+) -> Phase {
     let counters = Arc::new(Counters::default());
-    let (items, took) = backlog_drain(client, url, backlogs, &counters).await;
+    let (items, took) = backlog_drain(client, url, runtime, backlogs, &counters).await;
     Phase {
         backlog_items: items,
         drain_secs: Some(took.as_secs_f64()),
@@ -326,6 +355,7 @@ async fn backlog_phase(client: &reqwest::Client, url: &str, backlogs: Vec<Handhe
 async fn backlog_drain(
     client: &reqwest::Client,
     url: &str,
+    runtime: &tokio::runtime::Handle,
     backlogs: Vec<Handheld>,
     counters: &Arc<Counters>,
 ) -> (usize, Duration) {
@@ -338,7 +368,7 @@ async fn backlog_drain(
     let mut drains = Vec::new();
     for handheld in backlogs {
         let (client, url, counters) = (client.clone(), url.to_owned(), Arc::clone(counters));
-        drains.push(tokio::spawn(async move {
+        drains.push(runtime.spawn(async move {
             handheld.drain(&client, &url, &counters).await;
         }));
     }

@@ -1,27 +1,29 @@
 //! Admission control in front of the ledger's single writer
 //! (docs/design.md §4.1): sync requests take turns at the database, live
-//! ones first.
+//! ones first, backlog ones paced while operators scan.
 //!
 //! A request is **live** when its newest item was captured within
 //! [`LIVE_WINDOW`] of the request's `sent_at` (both the device's clock, so
 //! skew does not move a request between classes), else **backlog**: what
 //! a handheld back from an outage drains. One request runs at a time;
 //! when it finishes the turn goes to the oldest live request waiting, else
-//! to the next backlog chunk. A backlog request runs in chunks of
-//! [`BACKLOG_CHUNK_ITEMS`], each its own transaction and its own turn, so
-//! a live request waits at most for one chunk, never for a whole 50-item
-//! request or for the queue of them; a chunk that goes on takes the next
-//! backlog turn before backlog requests that came later. Backlog requests
-//! are queued, not refused: only past [`BACKLOG_WAITING_MAX`] waiting or
-//! after waiting [`BACKLOG_WAIT_MAX`] is one answered 503 with
-//! Retry-After (and live ones past [`LIVE_WAITING_MAX`]), since a refusal
-//! puts a handheld into its backoff.
+//! to the oldest backlog one. While live requests are arriving (one within
+//! [`PACE_WHILE_LIVE_WITHIN`]), a backlog turn that took `t` is followed
+//! by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during which only
+//! live requests run: the backlog keeps that share of the writer (and of
+//! the machine: parsing, answers) and a live request finds the writer free
+//! or waits for one request at most. With no live traffic the backlog
+//! runs back to back. Backlog requests are queued, not refused: only past
+//! [`BACKLOG_WAITING_MAX`] waiting or after waiting [`BACKLOG_WAIT_MAX`] is
+//! one answered 503 with Retry-After (and a live one past
+//! [`LIVE_WAITING_MAX`]), since a refusal puts a handheld into its backoff.
 //!
-//! [`Turns`] is the ordering, sans-IO; [`Gate`] wakes the waiting tasks.
+//! [`Turns`] is the ordering, sans-IO; [`Gate`] wakes the waiting tasks
+//! and keeps the time.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stockhop::time::{Millis, UnixMs};
 use tokio::sync::oneshot;
@@ -30,11 +32,13 @@ use tokio::sync::oneshot;
 /// `sent_at`) is live: an operator is scanning now, a few retries of the
 /// drain's backoff included.
 pub const LIVE_WINDOW: Millis = Millis::from_secs(60);
-/// Items of a backlog request one turn applies: one transaction's worth
-/// that keeps a live request's wait behind it about one live request long
-/// (a commit's fsync plus a few ms of items), while the backlog keeps most
-/// of the batching's throughput.
-pub const BACKLOG_CHUNK_ITEMS: usize = 10;
+/// The backlog's share of the writer's time while live requests arrive:
+/// most of the ledger's rate for the backlog, with a rest after each of
+/// its turns in which live scans find the writer free.
+pub const BACKLOG_SHARE: f64 = 0.8;
+/// The backlog is paced while a live request arrived this recently: an
+/// operator scans every few seconds.
+pub const PACE_WHILE_LIVE_WITHIN: Duration = Duration::from_secs(10);
 /// Live requests that may wait for their turn; more are answered 503. The
 /// live fleet is the operators scanning now, one request each.
 pub const LIVE_WAITING_MAX: usize = 256;
@@ -52,8 +56,6 @@ pub const BACKLOG_WAIT_MAX: Duration = Duration::from_secs(8);
 pub enum Class {
     Live,
     Backlog,
-    /// The next chunk of a backlog request already under way.
-    Continuing,
 }
 
 /// A request's class by its items' capture times and its `sent_at`.
@@ -64,6 +66,12 @@ pub fn classify(sent_at: UnixMs, captured: impl IntoIterator<Item = UnixMs>) -> 
     }
 }
 
+/// The rest after a backlog turn that took `ran`, while live requests
+/// arrive: the backlog keeps [`BACKLOG_SHARE`] of the writer.
+pub fn rest_after(ran: Duration) -> Duration {
+    ran.mul_f64((1.0 - BACKLOG_SHARE) / BACKLOG_SHARE)
+}
+
 /// A waiting request's place.
 pub type Ticket = u64;
 
@@ -72,16 +80,19 @@ pub type Ticket = u64;
 pub enum Arrival {
     /// The writer is free: this request runs now.
     Run(Ticket),
-    /// Queued: it runs when [`Turns::finish`] names it.
+    /// Queued: it runs when [`Turns::finish`] or [`Turns::rested`] names it.
     Wait(Ticket),
     /// Too many waiting in its class: answer 503.
     Refused,
 }
 
-/// The turn order, sans-IO: one request at a time, live first.
+/// The turn order, sans-IO: one request at a time, live first, and no
+/// backlog while the writer rests.
 #[derive(Debug, Default)]
 pub struct Turns {
     running: Option<Ticket>,
+    /// After a paced backlog turn: live requests only.
+    resting: bool,
     live: VecDeque<Ticket>,
     backlog: VecDeque<Ticket>,
     next: Ticket,
@@ -91,7 +102,8 @@ impl Turns {
     pub fn arrive(&mut self, class: Class) -> Arrival {
         let ticket = self.next;
         self.next += 1;
-        if self.running.is_none() {
+        let free = self.running.is_none() && (class == Class::Live || !self.resting);
+        if free {
             self.running = Some(ticket);
             return Arrival::Run(ticket);
         }
@@ -100,14 +112,37 @@ impl Turns {
             Class::Backlog if self.backlog.len() >= BACKLOG_WAITING_MAX => return Arrival::Refused,
             Class::Live => self.live.push_back(ticket),
             Class::Backlog => self.backlog.push_back(ticket),
-            Class::Continuing => self.backlog.push_front(ticket),
         }
         Arrival::Wait(ticket)
     }
 
     /// The running request is done: the next one to run, if any waits.
     pub fn finish(&mut self) -> Option<Ticket> {
-        self.running = self.live.pop_front().or_else(|| self.backlog.pop_front());
+        self.running = self.live.pop_front().or_else(|| {
+            if self.resting {
+                None
+            } else {
+                self.backlog.pop_front()
+            }
+        });
+        self.running
+    }
+
+    /// The running backlog request is done and the writer rests: the next
+    /// live request to run, if any waits.
+    pub fn finish_and_rest(&mut self) -> Option<Ticket> {
+        self.resting = true;
+        self.finish()
+    }
+
+    /// The rest is over: the backlog request that runs now, if the writer
+    /// is free and one waits.
+    pub fn rested(&mut self) -> Option<Ticket> {
+        self.resting = false;
+        if self.running.is_some() {
+            return None;
+        }
+        self.running = self.backlog.pop_front();
         self.running
     }
 
@@ -142,22 +177,25 @@ pub enum Refused {
 struct Shared {
     turns: Turns,
     wakers: HashMap<Ticket, oneshot::Sender<()>>,
+    /// When the last live request arrived.
+    live_seen: Option<Instant>,
 }
 
 impl Shared {
-    /// Passes the turn on to the next waiter still there.
-    fn finish(&mut self) {
-        while let Some(next) = self.turns.finish() {
-            if let Some(waker) = self.wakers.remove(&next) {
+    /// Wakes `next`, or passes its turn on while its waiter is gone.
+    fn wake(&mut self, mut next: Option<Ticket>) {
+        while let Some(ticket) = next {
+            if let Some(waker) = self.wakers.remove(&ticket) {
                 if waker.send(()).is_ok() {
                     return;
                 }
             }
+            next = self.turns.finish();
         }
     }
 }
 
-/// The gate the sync handler passes before each transaction.
+/// The gate the sync handler passes before its transaction.
 #[derive(Clone, Default)]
 pub struct Gate {
     shared: Arc<Mutex<Shared>>,
@@ -172,14 +210,23 @@ impl Gate {
     /// returned [`Turn`]. A backlog request gives up after
     /// [`BACKLOG_WAIT_MAX`].
     pub async fn admit(&self, class: Class) -> Result<Turn, Refused> {
+        let turn = || Turn {
+            gate: self.clone(),
+            class,
+            started: Instant::now(),
+            runtime: tokio::runtime::Handle::current(),
+        };
         let (ticket, woken) = {
             let mut shared = self.lock();
+            if class == Class::Live {
+                shared.live_seen = Some(Instant::now());
+            }
             match shared.turns.arrive(class) {
-                Arrival::Run(_) => return Ok(Turn { gate: self.clone() }),
+                Arrival::Run(_) => return Ok(turn()),
                 Arrival::Refused => {
                     return Err(match class {
                         Class::Live => Refused::Full(LIVE_WAITING_MAX, "live"),
-                        _ => Refused::Full(BACKLOG_WAITING_MAX, "backlog"),
+                        Class::Backlog => Refused::Full(BACKLOG_WAITING_MAX, "backlog"),
                     })
                 }
                 Arrival::Wait(ticket) => {
@@ -198,18 +245,16 @@ impl Gate {
         };
         let woken = match class {
             Class::Live => woken.await.is_ok(),
-            Class::Backlog | Class::Continuing => {
-                matches!(
-                    tokio::time::timeout(BACKLOG_WAIT_MAX, woken).await,
-                    Ok(Ok(()))
-                )
-            }
+            Class::Backlog => matches!(
+                tokio::time::timeout(BACKLOG_WAIT_MAX, woken).await,
+                Ok(Ok(()))
+            ),
         };
         if !woken {
             return Err(Refused::Waited);
         }
         waiting.done = true;
-        Ok(Turn { gate: self.clone() })
+        Ok(turn())
     }
 
     /// Requests waiting, live and backlog.
@@ -232,19 +277,43 @@ impl Drop for Waiting<'_> {
         let mut shared = self.gate.lock();
         shared.wakers.remove(&self.ticket);
         if shared.turns.leave(self.ticket) {
-            shared.finish();
+            let next = shared.turns.finish();
+            shared.wake(next);
         }
     }
 }
 
-/// A turn at the writer; dropping it gives the turn to the next request.
+/// A turn at the writer; dropping it gives the turn to the next request
+/// (after a backlog turn while live requests arrive, to live ones only
+/// until the rest is over).
 pub struct Turn {
     gate: Gate,
+    class: Class,
+    started: Instant,
+    runtime: tokio::runtime::Handle,
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        self.gate.lock().finish();
+        let mut shared = self.gate.lock();
+        let live_arriving = shared
+            .live_seen
+            .is_some_and(|seen| seen.elapsed() < PACE_WHILE_LIVE_WITHIN);
+        if self.class == Class::Live || !live_arriving {
+            let next = shared.turns.finish();
+            shared.wake(next);
+            return;
+        }
+        let next = shared.turns.finish_and_rest();
+        shared.wake(next);
+        let rest = rest_after(self.started.elapsed());
+        let gate = self.gate.clone();
+        self.runtime.spawn(async move {
+            tokio::time::sleep(rest).await;
+            let mut shared = gate.lock();
+            let next = shared.turns.rested();
+            shared.wake(next);
+        });
     }
 }
 
@@ -290,16 +359,38 @@ mod tests {
     }
 
     #[test]
-    fn a_continuing_chunk_goes_behind_live_requests_and_ahead_of_other_backlogs() {
+    fn while_the_writer_rests_after_a_backlog_turn_only_live_requests_run() {
         let mut turns = Turns::default();
         turns.arrive(Class::Backlog);
-        let other = turns.arrive(Class::Backlog);
-        let live = turns.arrive(Class::Live);
-        let next_chunk = turns.arrive(Class::Continuing);
-        let order: Vec<Arrival> = std::iter::from_fn(|| turns.finish().map(Arrival::Wait))
-            .take(3)
-            .collect();
-        assert_eq!(order, [live, next_chunk, other]);
+        let Arrival::Wait(next_backlog) = turns.arrive(Class::Backlog) else {
+            panic!()
+        };
+        assert_eq!(turns.finish_and_rest(), None, "no live request waits");
+        assert_eq!(turns.arrive(Class::Backlog), Arrival::Wait(2), "resting");
+        let Arrival::Run(live) = turns.arrive(Class::Live) else {
+            panic!("a live request finds the resting writer free")
+        };
+        assert_eq!(turns.rested(), None, "the live request still runs");
+        assert_eq!(turns.finish(), Some(next_backlog));
+        assert_ne!(live, next_backlog);
+        let mut turns = Turns::default();
+        turns.arrive(Class::Backlog);
+        let Arrival::Wait(waiting) = turns.arrive(Class::Backlog) else {
+            panic!()
+        };
+        turns.finish_and_rest();
+        assert_eq!(
+            turns.rested(),
+            Some(waiting),
+            "the rest over, the backlog goes on"
+        );
+    }
+
+    #[test]
+    fn a_backlog_turn_rests_a_quarter_of_its_length_for_an_eighty_percent_share() {
+        assert_eq!(BACKLOG_SHARE, 0.8);
+        let rest = rest_after(Duration::from_millis(40));
+        assert!((rest.as_secs_f64() - 0.010).abs() < 1e-9, "{rest:?}");
     }
 
     #[test]

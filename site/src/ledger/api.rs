@@ -13,7 +13,7 @@ use stockhop::wire::{
     SYNC_PATH,
 };
 
-use super::admission::{self, Class, BACKLOG_CHUNK_ITEMS};
+use super::admission;
 use super::devices::{self, Device};
 use super::{auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal};
 use crate::error::AppError;
@@ -148,68 +148,39 @@ async fn sync_items(
     }))
 }
 
-/// Runs a request's items through the admission gate: a live request in
-/// one turn and one transaction, a backlog request in turns of
-/// [`BACKLOG_CHUNK_ITEMS`], each its own transaction, so live requests go
-/// between them. A refusal after some chunks committed is a 503 like any
-/// other; the device's resend gets those items' stored answers.
+/// Runs a request's items in one transaction when the admission gate
+/// gives it its turn (live requests first, backlog ones paced).
 async fn run_admitted(
     state: &AppState,
     device: &Device,
     parsed: sync::ParsedRequest,
     held: Vec<bool>,
 ) -> Result<sync::Ran, AppError> {
-    let mut class = admission::classify(
+    let class = admission::classify(
         parsed.sent_at,
         parsed
             .items
             .iter()
             .map(|incoming| incoming.item.occurred_at),
     );
-    let chunk = match class {
-        Class::Live => parsed.items.len().max(1),
-        Class::Backlog | Class::Continuing => BACKLOG_CHUNK_ITEMS,
-    };
-    let sent_at = parsed.sent_at;
-    let mut items = parsed.items;
-    let mut held = held;
-    let mut ran = sync::Ran {
-        results: Vec::with_capacity(items.len()),
-        parked: Vec::new(),
-    };
-    loop {
-        let take = chunk.min(items.len());
-        let these: Vec<_> = items.drain(..take).collect();
-        let these_held: Vec<bool> = held.drain(..take).collect();
-        let turn = state
-            .ledger
-            .admission
-            .admit(class)
-            .await
-            .map_err(|refused| AppError::Overloaded(refused.to_string()))?;
-        class = Class::Continuing;
-        let device = device.clone();
-        let now = wall_clock();
-        let part = state
-            .db
-            .call(move |conn| -> Result<_, AppError> {
-                let part = sync::run_parked(conn, &device, sent_at, &these, &these_held, now);
-                // The next turn starts when the work is done, even if the
-                // client went away.
-                drop(turn);
-                Ok(part?)
-            })
-            .await?;
-        ran.results.extend(part.results);
-        for session in part.parked {
-            if !ran.parked.contains(&session) {
-                ran.parked.push(session);
-            }
-        }
-        if items.is_empty() {
-            return Ok(ran);
-        }
-    }
+    let turn = state
+        .ledger
+        .admission
+        .admit(class)
+        .await
+        .map_err(|refused| AppError::Overloaded(refused.to_string()))?;
+    let device = device.clone();
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            // The next turn starts when the work is done, even if the
+            // client went away.
+            drop(turn);
+            Ok(ran?)
+        })
+        .await
 }
 
 /// Applies the parked drains of `device`'s `sessions` chunk by chunk until
