@@ -497,7 +497,7 @@ impl World {
             Event::TerminalRead(t) => {
                 if !self.healed {
                     self.terminal_reads(t);
-                    let next = self.rng.random_range(500..20_000);
+                    let next = self.rng.random_range(2_000..40_000);
                     self.schedule(next, Event::TerminalRead(t));
                 }
             }
