@@ -7,7 +7,7 @@ mod ledger_common;
 use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
-use stockhop_site::ledger::admission::Class;
+use stockhop_site::ledger::admission::{Class, WRITER_SLOTS};
 
 /// Backlog handhelds queued behind the busy writer.
 const BACKLOGS: usize = 3;
@@ -28,9 +28,12 @@ async fn a_live_request_is_served_ahead_of_backlog_requests_queued_before_it() {
     let gate = site.ledger.admission.clone();
     let outage_began = UnixMs(now().0 - 40 * 60_000);
     let mut queued = Vec::new();
-    // The writer is busy (this test holds its turn) while three handhelds
+    // The writer is busy (this test holds its turns) while three handhelds
     // back from a 40-minute outage send their backlogs.
-    let turn = gate.admit(Class::Live).await.unwrap();
+    let mut turns = Vec::new();
+    for _ in 0..WRITER_SLOTS {
+        turns.push(gate.admit(Class::Live).await.unwrap());
+    }
     for b in 0..BACKLOGS {
         let mut hh = site.handheld(&format!("BACK-{b}")).await;
         let mut items = vec![open_at(&mut hh, outage_began)];
@@ -57,7 +60,7 @@ async fn a_live_request_is_served_ahead_of_backlog_requests_queued_before_it() {
     while gate.waiting() != (1, BACKLOGS) {
         tokio::task::yield_now().await;
     }
-    drop(turn);
+    drop(turns);
 
     let (status, body) = live_sync.await.unwrap();
     assert_eq!(status, 200, "{body}");

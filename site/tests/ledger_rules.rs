@@ -526,12 +526,15 @@ async fn a_heartbeat_feeds_the_device_view_tells_its_period_and_only_for_its_own
 
 #[tokio::test]
 async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
-    use stockhop_site::ledger::admission::{Class, LIVE_WAITING_MAX};
+    use stockhop_site::ledger::admission::{Class, LIVE_WAITING_MAX, WRITER_SLOTS};
     let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
     // The writer busy and every live place in the queue taken.
     let gate = site.ledger.admission.clone();
-    let turn = gate.admit(Class::Live).await.unwrap();
+    let mut turns = Vec::new();
+    for _ in 0..WRITER_SLOTS {
+        turns.push(gate.admit(Class::Live).await.unwrap());
+    }
     let waiters: Vec<_> = (0..LIVE_WAITING_MAX)
         .map(|_| {
             let gate = gate.clone();
@@ -553,7 +556,7 @@ async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
         .unwrap();
     assert_eq!(response.status(), 503);
     assert!(response.headers().contains_key("retry-after"));
-    drop(turn);
+    drop(turns);
     for waiter in waiters {
         waiter.await.unwrap();
     }

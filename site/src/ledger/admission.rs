@@ -36,6 +36,10 @@ pub const LIVE_WINDOW: Millis = Millis::from_secs(60);
 /// most of the ledger's rate for the backlog, with a rest after each of
 /// its turns in which live scans find the writer free.
 pub const BACKLOG_SHARE: f64 = 0.8;
+/// Requests admitted to the writer at once: the one committing and the
+/// next, already waiting on the database, so no scheduling hop is lost
+/// between two turns; a live request waits for at most these.
+pub const WRITER_SLOTS: usize = 2;
 /// The backlog is paced while a live request arrived this recently: an
 /// operator scans every few seconds.
 pub const PACE_WHILE_LIVE_WITHIN: Duration = Duration::from_secs(10);
@@ -86,11 +90,12 @@ pub enum Arrival {
     Refused,
 }
 
-/// The turn order, sans-IO: one request at a time, live first, and no
-/// backlog while the writer rests.
-#[derive(Debug, Default)]
+/// The turn order, sans-IO: at most `slots` requests at a time, live
+/// first, and no backlog while the writer rests.
+#[derive(Debug)]
 pub struct Turns {
-    running: Option<Ticket>,
+    slots: usize,
+    running: Vec<Ticket>,
     /// After a paced backlog turn: live requests only.
     resting: bool,
     live: VecDeque<Ticket>,
@@ -98,13 +103,30 @@ pub struct Turns {
     next: Ticket,
 }
 
+impl Default for Turns {
+    fn default() -> Turns {
+        Turns::with_slots(WRITER_SLOTS)
+    }
+}
+
 impl Turns {
+    pub fn with_slots(slots: usize) -> Turns {
+        Turns {
+            slots: slots.max(1),
+            running: Vec::new(),
+            resting: false,
+            live: VecDeque::new(),
+            backlog: VecDeque::new(),
+            next: 0,
+        }
+    }
+
     pub fn arrive(&mut self, class: Class) -> Arrival {
         let ticket = self.next;
         self.next += 1;
-        let free = self.running.is_none() && (class == Class::Live || !self.resting);
+        let free = self.running.len() < self.slots && (class == Class::Live || !self.resting);
         if free {
-            self.running = Some(ticket);
+            self.running.push(ticket);
             return Arrival::Run(ticket);
         }
         match class {
@@ -116,41 +138,48 @@ impl Turns {
         Arrival::Wait(ticket)
     }
 
-    /// The running request is done: the next one to run, if any waits.
-    pub fn finish(&mut self) -> Option<Ticket> {
-        self.running = self.live.pop_front().or_else(|| {
+    /// Running request `done` is done: the next one to run in its slot,
+    /// if any waits.
+    pub fn finish(&mut self, done: Ticket) -> Option<Ticket> {
+        self.running.retain(|t| *t != done);
+        let next = self.live.pop_front().or_else(|| {
             if self.resting {
                 None
             } else {
                 self.backlog.pop_front()
             }
-        });
-        self.running
+        })?;
+        self.running.push(next);
+        Some(next)
     }
 
-    /// The running backlog request is done and the writer rests: the next
-    /// live request to run, if any waits.
-    pub fn finish_and_rest(&mut self) -> Option<Ticket> {
+    /// Running backlog request `done` is done and the writer rests: the
+    /// next live request to run, if any waits.
+    pub fn finish_and_rest(&mut self, done: Ticket) -> Option<Ticket> {
         self.resting = true;
-        self.finish()
+        self.finish(done)
     }
 
-    /// The rest is over: the backlog request that runs now, if the writer
-    /// is free and one waits.
-    pub fn rested(&mut self) -> Option<Ticket> {
+    /// The rest is over: the backlog requests that run now in the free
+    /// slots, if any wait.
+    pub fn rested(&mut self) -> Vec<Ticket> {
         self.resting = false;
-        if self.running.is_some() {
-            return None;
+        let mut started = Vec::new();
+        while self.running.len() < self.slots {
+            let Some(next) = self.backlog.pop_front() else {
+                break;
+            };
+            self.running.push(next);
+            started.push(next);
         }
-        self.running = self.backlog.pop_front();
-        self.running
+        started
     }
 
     /// `ticket` stops waiting (its client went away, or it waited too
-    /// long). Returns `true` when it had already been given the turn, which
+    /// long). Returns `true` when it had already been given a turn, which
     /// it must then pass on with [`Turns::finish`].
     pub fn leave(&mut self, ticket: Ticket) -> bool {
-        if self.running == Some(ticket) {
+        if self.running.contains(&ticket) {
             return true;
         }
         self.live.retain(|t| *t != ticket);
@@ -190,7 +219,7 @@ impl Shared {
                     return;
                 }
             }
-            next = self.turns.finish();
+            next = self.turns.finish(ticket);
         }
     }
 }
@@ -210,8 +239,9 @@ impl Gate {
     /// returned [`Turn`]. A backlog request gives up after
     /// [`BACKLOG_WAIT_MAX`].
     pub async fn admit(&self, class: Class) -> Result<Turn, Refused> {
-        let turn = || Turn {
+        let turn = |ticket| Turn {
             gate: self.clone(),
+            ticket,
             class,
             started: Instant::now(),
             runtime: tokio::runtime::Handle::current(),
@@ -222,7 +252,7 @@ impl Gate {
                 shared.live_seen = Some(Instant::now());
             }
             match shared.turns.arrive(class) {
-                Arrival::Run(_) => return Ok(turn()),
+                Arrival::Run(ticket) => return Ok(turn(ticket)),
                 Arrival::Refused => {
                     return Err(match class {
                         Class::Live => Refused::Full(LIVE_WAITING_MAX, "live"),
@@ -254,7 +284,7 @@ impl Gate {
             return Err(Refused::Waited);
         }
         waiting.done = true;
-        Ok(turn())
+        Ok(turn(ticket))
     }
 
     /// Requests waiting, live and backlog.
@@ -277,7 +307,7 @@ impl Drop for Waiting<'_> {
         let mut shared = self.gate.lock();
         shared.wakers.remove(&self.ticket);
         if shared.turns.leave(self.ticket) {
-            let next = shared.turns.finish();
+            let next = shared.turns.finish(self.ticket);
             shared.wake(next);
         }
     }
@@ -288,6 +318,7 @@ impl Drop for Waiting<'_> {
 /// until the rest is over).
 pub struct Turn {
     gate: Gate,
+    ticket: Ticket,
     class: Class,
     started: Instant,
     runtime: tokio::runtime::Handle,
@@ -300,19 +331,20 @@ impl Drop for Turn {
             .live_seen
             .is_some_and(|seen| seen.elapsed() < PACE_WHILE_LIVE_WITHIN);
         if self.class == Class::Live || !live_arriving {
-            let next = shared.turns.finish();
+            let next = shared.turns.finish(self.ticket);
             shared.wake(next);
             return;
         }
-        let next = shared.turns.finish_and_rest();
+        let next = shared.turns.finish_and_rest(self.ticket);
         shared.wake(next);
         let rest = rest_after(self.started.elapsed());
         let gate = self.gate.clone();
         self.runtime.spawn(async move {
             tokio::time::sleep(rest).await;
             let mut shared = gate.lock();
-            let next = shared.turns.rested();
-            shared.wake(next);
+            for next in shared.turns.rested() {
+                shared.wake(Some(next));
+            }
         });
     }
 }
@@ -340,48 +372,78 @@ mod tests {
         );
     }
 
+    /// Finishes the running `ticket` and each one after it, `n` times:
+    /// the order they ran in.
+    fn run_out(turns: &mut Turns, mut ticket: Ticket, n: usize) -> Vec<Ticket> {
+        let mut order = Vec::new();
+        for _ in 0..n {
+            let Some(next) = turns.finish(ticket) else {
+                break;
+            };
+            order.push(next);
+            ticket = next;
+        }
+        order
+    }
+
+    fn waits(arrival: Arrival) -> Ticket {
+        match arrival {
+            Arrival::Wait(ticket) => ticket,
+            other => panic!("expected to wait, got {other:?}"),
+        }
+    }
+
+    fn runs(arrival: Arrival) -> Ticket {
+        match arrival {
+            Arrival::Run(ticket) => ticket,
+            other => panic!("expected to run, got {other:?}"),
+        }
+    }
+
     #[test]
     fn live_requests_run_before_backlog_ones_that_came_first() {
-        let mut turns = Turns::default();
-        let Arrival::Run(_) = turns.arrive(Class::Backlog) else {
-            panic!("the free writer runs the first request")
-        };
-        let b1 = turns.arrive(Class::Backlog);
-        let b2 = turns.arrive(Class::Backlog);
-        let l1 = turns.arrive(Class::Live);
-        let l2 = turns.arrive(Class::Live);
-        let order: Vec<Arrival> = std::iter::from_fn(|| turns.finish().map(Arrival::Wait))
-            .take(4)
-            .collect();
-        assert_eq!(order, [l1, l2, b1, b2]);
-        assert_eq!(turns.finish(), None);
+        let mut turns = Turns::with_slots(1);
+        let first = runs(turns.arrive(Class::Backlog));
+        let b1 = waits(turns.arrive(Class::Backlog));
+        let b2 = waits(turns.arrive(Class::Backlog));
+        let l1 = waits(turns.arrive(Class::Live));
+        let l2 = waits(turns.arrive(Class::Live));
+        assert_eq!(run_out(&mut turns, first, 5), [l1, l2, b1, b2]);
         assert_eq!(turns.waiting(), (0, 0));
     }
 
     #[test]
+    fn two_slots_admit_the_next_request_while_one_commits() {
+        let mut turns = Turns::default();
+        let a = runs(turns.arrive(Class::Backlog));
+        let b = runs(turns.arrive(Class::Backlog));
+        let c = waits(turns.arrive(Class::Backlog));
+        let live = waits(turns.arrive(Class::Live));
+        assert_eq!(turns.finish(a), Some(live));
+        assert_eq!(turns.finish(b), Some(c));
+    }
+
+    #[test]
     fn while_the_writer_rests_after_a_backlog_turn_only_live_requests_run() {
-        let mut turns = Turns::default();
-        turns.arrive(Class::Backlog);
-        let Arrival::Wait(next_backlog) = turns.arrive(Class::Backlog) else {
-            panic!()
-        };
-        assert_eq!(turns.finish_and_rest(), None, "no live request waits");
-        assert_eq!(turns.arrive(Class::Backlog), Arrival::Wait(2), "resting");
-        let Arrival::Run(live) = turns.arrive(Class::Live) else {
-            panic!("a live request finds the resting writer free")
-        };
-        assert_eq!(turns.rested(), None, "the live request still runs");
-        assert_eq!(turns.finish(), Some(next_backlog));
-        assert_ne!(live, next_backlog);
-        let mut turns = Turns::default();
-        turns.arrive(Class::Backlog);
-        let Arrival::Wait(waiting) = turns.arrive(Class::Backlog) else {
-            panic!()
-        };
-        turns.finish_and_rest();
+        let mut turns = Turns::with_slots(1);
+        let first = runs(turns.arrive(Class::Backlog));
+        let next_backlog = waits(turns.arrive(Class::Backlog));
+        assert_eq!(turns.finish_and_rest(first), None, "no live request waits");
+        waits(turns.arrive(Class::Backlog));
+        let live = runs(turns.arrive(Class::Live));
         assert_eq!(
             turns.rested(),
-            Some(waiting),
+            Vec::<Ticket>::new(),
+            "the live request still runs"
+        );
+        assert_eq!(turns.finish(live), Some(next_backlog));
+        let mut turns = Turns::with_slots(1);
+        let first = runs(turns.arrive(Class::Backlog));
+        let waiting = waits(turns.arrive(Class::Backlog));
+        turns.finish_and_rest(first);
+        assert_eq!(
+            turns.rested(),
+            [waiting],
             "the rest over, the backlog goes on"
         );
     }
@@ -395,38 +457,41 @@ mod tests {
 
     #[test]
     fn a_full_queue_refuses_its_class_only() {
-        let mut turns = Turns::default();
+        let mut turns = Turns::with_slots(1);
         turns.arrive(Class::Live);
         for _ in 0..BACKLOG_WAITING_MAX {
-            assert!(matches!(turns.arrive(Class::Backlog), Arrival::Wait(_)));
+            waits(turns.arrive(Class::Backlog));
         }
         assert_eq!(turns.arrive(Class::Backlog), Arrival::Refused);
-        assert!(matches!(turns.arrive(Class::Live), Arrival::Wait(_)));
+        waits(turns.arrive(Class::Live));
     }
 
     #[test]
     fn a_waiter_that_leaves_is_skipped_and_a_turn_it_was_given_passes_on() {
-        let mut turns = Turns::default();
-        turns.arrive(Class::Live);
-        let Arrival::Wait(gone) = turns.arrive(Class::Backlog) else {
-            panic!()
-        };
-        let Arrival::Wait(given) = turns.arrive(Class::Backlog) else {
-            panic!()
-        };
-        let Arrival::Wait(last) = turns.arrive(Class::Backlog) else {
-            panic!()
-        };
+        let mut turns = Turns::with_slots(1);
+        let first = runs(turns.arrive(Class::Live));
+        let gone = waits(turns.arrive(Class::Backlog));
+        let given = waits(turns.arrive(Class::Backlog));
+        let last = waits(turns.arrive(Class::Backlog));
         assert!(!turns.leave(gone), "it was only waiting");
-        assert_eq!(turns.finish(), Some(given));
+        assert_eq!(turns.finish(first), Some(given));
         assert!(turns.leave(given), "it held the turn: it must pass it on");
-        assert_eq!(turns.finish(), Some(last));
+        assert_eq!(turns.finish(given), Some(last));
+    }
+
+    /// Every slot of the writer taken by backlog turns.
+    async fn writer_busy(gate: &Gate) -> Vec<Turn> {
+        let mut busy = Vec::new();
+        for _ in 0..WRITER_SLOTS {
+            busy.push(gate.admit(Class::Backlog).await.unwrap());
+        }
+        busy
     }
 
     #[tokio::test]
     async fn the_gate_wakes_live_waiters_first_and_skips_those_that_went_away() {
         let gate = Gate::default();
-        let first = gate.admit(Class::Backlog).await.unwrap();
+        let busy: Vec<Turn> = writer_busy(&gate).await;
         let order = Arc::new(Mutex::new(Vec::new()));
         let enter = |name: &'static str, class: Class| {
             let (gate, order) = (gate.clone(), Arc::clone(&order));
@@ -447,7 +512,7 @@ mod tests {
         gone.abort();
         let _ = gone.await;
         assert_eq!(gate.waiting(), (1, 1));
-        drop(first);
+        drop(busy);
         live.await.unwrap();
         backlog.await.unwrap();
         assert_eq!(*order.lock().unwrap(), ["live", "backlog"]);
