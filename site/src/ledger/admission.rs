@@ -5,14 +5,15 @@
 //! A request is **live** when its newest item was captured within
 //! [`LIVE_WINDOW`] of the request's `sent_at` (both the device's clock, so
 //! skew does not move a request between classes), else **backlog**: what
-//! a handheld back from an outage drains. One request runs at a time;
-//! when it finishes the turn goes to the oldest live request waiting, else
-//! to the oldest backlog one. While live requests are arriving (one within
+//! a handheld back from an outage drains. [`WRITER_SLOTS`] requests
+//! hold turns at a time (the one committing and the next, already waiting
+//! on the database); when one finishes its turn goes to the oldest live
+//! request waiting, else to the oldest backlog one. While live requests are arriving (one within
 //! [`PACE_WHILE_LIVE_WITHIN`]), a backlog turn that took `t` is followed
 //! by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during which only
 //! live requests run: the backlog keeps that share of the writer (and of
 //! the machine: parsing, answers) and a live request finds the writer free
-//! or waits for one request at most. With no live traffic the backlog
+//! or waits for the requests holding turns at most. With no live traffic the backlog
 //! runs back to back. Backlog requests are queued, not refused: only past
 //! [`BACKLOG_WAITING_MAX`] waiting or after waiting [`BACKLOG_WAIT_MAX`] is
 //! one answered 503 with Retry-After (and a live one past
