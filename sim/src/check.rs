@@ -10,6 +10,16 @@
 //!    answer for it said (status, outcome, reason, hops);
 //! 5. `drains_to_zero`: no item is left queued or sending (the world's
 //!    person has decided about every blocked and rejected item by then).
+//!
+//! And for terminal records ([`terminals`]), under the same names:
+//! every record the listener's queue committed is there once and is either
+//! recorded by the ledger exactly once (a terminal event under its key, at
+//! most one gate hop) or dead-lettered with the ledger's status and answer,
+//! and dead only when the ledger refuses it for good (`exactly_once`); no
+//! terminal event or gate hop under a key the listener never minted
+//! (`no_stray_hop`); every answer for a key says what the first said
+//! (`replay_matches`); every record a terminal read acknowledged, nothing
+//! pending in the listener's queue (`drains_to_zero`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -17,8 +27,19 @@ use stockhop::key::IdempotencyKey;
 use stockhop::queue::item::ItemState;
 use stockhop::wire::{Command, ItemResult};
 
+use stockhop_site::ledger::terminal::MAX_FIELD_CHARS;
+use stockhop_site::terminal_wire::TerminalResult;
+
 use crate::device::Device;
 use crate::ledger::Ledger;
+use crate::terminal::{Listener, Terminal};
+
+/// One per-record answer the ledger gave to a forwarded batch.
+#[derive(Debug, Clone)]
+pub struct TerminalAnswer {
+    pub forward_id: u64,
+    pub result: TerminalResult,
+}
 
 /// One per-item answer the ledger gave to a request.
 #[derive(Debug, Clone)]
@@ -227,4 +248,163 @@ fn hops(ledger: &Ledger) -> anyhow::Result<Vec<Hop>> {
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One row of the listener's queue as the checks read it.
+struct Row {
+    key: String,
+    device_serial: String,
+    event_id: String,
+    subject: String,
+    state: String,
+    dead_status: Option<i64>,
+    dead_body: Option<String>,
+}
+
+pub fn terminals(
+    terminals: &[Terminal],
+    accepted: &[(String, String)],
+    listener: &Listener,
+    ledger: &Ledger,
+    answers: &[TerminalAnswer],
+) -> anyhow::Result<Vec<Violation>> {
+    let mut found = Vec::new();
+    let rows: Vec<Row> = listener
+        .conn()
+        .prepare(
+            "SELECT key, device_serial, event_id, subject, state, dead_status, dead_body
+             FROM listener_queue ORDER BY seq",
+        )?
+        .query_map([], |row| {
+            Ok(Row {
+                key: row.get(0)?,
+                device_serial: row.get(1)?,
+                event_id: row.get(2)?,
+                subject: row.get(3)?,
+                state: row.get(4)?,
+                dead_status: row.get(5)?,
+                dead_body: row.get(6)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut events: HashMap<String, usize> = HashMap::new();
+    for key in ledger
+        .conn()
+        .prepare("SELECT key FROM terminal_events")?
+        .query_map([], |row| row.get::<_, String>(0))?
+    {
+        *events.entry(key?).or_default() += 1;
+    }
+    let mut gate_hops: HashMap<String, usize> = HashMap::new();
+    for key in ledger
+        .conn()
+        .prepare("SELECT key FROM hops WHERE kind = 'GATE_READ'")?
+        .query_map([], |row| row.get::<_, String>(0))?
+    {
+        *gate_hops.entry(key?).or_default() += 1;
+    }
+    let by_event: HashMap<(&str, &str), &Row> = rows
+        .iter()
+        .map(|r| ((r.device_serial.as_str(), r.event_id.as_str()), r))
+        .collect();
+    for (serial, event_id) in accepted {
+        if !by_event.contains_key(&(serial.as_str(), event_id.as_str())) {
+            found.push(violation(
+                "exactly_once",
+                format!("{serial} {event_id}: the listener committed it, its queue lost it"),
+            ));
+        }
+    }
+    for row in &rows {
+        let what = format!("{} {} (key {})", row.device_serial, row.event_id, row.key);
+        let recorded = events.get(&row.key).copied().unwrap_or(0);
+        let hops = gate_hops.get(&row.key).copied().unwrap_or(0);
+        let refusable = row.subject.chars().count() > MAX_FIELD_CHARS;
+        match row.state.as_str() {
+            "pending" => found.push(violation(
+                "drains_to_zero",
+                format!("{what} is still pending in the listener's queue"),
+            )),
+            "done" if recorded != 1 || hops > 1 => found.push(violation(
+                "exactly_once",
+                format!("{what} is done with {recorded} terminal events and {hops} gate hops"),
+            )),
+            "done" if refusable => found.push(violation(
+                "exactly_once",
+                format!("{what} is done though the ledger refuses its subject"),
+            )),
+            "dead" if recorded != 0 || hops != 0 => found.push(violation(
+                "exactly_once",
+                format!("{what} is dead-lettered but recorded ({recorded} events, {hops} hops)"),
+            )),
+            "dead"
+                if row.dead_status.is_none()
+                    || row.dead_body.as_deref().unwrap_or("").is_empty() =>
+            {
+                found.push(violation(
+                    "exactly_once",
+                    format!("{what} is dead-lettered without the ledger's reason"),
+                ))
+            }
+            "dead" if !refusable => found.push(violation(
+                "exactly_once",
+                format!(
+                    "{what} is dead-lettered ({:?} {:?}) though the ledger takes it",
+                    row.dead_status, row.dead_body
+                ),
+            )),
+            _ => {}
+        }
+    }
+    let minted: BTreeSet<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+    for key in events.keys().chain(gate_hops.keys()) {
+        if !minted.contains(key.as_str()) {
+            found.push(violation(
+                "no_stray_hop",
+                format!(
+                    "a terminal event or gate hop under key {key}, which the listener never minted"
+                ),
+            ));
+        }
+    }
+    for terminal in terminals {
+        if let Some(reading) = terminal.unacked.first() {
+            found.push(violation(
+                "drains_to_zero",
+                format!(
+                    "{} still holds {} unacknowledged records, the first {}",
+                    terminal.serial,
+                    terminal.unacked.len(),
+                    reading.event_id
+                ),
+            ));
+        }
+    }
+    let mut first: HashMap<IdempotencyKey, &TerminalAnswer> = HashMap::new();
+    let mut reported = BTreeSet::new();
+    for answer in answers {
+        let result = &answer.result;
+        match first.get(&result.key) {
+            None => {
+                first.insert(result.key, answer);
+            }
+            Some(earlier) => {
+                let a = &earlier.result;
+                let same = a.status == result.status
+                    && a.code == result.code
+                    && a.hop_ids == result.hop_ids;
+                if !same && reported.insert(result.key) {
+                    found.push(violation(
+                        "replay_matches",
+                        format!(
+                            "terminal key {}: batch {} answered {} {:?} hops {:?}, batch {} answered {} {:?} hops {:?}",
+                            result.key, earlier.forward_id, a.status, a.code, a.hop_ids,
+                            answer.forward_id, result.status, result.code, result.hop_ids
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(found)
 }

@@ -13,13 +13,37 @@ use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::db;
 use stockhop_site::ledger::devices::{self, Device, Profile};
-use stockhop_site::ledger::{auth, import, sync, LedgerError};
+use stockhop_site::ledger::{auth, import, sync, terminal, LedgerError};
+use stockhop_site::listener::forwarder::DeliveryError;
+use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 
 pub struct Ledger {
     path: PathBuf,
     conn: Connection,
     /// Commits left before the armed crash; 0 when none is armed.
     crash_countdown: Arc<AtomicU32>,
+}
+
+/// Opens (and migrates) the site database at `path` with a crash at a
+/// commit: while `countdown` is armed, the commit it counts down to rolls
+/// back instead, and the process is treated as dead from that instant (the
+/// caller restarts it), so nothing after it runs.
+pub fn crashable(path: &std::path::Path, countdown: &Arc<AtomicU32>) -> anyhow::Result<Connection> {
+    let mut conn = db::open_connection(path)?;
+    db::migrate(&mut conn)?;
+    let countdown = Arc::clone(countdown);
+    conn.commit_hook(Some(move || match countdown.load(Ordering::SeqCst) {
+        0 => false,
+        1 => {
+            countdown.store(0, Ordering::SeqCst);
+            true
+        }
+        n => {
+            countdown.store(n - 1, Ordering::SeqCst);
+            false
+        }
+    }));
+    Ok(conn)
 }
 
 /// The ledger's answer to one request: a status and a JSON body.
@@ -40,24 +64,7 @@ impl Ledger {
     }
 
     fn connect(path: &std::path::Path, countdown: &Arc<AtomicU32>) -> anyhow::Result<Connection> {
-        let mut conn = db::open_connection(path)?;
-        db::migrate(&mut conn)?;
-        // The crash at a commit: the armed commit rolls back instead, and
-        // the process is treated as dead from that instant (the caller
-        // restarts it), so nothing after it runs.
-        let countdown = Arc::clone(countdown);
-        conn.commit_hook(Some(move || match countdown.load(Ordering::SeqCst) {
-            0 => false,
-            1 => {
-                countdown.store(0, Ordering::SeqCst);
-                true
-            }
-            n => {
-                countdown.store(n - 1, Ordering::SeqCst);
-                false
-            }
-        }));
-        Ok(conn)
+        crashable(path, countdown)
     }
 
     /// Arms a crash at the `nth` commit from now (1 = the next one).
@@ -136,6 +143,20 @@ impl Ledger {
             }
             Err(err) => error(500, "INTERNAL", &err.to_string()),
         }
+    }
+
+    /// A terminal batch from the listener's forwarder, handled at `now` the
+    /// way this site's in-process sink hands it over: a refusal comes back
+    /// as the status the HTTP endpoint would have answered.
+    pub fn terminal(
+        &mut self,
+        batch: &TerminalBatch,
+        now: UnixMs,
+    ) -> Result<TerminalBatchResponse, DeliveryError> {
+        terminal::ingest(&mut self.conn, batch, now).map_err(|err| DeliveryError::Status {
+            status: err.status().as_u16(),
+            body: err.to_string(),
+        })
     }
 
     /// Read access for the invariant checks.

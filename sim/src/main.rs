@@ -3,7 +3,8 @@
 //!
 //! The handhelds run the real sans-IO session and drain from `stockhop`
 //! over a model of IndexedDB's durability (`device.rs`); the ledger is the
-//! real ledger code on a real SQLite file (`ledger.rs`); the world
+//! real ledger code on a real SQLite file (`ledger.rs`); fixed terminals
+//! push through the real listener queue and forwarder (`terminal.rs`); the world
 //! (`world.rs`) draws every fault from the seed and keeps its own clock, so
 //! `--seeds 1 --from SEED` replays a run exactly. A violation prints the
 //! seed, the invariant (`check.rs`) and the shortest trace that still
@@ -13,6 +14,7 @@
 mod check;
 mod device;
 mod ledger;
+mod terminal;
 mod world;
 
 use std::process::ExitCode;
@@ -39,16 +41,42 @@ struct Args {
     verbose: bool,
 }
 
-fn run_seed(seed: u64, max_operations: Option<usize>) -> anyhow::Result<Run> {
-    // A fresh directory a seed: the ledger is a real SQLite file, in
-    // memory-backed storage where the machine has it, since a campaign
-    // commits millions of times.
+/// A directory for SQLite files: in memory-backed storage where the
+/// machine has it, since a campaign commits millions of times.
+fn scratch() -> anyhow::Result<tempfile::TempDir> {
     let shm = std::path::Path::new("/dev/shm");
-    let dir = if shm.is_dir() {
+    Ok(if shm.is_dir() {
         tempfile::tempdir_in(shm)?
     } else {
         tempfile::tempdir()?
-    };
+    })
+}
+
+/// The site database as `serve` creates it (migrated, empty), made once
+/// a process: every seed's ledger and listener files start as copies.
+fn template() -> anyhow::Result<&'static std::path::Path> {
+    static TEMPLATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    if TEMPLATE.get().is_none() {
+        let dir = scratch()?;
+        let db = stockhop_site::db::Db::open(dir.path())?;
+        drop(db);
+        let _ = TEMPLATE.set(dir);
+    }
+    let dir = TEMPLATE.get().expect("set above");
+    Ok(Box::leak(
+        dir.path()
+            .join(stockhop_site::db::DB_FILE)
+            .into_boxed_path(),
+    ))
+}
+
+fn run_seed(seed: u64, max_operations: Option<usize>) -> anyhow::Result<Run> {
+    // A fresh directory a seed, its files copies of the template.
+    let dir = scratch()?;
+    let template = template()?;
+    for file in [world::LEDGER_FILE, world::LISTENER_FILE] {
+        std::fs::copy(template, dir.path().join(file))?;
+    }
     World::new(seed, dir.path(), max_operations)?.run()
 }
 
@@ -78,16 +106,60 @@ fn shrink(seed: u64, invariant: &str, operations: usize) -> anyhow::Result<(usiz
     Ok((high, best))
 }
 
+/// Most worlds run at once: one a core, each single-threaded.
+const WORKERS_MAX: usize = 8;
+
+/// Runs seeds `from..end`, one world a thread on as many cores as there
+/// are (each world alone is single-threaded and deterministic), and yields
+/// their runs in seed order as they finish.
+fn parallel_runs(from: u64, end: u64) -> impl Iterator<Item = anyhow::Result<Run>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(WORKERS_MAX);
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(from));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    for _ in 0..workers {
+        let next = std::sync::Arc::clone(&next);
+        let sender = sender.clone();
+        std::thread::spawn(move || loop {
+            let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if seed >= end || sender.send((seed, run_seed(seed, None))).is_err() {
+                return;
+            }
+        });
+    }
+    drop(sender);
+    let mut finished = std::collections::BTreeMap::new();
+    let mut due = from;
+    std::iter::from_fn(move || {
+        while due < end {
+            if let Some(run) = finished.remove(&due) {
+                due += 1;
+                return Some(run);
+            }
+            let (seed, run) = receiver.recv().ok()?;
+            finished.insert(seed, run);
+        }
+        None
+    })
+}
+
 fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     let started = Instant::now();
     let mut violations = 0u64;
     let mut captures = 0u64;
     let mut requests = 0u64;
-    for seed in args.from..args.from.saturating_add(args.seeds) {
-        let run = run_seed(seed, None)?;
+    let mut reads = 0u64;
+    let mut forwards = 0u64;
+    let end = args.from.saturating_add(args.seeds);
+    let runs = parallel_runs(args.from, end);
+    for (seed, run) in (args.from..end).zip(runs) {
+        let run = run?;
         captures += run.stats.captures;
         requests += run.stats.requests;
+        reads += run.stats.reads;
+        forwards += run.stats.forwards;
         if args.verbose {
             for line in &run.trace {
                 println!("seed {seed}: {line}");
@@ -127,7 +199,7 @@ fn main() -> anyhow::Result<ExitCode> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     eprintln!(
-        "sim: {captures} captures, {requests} requests in {elapsed:.1} s ({:.0} seeds/s)",
+        "sim: {captures} captures, {requests} requests, {reads} terminal reads, {forwards} forwarded batches in {elapsed:.1} s ({:.0} seeds/s)",
         args.seeds as f64 / elapsed.max(1e-9)
     );
     println!(

@@ -10,6 +10,13 @@
 //! writes, ledger restarts, device clocks off by minutes. Operators open,
 //! scan, undo (in and out of the 120 s window), close sessions with items
 //! still queued, discard blocked items and acknowledge rejected ones.
+//! Fixed terminals push what they read to the terminal listener
+//! (`terminal.rs`), whose forwarder drains its queue into the same ledger:
+//! pushes and their acks lost, terminal clocks off by minutes, the listener
+//! killed or dying at a commit (it keeps only what its queue durably
+//! holds), batches to the ledger lost, duplicated and answered after a
+//! commit whose answer never comes back, and records the ledger refuses
+//! for good (a remote ledger stricter than the listener), dead-lettered.
 //!
 //! After the last operator action the faults stop and the world runs on
 //! until every queue is idle (or a deadline says it never will); then the
@@ -29,11 +36,18 @@ use stockhop::queue::{acknowledge, discard};
 use stockhop::time::UnixMs;
 use stockhop::wire::{Command, ItemOutcome, Mode, OpenSessionBody, SyncResponse};
 use stockhop_site::ledger::import::Kind;
+use stockhop_site::ledger::terminal::MAX_FIELD_CHARS;
+use stockhop_site::listener::forwarder::{DeliveryError, DELIVERY_TIMEOUT};
+use stockhop_site::listener::queue::{NewRecord, Write};
+use stockhop_site::terminal_wire::{
+    TerminalBatch, TerminalBatchResponse, TerminalEventKind, TerminalSource,
+};
 use uuid::Uuid;
 
-use crate::check::{self, Answer, Violation};
+use crate::check::{self, Answer, TerminalAnswer, Violation};
 use crate::device::{Device, InFlight};
 use crate::ledger::Ledger;
+use crate::terminal::{Forward, Listener, Reading, Terminal};
 
 /// The fetch timeout the worker's transport applies.
 const REQUEST_TIMEOUT_MS: i64 = 10_000;
@@ -43,8 +57,17 @@ const REQUEST_TIMEOUT_MS: i64 = 10_000;
 const HEAL_DEADLINE_MS: i64 = 60 * 60 * 1000;
 /// How often, after the heal, a person looks at a device's queue screen.
 const PERSON_EVERY_MS: i64 = 30_000;
+/// The ledger's SQLite file in a seed's directory.
+pub const LEDGER_FILE: &str = "ledger.sqlite";
+/// The terminal listener's SQLite file (a listener on its own machine).
+pub const LISTENER_FILE: &str = "listener.sqlite";
 /// Shift start: 2026-11-30T08:00:00Z.
 const START: UnixMs = UnixMs(1_796_025_600_000);
+/// How long a terminal waits for the listener's ack before it counts the
+/// push as failed, and waits again before the next push.
+const TERMINAL_RETRY_MS: i64 = 10_000;
+/// Most records one terminal push carries.
+const TERMINAL_PUSH_MAX: usize = 20;
 
 /// How one seed's world is shaped, drawn from the seed.
 #[derive(Debug, Clone)]
@@ -59,6 +82,13 @@ struct Shape {
     /// A request during which the ledger dies at one of its commits.
     crash_in_request: f64,
     partition: f64,
+    terminals: usize,
+    /// The listener process killed, at an operator step.
+    kill_listener: f64,
+    /// A listener commit (a queue write, a settle) it dies at.
+    crash_listener_commit: f64,
+    /// A terminal record the ledger refuses for good.
+    refused_record: f64,
 }
 
 impl Shape {
@@ -73,6 +103,10 @@ impl Shape {
             restart_ledger: rng.random_range(0.0..0.03),
             crash_in_request: rng.random_range(0.0..0.05),
             partition: rng.random_range(0.0..0.03),
+            terminals: rng.random_range(0..=3),
+            kill_listener: rng.random_range(0.0..0.03),
+            crash_listener_commit: rng.random_range(0.0..0.05),
+            refused_record: rng.random_range(0.0..0.05),
         }
     }
 }
@@ -107,6 +141,32 @@ enum Event {
     /// After the heal: a person at device `d` decides about everything
     /// that waits for one (the queue screen's discard and acknowledge).
     Person(usize),
+    /// Terminal `t` reads a record.
+    TerminalRead(usize),
+    /// Terminal `t` gave up waiting for push `id`'s ack; it pushes again.
+    TerminalRetry(usize, u64),
+    /// Push `id` reaches the listener.
+    PushArrive {
+        push_id: u64,
+        answer_lost: bool,
+    },
+    /// The listener's ack of push `id` reaches its terminal.
+    PushAcked(usize, u64),
+    /// The forwarder of listener generation `g` takes its next step.
+    ForwarderStep(u64),
+    /// A forwarded batch reaches the ledger.
+    ForwardArrive {
+        generation: u64,
+        forward_id: u64,
+        answer_lost: bool,
+        duplicate: bool,
+    },
+    /// What became of a forwarded batch reaches the forwarder.
+    ForwardOutcome {
+        generation: u64,
+        forward_id: u64,
+    },
+    ListenerBack,
 }
 
 /// A transport outcome in a form the event queue can order.
@@ -140,6 +200,10 @@ pub struct Stats {
     pub operations: usize,
     pub captures: u64,
     pub requests: u64,
+    /// Records terminals read.
+    pub reads: u64,
+    /// Batches the forwarder sent.
+    pub forwards: u64,
 }
 
 pub struct World {
@@ -160,6 +224,20 @@ pub struct World {
     answers: Vec<Answer>,
     /// Every capture an operator was told is kept, by device.
     acknowledged: Vec<Vec<IdempotencyKey>>,
+    terminals: Vec<Terminal>,
+    listener: Listener,
+    /// Each terminal push in flight: its terminal and the records it carries.
+    pushes: HashMap<u64, (usize, Vec<NewRecord>)>,
+    next_push: u64,
+    /// Every batch the forwarder sent, by id: what the network delivers
+    /// (again, for a duplicate).
+    batches: HashMap<u64, TerminalBatch>,
+    /// The ledger's answer to each forwarded batch, until the forwarder hears it.
+    forwards: HashMap<u64, Result<TerminalBatchResponse, DeliveryError>>,
+    next_forward: u64,
+    /// Every (terminal, event id) the listener's queue committed.
+    accepted: Vec<(String, String)>,
+    terminal_answers: Vec<TerminalAnswer>,
     trace: Vec<String>,
     stats: Stats,
 }
@@ -170,8 +248,18 @@ impl World {
     pub fn new(seed: u64, dir: &Path, max_operations: Option<usize>) -> anyhow::Result<World> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let shape = Shape::draw(&mut rng);
-        let mut ledger = Ledger::open(dir.join("ledger.sqlite"))?;
+        let mut ledger = Ledger::open(dir.join(LEDGER_FILE))?;
         stock(&mut ledger)?;
+        let listener = Listener::open(dir.join(LISTENER_FILE))?;
+        let mut terminals = Vec::new();
+        for t in 0..shape.terminals {
+            let skew_ms = if rng.random_bool(0.6) {
+                0
+            } else {
+                rng.random_range(-10 * 60_000..=10 * 60_000)
+            };
+            terminals.push(Terminal::new(format!("T-{t}"), skew_ms));
+        }
         let mut devices = Vec::new();
         for d in 0..shape.devices {
             let device_id = format!("HH-{d}");
@@ -204,6 +292,15 @@ impl World {
             healed: false,
             answers: Vec::new(),
             acknowledged: vec![Vec::new(); shape_devices],
+            terminals,
+            listener,
+            pushes: HashMap::new(),
+            next_push: 0,
+            batches: HashMap::new(),
+            forwards: HashMap::new(),
+            next_forward: 0,
+            accepted: Vec::new(),
+            terminal_answers: Vec::new(),
             trace: Vec::new(),
             stats: Stats::default(),
         };
@@ -214,6 +311,12 @@ impl World {
             world.note(format!("HH-{d} clock skew {skew} ms"));
             let first = world.rng.random_range(0..5_000);
             world.schedule(first, Event::Operator(d));
+        }
+        for t in 0..world.terminals.len() {
+            let skew = world.terminals[t].skew_ms;
+            world.note(format!("T-{t} clock skew {skew} ms"));
+            let first = world.rng.random_range(0..5_000);
+            world.schedule(first, Event::TerminalRead(t));
         }
         Ok(world)
     }
@@ -251,16 +354,23 @@ impl World {
                 self.heal();
                 heal_deadline = Some(UnixMs(self.now.0 + HEAL_DEADLINE_MS));
             }
-            if self.healed && self.idle() {
+            if self.healed && self.idle()? {
                 break;
             }
         }
-        let violations = check::all(
+        let mut violations = check::all(
             &self.devices,
             &self.acknowledged,
             &self.ledger,
             &self.answers,
         )?;
+        violations.extend(check::terminals(
+            &self.terminals,
+            &self.accepted,
+            &self.listener,
+            &self.ledger,
+            &self.terminal_answers,
+        )?);
         Ok(Run {
             violations,
             trace: self.trace,
@@ -287,12 +397,29 @@ impl World {
             self.pump(d);
             self.schedule(PERSON_EVERY_MS, Event::Person(d));
         }
+        if !self.listener.up {
+            self.start_listener();
+        }
+        for t in 0..self.terminals.len() {
+            self.push(t);
+        }
+        let generation = self.listener.generation;
+        self.schedule(0, Event::ForwarderStep(generation));
     }
 
-    fn idle(&self) -> bool {
-        self.devices
+    fn idle(&mut self) -> anyhow::Result<bool> {
+        let handhelds = self
+            .devices
             .iter()
-            .all(|device| device.in_flight.is_none() && device.pending() == 0)
+            .all(|device| device.in_flight.is_none() && device.pending() == 0);
+        let terminals = self
+            .terminals
+            .iter()
+            .all(|t| t.unacked.is_empty() && t.pushing.is_none());
+        Ok(handhelds
+            && terminals
+            && self.listener.in_flight.is_none()
+            && (!self.listener.up || self.listener.pending()? == 0))
     }
 
     fn handle(&mut self, event: Event) -> anyhow::Result<()> {
@@ -367,7 +494,385 @@ impl World {
                 while self.decide(d, now) {}
                 self.schedule(PERSON_EVERY_MS, Event::Person(d));
             }
+            Event::TerminalRead(t) => {
+                if !self.healed {
+                    self.terminal_reads(t);
+                    let next = self.rng.random_range(2_000..40_000);
+                    self.schedule(next, Event::TerminalRead(t));
+                }
+            }
+            Event::TerminalRetry(t, push_id) => {
+                self.terminals[t].failed(push_id);
+                self.push(t);
+            }
+            Event::PushArrive {
+                push_id,
+                answer_lost,
+            } => self.push_arrives(push_id, answer_lost)?,
+            Event::PushAcked(t, push_id) => {
+                self.terminals[t].acked(push_id);
+                self.push(t);
+            }
+            Event::ForwarderStep(generation) => self.forwarder_step(generation)?,
+            Event::ForwardArrive {
+                generation,
+                forward_id,
+                answer_lost,
+                duplicate,
+            } => self.forward_arrives(generation, forward_id, answer_lost, duplicate),
+            Event::ForwardOutcome {
+                generation,
+                forward_id,
+            } => self.forward_outcome(generation, forward_id)?,
+            Event::ListenerBack => {
+                if !self.listener.up {
+                    self.start_listener();
+                }
+            }
         }
+        Ok(())
+    }
+
+    fn start_listener(&mut self) {
+        self.listener
+            .start(self.now)
+            .expect("the listener reopens its file");
+        self.note("listener back".into());
+        let generation = self.listener.generation;
+        self.schedule(0, Event::ForwarderStep(generation));
+    }
+
+    fn listener_dies(&mut self, why: &str) {
+        self.listener.kill();
+        let back = self.rng.random_range(1_000..30_000);
+        self.note(format!("listener {why}, back in {back} ms"));
+        self.schedule(back, Event::ListenerBack);
+    }
+
+    /// Terminal `t` reads a person, a tag or a code; now and then one the
+    /// ledger will refuse (a subject past its limit).
+    fn terminal_reads(&mut self, t: usize) {
+        self.stats.reads += 1;
+        let n = self.terminals[t].read.len();
+        let roll: f64 = self.rng.random();
+        let (kind, subject) = if roll < 0.4 {
+            let person = self.rng.random_range(0..12u8);
+            (TerminalEventKind::Attendance, format!("{person}"))
+        } else if roll < 0.9 {
+            // Some tags are units the site does not know.
+            let tag = self.rng.random_range(0..UNITS + 4);
+            (TerminalEventKind::TagRead, epc(tag))
+        } else {
+            let tag = self.rng.random_range(0..UNITS);
+            (TerminalEventKind::CodeRead, format!("C-{tag}"))
+        };
+        let subject = if self.rng.random_bool(self.shape.refused_record) {
+            "X".repeat(MAX_FIELD_CHARS + 1)
+        } else {
+            subject
+        };
+        let terminal = &self.terminals[t];
+        let reading = Reading {
+            event_id: format!("{}-{n}", terminal.serial),
+            kind,
+            occurred_at: UnixMs(self.now.0 + terminal.skew_ms),
+            subject,
+        };
+        self.note(format!(
+            "T-{t} reads {} {:?} {}",
+            reading.event_id,
+            kind,
+            if reading.subject.len() > MAX_FIELD_CHARS {
+                "(a subject the ledger refuses)"
+            } else {
+                &reading.subject
+            }
+        ));
+        self.terminals[t].reads(reading);
+        self.push(t);
+    }
+
+    /// Terminal `t` pushes what is unacknowledged, if nothing is in flight.
+    fn push(&mut self, t: usize) {
+        let terminal = &self.terminals[t];
+        if terminal.pushing.is_some() || terminal.unacked.is_empty() {
+            return;
+        }
+        let carried = terminal.unacked.len().min(TERMINAL_PUSH_MAX);
+        let records = terminal.records(carried);
+        self.next_push += 1;
+        let push_id = self.next_push;
+        self.terminals[t].pushing = Some((push_id, carried));
+        self.pushes.insert(push_id, (t, records));
+        let faults = !self.healed;
+        if faults && (self.partitioned || self.rng.random_bool(self.shape.drop_request)) {
+            self.note(format!("T-{t} push {push_id} ({carried} records) lost"));
+            self.schedule(TERMINAL_RETRY_MS, Event::TerminalRetry(t, push_id));
+            return;
+        }
+        let answer_lost = faults && self.rng.random_bool(self.shape.drop_response);
+        let delay = self.rng.random_range(2..200);
+        self.schedule(
+            delay,
+            Event::PushArrive {
+                push_id,
+                answer_lost,
+            },
+        );
+        self.schedule(TERMINAL_RETRY_MS, Event::TerminalRetry(t, push_id));
+    }
+
+    /// A push reaches the listener: written durably, then acknowledged.
+    fn push_arrives(&mut self, push_id: u64, answer_lost: bool) -> anyhow::Result<()> {
+        let Some((t, records)) = self.pushes.remove(&push_id) else {
+            return Ok(());
+        };
+        if !self.listener.up {
+            return Ok(());
+        }
+        let serial = self.terminals[t].serial.clone();
+        let keys: Vec<(String, String)> = records
+            .iter()
+            .map(|r| (serial.clone(), r.capture.event_id.clone()))
+            .collect();
+        let crash = !self.healed && self.rng.random_bool(self.shape.crash_listener_commit);
+        let write = Write {
+            records,
+            raw: Vec::new(),
+            seen: vec![(serial, TerminalSource::Framed)],
+        };
+        let rng = &mut self.rng;
+        let written = self.listener.write(self.now, write, crash, &mut || {
+            IdempotencyKey::from_random_bytes(rng.random())
+        })?;
+        if !written {
+            self.listener_dies(&format!("dies at the commit of T-{t}'s push {push_id}"));
+            return Ok(());
+        }
+        self.accepted.extend(keys);
+        if self.listener.in_flight.is_none() {
+            let generation = self.listener.generation;
+            self.schedule(0, Event::ForwarderStep(generation));
+        }
+        if answer_lost {
+            self.note(format!("T-{t} push {push_id} queued, ack lost"));
+        } else {
+            let delay = self.rng.random_range(2..200);
+            self.schedule(delay, Event::PushAcked(t, push_id));
+        }
+        Ok(())
+    }
+
+    /// The forwarder's next batch, sent to the ledger over the network.
+    fn forwarder_step(&mut self, generation: u64) -> anyhow::Result<()> {
+        let listener = &self.listener;
+        if !listener.up || listener.generation != generation || listener.in_flight.is_some() {
+            return Ok(());
+        }
+        let (rows, heartbeats) = self.listener.next_batch()?;
+        if rows.is_empty() && heartbeats.is_empty() {
+            return Ok(());
+        }
+        self.next_forward += 1;
+        let forward_id = self.next_forward;
+        self.stats.forwards += 1;
+        let seqs: Vec<i64> = rows.iter().map(|r| r.seq).collect();
+        self.note(format!(
+            "forwarder sends batch {forward_id}: rows {seqs:?}, {} heartbeats",
+            heartbeats.len()
+        ));
+        self.batches.insert(
+            forward_id,
+            TerminalBatch {
+                records: rows.iter().map(|row| row.record.clone()).collect(),
+                heartbeats: heartbeats.clone(),
+            },
+        );
+        self.listener.in_flight = Some(Forward {
+            id: forward_id,
+            rows,
+            heartbeats,
+        });
+        let timeout = i64::try_from(DELIVERY_TIMEOUT.as_millis()).unwrap_or(i64::MAX);
+        let faults = !self.healed;
+        if faults && self.partitioned {
+            self.forwards.insert(
+                forward_id,
+                Err(DeliveryError::Unreachable("partitioned".into())),
+            );
+            let after = self.rng.random_range(1..50);
+            self.schedule(
+                after,
+                Event::ForwardOutcome {
+                    generation,
+                    forward_id,
+                },
+            );
+            return Ok(());
+        }
+        if faults && self.rng.random_bool(self.shape.drop_request) {
+            self.forwards.insert(
+                forward_id,
+                Err(DeliveryError::Unreachable("no answer".into())),
+            );
+            self.schedule(
+                timeout,
+                Event::ForwardOutcome {
+                    generation,
+                    forward_id,
+                },
+            );
+            return Ok(());
+        }
+        let answer_lost = faults && self.rng.random_bool(self.shape.drop_response);
+        let delay = self.rng.random_range(2..200);
+        self.schedule(
+            delay,
+            Event::ForwardArrive {
+                generation,
+                forward_id,
+                answer_lost,
+                duplicate: false,
+            },
+        );
+        if faults && self.rng.random_bool(self.shape.duplicate) {
+            let later = delay + self.rng.random_range(0..3_000);
+            self.schedule(
+                later,
+                Event::ForwardArrive {
+                    generation,
+                    forward_id,
+                    answer_lost: true,
+                    duplicate: true,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// A forwarded batch reaches the ledger (the forwarder's copy of it:
+    /// the batch stays the same however often the network delivers it).
+    fn forward_arrives(
+        &mut self,
+        generation: u64,
+        forward_id: u64,
+        answer_lost: bool,
+        duplicate: bool,
+    ) {
+        let timeout = i64::try_from(DELIVERY_TIMEOUT.as_millis()).unwrap_or(i64::MAX);
+        let outcome = Event::ForwardOutcome {
+            generation,
+            forward_id,
+        };
+        let batch = self.batches.get(&forward_id).cloned();
+        let Some(batch) = batch else {
+            return;
+        };
+        if !self.ledger_up {
+            if !duplicate {
+                self.forwards.insert(
+                    forward_id,
+                    Err(DeliveryError::Unreachable("connection refused".into())),
+                );
+                self.schedule(1, outcome);
+            }
+            return;
+        }
+        let crash = !self.healed && self.rng.random_bool(self.shape.crash_in_request);
+        if crash {
+            self.ledger.crash_at_commit(1);
+        }
+        let result = self.ledger.terminal(&batch, self.now);
+        if crash {
+            if self.ledger.crashed() {
+                self.ledger_up = false;
+                let back = self.rng.random_range(1_000..30_000);
+                self.note(format!(
+                    "batch {forward_id}: the ledger dies at its commit, back in {back} ms"
+                ));
+                self.schedule(back, Event::LedgerBack);
+                if !duplicate {
+                    self.forwards.insert(
+                        forward_id,
+                        Err(DeliveryError::Unreachable("no answer".into())),
+                    );
+                    self.schedule(timeout, outcome);
+                }
+                return;
+            }
+            self.ledger.disarm();
+        }
+        if let Ok(response) = &result {
+            self.terminal_answers
+                .extend(response.results.iter().map(|result| TerminalAnswer {
+                    forward_id,
+                    result: result.clone(),
+                }));
+        }
+        if duplicate {
+            self.note(format!("batch {forward_id} arrives again (duplicate)"));
+            return;
+        }
+        if answer_lost {
+            self.note(format!("batch {forward_id} recorded, answer lost"));
+            self.forwards.insert(
+                forward_id,
+                Err(DeliveryError::Unreachable("no answer".into())),
+            );
+            self.schedule(timeout, outcome);
+        } else {
+            self.forwards.insert(forward_id, result);
+            let delay = self.rng.random_range(2..200);
+            self.schedule(delay, outcome);
+        }
+    }
+
+    /// The forwarder hears what became of its batch: the real drain
+    /// decides what to settle and how long to wait.
+    fn forward_outcome(&mut self, generation: u64, forward_id: u64) -> anyhow::Result<()> {
+        let Some(result) = self.forwards.remove(&forward_id) else {
+            return Ok(());
+        };
+        let listener = &mut self.listener;
+        let current = listener.up
+            && listener.generation == generation
+            && listener
+                .in_flight
+                .as_ref()
+                .is_some_and(|f| f.id == forward_id);
+        if !current {
+            return Ok(());
+        }
+        let forward = listener.in_flight.take().expect("checked above");
+        let what = match &result {
+            Ok(response) => format!(
+                "statuses {:?}",
+                response
+                    .results
+                    .iter()
+                    .map(|r| r.status)
+                    .collect::<Vec<_>>()
+            ),
+            Err(err) => err.to_string(),
+        };
+        let step = listener
+            .drain
+            .handle(&forward.rows, forward.heartbeats, result);
+        let crash = !self.healed && self.rng.random_bool(self.shape.crash_listener_commit);
+        let settled = self.listener.settle(self.now, &step, crash)?;
+        self.note(format!(
+            "batch {forward_id}: {what}; {} rows settled, wait {:?}",
+            step.settle.len(),
+            step.wait
+        ));
+        if !settled {
+            self.listener_dies(&format!("dies at the settle of batch {forward_id}"));
+            return Ok(());
+        }
+        let wait = step
+            .wait
+            .map_or(0, |w| i64::try_from(w.0).unwrap_or(i64::MAX));
+        self.schedule(wait, Event::ForwarderStep(generation));
         Ok(())
     }
 
@@ -390,6 +895,9 @@ impl World {
             let back = self.rng.random_range(1_000..30_000);
             self.note(format!("ledger down for {back} ms"));
             self.schedule(back, Event::LedgerBack);
+        }
+        if self.listener.up && self.rng.random_bool(self.shape.kill_listener) {
+            self.listener_dies("killed");
         }
         if !self.partitioned && self.rng.random_bool(self.shape.partition) {
             self.partitioned = true;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use stockhop::time::Millis;
 
+pub use crate::ledger::admission::{BACKLOG_WAITING_MAX, BACKLOG_WAIT_MAX, LIVE_WAITING_MAX};
 pub use crate::ledger::api::MAX_APP_VERSION_CHARS;
-pub use crate::ledger::MAX_SYNC_REQUESTS_WAITING;
 pub use crate::listener::framed::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
 pub use crate::listener::http_message::{MAX_HEADERS, MAX_HEAD_BYTES};
 pub use crate::listener::iclock::{MAX_PIN_BYTES, MAX_SERIAL_CHARS};

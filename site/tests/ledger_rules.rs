@@ -526,13 +526,24 @@ async fn a_heartbeat_feeds_the_device_view_tells_its_period_and_only_for_its_own
 
 #[tokio::test]
 async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
+    use stockhop_site::ledger::admission::{Class, LIVE_WAITING_MAX, WRITER_SLOTS};
     let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
-    let held = site.ledger.sync_permits.clone();
-    let all = held
-        .acquire_many(stockhop_site::ledger::MAX_SYNC_REQUESTS_WAITING as u32)
-        .await
-        .unwrap();
+    // The writer busy and every live place in the queue taken.
+    let gate = site.ledger.admission.clone();
+    let mut turns = Vec::new();
+    for _ in 0..WRITER_SLOTS {
+        turns.push(gate.admit(Class::Live).await.unwrap());
+    }
+    let waiters: Vec<_> = (0..LIVE_WAITING_MAX)
+        .map(|_| {
+            let gate = gate.clone();
+            tokio::spawn(async move { drop(gate.admit(Class::Live).await.unwrap()) })
+        })
+        .collect();
+    while gate.waiting().0 < LIVE_WAITING_MAX {
+        tokio::task::yield_now().await;
+    }
     let body =
         json!({"device_id": "HH-1", "sent_at": now().to_string(), "items": [hh.open("op-1")]});
     let response = site
@@ -545,7 +556,10 @@ async fn sync_requests_beyond_the_waiting_bound_are_shed_with_503() {
         .unwrap();
     assert_eq!(response.status(), 503);
     assert!(response.headers().contains_key("retry-after"));
-    drop(all);
+    drop(turns);
+    for waiter in waiters {
+        waiter.await.unwrap();
+    }
     let (status, _) = site
         .post_raw("/v1/sync", Some(&hh.token), body.to_string().into_bytes())
         .await;

@@ -719,7 +719,7 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
-/// Seeds of the simulation every test run covers: about 20 s on two cores.
+/// Seeds of the simulation every test run covers: about 22 s on two cores.
 const SIM_SEEDS_IN_TEST: u64 = 2_000;
 
 /// The number written just before `marker` in `text` (`"3 passed"` → 3).

@@ -3,8 +3,6 @@
 //! [`super::devices`] and [`super::terminal`], run on the database's
 //! blocking thread.
 
-use std::sync::Arc;
-
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -15,11 +13,9 @@ use stockhop::wire::{
     SYNC_PATH,
 };
 
+use super::admission;
 use super::devices::{self, Device};
-use super::{
-    auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal,
-    MAX_SYNC_REQUESTS_WAITING,
-};
+use super::{auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::limits::SIGNED_BODY_DEADLINE;
@@ -132,40 +128,59 @@ async fn sync_items(
         .iter()
         .map(|incoming| incoming.item.key)
         .collect();
-    // Shed load before queueing on the database: a bounded number of
-    // requests wait for it, the rest are told to come back (503).
-    let Ok(permit) = Arc::clone(&state.ledger.sync_permits).try_acquire_owned() else {
-        return Err(AppError::Overloaded(format!(
-            "more than {MAX_SYNC_REQUESTS_WAITING} sync requests waiting"
-        )));
-    };
     let occurred_at: Vec<_> = parsed
         .items
         .iter()
         .map(|incoming| incoming.item.occurred_at)
         .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
-    let now = wall_clock();
-    let drainer = device.clone();
-    let ran = state
-        .db
-        .call(move |conn| -> Result<_, AppError> {
-            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
-            // Released when the work is done, even if the client went away.
-            drop((guard, permit));
-            Ok(ran?)
-        })
-        .await?;
+    let ran = run_admitted(&state, &device, parsed, held).await?;
+    drop(guard);
     // A filled gap with a long backlog behind it applies in chunks, each
     // its own transaction, after this answer; other requests go between.
     if !ran.parked.is_empty() {
-        tokio::spawn(drain_parked(state.db.clone(), drainer, ran.parked));
+        tokio::spawn(drain_parked(state.db.clone(), device, ran.parked));
     }
     state.ledger.metrics.observe(&ran.results, &occurred_at);
     Ok(Json(SyncResponse {
         server_time: wall_clock(),
         results: ran.results,
     }))
+}
+
+/// Runs a request's items in one transaction when the admission gate
+/// gives it its turn (live requests first, backlog ones paced).
+async fn run_admitted(
+    state: &AppState,
+    device: &Device,
+    parsed: sync::ParsedRequest,
+    held: Vec<bool>,
+) -> Result<sync::Ran, AppError> {
+    let class = admission::classify(
+        parsed.sent_at,
+        parsed
+            .items
+            .iter()
+            .map(|incoming| incoming.item.occurred_at),
+    );
+    let turn = state
+        .ledger
+        .admission
+        .admit(class)
+        .await
+        .map_err(|refused| AppError::Overloaded(refused.to_string()))?;
+    let device = device.clone();
+    let now = wall_clock();
+    state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
+            // The next turn starts when the work is done, even if the
+            // client went away.
+            drop(turn);
+            Ok(ran?)
+        })
+        .await
 }
 
 /// Applies the parked drains of `device`'s `sessions` chunk by chunk until

@@ -19,6 +19,7 @@
 //! Architecture invariant: everything below [`api`] takes the connection
 //! and `now` as arguments; none of it reads a clock or touches a socket.
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod bins;
@@ -50,19 +51,13 @@ use stockhop::time::UnixMs;
 /// time is at most this long after the original's (docs/design.md §4 rule 10).
 pub const UNDO_WINDOW_MS: i64 = 120_000;
 
-/// Sync requests that may wait for the database at once; more are answered
-/// 503 with Retry-After. Each waiting request holds a blocking thread, and
-/// at a few milliseconds a commit, 64 waiting is already a queue of a
-/// fraction of a second for the last one.
-pub const MAX_SYNC_REQUESTS_WAITING: usize = 64;
-
 /// The ledger's share of the server state.
 #[derive(Clone)]
 pub struct LedgerState {
     /// Keys held by requests in flight, per device scope.
     pub in_flight: InFlight,
-    /// Permits for sync requests waiting on the database.
-    pub sync_permits: Arc<tokio::sync::Semaphore>,
+    /// Sync requests' turns at the database, live ones first.
+    pub admission: admission::Gate,
     /// The shared secret that signs terminal batches from a remote
     /// listener; with none, the terminal endpoint answers 404.
     pub terminal_secret: Option<Arc<[u8]>>,
@@ -80,7 +75,7 @@ impl LedgerState {
     pub fn new(terminal_secret: Option<String>) -> LedgerState {
         LedgerState {
             in_flight: InFlight::default(),
-            sync_permits: Arc::new(tokio::sync::Semaphore::new(MAX_SYNC_REQUESTS_WAITING)),
+            admission: admission::Gate::default(),
             terminal_secret: terminal_secret
                 .filter(|secret| !secret.is_empty())
                 .map(|secret| Arc::from(secret.into_bytes())),

@@ -32,7 +32,8 @@ use super::unix_now;
 use crate::db::Db;
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
-    TerminalBatch, TerminalBatchResponse, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+    TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, SIGNATURE_HEADER,
+    TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
 
 /// Longest wait for the ledger's answer to one batch.
@@ -182,9 +183,11 @@ impl LedgerSink for RemoteLedgerSink {
     }
 }
 
-/// The drain loop's state between attempts (sans-IO).
+/// The drain loop's state between attempts, sans-IO: [`run`] reads what
+/// [`Drain::read`] asks for, delivers it, and settles and waits as
+/// [`Drain::handle`] decides; the simulation drives the same steps.
 #[derive(Debug, Default)]
-struct Drain {
+pub struct Drain {
     failures: u32,
     /// Records still to send one at a time after a batch was rejected.
     isolating: usize,
@@ -198,7 +201,69 @@ struct Plan<'a> {
     retry: bool,
 }
 
+/// What the next attempt reads from the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Read {
+    /// The most pending rows to send.
+    pub limit: usize,
+    /// Whether the terminals' last-seen times go with them.
+    pub with_heartbeats: bool,
+}
+
+/// What one delivery decided: the rows to settle in one transaction (with
+/// the heartbeats the ledger took), and the wait before the next attempt
+/// (`None`: at once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub settle: Vec<(Queued, Settled)>,
+    pub heartbeats: Vec<TerminalHeartbeat>,
+    pub wait: Option<Millis>,
+}
+
 impl Drain {
+    /// What the next attempt reads. Records sent one at a time go alone,
+    /// so a refused heartbeat cannot get a good record dead-lettered.
+    pub fn read(&self) -> Read {
+        Read {
+            limit: self.batch_limit(),
+            with_heartbeats: self.isolating == 0,
+        }
+    }
+
+    /// Decides what the ledger's `result` for `rows` and `heartbeats` (as
+    /// [`Drain::read`] had them read) means: what to settle, what to wait.
+    pub fn handle(
+        &mut self,
+        rows: &[Queued],
+        heartbeats: Vec<TerminalHeartbeat>,
+        result: Result<TerminalBatchResponse, DeliveryError>,
+    ) -> Step {
+        // Heartbeats are settled when the ledger took them, or when it
+        // refused a batch of nothing else (they would be refused forever).
+        let heartbeats_settled = match &result {
+            Ok(_) => true,
+            Err(DeliveryError::Status { status, .. }) => {
+                rows.is_empty() && classify(*status) == Disposition::Reject
+            }
+            Err(_) => false,
+        };
+        let had_heartbeats = !heartbeats.is_empty();
+        let plan = self.plan(rows, had_heartbeats, result);
+        Step {
+            settle: plan
+                .settle
+                .into_iter()
+                .map(|(row, settled)| (row.clone(), settled))
+                .collect(),
+            heartbeats: if heartbeats_settled {
+                heartbeats
+            } else {
+                Vec::new()
+            },
+            wait: plan.retry.then(|| retry_delay(self.failures)),
+        }
+    }
+
     fn batch_limit(&self) -> usize {
         if self.isolating > 0 {
             1
@@ -324,10 +389,10 @@ pub async fn run(
 ) {
     let mut drain = Drain::default();
     while !*shutdown.borrow() {
-        let limit = drain.batch_limit();
-        // Records sent one at a time go alone, so a refused heartbeat
-        // cannot get a good record dead-lettered.
-        let with_heartbeats = drain.isolating == 0;
+        let Read {
+            limit,
+            with_heartbeats,
+        } = drain.read();
         // Everything written up to here is in the read below.
         writes.borrow_and_update();
         let read = db
@@ -355,7 +420,6 @@ pub async fn run(
             }
             continue;
         }
-        let had_heartbeats = !heartbeats.is_empty();
         let batch = TerminalBatch {
             records: rows.iter().map(|row| row.record.clone()).collect(),
             heartbeats: heartbeats.clone(),
@@ -367,32 +431,17 @@ pub async fn run(
                 DELIVERY_TIMEOUT.as_secs()
             ))),
         };
-        // Heartbeats are settled when the ledger took them, or when it
-        // refused a batch of nothing else (they would be refused forever).
-        let heartbeats_settled = match &result {
-            Ok(_) => true,
-            Err(DeliveryError::Status { status, .. }) => {
-                rows.is_empty() && classify(*status) == Disposition::Reject
-            }
-            Err(_) => false,
-        };
-        let delivered_heartbeats = if heartbeats_settled {
-            heartbeats
-        } else {
-            Vec::new()
-        };
-        let plan = drain.plan(&rows, had_heartbeats, result);
-        if !plan.settle.is_empty() || !delivered_heartbeats.is_empty() {
-            let settle: Vec<(Queued, Settled)> = plan
-                .settle
-                .into_iter()
-                .map(|(row, settled)| (row.clone(), settled))
-                .collect();
+        let Step {
+            settle,
+            heartbeats,
+            wait,
+        } = drain.handle(&rows, heartbeats, result);
+        if !settle.is_empty() || !heartbeats.is_empty() {
             let settled = db
                 .call(move |conn| {
                     let pairs: Vec<(&Queued, Settled)> =
                         settle.iter().map(|(row, s)| (row, s.clone())).collect();
-                    queue::settle(conn, unix_now(), &pairs, &delivered_heartbeats)
+                    queue::settle(conn, unix_now(), &pairs, &heartbeats)
                 })
                 .await;
             if let Err(err) = settled {
@@ -401,8 +450,7 @@ pub async fn run(
                 continue;
             }
         }
-        if plan.retry {
-            let delay = retry_delay(drain.failures);
+        if let Some(delay) = wait {
             pause(Duration::from_millis(delay.0), &mut writes, &mut shutdown).await;
         }
     }
@@ -590,6 +638,47 @@ mod tests {
         let plan = drain.plan(&rows, false, Ok(answer(&rows, &[200])));
         assert!(!plan.retry);
         assert_eq!(drain.failures, 0);
+    }
+
+    #[test]
+    fn a_step_settles_heartbeats_the_ledger_took_and_waits_only_after_a_failure() {
+        let rows = vec![row(1)];
+        let beat = TerminalHeartbeat {
+            device_serial: "D1".to_owned(),
+            source: TerminalSource::Framed,
+            seen_at: UnixMs(0),
+        };
+        let mut drain = Drain::default();
+        assert_eq!(
+            drain.read(),
+            Read {
+                limit: MAX_RECORDS_PER_BATCH,
+                with_heartbeats: true
+            }
+        );
+        let step = drain.handle(
+            &rows,
+            vec![beat.clone()],
+            Err(DeliveryError::Unreachable("reset".to_owned())),
+        );
+        assert_eq!(step.settle, Vec::new());
+        assert_eq!(step.heartbeats, Vec::new(), "not taken: sent again");
+        assert_eq!(step.wait, Some(RETRY_DELAY_FIRST));
+        let step = drain.handle(&rows, vec![beat.clone()], Ok(answer(&rows, &[200])));
+        assert_eq!(step.settle, vec![(rows[0].clone(), Settled::Done)]);
+        assert_eq!(step.heartbeats, vec![beat.clone()]);
+        assert_eq!(step.wait, None);
+        let refused = Err(DeliveryError::Status {
+            status: 422,
+            body: "bad heartbeat".to_owned(),
+        });
+        let step = drain.handle(&[], vec![beat.clone()], refused);
+        assert_eq!(
+            step.heartbeats,
+            vec![beat],
+            "refused alone: settled, or it would be refused forever"
+        );
+        assert_eq!(step.wait, None);
     }
 
     #[test]

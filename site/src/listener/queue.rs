@@ -83,6 +83,18 @@ pub fn write(
     queued_at: UnixMs,
     writes: &[Write],
 ) -> Result<Vec<WriteReport>, QueueError> {
+    write_keyed(conn, rules, queued_at, writes, &mut IdempotencyKey::mint)
+}
+
+/// [`write`], each new record's key from `mint`: the simulation's seeded
+/// keys, so a seed replays exactly.
+pub fn write_keyed(
+    conn: &mut Connection,
+    rules: &mut Rules,
+    queued_at: UnixMs,
+    writes: &[Write],
+    mint: &mut dyn FnMut() -> Result<IdempotencyKey, KeyError>,
+) -> Result<Vec<WriteReport>, QueueError> {
     let tx = conn.transaction()?;
     // (write, record) of every record not queued before, in arrival order.
     let mut fresh: Vec<(usize, usize)> = Vec::new();
@@ -131,7 +143,7 @@ pub fn write(
             let record = &writes[w].records[i];
             let c = &record.capture;
             insert.execute(params![
-                IdempotencyKey::mint()?.to_string(),
+                mint()?.to_string(),
                 record.source.as_str(),
                 c.device,
                 c.event_id,
