@@ -724,29 +724,12 @@ impl World {
             );
             return Ok(());
         }
-        let answer_lost = faults && self.rng.random_bool(self.shape.drop_response);
-        let delay = self.rng.random_range(2..200);
-        self.schedule(
-            delay,
-            Event::ForwardArrive {
-                generation,
-                forward_id,
-                answer_lost,
-                duplicate: false,
-            },
-        );
-        if faults && self.rng.random_bool(self.shape.duplicate) {
-            let later = delay + self.rng.random_range(0..3_000);
-            self.schedule(
-                later,
-                Event::ForwardArrive {
-                    generation,
-                    forward_id,
-                    answer_lost: true,
-                    duplicate: true,
-                },
-            );
-        }
+        self.deliver(faults, |answer_lost, duplicate| Event::ForwardArrive {
+            generation,
+            forward_id,
+            answer_lost,
+            duplicate,
+        });
         Ok(())
     }
 
@@ -1095,30 +1078,25 @@ impl World {
             );
             return;
         }
+        self.deliver(faults, |answer_lost, duplicate| Event::Arrive {
+            device: d,
+            generation,
+            request_id,
+            answer_lost,
+            duplicate,
+        });
+    }
+
+    /// A message the network carries: it arrives 2–200 ms later, its answer
+    /// lost at the shape's odds; with faults on, a second copy may arrive up
+    /// to 3 s after it, whose answer reaches nobody.
+    fn deliver(&mut self, faults: bool, arrival: impl Fn(bool, bool) -> Event) {
         let answer_lost = faults && self.rng.random_bool(self.shape.drop_response);
         let delay = self.rng.random_range(2..200);
-        self.schedule(
-            delay,
-            Event::Arrive {
-                device: d,
-                generation,
-                request_id,
-                answer_lost,
-                duplicate: false,
-            },
-        );
+        self.schedule(delay, arrival(answer_lost, false));
         if faults && self.rng.random_bool(self.shape.duplicate) {
             let later = delay + self.rng.random_range(0..3_000);
-            self.schedule(
-                later,
-                Event::Arrive {
-                    device: d,
-                    generation,
-                    request_id,
-                    answer_lost: true,
-                    duplicate: true,
-                },
-            );
+            self.schedule(later, arrival(true, true));
         }
     }
 
