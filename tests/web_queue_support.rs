@@ -282,3 +282,16 @@ pub fn device() -> DeviceConfig {
         done_retention_days: None,
     }
 }
+
+/// One page message through the worker's entry point, as `sw.js` hands it
+/// over, and its reply.
+pub async fn ask(
+    worker: &stockhop::web::ServiceWorker,
+    message: serde_json::Value,
+) -> serde_json::Value {
+    let data = to_js(&message).unwrap();
+    let reply = wasm_bindgen_futures::JsFuture::from(worker.handle_message(data, None))
+        .await
+        .unwrap();
+    serde_wasm_bindgen::from_value(reply).unwrap()
+}

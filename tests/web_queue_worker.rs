@@ -42,14 +42,6 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
     assert!(items.iter().all(|i| i.state == ItemState::Done));
 }
 
-async fn ask(worker: &ServiceWorker, message: serde_json::Value) -> serde_json::Value {
-    let data = to_js(&message).unwrap();
-    let reply = JsFuture::from(worker.handle_message(data, None))
-        .await
-        .unwrap();
-    serde_wasm_bindgen::from_value(reply).unwrap()
-}
-
 #[wasm_bindgen_test]
 async fn page_messages_get_replies() {
     let worker = ServiceWorker::open(Some(db_name("messages")))

@@ -21,7 +21,6 @@ use stockhop::wire::{Command, Mode, OpenSessionBody};
 use support::*;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -416,14 +415,6 @@ async fn fetch_reads_of_an_unreachable_site_are_offline() {
         FetchTransport.unit(&device, "E1").await.err(),
         Some(QueueError::Offline)
     );
-}
-
-async fn ask(worker: &ServiceWorker, message: Value) -> Value {
-    let data = to_js(&message).unwrap();
-    let reply = JsFuture::from(worker.handle_message(data, None))
-        .await
-        .unwrap();
-    serde_wasm_bindgen::from_value(reply).unwrap()
 }
 
 #[wasm_bindgen_test]
