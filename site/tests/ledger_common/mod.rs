@@ -168,6 +168,15 @@ impl Site {
         body["results"].as_array().unwrap().clone()
     }
 
+    /// A sync whose every item must apply.
+    pub async fn sync_applied(&self, hh: &Handheld, items: &[Value]) {
+        let results = self.sync_ok(hh, items).await;
+        assert!(
+            results.iter().all(|r| r["outcome"] == "applied"),
+            "{results:?}"
+        );
+    }
+
     pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
         let response = self
             .client
