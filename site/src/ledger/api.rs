@@ -15,7 +15,9 @@ use stockhop::wire::{
 
 use super::admission;
 use super::devices::{self, Device};
-use super::{auth, codes, hops, sessions, sync, terminal, wall_clock, LedgerError, Refusal};
+use super::{
+    auth, codes, hops, sessions, sync, terminal, wall_clock, InFlightGuard, LedgerError, Refusal,
+};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::limits::SIGNED_BODY_DEADLINE;
@@ -134,8 +136,7 @@ async fn sync_items(
         .map(|incoming| incoming.item.occurred_at)
         .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
-    let ran = run_admitted(&state, &device, parsed, held).await?;
-    drop(guard);
+    let ran = run_admitted(&state, &device, parsed, (guard, held)).await?;
     // A filled gap with a long backlog behind it applies in chunks, each
     // its own transaction, after this answer; other requests go between.
     if !ran.parked.is_empty() {
@@ -149,12 +150,13 @@ async fn sync_items(
 }
 
 /// Runs a request's items in one transaction when the admission gate
-/// gives it its turn (live requests first, backlog ones paced).
+/// gives it its turn (live requests first, backlog ones paced). The
+/// request's in-flight keys are held until that work is done.
 async fn run_admitted(
     state: &AppState,
     device: &Device,
     parsed: sync::ParsedRequest,
-    held: Vec<bool>,
+    (guard, held): (InFlightGuard, Vec<bool>),
 ) -> Result<sync::Ran, AppError> {
     let class = admission::classify(
         parsed.sent_at,
@@ -175,9 +177,9 @@ async fn run_admitted(
         .db
         .call(move |conn| -> Result<_, AppError> {
             let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
-            // The next turn starts when the work is done, even if the
-            // client went away.
-            drop(turn);
+            // The keys and the next turn are released when the work is
+            // done, even if the client went away.
+            drop((guard, turn));
             Ok(ran?)
         })
         .await
