@@ -1,0 +1,96 @@
+-- One scripted sequence, run by parity.sh on a fresh SQLite database with
+-- ../*.sql and on a fresh PostgreSQL database with ./*.sql. Both runs must
+-- print the same rows and fail the same statements with the same errors.
+-- Only SQL that reads the same on both belongs here. Each statement runs
+-- on its own (autocommit), so a refused one leaves the rest to run.
+-- Identity ids are not printed: a refused insert uses up one on
+-- PostgreSQL and none on SQLite, so ids after it differ.
+
+-- Change numbers: each insert and each write naming a watched column takes
+-- the next one, even when the value stays; other columns take none.
+INSERT INTO bins (bin, zone, location) VALUES ('B1', 'Z1', 'L1'), ('B2', 'Z1', 'L1');
+UPDATE bins SET zone = zone WHERE bin = 'B1';
+UPDATE bins SET ref_seq = 99 WHERE bin = 'B2';
+UPDATE bins SET location = 'L2' WHERE bin = 'nowhere';
+INSERT INTO units (epc, code, bin, version, first_seen_at) VALUES ('E1', NULL, NULL, 0, 10);
+INSERT INTO units (epc, code, bin, version, first_seen_at, ref_seq) VALUES (NULL, 'C2', 'B1', 0, 11, 500);
+UPDATE units SET first_seen_at = 12 WHERE unit_id = 2;
+UPDATE units SET bin = 'B1', state = 'in_stock', version = 1 WHERE unit_id = 1;
+UPDATE units SET sku = 'S1', version = 2 WHERE unit_id = 1;
+INSERT INTO grns (grn, qc) VALUES ('G1', 'accepted');
+INSERT INTO grn_lines (grn, sku, expected) VALUES ('G1', 'S1', 2);
+INSERT INTO grn_lines (grn, sku, expected) VALUES ('G1', 'S2', 1);
+UPDATE grn_lines SET received = received + 1 WHERE grn = 'G1' AND sku = 'S1';
+UPDATE grns SET state = 'complete' WHERE grn = 'G1' AND state != 'complete';
+UPDATE grns SET state = 'complete' WHERE grn = 'G1' AND state != 'complete';
+INSERT INTO counts (count_id, location, zone, opened_at) VALUES ('C-tmp', 'L1', 'Z1', 20);
+UPDATE counts SET count_id = 'C-000001' WHERE count_no = 1;
+-- Refused (one open count per zone): takes no number.
+INSERT INTO counts (count_id, location, zone, opened_at) VALUES ('C-tmp', 'L1', 'Z1', 21);
+UPDATE counts SET state = 'closed', closed_at = 22 WHERE count_id = 'C-000001' AND state = 'open';
+INSERT INTO counts (count_id, location, zone, opened_at) VALUES ('C-000002', 'L1', 'Z1', 23);
+SELECT 'clock', seq FROM reference_clock;
+SELECT 'bin', bin, zone, location, ref_seq FROM bins ORDER BY bin;
+SELECT 'unit', unit_id, epc, code, sku, state, bin, version, ref_seq FROM units ORDER BY unit_id;
+SELECT 'grn', grn, qc, state, ref_seq FROM grns ORDER BY grn;
+SELECT 'grn_line', grn, sku, expected, received FROM grn_lines ORDER BY grn, sku;
+SELECT 'count', count_id, state, ref_seq FROM counts ORDER BY count_no;
+
+-- Unique violations: each names its columns (SQLite's message, PostgreSQL's
+-- constraint name).
+INSERT INTO devices (device_id, profile, token_sha256, added_at) VALUES ('D1', 'fxr90', 'T1', 1);
+INSERT INTO devices (device_id, profile, token_sha256, added_at) VALUES ('D1', 'fxr90', 'T2', 1);
+INSERT INTO devices (device_id, profile, token_sha256, added_at) VALUES ('D2', 'rfd40', 'T1', 1);
+INSERT INTO devices (device_id, profile, token_sha256, added_at) VALUES ('D2', 'rfd40', 'T2', 1);
+INSERT INTO sessions (session_id, device_id, state, operator_id) VALUES ('S1', 'D1', 'open', 'O1');
+INSERT INTO sessions (session_id, device_id, state, operator_id) VALUES ('S1', 'D2', 'pending', NULL);
+INSERT INTO sessions (session_id, device_id, state, operator_id) VALUES ('S2', 'D1', 'open', 'O2');
+INSERT INTO sessions (session_id, device_id, state, operator_id) VALUES ('S3', 'D2', 'open', 'O1');
+INSERT INTO sessions (session_id, device_id, state, operator_id) VALUES ('S4', 'D1', 'closed', 'O1');
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms, response)
+    VALUES ('D1', 'K1', 'S1', 1, 'scan', 'h', 'final', 100, 0, '{"outcome":"rejected","reason":"stale"}');
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms)
+    VALUES ('D1', 'K1', 'S1', 2, 'scan', 'h', 'buffered', 101, 0);
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms)
+    VALUES ('D1', 'K2', 'S1', 1, 'scan', 'h', 'buffered', 102, 0);
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms, response)
+    VALUES ('D1', 'K3', 'S1', 3, 'scan', 'h', 'final', 103, 0, 'not json');
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms, response)
+    VALUES ('D1', 'K4', 'S1', 4, 'scan', 'h', 'final', 104, 0, '{"outcome":"applied"}');
+INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash, state, received_at, skew_ms, response)
+    VALUES ('D1', 'K5', NULL, NULL, 'scan', 'h', 'final', 105, 0, '{"outcome":"rejected","reason":{"code":"X"}}');
+INSERT INTO seq_voids (session_id, seq, void_key) VALUES ('S1', 5, 'V1');
+INSERT INTO seq_voids (session_id, seq, void_key) VALUES ('S1', 5, 'V2');
+INSERT INTO units (epc, code, version, first_seen_at) VALUES ('E1', NULL, 0, 30);
+INSERT INTO units (epc, code, version, first_seen_at) VALUES (NULL, 'C2', 0, 30);
+INSERT INTO hops (device_id, key, command, kind, unit_id, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'K1', 'scan', 'putaway', 1, '{}', 1, 1, 1, 0, 'live');
+INSERT INTO hops (device_id, key, command, kind, unit_id, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'K1', 'scan', 'putaway', 1, '{}', 2, 2, 2, 0, 'live');
+INSERT INTO hops (device_id, key, command, kind, unit_id, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode, compensates)
+    VALUES ('D1', 'U1', 'undo', 'undo', 1, '{}', 3, 3, 3, 0, 'live', 1);
+INSERT INTO hops (device_id, key, command, kind, unit_id, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode, compensates)
+    VALUES ('D1', 'U2', 'undo', 'undo', 1, '{}', 4, 4, 4, 0, 'live', 1);
+INSERT INTO terminal_events (key, source, device_serial, kind, subject, occurred_at, queued_at, recorded_at, rule_outcome, raw, hop_id)
+    VALUES ('TK1', 'framed', 'SN1', 'tag_read', 'E1', 1, 1, 1, 'accepted', 'r', 1);
+INSERT INTO terminal_events (key, source, device_serial, kind, subject, occurred_at, queued_at, recorded_at, rule_outcome, raw, hop_id)
+    VALUES ('TK1', 'framed', 'SN1', 'tag_read', 'E1', 2, 2, 2, 'accepted', 'r', NULL);
+INSERT INTO periods (closed_until, closed_at) VALUES (1000, 1);
+INSERT INTO periods (closed_until, closed_at) VALUES (1000, 2);
+SELECT 'hop', h.key, c.key FROM hops AS h LEFT JOIN hops AS c ON c.hop_id = h.compensates ORDER BY h.hop_id;
+
+-- The correction list's query, as the site view runs it.
+SELECT 'rejected', scope, key, json_extract(response, '$.reason') FROM receipts
+    WHERE state = 'final'
+      AND CASE WHEN json_valid(response) THEN json_extract(response, '$.outcome') END = 'rejected'
+    ORDER BY received_at DESC;
+
+-- Append-only tables refuse every change.
+UPDATE hops SET facts = '{"x":1}' WHERE hop_id = 1;
+DELETE FROM hops WHERE key = 'U1';
+UPDATE terminal_events SET raw = 'x' WHERE key = 'TK1';
+DELETE FROM terminal_events WHERE key = 'TK1';
+UPDATE periods SET closed_at = 3 WHERE closed_until = 1000;
+DELETE FROM periods WHERE closed_until = 1000;
+SELECT 'kept', (SELECT count(*) FROM hops), (SELECT count(*) FROM terminal_events), (SELECT count(*) FROM periods);
+SELECT 'clock', seq FROM reference_clock;
