@@ -6,8 +6,8 @@
 -- A person who may open the site's view. The token is kept only as its
 -- SHA-256, like a device's.
 CREATE TABLE admins (
-    name          TEXT NOT NULL,
-    token_sha256  TEXT NOT NULL,
+    name          TEXT COLLATE "C" NOT NULL,
+    token_sha256  TEXT COLLATE "C" NOT NULL,
     added_at      BIGINT NOT NULL,
     CONSTRAINT u__admins__name PRIMARY KEY (name),
     CONSTRAINT u__admins__token_sha256 UNIQUE (token_sha256)
@@ -16,9 +16,9 @@ CREATE TABLE admins (
 -- A signed-in dashboard: the cookie's SHA-256, its CSRF token and when it
 -- ends. Revoking the admin ends its sessions.
 CREATE TABLE admin_sessions (
-    session_sha256  TEXT NOT NULL,
-    admin           TEXT NOT NULL REFERENCES admins (name) ON DELETE CASCADE,
-    csrf_token      TEXT NOT NULL,
+    session_sha256  TEXT COLLATE "C" NOT NULL,
+    admin           TEXT COLLATE "C" NOT NULL REFERENCES admins (name) ON DELETE CASCADE,
+    csrf_token      TEXT COLLATE "C" NOT NULL,
     created_at      BIGINT NOT NULL,
     expires_at      BIGINT NOT NULL,
     CONSTRAINT u__admin_sessions__session_sha256 PRIMARY KEY (session_sha256)
@@ -28,7 +28,7 @@ CREATE INDEX admin_sessions_by_expiry ON admin_sessions (expires_at);
 -- Every heartbeat a handheld sent, kept for a bounded window (pruned as
 -- new ones arrive): the chart's queue depth and the trend read it.
 CREATE TABLE heartbeat_log (
-    device_id         TEXT NOT NULL,
+    device_id         TEXT COLLATE "C" NOT NULL,
     at                BIGINT NOT NULL,
     queue_depth       BIGINT NOT NULL,
     oldest_queued_at  BIGINT
@@ -40,7 +40,7 @@ CREATE INDEX heartbeat_log_by_time ON heartbeat_log (at, device_id, queue_depth)
 -- A revoked device: it leaves the view (its stored token hash is replaced
 -- too, so the token no longer syncs). Its hops stay.
 CREATE TABLE device_revocations (
-    device_id   TEXT NOT NULL REFERENCES devices (device_id),
+    device_id   TEXT COLLATE "C" NOT NULL REFERENCES devices (device_id),
     revoked_at  BIGINT NOT NULL,
     CONSTRAINT u__device_revocations__device_id PRIMARY KEY (device_id)
 );

@@ -25,7 +25,11 @@ sed -n -e 's/.*UNIQUE constraint failed: \(.*\) ([0-9]*)$/unique: \1/p' \
     sed 's/^refused: UNIQUE.*//; /^$/d' >"$work/sqlite.errors"
 
 # PostgreSQL: the same, each file in one transaction.
-psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $db" >/dev/null
+# A linguistic default collation ('a9' before 'B1'), so the check also
+# shows that the schema sorts text by code point however the database
+# was created.
+psql -X -q -v ON_ERROR_STOP=1 -d postgres >/dev/null \
+    -c "CREATE DATABASE $db TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
 for f in "$here"/0*.sql; do
     psql -X -q -v ON_ERROR_STOP=1 -1 -d "$db" -f "$f" >/dev/null
 done

@@ -92,5 +92,9 @@ UPDATE terminal_events SET raw = 'x' WHERE key = 'TK1';
 DELETE FROM terminal_events WHERE key = 'TK1';
 UPDATE periods SET closed_at = 3 WHERE closed_until = 1000;
 DELETE FROM periods WHERE closed_until = 1000;
+-- Text sorts by code point, as SQLite's BINARY collation does.
+INSERT INTO site_meta (key, value) VALUES ('b3', 'x'), ('a9', 'y'), ('B1', 'z'), ('_0', 'w');
+SELECT 'meta', key FROM site_meta ORDER BY key;
+
 SELECT 'kept', (SELECT count(*) FROM hops), (SELECT count(*) FROM terminal_events), (SELECT count(*) FROM periods);
 SELECT 'clock', seq FROM reference_clock;
