@@ -237,12 +237,8 @@ fn hops(ledger: &Ledger) -> anyhow::Result<Vec<Hop>> {
             hop_id: row.get(0)?,
             device_id: row.get(1)?,
             session_id: row.get(2)?,
-            key: key.parse().map_err(|err| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    3,
-                    rusqlite::types::Type::Text,
-                    Box::new(err),
-                )
+            key: key.parse().map_err(|err: stockhop::key::KeyError| {
+                stockhop_site::sql::Error::conversion(3, err.to_string())
             })?,
             client_seq: row.get(4)?,
         })

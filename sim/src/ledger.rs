@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use rusqlite::Connection;
 use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::db;
 use stockhop_site::ledger::devices::{self, Device, Profile};
 use stockhop_site::ledger::{auth, import, sync, terminal, LedgerError};
 use stockhop_site::listener::forwarder::DeliveryError;
+use stockhop_site::sql::Connection;
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 
 pub struct Ledger {
@@ -28,7 +28,10 @@ pub struct Ledger {
 /// commit: while `countdown` is armed, the commit it counts down to rolls
 /// back instead, and the process is treated as dead from that instant (the
 /// caller restarts it), so nothing after it runs.
-pub fn crashable(path: &std::path::Path, countdown: &Arc<AtomicU32>) -> anyhow::Result<Connection> {
+pub fn crashable(
+    path: &std::path::Path,
+    countdown: &Arc<AtomicU32>,
+) -> anyhow::Result<rusqlite::Connection> {
     let mut conn = db::open_connection(path)?;
     db::migrate(&mut conn)?;
     let countdown = Arc::clone(countdown);
@@ -64,7 +67,7 @@ impl Ledger {
     }
 
     fn connect(path: &std::path::Path, countdown: &Arc<AtomicU32>) -> anyhow::Result<Connection> {
-        crashable(path, countdown)
+        Ok(Connection::Sqlite(crashable(path, countdown)?))
     }
 
     /// Arms a crash at the `nth` commit from now (1 = the next one).

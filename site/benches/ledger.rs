@@ -59,10 +59,12 @@ fn count_statement(event: rusqlite::trace::TraceEvent<'_>) {
 
 fn trace(db: &Db) {
     db.call_blocking(|conn| {
-        conn.trace_v2(
-            rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
-            Some(count_statement),
-        )
+        conn.as_sqlite()
+            .expect("the bench's site is on SQLite")
+            .trace_v2(
+                rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+                Some(count_statement),
+            )
     });
 }
 
@@ -345,6 +347,9 @@ fn baseline(db: &Db, per_commit: usize) -> Run {
     // A session a run, its items in order, as the ledger's are.
     let session = IdempotencyKey::mint().unwrap().to_string();
     db.call_blocking(|conn| {
+        let stockhop_site::sql::Connection::Sqlite(conn) = conn else {
+            unreachable!("the baseline is raw SQLite");
+        };
         measured(|| {
             let started = Instant::now();
             for chunk in 0..ITEMS / per_commit {

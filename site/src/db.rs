@@ -1,21 +1,32 @@
-//! The one place that opens the site's embedded SQLite database and moves
-//! its schema forward.
+//! The one place that opens the ledger's database and moves its schema
+//! forward: the site's embedded SQLite by default, or PostgreSQL.
 //!
-//! The database lives in `<data dir>/stockhop.sqlite`, created on first
-//! start. Every connection runs in WAL mode with `synchronous=FULL`, so a
-//! transaction that returned from COMMIT survives a power cut: the ledger
-//! and the terminal listener acknowledge only after such a commit.
+//! SQLite lives in `<data dir>/stockhop.sqlite` (or the file `--database`
+//! names), created on first start. Every connection runs in WAL mode with
+//! `synchronous=FULL`, so a transaction that returned from COMMIT survives a
+//! power cut: the ledger and the terminal listener acknowledge only after
+//! such a commit. PostgreSQL (`--database postgres://…`) is reached through
+//! a pool ([`crate::sql::PgPool`]); it commits durably with its own
+//! defaults (`synchronous_commit=on`).
 //!
-//! Migrations are numbered SQL files under `site/migrations/`, compiled in,
-//! applied in order, each in its own transaction together with the bump of
-//! `PRAGMA user_version`, so a crash mid-migration leaves the previous
+//! Migrations are numbered SQL files, one set per engine (`site/migrations/`
+//! and `site/migrations/postgres/`, the same numbers and names), compiled
+//! in, applied in order, each in its own transaction together with the bump
+//! of the schema version (SQLite's `PRAGMA user_version`, PostgreSQL's
+//! `stockhop_schema` row), so a crash mid-migration leaves the previous
 //! version intact.
+//!
+//! The terminal listener's queue always stays in the site's own SQLite
+//! file, whichever engine holds the ledger: it is what keeps terminal
+//! records while the ledger cannot be reached ([`Db::call_local`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::OpenFlags;
+
+use crate::sql::{self, Connection, PgPool};
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "stockhop.sqlite";
@@ -58,6 +69,36 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// The same schema for PostgreSQL: the same numbers and names, the same
+/// tables, constraints and triggers in its dialect.
+pub const MIGRATIONS_POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "site",
+        sql: include_str!("../migrations/postgres/0001_site.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "ledger",
+        sql: include_str!("../migrations/postgres/0002_ledger.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "listener",
+        sql: include_str!("../migrations/postgres/0003_listener.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "site_view",
+        sql: include_str!("../migrations/postgres/0004_site_view.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "reference",
+        sql: include_str!("../migrations/postgres/0005_reference.sql"),
+    },
+];
+
 pub struct Migration {
     pub version: i64,
     pub name: &'static str,
@@ -73,83 +114,225 @@ pub enum DbError {
     },
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Sql(#[from] sql::Error),
     #[error("database schema version {found} is newer than this binary knows ({known})")]
     SchemaTooNew { found: i64, known: i64 },
     #[error("migration {version} ({name}) failed: {source}")]
     Migration {
         version: i64,
         name: &'static str,
-        source: rusqlite::Error,
+        source: sql::Error,
     },
     #[error("database task failed: {0}")]
     Task(String),
+    #[error("the terminal listener's queue needs the site's SQLite database")]
+    NotLocal,
 }
 
-/// The site database: one connection for writes, shared behind a mutex and
-/// used from blocking threads so SQLite's fsync never stalls the runtime.
+impl DbError {
+    /// Whether the database was busy rather than broken (503, not 500).
+    pub fn is_busy(&self) -> bool {
+        match self {
+            DbError::Sqlite(err) => sql::Error::from(clone_sqlite_error(err)).is_busy(),
+            DbError::Sql(err) => err.is_busy(),
+            _ => false,
+        }
+    }
+}
+
+fn clone_sqlite_error(err: &rusqlite::Error) -> rusqlite::Error {
+    match err {
+        rusqlite::Error::SqliteFailure(failure, message) => {
+            rusqlite::Error::SqliteFailure(*failure, message.clone())
+        }
+        _ => rusqlite::Error::InvalidQuery,
+    }
+}
+
+/// Where the ledger's data lives: `--database` (env `STOCKHOP_DATABASE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// An SQLite file: `stockhop.sqlite` in the data directory unless named.
+    Sqlite(PathBuf),
+    /// A `postgres://` (or `postgresql://`) connection URL.
+    Postgres(String),
+}
+
+impl Database {
+    /// Reads `--database`: unset is the data directory's SQLite file, a
+    /// `postgres://` or `postgresql://` URL is PostgreSQL, anything else is
+    /// the path of an SQLite file.
+    pub fn from_arg(arg: Option<&str>, data_dir: &Path) -> Database {
+        match arg.map(str::trim).filter(|arg| !arg.is_empty()) {
+            None => Database::Sqlite(data_dir.join(DB_FILE)),
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Database::Postgres(url.to_owned())
+            }
+            Some(path) => Database::Sqlite(PathBuf::from(path)),
+        }
+    }
+
+    /// How logs and errors name it: the file, or the URL without its
+    /// password.
+    pub fn describe(&self) -> String {
+        match self {
+            Database::Sqlite(path) => path.display().to_string(),
+            Database::Postgres(url) => match url.split_once('@') {
+                Some((credentials, rest)) => match credentials.rsplit_once(':') {
+                    Some((user, _password)) if !user.ends_with('/') => format!("{user}:…@{rest}"),
+                    _ => url.clone(),
+                },
+                None => url.clone(),
+            },
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite {
+        conn: Arc<Mutex<Connection>>,
+        path: PathBuf,
+    },
+    Postgres {
+        pool: PgPool,
+        /// The site's own SQLite file, for the terminal listener's queue.
+        local: Arc<Db>,
+    },
+}
+
+/// The ledger's database: SQLite's one connection for writes, shared
+/// behind a mutex, or a PostgreSQL pool; used from blocking threads so a
+/// commit never stalls the runtime.
 #[derive(Clone)]
 pub struct Db {
-    conn: Arc<Mutex<Connection>>,
-    path: PathBuf,
+    backend: Backend,
 }
 
 impl Db {
-    /// Opens (creating on first start) the database in `data_dir` and
+    /// Opens (creating on first start) the SQLite database in `data_dir` and
     /// migrates it to the newest schema.
     pub fn open(data_dir: &Path) -> Result<Db, DbError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| DbError::CreateDir {
-            path: data_dir.to_owned(),
-            source,
-        })?;
-        let path = data_dir.join(DB_FILE);
-        let mut conn = open_connection(&path)?;
+        create_dir(data_dir)?;
+        Db::open_sqlite(&data_dir.join(DB_FILE))
+    }
+
+    /// Opens `database` and migrates it to the newest schema. A ledger on
+    /// PostgreSQL still opens the SQLite file in `data_dir`, which keeps the
+    /// terminal listener's queue.
+    pub fn connect(database: &Database, data_dir: &Path) -> Result<Db, DbError> {
+        match database {
+            Database::Sqlite(path) => {
+                if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                    create_dir(dir)?;
+                }
+                Db::open_sqlite(path)
+            }
+            Database::Postgres(url) => {
+                let local = Arc::new(Db::open(data_dir)?);
+                let pool = PgPool::connect(url)?;
+                migrate_postgres(&mut pool.connection())?;
+                Ok(Db {
+                    backend: Backend::Postgres { pool, local },
+                })
+            }
+        }
+    }
+
+    fn open_sqlite(path: &Path) -> Result<Db, DbError> {
+        let mut conn = open_connection(path)?;
         migrate(&mut conn)?;
         Ok(Db {
-            conn: Arc::new(Mutex::new(conn)),
-            path,
+            backend: Backend::Sqlite {
+                conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
+                path: path.to_owned(),
+            },
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn engine(&self) -> sql::Engine {
+        match self.backend {
+            Backend::Sqlite { .. } => sql::Engine::Sqlite,
+            Backend::Postgres { .. } => sql::Engine::Postgres,
+        }
     }
 
-    /// Runs `work` on the connection on a blocking thread.
+    /// The SQLite file, for a site on SQLite.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => Some(path),
+            Backend::Postgres { .. } => None,
+        }
+    }
+
+    /// Runs `work` on a connection on a blocking thread.
     pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            work(&mut guard)
-        })
-        .await
-        .map_err(|err| E::from(DbError::Task(err.to_string())))?
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.call_blocking(work))
+            .await
+            .map_err(|err| E::from(DbError::Task(err.to_string())))?
     }
 
-    /// Runs `work` on the connection on the current thread (CLI commands, tests).
+    /// Runs `work` on a connection on the current thread (CLI commands,
+    /// tests). On PostgreSQL a connection that cannot be had is one whose
+    /// every statement fails with the reason, so `work`'s errors carry it.
     pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
-        let mut guard = self
-            .conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        work(&mut guard)
+        match &self.backend {
+            Backend::Sqlite { conn, .. } => {
+                let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                work(&mut guard)
+            }
+            Backend::Postgres { pool, .. } => work(&mut pool.connection()),
+        }
+    }
+
+    /// Runs `work` on the site's own SQLite connection, on a blocking
+    /// thread: the terminal listener's queue.
+    pub async fn call_local<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    {
+        let local = match &self.backend {
+            Backend::Sqlite { .. } => self.clone(),
+            Backend::Postgres { local, .. } => Db::clone(local),
+        };
+        local
+            .call(move |conn| match conn {
+                Connection::Sqlite(conn) => work(conn),
+                _ => Err(E::from(DbError::NotLocal)),
+            })
+            .await
     }
 
     /// The schema version the database is at.
     pub fn schema_version(&self) -> Result<i64, DbError> {
-        self.call_blocking(|conn| {
-            Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
+        self.call_blocking(|conn| match conn {
+            Connection::Sqlite(conn) => {
+                Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
+            }
+            conn => Ok(postgres_version(conn)?),
         })
     }
 }
 
+fn create_dir(dir: &Path) -> Result<(), DbError> {
+    std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
 /// Opens a connection with the site's durability settings.
-pub fn open_connection(path: &Path) -> Result<Connection, DbError> {
-    let conn = Connection::open_with_flags(
+pub fn open_connection(path: &Path) -> Result<rusqlite::Connection, DbError> {
+    let conn = rusqlite::Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -164,14 +347,14 @@ pub fn open_connection(path: &Path) -> Result<Connection, DbError> {
 }
 
 /// Applies every migration newer than the database's `user_version`.
-pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
+pub fn migrate(conn: &mut rusqlite::Connection) -> Result<(), DbError> {
     let known = MIGRATIONS.last().map_or(0, |m| m.version);
     let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if found > known {
         return Err(DbError::SchemaTooNew { found, known });
     }
     for migration in MIGRATIONS.iter().filter(|m| m.version > found) {
-        let apply = |conn: &mut Connection| -> rusqlite::Result<()> {
+        let apply = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
             tx.execute_batch(migration.sql)?;
             tx.pragma_update(None, "user_version", migration.version)?;
@@ -180,8 +363,72 @@ pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
         apply(conn).map_err(|source| DbError::Migration {
             version: migration.version,
             name: migration.name,
+            source: source.into(),
+        })?;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "migrated database"
+        );
+    }
+    Ok(())
+}
+
+/// The table PostgreSQL keeps the schema version in (SQLite's is a pragma).
+const POSTGRES_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS stockhop_schema (
+    id      BIGINT PRIMARY KEY CHECK (id = 1),
+    version BIGINT NOT NULL CHECK (version >= 0)
+)";
+
+/// Every process that opens the database may migrate it; this advisory
+/// lock makes them take turns, so each migration runs once.
+const POSTGRES_MIGRATION_LOCK: i64 = 0x5354_4f43_4b48_4f50; // "STOCKHOP"
+
+fn postgres_version(conn: &Connection) -> Result<i64, sql::Error> {
+    Ok(conn
+        .query_row(
+            "SELECT version FROM stockhop_schema WHERE id = 1",
+            [],
+            |row| row.get(0),
+        )
+        .or_else(|err| match err {
+            sql::Error::QueryReturnedNoRows => Ok(0),
+            err => Err(err),
+        })?)
+}
+
+/// Applies every PostgreSQL migration newer than the database's version.
+pub fn migrate_postgres(conn: &mut Connection) -> Result<(), DbError> {
+    let known = MIGRATIONS_POSTGRES.last().map_or(0, |m| m.version);
+    conn.execute_batch(POSTGRES_VERSION_TABLE)?;
+    for migration in MIGRATIONS_POSTGRES {
+        let tx = conn.transaction()?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(?1)",
+            [POSTGRES_MIGRATION_LOCK],
+        )?;
+        let found = postgres_version(&tx)?;
+        if found > known {
+            return Err(DbError::SchemaTooNew { found, known });
+        }
+        if migration.version <= found {
+            continue;
+        }
+        let apply = || -> Result<(), sql::Error> {
+            tx.execute_batch(migration.sql)?;
+            tx.execute(
+                "INSERT INTO stockhop_schema (id, version) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                [migration.version],
+            )?;
+            Ok(())
+        };
+        apply().map_err(|source| DbError::Migration {
+            version: migration.version,
+            name: migration.name,
             source,
         })?;
+        tx.commit()?;
         tracing::info!(
             version = migration.version,
             name = migration.name,
@@ -211,6 +458,7 @@ mod tests {
         let newest = MIGRATIONS.last().unwrap().version;
         assert_eq!(db.schema_version().unwrap(), newest);
         db.call_blocking(|conn| {
+            let conn = conn.as_sqlite().unwrap();
             let mode: String = conn
                 .pragma_query_value(None, "journal_mode", |r| r.get(0))
                 .unwrap();
@@ -229,7 +477,12 @@ mod tests {
     fn a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path()).unwrap();
-        db.call_blocking(|conn| conn.pragma_update(None, "user_version", 999).unwrap());
+        db.call_blocking(|conn| {
+            conn.as_sqlite()
+                .unwrap()
+                .pragma_update(None, "user_version", 999)
+                .unwrap()
+        });
         drop(db);
         assert!(matches!(
             Db::open(dir.path()),

@@ -42,14 +42,7 @@ impl AppError {
 impl From<DbError> for AppError {
     fn from(err: DbError) -> AppError {
         match &err {
-            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(
-                    e.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) =>
-            {
-                AppError::Overloaded(err.to_string())
-            }
+            err if err.is_busy() => AppError::Overloaded(err.to_string()),
             _ => AppError::Internal(err.to_string()),
         }
     }
@@ -58,6 +51,12 @@ impl From<DbError> for AppError {
 impl From<rusqlite::Error> for AppError {
     fn from(err: rusqlite::Error) -> AppError {
         AppError::from(DbError::Sqlite(err))
+    }
+}
+
+impl From<crate::sql::Error> for AppError {
+    fn from(err: crate::sql::Error) -> AppError {
+        AppError::from(DbError::Sql(err))
     }
 }
 

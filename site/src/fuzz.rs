@@ -27,7 +27,7 @@
 use std::io::Cursor;
 use std::sync::OnceLock;
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
 use crate::ledger::import::{self, Kind};
@@ -271,13 +271,13 @@ pub fn csv_import(data: &[u8]) {
 /// once per thread (migrating for every input would be most of the work).
 fn migrated_database() -> Connection {
     thread_local! {
-        static TEMPLATE: Connection = {
-            let mut conn = Connection::open_in_memory().expect("an in-memory database");
+        static TEMPLATE: rusqlite::Connection = {
+            let mut conn = rusqlite::Connection::open_in_memory().expect("an in-memory database");
             crate::db::migrate(&mut conn).expect("migrations apply");
             conn
         };
     }
-    let mut conn = Connection::open_in_memory().expect("an in-memory database");
+    let mut conn = rusqlite::Connection::open_in_memory().expect("an in-memory database");
     TEMPLATE.with(|template| {
         rusqlite::backup::Backup::new(template, &mut conn)
             .and_then(|copy| copy.run_to_completion(i32::MAX, std::time::Duration::ZERO, None))
@@ -285,7 +285,7 @@ fn migrated_database() -> Connection {
     });
     conn.pragma_update(None, "foreign_keys", "ON")
         .expect("foreign keys on, as the site opens its database");
-    conn
+    Connection::Sqlite(conn)
 }
 
 /// Every row of every table, as text: what an import may change.
@@ -294,7 +294,7 @@ fn dump(conn: &Connection) -> Vec<String> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .and_then(|mut stmt| {
             stmt.query_map([], |row| row.get(0))?
-                .collect::<rusqlite::Result<_>>()
+                .collect::<crate::sql::Result<_>>()
         })
         .expect("the schema reads");
     tables.retain(|name| !name.starts_with("sqlite_"));
@@ -307,11 +307,8 @@ fn dump(conn: &Connection) -> Vec<String> {
         let rows = stmt
             .query_map([], |row| {
                 (0..columns)
-                    .map(|i| {
-                        row.get::<_, rusqlite::types::Value>(i)
-                            .map(|v| format!("{v:?}"))
-                    })
-                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map(|i| row.get::<_, crate::sql::Value>(i).map(|v| format!("{v:?}")))
+                    .collect::<crate::sql::Result<Vec<_>>>()
             })
             .expect("rows read");
         for row in rows {

@@ -57,11 +57,9 @@ async fn healthz(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> Result<impl IntoResponse, AppError> {
     let db = state.db.clone();
-    let schema_version = db
-        .call(|conn| -> Result<i64, AppError> {
-            Ok(conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
-        })
-        .await?;
+    let schema_version = tokio::task::spawn_blocking(move || db.schema_version())
+        .await
+        .map_err(|err| AppError::Internal(err.to_string()))??;
     Ok(Json(serde_json::json!({
         "status": "ok",
         "schema_version": schema_version,

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod listener;
 pub mod log_sample;
 pub mod server;
+pub mod sql;
 pub mod terminal_wire;
 pub mod tls;
 pub mod view;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
+use stockhop_site::db::{Database, Db};
 use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink};
@@ -32,6 +32,13 @@ struct Cli {
         default_value = "text"
     )]
     log_format: LogFormat,
+    /// Where the ledger lives, for every command: unset is the SQLite file
+    /// in the data directory, a `postgres://USER@HOST:PORT/DB` URL is
+    /// PostgreSQL, anything else is the path of an SQLite file. On
+    /// PostgreSQL the data directory still keeps the terminal listener's
+    /// queue and the site's certificates.
+    #[arg(long, global = true, env = "STOCKHOP_DATABASE", hide_env_values = true)]
+    database: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -275,6 +282,7 @@ fn init_logs(format: LogFormat) {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logs(cli.log_format);
+    let database = cli.database.as_deref();
     match cli.command {
         Command::Serve {
             data,
@@ -286,22 +294,30 @@ fn main() -> anyhow::Result<()> {
         } => {
             let terminal = terminal.config(ledger_secret.clone())?;
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(serve(data, http, https, www, ledger_secret, terminal))
+            runtime.block_on(serve(
+                data,
+                database,
+                http,
+                https,
+                www,
+                ledger_secret,
+                terminal,
+            ))
         }
-        Command::Device { command } => device(command),
-        Command::Admin { command } => admins(command),
+        Command::Device { command } => device(command, database),
+        Command::Admin { command } => admins(command, database),
         Command::Period {
             command: PeriodCommand::Close { until, data },
         } => {
             let until = UnixMs::parse_rfc3339(&until).context("reading UNTIL")?;
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             db.call_blocking(|conn| ledger::periods::close(conn, until, ledger::wall_clock()))
                 .map_err(|err| anyhow::anyhow!("{err}"))?;
             tracing::info!(%until, "period closed");
             Ok(())
         }
         Command::Import { kind, file, data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             match db.call_blocking(|conn| {
                 ledger::import::import(conn, kind, &file, ledger::wall_clock())
             }) {
@@ -322,11 +338,11 @@ fn main() -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Count { command } => count(command),
+        Command::Count { command } => count(command, database),
         Command::Grn {
             command: GrnCommand::Resolve { grn, data },
         } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             db.call_blocking(|conn| ledger::modes::receive::resolve(conn, &grn))
                 .map_err(|err| anyhow::anyhow!("resolving GRN {grn}: {err}"))?;
             eprintln!("GRN {grn} is complete");
@@ -335,7 +351,7 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-fn count(command: CountCommand) -> anyhow::Result<()> {
+fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
     use ledger::modes::cycle_count;
     match command {
         CountCommand::Open {
@@ -343,7 +359,7 @@ fn count(command: CountCommand) -> anyhow::Result<()> {
             zone,
             data,
         } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             let count_id = db
                 .call_blocking(|conn| {
                     cycle_count::open(conn, &location, &zone, ledger::wall_clock())
@@ -353,7 +369,7 @@ fn count(command: CountCommand) -> anyhow::Result<()> {
             Ok(())
         }
         CountCommand::Approve { count_id, data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             let approval = db
                 .call_blocking(|conn| cycle_count::approve(conn, &count_id, ledger::wall_clock()))
                 .map_err(|err| anyhow::anyhow!("approving count {count_id}: {err}"))?;
@@ -369,11 +385,13 @@ fn count(command: CountCommand) -> anyhow::Result<()> {
     }
 }
 
-fn open(data: &Path) -> anyhow::Result<Db> {
-    Db::open(data).with_context(|| format!("opening the database in {}", data.display()))
+fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
+    let database = Database::from_arg(database, data);
+    Db::connect(&database, data)
+        .with_context(|| format!("opening the database {}", database.describe()))
 }
 
-fn device(command: DeviceCommand) -> anyhow::Result<()> {
+fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> {
     match command {
         DeviceCommand::Add {
             device_id,
@@ -383,7 +401,7 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
             site_url,
             https,
         } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             let token = db
                 .call_blocking(|conn| {
                     ledger::devices::add(
@@ -402,7 +420,7 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
             Ok(())
         }
         DeviceCommand::Commission { device_id, data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             db.call_blocking(|conn| ledger::devices::commission(conn, &device_id))
                 .map_err(|err| anyhow::anyhow!("commissioning {device_id}: {err}"))?;
             tracing::info!(%device_id, "device commissioned");
@@ -411,11 +429,11 @@ fn device(command: DeviceCommand) -> anyhow::Result<()> {
     }
 }
 
-fn admins(command: AdminCommand) -> anyhow::Result<()> {
+fn admins(command: AdminCommand, database: Option<&str>) -> anyhow::Result<()> {
     let now = ledger::wall_clock();
     match command {
         AdminCommand::Add { name, data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             let token = db
                 .call_blocking(|conn| view::admin::add(conn, &name, now))
                 .map_err(|err| anyhow::anyhow!("adding admin {name}: {err}"))?;
@@ -423,14 +441,14 @@ fn admins(command: AdminCommand) -> anyhow::Result<()> {
             Ok(())
         }
         AdminCommand::List { data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             for admin in db.call_blocking(|conn| view::admin::list(conn))? {
                 println!("{}\t{}", admin.name, admin.added_at);
             }
             Ok(())
         }
         AdminCommand::Revoke { name, data } => {
-            let db = open(&data)?;
+            let db = open(&data, database)?;
             db.call_blocking(|conn| view::admin::revoke(conn, &name))
                 .map_err(|err| anyhow::anyhow!("revoking admin {name}: {err}"))?;
             tracing::info!(%name, "admin revoked");
@@ -441,13 +459,14 @@ fn admins(command: AdminCommand) -> anyhow::Result<()> {
 
 async fn serve(
     data: PathBuf,
+    database: Option<&str>,
     http: SocketAddr,
     https: HttpsArgs,
     www: Option<PathBuf>,
     ledger_secret: Option<String>,
     terminal: ListenerConfig,
 ) -> anyhow::Result<()> {
-    let db = open(&data)?;
+    let db = open(&data, database)?;
     let www_dir = www.unwrap_or_else(stockhop_site::default_www_dir);
     if !www_dir.join("pkg").exists() {
         tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");

@@ -450,7 +450,7 @@ fn the_hop_ledger_refuses_update_and_delete() {
 async fn a_busy_database_answers_503_with_retry_after() {
     let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
-    let path = site.db.path().to_owned();
+    let path = site.db.path().expect("a site on SQLite").to_owned();
     let (locked, lock_taken) = std::sync::mpsc::channel();
     let holder = std::thread::spawn(move || {
         let conn = stockhop_site::db::open_connection(&path).unwrap();

@@ -1,7 +1,7 @@
 //! Device bearer tokens: minted by `stockhop-site device add`, shown once,
 //! kept only as their SHA-256, and checked on every ledger request.
 
-use rusqlite::{Connection, OptionalExtension};
+use crate::sql::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use super::devices::Device;
@@ -35,7 +35,7 @@ pub fn bearer(header: Option<&str>) -> Option<&str> {
 }
 
 /// The device a token belongs to, if any.
-pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<Device>> {
+pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<Device>> {
     conn.query_row(
         "SELECT device_id, profile, commissioned FROM devices WHERE token_sha256 = ?1",
         [token_hash(token)],

@@ -1,7 +1,7 @@
 //! Bins: where units are put away, named by the text of their label, each
 //! in a zone of a location. Loaded from reference data.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -11,7 +11,7 @@ pub struct Bin {
     pub location: String,
 }
 
-pub fn find(conn: &Connection, bin: &str) -> rusqlite::Result<Option<Bin>> {
+pub fn find(conn: &Connection, bin: &str) -> crate::sql::Result<Option<Bin>> {
     conn.prepare_cached("SELECT bin, zone, location FROM bins WHERE bin = ?1")?
         .query_row([bin], |row| {
             Ok(Bin {
@@ -24,7 +24,7 @@ pub fn find(conn: &Connection, bin: &str) -> rusqlite::Result<Option<Bin>> {
 }
 
 /// Writes a bin; returns whether anything changed.
-pub fn upsert(conn: &Connection, bin: &Bin) -> rusqlite::Result<bool> {
+pub fn upsert(conn: &Connection, bin: &Bin) -> crate::sql::Result<bool> {
     match find(conn, &bin.bin)? {
         Some(existing) if existing == *bin => Ok(false),
         Some(_) => {

@@ -3,7 +3,7 @@
 //! cycle count scans record what was seen; closing the handheld session
 //! closes the count; `count approve` posts the variance.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
@@ -39,7 +39,7 @@ pub struct CountView {
     pub unexpected: Vec<String>,
 }
 
-pub fn find(conn: &Connection, count_id: &str) -> rusqlite::Result<Option<Count>> {
+pub fn find(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Count>> {
     conn.prepare_cached("SELECT count_id, location, zone, state FROM counts WHERE count_id = ?1")?
         .query_row([count_id], |row| {
             Ok(Count {
@@ -53,7 +53,11 @@ pub fn find(conn: &Connection, count_id: &str) -> rusqlite::Result<Option<Count>
 }
 
 /// Whether a count is open for this zone already.
-pub fn open_in(conn: &Connection, location: &str, zone: &str) -> rusqlite::Result<Option<String>> {
+pub fn open_in(
+    conn: &Connection,
+    location: &str,
+    zone: &str,
+) -> crate::sql::Result<Option<String>> {
     conn.query_row(
         "SELECT count_id FROM counts WHERE location = ?1 AND zone = ?2 AND state = 'open'",
         [location, zone],
@@ -69,13 +73,17 @@ pub fn insert(
     location: &str,
     zone: &str,
     now: UnixMs,
-) -> rusqlite::Result<String> {
-    conn.execute(
+) -> crate::sql::Result<String> {
+    // The id is the count's number, known once the row is in; until the
+    // update below it holds a placeholder no other open count can have (one
+    // open count per zone).
+    let count_no: i64 = conn.query_row(
         "INSERT INTO counts (count_id, location, zone, opened_at)
-         VALUES ('C-' || hex(randomblob(8)), ?1, ?2, ?3)",
+         VALUES ('C-opening:' || ?1 || '/' || ?2, ?1, ?2, ?3)
+         RETURNING count_no",
         params![location, zone, now.0],
+        |row| row.get(0),
     )?;
-    let count_no = conn.last_insert_rowid();
     let count_id = format!("C-{count_no:06}");
     conn.execute(
         "UPDATE counts SET count_id = ?2 WHERE count_no = ?1",
@@ -98,10 +106,10 @@ pub fn see(
     count_id: &str,
     epc: &str,
     bin: Option<&str>,
-) -> rusqlite::Result<()> {
+) -> crate::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO count_seen (count_id, epc, bin) VALUES (?1, ?2, ?3)
-         ON CONFLICT (count_id, epc) DO UPDATE SET bin = coalesce(excluded.bin, bin)",
+         ON CONFLICT (count_id, epc) DO UPDATE SET bin = coalesce(excluded.bin, count_seen.bin)",
     )?
     .execute(params![count_id, epc, bin])?;
     Ok(())
@@ -113,7 +121,7 @@ pub fn set_state(
     from: &str,
     to: &str,
     now: UnixMs,
-) -> rusqlite::Result<bool> {
+) -> crate::sql::Result<bool> {
     let at = if to == states::APPROVED {
         "approved_at"
     } else {
@@ -134,7 +142,7 @@ pub struct Missing {
     pub unit_version: u64,
 }
 
-pub fn missing(conn: &Connection, count_id: &str) -> rusqlite::Result<Vec<Missing>> {
+pub fn missing(conn: &Connection, count_id: &str) -> crate::sql::Result<Vec<Missing>> {
     conn.prepare_cached(
         "SELECT epc, unit_id, unit_version FROM count_expected AS e WHERE count_id = ?1
            AND NOT EXISTS (SELECT 1 FROM count_seen AS s WHERE s.count_id = e.count_id AND s.epc = e.epc)
@@ -154,7 +162,7 @@ pub fn missing(conn: &Connection, count_id: &str) -> rusqlite::Result<Vec<Missin
 pub fn unexpected(
     conn: &Connection,
     count_id: &str,
-) -> rusqlite::Result<Vec<(String, Option<String>)>> {
+) -> crate::sql::Result<Vec<(String, Option<String>)>> {
     conn.prepare_cached(
         "SELECT epc, bin FROM count_seen AS s WHERE count_id = ?1
            AND NOT EXISTS (SELECT 1 FROM count_expected AS e WHERE e.count_id = s.count_id AND e.epc = s.epc)
@@ -165,11 +173,11 @@ pub fn unexpected(
 }
 
 /// A count with its variance as it stands.
-pub fn view(conn: &Connection, count_id: &str) -> rusqlite::Result<Option<CountView>> {
+pub fn view(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<CountView>> {
     let Some(count) = find(conn, count_id)? else {
         return Ok(None);
     };
-    let tally = |sql: &str| -> rusqlite::Result<u64> {
+    let tally = |sql: &str| -> crate::sql::Result<u64> {
         conn.prepare_cached(sql)?
             .query_row([count_id], |row| row.get::<_, i64>(0))
             .map(|n| n as u64)

@@ -2,7 +2,7 @@
 //! (items from a device that is not land as simulation), and the heartbeat
 //! view that handhelds and terminals both feed.
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use crate::sql::{params, Connection, OptionalExtension, Row};
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
 
@@ -70,16 +70,12 @@ pub struct Device {
 
 impl Device {
     /// Reads `device_id, profile, commissioned`.
-    pub fn from_row(row: &Row<'_>) -> rusqlite::Result<Device> {
+    pub fn from_row(row: &Row<'_>) -> crate::sql::Result<Device> {
         let profile: String = row.get(1)?;
         Ok(Device {
             device_id: row.get(0)?,
             profile: Profile::parse(&profile).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    1,
-                    rusqlite::types::Type::Text,
-                    format!("unknown profile {profile:?}").into(),
-                )
+                crate::sql::Error::conversion(1, format!("unknown profile {profile:?}"))
             })?,
             commissioned: row.get(2)?,
         })
@@ -177,7 +173,7 @@ pub fn record_heartbeat(
     device_id: &str,
     heartbeat: &Heartbeat,
     now: UnixMs,
-) -> rusqlite::Result<()> {
+) -> crate::sql::Result<()> {
     conn.execute(
         "INSERT INTO device_heartbeats
              (device_id, source, last_seen_at, sent_at, queue_depth, oldest_queued_at, app_version)
@@ -210,14 +206,16 @@ pub fn record_terminal_seen(
     device_serial: &str,
     source: &str,
     seen_at: UnixMs,
-) -> rusqlite::Result<()> {
+) -> crate::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
-         SELECT ?1, ?2, ?3 WHERE NOT EXISTS
+         SELECT CAST(?1 AS TEXT), CAST(?2 AS TEXT), CAST(?3 AS BIGINT) WHERE NOT EXISTS
              (SELECT 1 FROM devices WHERE device_id = ?1 AND profile <> 'fxr90')
          ON CONFLICT (device_id) DO UPDATE SET
              source = excluded.source,
-             last_seen_at = max(last_seen_at, excluded.last_seen_at)
+             last_seen_at = CASE WHEN excluded.last_seen_at > device_heartbeats.last_seen_at
+                                 THEN excluded.last_seen_at
+                                 ELSE device_heartbeats.last_seen_at END
          WHERE device_heartbeats.source <> ?4",
     )?
     .execute(params![device_serial, source, seen_at.0, SOURCE_HANDHELD])?;
@@ -234,7 +232,7 @@ pub struct LastSeen {
 }
 
 /// The heartbeat view's row for one device.
-pub fn last_seen(conn: &Connection, device_id: &str) -> rusqlite::Result<Option<LastSeen>> {
+pub fn last_seen(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<LastSeen>> {
     conn.query_row(
         "SELECT device_id, source, last_seen_at, queue_depth FROM device_heartbeats
          WHERE device_id = ?1",

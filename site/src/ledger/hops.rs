@@ -2,7 +2,7 @@
 //! never changed (the schema's triggers refuse UPDATE and DELETE). A
 //! correction is a new, compensating hop that names the one it undoes.
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use crate::sql::{params, Connection, OptionalExtension, Row};
 use stockhop::time::UnixMs;
 use stockhop::wire::{HopView, Mode};
 
@@ -87,35 +87,38 @@ pub struct NewHop<'a> {
 }
 
 /// Appends a hop, booked in the open period, and returns its id.
-pub fn append(conn: &Connection, hop: &NewHop<'_>) -> rusqlite::Result<i64> {
+pub fn append(conn: &Connection, hop: &NewHop<'_>) -> crate::sql::Result<i64> {
     let booked_at = periods::booking_time(hop.closed_until, hop.occurred_at);
     conn.prepare_cached(
         "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, mode, unit_id,
                            from_bin, to_bin, unit_version, facts, occurred_at, booked_at,
                            recorded_at, device_clock_skew_ms, source_mode, compensates)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+         RETURNING hop_id",
     )?
-    .execute(params![
-        hop.device_id,
-        hop.session_id,
-        hop.key,
-        hop.client_seq.map(|s| s as i64),
-        hop.command,
-        hop.kind,
-        hop.mode.map(Mode::as_str),
-        hop.unit_id,
-        hop.from_bin,
-        hop.to_bin,
-        hop.unit_version.map(|v| v as i64),
-        hop.facts.to_string(),
-        hop.occurred_at.0,
-        booked_at.0,
-        hop.recorded_at.0,
-        hop.device_clock_skew_ms,
-        hop.source_mode.as_str(),
-        hop.compensates,
-    ])?;
-    Ok(conn.last_insert_rowid())
+    .query_row(
+        params![
+            hop.device_id,
+            hop.session_id,
+            hop.key,
+            hop.client_seq.map(|s| s as i64),
+            hop.command,
+            hop.kind,
+            hop.mode.map(Mode::as_str),
+            hop.unit_id,
+            hop.from_bin,
+            hop.to_bin,
+            hop.unit_version.map(|v| v as i64),
+            hop.facts.to_string(),
+            hop.occurred_at.0,
+            booked_at.0,
+            hop.recorded_at.0,
+            hop.device_clock_skew_ms,
+            hop.source_mode.as_str(),
+            hop.compensates,
+        ],
+        |row| row.get(0),
+    )
 }
 
 /// What an undo needs to know about the hop it compensates.
@@ -133,7 +136,11 @@ pub struct HopFacts {
 }
 
 /// The hop an item of `device_id` with `key` recorded, if any.
-pub fn by_key(conn: &Connection, device_id: &str, key: &str) -> rusqlite::Result<Option<HopFacts>> {
+pub fn by_key(
+    conn: &Connection,
+    device_id: &str,
+    key: &str,
+) -> crate::sql::Result<Option<HopFacts>> {
     conn.prepare_cached(
         "SELECT hop_id, command, mode, unit_id, from_bin, to_bin, unit_version, occurred_at,
                 source_mode
@@ -156,7 +163,7 @@ pub fn by_key(conn: &Connection, device_id: &str, key: &str) -> rusqlite::Result
 }
 
 /// A session's hops in applied order.
-pub fn for_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<HopView>> {
+pub fn for_session(conn: &Connection, session_id: &str) -> crate::sql::Result<Vec<HopView>> {
     let mut statement = conn.prepare_cached(
         "SELECT hop_id, key, client_seq, command, mode, facts, occurred_at, recorded_at,
                 device_clock_skew_ms, source_mode, compensates, kind, booked_at
@@ -166,11 +173,11 @@ pub fn for_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<
     rows.collect()
 }
 
-fn conversion(column: usize, what: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
+fn conversion(column: usize, what: String) -> crate::sql::Error {
+    crate::sql::Error::conversion(column, what)
 }
 
-fn view_from_row(row: &Row<'_>) -> rusqlite::Result<HopView> {
+fn view_from_row(row: &Row<'_>) -> crate::sql::Result<HopView> {
     let key: String = row.get(1)?;
     let command: String = row.get(3)?;
     let mode: Option<String> = row.get(4)?;

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 
@@ -58,10 +58,10 @@ pub enum ImportError {
     },
     #[error("{file}: {reason}")]
     File { file: String, reason: String },
-    #[error("{file}: sqlite: {source}")]
+    #[error("{file}: {source}")]
     Sqlite {
         file: String,
-        source: rusqlite::Error,
+        source: crate::sql::Error,
     },
 }
 
@@ -158,11 +158,11 @@ pub fn import_reader(
 
 enum RowError {
     Bad(String),
-    Sqlite(rusqlite::Error),
+    Sqlite(crate::sql::Error),
 }
 
-impl From<rusqlite::Error> for RowError {
-    fn from(err: rusqlite::Error) -> RowError {
+impl From<crate::sql::Error> for RowError {
+    fn from(err: crate::sql::Error) -> RowError {
         RowError::Sqlite(err)
     }
 }

@@ -2,7 +2,7 @@
 //! dispatch verify marks units verified. Handhelds read a manifest live
 //! (`GET /v1/manifests/{id}`), never from a cache.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,14 +25,14 @@ pub mod states {
     pub const ALL: [&str; 4] = ["draft", PACKING, DISPATCHED, VERIFIED];
 }
 
-pub fn state_of(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<String>> {
+pub fn state_of(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<String>> {
     conn.prepare_cached("SELECT state FROM manifests WHERE manifest = ?1")?
         .query_row([manifest], |row| row.get(0))
         .optional()
 }
 
 /// A manifest with its units in EPC order.
-pub fn find(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<Manifest>> {
+pub fn find(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<Manifest>> {
     let Some(state) = state_of(conn, manifest)? else {
         return Ok(None);
     };
@@ -46,7 +46,7 @@ pub fn find(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<Manife
                 verified: row.get(1)?,
             })
         })?
-        .collect::<rusqlite::Result<_>>()?;
+        .collect::<crate::sql::Result<_>>()?;
     Ok(Some(Manifest {
         manifest: manifest.to_owned(),
         state,
@@ -55,14 +55,14 @@ pub fn find(conn: &Connection, manifest: &str) -> rusqlite::Result<Option<Manife
 }
 
 /// Whether `epc` is on the manifest, and verified.
-pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<Option<bool>> {
+pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<Option<bool>> {
     conn.prepare_cached("SELECT verified FROM manifest_units WHERE manifest = ?1 AND epc = ?2")?
         .query_row([manifest, epc], |row| row.get(0))
         .optional()
 }
 
 /// Marks a unit verified; when it was the last, the manifest is verified.
-pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<()> {
+pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
     conn.prepare_cached("UPDATE manifest_units SET verified = 1 WHERE manifest = ?1 AND epc = ?2")?
         .execute([manifest, epc])?;
     conn.prepare_cached(
@@ -74,7 +74,7 @@ pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<
 }
 
 /// Writes a manifest's state from reference data; returns whether it changed.
-pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> rusqlite::Result<bool> {
+pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::sql::Result<bool> {
     match state_of(conn, manifest)? {
         Some(existing) if existing == state => Ok(false),
         Some(_) => {
@@ -95,7 +95,7 @@ pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> rusqlite::Resul
 }
 
 /// Puts a unit on a manifest; returns whether it was not there yet.
-pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> rusqlite::Result<bool> {
+pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<bool> {
     let added = conn.execute(
         "INSERT INTO manifest_units (manifest, epc) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![manifest, epc],

@@ -175,9 +175,9 @@ pub enum LedgerError {
     /// Refused with a 4xx code; nothing was written.
     #[error("{}: {}", .0.code, .0.message)]
     Refused(Refusal),
-    /// SQLite failed (busy → 503, anything else → 500).
-    #[error("sqlite: {0}")]
-    Sqlite(rusqlite::Error),
+    /// The database failed (busy → 503, anything else → 500).
+    #[error("{0}")]
+    Sqlite(crate::sql::Error),
     /// A stored value could not be read back.
     #[error("corrupt ledger data: {0}")]
     Corrupt(String),
@@ -207,28 +207,20 @@ impl LedgerError {
     /// refusal's 4xx, 503 for a busy database, else 500.
     pub fn status(&self) -> axum::http::StatusCode {
         use axum::http::StatusCode;
-        let busy = |err: &rusqlite::Error| {
-            matches!(
-                err.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            )
-        };
         match self {
             LedgerError::Refused(refusal) => {
                 StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::CONFLICT)
             }
-            LedgerError::Sqlite(err) if busy(err) => StatusCode::SERVICE_UNAVAILABLE,
-            LedgerError::Db(crate::db::DbError::Sqlite(err)) if busy(err) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            LedgerError::Sqlite(err) if err.is_busy() => StatusCode::SERVICE_UNAVAILABLE,
+            LedgerError::Db(err) if err.is_busy() => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
 
-impl From<rusqlite::Error> for LedgerError {
+impl From<crate::sql::Error> for LedgerError {
     /// Every unique-constraint violation becomes a 4xx refusal, never a 500.
-    fn from(err: rusqlite::Error) -> LedgerError {
+    fn from(err: crate::sql::Error) -> LedgerError {
         match unique_violation(&err) {
             Some(refusal) => LedgerError::Refused(refusal),
             None => LedgerError::Sqlite(err),
@@ -274,7 +266,8 @@ pub mod codes {
 }
 
 /// Each unique constraint of the ledger's schema, as SQLite names it in
-/// its error message, and the 4xx answer it maps to.
+/// its error message (PostgreSQL's constraint names spell the same
+/// columns), and the 4xx answer it maps to.
 pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
     (
         "receipts.scope, receipts.key",
@@ -325,21 +318,9 @@ pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
 ];
 
 /// The 4xx answer for a unique-constraint violation, if `err` is one.
-pub fn unique_violation(err: &rusqlite::Error) -> Option<Refusal> {
-    let rusqlite::Error::SqliteFailure(failure, message) = err else {
-        return None;
-    };
-    let unique = matches!(
-        failure.extended_code,
-        rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-    );
-    if !unique {
-        return None;
-    }
-    let message = message.as_deref().unwrap_or_default();
-    let columns = message
-        .strip_prefix("UNIQUE constraint failed: ")
-        .unwrap_or(message);
+pub fn unique_violation(err: &crate::sql::Error) -> Option<Refusal> {
+    let columns = err.unique_violation()?;
+    let columns = columns.as_str();
     let (status, code) = UNIQUE_CONSTRAINTS
         .iter()
         .find(|(name, _, _)| *name == columns)
@@ -349,11 +330,37 @@ pub fn unique_violation(err: &rusqlite::Error) -> Option<Refusal> {
     Some(Refusal::new(status, code, format!("conflict on {columns}")))
 }
 
+/// How many times a transaction that PostgreSQL ended in a serialization
+/// conflict is run again before the conflict is answered as busy (503 with
+/// `Retry-After`, which the device retries). Conflicts need two writers on
+/// the same rows at once; five in a row means contention a retry here will
+/// not clear.
+pub const CONFLICT_ATTEMPTS: u32 = 5;
+
+/// Runs `attempt` (one whole transaction) again while PostgreSQL ends it
+/// in a serialization conflict, up to [`CONFLICT_ATTEMPTS`] times. The work
+/// is a function of the database and the request, so a rerun is the same
+/// work on what the other transaction committed.
+pub fn retry_conflicts<T>(
+    mut attempt: impl FnMut() -> Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    let mut tries = 1;
+    loop {
+        match attempt() {
+            Err(LedgerError::Sqlite(err)) if err.is_conflict() && tries < CONFLICT_ATTEMPTS => {
+                tracing::debug!(%err, tries, "serialization conflict; running the transaction again");
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Runs `work` inside a savepoint: kept when it succeeds, rolled back when
 /// it fails, so one item's failure leaves the rest of the request intact.
 pub fn savepoint<T>(
-    conn: &rusqlite::Connection,
-    work: impl FnOnce(&rusqlite::Connection) -> Result<T, LedgerError>,
+    conn: &crate::sql::Connection,
+    work: impl FnOnce(&crate::sql::Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
     let run = |sql: &str| -> Result<(), LedgerError> {
         conn.prepare_cached(sql)
@@ -384,10 +391,10 @@ mod tests {
         let refused = LedgerError::Refused(Refusal::new(422, "INVALID_ITEM", "bad"));
         assert_eq!(refused.status().as_u16(), 422);
         assert!(!refused.is_retryable());
-        let busy = LedgerError::Sqlite(rusqlite::Error::SqliteFailure(
+        let busy = LedgerError::Sqlite(crate::sql::Error::from(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
             None,
-        ));
+        )));
         assert_eq!(busy.status().as_u16(), 503);
         assert!(busy.is_retryable());
         assert_eq!(LedgerError::Corrupt("x".into()).status().as_u16(), 500);

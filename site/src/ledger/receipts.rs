@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use crate::sql::{params, Connection, Engine, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
@@ -49,7 +49,7 @@ pub struct Receipt {
 const COLUMNS: &str = "key, client_seq, command, request_hash, state, item, skew_ms, response";
 
 impl Receipt {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<Receipt> {
+    fn from_row(row: &Row<'_>) -> crate::sql::Result<Receipt> {
         let state: String = row.get(4)?;
         Ok(Receipt {
             key: row.get(0)?,
@@ -127,7 +127,7 @@ pub fn find(
     conn: &Connection,
     scope: &str,
     key: &IdempotencyKey,
-) -> rusqlite::Result<Option<Receipt>> {
+) -> crate::sql::Result<Option<Receipt>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM receipts WHERE scope = ?1 AND key = ?2"
     ))?
@@ -143,16 +143,25 @@ pub fn find_many(
     conn: &Connection,
     scope: &str,
     keys: &[IdempotencyKey],
-) -> rusqlite::Result<HashMap<String, Receipt>> {
+) -> crate::sql::Result<HashMap<String, Receipt>> {
     let texts: Vec<String> = keys.iter().map(ToString::to_string).collect();
     let list = serde_json::to_string(&texts)
-        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
-    // Driven by the list: one primary-key search a key.
-    let mut statement = conn.prepare_cached(
-        "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
-                r.response
-         FROM json_each(?2) AS k CROSS JOIN receipts AS r ON r.scope = ?1 AND r.key = k.value",
-    )?;
+        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
+    // Driven by the list: one primary-key search a key. Each engine has its
+    // own table function for a JSON array's elements.
+    let mut statement = conn.prepare_cached(match conn.engine() {
+        Engine::Sqlite => {
+            "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
+                    r.response
+             FROM json_each(?2) AS k CROSS JOIN receipts AS r ON r.scope = ?1 AND r.key = k.value"
+        }
+        Engine::Postgres => {
+            "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
+                    r.response
+             FROM json_array_elements_text(CAST(CAST(?2 AS TEXT) AS JSON)) AS k (value)
+             JOIN receipts AS r ON r.scope = ?1 AND r.key = k.value"
+        }
+    })?;
     let rows = statement.query_map(params![scope, list], Receipt::from_row)?;
     rows.map(|receipt| receipt.map(|receipt| (receipt.key.clone(), receipt)))
         .collect()
@@ -163,7 +172,7 @@ pub fn at_seq(
     conn: &Connection,
     session_id: &str,
     client_seq: u64,
-) -> rusqlite::Result<Option<Receipt>> {
+) -> crate::sql::Result<Option<Receipt>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM receipts WHERE session_id = ?1 AND client_seq = ?2"
     ))?
@@ -189,7 +198,7 @@ pub struct Claim<'a> {
 
 /// Claims a key. A second claim on the key, or on the session slot, fails
 /// with a unique violation that the caller maps to its 409.
-pub fn claim(conn: &Connection, claim: &Claim<'_>) -> rusqlite::Result<()> {
+pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
                                state, item, received_at, skew_ms, response)
@@ -212,9 +221,9 @@ pub fn claim(conn: &Connection, claim: &Claim<'_>) -> rusqlite::Result<()> {
 }
 
 /// An answer as stored.
-pub fn to_json(answer: &ItemResult) -> rusqlite::Result<String> {
+pub fn to_json(answer: &ItemResult) -> crate::sql::Result<String> {
     serde_json::to_string(answer)
-        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))
 }
 
 /// Stores the final answer for a claimed key and drops the buffered copy.
@@ -223,7 +232,7 @@ pub fn finish(
     scope: &str,
     key: &IdempotencyKey,
     answer: &ItemResult,
-) -> rusqlite::Result<()> {
+) -> crate::sql::Result<()> {
     let response = to_json(answer)?;
     conn.prepare_cached(
         "UPDATE receipts SET state = 'final', item = NULL, response = ?3

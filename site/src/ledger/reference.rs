@@ -7,7 +7,7 @@
 //! its last row's number as the next cursor; a row that changes again
 //! while a device pages moves past the cursor and comes in a later page.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use serde::Serialize;
 
 use stockhop::wire::Mode;
@@ -118,18 +118,18 @@ pub fn page(
              SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins WHERE ref_seq > ?1
              UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units WHERE ref_seq > ?1
              UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1
-             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1)
+             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1) AS changed
          ORDER BY ref_seq LIMIT ?2",
     )?;
     let mut rows = statement
-        .query_map(rusqlite::params![after as i64, (limit + 1) as i64], |row| {
+        .query_map(crate::params![after as i64, (limit + 1) as i64], |row| {
             Ok((
                 row.get::<_, String>(0)?,
                 row.get::<_, String>(1)?,
                 row.get::<_, i64>(2)?,
             ))
         })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<crate::sql::Result<Vec<_>>>()?;
     let more = rows.len() > limit;
     rows.truncate(limit);
     let mut page = ReferencePage {

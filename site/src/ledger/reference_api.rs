@@ -74,7 +74,7 @@ async fn one<T: Send + 'static>(
     state: &AppState,
     headers: &HeaderMap,
     what: &'static str,
-    read: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<Option<T>> + Send + 'static,
+    read: impl FnOnce(&crate::sql::Connection) -> crate::sql::Result<Option<T>> + Send + 'static,
 ) -> Result<Json<T>, AppError> {
     device_of(state, headers).await?;
     state

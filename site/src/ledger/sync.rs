@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, TransactionBehavior};
+use crate::sql::{Connection, Engine, TransactionBehavior};
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::{
@@ -47,7 +47,7 @@ use super::modes::{self, Scanned};
 use super::receipts::{self, Claim, Receipt, ReceiptState};
 use super::sessions::{self, Session, SessionState};
 use super::{periods, units};
-use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
+use super::{retry_conflicts, savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
 
 /// Longest free-text field in an item body (EPC, code, bin, operator):
 /// real values are tens of characters; this stops a body from smuggling
@@ -300,14 +300,22 @@ fn isolate<T>(
 }
 
 /// Runs `attempt` optimistically, and once more with a savepoint per item
-/// when it asks to be rewound.
+/// when it asks to be rewound. On PostgreSQL a failed statement aborts the
+/// whole transaction, so a refusal that came from the database (a unique
+/// constraint) cannot be stepped past: every item there runs in its own
+/// savepoint. Either way a serialization conflict runs it all again
+/// ([`retry_conflicts`]).
 fn with_isolation<T>(
+    engine: Engine,
     mut attempt: impl FnMut(Isolation) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
-    match attempt(Isolation::Optimistic) {
-        Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
-        other => other,
-    }
+    retry_conflicts(|| match engine {
+        Engine::Postgres => attempt(Isolation::PerItem),
+        Engine::Sqlite => match attempt(Isolation::Optimistic) {
+            Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
+            other => other,
+        },
+    })
 }
 
 impl<'a> Context<'a> {
@@ -362,7 +370,10 @@ pub fn run_parked(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Ran, LedgerError> {
-    with_isolation(|isolation| run_once(conn, device, sent_at, items, held, now, isolation))
+    let engine = conn.engine();
+    with_isolation(engine, |isolation| {
+        run_once(conn, device, sent_at, items, held, now, isolation)
+    })
 }
 
 /// [`run_parked`] in one transaction, isolating items as `isolation` says.
@@ -612,7 +623,7 @@ fn claim_answered(
     conn: &Connection,
     claim: Claim<'_>,
     answer: &ItemResult,
-) -> rusqlite::Result<()> {
+) -> crate::sql::Result<()> {
     let response = receipts::to_json(answer)?;
     receipts::claim(
         conn,
@@ -632,7 +643,8 @@ pub fn drain_parked(
     sessions: &[String],
     now: UnixMs,
 ) -> Result<Vec<String>, LedgerError> {
-    with_isolation(|isolation| {
+    let engine = conn.engine();
+    with_isolation(engine, |isolation| {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(LedgerError::Sqlite)?;

@@ -9,8 +9,8 @@
 //! observing `GATE_READ` hop. Terminal sightings feed the same heartbeat
 //! view as handhelds.
 
+use crate::sql::{params, Connection, TransactionBehavior};
 use hmac::{Hmac, Mac};
-use rusqlite::{params, Connection, TransactionBehavior};
 use sha2::Sha256;
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
@@ -62,6 +62,15 @@ pub fn ingest(
             ),
         )));
     }
+    super::retry_conflicts(|| ingest_once(conn, batch, now))
+}
+
+/// [`ingest`]'s one transaction.
+fn ingest_once(
+    conn: &mut Connection,
+    batch: &TerminalBatch,
+    now: UnixMs,
+) -> Result<TerminalBatchResponse, LedgerError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;

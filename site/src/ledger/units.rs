@@ -3,7 +3,7 @@
 //! change of a unit (place, state, SKU, code) bumps its version; a scan
 //! carries the version its device saw, and a mismatch is `stale_state`.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
@@ -62,7 +62,7 @@ pub fn find(
     conn: &Connection,
     epc: Option<&str>,
     code: Option<&str>,
-) -> rusqlite::Result<Option<Unit>> {
+) -> crate::sql::Result<Option<Unit>> {
     let read = |column: &str, value: &str| {
         conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE {column} = ?1"))?
             .query_row([value], from_row)
@@ -81,7 +81,7 @@ pub fn find(
     Ok(by_code.filter(|unit| epc.is_none() || unit.epc.is_none()))
 }
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Unit> {
+fn from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Unit> {
     let state: String = row.get(4)?;
     Ok(Unit {
         unit_id: row.get(0)?,
@@ -89,11 +89,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Unit> {
         code: row.get(2)?,
         sku: row.get(3)?,
         state: UnitState::parse(&state).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                4,
-                rusqlite::types::Type::Text,
-                format!("unknown unit state {state:?}").into(),
-            )
+            crate::sql::Error::conversion(4, format!("unknown unit state {state:?}"))
         })?,
         bin: row.get(5)?,
         version: row.get::<_, i64>(6)? as u64,
@@ -111,22 +107,27 @@ pub struct UnitFacts<'a> {
 }
 
 /// Records a new unit at [`FIRST_VERSION`].
-pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> rusqlite::Result<Unit> {
-    conn.prepare_cached(
-        "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
-        facts.epc,
-        facts.code,
-        facts.sku,
-        facts.state.as_str(),
-        facts.bin,
-        FIRST_VERSION as i64,
-        now.0
-    ])?;
+pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> crate::sql::Result<Unit> {
+    let unit_id: i64 = conn
+        .prepare_cached(
+            "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         RETURNING unit_id",
+        )?
+        .query_row(
+            params![
+                facts.epc,
+                facts.code,
+                facts.sku,
+                facts.state.as_str(),
+                facts.bin,
+                FIRST_VERSION as i64,
+                now.0
+            ],
+            |row| row.get(0),
+        )?;
     Ok(Unit {
-        unit_id: conn.last_insert_rowid(),
+        unit_id,
         epc: facts.epc.map(str::to_owned),
         code: facts.code.map(str::to_owned),
         sku: facts.sku.map(str::to_owned),
@@ -143,7 +144,7 @@ pub fn place(
     unit: &Unit,
     bin: Option<&str>,
     state: UnitState,
-) -> rusqlite::Result<u64> {
+) -> crate::sql::Result<u64> {
     if unit.bin.as_deref() == bin && unit.state == state {
         return Ok(unit.version);
     }
@@ -155,7 +156,7 @@ pub fn place(
 
 /// Rewrites a unit's facts from reference data; returns its version after,
 /// bumped only when something changed.
-pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> rusqlite::Result<u64> {
+pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> crate::sql::Result<u64> {
     let same = unit.code.as_deref() == facts.code
         && unit.sku.as_deref() == facts.sku
         && unit.state == facts.state
@@ -180,7 +181,7 @@ pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> rusqlite
 }
 
 /// Gives a unit its SKU (a receive scan that names one the unit lacked).
-pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> rusqlite::Result<u64> {
+pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> crate::sql::Result<u64> {
     let version = unit.version + 1;
     conn.prepare_cached("UPDATE units SET sku = ?2, version = ?3 WHERE unit_id = ?1")?
         .execute(params![unit.unit_id, sku, version as i64])?;
@@ -188,7 +189,7 @@ pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> rusqlite::Result<u6
 }
 
 /// The current state of a unit by id.
-pub fn get(conn: &Connection, unit_id: i64) -> rusqlite::Result<Option<Unit>> {
+pub fn get(conn: &Connection, unit_id: i64) -> crate::sql::Result<Option<Unit>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE unit_id = ?1"))?
         .query_row([unit_id], from_row)
         .optional()

@@ -396,7 +396,7 @@ pub async fn run(
         // Everything written up to here is in the read below.
         writes.borrow_and_update();
         let read = db
-            .call(move |conn| -> Result<_, QueueError> {
+            .call_local(move |conn| -> Result<_, QueueError> {
                 let heartbeats = if with_heartbeats {
                     queue::pending_heartbeats(conn)?
                 } else {
@@ -438,7 +438,7 @@ pub async fn run(
         } = drain.handle(&rows, heartbeats, result);
         if !settle.is_empty() || !heartbeats.is_empty() {
             let settled = db
-                .call(move |conn| {
+                .call_local(move |conn| {
                     let pairs: Vec<(&Queued, Settled)> =
                         settle.iter().map(|(row, s)| (row, s.clone())).collect();
                     queue::settle(conn, unix_now(), &pairs, &heartbeats)
@@ -476,7 +476,7 @@ pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
             () = tokio::time::sleep(PRUNE_INTERVAL) => {}
             _ = shutdown.changed() => return,
         }
-        match db.call(|conn| queue::prune(conn, unix_now())).await {
+        match db.call_local(|conn| queue::prune(conn, unix_now())).await {
             Ok(0) => {}
             Ok(removed) => tracing::info!(removed, "pruned the terminal queue"),
             Err(err) => tracing::error!(%err, "cannot prune the terminal queue"),

@@ -99,7 +99,7 @@ impl Intake {
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
         let readers = config.reader_rates();
         let rules = db
-            .call(move |conn| queue::load_rules(conn, unix_now(), readers))
+            .call_local(move |conn| queue::load_rules(conn, unix_now(), readers))
             .await?;
         let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
         let writes = Arc::new(watch::Sender::new(0));
@@ -197,7 +197,7 @@ async fn run_writer(
             group.into_iter().map(|job| (job.write, job.done)).unzip();
         let rules = Arc::clone(&rules);
         let results = db
-            .call(move |conn| -> Result<_, QueueError> {
+            .call_local(move |conn| -> Result<_, QueueError> {
                 let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
                 Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
                     Ok(reports) => reports.into_iter().map(Ok).collect(),

@@ -7,7 +7,7 @@
 //! their own table, so they never authenticate a sync, and device tokens
 //! never open the view.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension};
 use stockhop::time::UnixMs;
 
 use crate::ledger::{auth, LedgerError, Refusal};
@@ -75,7 +75,7 @@ pub fn add(conn: &Connection, name: &str, now: UnixMs) -> Result<String, LedgerE
 }
 
 /// Every admin, by name.
-pub fn list(conn: &Connection) -> rusqlite::Result<Vec<Admin>> {
+pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Admin>> {
     let mut select = conn.prepare("SELECT name, added_at FROM admins ORDER BY name")?;
     let rows = select.query_map([], |row| {
         Ok(Admin {
@@ -100,7 +100,7 @@ pub fn revoke(conn: &Connection, name: &str) -> Result<(), LedgerError> {
 }
 
 /// The admin a token belongs to, if any.
-pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<String>> {
+pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<String>> {
     conn.prepare_cached("SELECT name FROM admins WHERE token_sha256 = ?1")?
         .query_row([auth::token_hash(token)], |row| row.get(0))
         .optional()
@@ -138,7 +138,11 @@ pub fn open_session(
 }
 
 /// The live session a cookie value names, if any.
-pub fn session(conn: &Connection, cookie: &str, now: UnixMs) -> rusqlite::Result<Option<Session>> {
+pub fn session(
+    conn: &Connection,
+    cookie: &str,
+    now: UnixMs,
+) -> crate::sql::Result<Option<Session>> {
     conn.prepare_cached(
         "SELECT admin, csrf_token FROM admin_sessions
          WHERE session_sha256 = ?1 AND expires_at > ?2",
@@ -153,7 +157,7 @@ pub fn session(conn: &Connection, cookie: &str, now: UnixMs) -> rusqlite::Result
 }
 
 /// Ends the session a cookie value names.
-pub fn close_session(conn: &Connection, cookie: &str) -> rusqlite::Result<()> {
+pub fn close_session(conn: &Connection, cookie: &str) -> crate::sql::Result<()> {
     conn.execute(
         "DELETE FROM admin_sessions WHERE session_sha256 = ?1",
         [auth::token_hash(cookie)],

@@ -292,9 +292,13 @@ async fn session(
 }
 
 async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus, AppError> {
+    let listener = state
+        .db
+        .call_local(|conn| status::listener_status(conn).map_err(from_queue))
+        .await?;
     state
         .db
-        .call(move |conn| status::status(conn, now).map_err(from_queue))
+        .call(move |conn| -> Result<_, AppError> { Ok(status::status(conn, listener, now)?) })
         .await
 }
 
@@ -488,7 +492,7 @@ async fn resolve_grn(
 async fn decide<T: Send + 'static>(
     state: &AppState,
     headers: &HeaderMap,
-    work: impl FnOnce(&mut rusqlite::Connection, &str, UnixMs) -> Result<T, LedgerError>
+    work: impl FnOnce(&mut crate::sql::Connection, &str, UnixMs) -> Result<T, LedgerError>
         + Send
         + 'static,
 ) -> Result<StatusCode, AppError> {

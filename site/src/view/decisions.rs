@@ -10,7 +10,7 @@
 //! belong to the ledger (`ledger::modes`): the actions call the same
 //! functions as `stockhop-site count approve` and `grn resolve`.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
 use crate::ledger::modes::{cycle_count, receive};
@@ -69,7 +69,7 @@ const REJECTED: &str = "state = 'final'
       AND CASE WHEN json_valid(response) THEN json_extract(response, '$.outcome') END = 'rejected'";
 
 /// Reads every list.
-pub fn pending(conn: &Connection) -> rusqlite::Result<Decisions> {
+pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
     let corrections_total = conn
         .prepare_cached(&format!("SELECT count(*) FROM receipts WHERE {REJECTED}"))?
         .query_row([], |row| row.get(0))?;
@@ -91,7 +91,7 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<Decisions> {
                 reason: row.get(6)?,
             })
         })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<crate::sql::Result<Vec<_>>>()?;
     Ok(Decisions {
         count_variances: count_variances(conn)?,
         grns: grn_issues(conn)?,
@@ -102,17 +102,17 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<Decisions> {
 
 /// The counts closed and awaiting approval: those with missing or
 /// unexpected units first, each group the longest waiting first.
-fn count_variances(conn: &Connection) -> rusqlite::Result<Vec<CountVariance>> {
+fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> {
     let ids = conn
         .prepare_cached(
             "SELECT count_id FROM counts WHERE state = ?1
              ORDER BY closed_at, count_no LIMIT ?2",
         )?
         .query_map(
-            rusqlite::params![counts::states::CLOSED, MAX_LISTED as i64],
+            crate::params![counts::states::CLOSED, MAX_LISTED as i64],
             |row| row.get::<_, String>(0),
         )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<crate::sql::Result<Vec<_>>>()?;
     let mut variances = Vec::with_capacity(ids.len());
     for count_id in ids {
         if let Some(view) = counts::view(conn, &count_id)? {
@@ -131,17 +131,19 @@ fn count_variances(conn: &Connection) -> rusqlite::Result<Vec<CountVariance>> {
 }
 
 /// The GRNs whose short or excess lines wait for a person, by GRN.
-fn grn_issues(conn: &Connection) -> rusqlite::Result<Vec<GrnIssue>> {
+fn grn_issues(conn: &Connection) -> crate::sql::Result<Vec<GrnIssue>> {
     conn.prepare_cached(
         "SELECT g.grn,
-                coalesce(sum(max(l.expected - l.received, 0)), 0),
-                coalesce(sum(max(l.received - l.expected, 0)), 0)
+                CAST(coalesce(sum(CASE WHEN l.expected > l.received
+                                       THEN l.expected - l.received ELSE 0 END), 0) AS BIGINT),
+                CAST(coalesce(sum(CASE WHEN l.received > l.expected
+                                       THEN l.received - l.expected ELSE 0 END), 0) AS BIGINT)
          FROM grns AS g LEFT JOIN grn_lines AS l ON l.grn = g.grn
          WHERE g.state = ?1
          GROUP BY g.grn ORDER BY g.grn LIMIT ?2",
     )?
     .query_map(
-        rusqlite::params![grns::states::NEEDS_RESOLUTION, MAX_LISTED as i64],
+        crate::params![grns::states::NEEDS_RESOLUTION, MAX_LISTED as i64],
         |row| {
             Ok(GrnIssue {
                 grn_id: row.get(0)?,

@@ -3,9 +3,9 @@
 //! server log) and that link as a QR code the handheld's own scanner reads
 //! into its setup field.
 
+use crate::sql::{Connection, OptionalExtension};
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
-use rusqlite::{Connection, OptionalExtension};
 
 /// The `site_meta` key under which `serve` records the HTTPS address the
 /// dashboard's setup links use.
@@ -56,7 +56,7 @@ pub fn qr_svg(text: &str) -> Result<String, qrcode::types::QrError> {
 }
 
 /// Records the address setup links use (done by `serve` at start).
-pub fn remember_site_url(conn: &Connection, url: &str) -> rusqlite::Result<()> {
+pub fn remember_site_url(conn: &Connection, url: &str) -> crate::sql::Result<()> {
     conn.execute(
         "INSERT INTO site_meta (key, value) VALUES (?1, ?2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -66,7 +66,7 @@ pub fn remember_site_url(conn: &Connection, url: &str) -> rusqlite::Result<()> {
 }
 
 /// The address `serve` recorded, if any.
-pub fn remembered_site_url(conn: &Connection) -> rusqlite::Result<Option<String>> {
+pub fn remembered_site_url(conn: &Connection) -> crate::sql::Result<Option<String>> {
     conn.query_row(
         "SELECT value FROM site_meta WHERE key = ?1",
         [SITE_URL_KEY],

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection};
+use crate::sql::{params, Connection};
 
 pub use crate::ledger::heartbeat_log::MAX_SERIES_HOURS;
 use stockhop::time::UnixMs;
@@ -28,11 +28,11 @@ const HANDHELD_SOURCES: &str = "source_mode IN ('live', 'sim')";
 
 /// The site's total queue depth at `at`: each device's latest heartbeat
 /// depth as of then, summed.
-pub fn depth_at(conn: &Connection, at: UnixMs) -> rusqlite::Result<i64> {
+pub fn depth_at(conn: &Connection, at: UnixMs) -> crate::sql::Result<i64> {
     conn.prepare_cached(
-        "SELECT COALESCE(SUM((SELECT queue_depth FROM heartbeat_log h
-                               WHERE h.device_id = d.device_id AND h.at <= ?1
-                               ORDER BY h.at DESC LIMIT 1)), 0)
+        "SELECT CAST(COALESCE(SUM((SELECT queue_depth FROM heartbeat_log h
+                                    WHERE h.device_id = d.device_id AND h.at <= ?1
+                                    ORDER BY h.at DESC LIMIT 1)), 0) AS BIGINT)
          FROM (SELECT DISTINCT device_id FROM heartbeat_log) d",
     )?
     .query_row([at.0], |row| row.get(0))
@@ -41,7 +41,7 @@ pub fn depth_at(conn: &Connection, at: UnixMs) -> rusqlite::Result<i64> {
 /// Whether the site's depth now is above what it was [`TREND_LOOKBACK_MS`]
 /// ago, or, with a shorter history, at the earliest heartbeat inside that
 /// window.
-pub fn depth_growing(conn: &Connection, now: UnixMs) -> rusqlite::Result<bool> {
+pub fn depth_growing(conn: &Connection, now: UnixMs) -> crate::sql::Result<bool> {
     let lookback = UnixMs(now.0 - TREND_LOOKBACK_MS);
     let has_older: bool = conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM heartbeat_log WHERE at <= ?1)")?
@@ -66,14 +66,14 @@ pub fn median_latency(
     conn: &Connection,
     from: UnixMs,
     to: UnixMs,
-) -> rusqlite::Result<Option<i64>> {
+) -> crate::sql::Result<Option<i64>> {
     let mut select = conn.prepare_cached(&format!(
         "SELECT recorded_at - occurred_at FROM hops
          WHERE recorded_at > ?1 AND recorded_at <= ?2 AND {HANDHELD_SOURCES}"
     ))?;
     let mut latencies = select
         .query_map(params![from.0, to.0], |row| row.get::<_, i64>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<crate::sql::Result<Vec<_>>>()?;
     Ok(median(&mut latencies))
 }
 
@@ -109,7 +109,7 @@ pub struct Series {
 }
 
 /// The last `hours` as 5-minute buckets ending with the one `now` is in.
-pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Series> {
+pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<Series> {
     let hours = hours.clamp(1, MAX_SERIES_HOURS);
     let count = i64::from(hours) * 60 * 60 * 1000 / BUCKET_MS;
     let last_start = now.0.div_euclid(BUCKET_MS) * BUCKET_MS;
@@ -143,7 +143,15 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> rusqlite::Result<Se
         )?;
         let mut rows = select.query(params![first_start, now.0])?;
         while let Some(row) = rows.next()? {
-            let device = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+            let device = match row.get_ref(0)? {
+                crate::sql::ValueRef::Text(device) => device,
+                other => {
+                    return Err(crate::sql::Error::conversion(
+                        0,
+                        format!("{} where a device id was expected", other.type_name()),
+                    ))
+                }
+            };
             // A device whose first heartbeat is inside the window.
             let slot = match index.get(device) {
                 Some(slot) => *slot,

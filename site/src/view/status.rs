@@ -2,7 +2,7 @@
 //! device's queue, the site's depth, latency and trend, terminals, the
 //! listener's queue and dead letters, and the decisions waiting.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
 use super::decisions::{self, Decisions};
@@ -95,7 +95,7 @@ pub struct SiteStatus {
 }
 
 /// Every device that is not revoked, with its liveness at `now`.
-pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceStatus>> {
+pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT d.device_id, d.profile, d.commissioned, d.added_at,
                 h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version
@@ -105,11 +105,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceSta
     let rows = select.query_map([], |row| {
         let profile_text: String = row.get(1)?;
         let profile = Profile::parse(&profile_text).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                1,
-                rusqlite::types::Type::Text,
-                format!("unknown profile {profile_text:?}").into(),
-            )
+            crate::sql::Error::conversion(1, format!("unknown profile {profile_text:?}"))
         })?;
         let added_at: i64 = row.get(3)?;
         let last_seen_at: Option<i64> = row.get(4)?;
@@ -129,7 +125,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceSta
             app_version: row.get(7)?,
         })
     })?;
-    let mut devices = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut devices = rows.collect::<crate::sql::Result<Vec<_>>>()?;
     devices.sort_by(|a, b| {
         (a.alert.is_none(), a.alert, a.offline_since, &a.device_id).cmp(&(
             b.alert.is_none(),
@@ -144,7 +140,11 @@ pub fn devices(conn: &Connection, now: UnixMs) -> rusqlite::Result<Vec<DeviceSta
 /// The trend rule: escalated when a device's oldest queued item is older
 /// than [`ESCALATE_AFTER_MS`] or a P1 device is offline; else growing when
 /// the site's depth is above what it was 5 minutes ago; else draining.
-pub fn trend(conn: &Connection, devices: &[DeviceStatus], now: UnixMs) -> rusqlite::Result<Trend> {
+pub fn trend(
+    conn: &Connection,
+    devices: &[DeviceStatus],
+    now: UnixMs,
+) -> crate::sql::Result<Trend> {
     let overdue = devices.iter().any(|device| {
         device.queue_depth.unwrap_or(0) > 0
             && device
@@ -162,7 +162,7 @@ pub fn trend(conn: &Connection, devices: &[DeviceStatus], now: UnixMs) -> rusqli
     })
 }
 
-fn terminals(conn: &Connection) -> rusqlite::Result<Vec<TerminalStatus>> {
+fn terminals(conn: &Connection) -> crate::sql::Result<Vec<TerminalStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT device_id, source, last_seen_at FROM device_heartbeats
          WHERE source <> ?1 ORDER BY device_id",
@@ -178,18 +178,27 @@ fn terminals(conn: &Connection) -> rusqlite::Result<Vec<TerminalStatus>> {
 }
 
 /// The whole status at `now`.
-pub fn status(conn: &mut Connection, now: UnixMs) -> Result<SiteStatus, QueueError> {
+/// The terminal listener's queue, from the site's own SQLite file.
+pub fn listener_status(conn: &mut rusqlite::Connection) -> Result<ListenerStatus, QueueError> {
+    let counts = queue::counts(conn)?;
+    Ok(ListenerStatus {
+        queue_depth: counts.pending as i64,
+        dead_letters_total: counts.dead as i64,
+        dead_letters: queue::dead_letters(conn, MAX_DEAD_LETTERS_LISTED)?,
+    })
+}
+
+/// The whole status at `now`, with the listener's queue as read.
+pub fn status(
+    conn: &mut Connection,
+    listener: ListenerStatus,
+    now: UnixMs,
+) -> crate::sql::Result<SiteStatus> {
     let devices = devices(conn, now)?;
     let trend = trend(conn, &devices, now)?;
     let queue_depth = devices.iter().filter_map(|d| d.queue_depth).sum();
     let median_sync_latency_ms =
         history::median_latency(conn, UnixMs(now.0 - history::LATENCY_WINDOW_MS), now)?;
-    let counts = queue::counts(conn)?;
-    let listener = ListenerStatus {
-        queue_depth: counts.pending as i64,
-        dead_letters_total: counts.dead as i64,
-        dead_letters: queue::dead_letters(conn, MAX_DEAD_LETTERS_LISTED)?,
-    };
     Ok(SiteStatus {
         server_time: now,
         trend,

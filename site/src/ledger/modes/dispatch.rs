@@ -3,7 +3,7 @@
 //! its unit dispatched (one DISPATCH hop); a second verify of the same tag
 //! applies with no new hop. The manifest is verified when every unit is.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 
 use super::{reasons, ScanCtx, Scanned};
 use crate::ledger::hops::kinds;
@@ -16,7 +16,7 @@ use crate::ledger::LedgerError;
 pub fn open_refusal(
     conn: &Connection,
     manifest: Option<&str>,
-) -> rusqlite::Result<Option<&'static str>> {
+) -> crate::sql::Result<Option<&'static str>> {
     let state = match manifest {
         Some(manifest) => manifests::state_of(conn, manifest)?,
         None => None,

@@ -19,7 +19,7 @@ pub mod dispatch;
 pub mod put_away;
 pub mod receive;
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 #[cfg(test)]
@@ -160,7 +160,7 @@ pub fn open_refusal(
     conn: &Connection,
     device: &Device,
     body: &OpenSessionBody,
-) -> rusqlite::Result<Option<&'static str>> {
+) -> crate::sql::Result<Option<&'static str>> {
     if !device.commissioned {
         return Ok(None);
     }
@@ -225,7 +225,7 @@ impl ScanCtx<'_> {
         unit: Option<&Unit>,
         from_bin: Option<&str>,
         version: Option<u64>,
-    ) -> rusqlite::Result<i64> {
+    ) -> crate::sql::Result<i64> {
         self.append_keyed(conn, self.hop.key, kind, unit, from_bin, version)
     }
 
@@ -238,7 +238,7 @@ impl ScanCtx<'_> {
         unit: Option<&Unit>,
         from_bin: Option<&str>,
         version: Option<u64>,
-    ) -> rusqlite::Result<i64> {
+    ) -> crate::sql::Result<i64> {
         let hop = NewHop {
             key,
             kind,

@@ -3,7 +3,7 @@
 //! unit already in stock in that bin is observed there and keeps its
 //! version.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 
 use super::{reasons, ScanCtx, Scanned};
 use crate::ledger::hops::kinds;

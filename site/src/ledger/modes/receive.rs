@@ -6,7 +6,7 @@
 //! the GRN: `complete`, or `needs_resolution` when a line is short or over,
 //! until a supervisor runs `grn resolve`.
 
-use rusqlite::Connection;
+use crate::sql::Connection;
 
 use super::{derived_key, reasons, ScanCtx, Scanned};
 use crate::ledger::grns::{self, states};
@@ -19,7 +19,7 @@ use crate::ledger::{LedgerError, Refusal};
 pub fn open_refusal(
     conn: &Connection,
     grn: Option<&str>,
-) -> rusqlite::Result<Option<&'static str>> {
+) -> crate::sql::Result<Option<&'static str>> {
     let qc = match grn {
         Some(grn) => grns::qc_of(conn, grn)?,
         None => None,
@@ -95,7 +95,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
 }
 
 /// What closing a receive session computes: the GRN's state from its lines.
-pub fn settle(conn: &Connection, grn: &str) -> rusqlite::Result<()> {
+pub fn settle(conn: &Connection, grn: &str) -> crate::sql::Result<()> {
     grns::settle(conn, grn).map(drop)
 }
 

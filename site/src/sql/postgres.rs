@@ -1,0 +1,418 @@
+//! PostgreSQL under the ledger's SQL API: tokio-postgres connections from a
+//! deadpool pool, driven from the ledger's blocking threads.
+//!
+//! The ledger's work is synchronous and runs on blocking threads (as it
+//! does on SQLite). The pool and each connection's socket task live on a
+//! small runtime of their own; a statement's future, which only talks to
+//! that task over a channel, is awaited on the calling thread. So the same
+//! code runs from the server's blocking threads, from the CLI's main thread
+//! and from inside a test's async body.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::error::Error as StdError;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+
+use super::{Connection, Error, Value, ValueRef};
+
+/// Connections a site server keeps to PostgreSQL: the admission gate lets
+/// two sync requests write at once; the rest serve reads (reference pages,
+/// the site's view) and the CLI beside them.
+pub const PG_POOL_SIZE: usize = 8;
+
+/// How long work waits for a free connection, or for a new one to open,
+/// before it fails as busy (503 with `Retry-After`, like SQLite's busy
+/// timeout).
+pub const PG_WAIT: Duration = Duration::from_secs(5);
+
+type BoxError = Box<dyn StdError + Sync + Send>;
+
+/// The runtime the pool's connections run on; shut down without waiting
+/// when the last handle goes, wherever that is (even inside async code).
+struct PgRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for PgRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A pool of connections to one PostgreSQL database.
+#[derive(Clone)]
+pub struct PgPool {
+    pool: Pool,
+    runtime: Arc<PgRuntime>,
+}
+
+impl PgPool {
+    /// Parses `url` (`postgres://user@host:port/database`) and opens the
+    /// pool; the first connection is made (and checked) here.
+    pub fn connect(url: &str) -> Result<PgPool, Error> {
+        let config = tokio_postgres::Config::from_str(url)
+            .map_err(|err| Error::Unavailable(format!("bad database URL: {err}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("stockhop-postgres")
+            .enable_all()
+            .build()
+            .map_err(|err| Error::Unavailable(format!("cannot start its runtime: {err}")))?;
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = {
+            let _entered = runtime.enter();
+            Pool::builder(manager)
+                .max_size(PG_POOL_SIZE)
+                .runtime(deadpool_postgres::Runtime::Tokio1)
+                .wait_timeout(Some(PG_WAIT))
+                .create_timeout(Some(PG_WAIT))
+                .build()
+                .map_err(|err| Error::Unavailable(err.to_string()))?
+        };
+        let pool = PgPool {
+            pool,
+            runtime: Arc::new(PgRuntime(Some(runtime))),
+        };
+        match pool.connection() {
+            Connection::Unavailable(why) => Err(Error::Unavailable(why)),
+            _ => Ok(pool),
+        }
+    }
+
+    /// A connection from the pool, or one whose every statement fails with
+    /// why none could be had.
+    pub fn connection(&self) -> Connection {
+        let Some(runtime) = self.runtime.0.as_ref() else {
+            return Connection::Unavailable("the pool is shut down".into());
+        };
+        let pool = self.pool.clone();
+        let got = futures_executor::block_on(runtime.spawn(async move { pool.get().await }));
+        match got {
+            Ok(Ok(client)) => Connection::Postgres(PgConn {
+                client,
+                changes: Cell::new(0),
+            }),
+            Ok(Err(err)) => Connection::Unavailable(pool_error(&err)),
+            Err(err) => Connection::Unavailable(err.to_string()),
+        }
+    }
+}
+
+fn pool_error(err: &deadpool_postgres::PoolError) -> String {
+    match err {
+        deadpool_postgres::PoolError::Backend(err) => describe(err),
+        other => other.to_string(),
+    }
+}
+
+/// One pooled connection; back to the pool when dropped.
+pub struct PgConn {
+    client: deadpool_postgres::Object,
+    pub(super) changes: Cell<u64>,
+}
+
+impl PgConn {
+    pub(super) fn prepare(&self, sql: &str) -> Result<tokio_postgres::Statement, Error> {
+        futures_executor::block_on(self.client.prepare_cached(&placeholders(sql)))
+            .map_err(Error::Postgres)
+    }
+
+    pub(super) fn batch(&self, sql: &str) -> Result<(), Error> {
+        futures_executor::block_on(self.client.batch_execute(sql)).map_err(Error::Postgres)
+    }
+
+    pub(super) fn execute(
+        &self,
+        statement: &tokio_postgres::Statement,
+        values: &[ValueRef<'_>],
+    ) -> Result<usize, Error> {
+        let params = Param::all(values);
+        let refs = Param::refs(&params);
+        let changed = futures_executor::block_on(self.client.execute(statement, &refs))
+            .map_err(Error::Postgres)?;
+        self.changes.set(self.changes.get() + changed);
+        Ok(usize::try_from(changed).unwrap_or(usize::MAX))
+    }
+
+    pub(super) fn query(
+        &self,
+        statement: &tokio_postgres::Statement,
+        values: &[ValueRef<'_>],
+        writes: bool,
+    ) -> Result<Vec<Vec<Value>>, Error> {
+        let params = Param::all(values);
+        let refs = Param::refs(&params);
+        let rows = futures_executor::block_on(self.client.query(statement, &refs))
+            .map_err(Error::Postgres)?;
+        // INSERT … RETURNING and UPDATE … RETURNING write too.
+        if writes {
+            self.changes.set(self.changes.get() + rows.len() as u64);
+        }
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|column| {
+                        row.try_get::<_, Cell_>(column)
+                            .map(|cell| cell.0)
+                            .map_err(|err| Error::conversion(column, describe(&err)))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Whether `sql` writes (so the rows it returns count as changes).
+pub(super) fn writes(sql: &str) -> bool {
+    let first = sql.split_whitespace().next().unwrap_or_default();
+    ["INSERT", "UPDATE", "DELETE"]
+        .iter()
+        .any(|verb| first.eq_ignore_ascii_case(verb))
+}
+
+/// `?N` → `$N` and `?` → the next number, outside quotes and comments.
+fn placeholders(sql: &str) -> Cow<'_, str> {
+    if !sql.contains('?') {
+        return Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut chars = sql.chars().peekable();
+    let mut next = 1_u32;
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    out.push(c);
+                }
+                '-' if chars.peek() == Some(&'-') => {
+                    out.push(c);
+                    for c in chars.by_ref() {
+                        out.push(c);
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '?' => {
+                    let mut digits = String::new();
+                    while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                        digits.push(*d);
+                        chars.next();
+                    }
+                    out.push('$');
+                    if digits.is_empty() {
+                        out.push_str(&next.to_string());
+                        next += 1;
+                    } else {
+                        next = next.max(digits.parse::<u32>().unwrap_or(0) + 1);
+                        out.push_str(&digits);
+                    }
+                }
+                _ => out.push(c),
+            },
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A parameter, typed by what PostgreSQL inferred for its place.
+#[derive(Debug)]
+struct Param<'a>(ValueRef<'a>);
+
+impl<'a> Param<'a> {
+    fn all(values: &[ValueRef<'a>]) -> Vec<Param<'a>> {
+        values.iter().map(|value| Param(*value)).collect()
+    }
+
+    fn refs<'p>(params: &'p [Param<'a>]) -> Vec<&'p (dyn ToSql + Sync)> {
+        params
+            .iter()
+            .map(|param| param as &(dyn ToSql + Sync))
+            .collect()
+    }
+}
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        let mismatch = |what: &str| -> BoxError {
+            format!("{what} cannot be bound to a {ty} parameter").into()
+        };
+        match self.0 {
+            ValueRef::Null => Ok(IsNull::Yes),
+            ValueRef::Integer(v) => match *ty {
+                Type::INT8 => v.to_sql(ty, out),
+                Type::INT4 => i32::try_from(v)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(v)?.to_sql(ty, out),
+                Type::BOOL => (v != 0).to_sql(ty, out),
+                Type::FLOAT8 => (v as f64).to_sql(ty, out),
+                Type::FLOAT4 => (v as f32).to_sql(ty, out),
+                _ if <&str as ToSql>::accepts(ty) => v.to_string().as_str().to_sql(ty, out),
+                _ => Err(mismatch("an integer")),
+            },
+            ValueRef::Real(v) => match *ty {
+                Type::FLOAT8 => v.to_sql(ty, out),
+                Type::FLOAT4 => (v as f32).to_sql(ty, out),
+                _ if <&str as ToSql>::accepts(ty) => v.to_string().as_str().to_sql(ty, out),
+                _ => Err(mismatch("a real")),
+            },
+            ValueRef::Text(v) => match *ty {
+                _ if <&str as ToSql>::accepts(ty) => v.to_sql(ty, out),
+                Type::BYTEA => v.as_bytes().to_sql(ty, out),
+                _ => Err(mismatch("text")),
+            },
+            ValueRef::Blob(v) => match *ty {
+                Type::BYTEA => v.to_sql(ty, out),
+                _ => Err(mismatch("a blob")),
+            },
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// A column's value, read by the type PostgreSQL says it has.
+struct Cell_(Value);
+
+impl<'a> FromSql<'a> for Cell_ {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Cell_, BoxError> {
+        Ok(Cell_(match *ty {
+            Type::INT8 => Value::Integer(i64::from_sql(ty, raw)?),
+            Type::INT4 => Value::Integer(i64::from(i32::from_sql(ty, raw)?)),
+            Type::INT2 => Value::Integer(i64::from(i16::from_sql(ty, raw)?)),
+            Type::OID => Value::Integer(i64::from(u32::from_sql(ty, raw)?)),
+            Type::BOOL => Value::Integer(i64::from(bool::from_sql(ty, raw)?)),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Real(f64::from(f32::from_sql(ty, raw)?)),
+            Type::BYTEA => Value::Blob(Vec::<u8>::from_sql(ty, raw)?),
+            _ if <String as FromSql>::accepts(ty) => Value::Text(String::from_sql(ty, raw)?),
+            _ => {
+                return Err(format!(
+                    "a {ty} column is not read by the ledger; CAST it to BIGINT or TEXT"
+                )
+                .into())
+            }
+        }))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Cell_, BoxError> {
+        Ok(Cell_(Value::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// The server's own words for an error: severity, SQLSTATE, message and,
+/// where there is one, the constraint.
+pub(super) fn describe(err: &tokio_postgres::Error) -> String {
+    match err.as_db_error() {
+        Some(db) => {
+            let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+            if let Some(constraint) = db.constraint() {
+                text.push_str(&format!(" (constraint {constraint})"));
+            }
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!("; {detail}"));
+            }
+            text
+        }
+        None => {
+            let mut text = err.to_string();
+            let mut source = err.source();
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
+    }
+}
+
+pub(super) fn is_conflict(err: &tokio_postgres::Error) -> bool {
+    err.code().is_some_and(|code| {
+        *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+pub(super) fn is_busy(err: &tokio_postgres::Error) -> bool {
+    if err.is_closed() {
+        return true;
+    }
+    err.code().is_some_and(|code| {
+        [
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+            SqlState::LOCK_NOT_AVAILABLE,
+            SqlState::TOO_MANY_CONNECTIONS,
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::ADMIN_SHUTDOWN,
+        ]
+        .contains(code)
+    })
+}
+
+/// The schema names each unique constraint `u__TABLE__COLUMN[__COLUMN…]`;
+/// the ledger reads violations by the columns, as SQLite lists them.
+pub(super) fn unique_violation(err: &tokio_postgres::Error) -> Option<String> {
+    let db = err.as_db_error()?;
+    if *db.code() != SqlState::UNIQUE_VIOLATION {
+        return None;
+    }
+    let name = db.constraint().unwrap_or_default();
+    let mut parts = name.strip_prefix("u__")?.split("__");
+    let Some(table) = parts.next() else {
+        return Some(name.to_owned());
+    };
+    Some(
+        parts
+            .map(|column| format!("{table}.{column}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_and_bare_parameters_become_dollar_numbers_outside_quotes() {
+        assert_eq!(
+            placeholders("SELECT a FROM t WHERE b = ?1 AND c = ?2 AND d = '?'"),
+            "SELECT a FROM t WHERE b = $1 AND c = $2 AND d = '?'"
+        );
+        assert_eq!(placeholders("VALUES (?, ?, ?)"), "VALUES ($1, $2, $3)");
+        assert_eq!(
+            placeholders("SELECT 1 -- why?\nFROM t"),
+            "SELECT 1 -- why?\nFROM t"
+        );
+        assert_eq!(placeholders("SELECT \"a?\" FROM t"), "SELECT \"a?\" FROM t");
+        assert!(matches!(placeholders("SELECT 1"), Cow::Borrowed(_)));
+    }
+}
