@@ -1057,6 +1057,27 @@ mod tests {
     }
 
     #[test]
+    fn a_throwaway_cluster_listens_on_loopback_and_is_gone_after_drop() {
+        let bin = postgres_bin_dir()
+            .expect("PostgreSQL's initdb (`cargo xtask setup` installs Debian's postgresql)");
+        let cluster = Postgres::start(&bin).unwrap();
+        let home = cluster.dir.path().to_owned();
+        let url = cluster.url();
+        assert!(
+            url.starts_with(&format!("postgres://{POSTGRES_ROLE}@127.0.0.1:")),
+            "{url}"
+        );
+        let address = ("127.0.0.1", cluster.port);
+        std::net::TcpStream::connect(address).unwrap();
+        drop(cluster);
+        assert!(!home.exists(), "the directory is deleted");
+        assert!(
+            std::net::TcpStream::connect(address).is_err(),
+            "the server is stopped"
+        );
+    }
+
+    #[test]
     fn the_settings_file_parses() {
         let project = Project::load().unwrap();
         assert_eq!(
