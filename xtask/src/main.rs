@@ -827,6 +827,7 @@ impl Postgres {
                 eprintln!("xtask: stopping PostgreSQL: {err:#}");
             }
             let _ = std::fs::remove_dir_all(&handler.home);
+            eprintln!("xtask: PostgreSQL stopped and its directory deleted");
             std::process::exit(130);
         })
         .context("installing the Ctrl-C handler")?;
