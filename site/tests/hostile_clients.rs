@@ -4,6 +4,7 @@
 //! crashes, nothing starves, and nothing is stored that the site cannot
 //! give back.
 
+mod backend;
 mod ledger_common;
 mod ports;
 

@@ -1,5 +1,7 @@
 //! The ledger's command line, run as the built binary.
 
+mod backend;
+
 use std::process::{Command, Output};
 
 fn run(args: &[&str], data: &std::path::Path) -> Output {
@@ -7,6 +9,7 @@ fn run(args: &[&str], data: &std::path::Path) -> Output {
         .args(args)
         .arg("--data")
         .arg(data)
+        .args(backend::database_args(data))
         .env("RUST_LOG", "info")
         .output()
         .unwrap()
@@ -29,7 +32,7 @@ fn device_add_prints_only_the_token_which_is_stored_hashed() {
     assert_eq!(token.len(), 64);
     assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
 
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     let (stored, commissioned): (String, bool) = db.call_blocking(|conn| {
         conn.query_row(
             "SELECT token_sha256, commissioned FROM devices WHERE device_id = 'HH-0042'",
@@ -62,7 +65,7 @@ fn device_add_prints_only_the_token_which_is_stored_hashed() {
     assert!(commission.stdout.is_empty());
     let missing = run(&["device", "commission", "HH-NOPE"], dir.path());
     assert!(!missing.status.success());
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     let commissioned: bool = db.call_blocking(|conn| {
         conn.query_row(
             "SELECT commissioned FROM devices WHERE device_id = 'HH-0042'",
@@ -99,7 +102,7 @@ fn device_add_commissioned_and_period_close_from_the_command_line() {
     assert!(!backwards.status.success());
     let garbage = run(&["period", "close", "November"], dir.path());
     assert!(!garbage.status.success());
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     let until = db
         .call_blocking(|conn| stockhop_site::ledger::periods::closed_until(conn))
         .unwrap();

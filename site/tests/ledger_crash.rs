@@ -3,6 +3,7 @@
 //! exactly once, in `client_seq` order per session, and its receipts and
 //! hops agree. The schedule comes from a seed printed on failure.
 
+mod backend;
 mod ports;
 
 use std::path::Path;
@@ -85,6 +86,7 @@ fn stock(dir: &Path, data: &Path) {
             .arg(&file)
             .arg("--data")
             .arg(data)
+            .args(backend::database_args(data))
             .output()
             .unwrap();
         assert!(
@@ -102,6 +104,7 @@ fn start_server(data: &Path) -> (Child, String) {
         .args(["--https", "127.0.0.1:0"])
         .arg("--data")
         .arg(data)
+        .args(backend::database_args(data))
         .arg("--www")
         .arg(data)
         .env("RUST_LOG", "error")
@@ -159,6 +162,7 @@ fn kill_9_at_random_points_then_resending_everything_leaves_each_key_once_in_ord
         ])
         .arg("--data")
         .arg(&data)
+        .args(backend::database_args(&data))
         .output()
         .unwrap();
     assert!(add.status.success());
@@ -222,7 +226,7 @@ fn kill_9_at_random_points_then_resending_everything_leaves_each_key_once_in_ord
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let db = stockhop_site::db::Db::open(&data).unwrap();
+    let db = backend::open_db(&data);
     db.call_blocking(|conn| {
         let receipts: i64 = conn
             .query_row("SELECT count(*) FROM receipts WHERE state = 'final'", [], |r| r.get(0))

@@ -3,6 +3,7 @@
 //! side (`GET /v1/reference` pages and changes, one unit, GRN, manifest or
 //! count) over real HTTP on loopback.
 
+mod backend;
 mod ledger_common;
 
 use std::path::Path;
@@ -17,6 +18,7 @@ fn site_command(args: &[&str], data: &Path) -> Output {
         .args(args)
         .arg("--data")
         .arg(data)
+        .args(backend::database_args(data))
         .env("RUST_LOG", "warn")
         .output()
         .unwrap()
@@ -35,7 +37,7 @@ fn import(dir: &Path, data: &Path, kind: &str, name: &str, text: &str) -> (bool,
 }
 
 fn scalar(data: &Path, sql: &str) -> i64 {
-    let db = stockhop_site::db::Db::open(data).unwrap();
+    let db = backend::open_db(data);
     db.call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
         .unwrap()
 }
@@ -261,7 +263,7 @@ fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() 
     let early = site_command(&["count", "approve", &count_id], &data);
     assert!(!early.status.success());
     assert!(String::from_utf8_lossy(&early.stderr).contains("still open"));
-    let db = stockhop_site::db::Db::open(&data).unwrap();
+    let db = backend::open_db(&data);
     db.call_blocking(|conn| {
         stockhop_site::ledger::modes::cycle_count::close(conn, &count_id, stockhop::time::UnixMs(0))
     })
@@ -293,7 +295,7 @@ fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() 
     );
     let unknown = site_command(&["grn", "resolve", "G-404"], &data);
     assert!(!unknown.status.success());
-    let db = stockhop_site::db::Db::open(&data).unwrap();
+    let db = backend::open_db(&data);
     db.call_blocking(|conn| stockhop_site::ledger::grns::settle(conn, "G-1"))
         .unwrap();
     drop(db);

@@ -2,6 +2,7 @@
 //! file: sessions, stale state, clocks, undo, simulation, closed periods,
 //! unique constraints, overload, the read side and heartbeats.
 
+mod backend;
 mod ledger_common;
 
 use ledger_common::{now, Handheld, Site};
@@ -375,7 +376,7 @@ async fn every_unique_constraint_reached_over_http_answers_a_4xx_code() {
 #[test]
 fn every_unique_constraint_in_the_schema_maps_to_a_4xx_code() {
     let dir = tempfile::tempdir().unwrap();
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     let statements = [
         ("INSERT INTO devices VALUES ('D', 'rfd40', 'h1', 1, 0)", ""),
         ("INSERT INTO devices VALUES ('D', 'rfd40', 'h9', 1, 0)", "DEVICE_EXISTS"),
@@ -420,7 +421,7 @@ fn every_unique_constraint_in_the_schema_maps_to_a_4xx_code() {
 #[test]
 fn the_hop_ledger_refuses_update_and_delete() {
     let dir = tempfile::tempdir().unwrap();
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     db.call_blocking(|conn| {
         conn.execute(
             "INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode) VALUES ('D', 'k', 'scan', 'FIND', '{}', 0, 0, 0, 0, 'live')",

@@ -1,6 +1,7 @@
 //! `POST /v1/sync` over real HTTP on loopback against a real SQLite file:
 //! claimed keys, replays, request limits and per-session order.
 
+mod backend;
 mod ledger_common;
 
 use ledger_common::{key, now, Site};

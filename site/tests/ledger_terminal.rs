@@ -1,6 +1,7 @@
 //! Terminal records into the ledger: in process, as the listener's
 //! forwarder calls it, and over the HMAC-signed HTTP endpoint.
 
+mod backend;
 mod ledger_common;
 
 use ledger_common::{key, now, Site, TERMINAL_SECRET};
@@ -186,7 +187,7 @@ async fn the_terminal_endpoint_takes_only_fresh_correctly_signed_batches() {
 #[tokio::test]
 async fn without_a_secret_the_terminal_endpoint_is_not_there() {
     let dir = tempfile::tempdir().unwrap();
-    let db = stockhop_site::db::Db::open(dir.path()).unwrap();
+    let db = backend::open_db(dir.path());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let state = stockhop_site::AppState {

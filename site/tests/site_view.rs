@@ -7,6 +7,7 @@
 //! (what a heartbeat handler would have written then); everything is read
 //! back over HTTP.
 
+mod backend;
 mod ledger_common;
 
 use std::collections::HashMap;
@@ -717,6 +718,7 @@ fn admin_add_prints_only_a_token_and_list_and_revoke_manage_admins() {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
             .args(args)
             .args(["--data", data])
+            .args(backend::database_args(dir.path()))
             .output()
             .unwrap();
         (
@@ -743,8 +745,7 @@ fn admin_add_prints_only_a_token_and_list_and_revoke_manage_admins() {
         .collect();
     assert_eq!(names, ["night-shift", "ops"]);
     assert!(!list.contains(token), "the token is never shown again");
-    let stored: i64 = stockhop_site::db::Db::open(dir.path())
-        .unwrap()
+    let stored: i64 = backend::open_db(dir.path())
         .call_blocking(|conn| {
             conn.query_row(
                 "SELECT count(*) FROM admins WHERE token_sha256 = ?1",

@@ -2,9 +2,10 @@
 //!
 //! It installs what a fresh machine lacks (printing each install), builds the
 //! wasm package as `wasm-pack.toml` says, and runs the site server or every
-//! test suite. Every step is idempotent and quick when its tool is already
-//! there. Nothing is downloaded from outside the package registries: tools
-//! come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
+//! test suite (the ledger suites twice: on SQLite, then on a throwaway
+//! PostgreSQL cluster). Every step is idempotent and quick when its tool is
+//! already there. Nothing is downloaded from outside the package registries:
+//! tools come from crates.io (`cargo install`), Debian (`apt-get`) and npm.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -23,9 +24,12 @@ commands:
   sim          the seeded simulation: `cargo xtask sim [--seeds N] [--from S]`
   fuzz         one parser's fuzz target: `cargo xtask fuzz TARGET [--seconds N]`
                (cargo fuzz on the nightly toolchain; targets in fuzz/fuzz_targets)
+  postgres     a throwaway PostgreSQL cluster on loopback for running a ledger
+               suite by hand: prints its URL, stops and deletes it on Ctrl-C
   test         setup, then fmt, clippy (native + wasm32), native tests, the
-               simulation (2,000 seeds), the browser suite (wasm-pack test)
-               and the end-to-end suite";
+               ledger suites again on PostgreSQL, the simulation (2,000
+               seeds), the browser suite (wasm-pack test) and the end-to-end
+               suite";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         Some("serve") => Project::load().and_then(|p| p.serve(&args[1..])),
         Some("sim") => Project::load().and_then(|p| p.sim(&args[1..])),
         Some("fuzz") => Project::load().and_then(|p| p.fuzz(&args[1..])),
+        Some("postgres") => Project::load().and_then(|p| p.postgres()),
         Some("test") => Project::load().and_then(|p| p.test()),
         _ => {
             eprintln!("{USAGE}");
@@ -116,7 +121,8 @@ struct Project {
 enum Needs {
     /// Serving: the wasm build tools.
     Build,
-    /// Testing: the build tools, the browser and the end-to-end driver.
+    /// Testing: the build tools, the browser, the end-to-end driver and
+    /// PostgreSQL.
     All,
 }
 
@@ -221,26 +227,15 @@ impl Project {
             if !on_path("certutil") {
                 debian.push("libnss3-tools");
             }
+            // The ledger suites' second backend: initdb and pg_ctl for a
+            // throwaway cluster (Debian's server package; its own cluster
+            // is not used).
+            if postgres_bin_dir().is_none() {
+                debian.push("postgresql");
+            }
         }
         if !debian.is_empty() {
-            announce(&format!("{} (apt-get)", debian.join(", ")));
-            let sudo = !is_root();
-            let apt = |args: &[&str]| {
-                let mut cmd = if sudo {
-                    self.cmd("sudo")
-                } else {
-                    self.cmd("apt-get")
-                };
-                if sudo {
-                    cmd.arg("apt-get");
-                }
-                cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-                run(&mut cmd)
-            };
-            apt(&["update"])?;
-            let mut install = vec!["install", "-y", "--no-install-recommends"];
-            install.extend(&debian);
-            apt(&install)?;
+            self.apt_install(&debian)?;
         }
         if self.settings.wasm_opt.enabled && version_output(&self.wasm_opt_path()).is_none() {
             announce("binaryen's wasm-opt (npm ci in xtask/npm)");
@@ -262,6 +257,61 @@ impl Project {
             }
         }
         Ok(())
+    }
+
+    /// Installs Debian packages, announcing them (through sudo when not
+    /// root).
+    fn apt_install(&self, packages: &[&str]) -> Result<()> {
+        announce(&format!("{} (apt-get)", packages.join(", ")));
+        let sudo = !is_root();
+        let apt = |args: &[&str]| {
+            let mut cmd = if sudo {
+                self.cmd("sudo")
+            } else {
+                self.cmd("apt-get")
+            };
+            if sudo {
+                cmd.arg("apt-get");
+            }
+            cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+            run(&mut cmd)
+        };
+        apt(&["update"])?;
+        let mut install = vec!["install", "-y", "--no-install-recommends"];
+        install.extend(packages);
+        apt(&install)
+    }
+
+    /// The directory of PostgreSQL's server programs, installing Debian's
+    /// `postgresql` first when there is none.
+    fn ensure_postgres(&self) -> Result<PathBuf> {
+        if let Some(bin) = postgres_bin_dir() {
+            return Ok(bin);
+        }
+        self.apt_install(&["postgresql"])?;
+        postgres_bin_dir()
+            .context("`postgresql` is installed but initdb is not where Debian puts it")
+    }
+
+    /// `cargo xtask postgres`: a throwaway cluster for running a ledger
+    /// suite by hand, until Ctrl-C stops it and deletes its directory.
+    fn postgres(&self) -> Result<()> {
+        let cluster = Postgres::start(&self.ensure_postgres()?)?;
+        let url = cluster.url();
+        println!(
+            "xtask: PostgreSQL on {url} (data in {})",
+            cluster.dir.path().display()
+        );
+        println!("xtask: run a ledger suite on it from another shell:");
+        println!(
+            "  {BACKEND_VAR}=postgres {POSTGRES_URL_VAR}={url} cargo test -p stockhop-site --test ledger_rules"
+        );
+        println!("xtask: Ctrl-C stops it and deletes its directory");
+        // The Ctrl-C handler `Postgres::start` installed stops the cluster
+        // and ends the process.
+        loop {
+            std::thread::park();
+        }
     }
 
     /// Cargo's target directory as cargo itself resolves it
@@ -515,12 +565,32 @@ impl Project {
             "warnings",
         ]))?;
 
+        step("PostgreSQL (a throwaway cluster for the ledger suites)");
+        let bin = postgres_bin_dir().context("PostgreSQL's initdb is not installed")?;
+        // Stopped and deleted when this returns, passed or failed.
+        let postgres = Postgres::start(&bin)?;
+        let postgres_url = postgres.url();
+        println!("xtask: PostgreSQL on {postgres_url}");
+
         step("native tests (cargo test)");
         counted(
-            self.cmd("cargo").args(["test", "--workspace"]),
+            self.cmd("cargo")
+                .args(["test", "--workspace"])
+                .env_remove(BACKEND_VAR)
+                .env(POSTGRES_URL_VAR, &postgres_url),
             "native",
             &mut tally,
         )?;
+
+        step("native tests on PostgreSQL (the ledger suites again)");
+        let mut cmd = self.cmd("cargo");
+        cmd.args(["test", "--package", "stockhop-site"]);
+        for suite in POSTGRES_SUITES {
+            cmd.args(["--test", suite]);
+        }
+        cmd.env(BACKEND_VAR, "postgres")
+            .env(POSTGRES_URL_VAR, &postgres_url);
+        counted(&mut cmd, "native on PostgreSQL", &mut tally)?;
 
         step("simulation (seeded handhelds, network faults and the ledger)");
         let mut cmd = self.sim_cmd();
@@ -598,6 +668,236 @@ impl Project {
         )
         .context("writing webdriver.json")
     }
+}
+
+/// The site test binaries `cargo xtask test` runs a second time with the
+/// ledger on PostgreSQL: every suite whose ledger goes through the test
+/// backend helper (`site/tests/backend/`).
+const POSTGRES_SUITES: &[&str] = &[
+    "ledger_sync",
+    "ledger_rules",
+    "ledger_modes",
+    "ledger_reference",
+    "ledger_terminal",
+    "ledger_admission",
+    "ledger_crash",
+    "ledger_cli",
+    "site_view",
+];
+
+/// Which backend the ledger suites run on (`postgres`; SQLite unset).
+const BACKEND_VAR: &str = "STOCKHOP_TEST_BACKEND";
+/// The throwaway cluster's admin URL, for the suites to create their
+/// databases on.
+const POSTGRES_URL_VAR: &str = "STOCKHOP_TEST_POSTGRES";
+/// Where Debian keeps each PostgreSQL major version's server programs.
+const DEBIAN_POSTGRES_DIR: &str = "/usr/lib/postgresql";
+/// The major version the site's ledger targets, taken first when a
+/// machine has several.
+const POSTGRES_MAJOR: &str = "15";
+/// The cluster's superuser (initdb `-U`), the same whoever runs xtask.
+const POSTGRES_ROLE: &str = "postgres";
+/// The system account the server runs as when xtask is root (initdb
+/// refuses root); Debian's package creates it.
+const POSTGRES_OS_USER: &str = "postgres";
+/// Tries at starting the server: the free port picked may be taken by
+/// another process before the server binds it.
+const POSTGRES_START_TRIES: u32 = 5;
+
+/// The programs of the newest PostgreSQL installed: Debian's
+/// `/usr/lib/postgresql/15/bin` first, else the highest version there,
+/// else the directory of an `initdb` on PATH (other systems).
+fn postgres_bin_dir() -> Option<PathBuf> {
+    let debian = Path::new(DEBIAN_POSTGRES_DIR);
+    let preferred = debian.join(POSTGRES_MAJOR).join("bin");
+    if preferred.join("initdb").is_file() {
+        return Some(preferred);
+    }
+    let newest = std::fs::read_dir(debian).ok().and_then(|versions| {
+        versions
+            .flatten()
+            .filter_map(|entry| {
+                let major: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let bin = entry.path().join("bin");
+                bin.join("initdb").is_file().then_some((major, bin))
+            })
+            .max()
+            .map(|(_, bin)| bin)
+    });
+    newest.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path).find(|dir| dir.join("initdb").is_file())
+    })
+}
+
+/// A PostgreSQL server run by xtask: its programs, data directory and
+/// the account it runs as. Cloned into the Ctrl-C handler.
+#[derive(Clone)]
+struct Server {
+    bin: PathBuf,
+    /// The temporary directory: the data directory `data/`, the log and
+    /// the server's Unix socket.
+    home: PathBuf,
+    as_postgres: bool,
+}
+
+impl Server {
+    /// One of the server's programs, run as the server's account from
+    /// its directory (the account may not enter the caller's).
+    fn tool(&self, name: &str) -> Command {
+        let program = self.bin.join(name);
+        let mut cmd = if self.as_postgres {
+            let mut cmd = Command::new("runuser");
+            cmd.args(["-u", POSTGRES_OS_USER, "--"]).arg(program);
+            cmd
+        } else {
+            Command::new(program)
+        };
+        cmd.current_dir(&self.home);
+        cmd
+    }
+
+    fn data(&self) -> PathBuf {
+        self.home.join("data")
+    }
+
+    fn log(&self) -> PathBuf {
+        self.home.join("server.log")
+    }
+
+    /// Stops the server if it runs (its pid file is there).
+    fn stop(&self) -> Result<()> {
+        if !self.data().join("postmaster.pid").exists() {
+            return Ok(());
+        }
+        quiet(
+            self.tool("pg_ctl")
+                .arg("-D")
+                .arg(self.data())
+                .args(["stop", "-m", "fast", "-w"]),
+        )
+    }
+}
+
+/// A throwaway PostgreSQL cluster on a loopback port, trusting every
+/// local connection. Dropping it stops the server and deletes its
+/// directory; so does Ctrl-C (or SIGTERM) while it runs.
+struct Postgres {
+    server: Server,
+    port: u16,
+    /// Deleted after `drop` has stopped the server.
+    dir: tempfile::TempDir,
+}
+
+impl Postgres {
+    fn start(bin: &Path) -> Result<Postgres> {
+        let dir = tempfile::Builder::new()
+            .prefix("stockhop-postgres-")
+            .tempdir()
+            .context("creating the cluster's temporary directory")?;
+        let as_postgres = is_root();
+        if as_postgres {
+            run(Command::new("chown")
+                .arg(format!("{POSTGRES_OS_USER}:"))
+                .arg(dir.path()))?;
+        }
+        let server = Server {
+            bin: bin.to_owned(),
+            home: dir.path().to_owned(),
+            as_postgres,
+        };
+        // `--no-locale`: byte-order collation, as SQLite's BINARY.
+        // `--no-sync`: the cluster lives for one run.
+        quiet(
+            server
+                .tool("initdb")
+                .args(["-A", "trust", "-U", POSTGRES_ROLE, "-E", "UTF8"])
+                .args(["--no-locale", "--no-sync", "-D"])
+                .arg(server.data()),
+        )
+        .context("initdb")?;
+        let mut cluster = Postgres {
+            server,
+            port: 0,
+            dir,
+        };
+        let handler = cluster.server.clone();
+        ctrlc::set_handler(move || {
+            if let Err(err) = handler.stop() {
+                eprintln!("xtask: stopping PostgreSQL: {err:#}");
+            }
+            let _ = std::fs::remove_dir_all(&handler.home);
+            eprintln!("xtask: PostgreSQL stopped and its directory deleted");
+            std::process::exit(130);
+        })
+        .context("installing the Ctrl-C handler")?;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            cluster.port = free_loopback_port()?;
+            // fsync off: nothing in a throwaway cluster outlives the run.
+            let options = format!(
+                "-p {} -k '{}' -c listen_addresses=127.0.0.1 -c fsync=off",
+                cluster.port,
+                cluster.server.home.display()
+            );
+            let started = quiet(
+                cluster
+                    .server
+                    .tool("pg_ctl")
+                    .arg("-D")
+                    .arg(cluster.server.data())
+                    .arg("-l")
+                    .arg(cluster.server.log())
+                    .args(["-o", &options, "-w", "start"]),
+            );
+            match started {
+                Ok(()) => return Ok(cluster),
+                Err(err) if tries >= POSTGRES_START_TRIES => {
+                    let log = std::fs::read_to_string(cluster.server.log()).unwrap_or_default();
+                    return Err(err.context(format!("starting PostgreSQL; its log:\n{log}")));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// The admin URL the suites create their databases with.
+    fn url(&self) -> String {
+        format!(
+            "postgres://{POSTGRES_ROLE}@127.0.0.1:{}/postgres",
+            self.port
+        )
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Err(err) = self.server.stop() {
+            eprintln!("xtask: stopping PostgreSQL: {err:#}");
+        }
+    }
+}
+
+/// A loopback port nothing listens on now (the system's pick, released).
+fn free_loopback_port() -> Result<u16> {
+    let listener =
+        std::net::TcpListener::bind(("127.0.0.1", 0)).context("finding a free loopback port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Runs a command with its output held back, shown only when it fails.
+fn quiet(cmd: &mut Command) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("starting {cmd:?}"))?;
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
 }
 
 /// Whether every devDependency in `dir/package.json` is in its
@@ -755,6 +1055,27 @@ mod tests {
             Some("0.2.130")
         );
         assert_eq!(locked_version(lock, "serde"), None);
+    }
+
+    #[test]
+    fn a_throwaway_cluster_listens_on_loopback_and_is_gone_after_drop() {
+        let bin = postgres_bin_dir()
+            .expect("PostgreSQL's initdb (`cargo xtask setup` installs Debian's postgresql)");
+        let cluster = Postgres::start(&bin).unwrap();
+        let home = cluster.dir.path().to_owned();
+        let url = cluster.url();
+        assert!(
+            url.starts_with(&format!("postgres://{POSTGRES_ROLE}@127.0.0.1:")),
+            "{url}"
+        );
+        let address = ("127.0.0.1", cluster.port);
+        std::net::TcpStream::connect(address).unwrap();
+        drop(cluster);
+        assert!(!home.exists(), "the directory is deleted");
+        assert!(
+            std::net::TcpStream::connect(address).is_err(),
+            "the server is stopped"
+        );
     }
 
     #[test]

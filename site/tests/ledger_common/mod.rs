@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
+
+use crate::backend;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
 use uuid::Uuid;
@@ -74,7 +76,7 @@ impl Site {
 
     /// A server over an existing data directory (a restart).
     pub async fn start_on(data: PathBuf) -> Site {
-        let db = Db::open(&data).unwrap();
+        let db = backend::open_db(&data);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
