@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use stockhop_site::db::Db;
+use stockhop_site::db::{Database, Db};
 
 /// `postgres` runs the ledger on PostgreSQL; unset, empty or `sqlite` on
 /// SQLite.
@@ -105,10 +105,7 @@ pub fn database_args(data_dir: &Path) -> Vec<String> {
 /// `data_dir`'s ledger, opened in this process as the server opens it.
 pub fn open_db(data_dir: &Path) -> Db {
     match database_for(data_dir) {
-        // The PostgreSQL backend's `Db::connect(&url)` goes here.
-        Some(url) => {
-            panic!("{BACKEND_VAR}=postgres: this build's ledger opens SQLite only ({url})")
-        }
+        Some(url) => Db::connect(&Database::Postgres(url), data_dir).unwrap(),
         None => Db::open(data_dir).unwrap(),
     }
 }
