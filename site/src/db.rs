@@ -385,16 +385,15 @@ const POSTGRES_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS stockhop_schema
 const POSTGRES_MIGRATION_LOCK: i64 = 0x5354_4f43_4b48_4f50; // "STOCKHOP"
 
 fn postgres_version(conn: &Connection) -> Result<i64, sql::Error> {
-    Ok(conn
+    use sql::OptionalExtension;
+    let version = conn
         .query_row(
             "SELECT version FROM stockhop_schema WHERE id = 1",
             [],
             |row| row.get(0),
         )
-        .or_else(|err| match err {
-            sql::Error::QueryReturnedNoRows => Ok(0),
-            err => Err(err),
-        })?)
+        .optional()?;
+    Ok(version.unwrap_or(0))
 }
 
 /// Applies every PostgreSQL migration newer than the database's version.

@@ -389,7 +389,7 @@ async fn a_cycle_count_records_every_tag_changes_no_unit_and_approval_posts_the_
         .call_blocking(|conn| cycle_count::open(conn, "L-1", "Z-A", ledger_common::now()))
         .unwrap();
     let mut hh = site.handheld("HH-1").await;
-    let before = site.count("SELECT sum(version) FROM units");
+    let before = site.count("SELECT CAST(sum(version) AS BIGINT) FROM units");
     let items = [
         open(&mut hh, "cycle_count", json!({"count_id": count_id})),
         hh.item(
@@ -415,7 +415,7 @@ async fn a_cycle_count_records_every_tag_changes_no_unit_and_approval_posts_the_
         assert_eq!(result["hop_ids"].as_array().unwrap().len(), 1);
     }
     assert_eq!(
-        site.count("SELECT sum(version) FROM units"),
+        site.count("SELECT CAST(sum(version) AS BIGINT) FROM units"),
         before,
         "a count scan changes no unit"
     );

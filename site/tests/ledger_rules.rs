@@ -451,14 +451,29 @@ fn the_hop_ledger_refuses_update_and_delete() {
 async fn a_busy_database_answers_503_with_retry_after() {
     let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;
-    let path = site.db.path().expect("a site on SQLite").to_owned();
+    let data = site.data.clone();
     let (locked, lock_taken) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let conn = stockhop_site::db::open_connection(&path).unwrap();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        locked.send(()).unwrap();
-        std::thread::sleep(stockhop_site::db::BUSY_TIMEOUT + std::time::Duration::from_secs(1));
-        conn.execute_batch("ROLLBACK").unwrap();
+    // Another writer holds the lock the request needs for longer than the
+    // ledger waits: SQLite's write lock, or PostgreSQL's on the receipts.
+    let hold = stockhop_site::db::BUSY_TIMEOUT + std::time::Duration::from_secs(1);
+    let holder = std::thread::spawn(move || match backend::database_for(&data) {
+        Some(url) => {
+            let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            let mut tx = client.transaction().unwrap();
+            tx.batch_execute("LOCK TABLE receipts IN EXCLUSIVE MODE")
+                .unwrap();
+            locked.send(()).unwrap();
+            std::thread::sleep(hold);
+            tx.rollback().unwrap();
+        }
+        None => {
+            let path = data.join(stockhop_site::db::DB_FILE);
+            let conn = stockhop_site::db::open_connection(&path).unwrap();
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            locked.send(()).unwrap();
+            std::thread::sleep(hold);
+            conn.execute_batch("ROLLBACK").unwrap();
+        }
     });
     lock_taken.recv().unwrap();
     let body =

@@ -358,16 +358,27 @@ pub fn retry_conflicts<T>(
 
 /// Runs `work` inside a savepoint: kept when it succeeds, rolled back when
 /// it fails, so one item's failure leaves the rest of the request intact.
+/// Outside a transaction it runs in a write transaction of its own.
 pub fn savepoint<T>(
     conn: &crate::sql::Connection,
     work: impl FnOnce(&crate::sql::Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
     let run = |sql: &str| -> Result<(), LedgerError> {
-        conn.prepare_cached(sql)
-            .and_then(|mut statement| statement.execute([]))
-            .map(drop)
-            .map_err(LedgerError::Sqlite)
+        conn.execute_batch(sql).map_err(LedgerError::Sqlite)
     };
+    if !conn.in_transaction() {
+        // A conflict here is answered busy: the caller (a supervisor's
+        // command) runs it again.
+        run(conn.begin_write())?;
+        return match work(conn) {
+            Ok(value) => run("COMMIT").map(|()| value),
+            Err(err) => {
+                // Ends the transaction, whatever state the error left.
+                let _ = run("ROLLBACK");
+                Err(err)
+            }
+        };
+    }
     run("SAVEPOINT ledger_item")?;
     match work(conn) {
         Ok(value) => {

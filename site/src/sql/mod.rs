@@ -234,6 +234,24 @@ impl Connection {
         }
     }
 
+    /// Whether a transaction is open on this connection.
+    pub fn in_transaction(&self) -> bool {
+        match self {
+            Connection::Sqlite(conn) => !conn.is_autocommit(),
+            Connection::Postgres(conn) => conn.in_transaction(),
+            Connection::Unavailable(_) => false,
+        }
+    }
+
+    /// The statement that opens a write transaction: SQLite takes its
+    /// write lock at once; PostgreSQL runs it SERIALIZABLE.
+    pub fn begin_write(&self) -> &'static str {
+        match self.engine() {
+            Engine::Sqlite => "BEGIN IMMEDIATE",
+            Engine::Postgres => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        }
+    }
+
     /// Rows changed by every statement this connection has run: a change
     /// in it tells that a piece of work wrote.
     pub fn total_changes(&self) -> u64 {
@@ -255,8 +273,7 @@ impl Connection {
     ) -> Result<Transaction<'_>> {
         let begin = match (self.engine(), behavior) {
             (Engine::Sqlite, TransactionBehavior::Deferred) => "BEGIN DEFERRED",
-            (Engine::Sqlite, TransactionBehavior::Immediate) => "BEGIN IMMEDIATE",
-            (Engine::Postgres, _) => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            _ => self.begin_write(),
         };
         self.execute_batch(begin)?;
         Ok(Transaction {

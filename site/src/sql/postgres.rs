@@ -32,6 +32,10 @@ pub const PG_POOL_SIZE: usize = 8;
 /// timeout).
 pub const PG_WAIT: Duration = Duration::from_secs(5);
 
+/// How long a statement waits for a lock another transaction holds before
+/// it fails as busy: SQLite's busy timeout, for the same reason.
+pub const PG_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
 type BoxError = Box<dyn StdError + Sync + Send>;
 
 /// The runtime the pool's connections run on; shut down without waiting
@@ -57,8 +61,14 @@ impl PgPool {
     /// Parses `url` (`postgres://user@host:port/database`) and opens the
     /// pool; the first connection is made (and checked) here.
     pub fn connect(url: &str) -> Result<PgPool, Error> {
-        let config = tokio_postgres::Config::from_str(url)
+        let mut config = tokio_postgres::Config::from_str(url)
             .map_err(|err| Error::Unavailable(format!("bad database URL: {err}")))?;
+        let options = format!(
+            "{} -c lock_timeout={}",
+            config.get_options().unwrap_or_default(),
+            PG_LOCK_TIMEOUT.as_millis()
+        );
+        config.options(options.trim_start());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("stockhop-postgres")
@@ -104,6 +114,7 @@ impl PgPool {
             Ok(Ok(client)) => Connection::Postgres(PgConn {
                 client,
                 changes: Cell::new(0),
+                in_transaction: Cell::new(false),
             }),
             Ok(Err(err)) => Connection::Unavailable(pool_error(&err)),
             Err(err) => Connection::Unavailable(err.to_string()),
@@ -122,6 +133,7 @@ fn pool_error(err: &deadpool_postgres::PoolError) -> String {
 pub struct PgConn {
     client: deadpool_postgres::Object,
     pub(super) changes: Cell<u64>,
+    in_transaction: Cell<bool>,
 }
 
 impl PgConn {
@@ -131,7 +143,23 @@ impl PgConn {
     }
 
     pub(super) fn batch(&self, sql: &str) -> Result<(), Error> {
-        futures_executor::block_on(self.client.batch_execute(sql)).map_err(Error::Postgres)
+        let result =
+            futures_executor::block_on(self.client.batch_execute(sql)).map_err(Error::Postgres);
+        // The server knows whether a transaction is open, but says so only
+        // in a reply's status byte, which the client does not expose: the
+        // connection follows the transaction statements it sends itself.
+        let mut words = sql.split_whitespace().map(str::to_ascii_uppercase);
+        match (words.next().as_deref(), words.next().as_deref()) {
+            (Some("BEGIN" | "START"), _) if result.is_ok() => self.in_transaction.set(true),
+            (Some("COMMIT" | "END"), _) => self.in_transaction.set(false),
+            (Some("ROLLBACK"), next) if next != Some("TO") => self.in_transaction.set(false),
+            _ => {}
+        }
+        result
+    }
+
+    pub(super) fn in_transaction(&self) -> bool {
+        self.in_transaction.get()
     }
 
     pub(super) fn execute(
