@@ -178,13 +178,16 @@ impl Database {
     pub fn describe(&self) -> String {
         match self {
             Database::Sqlite(path) => path.display().to_string(),
-            Database::Postgres(url) => match url.split_once('@') {
-                Some((credentials, rest)) => match credentials.rsplit_once(':') {
-                    Some((user, _password)) if !user.ends_with('/') => format!("{user}:…@{rest}"),
+            Database::Postgres(url) => {
+                let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+                match rest.split_once('@') {
+                    Some((credentials, host)) if credentials.contains(':') => {
+                        let user = credentials.split(':').next().unwrap_or_default();
+                        format!("{scheme}://{user}:…@{host}")
+                    }
                     _ => url.clone(),
-                },
-                None => url.clone(),
-            },
+                }
+            }
         }
     }
 }
@@ -470,6 +473,23 @@ mod tests {
         drop(db);
         let again = Db::open(&data).unwrap();
         assert_eq!(again.schema_version().unwrap(), newest);
+    }
+
+    #[test]
+    fn a_database_argument_names_sqlite_or_postgres_and_hides_a_password() {
+        let data = Path::new("/srv/data");
+        assert_eq!(
+            Database::from_arg(None, data),
+            Database::Sqlite(data.join(DB_FILE))
+        );
+        assert_eq!(
+            Database::from_arg(Some("/var/lib/ledger.sqlite"), data),
+            Database::Sqlite(PathBuf::from("/var/lib/ledger.sqlite"))
+        );
+        let pg = Database::from_arg(Some("postgres://ops:s3cret@db.example:5432/ledger"), data);
+        assert_eq!(pg.describe(), "postgres://ops:…@db.example:5432/ledger");
+        let no_password = Database::from_arg(Some("postgresql://ops@db/ledger"), data);
+        assert_eq!(no_password.describe(), "postgresql://ops@db/ledger");
     }
 
     #[test]

@@ -387,8 +387,10 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
 
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     let database = Database::from_arg(database, data);
-    Db::connect(&database, data)
-        .with_context(|| format!("opening the database {}", database.describe()))
+    let db = Db::connect(&database, data)
+        .with_context(|| format!("opening the database {}", database.describe()))?;
+    tracing::debug!(database = %database.describe(), "ledger database open");
+    Ok(db)
 }
 
 fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> {
