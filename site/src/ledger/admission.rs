@@ -8,16 +8,23 @@
 //! a handheld back from an outage drains. [`WRITER_SLOTS`] requests
 //! hold turns at a time (the one committing and the next, already waiting
 //! on the database); when one finishes its turn goes to the oldest live
-//! request waiting, else to the oldest backlog one. While live requests are arriving (one within
-//! [`PACE_WHILE_LIVE_WITHIN`]), a backlog turn that took `t` is followed
-//! by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during which only
-//! live requests run: the backlog keeps that share of the writer (and of
-//! the machine: parsing, answers) and a live request finds the writer free
-//! or waits for the requests holding turns at most. With no live traffic the backlog
-//! runs back to back. Backlog requests are queued, not refused: only past
-//! [`BACKLOG_WAITING_MAX`] waiting or after waiting [`BACKLOG_WAIT_MAX`] is
-//! one answered 503 with Retry-After (and a live one past
-//! [`LIVE_WAITING_MAX`]), since a refusal puts a handheld into its backoff.
+//! request waiting, else to the oldest backlog one. While live requests
+//! are arriving (one within [`PACE_WHILE_LIVE_WITHIN`]) the backlog holds
+//! one turn at most, so the other is free for a live request, which waits
+//! for one backlog turn at most; and a backlog turn that took `t` is
+//! followed by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during
+//! which only live requests run: the backlog keeps that share of the
+//! writer (and of the machine: parsing, answers). With no live traffic the
+//! backlog runs back to back. Backlog requests are queued, not refused:
+//! only past [`BACKLOG_WAITING_MAX`] waiting or after waiting
+//! [`BACKLOG_WAIT_MAX`] is one answered 503 with Retry-After (and a live
+//! one past [`LIVE_WAITING_MAX`]), since a refusal puts a handheld into its
+//! backoff.
+//!
+//! The gate also remembers the device of each token it has seen checked,
+//! so a known device's request goes to the writer once, in its turn (where
+//! the token is checked again), rather than once more before the gate for
+//! its token, outside the gate's order.
 //!
 //! [`Turns`] is the ordering, sans-IO; [`Gate`] wakes the waiting tasks
 //! and keeps the time.
@@ -142,7 +149,9 @@ impl Turns {
 
     /// Whether a backlog request may take a free turn.
     fn backlog_may_run(&self) -> bool {
-        !self.resting && !(self.paced && self.running.iter().any(|(_, backlog)| *backlog))
+        let backlog_running = self.running.iter().any(|(_, backlog)| *backlog);
+        let held_back = self.resting || (self.paced && backlog_running);
+        !held_back
     }
 
     pub fn arrive(&mut self, class: Class) -> Arrival {
