@@ -9,25 +9,40 @@
 //! 2/4/8/16/30 s backoff. Live handhelds capture one scan every
 //! [`LIVE_SCAN_EVERY`] and send what they hold at once.
 //!
-//! Three phases in one run, on one database:
-//! 1. quiet: the live handhelds alone (the baseline for their latency);
-//! 2. unloaded: [`UNLOADED_DEVICES`] handhelds drain a backlog each with
+//! Three phases, interleaved in [`ROUNDS`] rounds on one database so the
+//! baselines and the storm share whatever else the machine is doing:
+//! 1. unloaded: [`UNLOADED_DEVICES`] handhelds drain a backlog each with
 //!    nothing else running (the ledger's unloaded rate, items/s);
-//! 3. storm: the 200 backlogs and the live handhelds together.
+//! 2. quiet: the live handhelds alone for [`QUIET_SLICE`] (the baseline
+//!    for their latency);
+//! 3. storm: a fresh 200 back from the outage and the live handhelds
+//!    together, until the 200 have drained.
+//!
+//! One storm drains in a few seconds; eight give the storm's p99 thousands
+//! of live scans to rest on rather than its few worst.
+//!
+//! Two arrangements, one table each: the server and the handhelds in one
+//! process on every core, then the server in a process of its own pinned
+//! to one core and the handhelds in another pinned to the other
+//! (`taskset`), so the handhelds' CPU work does not run where the server
+//! runs.
 //!
 //! Targets: live capture → applied p99 in the storm within 2x of quiet;
-//! the storm's backlog drains at ≥ 50% of the unloaded rate. Prints a
-//! table; asserts nothing.
+//! the storm's backlog drains at ≥ 50% of the unloaded rate. Prints the
+//! tables; asserts nothing.
 //!
 //! `cargo bench -p stockhop-site --profile site --bench storm`
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::{Millis, UnixMs};
+use stockhop::wire::SYNC_PATH;
 use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
@@ -45,11 +60,14 @@ const OUTAGE_SCAN_EVERY: Millis = Millis::from_secs(5);
 /// Items each backlog handheld holds when it comes back.
 const BACKLOG_ITEMS: usize = (OUTAGE.0 / OUTAGE_SCAN_EVERY.0) as usize;
 /// A live operator scanning steadily: an RFID sled reading a pallet's
-/// cartons four a second (and enough live samples for a p99 while a fast
-/// drain lasts a few seconds).
+/// cartons four a second.
 const LIVE_SCAN_EVERY: Duration = Duration::from_millis(250);
-/// The quiet phase's length.
-const QUIET_PHASE: Duration = Duration::from_secs(20);
+/// Rounds of the three phases: each round's storm is a fresh set of
+/// [`BACKLOG_DEVICES`] handhelds back from the outage.
+const ROUNDS: usize = 8;
+/// The quiet phase's length in each round: 20 s in all, about as long as
+/// the storms together.
+const QUIET_SLICE: Duration = Duration::from_millis(2_500);
 /// Handhelds draining a backlog in the unloaded phase: enough to keep the
 /// ledger's writer busy between round trips, few enough to queue nothing.
 const UNLOADED_DEVICES: usize = 50;
@@ -65,24 +83,80 @@ const BACKOFF: [Duration; 5] = [
     Duration::from_secs(16),
     Duration::from_secs(30),
 ];
+/// The separated arrangement's cores: the server's and the handhelds'.
+const SERVER_CPU: &str = "1";
+const LOAD_CPU: &str = "0";
+/// The arguments this bench runs itself with for its other processes.
+const SERVER_ROLE: &str = "--storm-server";
+const SEPARATED_ROLE: &str = "--storm-separated";
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|arg| arg == SERVER_ROLE) {
+        serve_role(std::path::Path::new(&args[at + 1]));
+        return;
+    }
+    if args.iter().any(|arg| arg == SEPARATED_ROLE) {
+        arrangement(Arrangement::Separated);
+        return;
+    }
+    arrangement(Arrangement::Shared);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        println!("separated arrangement skipped: it needs 2 cores, this machine has {cores}");
+        return;
+    }
+    // The handhelds in a process of their own, pinned to their core; it
+    // starts the server, pinned to the other.
+    let status = Command::new("taskset")
+        .args(["-c", LOAD_CPU])
+        .arg(std::env::current_exe().unwrap())
+        .arg(SEPARATED_ROLE)
+        .status()
+        .expect("taskset (util-linux) runs the separated arrangement");
+    assert!(status.success(), "separated arrangement: {status}");
+}
+
+/// Where the simulated handhelds run beside the server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arrangement {
+    /// One process: the server on a runtime of its own (as `serve` runs
+    /// it), the handhelds on theirs, every thread on every core.
+    Shared,
+    /// The server in a process of its own pinned to [`SERVER_CPU`], the
+    /// handhelds in this one pinned to [`LOAD_CPU`].
+    Separated,
+}
+
+/// Runs the rounds in `arrangement` and prints their table.
+fn arrangement(arrangement: Arrangement) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     // The backlog handhelds on a runtime of their own: they are other
     // devices, and their JSON work must not queue in front of the live
-    // handhelds' tasks (the server has its own runtime too).
+    // handhelds' tasks.
     let backlog_runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let report = runtime.block_on(run(dir.path(), backlog_runtime.handle().clone()));
+    let report = runtime.block_on(run(
+        dir.path(),
+        arrangement,
+        backlog_runtime.handle().clone(),
+    ));
+    let placed = match arrangement {
+        Arrangement::Shared => "server and handhelds in one process on every core".to_owned(),
+        Arrangement::Separated => format!(
+            "server pinned to cpu {SERVER_CPU}, handhelds in another process pinned to cpu {LOAD_CPU}"
+        ),
+    };
     println!();
     println!(
-        "backlog storm over loopback: {BACKLOG_DEVICES} handhelds back from a {} min outage ({BACKLOG_ITEMS} items each, 1 scan / {} s), {LIVE_DEVICES} live handhelds scanning 1 / {} s; SQLite WAL synchronous=FULL",
+        "backlog storm over loopback, {placed}; {ROUNDS} rounds, each: {UNLOADED_DEVICES} backlogs alone, the live handhelds alone {} s, {BACKLOG_DEVICES} handhelds back from a {} min outage ({BACKLOG_ITEMS} items each, 1 scan / {} s) with the {LIVE_DEVICES} live handhelds scanning 1 / {} s; SQLite WAL synchronous=FULL",
+        QUIET_SLICE.as_secs_f64(),
         OUTAGE.0 / 60_000,
         OUTAGE_SCAN_EVERY.0 / 1000,
         LIVE_SCAN_EVERY.as_secs_f64()
@@ -104,32 +178,30 @@ fn main() {
         "|{:-<46}|{:->12}|{:->14}|{:->14}|{:->14}|{:->15}|{:->10}|{:->11}|{:->8}|{:->10}|",
         "", "", "", "", "", "", "", "", "", ""
     );
+    let unloaded_name = format!("unloaded: {UNLOADED_DEVICES} backlogs alone (ledger rate)");
+    let storm_name = format!("storm: {BACKLOG_DEVICES} backlogs + live handhelds");
     for (name, phase) in [
         ("quiet: live handhelds alone (baseline)", &report.quiet),
-        (
-            "unloaded: 50 backlogs alone (ledger rate)",
-            &report.unloaded,
-        ),
-        ("storm: 200 backlogs + live handhelds", &report.storm),
+        (unloaded_name.as_str(), &report.unloaded),
+        (storm_name.as_str(), &report.storm),
     ] {
-        let live = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
-        let drain = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
+        let figure = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
         println!(
             "| {:<44} | {:>10} | {:>12} | {:>12} | {:>12} | {:>13} | {:>8} | {:>9} | {:>6} | {:>8} |",
             name,
-            phase.live_scans,
-            live(phase.live_p50_ms),
-            live(phase.live_p90_ms),
-            live(phase.live_p99_ms),
+            phase.live.len(),
+            figure(phase.live_ms(0.50)),
+            figure(phase.live_ms(0.90)),
+            figure(phase.live_ms(0.99)),
             phase.backlog_items,
-            drain(phase.drain_secs),
-            drain(phase.items_per_sec()),
-            phase.overloaded,
-            phase.timeouts,
+            figure(phase.drain_secs()),
+            figure(phase.items_per_sec()),
+            phase.counters.overloaded.load(Ordering::SeqCst),
+            phase.counters.timeouts.load(Ordering::SeqCst),
         );
     }
-    let p99_ratio =
-        report.storm.live_p99_ms.unwrap_or(f64::NAN) / report.quiet.live_p99_ms.unwrap_or(f64::NAN);
+    let p99_ratio = report.storm.live_ms(0.99).unwrap_or(f64::NAN)
+        / report.quiet.live_ms(0.99).unwrap_or(f64::NAN);
     let rate_ratio = report.storm.items_per_sec().unwrap_or(f64::NAN)
         / report.unloaded.items_per_sec().unwrap_or(f64::NAN);
     println!(
@@ -139,21 +211,141 @@ fn main() {
     println!();
 }
 
+/// The server role of the separated arrangement: serves the database in
+/// `data` on a loopback port it prints on stdout, until stdin closes.
+fn serve_role(data: &std::path::Path) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", api.local_addr().unwrap());
+        let state = AppState {
+            db: Db::open(data).unwrap(),
+            www_dir: data.join("www"),
+            ledger: LedgerState::default(),
+        };
+        stockhop_site::serve(api, state, async {
+            // The bench closes the pipe when it is done.
+            let _ = tokio::task::spawn_blocking(|| {
+                std::io::copy(&mut std::io::stdin(), &mut std::io::sink())
+            })
+            .await;
+        })
+        .await
+        .unwrap();
+    });
+}
+
+/// The site server the handhelds talk to.
+enum Server {
+    InProcess(
+        tokio::sync::watch::Sender<bool>,
+        std::thread::JoinHandle<std::io::Result<()>>,
+    ),
+    Child(std::process::Child),
+}
+
+impl Server {
+    /// Serves `db` on a runtime of its own in this process, as `serve`
+    /// runs it: the handhelds' tasks do not queue in front of its tasks.
+    /// Returns the sync URL too.
+    fn in_process(db: Db, dir: &std::path::Path) -> (Server, String) {
+        let api = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        api.set_nonblocking(true).unwrap();
+        let addr = api.local_addr().unwrap();
+        let state = AppState {
+            db,
+            www_dir: dir.join("www"),
+            ledger: LedgerState::default(),
+        };
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let api = tokio::net::TcpListener::from_std(api).unwrap();
+                stockhop_site::serve(api, state, async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                })
+                .await
+            })
+        });
+        let url = format!("http://{addr}{SYNC_PATH}");
+        (Server::InProcess(stop, thread), url)
+    }
+
+    /// Serves the database in `data` from this bench's server role, in a
+    /// process of its own pinned to [`SERVER_CPU`].
+    fn pinned_child(data: &std::path::Path) -> (Server, String) {
+        let mut child = Command::new("taskset")
+            .args(["-c", SERVER_CPU])
+            .arg(std::env::current_exe().unwrap())
+            .arg(SERVER_ROLE)
+            .arg(data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("taskset (util-linux) starts the pinned server");
+        let mut addr = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut addr)
+            .unwrap();
+        let url = format!("http://{}{SYNC_PATH}", addr.trim());
+        (Server::Child(child), url)
+    }
+
+    async fn stop(self) {
+        match self {
+            Server::InProcess(stop, thread) => {
+                let _ = stop.send(true);
+                tokio::task::spawn_blocking(move || thread.join().unwrap().unwrap())
+                    .await
+                    .unwrap();
+            }
+            Server::Child(mut child) => {
+                drop(child.stdin.take());
+                let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+                    .await
+                    .unwrap();
+                assert!(status.success(), "server: {status}");
+            }
+        }
+    }
+}
+
+/// What one phase measured over every round.
 #[derive(Default)]
 struct Phase {
-    live_scans: usize,
-    live_p50_ms: Option<f64>,
-    live_p90_ms: Option<f64>,
-    live_p99_ms: Option<f64>,
+    /// Live scans' capture → applied.
+    live: Vec<Duration>,
     backlog_items: usize,
-    drain_secs: Option<f64>,
-    overloaded: u64,
-    timeouts: u64,
+    /// From each round's backlogs starting to the last one applied.
+    draining: Option<Duration>,
+    counters: Arc<Counters>,
 }
 
 impl Phase {
+    fn live_ms(&self, quantile: f64) -> Option<f64> {
+        let at =
+            ((self.live.len() as f64 * quantile) as usize).min(self.live.len().checked_sub(1)?);
+        Some(self.live[at].as_secs_f64() * 1000.0)
+    }
+
+    fn drain_secs(&self) -> Option<f64> {
+        self.draining.map(|took| took.as_secs_f64())
+    }
+
     fn items_per_sec(&self) -> Option<f64> {
-        self.drain_secs.map(|s| self.backlog_items as f64 / s)
+        self.drain_secs().map(|s| self.backlog_items as f64 / s)
+    }
+
+    fn drained(&mut self, (items, took): (usize, Duration)) {
+        self.backlog_items += items;
+        self.draining = Some(self.draining.unwrap_or_default() + took);
     }
 }
 
@@ -170,42 +362,44 @@ struct Counters {
     timeouts: AtomicU64,
 }
 
-async fn run(dir: &std::path::Path, backlog: tokio::runtime::Handle) -> Report {
-    let db = Db::open(&dir.join("data")).unwrap();
-    let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1/sync", api.local_addr().unwrap());
-    let state = AppState {
-        db: db.clone(),
-        www_dir: dir.join("www"),
-        ledger: LedgerState::default(),
-    };
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    // The server on a runtime of its own, as `serve` runs it: the
-    // handhelds' tasks here do not queue in front of its tasks.
-    let api = api.into_std().unwrap();
-    let server = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let api = tokio::net::TcpListener::from_std(api).unwrap();
-            stockhop_site::serve(api, state, async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })
-            .await
-        })
-    });
-    let client = reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
-        .build()
-        .unwrap();
-    // The backlog handhelds' own connections, driven on their runtime.
-    let backlog_client = reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
-        .build()
-        .unwrap();
-    let add = |prefix: &'static str, n: usize| {
+/// What the live handhelds do now: [`PAUSED`], or scan for [`QUIET`] or
+/// [`STORM`], or stop ([`DONE`]).
+const PAUSED: u8 = 0;
+const QUIET: u8 = 1;
+const STORM: u8 = 2;
+const DONE: u8 = 3;
+
+/// The live handhelds' shared state.
+struct Scanning {
+    phase: AtomicU8,
+    /// Live drains not yet answered: a phase starts when the last one's
+    /// are done, so no scan is counted in a phase it did not run in.
+    in_flight: AtomicUsize,
+    /// Each scan's phase and capture → applied.
+    samples: std::sync::Mutex<Vec<(u8, Duration)>>,
+    /// The counters of the quiet and the storm phase.
+    counters: [Arc<Counters>; 2],
+}
+
+impl Scanning {
+    /// Switches to `phase` once every live drain of the last one is done.
+    async fn switch(&self, phase: u8) {
+        self.phase.store(PAUSED, Ordering::SeqCst);
+        while self.in_flight.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.phase.store(phase, Ordering::SeqCst);
+    }
+}
+
+async fn run(
+    dir: &std::path::Path,
+    arrangement: Arrangement,
+    backlog: tokio::runtime::Handle,
+) -> Report {
+    let data = dir.join("data");
+    let db = Db::open(&data).unwrap();
+    let add = |prefix: String, n: usize| {
         let db = db.clone();
         async move {
             db.call(move |conn| -> Result<Vec<Handheld>, ledger::LedgerError> {
@@ -227,128 +421,150 @@ async fn run(dir: &std::path::Path, backlog: tokio::runtime::Handle) -> Report {
             .unwrap()
         }
     };
-    let live: Vec<Arc<Handheld>> = add("LIVE", LIVE_DEVICES)
+    // Every device is registered before the server starts.
+    let live: Vec<Arc<Handheld>> = add("LIVE".into(), LIVE_DEVICES)
         .await
         .into_iter()
         .map(Arc::new)
         .collect();
-    let unloaded: Vec<Handheld> = add("SOLO", UNLOADED_DEVICES).await;
-    let stormers: Vec<Handheld> = add("BACK", BACKLOG_DEVICES).await;
-
-    let quiet = live_phase(&client, &url, &live, &backlog, None).await;
-    let unloaded = backlog_phase(&backlog_client, &url, &backlog, unloaded).await;
-    let storm = live_phase(
-        &client,
-        &url,
-        &live,
-        &backlog,
-        Some((backlog_client, stormers)),
-    )
-    .await;
-
-    let _ = stop.send(true);
-    tokio::task::spawn_blocking(move || server.join().unwrap().unwrap())
-        .await
+    let mut rounds = Vec::new();
+    for round in 0..ROUNDS {
+        let unloaded = add(format!("SOLO{round}"), UNLOADED_DEVICES).await;
+        let storm = add(format!("BACK{round}"), BACKLOG_DEVICES).await;
+        rounds.push((unloaded, storm));
+    }
+    let (server, url) = match arrangement {
+        Arrangement::Shared => Server::in_process(db, dir),
+        Arrangement::Separated => {
+            drop(db);
+            Server::pinned_child(&data)
+        }
+    };
+    let client = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
         .unwrap();
-    Report {
-        quiet,
-        unloaded,
-        storm,
-    }
-}
+    // The backlog handhelds' own connections, driven on their runtime.
+    let backlog_client = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .unwrap();
 
-/// The live handhelds scanning, alone for [`QUIET_PHASE`] or, with
-/// `backlogs`, until every backlog has drained.
-async fn live_phase(
-    client: &reqwest::Client,
-    url: &str,
-    live: &[Arc<Handheld>],
-    runtime: &tokio::runtime::Handle,
-    backlogs: Option<(reqwest::Client, Vec<Handheld>)>,
-) -> Phase {
-    let scanning = Arc::new(AtomicBool::new(true));
-    let counters = Arc::new(Counters::default());
-    let mut scanners = Vec::new();
-    for (i, handheld) in live.iter().enumerate() {
-        let (client, url, handheld, scanning, counters) = (
-            client.clone(),
-            url.to_owned(),
-            Arc::clone(handheld),
-            Arc::clone(&scanning),
-            Arc::clone(&counters),
-        );
-        // Spread the live handhelds' scans evenly over the interval.
-        let offset = LIVE_SCAN_EVERY.mul_f64(i as f64 / live.len() as f64);
-        scanners.push(tokio::spawn(async move {
-            handheld.open(&client, &url, &counters).await;
-            tokio::time::sleep(offset).await;
-            let mut latencies = Vec::new();
-            let mut tick = tokio::time::interval(LIVE_SCAN_EVERY);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            while scanning.load(Ordering::SeqCst) {
-                tick.tick().await;
-                let captured = Instant::now();
-                handheld.capture_now().await;
-                let handheld = Arc::clone(&handheld);
-                let (client, url, counters) = (client.clone(), url.clone(), Arc::clone(&counters));
-                // The drain runs beside the operator: a scan never waits
-                // for the previous one's answer to be captured.
-                latencies.push(tokio::spawn(async move {
-                    handheld.drain(&client, &url, &counters).await;
-                    captured.elapsed()
-                }));
-            }
-            let mut done = Vec::new();
-            for latency in latencies {
-                done.push(latency.await.unwrap());
-            }
-            done
-        }));
+    let mut report = Report {
+        quiet: Phase::default(),
+        unloaded: Phase::default(),
+        storm: Phase::default(),
+    };
+    let scanning = Arc::new(Scanning {
+        phase: AtomicU8::new(PAUSED),
+        in_flight: AtomicUsize::new(0),
+        samples: std::sync::Mutex::new(Vec::new()),
+        counters: [
+            Arc::clone(&report.quiet.counters),
+            Arc::clone(&report.storm.counters),
+        ],
+    });
+    for handheld in &live {
+        handheld.open(&client, &url, &report.quiet.counters).await;
     }
-    let mut phase = Phase::default();
-    match backlogs {
-        None => tokio::time::sleep(QUIET_PHASE).await,
-        Some((backlog_client, backlogs)) => {
-            let drained = backlog_drain(&backlog_client, url, runtime, backlogs, &counters).await;
-            phase.backlog_items = drained.0;
-            phase.drain_secs = Some(drained.1.as_secs_f64());
+    let scanners: Vec<_> = live
+        .iter()
+        .enumerate()
+        .map(|(i, handheld)| {
+            // Spread the live handhelds' scans evenly over the interval.
+            let offset = LIVE_SCAN_EVERY.mul_f64(i as f64 / live.len() as f64);
+            tokio::spawn(scan(
+                client.clone(),
+                url.clone(),
+                Arc::clone(handheld),
+                Arc::clone(&scanning),
+                offset,
+            ))
+        })
+        .collect();
+    for (unloaded, storm) in rounds {
+        scanning.switch(PAUSED).await;
+        let drained = backlog_drain(
+            &backlog_client,
+            &url,
+            &backlog,
+            unloaded,
+            &report.unloaded.counters,
+        )
+        .await;
+        report.unloaded.drained(drained);
+        scanning.switch(QUIET).await;
+        tokio::time::sleep(QUIET_SLICE).await;
+        scanning.switch(STORM).await;
+        let drained = backlog_drain(
+            &backlog_client,
+            &url,
+            &backlog,
+            storm,
+            &report.storm.counters,
+        )
+        .await;
+        report.storm.drained(drained);
+    }
+    scanning.switch(DONE).await;
+    for scanner in scanners {
+        scanner.await.unwrap();
+    }
+    let samples = std::mem::take(&mut *scanning.samples.lock().unwrap());
+    for (phase, latency) in samples {
+        match phase {
+            QUIET => report.quiet.live.push(latency),
+            _ => report.storm.live.push(latency),
         }
     }
-    scanning.store(false, Ordering::SeqCst);
-    let mut latencies: Vec<Duration> = Vec::new();
-    for scanner in scanners {
-        latencies.extend(scanner.await.unwrap());
-    }
-    latencies.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let at = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
-            .map(|d| ms(*d))
-    };
-    phase.live_scans = latencies.len();
-    phase.live_p50_ms = at(0.50);
-    phase.live_p90_ms = at(0.90);
-    phase.live_p99_ms = at(0.99);
-    phase.overloaded = counters.overloaded.load(Ordering::SeqCst);
-    phase.timeouts = counters.timeouts.load(Ordering::SeqCst);
-    phase
+    report.quiet.live.sort();
+    report.storm.live.sort();
+    server.stop().await;
+    report
 }
 
-async fn backlog_phase(
-    client: &reqwest::Client,
-    url: &str,
-    runtime: &tokio::runtime::Handle,
-    backlogs: Vec<Handheld>,
-) -> Phase {
-    let counters = Arc::new(Counters::default());
-    let (items, took) = backlog_drain(client, url, runtime, backlogs, &counters).await;
-    Phase {
-        backlog_items: items,
-        drain_secs: Some(took.as_secs_f64()),
-        overloaded: counters.overloaded.load(Ordering::SeqCst),
-        timeouts: counters.timeouts.load(Ordering::SeqCst),
-        ..Phase::default()
+/// One live handheld scanning every [`LIVE_SCAN_EVERY`] while the phase is
+/// quiet or the storm, its drain beside it.
+async fn scan(
+    client: reqwest::Client,
+    url: String,
+    handheld: Arc<Handheld>,
+    scanning: Arc<Scanning>,
+    offset: Duration,
+) {
+    tokio::time::sleep(offset).await;
+    let mut tick = tokio::time::interval(LIVE_SCAN_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        // Counted in flight before the phase is read: a switch sees either
+        // this scan in flight or its own phase here.
+        scanning.in_flight.fetch_add(1, Ordering::SeqCst);
+        let phase = scanning.phase.load(Ordering::SeqCst);
+        if phase == PAUSED || phase == DONE {
+            scanning.in_flight.fetch_sub(1, Ordering::SeqCst);
+            if phase == DONE {
+                return;
+            }
+            continue;
+        }
+        let captured = Instant::now();
+        handheld.capture_now().await;
+        let (client, url, handheld, scanning) = (
+            client.clone(),
+            url.clone(),
+            Arc::clone(&handheld),
+            Arc::clone(&scanning),
+        );
+        // The drain runs beside the operator: a scan never waits for the
+        // previous one's answer to be captured.
+        tokio::spawn(async move {
+            let counters = &scanning.counters[usize::from(phase == STORM)];
+            handheld.drain(&client, &url, counters).await;
+            let latency = captured.elapsed();
+            scanning.samples.lock().unwrap().push((phase, latency));
+            scanning.in_flight.fetch_sub(1, Ordering::SeqCst);
+        });
     }
 }
 

@@ -84,3 +84,26 @@ async fn a_live_request_is_served_ahead_of_backlog_requests_queued_before_it() {
         (BACKLOGS * BACKLOG_SCANS) as i64
     );
 }
+
+#[tokio::test]
+async fn a_token_revoked_after_the_gate_knew_it_is_refused_in_its_turn() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    site.sync_applied(&hh, &[open]).await;
+    site.db
+        .call_blocking(|conn| stockhop_site::ledger::devices::revoke(conn, "HH-1", now()))
+        .unwrap();
+    let scan = hh.scan("EPC-1", "B-1");
+    let (status, body) = site.sync(&hh, &[scan]).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (401, Some("UNAUTHORIZED")),
+        "{body}"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM receipts"),
+        1,
+        "the session's opening, from before the revocation, and nothing since"
+    );
+}

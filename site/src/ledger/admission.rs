@@ -8,16 +8,23 @@
 //! a handheld back from an outage drains. [`WRITER_SLOTS`] requests
 //! hold turns at a time (the one committing and the next, already waiting
 //! on the database); when one finishes its turn goes to the oldest live
-//! request waiting, else to the oldest backlog one. While live requests are arriving (one within
-//! [`PACE_WHILE_LIVE_WITHIN`]), a backlog turn that took `t` is followed
-//! by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during which only
-//! live requests run: the backlog keeps that share of the writer (and of
-//! the machine: parsing, answers) and a live request finds the writer free
-//! or waits for the requests holding turns at most. With no live traffic the backlog
-//! runs back to back. Backlog requests are queued, not refused: only past
-//! [`BACKLOG_WAITING_MAX`] waiting or after waiting [`BACKLOG_WAIT_MAX`] is
-//! one answered 503 with Retry-After (and a live one past
-//! [`LIVE_WAITING_MAX`]), since a refusal puts a handheld into its backoff.
+//! request waiting, else to the oldest backlog one. While live requests
+//! are arriving (one within [`PACE_WHILE_LIVE_WITHIN`]) the backlog holds
+//! one turn at most, so the other is free for a live request, which waits
+//! for one backlog turn at most; and a backlog turn that took `t` is
+//! followed by a rest of `t × (1 − s) / s`, [`BACKLOG_SHARE`] `s`, during
+//! which only live requests run: the backlog keeps that share of the
+//! writer (and of the machine: parsing, answers). With no live traffic the
+//! backlog runs back to back. Backlog requests are queued, not refused:
+//! only past [`BACKLOG_WAITING_MAX`] waiting or after waiting
+//! [`BACKLOG_WAIT_MAX`] is one answered 503 with Retry-After (and a live
+//! one past [`LIVE_WAITING_MAX`]), since a refusal puts a handheld into its
+//! backoff.
+//!
+//! The gate also remembers the device of each token it has seen checked,
+//! so a known device's request goes to the writer once, in its turn (where
+//! the token is checked again), rather than once more before the gate for
+//! its token, outside the gate's order.
 //!
 //! [`Turns`] is the ordering, sans-IO; [`Gate`] wakes the waiting tasks
 //! and keeps the time.
@@ -28,6 +35,8 @@ use std::time::{Duration, Instant};
 
 use stockhop::time::{Millis, UnixMs};
 use tokio::sync::oneshot;
+
+use super::devices::Device;
 
 /// A request whose newest item was captured this recently (before its
 /// `sent_at`) is live: an operator is scanning now, a few retries of the
@@ -55,6 +64,11 @@ pub const BACKLOG_WAITING_MAX: usize = 2_048;
 /// 503 with Retry-After: under the handheld's 10 s fetch timeout, so the
 /// ledger never applies a request its device has already given up on.
 pub const BACKLOG_WAIT_MAX: Duration = Duration::from_secs(8);
+
+/// Tokens the gate remembers the device of, so a known device's request
+/// reaches its turn without a trip to the writer for its token; past this
+/// many (a site's devices, several times over) the memory starts again.
+pub const KNOWN_TOKENS_MAX: usize = 4_096;
 
 /// Which queue a request waits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +110,11 @@ pub enum Arrival {
 #[derive(Debug)]
 pub struct Turns {
     slots: usize,
-    running: Vec<Ticket>,
+    /// Running requests, and whether each is a backlog one.
+    running: Vec<(Ticket, bool)>,
+    /// While live requests arrive: the backlog holds one turn at most, so
+    /// a live request waits for one backlog turn at most.
+    paced: bool,
     /// After a paced backlog turn: live requests only.
     resting: bool,
     live: VecDeque<Ticket>,
@@ -115,6 +133,7 @@ impl Turns {
         Turns {
             slots: slots.max(1),
             running: Vec::new(),
+            paced: false,
             resting: false,
             live: VecDeque::new(),
             backlog: VecDeque::new(),
@@ -122,12 +141,26 @@ impl Turns {
         }
     }
 
+    /// Sets whether live requests are arriving: the backlog then holds
+    /// one turn at most.
+    pub fn set_paced(&mut self, paced: bool) {
+        self.paced = paced;
+    }
+
+    /// Whether a backlog request may take a free turn.
+    fn backlog_may_run(&self) -> bool {
+        let backlog_running = self.running.iter().any(|(_, backlog)| *backlog);
+        let held_back = self.resting || (self.paced && backlog_running);
+        !held_back
+    }
+
     pub fn arrive(&mut self, class: Class) -> Arrival {
         let ticket = self.next;
         self.next += 1;
-        let free = self.running.len() < self.slots && (class == Class::Live || !self.resting);
+        let free =
+            self.running.len() < self.slots && (class == Class::Live || self.backlog_may_run());
         if free {
-            self.running.push(ticket);
+            self.running.push((ticket, class == Class::Backlog));
             return Arrival::Run(ticket);
         }
         match class {
@@ -139,19 +172,26 @@ impl Turns {
         Arrival::Wait(ticket)
     }
 
-    /// Running request `done` is done: the next one to run in its slot,
-    /// if any waits.
+    /// Running request `done` is done: the next one to run, if any waits
+    /// and may.
     pub fn finish(&mut self, done: Ticket) -> Option<Ticket> {
-        self.running.retain(|t| *t != done);
-        let next = self.live.pop_front().or_else(|| {
-            if self.resting {
-                None
-            } else {
-                self.backlog.pop_front()
-            }
-        })?;
+        self.running.retain(|(t, _)| *t != done);
+        self.start_next()
+    }
+
+    /// The oldest live request waiting, else the oldest backlog one if the
+    /// backlog may run, takes a free turn.
+    fn start_next(&mut self) -> Option<Ticket> {
+        if self.running.len() >= self.slots {
+            return None;
+        }
+        let next = match self.live.pop_front() {
+            Some(live) => (live, false),
+            None if self.backlog_may_run() => (self.backlog.pop_front()?, true),
+            None => return None,
+        };
         self.running.push(next);
-        Some(next)
+        Some(next.0)
     }
 
     /// Running backlog request `done` is done and the writer rests: the
@@ -161,26 +201,18 @@ impl Turns {
         self.finish(done)
     }
 
-    /// The rest is over: the backlog requests that run now in the free
-    /// slots, if any wait.
+    /// The rest is over: the requests that run now in the free turns, if
+    /// any wait.
     pub fn rested(&mut self) -> Vec<Ticket> {
         self.resting = false;
-        let mut started = Vec::new();
-        while self.running.len() < self.slots {
-            let Some(next) = self.backlog.pop_front() else {
-                break;
-            };
-            self.running.push(next);
-            started.push(next);
-        }
-        started
+        std::iter::from_fn(|| self.start_next()).collect()
     }
 
     /// `ticket` stops waiting (its client went away, or it waited too
     /// long). Returns `true` when it had already been given a turn, which
     /// it must then pass on with [`Turns::finish`].
     pub fn leave(&mut self, ticket: Ticket) -> bool {
-        if self.running.contains(&ticket) {
+        if self.running.iter().any(|(t, _)| *t == ticket) {
             return true;
         }
         self.live.retain(|t| *t != ticket);
@@ -212,6 +244,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// Paces the backlog while live requests arrive.
+    fn pace(&mut self) -> bool {
+        let live_arriving = self
+            .live_seen
+            .is_some_and(|seen| seen.elapsed() < PACE_WHILE_LIVE_WITHIN);
+        self.turns.set_paced(live_arriving);
+        live_arriving
+    }
+
     /// Wakes `next`, or passes its turn on while its waiter is gone.
     fn wake(&mut self, mut next: Option<Ticket>) {
         while let Some(ticket) = next {
@@ -229,6 +270,10 @@ impl Shared {
 #[derive(Clone, Default)]
 pub struct Gate {
     shared: Arc<Mutex<Shared>>,
+    /// The device of each token checked before, by the token's SHA-256.
+    /// Only a hint for what happens before the turn: the turn checks the
+    /// token again, so a revoked one is refused there.
+    known: Arc<Mutex<HashMap<String, Device>>>,
 }
 
 impl Gate {
@@ -252,6 +297,7 @@ impl Gate {
             if class == Class::Live {
                 shared.live_seen = Some(Instant::now());
             }
+            shared.pace();
             match shared.turns.arrive(class) {
                 Arrival::Run(ticket) => return Ok(turn(ticket)),
                 Arrival::Refused => {
@@ -292,6 +338,33 @@ impl Gate {
     pub fn waiting(&self) -> (usize, usize) {
         self.lock().turns.waiting()
     }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, Device>> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device the token with SHA-256 `token_hash` was last checked to
+    /// belong to.
+    pub fn known_device(&self, token_hash: &str) -> Option<Device> {
+        self.known().get(token_hash).cloned()
+    }
+
+    /// Remembers the device a token was checked to belong to, or forgets
+    /// the token (`None`: it no longer belongs to a device).
+    pub fn remember(&self, token_hash: String, device: Option<Device>) {
+        let mut known = self.known();
+        match device {
+            Some(device) => {
+                if known.len() >= KNOWN_TOKENS_MAX && !known.contains_key(&token_hash) {
+                    known.clear();
+                }
+                known.insert(token_hash, device);
+            }
+            None => {
+                known.remove(&token_hash);
+            }
+        }
+    }
 }
 
 struct Waiting<'a> {
@@ -328,9 +401,7 @@ pub struct Turn {
 impl Drop for Turn {
     fn drop(&mut self) {
         let mut shared = self.gate.lock();
-        let live_arriving = shared
-            .live_seen
-            .is_some_and(|seen| seen.elapsed() < PACE_WHILE_LIVE_WITHIN);
+        let live_arriving = shared.pace();
         if self.class == Class::Live || !live_arriving {
             let next = shared.turns.finish(self.ticket);
             shared.wake(next);
@@ -343,6 +414,7 @@ impl Drop for Turn {
         self.runtime.spawn(async move {
             tokio::time::sleep(rest).await;
             let mut shared = gate.lock();
+            shared.pace();
             for next in shared.turns.rested() {
                 shared.wake(Some(next));
             }
@@ -447,6 +519,24 @@ mod tests {
             [waiting],
             "the rest over, the backlog goes on"
         );
+    }
+
+    #[test]
+    fn while_live_requests_arrive_the_backlog_holds_one_turn_and_the_other_stays_free_for_live_ones(
+    ) {
+        let mut turns = Turns::default();
+        turns.set_paced(true);
+        let backlog = runs(turns.arrive(Class::Backlog));
+        let next_backlog = waits(turns.arrive(Class::Backlog));
+        let live = runs(turns.arrive(Class::Live));
+        assert_eq!(
+            turns.finish(live),
+            None,
+            "a backlog turn runs: the next one waits"
+        );
+        assert_eq!(turns.finish(backlog), Some(next_backlog));
+        turns.set_paced(false);
+        runs(turns.arrive(Class::Backlog));
     }
 
     #[test]

@@ -47,29 +47,36 @@ pub(super) fn client(
     AppError::client(status, code, message)
 }
 
-/// The device whose bearer token the request carries, or 401.
-pub(super) async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
+/// The bearer token the request carries, or 401.
+fn bearer_token(headers: &HeaderMap) -> Result<&str, AppError> {
     let header = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
-    let Some(token) = auth::bearer(header).map(str::to_owned) else {
-        return Err(client(
+    auth::bearer(header).ok_or_else(|| {
+        client(
             StatusCode::UNAUTHORIZED,
             wire_codes::UNAUTHORIZED,
             "a device bearer token is required",
-        ));
-    };
+        )
+    })
+}
+
+/// The device whose bearer token the request carries, or 401.
+pub(super) async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
+    let token = bearer_token(headers)?.to_owned();
     state
         .db
         .call(move |conn| -> Result<_, AppError> { Ok(auth::authenticate(conn, &token)?) })
         .await?
-        .ok_or_else(|| {
-            client(
-                StatusCode::UNAUTHORIZED,
-                wire_codes::UNAUTHORIZED,
-                "unknown device token",
-            )
-        })
+        .ok_or_else(unknown_token)
+}
+
+fn unknown_token() -> AppError {
+    client(
+        StatusCode::UNAUTHORIZED,
+        wire_codes::UNAUTHORIZED,
+        "unknown device token",
+    )
 }
 
 /// Reads a body of at most [`MAX_REQUEST_BYTES`]; a larger one is 413
@@ -115,7 +122,7 @@ async fn sync_items(
     request: Request,
 ) -> Result<Json<SyncResponse>, AppError> {
     let (parts, body) = request.into_parts();
-    let device = device_of(&state, &parts.headers).await?;
+    let (token, device) = sync_device(&state, &parts.headers).await?;
     let bytes = read_body(&parts.headers, body).await?;
     let parsed = sync::parse_request(&bytes).map_err(refusal)?;
     if parsed.device_id != device.device_id {
@@ -136,7 +143,7 @@ async fn sync_items(
         .map(|incoming| incoming.item.occurred_at)
         .collect();
     let (guard, held) = state.ledger.in_flight.claim(&device.device_id, &keys);
-    let ran = run_admitted(&state, &device, parsed, (guard, held)).await?;
+    let (ran, device) = run_admitted(&state, device, token, parsed, (guard, held)).await?;
     // A filled gap with a long backlog behind it applies in chunks, each
     // its own transaction, after this answer; other requests go between.
     if !ran.parked.is_empty() {
@@ -149,15 +156,32 @@ async fn sync_items(
     }))
 }
 
+/// The token and device of a sync request: the device the admission gate
+/// remembers for the token, else read, as for any request. Its turn checks
+/// the token again, so a sync request goes to the writer once, in the
+/// gate's order, and a revoked token is refused there.
+async fn sync_device(state: &AppState, headers: &HeaderMap) -> Result<(String, Device), AppError> {
+    let token = bearer_token(headers)?.to_owned();
+    let hash = auth::token_hash(&token);
+    if let Some(device) = state.ledger.admission.known_device(&hash) {
+        return Ok((token, device));
+    }
+    let device = device_of(state, headers).await?;
+    state.ledger.admission.remember(hash, Some(device.clone()));
+    Ok((token, device))
+}
+
 /// Runs a request's items in one transaction when the admission gate
-/// gives it its turn (live requests first, backlog ones paced). The
-/// request's in-flight keys are held until that work is done.
+/// gives it its turn (live requests first, backlog ones paced), after
+/// checking its token again. The request's in-flight keys are held until
+/// that work is done.
 async fn run_admitted(
     state: &AppState,
-    device: &Device,
+    device: Device,
+    token: String,
     parsed: sync::ParsedRequest,
     (guard, held): (InFlightGuard, Vec<bool>),
-) -> Result<sync::Ran, AppError> {
+) -> Result<(sync::Ran, Device), AppError> {
     let class = admission::classify(
         parsed.sent_at,
         parsed
@@ -171,16 +195,23 @@ async fn run_admitted(
         .admit(class)
         .await
         .map_err(|refused| AppError::Overloaded(refused.to_string()))?;
-    let device = device.clone();
+    let gate = state.ledger.admission.clone();
     let now = wall_clock();
     state
         .db
         .call(move |conn| -> Result<_, AppError> {
+            let hash = auth::token_hash(&token);
+            let checked = auth::authenticate(conn, &token)?
+                .filter(|checked| checked.device_id == device.device_id);
+            gate.remember(hash, checked.clone());
+            let Some(device) = checked else {
+                return Err(unknown_token());
+            };
             let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
             // The keys and the next turn are released when the work is
             // done, even if the client went away.
             drop((guard, turn));
-            Ok(ran?)
+            Ok((ran?, device))
         })
         .await
 }
