@@ -24,6 +24,15 @@
 //! shows the SQL statements it ran per item (SQLite's statement trace,
 //! trigger bodies not counted; over HTTP that includes the request's token
 //! lookup).
+//!
+//! PostgreSQL: with `STOCKHOP_BENCH_POSTGRES=postgres://user@host:port/db`
+//! (a cluster's admin URL, e.g. the one `cargo xtask postgres` prints) the
+//! 50-a-request paths run again on a ledger on PostgreSQL, interleaved with
+//! a raw tokio-postgres baseline doing the same claim + hop inserts, 50 to
+//! a SERIALIZABLE transaction; each on a database the bench creates and
+//! drops. A second table shows them beside the baseline and beside the
+//! SQLite ledger; statements and round trips per item are counted in a run
+//! of their own through a loopback proxy that reads the client's messages.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -44,6 +53,11 @@ const SINGLE_REQUESTS: usize = 300;
 /// Runs of each 50-a-request path and of its baseline, interleaved: three
 /// give a median that one slow fsync burst does not move.
 const ROUNDS: usize = 3;
+/// The PostgreSQL cluster's admin URL (`postgres://user@host:port/db`):
+/// set, the same paths run on PostgreSQL too, beside a raw tokio-postgres
+/// baseline, each on a database of its own that the bench creates on the
+/// cluster and drops at the end.
+const POSTGRES_VAR: &str = "STOCKHOP_BENCH_POSTGRES";
 
 /// SQL statements started on every traced connection (trigger bodies,
 /// which SQLite reports as `-- TRIGGER` lines, left out).
@@ -393,11 +407,16 @@ impl InProcess {
     fn open(dir: &std::path::Path, prefixes: &[String]) -> InProcess {
         let db = Db::open(dir).unwrap();
         stock(&db, dir, prefixes);
+        InProcess::on(db, "HH-RAW")
+    }
+
+    /// Syncs as a new device `device_id` of `db`, whose units are stocked.
+    fn on(db: Db, device_id: &str) -> InProcess {
         let device = db.call_blocking(|conn| {
-            ledger::devices::add(conn, "HH-RAW", Profile::Mc3390xr, true, UnixMs(0)).unwrap();
+            ledger::devices::add(conn, device_id, Profile::Mc3390xr, true, UnixMs(0)).unwrap();
             conn.query_row(
-                "SELECT device_id, profile, commissioned FROM devices",
-                [],
+                "SELECT device_id, profile, commissioned FROM devices WHERE device_id = ?1",
+                [device_id],
                 ledger::devices::Device::from_row,
             )
             .unwrap()
@@ -614,5 +633,436 @@ fn main() {
             "replay / apply at {per} item(s) a request: {:.2}x",
             replay.rate() / apply.rate()
         );
+    }
+    if let Ok(admin) = std::env::var(POSTGRES_VAR) {
+        let sqlite = SqliteRates {
+            apply: apply.rate(),
+            replay: replay.rate(),
+            direct: direct.rate(),
+        };
+        pg::bench(&runtime, &admin, dir.path(), &sqlite);
+    }
+}
+
+/// The SQLite ledger's median rates, for the PostgreSQL table.
+struct SqliteRates {
+    apply: f64,
+    replay: f64,
+    direct: f64,
+}
+
+/// The ledger on PostgreSQL beside a raw tokio-postgres baseline.
+mod pg {
+    use std::net::SocketAddr;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    use stockhop::key::IdempotencyKey;
+    use stockhop::time::UnixMs;
+    use stockhop_site::db::{Database, Db};
+    use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+    use stockhop_site::AppState;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::{put_away, stock, Http, InProcess, Row, Run, SqliteRates, ITEMS, ROUNDS};
+
+    /// Random bytes in a bench database's name (`stockhop_bench_` and hex).
+    const DATABASE_NAME_RANDOM_BYTES: usize = 8;
+    /// The frontend message codes that open a session rather than carry a
+    /// statement: SSLRequest and GSSENCRequest, answered before the real
+    /// startup message comes.
+    const ENCRYPTION_REQUESTS: [i32; 2] = [80_877_103, 80_877_104];
+
+    /// Round trips and statements (`Execute` and simple `Query` messages)
+    /// that went through the counting proxy. A round trip is a flight of
+    /// requests (each ends in `Sync` or is a `Query`) sent while none was
+    /// waiting for its `ReadyForQuery`: pipelined requests ride in one.
+    static ROUND_TRIPS: AtomicU64 = AtomicU64::new(0);
+    static STATEMENTS: AtomicU64 = AtomicU64::new(0);
+
+    /// A database of its own on the cluster, dropped when the bench is done.
+    struct Fresh {
+        admin: String,
+        name: String,
+        url: url::Url,
+    }
+
+    impl Fresh {
+        async fn create(admin: &str, stem: &str) -> Fresh {
+            let mut random = [0u8; DATABASE_NAME_RANDOM_BYTES];
+            getrandom::fill(&mut random).unwrap();
+            let name = format!("stockhop_bench_{stem}_{}", hex::encode(random));
+            admin_batch(admin, &format!("CREATE DATABASE {name}")).await;
+            let mut url = url::Url::parse(admin).unwrap();
+            url.set_path(&name);
+            Fresh {
+                admin: admin.to_owned(),
+                name,
+                url,
+            }
+        }
+
+        /// Its URL, reached through the counting proxy at `proxy`.
+        fn via(&self, proxy: SocketAddr) -> String {
+            let mut url = self.url.clone();
+            url.set_port(Some(proxy.port())).unwrap();
+            url.into()
+        }
+
+        async fn drop_now(self) {
+            admin_batch(
+                &self.admin,
+                &format!("DROP DATABASE {} WITH (FORCE)", self.name),
+            )
+            .await;
+        }
+    }
+
+    async fn admin_batch(admin: &str, sql: &str) {
+        let (client, connection) = tokio_postgres::connect(admin, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|err| panic!("connecting to {admin} ({}): {err}", super::POSTGRES_VAR));
+        let driver = tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+        drop(client);
+        let _ = driver.await;
+    }
+
+    /// A loopback proxy in front of the cluster that counts what the
+    /// client sends: each `Sync` or simple `Query` is one round trip.
+    async fn counting_proxy(upstream: SocketAddr) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                tokio::spawn(relay(client, server));
+            }
+        });
+        addr
+    }
+
+    async fn relay(client: tokio::net::TcpStream, server: tokio::net::TcpStream) {
+        let _ = client.set_nodelay(true);
+        let _ = server.set_nodelay(true);
+        let (from_client, mut to_client) = client.into_split();
+        let (from_server, mut to_server) = server.into_split();
+        // Requests sent and not yet answered with `ReadyForQuery`: the
+        // startup message first.
+        let waiting = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(1));
+        let answered = std::sync::Arc::clone(&waiting);
+        tokio::spawn(async move {
+            let mut from_server = tokio::io::BufReader::new(from_server);
+            let mut message = Vec::new();
+            let mut first = true;
+            loop {
+                let Ok(tag) = from_server.read_u8().await else {
+                    return;
+                };
+                // The one-byte answer to an SSLRequest comes before any
+                // message.
+                if first && (tag == b'N' || tag == b'S') {
+                    first = false;
+                    if to_client.write_u8(tag).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                first = false;
+                let Ok(len) = from_server.read_i32().await else {
+                    return;
+                };
+                message.resize(len as usize - 4, 0);
+                if from_server.read_exact(&mut message).await.is_err() {
+                    return;
+                }
+                if tag == b'Z' {
+                    answered.fetch_sub(1, Ordering::SeqCst);
+                }
+                let mut head = [0u8; 5];
+                head[0] = tag;
+                head[1..].copy_from_slice(&len.to_be_bytes());
+                if to_client.write_all(&head).await.is_err()
+                    || to_client.write_all(&message).await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let mut from_client = tokio::io::BufReader::new(from_client);
+        let mut message = Vec::new();
+        // Untyped startup messages first, then typed ones.
+        loop {
+            let Ok(len) = from_client.read_i32().await else {
+                return;
+            };
+            message.resize(len as usize - 4, 0);
+            if from_client.read_exact(&mut message).await.is_err()
+                || to_server.write_i32(len).await.is_err()
+                || to_server.write_all(&message).await.is_err()
+            {
+                return;
+            }
+            let code = i32::from_be_bytes(message[..4].try_into().unwrap());
+            if !ENCRYPTION_REQUESTS.contains(&code) {
+                break;
+            }
+        }
+        loop {
+            let Ok(tag) = from_client.read_u8().await else {
+                return;
+            };
+            let Ok(len) = from_client.read_i32().await else {
+                return;
+            };
+            message.resize(len as usize - 4, 0);
+            if from_client.read_exact(&mut message).await.is_err() {
+                return;
+            }
+            if tag == b'Q' || tag == b'E' {
+                STATEMENTS.fetch_add(1, Ordering::Relaxed);
+            }
+            if (tag == b'Q' || tag == b'S') && waiting.fetch_add(1, Ordering::SeqCst) == 0 {
+                ROUND_TRIPS.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut head = [0u8; 5];
+            head[0] = tag;
+            head[1..].copy_from_slice(&len.to_be_bytes());
+            if to_server.write_all(&head).await.is_err()
+                || to_server.write_all(&message).await.is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Statements and round trips per item of one counted run.
+    struct Counted {
+        statements: f64,
+        round_trips: f64,
+    }
+
+    fn counted(items: usize, work: impl FnOnce()) -> Counted {
+        let (statements, round_trips) = (
+            STATEMENTS.load(Ordering::Relaxed),
+            ROUND_TRIPS.load(Ordering::Relaxed),
+        );
+        work();
+        Counted {
+            statements: (STATEMENTS.load(Ordering::Relaxed) - statements) as f64 / items as f64,
+            round_trips: (ROUND_TRIPS.load(Ordering::Relaxed) - round_trips) as f64 / items as f64,
+        }
+    }
+
+    /// One run of the raw baseline: `ITEMS` claim + hop inserts, the same
+    /// statements as SQLite's baseline, `per_commit` to a SERIALIZABLE
+    /// transaction, on one connection of the bench's runtime.
+    async fn baseline(url: &str, per_commit: usize) -> f64 {
+        let (mut client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let driver = tokio::spawn(connection);
+        let claim = client
+            .prepare(
+                "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
+                                       state, received_at, skew_ms, response)
+                 VALUES ('D', $1, $3, $2, 'scan', 'h', 'final', 0, 0, '{}')",
+            )
+            .await
+            .unwrap();
+        let hop = client
+            .prepare(
+                "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, facts,
+                                   occurred_at, booked_at, recorded_at, device_clock_skew_ms,
+                                   source_mode)
+                 VALUES ('D', 's', $1, $2, 'scan', 'ZONE_CHANGE', '{}', 0, 0, 0, 0, 'live')",
+            )
+            .await
+            .unwrap();
+        // A session a run, its items in order, as the ledger's are.
+        let session = IdempotencyKey::mint().unwrap().to_string();
+        let started = Instant::now();
+        for chunk in 0..ITEMS / per_commit {
+            let tx = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::Serializable)
+                .start()
+                .await
+                .unwrap();
+            for i in 0..per_commit {
+                let seq = (chunk * per_commit + i) as i64 + 1;
+                let key = IdempotencyKey::mint().unwrap().to_string();
+                tx.execute(&claim, &[&key, &seq, &session]).await.unwrap();
+                tx.execute(&hop, &[&key, &seq]).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        drop(client);
+        let _ = driver.await;
+        seconds
+    }
+
+    pub(super) fn bench(
+        runtime: &tokio::runtime::Runtime,
+        admin: &str,
+        dir: &std::path::Path,
+        sqlite: &SqliteRates,
+    ) {
+        let (site, raw) = runtime.block_on(async {
+            (
+                Fresh::create(admin, "site").await,
+                Fresh::create(admin, "raw").await,
+            )
+        });
+        let upstream = {
+            let url = url::Url::parse(admin).unwrap();
+            let host = url.host_str().unwrap_or("127.0.0.1").to_owned();
+            let port = url.port().unwrap_or(5432);
+            std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+                .unwrap()
+                .next()
+                .unwrap()
+        };
+        let proxy = runtime.block_on(counting_proxy(upstream));
+
+        let http_prefixes: Vec<String> = (0..ROUNDS).map(|r| format!("PG50-{r}")).collect();
+        let direct_prefixes: Vec<String> = (0..ROUNDS).map(|r| format!("PGIP-{r}")).collect();
+        let counted_prefix = "PGCOUNT".to_owned();
+        let db = Db::connect(
+            &Database::Postgres(site.url.to_string()),
+            &dir.join("pg-site"),
+        )
+        .unwrap();
+        let everything: Vec<String> = http_prefixes
+            .iter()
+            .chain(&direct_prefixes)
+            .chain(std::iter::once(&counted_prefix))
+            .cloned()
+            .collect();
+        stock(&db, &dir.join("pg-site"), &everything);
+        let token = db
+            .call_blocking(|conn| {
+                ledger::devices::add(conn, "HH-BENCH", Profile::Mc3390xr, true, UnixMs(0))
+            })
+            .unwrap();
+        let in_process = InProcess::on(db.clone(), "HH-RAW");
+        // The schema for the raw baseline, as the ledger's own.
+        drop(
+            Db::connect(
+                &Database::Postgres(raw.url.to_string()),
+                &dir.join("pg-raw"),
+            )
+            .unwrap(),
+        );
+
+        let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, ITEMS);
+        let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, ITEMS);
+        let mut direct = Row::new("ledger::sync::run in process, apply", 50, ITEMS);
+        let mut batched = Row::new("raw tokio-postgres, one commit per 50", 50, ITEMS);
+        let seconds = |seconds| Run {
+            seconds,
+            statements: 0,
+        };
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let http = Http {
+                client: reqwest::Client::new(),
+                url: format!("http://{}/v1/sync", listener.local_addr().unwrap()),
+                token,
+            };
+            let state = AppState {
+                db: db.clone(),
+                www_dir: dir.join("www"),
+                ledger: LedgerState::default(),
+            };
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(stockhop_site::serve(listener, state, async {
+                let _ = stopped.await;
+            }));
+            for prefix in &http_prefixes {
+                batched
+                    .runs
+                    .push(seconds(baseline(raw.url.as_str(), 50).await));
+                let (applied, replayed) = http.run(&put_away(prefix), 50, ITEMS).await;
+                apply.runs.push(applied);
+                replay.runs.push(replayed);
+            }
+            stop.send(()).unwrap();
+            server.await.unwrap().unwrap();
+        });
+        for (round, prefix) in direct_prefixes.iter().enumerate() {
+            if round > 0 {
+                batched
+                    .runs
+                    .push(seconds(runtime.block_on(baseline(raw.url.as_str(), 50))));
+            }
+            direct.runs.push(in_process.run(prefix));
+        }
+
+        // Counted apart from the timed runs: the proxy costs time of its own.
+        let counted_db =
+            Db::connect(&Database::Postgres(site.via(proxy)), &dir.join("pg-site")).unwrap();
+        let counted_ledger = InProcess::on(counted_db, "HH-COUNT");
+        let ledger_counts = counted(ITEMS, || {
+            counted_ledger.run(&counted_prefix);
+        });
+        let raw_counts = counted(ITEMS, || {
+            runtime.block_on(baseline(&raw.via(proxy), 50));
+        });
+        drop(counted_ledger);
+        drop(in_process);
+        drop(db);
+        runtime.block_on(async {
+            site.drop_now().await;
+            raw.drop_now().await;
+        });
+
+        println!();
+        println!(
+            "PostgreSQL at {}, a fresh database per run; median of {ROUNDS} runs, interleaved with the raw baseline; \
+             statements and round trips counted in a separate run through a loopback proxy",
+            super::POSTGRES_VAR
+        );
+        println!(
+            "| {:<40} | {:>13} | {:>6} | {:>8} | {:>9} | {:>13} | {:>15} | {:>16} | {:>15} | {:>12} |",
+            "path",
+            "items/request",
+            "items",
+            "seconds",
+            "items/s",
+            "items/s range",
+            "statements/item",
+            "round trips/item",
+            "vs raw PG, 50",
+            "vs SQLite"
+        );
+        println!(
+            "|{:-<42}|{:->15}|{:->8}|{:->10}|{:->11}|{:->15}|{:->17}|{:->18}|{:->17}|{:->14}|",
+            "", "", "", "", "", "", "", "", "", ""
+        );
+        let none = || "-".to_owned();
+        for (row, counts, sqlite) in [
+            (&apply, None, Some(sqlite.apply)),
+            (&replay, None, Some(sqlite.replay)),
+            (&direct, Some(&ledger_counts), Some(sqlite.direct)),
+            (&batched, Some(&raw_counts), None),
+        ] {
+            println!(
+                "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>13} | {:>15} | {:>16} | {:>14.0}% | {:>12} |",
+                row.path,
+                row.per_request,
+                row.items,
+                row.seconds(),
+                row.rate(),
+                row.range(),
+                counts.map_or_else(none, |c| format!("{:.2}", c.statements)),
+                counts.map_or_else(none, |c| format!("{:.2}", c.round_trips)),
+                100.0 * row.rate() / batched.rate(),
+                sqlite.map_or_else(none, |rate| format!("{:.0}%", 100.0 * row.rate() / rate)),
+            );
+        }
     }
 }

@@ -358,13 +358,20 @@ pub fn retry_conflicts<T>(
 
 /// Runs `work` inside a savepoint: kept when it succeeds, rolled back when
 /// it fails, so one item's failure leaves the rest of the request intact.
-/// Outside a transaction it runs in a write transaction of its own.
+/// Outside a transaction it runs in a write transaction of its own. The
+/// writes `work` put off are sent before the savepoint ends, so their
+/// failure is `work`'s ([`crate::sql::Connection::flush`]).
 pub fn savepoint<T>(
     conn: &crate::sql::Connection,
     work: impl FnOnce(&crate::sql::Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
     let run = |sql: &str| -> Result<(), LedgerError> {
         conn.execute_batch(sql).map_err(LedgerError::Sqlite)
+    };
+    let work = |conn: &crate::sql::Connection| {
+        let value = work(conn)?;
+        conn.flush()?;
+        Ok(value)
     };
     if !conn.in_transaction() {
         // A conflict here is answered busy: the caller (a supervisor's

@@ -197,14 +197,17 @@ pub struct Claim<'a> {
 }
 
 /// Claims a key. A second claim on the key, or on the session slot, fails
-/// with a unique violation that the caller maps to its 409.
+/// with a unique violation that the caller maps to its 409: on PostgreSQL
+/// inside a transaction the insert travels with the next statement, so the
+/// violation comes from that statement, or from the flush that ends the
+/// item's savepoint or the transaction ([`Connection::flush`]).
 pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
                                state, item, received_at, skew_ms, response)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
-    .execute(params![
+    .execute_later(params![
         claim.scope,
         claim.key.to_string(),
         claim.session_id,
@@ -216,8 +219,7 @@ pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::sql::Result<()> {
         claim.received_at.0,
         claim.skew_ms,
         claim.response,
-    ])?;
-    Ok(())
+    ])
 }
 
 /// An answer as stored.

@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 
-use crate::sql::{Connection, Engine, TransactionBehavior};
+use crate::sql::{Connection, Transaction, TransactionBehavior};
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::{
@@ -254,15 +254,26 @@ impl Context<'_> {
 /// How a transaction keeps a refused item from leaving a trace.
 ///
 /// A savepoint per item is what makes a refusal leave nothing behind, but
-/// SQLite copies every page an item touches into the savepoint's journal,
-/// and most items are never refused, or are refused before they write. So
-/// a request first runs without savepoints ([`Isolation::Optimistic`]):
-/// an item refused before any write has left nothing to undo, and one
-/// refused after it wrote rewinds the whole transaction, which runs again
-/// item by item in savepoints ([`Isolation::PerItem`]) and gives every
-/// item the answer it would have had. The work is a function of the
-/// database and the request (the clock is read once, at the edge), so the
-/// second run repeats the first up to the refused item.
+/// it costs: SQLite copies every page an item touches into the savepoint's
+/// journal, and on PostgreSQL `SAVEPOINT` and `RELEASE` are two more round
+/// trips an item. Most items are never refused, or are refused before they
+/// write. So a request first runs without savepoints
+/// ([`Isolation::Optimistic`]): an item refused before any write has left
+/// nothing to undo, and one refused after it wrote rewinds the whole
+/// transaction, which runs again item by item in savepoints
+/// ([`Isolation::PerItem`]) and gives every item the answer it would have
+/// had. The work is a function of the database and the request (the clock
+/// is read once, at the edge), so the second run repeats the first up to
+/// the refused item, and nothing of the first run was kept or answered.
+///
+/// On PostgreSQL a refusal can also come from the database (a unique
+/// constraint), and a failed statement aborts the whole transaction, so
+/// it cannot be stepped past: such a refusal rewinds too, wherever it is
+/// met ([`Connection::transaction_aborted`]). That includes a write put off
+/// to travel with the next statement ([`crate::sql::Statement::execute_later`]),
+/// whose failure the next item's statement, or the commit, reports; in
+/// the second run each item's savepoint sends its writes before it ends,
+/// so a failure is its own item's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Isolation {
     Optimistic,
@@ -271,7 +282,8 @@ enum Isolation {
 
 /// Runs one item's `work` so that a refusal leaves no trace: in a
 /// savepoint, or without one, rewinding the transaction when the refused
-/// item had written (SQLite's count of changed rows moved).
+/// item had written (the count of changed rows moved) or the refusal
+/// aborted it (PostgreSQL).
 fn isolate<T>(
     conn: &Connection,
     ctx: &Context<'_>,
@@ -290,7 +302,9 @@ fn isolate<T>(
         Isolation::Optimistic => {
             let before = conn.total_changes();
             match work(conn) {
-                Err(LedgerError::Refused(_)) if conn.total_changes() != before => {
+                Err(LedgerError::Refused(_))
+                    if conn.total_changes() != before || conn.transaction_aborted() =>
+                {
                     Err(LedgerError::Rewind)
                 }
                 other => other,
@@ -300,22 +314,42 @@ fn isolate<T>(
 }
 
 /// Runs `attempt` optimistically, and once more with a savepoint per item
-/// when it asks to be rewound. On PostgreSQL a failed statement aborts the
-/// whole transaction, so a refusal that came from the database (a unique
-/// constraint) cannot be stepped past: every item there runs in its own
-/// savepoint. Either way a serialization conflict runs it all again
-/// ([`retry_conflicts`]).
+/// when it asks to be rewound, on either engine. A serialization conflict
+/// runs it all again ([`retry_conflicts`]).
 fn with_isolation<T>(
-    engine: Engine,
     mut attempt: impl FnMut(Isolation) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
-    retry_conflicts(|| match engine {
-        Engine::Postgres => attempt(Isolation::PerItem),
-        Engine::Sqlite => match attempt(Isolation::Optimistic) {
-            Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
-            other => other,
-        },
+    retry_conflicts(|| match attempt(Isolation::Optimistic) {
+        Err(LedgerError::Rewind) => attempt(Isolation::PerItem),
+        other => other,
     })
+}
+
+/// Ends an attempt's transaction with what its work came to: sends the
+/// writes it put off and commits. A refusal met while the transaction is
+/// aborted (PostgreSQL: a statement, or a write put off, violated a
+/// constraint) rewinds an optimistic attempt.
+fn conclude<T>(
+    tx: Transaction<'_>,
+    isolation: Isolation,
+    work: Result<T, LedgerError>,
+) -> Result<T, LedgerError> {
+    let work = work.and_then(|value| {
+        tx.flush()?;
+        Ok(value)
+    });
+    match work {
+        Ok(value) => {
+            tx.commit().map_err(LedgerError::Sqlite)?;
+            Ok(value)
+        }
+        Err(LedgerError::Refused(_))
+            if isolation == Isolation::Optimistic && tx.transaction_aborted() =>
+        {
+            Err(LedgerError::Rewind)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 impl<'a> Context<'a> {
@@ -370,10 +404,7 @@ pub fn run_parked(
     held: &[bool],
     now: UnixMs,
 ) -> Result<Ran, LedgerError> {
-    let engine = conn.engine();
-    with_isolation(engine, |isolation| {
-        run_once(conn, device, sent_at, items, held, now, isolation)
-    })
+    with_isolation(|isolation| run_once(conn, device, sent_at, items, held, now, isolation))
 }
 
 /// [`run_parked`] in one transaction, isolating items as `isolation` says.
@@ -389,7 +420,21 @@ fn run_once(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(LedgerError::Sqlite)?;
-    let ctx = Context::new(&tx, device, now, now.since(sent_at), isolation)?;
+    let work = run_items(&tx, device, sent_at, items, held, now, isolation);
+    conclude(tx, isolation, work)
+}
+
+/// [`run_once`]'s work inside its transaction.
+fn run_items(
+    tx: &Connection,
+    device: &Device,
+    sent_at: UnixMs,
+    items: &[Incoming],
+    held: &[bool],
+    now: UnixMs,
+    isolation: Isolation,
+) -> Result<Ran, LedgerError> {
+    let ctx = Context::new(tx, device, now, now.since(sent_at), isolation)?;
     // A drain an earlier request left parked (a crash between chunks) goes
     // on first, so this request's items find their sessions where the
     // order has them; the device resends buffered items, so it comes back.
@@ -400,14 +445,14 @@ fn run_once(
             touched.push(id);
         }
     }
-    drain_sessions(&tx, &ctx, &touched)?;
+    drain_sessions(tx, &ctx, &touched)?;
     // Every key's claim, read at once. Only this request claims keys of
     // this device while it holds the write lock, so a key it did not find
     // stays unclaimed until an item of this request claims it; an item
     // whose key came earlier in the request, or whose receipt was
     // buffered (a drain may finish it), reads its receipt again.
     let keys: Vec<_> = items.iter().map(|incoming| incoming.item.key).collect();
-    let claimed = receipts::find_many(&tx, &device.device_id, &keys)?;
+    let claimed = receipts::find_many(tx, &device.device_id, &keys)?;
     let mut results = Vec::with_capacity(items.len());
     for (i, incoming) in items.iter().enumerate() {
         let key = &incoming.item.key;
@@ -430,9 +475,13 @@ fn run_once(
                 ),
             )
         } else {
-            match process(&tx, &ctx, incoming, known) {
+            match process(tx, &ctx, incoming, known) {
                 Ok(result) => result,
-                Err(LedgerError::Refused(refusal)) => refused(&incoming.item, &refusal),
+                // A refusal that aborted the transaction is not this item's
+                // alone: [`conclude`] rewinds.
+                Err(LedgerError::Refused(refusal)) if !tx.transaction_aborted() => {
+                    refused(&incoming.item, &refusal)
+                }
                 Err(err) => return Err(err),
             }
         };
@@ -442,7 +491,7 @@ fn run_once(
     // of this request filled its gap: answer it with what it became.
     for result in &mut results {
         if result.outcome == Some(ItemOutcome::Buffered) {
-            if let Some(receipt) = receipts::find(&tx, &device.device_id, &result.key)? {
+            if let Some(receipt) = receipts::find(tx, &device.device_id, &result.key)? {
                 if receipt.state == ReceiptState::Final {
                     if let Some(mut answer) = receipt.stored_answer() {
                         answer.replayed = result.replayed;
@@ -452,8 +501,7 @@ fn run_once(
             }
         }
     }
-    ctx.write_cursors(&tx)?;
-    tx.commit().map_err(LedgerError::Sqlite)?;
+    ctx.write_cursors(tx)?;
     Ok(Ran {
         results,
         parked: ctx.parked.into_inner(),
@@ -643,16 +691,17 @@ pub fn drain_parked(
     sessions: &[String],
     now: UnixMs,
 ) -> Result<Vec<String>, LedgerError> {
-    let engine = conn.engine();
-    with_isolation(engine, |isolation| {
+    with_isolation(|isolation| {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(LedgerError::Sqlite)?;
-        let ctx = Context::new(&tx, device, now, 0, isolation)?;
-        drain_sessions(&tx, &ctx, sessions)?;
-        ctx.write_cursors(&tx)?;
-        tx.commit().map_err(LedgerError::Sqlite)?;
-        Ok(ctx.parked.into_inner())
+        let work = (|| {
+            let ctx = Context::new(&tx, device, now, 0, isolation)?;
+            drain_sessions(&tx, &ctx, sessions)?;
+            ctx.write_cursors(&tx)?;
+            Ok(ctx.parked.into_inner())
+        })();
+        conclude(tx, isolation, work)
     })
 }
 

@@ -138,7 +138,8 @@ pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> crate::s
 }
 
 /// Puts a unit at `bin` in `state`; returns its version after, bumped
-/// only when something changed.
+/// only when something changed. The update goes with the next statement
+/// ([`crate::sql::Statement::execute_later`]).
 pub fn place(
     conn: &Connection,
     unit: &Unit,
@@ -150,7 +151,7 @@ pub fn place(
     }
     let version = unit.version + 1;
     conn.prepare_cached("UPDATE units SET bin = ?2, state = ?3, version = ?4 WHERE unit_id = ?1")?
-        .execute(params![unit.unit_id, bin, state.as_str(), version as i64])?;
+        .execute_later(params![unit.unit_id, bin, state.as_str(), version as i64])?;
     Ok(version)
 }
 

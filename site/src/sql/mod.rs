@@ -234,12 +234,33 @@ impl Connection {
         }
     }
 
+    /// Sends the writes [`Statement::execute_later`] put off, and answers
+    /// with their failure: what an item's savepoint and a commit do first,
+    /// so a write's failure is reported for the work that made it.
+    pub fn flush(&self) -> Result<()> {
+        match self {
+            Connection::Postgres(conn) => conn.flush(),
+            Connection::Sqlite(_) | Connection::Unavailable(_) => Ok(()),
+        }
+    }
+
     /// Whether a transaction is open on this connection.
     pub fn in_transaction(&self) -> bool {
         match self {
             Connection::Sqlite(conn) => !conn.is_autocommit(),
             Connection::Postgres(conn) => conn.in_transaction(),
             Connection::Unavailable(_) => false,
+        }
+    }
+
+    /// Whether a statement failed in the open transaction (since it
+    /// began, or since the last `ROLLBACK TO`) and left it aborted:
+    /// PostgreSQL runs nothing more in it until it is rolled back. A failed
+    /// SQLite statement undoes only itself, so this is never true there.
+    pub fn transaction_aborted(&self) -> bool {
+        match self {
+            Connection::Postgres(conn) => conn.aborted(),
+            Connection::Sqlite(_) | Connection::Unavailable(_) => false,
         }
     }
 
@@ -291,6 +312,9 @@ pub struct Transaction<'c> {
 
 impl Transaction<'_> {
     pub fn commit(self) -> Result<()> {
+        // A write that was put off and fails leaves the transaction to be
+        // rolled back when it drops.
+        self.conn.flush()?;
         self.open.set(false);
         self.conn.execute_batch("COMMIT")
     }
@@ -371,6 +395,20 @@ impl Statement<'_> {
             Statement::Postgres {
                 conn, statement, ..
             } => conn.execute(statement, &values),
+        }
+    }
+
+    /// Runs a write whose changed-row count the caller does not read. On
+    /// PostgreSQL inside a transaction it waits and is sent with the next
+    /// statement, in the same round trip; if it fails, that statement (or
+    /// [`Connection::flush`], or the commit) answers with its error, and
+    /// the transaction is aborted. On SQLite it runs now.
+    pub fn execute_later<P: Params>(&mut self, params: P) -> Result<()> {
+        match self {
+            Statement::Postgres {
+                conn, statement, ..
+            } => conn.execute_later(statement, &params.values()?),
+            Statement::Sqlite(_) => self.execute(params).map(drop),
         }
     }
 

@@ -7,9 +7,14 @@
 //! that task over a channel, is awaited on the calling thread. So the same
 //! code runs from the server's blocking threads, from the CLI's main thread
 //! and from inside a test's async body.
+//!
+//! Each statement is a round trip, which on PostgreSQL costs more than the
+//! statement: a write whose result the ledger does not read (a claim, a
+//! unit's new place) can wait inside a transaction and travel with the
+//! next statement, pipelined ([`PgConn::execute_later`]).
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::error::Error as StdError;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -115,6 +120,8 @@ impl PgPool {
                 client,
                 changes: Cell::new(0),
                 in_transaction: Cell::new(false),
+                aborted: Cell::new(false),
+                later: RefCell::new(Vec::new()),
             }),
             Ok(Err(err)) => Connection::Unavailable(pool_error(&err)),
             Err(err) => Connection::Unavailable(err.to_string()),
@@ -134,25 +141,130 @@ pub struct PgConn {
     client: deadpool_postgres::Object,
     pub(super) changes: Cell<u64>,
     in_transaction: Cell<bool>,
+    /// A statement failed in the open transaction (since it began, or
+    /// since the last `ROLLBACK TO`): PostgreSQL takes no more statements
+    /// in it until it is rolled back.
+    aborted: Cell<bool>,
+    /// Writes of the open transaction not sent yet, in order
+    /// ([`PgConn::execute_later`]).
+    later: RefCell<Vec<Later>>,
+}
+
+/// A write that waits for the next statement: the statement and its
+/// parameters, owned.
+struct Later {
+    statement: tokio_postgres::Statement,
+    values: Vec<Value>,
 }
 
 impl PgConn {
+    /// Prepares `sql`, or finds it prepared on this connection. Writes
+    /// that wait stay waiting: a prepared statement changes no data.
     pub(super) fn prepare(&self, sql: &str) -> Result<tokio_postgres::Statement, Error> {
-        futures_executor::block_on(self.client.prepare_cached(&placeholders(sql)))
-            .map_err(Error::Postgres)
+        self.noted(futures_executor::block_on(
+            self.client.prepare_cached(&placeholders(sql)),
+        ))
+    }
+
+    /// Runs `next` after the writes waiting for it, all sent at once and
+    /// answered in order: one round trip. A waiting write's failure is the
+    /// answer (the transaction is aborted; `next` then failed too).
+    fn pipelined<T>(
+        &self,
+        next: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Error> {
+        let later = self.later.take();
+        if later.is_empty() {
+            return self.noted(futures_executor::block_on(next));
+        }
+        let (written, result) =
+            futures_executor::block_on(futures_util::future::join(self.send(&later), next));
+        self.noted(written)?;
+        self.noted(result)
+    }
+
+    /// The waiting writes, sent together; the first failure, if any.
+    async fn send(&self, later: &[Later]) -> Result<(), tokio_postgres::Error> {
+        let writes = later.iter().map(|write| {
+            self.client.execute_raw(
+                &write.statement,
+                write.values.iter().map(|value| Param(value.as_ref())),
+            )
+        });
+        for changed in futures_util::future::join_all(writes).await {
+            // Counted as one change when it was put off.
+            self.changes
+                .set(self.changes.get() + changed?.saturating_sub(1));
+        }
+        Ok(())
+    }
+
+    /// Sends the writes waiting for a next statement, on their own.
+    pub(super) fn flush(&self) -> Result<(), Error> {
+        let later = self.later.take();
+        if later.is_empty() {
+            return Ok(());
+        }
+        self.noted(futures_executor::block_on(self.send(&later)))
+    }
+
+    /// Runs a write whose result the caller does not read. Inside a
+    /// transaction it waits and goes with the next statement (or
+    /// [`PgConn::flush`]), which answers with its failure if it fails;
+    /// outside one it runs now. It counts as one change at once.
+    pub(super) fn execute_later(
+        &self,
+        statement: &tokio_postgres::Statement,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), Error> {
+        if !self.in_transaction.get() {
+            return self.execute(statement, values).map(drop);
+        }
+        self.later.borrow_mut().push(Later {
+            statement: statement.clone(),
+            values: values.iter().map(|value| owned(*value)).collect(),
+        });
+        self.changes.set(self.changes.get() + 1);
+        Ok(())
+    }
+
+    /// Notes a statement's failure inside a transaction, which PostgreSQL
+    /// has aborted.
+    fn noted<T>(&self, result: Result<T, tokio_postgres::Error>) -> Result<T, Error> {
+        if result.is_err() && self.in_transaction.get() {
+            self.aborted.set(true);
+        }
+        result.map_err(Error::Postgres)
     }
 
     pub(super) fn batch(&self, sql: &str) -> Result<(), Error> {
-        let result =
-            futures_executor::block_on(self.client.batch_execute(sql)).map_err(Error::Postgres);
+        let mut words = sql.split_whitespace().map(str::to_ascii_uppercase);
+        let (first, second) = (words.next(), words.next());
+        // Writes put off inside what a rollback undoes are never sent;
+        // anything else runs after them.
+        let result = if first.as_deref() == Some("ROLLBACK") {
+            self.later.borrow_mut().clear();
+            self.noted(futures_executor::block_on(self.client.batch_execute(sql)))
+        } else {
+            self.flush().and_then(|()| {
+                self.noted(futures_executor::block_on(self.client.batch_execute(sql)))
+            })
+        };
         // The server knows whether a transaction is open, but says so only
         // in a reply's status byte, which the client does not expose: the
         // connection follows the transaction statements it sends itself.
-        let mut words = sql.split_whitespace().map(str::to_ascii_uppercase);
-        match (words.next().as_deref(), words.next().as_deref()) {
-            (Some("BEGIN" | "START"), _) if result.is_ok() => self.in_transaction.set(true),
-            (Some("COMMIT" | "END"), _) => self.in_transaction.set(false),
-            (Some("ROLLBACK"), next) if next != Some("TO") => self.in_transaction.set(false),
+        let ended = |conn: &PgConn| {
+            conn.in_transaction.set(false);
+            conn.aborted.set(false);
+        };
+        match (first.as_deref(), second.as_deref()) {
+            (Some("BEGIN" | "START"), _) if result.is_ok() => {
+                self.in_transaction.set(true);
+                self.aborted.set(false);
+            }
+            (Some("COMMIT" | "END"), _) => ended(self),
+            (Some("ROLLBACK"), Some("TO")) if result.is_ok() => self.aborted.set(false),
+            (Some("ROLLBACK"), _) => ended(self),
             _ => {}
         }
         result
@@ -162,6 +274,10 @@ impl PgConn {
         self.in_transaction.get()
     }
 
+    pub(super) fn aborted(&self) -> bool {
+        self.aborted.get()
+    }
+
     pub(super) fn execute(
         &self,
         statement: &tokio_postgres::Statement,
@@ -169,8 +285,7 @@ impl PgConn {
     ) -> Result<usize, Error> {
         let params = Param::all(values);
         let refs = Param::refs(&params);
-        let changed = futures_executor::block_on(self.client.execute(statement, &refs))
-            .map_err(Error::Postgres)?;
+        let changed = self.pipelined(self.client.execute(statement, &refs))?;
         self.changes.set(self.changes.get() + changed);
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
@@ -183,8 +298,7 @@ impl PgConn {
     ) -> Result<Vec<Vec<Value>>, Error> {
         let params = Param::all(values);
         let refs = Param::refs(&params);
-        let rows = futures_executor::block_on(self.client.query(statement, &refs))
-            .map_err(Error::Postgres)?;
+        let rows = self.pipelined(self.client.query(statement, &refs))?;
         // INSERT … RETURNING and UPDATE … RETURNING write too.
         if writes {
             self.changes.set(self.changes.get() + rows.len() as u64);
@@ -262,6 +376,16 @@ fn placeholders(sql: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+fn owned(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(v) => Value::Integer(v),
+        ValueRef::Real(v) => Value::Real(v),
+        ValueRef::Text(v) => Value::Text(v.to_owned()),
+        ValueRef::Blob(v) => Value::Blob(v.to_vec()),
+    }
 }
 
 /// A parameter, typed by what PostgreSQL inferred for its place.
