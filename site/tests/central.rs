@@ -466,6 +466,19 @@ fn a_site_forwards_every_hop_to_the_central_once_in_seq_order_and_both_views_sho
         assert_eq!(sites[0]["hops_received"], 120);
         assert_eq!(sites[0]["last_seq"], outbox.last().unwrap().0);
         assert_eq!(status["central_outbox"]["site_id"], Value::Null);
+        let metrics = reqwest::Client::new()
+            .get(format!("{}/metrics", central.base()))
+            .bearer_auth(&central_admin)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains(r#"stockhop_central_hops_received{site_id="SITE-A"} 120"#),
+            "{metrics}"
+        );
         // A site that is no central takes no site batches.
         let (code, answer) = post_batch(
             &site.base(),
