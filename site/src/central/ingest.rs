@@ -200,3 +200,98 @@ pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
     })?;
     rows.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::central::wire::SiteHop;
+    use crate::db::Db;
+
+    fn hop(seq: i64, key: &str, to_bin: &str) -> CentralHop {
+        CentralHop {
+            seq,
+            key: key.into(),
+            hop: SiteHop {
+                hop_id: seq,
+                device_id: "HH-1".into(),
+                session_id: None,
+                key: key.into(),
+                client_seq: None,
+                command: "scan".into(),
+                kind: "ZONE_CHANGE".into(),
+                mode: None,
+                unit_id: None,
+                from_bin: None,
+                to_bin: Some(to_bin.into()),
+                unit_version: None,
+                facts: serde_json::json!({}),
+                occurred_at: 1,
+                booked_at: 1,
+                recorded_at: 1,
+                device_clock_skew_ms: 0,
+                source_mode: "live".into(),
+                compensates: None,
+            },
+        }
+    }
+
+    fn batch(hops: Vec<CentralHop>) -> CentralBatch {
+        CentralBatch {
+            site_id: "S".into(),
+            hops,
+        }
+    }
+
+    #[test]
+    fn a_batch_needs_a_site_id_and_increasing_seqs() {
+        assert_eq!(
+            check(&batch(vec![hop(1, "a", "B"), hop(2, "b", "B")])),
+            Ok(())
+        );
+        assert_eq!(
+            check(&batch(vec![hop(2, "a", "B"), hop(2, "b", "B")])),
+            Err(BatchError::Order)
+        );
+        assert_eq!(
+            check(&batch(vec![hop(0, "a", "B")])),
+            Err(BatchError::Order)
+        );
+        let mut nameless = batch(Vec::new());
+        nameless.site_id.clear();
+        assert_eq!(check(&nameless), Err(BatchError::SiteId));
+    }
+
+    #[test]
+    fn each_hop_is_applied_once_replayed_after_and_refused_with_another_body_or_a_late_seq() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            let statuses = |conn: &mut Connection, hops| {
+                ingest(conn, &batch(hops), UnixMs(5))
+                    .unwrap()
+                    .results
+                    .into_iter()
+                    .map(|r| (r.status, r.replayed, r.code))
+                    .collect::<Vec<_>>()
+            };
+            let first = statuses(conn, vec![hop(1, "a", "B"), hop(3, "b", "B")]);
+            assert_eq!(first, [(200, false, None), (200, false, None)]);
+            let again = statuses(
+                conn,
+                vec![hop(1, "a", "B"), hop(3, "b", "X"), hop(4, "c", "B")],
+            );
+            assert_eq!(
+                again,
+                [
+                    (200, true, None),
+                    (409, false, Some("IDEMPOTENCY_KEY_REUSED".into())),
+                    (200, false, None)
+                ]
+            );
+            let late = statuses(conn, vec![hop(2, "d", "B")]);
+            assert_eq!(late, [(409, false, Some(SEQ_OUT_OF_ORDER.into()))]);
+            let sites = sites(conn).unwrap();
+            assert_eq!((sites[0].hops_received, sites[0].last_seq), (3, 4));
+        });
+    }
+}

@@ -232,3 +232,89 @@ pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<Outbox
         dead_letters,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    fn hop(conn: &Connection, key: &str, at: i64) {
+        conn.execute(
+            "INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at,
+                               recorded_at, device_clock_skew_ms, source_mode)
+             VALUES ('HH-1', ?1, 'scan', 'ZONE_CHANGE', '{\"epc\":\"E\"}', ?2, ?2, ?2, 0, 'live')",
+            params![key, at],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn only_hops_appended_while_forwarding_take_outbox_rows_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            hop(conn, "before", 1);
+            let forwarding = Forwarding {
+                site_id: "S".into(),
+                central_url: "http://c".into(),
+            };
+            configure(conn, Some(&forwarding), UnixMs(2)).unwrap();
+            hop(conn, "first", 3);
+            hop(conn, "second", 4);
+            configure(conn, None, UnixMs(5)).unwrap();
+            hop(conn, "after", 6);
+            let rows = pending(conn, 10).unwrap();
+            let sent: Vec<(i64, &str)> = rows.iter().map(|r| (r.seq, r.hop.key.as_str())).collect();
+            assert_eq!(sent, [(1, "first"), (2, "second")]);
+            assert_eq!(rows[0].hop.hop.facts, serde_json::json!({"epc": "E"}));
+            let status = status(conn, 10).unwrap();
+            assert_eq!((status.site_id, status.pending), (None, 2));
+            assert_eq!(status.oldest_pending_at, Some(UnixMs(3)));
+        });
+    }
+
+    #[test]
+    fn done_rows_are_pruned_after_retention_and_pending_or_dead_rows_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            let forwarding = Forwarding {
+                site_id: "S".into(),
+                central_url: "http://c".into(),
+            };
+            configure(conn, Some(&forwarding), UnixMs(0)).unwrap();
+            for key in ["done", "dead", "pending"] {
+                hop(conn, key, 1);
+            }
+            let dead = Settled::Dead {
+                status: 409,
+                reason: "IDEMPOTENCY_KEY_REUSED".into(),
+            };
+            settle(
+                conn,
+                &[1, 2, 3],
+                &[(1, Settled::Done), (2, dead)],
+                UnixMs(10),
+            )
+            .unwrap();
+            let retention = CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
+            assert_eq!(prune(conn, UnixMs(10 + retention)).unwrap(), 0, "not yet");
+            assert_eq!(prune(conn, UnixMs(11 + retention)).unwrap(), 1);
+            let err = conn
+                .execute("DELETE FROM central_outbox WHERE seq = 3", [])
+                .unwrap_err();
+            assert!(err.to_string().contains("only done outbox rows"), "{err}");
+            let status = status(conn, 10).unwrap();
+            assert_eq!((status.pending, status.dead_letters_total), (1, 1));
+            assert_eq!(status.dead_letters[0].key, "dead");
+            let attempts: i64 = conn
+                .query_row(
+                    "SELECT attempts FROM central_outbox WHERE seq = 3",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(attempts, 1);
+        });
+    }
+}
