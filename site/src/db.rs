@@ -67,6 +67,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "reference",
         sql: include_str!("../migrations/0005_reference.sql"),
     },
+    Migration {
+        version: 6,
+        name: "central",
+        sql: include_str!("../migrations/0006_central.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -96,6 +101,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 5,
         name: "reference",
         sql: include_str!("../migrations/postgres/0005_reference.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "central",
+        sql: include_str!("../migrations/postgres/0006_central.sql"),
     },
 ];
 

@@ -47,6 +47,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .merge(crate::ledger::api::routes())
+        .merge(crate::central::api::routes())
         .merge(crate::view::api::routes())
         .merge(crate::commands::routes())
         .with_state(state)

@@ -7,7 +7,8 @@
 //! gets what it needs to move to HTTPS: `/ca.crt` (the site CA, to trust
 //! once), the page that explains how (`/trust.html`), and `/healthz`;
 //! every other page is redirected to the HTTPS address and the API refuses
-//! with a message that names it.
+//! with a message that names it. A central's signed endpoint for site
+//! batches is the one API path open to any peer.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,6 +28,13 @@ use crate::error::AppError;
 /// Paths a LAN client may fetch over plain HTTP: what it takes to trust the
 /// site and move to HTTPS, and the health check monitoring polls.
 const PLAIN_HTTP_PATHS: &[&str] = &["/ca.crt", "/trust.html", "/healthz"];
+
+/// Machine-to-machine endpoints a LAN or WAN peer may POST to over plain
+/// HTTP: no browser is involved (the HTTPS rule is about a secure context
+/// for the handheld's service worker), and each request is authenticated
+/// by its HMAC signature over timestamp and body. A site's forwarder
+/// reaches its central here.
+const SIGNED_PLAIN_HTTP_PATHS: &[&str] = &[crate::central::wire::CENTRAL_HOPS_PATH];
 
 /// The error code of a refused plain-HTTP API request.
 pub const HTTPS_REQUIRED: &str = "HTTPS_REQUIRED";
@@ -83,7 +91,9 @@ async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> R
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .is_some_and(|ConnectInfo(addr)| is_loopback(*addr));
-    if loopback || PLAIN_HTTP_PATHS.contains(&request.uri().path()) {
+    let path = request.uri().path();
+    let signed = *request.method() == Method::POST && SIGNED_PLAIN_HTTP_PATHS.contains(&path);
+    if loopback || signed || PLAIN_HTTP_PATHS.contains(&path) {
         return next.run(request).await;
     }
     let host = request
@@ -105,7 +115,6 @@ async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> R
     } else {
         format!("https://{host}:{https_port}")
     };
-    let path = request.uri().path();
     let is_page =
         matches!(*request.method(), Method::GET | Method::HEAD) && !path.starts_with("/v1/");
     if is_page {

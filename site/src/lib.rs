@@ -7,6 +7,7 @@
 //! listener until a shutdown future resolves, so tests bind port 0.
 
 pub mod accept;
+pub mod central;
 pub mod commands;
 pub mod db;
 pub mod error;

@@ -102,6 +102,25 @@ pub const RAW_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
 /// flood stops at 1 GiB instead of filling the disk.
 pub const RAW_ROWS_MAX: i64 = 4_096;
 
+// --- Past one site: the outbox to a central ---------------------------------
+
+/// Most hops a site sends a central in one batch, and the most a central
+/// takes in one: a hundred hops are one short transaction at the central,
+/// and a site back from a long WAN outage drains thousands a minute.
+pub const CENTRAL_BATCH_HOPS_MAX: usize = 100;
+/// Most bytes of one batch's JSON as the site builds it (it stops adding
+/// hops before this, always sending at least one): under the central's
+/// request body limit, [`MAX_REQUEST_BYTES`].
+pub const CENTRAL_BATCH_BYTES_MAX: usize = MAX_REQUEST_BYTES / 2;
+/// How often an idle forwarder looks for new outbox rows: the trigger that
+/// writes them cannot wake it, and a hop reaching the central within a
+/// second is soon enough for a company-wide view.
+pub const CENTRAL_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// How long a done outbox row stays before the prune pass deletes it (7
+/// days, as the listener's done rows): long enough to see what went to the
+/// central last week. Pending and dead rows are never deleted.
+pub const CENTRAL_OUTBOX_DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
+
 // --- What the ledger takes (the listener checks these before it acks) ------
 
 /// Longest terminal serial or subject the ledger takes, in characters.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use stockhop::time::UnixMs;
+use stockhop_site::central::{self, forwarder::CentralClient, outbox};
 use stockhop_site::db::{Database, Db};
 use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
@@ -78,31 +79,37 @@ impl HttpsArgs {
     }
 }
 
+/// `serve`'s arguments.
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Data directory holding the SQLite database (created on first start).
+    #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+    data: PathBuf,
+    /// Plain-HTTP address: the PWA and the handheld API for loopback
+    /// clients; /ca.crt, /trust.html and /healthz for everyone.
+    #[arg(long, env = "STOCKHOP_HTTP", default_value = "127.0.0.1:8080")]
+    http: SocketAddr,
+    #[command(flatten)]
+    https: HttpsArgs,
+    /// Folder of the PWA shell (default: ./www, else the checkout's www/).
+    #[arg(long, env = "STOCKHOP_WWW")]
+    www: Option<PathBuf>,
+    /// Shared secret for HMAC-signed terminal batches: this site's
+    /// ledger verifies batches from remote listeners with it (without it
+    /// that endpoint is off), and with --ledger-url this site's listener
+    /// signs the batches it forwards with it.
+    #[arg(long, env = "STOCKHOP_LEDGER_SECRET", hide_env_values = true)]
+    ledger_secret: Option<String>,
+    #[command(flatten)]
+    central: CentralArgs,
+    #[command(flatten)]
+    terminal: TerminalArgs,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the site server.
-    Serve {
-        /// Data directory holding the SQLite database (created on first start).
-        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
-        data: PathBuf,
-        /// Plain-HTTP address: the PWA and the handheld API for loopback
-        /// clients; /ca.crt, /trust.html and /healthz for everyone.
-        #[arg(long, env = "STOCKHOP_HTTP", default_value = "127.0.0.1:8080")]
-        http: SocketAddr,
-        #[command(flatten)]
-        https: HttpsArgs,
-        /// Folder of the PWA shell (default: ./www, else the checkout's www/).
-        #[arg(long, env = "STOCKHOP_WWW")]
-        www: Option<PathBuf>,
-        /// Shared secret for HMAC-signed terminal batches: this site's
-        /// ledger verifies batches from remote listeners with it (without it
-        /// that endpoint is off), and with --ledger-url this site's listener
-        /// signs the batches it forwards with it.
-        #[arg(long, env = "STOCKHOP_LEDGER_SECRET", hide_env_values = true)]
-        ledger_secret: Option<String>,
-        #[command(flatten)]
-        terminal: TerminalArgs,
-    },
+    Serve(Box<ServeArgs>),
     /// Manage the devices that may sync with this site.
     Device {
         #[command(subcommand)]
@@ -231,6 +238,34 @@ enum PeriodCommand {
     },
 }
 
+/// Past one site: this site forwarding its hops to a central, or this
+/// server being the central.
+#[derive(clap::Args)]
+struct CentralArgs {
+    /// Forward every applied hop to this central (http://host:port),
+    /// exactly once, through the outbox; needs --central-secret and
+    /// --site-id.
+    #[arg(
+        long = "central-url",
+        env = "STOCKHOP_CENTRAL_URL",
+        requires_all = ["central_secret", "site_id"]
+    )]
+    central_url: Option<String>,
+    /// Shared secret for HMAC-signed site batches: with --central-url this
+    /// site signs what it forwards with it; without, this server is a
+    /// central and takes site batches signed with it (without it that
+    /// endpoint is off).
+    #[arg(
+        long = "central-secret",
+        env = "STOCKHOP_CENTRAL_SECRET",
+        hide_env_values = true
+    )]
+    central_secret: Option<String>,
+    /// This site's id at the central (with --central-url).
+    #[arg(long = "site-id", env = "STOCKHOP_SITE_ID")]
+    site_id: Option<String>,
+}
+
 /// The terminal listener's settings; the command line wins over the
 /// environment, which wins over the file.
 #[derive(clap::Args)]
@@ -284,25 +319,9 @@ fn main() -> anyhow::Result<()> {
     init_logs(cli.log_format);
     let database = cli.database.as_deref();
     match cli.command {
-        Command::Serve {
-            data,
-            http,
-            https,
-            www,
-            ledger_secret,
-            terminal,
-        } => {
-            let terminal = terminal.config(ledger_secret.clone())?;
+        Command::Serve(args) => {
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(serve(
-                data,
-                database,
-                http,
-                https,
-                www,
-                ledger_secret,
-                terminal,
-            ))
+            runtime.block_on(serve(*args, database))
         }
         Command::Device { command } => device(command, database),
         Command::Admin { command } => admins(command, database),
@@ -459,16 +478,43 @@ fn admins(command: AdminCommand, database: Option<&str>) -> anyhow::Result<()> {
     }
 }
 
-async fn serve(
-    data: PathBuf,
-    database: Option<&str>,
-    http: SocketAddr,
-    https: HttpsArgs,
-    www: Option<PathBuf>,
-    ledger_secret: Option<String>,
-    terminal: ListenerConfig,
-) -> anyhow::Result<()> {
+async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
+    let ServeArgs {
+        data,
+        http,
+        https,
+        www,
+        ledger_secret,
+        central,
+        terminal,
+    } = args;
+    let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
+    let forwarding = match (
+        &central.central_url,
+        &central.site_id,
+        &central.central_secret,
+    ) {
+        (Some(url), Some(site_id), Some(secret)) => {
+            let client = CentralClient::new(url, secret).context("building the central client")?;
+            Some((
+                outbox::Forwarding {
+                    site_id: site_id.clone(),
+                    central_url: url.clone(),
+                },
+                client,
+            ))
+        }
+        _ => None,
+    };
+    db.call_blocking(|conn| {
+        outbox::configure(
+            conn,
+            forwarding.as_ref().map(|(f, _)| f),
+            ledger::wall_clock(),
+        )
+    })
+    .context("recording the central forwarding")?;
     let www_dir = www.unwrap_or_else(stockhop_site::default_www_dir);
     if !www_dir.join("pkg").exists() {
         tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");
@@ -492,6 +538,7 @@ async fn serve(
         None => Arc::new(InProcessLedger::new(db.clone())),
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stopped_rx = stopped.clone();
     let stop_signal = move || {
         let mut stopped = stopped.clone();
         async move {
@@ -501,10 +548,28 @@ async fn serve(
     let terminals = listener::spawn(terminal, db.clone(), Some(sink), stop_signal())
         .await
         .context("starting the terminal listener")?;
+    let forwarder = forwarding.map(|(forwarding, client)| {
+        tracing::info!(site_id = %forwarding.site_id, central = %forwarding.central_url, "forwarding hops to the central");
+        tokio::spawn(central::forwarder::run(
+            db.clone(),
+            forwarding.site_id,
+            client,
+            stopped_rx.clone(),
+        ))
+    });
+    // Without --central-url the secret makes this server a central.
+    let central_secret = central
+        .central_url
+        .is_none()
+        .then_some(central.central_secret)
+        .flatten();
+    if central_secret.is_some() {
+        tracing::info!("taking site batches as a central");
+    }
     let state = AppState {
         db,
         www_dir: www_dir.clone(),
-        ledger: ledger::LedgerState::new(ledger_secret),
+        ledger: ledger::LedgerState::new(ledger_secret).with_central_secret(central_secret),
     };
     let site = stockhop_site::app(state).merge(lan::ca_routes(certs.ca_cert_path()));
     let plain = lan::https_only_off_loopback(site.clone(), https_addr.port());
@@ -530,6 +595,9 @@ async fn serve(
     secure.await??;
     reloads.await?;
     terminals.join().await;
+    if let Some(forwarder) = forwarder {
+        forwarder.await?;
+    }
     tracing::info!("site server stopped");
     Ok(())
 }

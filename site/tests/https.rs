@@ -580,6 +580,21 @@ async fn plain_http_from_the_lan_is_pointed_to_https_and_loopback_is_served() {
     assert!(sync.contains(lan::HTTPS_REQUIRED), "{sync}");
     assert!(sync.contains(&format!("https://{lan}:8443/")), "{sync}");
 
+    // A central's endpoint for signed site batches is open to LAN peers:
+    // this site is no central, so past the guard it answers 404.
+    let batch = r#"{"site_id":"S","hops":[]}"#;
+    let central = raw_request(
+        lan,
+        to,
+        &format!(
+            "POST /v1/central/hops HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{batch}",
+            batch.len()
+        ),
+    )
+    .await;
+    assert!(central.starts_with("HTTP/1.1 404"), "{central}");
+    assert!(!central.contains(lan::HTTPS_REQUIRED), "{central}");
+
     for path in ["/ca.crt", "/trust.html", "/healthz"] {
         let reply = raw_request(
             lan,

@@ -683,6 +683,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_crash",
     "ledger_cli",
     "site_view",
+    "central",
 ];
 
 /// Which backend the ledger suites run on (`postgres`; SQLite unset).

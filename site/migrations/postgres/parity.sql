@@ -98,3 +98,36 @@ SELECT 'meta', key FROM site_meta ORDER BY key;
 
 SELECT 'kept', (SELECT count(*) FROM hops), (SELECT count(*) FROM terminal_events), (SELECT count(*) FROM periods);
 SELECT 'clock', seq FROM reference_clock;
+
+-- The outbox to a central: a hop takes an outbox row only while forwarding
+-- is configured, its seq from the outbox clock (a refused hop takes none);
+-- only done rows may be deleted.
+INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'F0', 'scan', 'putaway', '{}', 5, 5, 5, 0, 'live');
+INSERT INTO central_forwarding (id, site_id, central_url, since) VALUES (1, 'SITE', 'http://central', 6);
+INSERT INTO central_forwarding (id, site_id, central_url, since) VALUES (1, 'SITE', 'http://other', 6);
+INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'F1', 'scan', 'putaway', '{}', 6, 6, 6, 0, 'live');
+INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'F1', 'scan', 'putaway', '{}', 7, 7, 7, 0, 'live');
+INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'F2', 'scan', 'putaway', '{}', 8, 8, 8, 0, 'live');
+DELETE FROM central_outbox WHERE seq = 1;
+UPDATE central_outbox SET state = 'done', settled_at = 9 WHERE seq = 1;
+DELETE FROM central_outbox WHERE seq = 1;
+DELETE FROM central_forwarding;
+INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at, recorded_at, device_clock_skew_ms, source_mode)
+    VALUES ('D1', 'F3', 'scan', 'putaway', '{}', 9, 9, 9, 0, 'live');
+SELECT 'outbox', o.seq, h.key, o.state, o.attempts FROM central_outbox AS o JOIN hops AS h ON h.hop_id = o.hop_id ORDER BY o.seq;
+SELECT 'outbox_clock', seq FROM central_outbox_clock;
+
+-- A central: each (site, key) and (site, seq) once; its hops append-only.
+INSERT INTO central_sites (site_id, first_seen_at, last_seen_at) VALUES ('SITE', 1, 1);
+INSERT INTO central_hops (site_id, key, seq, hop, hop_sha256, received_at) VALUES ('SITE', 'K1', 1, '{}', 'h1', 1);
+INSERT INTO central_hops (site_id, key, seq, hop, hop_sha256, received_at) VALUES ('SITE', 'K1', 2, '{}', 'h2', 1);
+INSERT INTO central_hops (site_id, key, seq, hop, hop_sha256, received_at) VALUES ('SITE', 'K2', 1, '{}', 'h2', 1);
+UPDATE central_hops SET hop = '{"x":1}' WHERE key = 'K1';
+DELETE FROM central_hops WHERE key = 'K1';
+INSERT INTO central_sites (site_id, first_seen_at, last_seen_at) VALUES ('SITE', 2, 2)
+    ON CONFLICT (site_id) DO UPDATE SET last_seen_at = excluded.last_seen_at;
+SELECT 'central', s.site_id, s.first_seen_at, s.last_seen_at, h.key, h.seq FROM central_sites AS s JOIN central_hops AS h ON h.site_id = s.site_id ORDER BY h.seq;

@@ -335,11 +335,35 @@ async fn terminal_events(
             "this site takes no remote terminal batches",
         ));
     };
-    // Everything that can be refused from the head is, before a byte of
-    // the body is read: the signature headers, their age, the length.
+    let now = wall_clock();
+    let bytes = read_signed_body(&secret, request, now).await?;
+    let batch: TerminalBatch = serde_json::from_slice(&bytes).map_err(|err| {
+        client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            err.to_string(),
+        )
+    })?;
+    let response = state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(terminal::ingest(conn, &batch, now)?) })
+        .await?;
+    Ok(Json(response))
+}
+
+/// Reads the body of a request signed with `secret` (HMAC-SHA256 over
+/// `"<timestamp>.<body>"`, [`SIGNATURE_HEADER`], [`TIMESTAMP_HEADER`]).
+/// Everything that can be refused from the head is, before a byte of the
+/// body is read: the signature headers, their age, the length (401, 411,
+/// 413); then the body within [`SIGNED_BODY_DEADLINE`] (408) and its MAC
+/// (401). Terminal batches and a central's site batches both come in here.
+pub(crate) async fn read_signed_body(
+    secret: &[u8],
+    request: Request,
+    now: stockhop::time::UnixMs,
+) -> Result<Bytes, AppError> {
     let (parts, body) = request.into_parts();
     let header_text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let now = wall_clock();
     let signed = terminal::check_headers(
         header_text(TIMESTAMP_HEADER),
         header_text(SIGNATURE_HEADER),
@@ -371,23 +395,12 @@ async fn terminal_events(
                 ),
             )
         })??;
-    signed.verify(&secret, &bytes).map_err(|err| {
+    signed.verify(secret, &bytes).map_err(|err| {
         client(
             StatusCode::UNAUTHORIZED,
             wire_codes::UNAUTHORIZED,
             err.to_string(),
         )
     })?;
-    let batch: TerminalBatch = serde_json::from_slice(&bytes).map_err(|err| {
-        client(
-            StatusCode::BAD_REQUEST,
-            wire_codes::MALFORMED_REQUEST,
-            err.to_string(),
-        )
-    })?;
-    let response = state
-        .db
-        .call(move |conn| -> Result<_, AppError> { Ok(terminal::ingest(conn, &batch, now)?) })
-        .await?;
-    Ok(Json(response))
+    Ok(bytes)
 }

@@ -63,6 +63,9 @@ pub struct LedgerState {
     pub terminal_secret: Option<Arc<[u8]>>,
     /// Sync items by outcome and their latency, for `GET /metrics`.
     pub metrics: metrics::SyncMetrics,
+    /// The shared secret that signs site batches to a central
+    /// (`--central-secret`); with none, the central endpoint answers 404.
+    pub central_secret: Option<Arc<[u8]>>,
 }
 
 impl Default for LedgerState {
@@ -80,7 +83,16 @@ impl LedgerState {
                 .filter(|secret| !secret.is_empty())
                 .map(|secret| Arc::from(secret.into_bytes())),
             metrics: metrics::SyncMetrics::default(),
+            central_secret: None,
         }
+    }
+
+    /// This site as a central: it takes site batches signed with `secret`.
+    pub fn with_central_secret(mut self, secret: Option<String>) -> LedgerState {
+        self.central_secret = secret
+            .filter(|secret| !secret.is_empty())
+            .map(|secret| Arc::from(secret.into_bytes()));
+        self
     }
 }
 

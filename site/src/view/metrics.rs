@@ -75,6 +75,27 @@ pub fn render(status: &SiteStatus, sync: &SyncMetrics) -> Result<String, std::fm
         "Terminal records the ledger refused for good",
         gauge(status.listener.dead_letters_total),
     );
+    registry.register(
+        "central_outbox_pending",
+        "Hops waiting to be forwarded to the central",
+        gauge(status.central_outbox.pending),
+    );
+    registry.register(
+        "central_outbox_dead_letters",
+        "Hops the central refused for good",
+        gauge(status.central_outbox.dead_letters_total),
+    );
+    let received = Family::<Labels, Gauge>::default();
+    for site in &status.central_sites {
+        received
+            .get_or_create(&labels(&[("site_id", &site.site_id)]))
+            .set(site.hops_received);
+    }
+    registry.register(
+        "central_hops_received",
+        "On a central: hops held from each site",
+        received,
+    );
     let decisions = Family::<Labels, Gauge>::default();
     let pending = &status.decisions;
     for (kind, count) in [

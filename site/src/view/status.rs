@@ -1,12 +1,15 @@
 //! `GET /v1/site/status`: which devices are offline and since when, each
 //! device's queue, the site's depth, latency and trend, terminals, the
-//! listener's queue and dead letters, and the decisions waiting.
+//! listener's queue and dead letters, the decisions waiting, the outbox
+//! to the central and, on a central, the sites it has heard from.
 
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
 use super::decisions::{self, Decisions};
 use super::history;
+use crate::central::ingest::{self, CentralSite};
+use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
 
@@ -92,6 +95,11 @@ pub struct SiteStatus {
     pub terminals: Vec<TerminalStatus>,
     pub listener: ListenerStatus,
     pub decisions: Decisions,
+    /// This site's outbox to its central: depth and dead letters (the
+    /// counts are zero and `site_id` null on a site that does not forward).
+    pub central_outbox: OutboxStatus,
+    /// On a central, every site it has heard from, by id; empty elsewhere.
+    pub central_sites: Vec<CentralSite>,
 }
 
 /// Every device that is not revoked, with its liveness at `now`.
@@ -208,5 +216,7 @@ pub fn status(
         terminals: terminals(conn)?,
         listener,
         decisions: decisions::pending(conn)?,
+        central_outbox: outbox::status(conn, MAX_DEAD_LETTERS_LISTED)?,
+        central_sites: ingest::sites(conn)?,
     })
 }

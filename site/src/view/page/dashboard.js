@@ -6,7 +6,9 @@
 // Element ids the tests read: #trend (data-trend), #site-depth,
 // #site-latency, #alerts (.alert[data-device][data-alert]), #devices rows
 // (tr[data-device][data-online]), #chart, #enroll-*, #terminals,
-// #dead-letters, #counts, #grns, #corrections. body[data-state] is
+// #dead-letters, #counts, #grns, #corrections, #central (hidden unless this
+// site forwards to a central or is one: #outbox-depth, #outbox-dead,
+// #outbox-dead-letters, #central-sites rows tr[data-site]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
 
 const POLL_MS = 5000;
@@ -52,6 +54,14 @@ const age = (rfc3339, now) => {
   if (!rfc3339) return '–';
   const minutes = Math.max(0, Math.round((now - Date.parse(rfc3339)) / 60000));
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+};
+
+// A moment that may be days ago: the time today, else the date and time.
+const stamp = (rfc3339) => {
+  if (!rfc3339) return 'never';
+  const at = new Date(rfc3339);
+  if (at.toDateString() === new Date().toDateString()) return clock(rfc3339);
+  return `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })} ${clock(rfc3339)}`;
 };
 
 const latency = (ms) => {
@@ -156,6 +166,37 @@ function renderStatus(status) {
     ),
     'No dead letters.',
   );
+
+  const outbox = status.central_outbox;
+  const forwards = outbox.site_id != null || outbox.pending > 0 || outbox.dead_letters_total > 0;
+  $('outbox').hidden = !forwards;
+  $('outbox-site').textContent = outbox.site_id ?? '(forwarding off)';
+  $('outbox-url').textContent = outbox.central_url ?? '';
+  $('outbox-depth').textContent = outbox.pending;
+  $('outbox-oldest').textContent = outbox.pending ? age(outbox.oldest_pending_at, now) : '–';
+  $('outbox-dead').textContent = outbox.dead_letters_total;
+  listOr(
+    $('outbox-dead-letters'),
+    outbox.dead_letters.map((d) =>
+      row({ dataset: { key: d.key } }, el('strong', {}, `#${d.seq}`), d.key, `→ ${d.status ?? '?'} ${d.reason}`),
+    ),
+    'No dead letters.',
+  );
+  $('central-sites-panel').hidden = status.central_sites.length === 0;
+  $('central-sites').tBodies[0].replaceChildren(
+    ...status.central_sites.map((s) =>
+      el(
+        'tr',
+        { dataset: { site: s.site_id } },
+        el('td', {}, s.site_id),
+        el('td', {}, stamp(s.first_seen_at)),
+        el('td', {}, stamp(s.last_seen_at)),
+        el('td', { class: 'num' }, s.hops_received),
+        el('td', { class: 'num' }, s.last_seq),
+      ),
+    ),
+  );
+  $('central').hidden = !forwards && status.central_sites.length === 0;
 
   const decisions = status.decisions;
   listOr(

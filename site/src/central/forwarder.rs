@@ -1,0 +1,391 @@
+//! The site's forwarder to its central: reads pending outbox rows in seq
+//! order, sends them as one signed batch, and settles what the central
+//! answered in one durable transaction.
+//!
+//! The rules are the terminal forwarder's ([`crate::listener::forwarder`],
+//! whose backoff, status classes and signature it uses): network errors,
+//! timeouts, 408, 429, 5xx, redirects, 401 and 403 are retried forever,
+//! 2 s doubling to 60 s; a hop the central answers with another 4xx is
+//! dead-lettered and the hops behind it go on; a batch refused as a whole
+//! with a 4xx is sent again one hop at a time, so only the hop the central
+//! refuses is dead-lettered. A crash between the central's commit and the
+//! settling transaction sends the rows again; the central answers them
+//! replayed.
+
+use std::time::Duration;
+
+use stockhop::time::Millis;
+use tokio::sync::watch;
+
+use super::outbox::{self, Pending, Settled};
+use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
+use crate::db::{Db, DbError};
+use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
+use crate::listener::forwarder::{
+    classify, retry_delay, signature, DeliveryError, Disposition, DB_ERROR_DELAY,
+    DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, PRUNE_INTERVAL,
+};
+use crate::listener::unix_now;
+use crate::terminal_wire::{SIGNATURE_HEADER, TIMESTAMP_HEADER};
+
+/// The central, reached over HTTP with the shared secret.
+pub struct CentralClient {
+    client: reqwest::Client,
+    url: String,
+    secret: Vec<u8>,
+}
+
+impl CentralClient {
+    /// `base_url` is the central's origin (`http://host:port`).
+    pub fn new(base_url: &str, secret: &str) -> Result<CentralClient, DeliveryError> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(DELIVERY_TIMEOUT)
+            .build()
+            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        Ok(CentralClient {
+            client,
+            url: format!("{}{CENTRAL_HOPS_PATH}", base_url.trim_end_matches('/')),
+            secret: secret.as_bytes().to_vec(),
+        })
+    }
+
+    /// POSTs `batch` signed; a 200 must be a batch response.
+    pub async fn deliver(
+        &self,
+        batch: &CentralBatch,
+    ) -> Result<CentralBatchResponse, DeliveryError> {
+        let body =
+            serde_json::to_vec(batch).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
+        let timestamp = unix_now().0.div_euclid(1000);
+        let response = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(TIMESTAMP_HEADER, timestamp.to_string())
+            .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        if status != 200 {
+            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
+            return Err(DeliveryError::Status {
+                status,
+                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+            });
+        }
+        serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+    }
+}
+
+/// The drain's state between attempts, sans-IO: [`run`] reads as many rows
+/// as [`Drain::limit`] says, sends them, and settles and waits as
+/// [`Drain::handle`] decides.
+#[derive(Debug, Default)]
+pub struct Drain {
+    failures: u32,
+    /// Rows still to send one at a time after a batch was refused.
+    isolating: usize,
+}
+
+/// What one delivery decided: rows to settle, and the wait before the next
+/// attempt (`None`: at once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub settle: Vec<(i64, Settled)>,
+    pub wait: Option<Millis>,
+}
+
+impl Drain {
+    /// The most rows the next batch holds.
+    pub fn limit(&self) -> usize {
+        if self.isolating > 0 {
+            1
+        } else {
+            CENTRAL_BATCH_HOPS_MAX
+        }
+    }
+
+    /// Decides what the central's `result` for `seqs` means.
+    pub fn handle(
+        &mut self,
+        seqs: &[(i64, &str)],
+        result: Result<CentralBatchResponse, DeliveryError>,
+    ) -> Step {
+        let mut settle = Vec::new();
+        let mut retry = false;
+        match result {
+            Ok(response) => {
+                let matches = response.results.len() == seqs.len()
+                    && response
+                        .results
+                        .iter()
+                        .zip(seqs)
+                        .all(|(result, (seq, key))| result.seq == *seq && result.key == *key);
+                if !matches {
+                    tracing::warn!(
+                        sent = seqs.len(),
+                        answered = response.results.len(),
+                        "central's answer does not match the batch; retrying"
+                    );
+                    retry = true;
+                } else {
+                    for (result, (seq, key)) in response.results.iter().zip(seqs) {
+                        match classify(result.status) {
+                            Disposition::Delivered => settle.push((*seq, Settled::Done)),
+                            Disposition::Reject => {
+                                let reason = serde_json::json!({
+                                    "code": result.code,
+                                    "message": result.message,
+                                })
+                                .to_string();
+                                tracing::warn!(seq, key, status = result.status, %reason, "central refused a hop; dead-lettered");
+                                settle.push((
+                                    *seq,
+                                    Settled::Dead {
+                                        status: result.status,
+                                        reason,
+                                    },
+                                ));
+                            }
+                            Disposition::Retry => retry = true,
+                        }
+                    }
+                }
+            }
+            Err(DeliveryError::Status { status, body })
+                if classify(status) == Disposition::Reject =>
+            {
+                if seqs.len() > 1 {
+                    tracing::warn!(
+                        status,
+                        hops = seqs.len(),
+                        "central refused a batch; sending its hops one at a time"
+                    );
+                    self.isolating = seqs.len();
+                    self.failures = 0;
+                    return Step { settle, wait: None };
+                }
+                tracing::warn!(seq = ?seqs.first(), status, %body, "central refused a hop; dead-lettered");
+                settle.extend(seqs.iter().map(|(seq, _)| {
+                    (
+                        *seq,
+                        Settled::Dead {
+                            status,
+                            reason: body.clone(),
+                        },
+                    )
+                }));
+            }
+            Err(err) => {
+                tracing::warn!(%err, failures = self.failures + 1, "hops not delivered to central; will retry");
+                retry = true;
+            }
+        }
+        if retry {
+            self.failures = self.failures.saturating_add(1);
+        } else {
+            self.failures = 0;
+            self.isolating = self.isolating.saturating_sub(seqs.len().max(1));
+        }
+        Step {
+            settle,
+            wait: retry.then(|| retry_delay(self.failures)),
+        }
+    }
+}
+
+/// Takes rows from the front of `rows` while the batch stays under
+/// [`CENTRAL_BATCH_BYTES_MAX`] (always at least one).
+fn fit(site_id: &str, rows: Vec<Pending>) -> CentralBatch {
+    let mut bytes = site_id.len() + 64;
+    let mut hops = Vec::with_capacity(rows.len());
+    for row in rows {
+        let size = serde_json::to_vec(&row.hop).map_or(0, |v| v.len()) + 1;
+        if !hops.is_empty() && bytes + size > CENTRAL_BATCH_BYTES_MAX {
+            break;
+        }
+        bytes += size;
+        hops.push(row.hop);
+    }
+    CentralBatch {
+        site_id: site_id.to_owned(),
+        hops,
+    }
+}
+
+/// Forwards the outbox until `shutdown` turns true, and prunes its old done
+/// rows every [`PRUNE_INTERVAL`].
+pub async fn run(
+    db: Db,
+    site_id: String,
+    client: CentralClient,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut drain = Drain::default();
+    let mut pruned_at = tokio::time::Instant::now();
+    while !*shutdown.borrow() {
+        if pruned_at.elapsed() >= PRUNE_INTERVAL {
+            pruned_at = tokio::time::Instant::now();
+            match db
+                .call(|conn| outbox::prune(conn, unix_now()).map_err(DbError::from))
+                .await
+            {
+                Ok(0) => {}
+                Ok(removed) => tracing::info!(removed, "pruned the central outbox"),
+                Err(err) => tracing::error!(%err, "cannot prune the central outbox"),
+            }
+        }
+        let limit = drain.limit();
+        let rows = match db
+            .call(move |conn| outbox::pending(conn, limit).map_err(DbError::from))
+            .await
+        {
+            Ok(rows) => rows,
+            Err(err) => {
+                tracing::error!(%err, "cannot read the central outbox");
+                pause(DB_ERROR_DELAY, &mut shutdown).await;
+                continue;
+            }
+        };
+        if rows.is_empty() {
+            pause(CENTRAL_POLL_INTERVAL, &mut shutdown).await;
+            continue;
+        }
+        let batch = fit(&site_id, rows);
+        let result = match tokio::time::timeout(DELIVERY_TIMEOUT, client.deliver(&batch)).await {
+            Ok(result) => result,
+            Err(_) => Err(DeliveryError::Unreachable(format!(
+                "no answer within {} s",
+                DELIVERY_TIMEOUT.as_secs()
+            ))),
+        };
+        let seqs: Vec<(i64, &str)> = batch
+            .hops
+            .iter()
+            .map(|hop| (hop.seq, hop.key.as_str()))
+            .collect();
+        let Step { settle, wait } = drain.handle(&seqs, result);
+        let attempted: Vec<i64> = seqs.iter().map(|(seq, _)| *seq).collect();
+        let settled = db
+            .call(move |conn| {
+                outbox::settle(conn, &attempted, &settle, unix_now()).map_err(DbError::from)
+            })
+            .await;
+        if let Err(err) = settled {
+            tracing::error!(%err, "cannot mark hops sent to central; they will be sent again");
+            pause(DB_ERROR_DELAY, &mut shutdown).await;
+            continue;
+        }
+        if let Some(delay) = wait {
+            pause(Duration::from_millis(delay.0), &mut shutdown).await;
+        }
+    }
+}
+
+async fn pause(delay: Duration, shutdown: &mut watch::Receiver<bool>) {
+    tokio::select! {
+        () = tokio::time::sleep(delay) => {}
+        _ = shutdown.changed() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::central::wire::CentralResult;
+
+    fn answer(seqs: &[(i64, &str)], statuses: &[u16]) -> CentralBatchResponse {
+        CentralBatchResponse {
+            results: seqs
+                .iter()
+                .zip(statuses)
+                .map(|((seq, key), &status)| CentralResult {
+                    seq: *seq,
+                    key: (*key).to_owned(),
+                    status,
+                    replayed: false,
+                    code: (status != 200).then(|| "IDEMPOTENCY_KEY_REUSED".to_owned()),
+                    message: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_hop_refused_in_an_answer_is_dead_and_the_rest_are_done() {
+        let seqs = [(1, "a"), (2, "b"), (3, "c")];
+        let mut drain = Drain::default();
+        let step = drain.handle(&seqs, Ok(answer(&seqs, &[200, 409, 200])));
+        assert_eq!(step.wait, None);
+        assert_eq!(step.settle[0], (1, Settled::Done));
+        assert!(matches!(
+            step.settle[1],
+            (2, Settled::Dead { status: 409, .. })
+        ));
+        assert_eq!(step.settle[2], (3, Settled::Done));
+    }
+
+    #[test]
+    fn a_refused_batch_is_resent_one_hop_at_a_time_and_only_the_refused_one_dies() {
+        let seqs = [(1, "a"), (2, "b")];
+        let refused = || {
+            Err(DeliveryError::Status {
+                status: 400,
+                body: "no".to_owned(),
+            })
+        };
+        let mut drain = Drain::default();
+        let step = drain.handle(&seqs, refused());
+        assert_eq!(
+            step,
+            Step {
+                settle: Vec::new(),
+                wait: None
+            }
+        );
+        assert_eq!(drain.limit(), 1);
+        let step = drain.handle(&seqs[..1], refused());
+        assert!(matches!(
+            step.settle[0],
+            (1, Settled::Dead { status: 400, .. })
+        ));
+        assert_eq!(drain.limit(), 1);
+        let step = drain.handle(&seqs[1..], Ok(answer(&seqs[1..], &[200])));
+        assert_eq!(step.settle, vec![(2, Settled::Done)]);
+        assert_eq!(drain.limit(), CENTRAL_BATCH_HOPS_MAX);
+    }
+
+    #[test]
+    fn refused_credentials_server_errors_and_mismatched_answers_are_retried_with_backoff() {
+        let seqs = [(1, "a")];
+        let mut drain = Drain::default();
+        for (n, status) in [401_u16, 403, 503, 429].into_iter().enumerate() {
+            let step = drain.handle(
+                &seqs,
+                Err(DeliveryError::Status {
+                    status,
+                    body: String::new(),
+                }),
+            );
+            assert!(step.settle.is_empty(), "{status}");
+            assert_eq!(step.wait, Some(retry_delay(n as u32 + 1)), "{status}");
+        }
+        let step = drain.handle(&seqs, Ok(answer(&[(9, "z")], &[200])));
+        assert!(step.settle.is_empty() && step.wait.is_some());
+        let step = drain.handle(&seqs, Ok(answer(&seqs, &[200])));
+        assert_eq!(
+            step,
+            Step {
+                settle: vec![(1, Settled::Done)],
+                wait: None
+            }
+        );
+    }
+}

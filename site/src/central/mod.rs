@@ -1,0 +1,17 @@
+//! Past one site: each site forwards every applied hop to a central
+//! `stockhop-site` (usually on PostgreSQL), exactly once by the hop's key
+//! and in order per site.
+//!
+//! * `outbox.rs` — the site's outbox: rows written by a trigger in the
+//!   transaction that appends the hop, while forwarding is configured.
+//! * `forwarder.rs` — the site's task that drains the outbox to the
+//!   central, with the terminal forwarder's backoff and dead-letter rules.
+//! * `wire.rs` — the signed batch and its per-hop answer.
+//! * `ingest.rs` — the central's side: batches in, each hop held once.
+//! * `api.rs` — the central's endpoint.
+
+pub mod api;
+pub mod forwarder;
+pub mod ingest;
+pub mod outbox;
+pub mod wire;

@@ -1,0 +1,320 @@
+//! The site's outbox to its central, the one place with its SQL.
+//!
+//! Rows are written by the `hops_central_outbox` trigger (migration 0006)
+//! in the transaction that appends the hop, while the one-row
+//! `central_forwarding` table says forwarding is on: a hop and its outbox
+//! row commit together, whichever code path appends the hop (a handheld's
+//! sync, a terminal record, a count's approval from the command line), and
+//! a site that does not forward writes none. The forwarder reads pending
+//! rows in seq order, and settles them (done or dead) in one transaction.
+
+use stockhop::time::UnixMs;
+
+use super::wire::{CentralHop, SiteHop};
+use crate::limits::CENTRAL_OUTBOX_DONE_RETENTION;
+use crate::sql::{params, Connection, OptionalExtension, Row};
+
+/// Where this site forwards, as `serve` was started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forwarding {
+    pub site_id: String,
+    pub central_url: String,
+}
+
+/// Turns forwarding on (every later hop takes an outbox row) or off
+/// (none does; rows already pending stay and are sent once it is on again).
+pub fn configure(
+    conn: &mut Connection,
+    forwarding: Option<&Forwarding>,
+    now: UnixMs,
+) -> crate::sql::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM central_forwarding", [])?;
+    if let Some(forwarding) = forwarding {
+        tx.execute(
+            "INSERT INTO central_forwarding (id, site_id, central_url, since)
+             VALUES (1, ?1, ?2, ?3)",
+            params![forwarding.site_id, forwarding.central_url, now.0],
+        )?;
+    }
+    tx.commit()
+}
+
+/// The forwarding `serve` last configured, if any.
+pub fn forwarding(conn: &Connection) -> crate::sql::Result<Option<Forwarding>> {
+    conn.query_row(
+        "SELECT site_id, central_url FROM central_forwarding WHERE id = 1",
+        [],
+        |row| {
+            Ok(Forwarding {
+                site_id: row.get(0)?,
+                central_url: row.get(1)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// A pending row with its hop, ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub seq: i64,
+    pub hop: CentralHop,
+}
+
+/// Up to `limit` pending rows, oldest seq first.
+pub fn pending(conn: &Connection, limit: usize) -> crate::sql::Result<Vec<Pending>> {
+    let mut select = conn.prepare_cached(
+        "SELECT o.seq, h.hop_id, h.device_id, h.session_id, h.key, h.client_seq, h.command,
+                h.kind, h.mode, h.unit_id, h.from_bin, h.to_bin, h.unit_version, h.facts,
+                h.occurred_at, h.booked_at, h.recorded_at, h.device_clock_skew_ms,
+                h.source_mode, h.compensates
+         FROM central_outbox o JOIN hops h ON h.hop_id = o.hop_id
+         WHERE o.state = 'pending' ORDER BY o.seq LIMIT ?1",
+    )?;
+    let rows = select.query_map([limit as i64], pending_from_row)?;
+    rows.collect()
+}
+
+fn pending_from_row(row: &Row<'_>) -> crate::sql::Result<Pending> {
+    let facts: String = row.get(13)?;
+    let hop = SiteHop {
+        hop_id: row.get(1)?,
+        device_id: row.get(2)?,
+        session_id: row.get(3)?,
+        key: row.get(4)?,
+        client_seq: row.get(5)?,
+        command: row.get(6)?,
+        kind: row.get(7)?,
+        mode: row.get(8)?,
+        unit_id: row.get(9)?,
+        from_bin: row.get(10)?,
+        to_bin: row.get(11)?,
+        unit_version: row.get(12)?,
+        facts: serde_json::from_str(&facts)
+            .map_err(|err| crate::sql::Error::conversion(13, err.to_string()))?,
+        occurred_at: row.get(14)?,
+        booked_at: row.get(15)?,
+        recorded_at: row.get(16)?,
+        device_clock_skew_ms: row.get(17)?,
+        source_mode: row.get(18)?,
+        compensates: row.get(19)?,
+    };
+    let seq = row.get(0)?;
+    Ok(Pending {
+        seq,
+        hop: CentralHop {
+            seq,
+            key: hop.key.clone(),
+            hop,
+        },
+    })
+}
+
+/// What became of one sent row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// The central holds it (applied now, or replayed).
+    Done,
+    /// The central will never take it: its status and answer.
+    Dead { status: u16, reason: String },
+}
+
+/// Records one delivery attempt in one transaction: every row in
+/// `attempted` counts an attempt, each row in `settle` leaves pending.
+pub fn settle(
+    conn: &mut Connection,
+    attempted: &[i64],
+    settle: &[(i64, Settled)],
+    now: UnixMs,
+) -> crate::sql::Result<()> {
+    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    for seq in attempted {
+        tx.execute(
+            "UPDATE central_outbox SET attempts = attempts + 1
+             WHERE seq = ?1 AND state = 'pending'",
+            [*seq],
+        )?;
+    }
+    for (seq, settled) in settle {
+        match settled {
+            Settled::Done => tx.execute(
+                "UPDATE central_outbox SET state = 'done', settled_at = ?2
+                 WHERE seq = ?1 AND state = 'pending'",
+                params![*seq, now.0],
+            )?,
+            Settled::Dead { status, reason } => tx.execute(
+                "UPDATE central_outbox
+                 SET state = 'dead', settled_at = ?2, dead_status = ?3, dead_reason = ?4
+                 WHERE seq = ?1 AND state = 'pending'",
+                params![*seq, now.0, i64::from(*status), reason],
+            )?,
+        };
+    }
+    tx.commit()
+}
+
+/// Deletes done rows settled more than [`CENTRAL_OUTBOX_DONE_RETENTION`]
+/// before `now`; pending and dead rows stay (the schema refuses deleting
+/// them). Returns how many went.
+pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
+    conn.execute(
+        "DELETE FROM central_outbox WHERE state = 'done' AND settled_at < ?1",
+        [now.0 - CENTRAL_OUTBOX_DONE_RETENTION.0 as i64],
+    )
+}
+
+/// A dead-lettered row, for the site's view.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeadHop {
+    pub seq: i64,
+    pub key: String,
+    pub status: Option<i64>,
+    pub reason: String,
+    pub settled_at: UnixMs,
+}
+
+/// The outbox as the site's view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OutboxStatus {
+    /// The site id it forwards as; null when forwarding is off.
+    pub site_id: Option<String>,
+    pub central_url: Option<String>,
+    /// Rows waiting to be sent.
+    pub pending: i64,
+    /// The oldest pending row's hop, when it was recorded.
+    pub oldest_pending_at: Option<UnixMs>,
+    pub dead_letters_total: i64,
+    /// The newest first, at most `dead_limit`.
+    pub dead_letters: Vec<DeadHop>,
+}
+
+/// The outbox's depth and dead letters.
+pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<OutboxStatus> {
+    let forwarding = forwarding(conn)?;
+    let (pending, dead_letters_total): (i64, i64) = conn.query_row(
+        "SELECT COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0),
+                COALESCE(SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END), 0)
+         FROM central_outbox WHERE state <> 'done'",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let oldest_pending_at: Option<i64> = conn
+        .query_row(
+            "SELECT h.recorded_at FROM central_outbox o JOIN hops h ON h.hop_id = o.hop_id
+             WHERE o.state = 'pending' ORDER BY o.seq LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let mut select = conn.prepare_cached(
+        "SELECT o.seq, h.key, o.dead_status, o.dead_reason, o.settled_at
+         FROM central_outbox o JOIN hops h ON h.hop_id = o.hop_id
+         WHERE o.state = 'dead' ORDER BY o.seq DESC LIMIT ?1",
+    )?;
+    let dead_letters = select
+        .query_map([dead_limit as i64], |row| {
+            Ok(DeadHop {
+                seq: row.get(0)?,
+                key: row.get(1)?,
+                status: row.get(2)?,
+                reason: row.get(3)?,
+                settled_at: UnixMs(row.get(4)?),
+            })
+        })?
+        .collect::<crate::sql::Result<Vec<_>>>()?;
+    Ok(OutboxStatus {
+        site_id: forwarding.as_ref().map(|f| f.site_id.clone()),
+        central_url: forwarding.map(|f| f.central_url),
+        pending,
+        oldest_pending_at: oldest_pending_at.map(UnixMs),
+        dead_letters_total,
+        dead_letters,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    fn hop(conn: &Connection, key: &str, at: i64) {
+        conn.execute(
+            "INSERT INTO hops (device_id, key, command, kind, facts, occurred_at, booked_at,
+                               recorded_at, device_clock_skew_ms, source_mode)
+             VALUES ('HH-1', ?1, 'scan', 'ZONE_CHANGE', '{\"epc\":\"E\"}', ?2, ?2, ?2, 0, 'live')",
+            params![key, at],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn only_hops_appended_while_forwarding_take_outbox_rows_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            hop(conn, "before", 1);
+            let forwarding = Forwarding {
+                site_id: "S".into(),
+                central_url: "http://c".into(),
+            };
+            configure(conn, Some(&forwarding), UnixMs(2)).unwrap();
+            hop(conn, "first", 3);
+            hop(conn, "second", 4);
+            configure(conn, None, UnixMs(5)).unwrap();
+            hop(conn, "after", 6);
+            let rows = pending(conn, 10).unwrap();
+            let sent: Vec<(i64, &str)> = rows.iter().map(|r| (r.seq, r.hop.key.as_str())).collect();
+            assert_eq!(sent, [(1, "first"), (2, "second")]);
+            assert_eq!(rows[0].hop.hop.facts, serde_json::json!({"epc": "E"}));
+            let status = status(conn, 10).unwrap();
+            assert_eq!((status.site_id, status.pending), (None, 2));
+            assert_eq!(status.oldest_pending_at, Some(UnixMs(3)));
+        });
+    }
+
+    #[test]
+    fn done_rows_are_pruned_after_retention_and_pending_or_dead_rows_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            let forwarding = Forwarding {
+                site_id: "S".into(),
+                central_url: "http://c".into(),
+            };
+            configure(conn, Some(&forwarding), UnixMs(0)).unwrap();
+            for key in ["done", "dead", "pending"] {
+                hop(conn, key, 1);
+            }
+            let dead = Settled::Dead {
+                status: 409,
+                reason: "IDEMPOTENCY_KEY_REUSED".into(),
+            };
+            settle(
+                conn,
+                &[1, 2, 3],
+                &[(1, Settled::Done), (2, dead)],
+                UnixMs(10),
+            )
+            .unwrap();
+            let retention = CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
+            assert_eq!(prune(conn, UnixMs(10 + retention)).unwrap(), 0, "not yet");
+            assert_eq!(prune(conn, UnixMs(11 + retention)).unwrap(), 1);
+            let err = conn
+                .execute("DELETE FROM central_outbox WHERE seq = 3", [])
+                .unwrap_err();
+            assert!(err.to_string().contains("only done outbox rows"), "{err}");
+            let status = status(conn, 10).unwrap();
+            assert_eq!((status.pending, status.dead_letters_total), (1, 1));
+            assert_eq!(status.dead_letters[0].key, "dead");
+            let attempts: i64 = conn
+                .query_row(
+                    "SELECT attempts FROM central_outbox WHERE seq = 3",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(attempts, 1);
+        });
+    }
+}
