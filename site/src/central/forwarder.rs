@@ -22,11 +22,10 @@ use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
 use crate::db::{Db, DbError};
 use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
 use crate::listener::forwarder::{
-    classify, retry_delay, signature, DeliveryError, Disposition, DB_ERROR_DELAY,
-    DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, PRUNE_INTERVAL,
+    classify, post_signed, retry_delay, DeliveryError, Disposition, DB_ERROR_DELAY,
+    DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
 use crate::listener::unix_now;
-use crate::terminal_wire::{SIGNATURE_HEADER, TIMESTAMP_HEADER};
 
 /// The central, reached over HTTP with the shared secret.
 pub struct CentralClient {
@@ -55,32 +54,7 @@ impl CentralClient {
         &self,
         batch: &CentralBatch,
     ) -> Result<CentralBatchResponse, DeliveryError> {
-        let body =
-            serde_json::to_vec(batch).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
-        let timestamp = unix_now().0.div_euclid(1000);
-        let response = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(TIMESTAMP_HEADER, timestamp.to_string())
-            .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
-            .body(body)
-            .send()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
-        if status != 200 {
-            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
-            return Err(DeliveryError::Status {
-                status,
-                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
-            });
-        }
-        serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+        post_signed(&self.client, &self.url, &self.secret, batch).await
     }
 }
 

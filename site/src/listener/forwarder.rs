@@ -152,35 +152,49 @@ impl RemoteLedgerSink {
 
 impl LedgerSink for RemoteLedgerSink {
     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
-        Box::pin(async move {
-            let body = serde_json::to_vec(&batch)
-                .map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
-            let timestamp = unix_now().0.div_euclid(1000);
-            let response = self
-                .client
-                .post(&self.url)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .header(TIMESTAMP_HEADER, timestamp.to_string())
-                .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
-                .body(body)
-                .send()
-                .await
-                .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
-            let status = response.status().as_u16();
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
-            if status != 200 {
-                let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
-                return Err(DeliveryError::Status {
-                    status,
-                    body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
-                });
-            }
-            serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
-        })
+        Box::pin(async move { post_signed(&self.client, &self.url, &self.secret, &batch).await })
     }
+}
+
+/// POSTs `message` as JSON, HMAC-signed over `"<timestamp>.<body>"`, and
+/// reads a 200's JSON answer; any other status is [`DeliveryError::Status`]
+/// with the first [`DEAD_BODY_BYTES_MAX`] bytes of its body. The terminal
+/// forwarder's batches and a site's hops to its central go this way.
+pub async fn post_signed<M, A>(
+    client: &reqwest::Client,
+    url: &str,
+    secret: &[u8],
+    message: &M,
+) -> Result<A, DeliveryError>
+where
+    M: serde::Serialize,
+    A: serde::de::DeserializeOwned,
+{
+    let body =
+        serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
+    let timestamp = unix_now().0.div_euclid(1000);
+    let response = client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(TIMESTAMP_HEADER, timestamp.to_string())
+        .header(SIGNATURE_HEADER, signature(secret, timestamp, &body))
+        .body(body)
+        .send()
+        .await
+        .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    if status != 200 {
+        let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
+        return Err(DeliveryError::Status {
+            status,
+            body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
 }
 
 /// The drain loop's state between attempts, sans-IO: [`run`] reads what
