@@ -144,19 +144,10 @@ impl DbError {
     /// Whether the database was busy rather than broken (503, not 500).
     pub fn is_busy(&self) -> bool {
         match self {
-            DbError::Sqlite(err) => sql::Error::from(clone_sqlite_error(err)).is_busy(),
+            DbError::Sqlite(err) => sql::sqlite_busy(err),
             DbError::Sql(err) => err.is_busy(),
             _ => false,
         }
-    }
-}
-
-fn clone_sqlite_error(err: &rusqlite::Error) -> rusqlite::Error {
-    match err {
-        rusqlite::Error::SqliteFailure(failure, message) => {
-            rusqlite::Error::SqliteFailure(*failure, message.clone())
-        }
-        _ => rusqlite::Error::InvalidQuery,
     }
 }
 

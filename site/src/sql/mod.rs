@@ -69,10 +69,7 @@ impl Error {
     /// serialization conflict or deadlock, or no connection was free.
     pub fn is_busy(&self) -> bool {
         match self {
-            Error::Sqlite(err) => matches!(
-                err.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            ),
+            Error::Sqlite(err) => sqlite_busy(err),
             Error::Postgres(err) => postgres::is_busy(err),
             Error::Unavailable(_) => true,
             _ => false,
@@ -113,6 +110,14 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// Whether SQLite's write lock was held past the busy timeout.
+pub fn sqlite_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 impl From<rusqlite::Error> for Error {

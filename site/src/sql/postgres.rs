@@ -307,7 +307,7 @@ impl PgConn {
             .map(|row| {
                 (0..row.len())
                     .map(|column| {
-                        row.try_get::<_, Cell_>(column)
+                        row.try_get::<_, Column>(column)
                             .map(|cell| cell.0)
                             .map_err(|err| Error::conversion(column, describe(&err)))
                     })
@@ -448,11 +448,11 @@ impl ToSql for Param<'_> {
 }
 
 /// A column's value, read by the type PostgreSQL says it has.
-struct Cell_(Value);
+struct Column(Value);
 
-impl<'a> FromSql<'a> for Cell_ {
-    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Cell_, BoxError> {
-        Ok(Cell_(match *ty {
+impl<'a> FromSql<'a> for Column {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Column, BoxError> {
+        Ok(Column(match *ty {
             Type::INT8 => Value::Integer(i64::from_sql(ty, raw)?),
             Type::INT4 => Value::Integer(i64::from(i32::from_sql(ty, raw)?)),
             Type::INT2 => Value::Integer(i64::from(i16::from_sql(ty, raw)?)),
@@ -471,8 +471,8 @@ impl<'a> FromSql<'a> for Cell_ {
         }))
     }
 
-    fn from_sql_null(_: &Type) -> Result<Cell_, BoxError> {
-        Ok(Cell_(Value::Null))
+    fn from_sql_null(_: &Type) -> Result<Column, BoxError> {
+        Ok(Column(Value::Null))
     }
 
     fn accepts(_: &Type) -> bool {
