@@ -33,6 +33,8 @@
 //! drops. A second table shows them beside the baseline and beside the
 //! SQLite ledger; statements and round trips per item are counted in a run
 //! of their own through a loopback proxy that reads the client's messages.
+//! A last table times one round trip on the ledger's connection beside a
+//! raw tokio-postgres one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -1015,6 +1017,7 @@ mod pg {
         drop(counted_ledger);
         drop(in_process);
         drop(db);
+        let round_trips = round_trip_rows(runtime, site.url.as_str());
         runtime.block_on(async {
             site.drop_now().await;
             raw.drop_now().await;
@@ -1064,5 +1067,80 @@ mod pg {
                 sqlite.map_or_else(none, |rate| format!("{:.0}%", 100.0 * row.rate() / rate)),
             );
         }
+
+        println!();
+        println!(
+            "One round trip (a prepared SELECT of its parameter), {ROUND_TRIPS_TIMED} in a row; \
+             median of {ROUNDS} runs, interleaved"
+        );
+        println!(
+            "| {:<40} | {:>12} | {:>13} | {:>10} |",
+            "connection", "µs/round trip", "range", "vs raw"
+        );
+        println!("|{:-<42}|{:->14}|{:->15}|{:->12}|", "", "", "", "");
+        let (ours, raw) = round_trips;
+        for (name, micros) in [
+            ("the ledger's, driven on its caller", &ours),
+            ("raw tokio-postgres, task on the runtime", &raw),
+        ] {
+            println!(
+                "| {:<40} | {:>12.1} | {:>13} | {:>9.0}% |",
+                name,
+                median(micros),
+                format!(
+                    "{:.1}-{:.1}",
+                    micros.iter().copied().fold(f64::INFINITY, f64::min),
+                    micros.iter().copied().fold(0.0, f64::max)
+                ),
+                100.0 * median(micros) / median(&raw),
+            );
+        }
+    }
+
+    /// Round trips timed in a row for the latency table.
+    const ROUND_TRIPS_TIMED: usize = 5_000;
+
+    fn median(values: &[f64]) -> f64 {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    }
+
+    /// µs per round trip on the ledger's own connection and on a raw
+    /// tokio-postgres one (its connection a task on the bench's runtime),
+    /// [`ROUNDS`] runs each, interleaved.
+    fn round_trip_rows(runtime: &tokio::runtime::Runtime, url: &str) -> (Vec<f64>, Vec<f64>) {
+        let pool = stockhop_site::sql::PgPool::connect(url).unwrap();
+        let mut ours = Vec::new();
+        let mut raw = Vec::new();
+        for _ in 0..ROUNDS {
+            let conn = pool.connection();
+            let started = Instant::now();
+            for i in 0..ROUND_TRIPS_TIMED as i64 {
+                let back: i64 = conn
+                    .query_row("SELECT CAST(?1 AS BIGINT)", [i], |row| row.get(0))
+                    .unwrap();
+                assert_eq!(back, i);
+            }
+            ours.push(started.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS_TIMED as f64);
+            drop(conn);
+            raw.push(runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                let driver = tokio::spawn(connection);
+                let select = client.prepare("SELECT CAST($1 AS BIGINT)").await.unwrap();
+                let started = Instant::now();
+                for i in 0..ROUND_TRIPS_TIMED as i64 {
+                    let back: i64 = client.query_one(&select, &[&i]).await.unwrap().get(0);
+                    assert_eq!(back, i);
+                }
+                let micros = started.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS_TIMED as f64;
+                drop(client);
+                let _ = driver.await;
+                micros
+            }));
+        }
+        (ours, raw)
     }
 }

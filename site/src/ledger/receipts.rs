@@ -148,7 +148,10 @@ pub fn find_many(
     let list = serde_json::to_string(&texts)
         .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
     // Driven by the list: one primary-key search a key. Each engine has its
-    // own table function for a JSON array's elements.
+    // own table function for a JSON array's elements. On PostgreSQL the keys
+    // are gathered into an array first: joined to the function's rows, the
+    // generic plan of this prepared statement hashes them against a scan
+    // of every receipt, which grows with the ledger.
     let mut statement = conn.prepare_cached(match conn.engine() {
         Engine::Sqlite => {
             "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
@@ -158,8 +161,9 @@ pub fn find_many(
         Engine::Postgres => {
             "SELECT r.key, r.client_seq, r.command, r.request_hash, r.state, r.item, r.skew_ms,
                     r.response
-             FROM json_array_elements_text(CAST(CAST(?2 AS TEXT) AS JSON)) AS k (value)
-             JOIN receipts AS r ON r.scope = ?1 AND r.key = k.value"
+             FROM receipts AS r
+             WHERE r.scope = ?1
+               AND r.key = ANY (ARRAY(SELECT json_array_elements_text(CAST(CAST(?2 AS TEXT) AS JSON))))"
         }
     })?;
     let rows = statement.query_map(params![scope, list], Receipt::from_row)?;

@@ -18,6 +18,7 @@
 //! hand at each read; a conflict fails one transaction with SQLSTATE
 //! 40001, which [`Error::is_busy`] counts as busy (retried, or 503).
 
+mod pg_driver;
 mod postgres;
 mod value;
 

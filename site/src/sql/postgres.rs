@@ -1,12 +1,10 @@
 //! PostgreSQL under the ledger's SQL API: tokio-postgres connections from a
-//! deadpool pool, driven from the ledger's blocking threads.
+//! deadpool pool, each driven on the thread that uses it
+//! ([`super::pg_driver`]).
 //!
 //! The ledger's work is synchronous and runs on blocking threads (as it
-//! does on SQLite). The pool and each connection's socket task live on a
-//! small runtime of their own; a statement's future, which only talks to
-//! that task over a channel, is awaited on the calling thread. So the same
-//! code runs from the server's blocking threads, from the CLI's main thread
-//! and from inside a test's async body.
+//! does on SQLite); a statement is awaited on the calling thread, which
+//! drives the connection's socket while it waits.
 //!
 //! Each statement is a round trip, which on PostgreSQL costs more than the
 //! statement: a write whose result the ledger does not read (a claim, a
@@ -17,14 +15,15 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::error::Error as StdError;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool::managed::Pool;
+use tokio_postgres::config::{LoadBalanceHosts, TargetSessionAttrs};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 
+use super::pg_driver::Opener;
 use super::{Connection, Error, Value, ValueRef};
 
 /// Connections a site server keeps to PostgreSQL: the admission gate lets
@@ -43,23 +42,10 @@ pub const PG_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
-/// The runtime the pool's connections run on; shut down without waiting
-/// when the last handle goes, wherever that is (even inside async code).
-struct PgRuntime(Option<tokio::runtime::Runtime>);
-
-impl Drop for PgRuntime {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.0.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 /// A pool of connections to one PostgreSQL database.
 #[derive(Clone)]
 pub struct PgPool {
-    pool: Pool,
-    runtime: Arc<PgRuntime>,
+    pool: Pool<Opener>,
 }
 
 impl PgPool {
@@ -68,39 +54,29 @@ impl PgPool {
     pub fn connect(url: &str) -> Result<PgPool, Error> {
         let mut config = tokio_postgres::Config::from_str(url)
             .map_err(|err| Error::Unavailable(format!("bad database URL: {err}")))?;
+        if config.get_target_session_attrs() != TargetSessionAttrs::Any
+            || config.get_load_balance_hosts() != LoadBalanceHosts::Disable
+        {
+            return Err(Error::Unavailable(
+                "bad database URL: target_session_attrs and load_balance_hosts are not \
+                 supported; the ledger connects to the first host that answers"
+                    .into(),
+            ));
+        }
         let options = format!(
             "{} -c lock_timeout={}",
             config.get_options().unwrap_or_default(),
             PG_LOCK_TIMEOUT.as_millis()
         );
         config.options(options.trim_start());
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("stockhop-postgres")
-            .enable_all()
+        let pool = Pool::builder(Opener { config })
+            .max_size(PG_POOL_SIZE)
+            .runtime(deadpool::Runtime::Smol2)
+            .wait_timeout(Some(PG_WAIT))
+            .create_timeout(Some(PG_WAIT))
             .build()
-            .map_err(|err| Error::Unavailable(format!("cannot start its runtime: {err}")))?;
-        let manager = Manager::from_config(
-            config,
-            tokio_postgres::NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = {
-            let _entered = runtime.enter();
-            Pool::builder(manager)
-                .max_size(PG_POOL_SIZE)
-                .runtime(deadpool_postgres::Runtime::Tokio1)
-                .wait_timeout(Some(PG_WAIT))
-                .create_timeout(Some(PG_WAIT))
-                .build()
-                .map_err(|err| Error::Unavailable(err.to_string()))?
-        };
-        let pool = PgPool {
-            pool,
-            runtime: Arc::new(PgRuntime(Some(runtime))),
-        };
+            .map_err(|err| Error::Unavailable(err.to_string()))?;
+        let pool = PgPool { pool };
         match pool.connection() {
             Connection::Unavailable(why) => Err(Error::Unavailable(why)),
             _ => Ok(pool),
@@ -110,35 +86,28 @@ impl PgPool {
     /// A connection from the pool, or one whose every statement fails with
     /// why none could be had.
     pub fn connection(&self) -> Connection {
-        let Some(runtime) = self.runtime.0.as_ref() else {
-            return Connection::Unavailable("the pool is shut down".into());
-        };
-        let pool = self.pool.clone();
-        let got = futures_executor::block_on(runtime.spawn(async move { pool.get().await }));
-        match got {
-            Ok(Ok(client)) => Connection::Postgres(PgConn {
-                client,
+        // Waiting for a free connection needs a waker and a timer, which
+        // async-io gives on any thread.
+        match async_io::block_on(self.pool.get()) {
+            Ok(driven) => Connection::Postgres(PgConn {
+                driven: Box::new(driven),
                 changes: Cell::new(0),
                 in_transaction: Cell::new(false),
                 aborted: Cell::new(false),
                 later: RefCell::new(Vec::new()),
             }),
-            Ok(Err(err)) => Connection::Unavailable(pool_error(&err)),
+            Err(deadpool::managed::PoolError::Backend(err)) => {
+                Connection::Unavailable(err.to_string())
+            }
             Err(err) => Connection::Unavailable(err.to_string()),
         }
     }
 }
 
-fn pool_error(err: &deadpool_postgres::PoolError) -> String {
-    match err {
-        deadpool_postgres::PoolError::Backend(err) => describe(err),
-        other => other.to_string(),
-    }
-}
-
 /// One pooled connection; back to the pool when dropped.
 pub struct PgConn {
-    client: deadpool_postgres::Object,
+    /// Boxed: an open connection is large beside SQLite's handle.
+    driven: Box<deadpool::managed::Object<Opener>>,
     pub(super) changes: Cell<u64>,
     in_transaction: Cell<bool>,
     /// A statement failed in the open transaction (since it began, or
@@ -158,12 +127,23 @@ struct Later {
 }
 
 impl PgConn {
+    fn client(&self) -> &tokio_postgres::Client {
+        &self.driven.client
+    }
+
     /// Prepares `sql`, or finds it prepared on this connection. Writes
     /// that wait stay waiting: a prepared statement changes no data.
     pub(super) fn prepare(&self, sql: &str) -> Result<tokio_postgres::Statement, Error> {
-        self.noted(futures_executor::block_on(
-            self.client.prepare_cached(&placeholders(sql)),
-        ))
+        let sql = placeholders(sql);
+        if let Some(statement) = self.driven.statements.borrow().get(sql.as_ref()) {
+            return Ok(statement.clone());
+        }
+        let statement = self.noted(self.driven.run(self.client().prepare(&sql)))?;
+        self.driven
+            .statements
+            .borrow_mut()
+            .insert(sql.into_owned(), statement.clone());
+        Ok(statement)
     }
 
     /// Runs `next` after the writes waiting for it, all sent at once and
@@ -175,10 +155,11 @@ impl PgConn {
     ) -> Result<T, Error> {
         let later = self.later.take();
         if later.is_empty() {
-            return self.noted(futures_executor::block_on(next));
+            return self.noted(self.driven.run(next));
         }
-        let (written, result) =
-            futures_executor::block_on(futures_util::future::join(self.send(&later), next));
+        let (written, result) = self
+            .driven
+            .run(futures_util::future::join(self.send(&later), next));
         self.noted(written)?;
         self.noted(result)
     }
@@ -186,7 +167,7 @@ impl PgConn {
     /// The waiting writes, sent together; the first failure, if any.
     async fn send(&self, later: &[Later]) -> Result<(), tokio_postgres::Error> {
         let writes = later.iter().map(|write| {
-            self.client.execute_raw(
+            self.client().execute_raw(
                 &write.statement,
                 write.values.iter().map(|value| Param(value.as_ref())),
             )
@@ -205,7 +186,7 @@ impl PgConn {
         if later.is_empty() {
             return Ok(());
         }
-        self.noted(futures_executor::block_on(self.send(&later)))
+        self.noted(self.driven.run(self.send(&later)))
     }
 
     /// Runs a write whose result the caller does not read. Inside a
@@ -244,11 +225,10 @@ impl PgConn {
         // anything else runs after them.
         let result = if first.as_deref() == Some("ROLLBACK") {
             self.later.borrow_mut().clear();
-            self.noted(futures_executor::block_on(self.client.batch_execute(sql)))
+            self.noted(self.driven.run(self.client().batch_execute(sql)))
         } else {
-            self.flush().and_then(|()| {
-                self.noted(futures_executor::block_on(self.client.batch_execute(sql)))
-            })
+            self.flush()
+                .and_then(|()| self.noted(self.driven.run(self.client().batch_execute(sql))))
         };
         // The server knows whether a transaction is open, but says so only
         // in a reply's status byte, which the client does not expose: the
@@ -285,7 +265,7 @@ impl PgConn {
     ) -> Result<usize, Error> {
         let params = Param::all(values);
         let refs = Param::refs(&params);
-        let changed = self.pipelined(self.client.execute(statement, &refs))?;
+        let changed = self.pipelined(self.client().execute(statement, &refs))?;
         self.changes.set(self.changes.get() + changed);
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
@@ -298,7 +278,7 @@ impl PgConn {
     ) -> Result<Vec<Vec<Value>>, Error> {
         let params = Param::all(values);
         let refs = Param::refs(&params);
-        let rows = self.pipelined(self.client.query(statement, &refs))?;
+        let rows = self.pipelined(self.client().query(statement, &refs))?;
         // INSERT … RETURNING and UPDATE … RETURNING write too.
         if writes {
             self.changes.set(self.changes.get() + rows.len() as u64);
