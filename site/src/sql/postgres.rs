@@ -63,8 +63,10 @@ impl PgPool {
                     .into(),
             ));
         }
+        // Notices (a migration's "already exists, skipping") are not the
+        // ledger's to report: warnings and errors still come.
         let options = format!(
-            "{} -c lock_timeout={}",
+            "{} -c lock_timeout={} -c client_min_messages=warning",
             config.get_options().unwrap_or_default(),
             PG_LOCK_TIMEOUT.as_millis()
         );
