@@ -25,6 +25,7 @@ use stockhop_site::central::forwarder::CentralClient;
 use stockhop_site::central::wire::{CentralBatch, CentralHop, SiteHop};
 use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{receipts, wall_clock, LedgerState};
+use stockhop_site::outbound::Trust;
 use stockhop_site::AppState;
 
 const SITES: usize = 10;
@@ -148,7 +149,7 @@ async fn central_run(
         .iter()
         .enumerate()
         .map(|(site, hops)| {
-            let client = CentralClient::new(&base, SECRET).unwrap();
+            let client = CentralClient::new(&base, SECRET, &Trust::System).unwrap();
             let hops = hops.clone();
             tokio::spawn(async move {
                 let (mut latencies, mut resent) = (Vec::new(), 0);

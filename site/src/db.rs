@@ -72,6 +72,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "central",
         sql: include_str!("../migrations/0006_central.sql"),
     },
+    Migration {
+        version: 7,
+        name: "central_backfill",
+        sql: include_str!("../migrations/0007_central_backfill.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -106,6 +111,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 6,
         name: "central",
         sql: include_str!("../migrations/postgres/0006_central.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "central_backfill",
+        sql: include_str!("../migrations/postgres/0007_central_backfill.sql"),
     },
 ];
 

@@ -26,8 +26,9 @@ use crate::listener::forwarder::{
     DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
 use crate::listener::unix_now;
+use crate::outbound::{signed_post_client, OutboundError, Trust};
 
-/// The central, reached over HTTP with the shared secret.
+/// The central, reached over HTTPS (or plain HTTP) with the shared secret.
 pub struct CentralClient {
     client: reqwest::Client,
     url: String,
@@ -35,13 +36,14 @@ pub struct CentralClient {
 }
 
 impl CentralClient {
-    /// `base_url` is the central's origin (`http://host:port`).
-    pub fn new(base_url: &str, secret: &str) -> Result<CentralClient, DeliveryError> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(DELIVERY_TIMEOUT)
-            .build()
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    /// `base_url` is the central's origin (`https://host:port`, or
+    /// `http://`), `trust` whom its certificate must chain to.
+    pub fn new(
+        base_url: &str,
+        secret: &str,
+        trust: &Trust,
+    ) -> Result<CentralClient, OutboundError> {
+        let client = signed_post_client(base_url, trust)?;
         Ok(CentralClient {
             client,
             url: format!("{}{CENTRAL_HOPS_PATH}", base_url.trim_end_matches('/')),
