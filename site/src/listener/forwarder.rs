@@ -50,17 +50,18 @@ pub const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
 /// Wait before re-reading the queue after a local database error.
 pub const DB_ERROR_DELAY: Duration = Duration::from_secs(1);
 
-/// Why a batch did not get a per-record answer.
+/// Why a batch did not get a per-record answer (from the ledger, or a
+/// site's central).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
     /// No answer: connection refused or reset, timeout, TLS, …
-    #[error("ledger unreachable: {0}")]
+    #[error("unreachable: {0}")]
     Unreachable(String),
     /// An answer other than a batch response.
-    #[error("ledger answered {status}: {body}")]
+    #[error("answered {status}: {body}")]
     Status { status: u16, body: String },
     /// A 200 whose body is not a batch response for this batch.
-    #[error("unreadable ledger answer: {0}")]
+    #[error("unreadable answer: {0}")]
     BadAnswer(String),
 }
 
