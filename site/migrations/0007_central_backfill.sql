@@ -1,4 +1,6 @@
--- Past one site, the backlog: a site that starts forwarding sends the hops
+-- Past one site, the backlog and the last failure.
+
+-- The backlog: a site that starts forwarding sends the hops
 -- it appended before (its whole history, or the hops of a stretch with
 -- forwarding off), enqueued by `serve` at start for every hop without an
 -- outbox row. Done rows are pruned after their retention, so "without a
@@ -8,3 +10,10 @@
 -- the backlog is looked for above it.
 ALTER TABLE central_outbox_clock
     ADD COLUMN pruned_hop_id INTEGER NOT NULL DEFAULT 0 CHECK (pruned_hop_id >= 0);
+
+-- Why the last delivery to the central failed (an unreachable central, a
+-- certificate it does not trust, a refusing answer) and when; cleared by
+-- the next delivery that gets an answer. Kept with the forwarding it
+-- belongs to, so a start with another central begins without it.
+ALTER TABLE central_forwarding ADD COLUMN last_error TEXT;
+ALTER TABLE central_forwarding ADD COLUMN last_error_at INTEGER;

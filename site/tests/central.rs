@@ -938,8 +938,12 @@ fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_l
     let admin = site.cli(&["admin", "add", "ops"]);
     runtime().block_on(async {
         let (_, status) = get_json(&site.base(), "/v1/site/status", &admin).await;
-        assert_eq!(status["central_outbox"]["pending"], scans);
-        assert_eq!(status["central_outbox"]["dead_letters_total"], 0);
+        let outbox = &status["central_outbox"];
+        assert_eq!(outbox["pending"], scans);
+        assert_eq!(outbox["dead_letters_total"], 0);
+        let error = outbox["last_error"].as_str().unwrap_or_default();
+        assert!(error.contains("invalid peer certificate"), "{outbox}");
+        assert!(outbox["last_error_at"].is_string(), "{outbox}");
     });
     site.kill9();
 
@@ -949,6 +953,10 @@ fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_l
     site.start();
     wait_drained(&site_db);
     assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-H", scans as usize);
+    runtime().block_on(async {
+        let (_, status) = get_json(&site.base(), "/v1/site/status", &admin).await;
+        assert_eq!(status["central_outbox"]["last_error"], Value::Null);
+    });
     site.kill9();
     central.kill9();
 }

@@ -247,11 +247,18 @@ pub async fn run(
             .iter()
             .map(|hop| (hop.seq, hop.key.as_str()))
             .collect();
+        let error = result.as_ref().err().map(ToString::to_string);
         let Step { settle, wait } = drain.handle(&seqs, result);
+        // A retry is a failure to show; a batch refused as a whole (sent
+        // again one hop at a time at once) is not yet.
+        let failure = wait.map(|_| {
+            error.unwrap_or_else(|| "the central's answer does not match the batch".to_owned())
+        });
         let attempted: Vec<i64> = seqs.iter().map(|(seq, _)| *seq).collect();
         let settled = db
             .call(move |conn| {
-                outbox::settle(conn, &attempted, &settle, unix_now()).map_err(DbError::from)
+                outbox::settle(conn, &attempted, &settle, failure.as_deref(), unix_now())
+                    .map_err(DbError::from)
             })
             .await;
         if let Err(err) = settled {

@@ -174,14 +174,28 @@ pub enum Settled {
 }
 
 /// Records one delivery attempt in one transaction: every row in
-/// `attempted` counts an attempt, each row in `settle` leaves pending.
+/// `attempted` counts an attempt, each row in `settle` leaves pending, and
+/// `failure` (why the attempt got no usable answer; `None` when it did)
+/// becomes the forwarding's last error, shown by [`status`].
 pub fn settle(
     conn: &mut Connection,
     attempted: &[i64],
     settle: &[(i64, Settled)],
+    failure: Option<&str>,
     now: UnixMs,
 ) -> crate::sql::Result<()> {
     let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    match failure {
+        Some(failure) => tx.execute(
+            "UPDATE central_forwarding SET last_error = ?1, last_error_at = ?2 WHERE id = 1",
+            params![failure, now.0],
+        )?,
+        None => tx.execute(
+            "UPDATE central_forwarding SET last_error = NULL, last_error_at = NULL
+             WHERE id = 1 AND last_error IS NOT NULL",
+            [],
+        )?,
+    };
     for seq in attempted {
         tx.execute(
             "UPDATE central_outbox SET attempts = attempts + 1
@@ -258,11 +272,23 @@ pub struct OutboxStatus {
     pub dead_letters_total: i64,
     /// The newest first, at most `dead_limit`.
     pub dead_letters: Vec<DeadHop>,
+    /// Why the last delivery got no usable answer (e.g. the central's
+    /// certificate is not trusted), until one does.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<UnixMs>,
 }
 
 /// The outbox's depth and dead letters.
 pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<OutboxStatus> {
     let forwarding = forwarding(conn)?;
+    let (last_error, last_error_at): (Option<String>, Option<i64>) = conn
+        .query_row(
+            "SELECT last_error, last_error_at FROM central_forwarding WHERE id = 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?
+        .unwrap_or((None, None));
     let (pending, dead_letters_total): (i64, i64) = conn.query_row(
         "SELECT COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0),
                 COALESCE(SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END), 0)
@@ -301,6 +327,8 @@ pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<Outbox
         oldest_pending_at: oldest_pending_at.map(UnixMs),
         dead_letters_total,
         dead_letters,
+        last_error,
+        last_error_at: last_error_at.map(UnixMs),
     })
 }
 
@@ -387,13 +415,21 @@ mod tests {
                 status: 409,
                 reason: "IDEMPOTENCY_KEY_REUSED".into(),
             };
+            settle(conn, &[3], &[], Some("unreachable: refused"), UnixMs(9)).unwrap();
+            let failed = status(conn, 10).unwrap();
+            assert_eq!(
+                (failed.last_error.as_deref(), failed.last_error_at),
+                (Some("unreachable: refused"), Some(UnixMs(9)))
+            );
             settle(
                 conn,
                 &[1, 2, 3],
                 &[(1, Settled::Done), (2, dead)],
+                None,
                 UnixMs(10),
             )
             .unwrap();
+            assert_eq!(status(conn, 10).unwrap().last_error, None, "answered");
             let retention = CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
             assert_eq!(prune(conn, UnixMs(10 + retention)).unwrap(), 0, "not yet");
             assert_eq!(prune(conn, UnixMs(11 + retention)).unwrap(), 1);
@@ -416,7 +452,7 @@ mod tests {
                     |r| r.get(0),
                 )
                 .unwrap();
-            assert_eq!(attempts, 1);
+            assert_eq!(attempts, 2);
         });
     }
 }
