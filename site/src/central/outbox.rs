@@ -57,6 +57,10 @@ fn configure_once(
 ) -> crate::sql::Result<usize> {
     let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
     tx.execute("DELETE FROM central_forwarding", [])?;
+    tx.execute(
+        "UPDATE central_forwarder_state SET last_error = NULL, last_error_at = NULL WHERE id = 1",
+        [],
+    )?;
     let mut enqueued = 0;
     if let Some(forwarding) = forwarding {
         tx.execute(
@@ -74,13 +78,15 @@ fn configure_once(
 /// next seqs from the clock (after every row already there): one statement,
 /// so a backlog of any length is one pass over `hops`. A hop never takes a
 /// second row (the outbox's unique `hop_id`, and the `NOT EXISTS`); hops at
-/// or below the clock's `pruned_hop_id` had theirs, since pruned.
+/// or below `pruned_hop_id` (migration 0007) had theirs, since pruned.
 fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
     let enqueued = conn.execute(
         "INSERT INTO central_outbox (seq, hop_id)
          SELECT c.seq + ROW_NUMBER() OVER (ORDER BY h.hop_id), h.hop_id
-         FROM hops h JOIN central_outbox_clock c ON c.id = 1
-         WHERE h.hop_id > c.pruned_hop_id
+         FROM hops h
+         JOIN central_outbox_clock c ON c.id = 1
+         JOIN central_forwarder_state p ON p.id = 1
+         WHERE h.hop_id > p.pruned_hop_id
            AND NOT EXISTS (SELECT 1 FROM central_outbox o WHERE o.hop_id = h.hop_id)",
         [],
     )?;
@@ -187,11 +193,11 @@ pub fn settle(
     let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
     match failure {
         Some(failure) => tx.execute(
-            "UPDATE central_forwarding SET last_error = ?1, last_error_at = ?2 WHERE id = 1",
+            "UPDATE central_forwarder_state SET last_error = ?1, last_error_at = ?2 WHERE id = 1",
             params![failure, now.0],
         )?,
         None => tx.execute(
-            "UPDATE central_forwarding SET last_error = NULL, last_error_at = NULL
+            "UPDATE central_forwarder_state SET last_error = NULL, last_error_at = NULL
              WHERE id = 1 AND last_error IS NOT NULL",
             [],
         )?,
@@ -222,7 +228,7 @@ pub fn settle(
 }
 
 /// Deletes done rows settled more than [`CENTRAL_OUTBOX_DONE_RETENTION`]
-/// before `now`, and raises the clock's `pruned_hop_id` to the highest hop
+/// before `now`, and raises `pruned_hop_id` to the highest hop
 /// among them in the same transaction, so the backlog at the next start
 /// does not take those hops for unsent ones. Pending and dead rows stay
 /// (the schema refuses deleting them). Returns how many went.
@@ -238,7 +244,8 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<usize> {
         return Ok(0);
     };
     tx.execute(
-        "UPDATE central_outbox_clock SET pruned_hop_id = ?1 WHERE id = 1 AND pruned_hop_id < ?1",
+        "UPDATE central_forwarder_state SET pruned_hop_id = ?1
+         WHERE id = 1 AND pruned_hop_id < ?1",
         [highest],
     )?;
     let removed = tx.execute(
@@ -281,14 +288,11 @@ pub struct OutboxStatus {
 /// The outbox's depth and dead letters.
 pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<OutboxStatus> {
     let forwarding = forwarding(conn)?;
-    let (last_error, last_error_at): (Option<String>, Option<i64>) = conn
-        .query_row(
-            "SELECT last_error, last_error_at FROM central_forwarding WHERE id = 1",
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?
-        .unwrap_or((None, None));
+    let (last_error, last_error_at): (Option<String>, Option<i64>) = conn.query_row(
+        "SELECT last_error, last_error_at FROM central_forwarder_state WHERE id = 1",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
     let (pending, dead_letters_total): (i64, i64) = conn.query_row(
         "SELECT COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0),
                 COALESCE(SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END), 0)
