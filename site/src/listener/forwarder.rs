@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use super::queue::{self, QueueError, Queued, Settled};
 use super::unix_now;
 use crate::db::Db;
-use crate::outbound::{signed_post_client, Trust};
+use crate::outbound::{signed_post_client, OutboundError, Trust};
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, SIGNATURE_HEADER,
@@ -139,9 +139,8 @@ pub struct RemoteLedgerSink {
 impl RemoteLedgerSink {
     /// `base_url` is the ledger's origin (`http://host:port`, or
     /// `https://` checked against the system's trust store).
-    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, DeliveryError> {
-        let client = signed_post_client(base_url, &Trust::System)
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, OutboundError> {
+        let client = signed_post_client(base_url, &Trust::System)?;
         Ok(RemoteLedgerSink {
             client,
             url: format!("{}{TERMINAL_EVENTS_PATH}", base_url.trim_end_matches('/')),
