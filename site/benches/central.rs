@@ -11,6 +11,12 @@
 //! (site, key) it may already hold, the site row's upsert and update, all
 //! in a SERIALIZABLE transaction; the baseline is the floor of the inserts.
 //!
+//! First, on SQLite and without a cluster, a site's backlog: the time
+//! `serve` takes at start to enqueue [`BACKLOG_HOPS`] hops appended before
+//! forwarding was on (one transaction, `outbox::configure`), and a restart
+//! with nothing left to enqueue, beside appending the same hops (forwarding
+//! off, and on, where the trigger writes each row).
+//!
 //! Needs a PostgreSQL cluster's admin URL: start one with `cargo xtask
 //! postgres` and, in another shell, run
 //! `STOCKHOP_TEST_POSTGRES=postgres://postgres@127.0.0.1:PORT/postgres
@@ -22,9 +28,12 @@ use std::time::{Duration, Instant};
 
 use stockhop::key::IdempotencyKey;
 use stockhop_site::central::forwarder::CentralClient;
+use stockhop_site::central::outbox;
 use stockhop_site::central::wire::{CentralBatch, CentralHop, SiteHop};
 use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{receipts, wall_clock, LedgerState};
+use stockhop_site::outbound::Trust;
+use stockhop_site::sql::params;
 use stockhop_site::AppState;
 
 const SITES: usize = 10;
@@ -34,6 +43,8 @@ const HOPS_PER_SITE: usize = 2_000;
 /// forwards as hops trickle in.
 const BATCH_SIZES: [usize; 2] = [100, 10];
 const SECRET: &str = "bench-central-secret";
+/// A site's history when it first gets a central: months of a busy site.
+const BACKLOG_HOPS: usize = 100_000;
 const ADMIN_VAR: &str = "STOCKHOP_TEST_POSTGRES";
 
 /// One site's hops in outbox order.
@@ -148,7 +159,7 @@ async fn central_run(
         .iter()
         .enumerate()
         .map(|(site, hops)| {
-            let client = CentralClient::new(&base, SECRET).unwrap();
+            let client = CentralClient::new(&base, SECRET, &Trust::System).unwrap();
             let hops = hops.clone();
             tokio::spawn(async move {
                 let (mut latencies, mut resent) = (Vec::new(), 0);
@@ -282,7 +293,90 @@ async fn baseline_run(url: &str, sites: &[Vec<CentralHop>], batch: usize) -> Fig
     figures(SITES * HOPS_PER_SITE, started.elapsed(), latencies, 0)
 }
 
+/// Appends `hops` hops in one transaction, as the ledger writes them.
+fn append_hops(db: &Db, hops: usize) -> Duration {
+    db.call_blocking(|conn| {
+        let started = Instant::now();
+        let tx = conn.transaction().unwrap();
+        for i in 0..hops {
+            let key = IdempotencyKey::mint().unwrap().to_string();
+            tx.prepare_cached(
+                "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, mode,
+                                   facts, occurred_at, booked_at, recorded_at,
+                                   device_clock_skew_ms, source_mode)
+                 VALUES (?1, ?2, ?3, ?4, 'scan', 'ZONE_CHANGE', 'put_away', '{\"epc\":\"E\"}',
+                         ?5, ?5, ?5, 0, 'live')",
+            )
+            .unwrap()
+            .execute(params![
+                format!("HH-{}", i % 20),
+                format!("session-{}", i / 100),
+                key,
+                (i % 100) as i64 + 2,
+                1_795_947_302_120_i64 + i as i64
+            ])
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        started.elapsed()
+    })
+}
+
+fn configure(db: &Db, on: bool) -> (Duration, usize) {
+    let forwarding = outbox::Forwarding {
+        site_id: "SITE".into(),
+        central_url: "https://central.example".into(),
+    };
+    db.call_blocking(|conn| {
+        let started = Instant::now();
+        let enqueued = outbox::configure(conn, on.then_some(&forwarding), wall_clock()).unwrap();
+        (started.elapsed(), enqueued)
+    })
+}
+
+fn backlog(dir: &std::path::Path) {
+    let late = Db::open(&dir.join("backlog-late")).unwrap();
+    let off = append_hops(&late, BACKLOG_HOPS);
+    let (enqueue, enqueued) = configure(&late, true);
+    assert_eq!(enqueued, BACKLOG_HOPS);
+    let (restart, again) = configure(&late, true);
+    assert_eq!(again, 0);
+    let early = Db::open(&dir.join("backlog-early")).unwrap();
+    configure(&early, true);
+    let on = append_hops(&early, BACKLOG_HOPS);
+    println!();
+    println!("a site's backlog: {BACKLOG_HOPS} hops appended before forwarding was on; SQLite");
+    println!(
+        "| {:<66} | {:>9} | {:>8} | {:>11} |",
+        "path", "ms", "µs/hop", "vs baseline"
+    );
+    println!("|{:-<68}|{:->11}|{:->10}|{:->13}|", "", "", "", "");
+    for (path, took) in [
+        (
+            "serve's start: enqueue the backlog (one transaction)",
+            enqueue,
+        ),
+        ("serve's restart: nothing left to enqueue", restart),
+        (
+            "hops appended with forwarding on (the trigger writes rows)",
+            on,
+        ),
+        ("baseline: the same hops appended, forwarding off", off),
+    ] {
+        println!(
+            "| {:<66} | {:>9.1} | {:>8.2} | {:>10.2}× |",
+            path,
+            took.as_secs_f64() * 1e3,
+            took.as_secs_f64() * 1e6 / BACKLOG_HOPS as f64,
+            took.as_secs_f64() / off.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
+    let backlog_dir = tempfile::tempdir().unwrap();
+    backlog(backlog_dir.path());
+    drop(backlog_dir);
     let admin = std::env::var(ADMIN_VAR).unwrap_or_else(|_| {
         panic!(
             "{ADMIN_VAR} must name a PostgreSQL cluster's admin URL: start one with \

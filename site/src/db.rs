@@ -74,8 +74,13 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 7,
+        name: "central_backfill",
+        sql: include_str!("../migrations/0007_central_backfill.sql"),
+    },
+    Migration {
+        version: 8,
         name: "counters",
-        sql: include_str!("../migrations/0007_counters.sql"),
+        sql: include_str!("../migrations/0008_counters.sql"),
     },
 ];
 
@@ -114,8 +119,13 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
     },
     Migration {
         version: 7,
+        name: "central_backfill",
+        sql: include_str!("../migrations/postgres/0007_central_backfill.sql"),
+    },
+    Migration {
+        version: 8,
         name: "counters",
-        sql: include_str!("../migrations/postgres/0007_counters.sql"),
+        sql: include_str!("../migrations/postgres/0008_counters.sql"),
     },
 ];
 

@@ -32,8 +32,9 @@ const PLAIN_HTTP_PATHS: &[&str] = &["/ca.crt", "/trust.html", "/healthz"];
 /// Machine-to-machine endpoints a LAN or WAN peer may POST to over plain
 /// HTTP: no browser is involved (the HTTPS rule is about a secure context
 /// for the handheld's service worker), and each request is authenticated
-/// by its HMAC signature over timestamp and body. A site's forwarder
-/// reaches its central here.
+/// by its HMAC signature over timestamp and body. A site set up with an
+/// `http://` central reaches it here; one with `https://` uses the HTTPS
+/// port, which serves the same router.
 const SIGNED_PLAIN_HTTP_PATHS: &[&str] = &[crate::central::wire::CENTRAL_HOPS_PATH];
 
 /// The error code of a refused plain-HTTP API request.

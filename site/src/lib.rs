@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod limits;
 pub mod listener;
 pub mod log_sample;
+pub mod outbound;
 pub mod server;
 pub mod sql;
 pub mod terminal_wire;

@@ -13,6 +13,7 @@ use stockhop_site::db::{Database, Db};
 use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink};
+use stockhop_site::outbound;
 use stockhop_site::tls::{self, CertSource, CertStore, Issued};
 use stockhop_site::{lan, server, view, AppState};
 
@@ -242,9 +243,9 @@ enum PeriodCommand {
 /// server being the central.
 #[derive(clap::Args)]
 struct CentralArgs {
-    /// Forward every applied hop to this central (http://host:port),
-    /// exactly once, through the outbox; needs --central-secret and
-    /// --site-id.
+    /// Forward every applied hop to this central (https://host:port, or
+    /// http:// on a private link), exactly once, through the outbox; needs
+    /// --central-secret and --site-id.
     #[arg(
         long = "central-url",
         env = "STOCKHOP_CENTRAL_URL",
@@ -264,6 +265,15 @@ struct CentralArgs {
     /// This site's id at the central (with --central-url).
     #[arg(long = "site-id", env = "STOCKHOP_SITE_ID")]
     site_id: Option<String>,
+    /// PEM file of the CA (one or more certificates) an https:// central's
+    /// certificate must chain to, e.g. the central's site CA from its
+    /// /ca.crt; without it, the system's trust store.
+    #[arg(
+        long = "central-ca",
+        env = "STOCKHOP_CENTRAL_CA",
+        requires = "central_url"
+    )]
+    central_ca: Option<PathBuf>,
 }
 
 /// The terminal listener's settings; the command line wins over the
@@ -496,7 +506,15 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         &central.central_secret,
     ) {
         (Some(url), Some(site_id), Some(secret)) => {
-            let client = CentralClient::new(url, secret).context("building the central client")?;
+            let trust = outbound::Trust::from_ca_file(central.central_ca.clone());
+            let client = CentralClient::new(url, secret, &trust)
+                .context("building the client for --central-url")?;
+            if outbound::plain_off_loopback(url) {
+                tracing::warn!(
+                    central = %url,
+                    "the central is reached over plain HTTP: hops are signed but readable on the way; give an https:// --central-url"
+                );
+            }
             Some((
                 outbox::Forwarding {
                     site_id: site_id.clone(),
@@ -507,14 +525,21 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    db.call_blocking(|conn| {
-        outbox::configure(
-            conn,
-            forwarding.as_ref().map(|(f, _)| f),
-            ledger::wall_clock(),
-        )
-    })
-    .context("recording the central forwarding")?;
+    let backlog = db
+        .call_blocking(|conn| {
+            outbox::configure(
+                conn,
+                forwarding.as_ref().map(|(f, _)| f),
+                ledger::wall_clock(),
+            )
+        })
+        .context("recording the central forwarding")?;
+    if backlog > 0 {
+        tracing::info!(
+            hops = backlog,
+            "enqueued the hops appended without forwarding for the central"
+        );
+    }
     let www_dir = www.unwrap_or_else(stockhop_site::default_www_dir);
     if !www_dir.join("pkg").exists() {
         tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");

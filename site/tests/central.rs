@@ -1,7 +1,8 @@
 //! Past one site, with real parts: a central `stockhop-site` on a real
 //! PostgreSQL database, sites (the real binary, on the backend the suite
-//! runs on) forwarding to it over real HTTP on loopback, a handheld
-//! syncing scans, and kill -9 of either side.
+//! runs on) forwarding to it over real HTTP, and real HTTPS with the
+//! central's own site CA, on loopback, a handheld syncing scans, sites that
+//! recorded hops before they forwarded, and kill -9 of either side.
 //!
 //! The central needs a PostgreSQL cluster: `cargo xtask test` starts one
 //! and passes its admin URL in `STOCKHOP_TEST_POSTGRES`; `cargo xtask
@@ -43,10 +44,12 @@ fn central_database(data: &Path) -> String {
 }
 
 /// A `stockhop-site serve` that can be killed and started again on the
-/// same ports and data.
+/// same ports and data (and with other arguments). Its log (warnings and
+/// worse) is appended to `serve.log` in its data directory.
 struct Server {
     data: PathBuf,
     port: u16,
+    https_port: u16,
     args: Vec<String>,
     child: Option<Child>,
 }
@@ -56,6 +59,7 @@ impl Server {
         Server {
             data,
             port: ports::free_port(),
+            https_port: ports::free_port(),
             args,
             child: None,
         }
@@ -78,28 +82,55 @@ impl Server {
 
     /// A site (on the suite's backend) forwarding to `central`.
     fn site(dir: &Path, site_id: &str, central: &Server) -> Server {
+        let mut site = Server::alone(dir, site_id);
+        site.args.extend(forwarding_args(site_id, &central.base()));
+        site
+    }
+
+    /// A site (on the suite's backend) that forwards to no central.
+    fn alone(dir: &Path, site_id: &str) -> Server {
         let data = dir.join(site_id);
-        let mut args = backend::database_args(&data);
-        args.extend([
-            "--central-url".into(),
-            central.base(),
-            "--central-secret".into(),
-            SECRET.into(),
-            "--site-id".into(),
-            site_id.into(),
-        ]);
+        let args = backend::database_args(&data);
         Server::new(data, args)
+    }
+
+    /// Its arguments with forwarding to `central_url` (on: true) or none.
+    fn forward_to(&mut self, site_id: &str, central_url: Option<&str>) {
+        self.args = backend::database_args(&self.data);
+        if let Some(url) = central_url {
+            self.args.extend(forwarding_args(site_id, url));
+        }
     }
 
     fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// The HTTPS origin by a name its site CA's certificate carries.
+    fn https_base(&self) -> String {
+        format!("https://localhost:{}", self.https_port)
+    }
+
+    /// The site CA it made on its first start (`/ca.crt`).
+    fn ca_cert(&self) -> PathBuf {
+        self.data.join("tls").join("ca.crt")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.data.join("serve.log")).unwrap_or_default()
+    }
+
     fn start(&mut self) {
         assert!(self.child.is_none());
+        std::fs::create_dir_all(&self.data).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.data.join("serve.log"))
+            .unwrap();
         let child = Command::new(BIN)
             .args(["serve", "--http", &format!("127.0.0.1:{}", self.port)])
-            .args(["--https", "127.0.0.1:0"])
+            .args(["--https", &format!("127.0.0.1:{}", self.https_port)])
             .args([
                 "--terminal-http",
                 "127.0.0.1:0",
@@ -111,9 +142,10 @@ impl Server {
             .arg("--www")
             .arg(&self.data)
             .args(&self.args)
-            .env("RUST_LOG", "error")
+            .env("RUST_LOG", "warn")
+            .env("STOCKHOP_LOG_FORMAT", "text")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         self.child = Some(child);
@@ -174,6 +206,18 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill9();
     }
+}
+
+/// The arguments that make a site forward to `central_url` as `site_id`.
+fn forwarding_args(site_id: &str, central_url: &str) -> Vec<String> {
+    vec![
+        "--central-url".into(),
+        central_url.into(),
+        "--central-secret".into(),
+        SECRET.into(),
+        "--site-id".into(),
+        site_id.into(),
+    ]
 }
 
 /// `sessions` put-away sessions of `scans` scans each (open, scans, close).
@@ -688,4 +732,292 @@ fn a_central_that_refuses_one_hop_dead_letters_only_that_hop_and_takes_the_rest(
     });
     site.kill9();
     central.kill9();
+}
+
+/// The site's outbox is all done, one row per hop, and the central holds
+/// exactly those hops once, in seq order, which is the site's hop order.
+fn assert_forwarded_in_hop_order(site: &Db, central: &Db, site_id: &str, hops: usize) {
+    let outbox = outbox(site);
+    assert_eq!(outbox.len(), hops, "one outbox row per hop");
+    assert!(
+        outbox.iter().all(|(_, _, state)| state == "done"),
+        "{outbox:?}"
+    );
+    let site_keys: Vec<String> = site.call_blocking(|conn| {
+        conn.prepare("SELECT key FROM hops ORDER BY hop_id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    });
+    let held = central_hops(central, site_id);
+    assert_eq!(held, done(&outbox), "each hop once, in seq order");
+    assert_eq!(
+        held.into_iter().map(|(_, key)| key).collect::<Vec<_>>(),
+        site_keys,
+        "in the site's hop order"
+    );
+}
+
+/// Items of one session of [`plan`] with `scans` scans: open, scans, close.
+fn session(items: &[Value], scans: u64, n: usize) -> &[Value] {
+    let len = scans as usize + 2;
+    &items[n * len..(n + 1) * len]
+}
+
+#[test]
+fn hops_recorded_before_the_site_had_a_central_all_reach_it_in_order_once_and_later_ones_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut central = Server::central(dir.path());
+    central.start();
+    let mut site = Server::alone(dir.path(), "SITE-E");
+    let scans = 15;
+    let token = prepare(&site, dir.path(), 2, scans);
+    let items = plan(2, scans);
+    site.start();
+    runtime().block_on(sync_all(
+        &site.base(),
+        &token,
+        session(&items, scans, 0),
+        6,
+        Duration::ZERO,
+    ));
+    assert_eq!(
+        count(&site.db(), "SELECT count(*) FROM central_outbox"),
+        0,
+        "a site without a central keeps no outbox rows"
+    );
+    site.kill9();
+
+    site.forward_to("SITE-E", Some(&central.base()));
+    site.start();
+    runtime().block_on(sync_all(
+        &site.base(),
+        &token,
+        session(&items, scans, 1),
+        6,
+        Duration::ZERO,
+    ));
+    let site_db = site.db();
+    wait_drained(&site_db);
+    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-E", 2 * scans as usize);
+    site.kill9();
+    central.kill9();
+}
+
+#[test]
+fn forwarding_turned_off_and_on_again_sends_the_hops_of_the_gap_in_order_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut central = Server::central(dir.path());
+    central.start();
+    let mut site = Server::site(dir.path(), "SITE-F", &central);
+    let scans = 10;
+    let token = prepare(&site, dir.path(), 3, scans);
+    let items = plan(3, scans);
+    let sync_session = |site: &Server, n| {
+        runtime().block_on(sync_all(
+            &site.base(),
+            &token,
+            session(&items, scans, n),
+            4,
+            Duration::ZERO,
+        ));
+    };
+    site.start();
+    sync_session(&site, 0);
+    wait_drained(&site.db());
+    site.kill9();
+
+    site.forward_to("SITE-F", None);
+    site.start();
+    sync_session(&site, 1);
+    site.kill9();
+    assert_eq!(
+        count(&site.db(), "SELECT count(*) FROM central_outbox"),
+        scans as i64,
+        "hops appended with forwarding off take no row then"
+    );
+
+    site.forward_to("SITE-F", Some(&central.base()));
+    site.start();
+    sync_session(&site, 2);
+    let site_db = site.db();
+    wait_drained(&site_db);
+    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-F", 3 * scans as usize);
+    site.kill9();
+    central.kill9();
+}
+
+#[test]
+fn a_site_forwards_over_https_checked_against_the_centrals_ca_and_each_hop_arrives_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut central = Server::central(dir.path());
+    central.start();
+    let mut site = Server::alone(dir.path(), "SITE-G");
+    site.args
+        .extend(forwarding_args("SITE-G", &central.https_base()));
+    site.args.extend([
+        "--central-ca".into(),
+        central.ca_cert().display().to_string(),
+    ]);
+    let scans = 15;
+    let token = prepare(&site, dir.path(), 2, scans);
+    site.start();
+    runtime().block_on(sync_all(
+        &site.base(),
+        &token,
+        &plan(2, scans),
+        7,
+        Duration::ZERO,
+    ));
+    let site_db = site.db();
+    wait_drained(&site_db);
+    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-G", 2 * scans as usize);
+    let log = site.log();
+    assert!(!log.contains("not delivered"), "{log}");
+    assert!(!log.contains("plain HTTP"), "{log}");
+    site.kill9();
+    central.kill9();
+}
+
+/// Longest a test waits for a site to log its first failed delivery.
+const FIRST_FAILURE_WAIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_loses_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut central = Server::central(dir.path());
+    central.start();
+    // A CA of its own that never issued the central's certificate.
+    let stranger = dir.path().join("stranger-ca");
+    stockhop_site::tls::CertStore::open(stockhop_site::tls::CertSource::SiteCa {
+        dir: stranger.clone(),
+        names: stockhop_site::tls::site_names(Some("stranger"), &[]).unwrap(),
+    })
+    .unwrap();
+    let ca_args = |ca: &Path| vec!["--central-ca".to_owned(), ca.display().to_string()];
+    let mut site = Server::alone(dir.path(), "SITE-H");
+    site.forward_to("SITE-H", Some(&central.https_base()));
+    site.args.extend(ca_args(&stranger.join("ca.crt")));
+    let scans = 12;
+    let token = prepare(&site, dir.path(), 1, scans);
+    site.start();
+    runtime().block_on(sync_all(
+        &site.base(),
+        &token,
+        &plan(1, scans),
+        5,
+        Duration::ZERO,
+    ));
+
+    let deadline = Instant::now() + FIRST_FAILURE_WAIT;
+    let failure = loop {
+        let log = site.log();
+        if let Some(line) = log.lines().find(|l| l.contains("not delivered to central")) {
+            break line.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no failed delivery logged: {log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        failure.contains("invalid peer certificate"),
+        "the log says the certificate is not trusted: {failure}"
+    );
+    let site_db = site.db();
+    assert!(central_hops(&central.db(), "SITE-H").is_empty());
+    let outbox = outbox(&site_db);
+    assert_eq!(outbox.len(), scans as usize);
+    assert!(
+        outbox.iter().all(|(_, _, state)| state == "pending"),
+        "nothing dead-lettered: {outbox:?}"
+    );
+    let admin = site.cli(&["admin", "add", "ops"]);
+    runtime().block_on(async {
+        let (_, status) = get_json(&site.base(), "/v1/site/status", &admin).await;
+        let outbox = &status["central_outbox"];
+        assert_eq!(outbox["pending"], scans);
+        assert_eq!(outbox["dead_letters_total"], 0);
+        let error = outbox["last_error"].as_str().unwrap_or_default();
+        assert!(error.contains("invalid peer certificate"), "{outbox}");
+        assert!(outbox["last_error_at"].is_string(), "{outbox}");
+    });
+    site.kill9();
+
+    // Given the central's own CA, the same outbox drains, each hop once.
+    site.forward_to("SITE-H", Some(&central.https_base()));
+    site.args.extend(ca_args(&central.ca_cert()));
+    site.start();
+    wait_drained(&site_db);
+    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-H", scans as usize);
+    runtime().block_on(async {
+        let (_, status) = get_json(&site.base(), "/v1/site/status", &admin).await;
+        assert_eq!(status["central_outbox"]["last_error"], Value::Null);
+    });
+    site.kill9();
+    central.kill9();
+}
+
+/// Longest a start that must fail may run before the test gives up on it.
+const FAILED_START_WAIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn a_missing_or_unusable_central_ca_file_stops_the_start_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbled = dir.path().join("garbled.crt");
+    std::fs::write(
+        &garbled,
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let key_only = dir.path().join("key-only.pem");
+    std::fs::write(
+        &key_only,
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    for (ca, says) in [
+        (dir.path().join("missing.crt"), "No such file"),
+        (garbled, "not usable"),
+        (key_only, "no PEM certificate"),
+    ] {
+        let data = dir.path().join("site");
+        let mut child = Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"])
+            .args([
+                "--terminal-http",
+                "127.0.0.1:0",
+                "--terminal-tcp",
+                "127.0.0.1:0",
+            ])
+            .arg("--data")
+            .arg(&data)
+            .args(backend::database_args(&data))
+            .args(forwarding_args("SITE-I", "https://localhost:9"))
+            .arg("--central-ca")
+            .arg(&ca)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + FAILED_START_WAIT;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("serve with --central-ca {} kept running", ca.display());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(!status.success(), "{stderr}");
+        assert!(stderr.contains(&ca.display().to_string()), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }

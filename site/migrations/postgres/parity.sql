@@ -6,7 +6,7 @@
 -- Identity ids are not printed: a refused insert uses up one on
 -- PostgreSQL and none on SQLite, so ids after it differ. Change numbers
 -- are printed by their order, not their values, for the same reason
--- (PostgreSQL takes them from a sequence, migration 0007); the clock is
+-- (PostgreSQL takes them from a sequence, migration 0008); the clock is
 -- checked to be at or past every number taken.
 
 -- Change numbers: each insert and each write naming a watched column takes

@@ -26,8 +26,9 @@ use crate::listener::forwarder::{
     DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
 use crate::listener::unix_now;
+use crate::outbound::{signed_post_client, OutboundError, Trust};
 
-/// The central, reached over HTTP with the shared secret.
+/// The central, reached over HTTPS (or plain HTTP) with the shared secret.
 pub struct CentralClient {
     client: reqwest::Client,
     url: String,
@@ -35,13 +36,14 @@ pub struct CentralClient {
 }
 
 impl CentralClient {
-    /// `base_url` is the central's origin (`http://host:port`).
-    pub fn new(base_url: &str, secret: &str) -> Result<CentralClient, DeliveryError> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(DELIVERY_TIMEOUT)
-            .build()
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    /// `base_url` is the central's origin (`https://host:port`, or
+    /// `http://`), `trust` whom its certificate must chain to.
+    pub fn new(
+        base_url: &str,
+        secret: &str,
+        trust: &Trust,
+    ) -> Result<CentralClient, OutboundError> {
+        let client = signed_post_client(base_url, trust)?;
         Ok(CentralClient {
             client,
             url: format!("{}{CENTRAL_HOPS_PATH}", base_url.trim_end_matches('/')),
@@ -245,11 +247,18 @@ pub async fn run(
             .iter()
             .map(|hop| (hop.seq, hop.key.as_str()))
             .collect();
+        let error = result.as_ref().err().map(ToString::to_string);
         let Step { settle, wait } = drain.handle(&seqs, result);
+        // A retry is a failure to show; a batch refused as a whole (sent
+        // again one hop at a time at once) is not yet.
+        let failure = wait.map(|_| {
+            error.unwrap_or_else(|| "the central's answer does not match the batch".to_owned())
+        });
         let attempted: Vec<i64> = seqs.iter().map(|(seq, _)| *seq).collect();
         let settled = db
             .call(move |conn| {
-                outbox::settle(conn, &attempted, &settle, unix_now()).map_err(DbError::from)
+                outbox::settle(conn, &attempted, &settle, failure.as_deref(), unix_now())
+                    .map_err(DbError::from)
             })
             .await;
         if let Err(err) = settled {

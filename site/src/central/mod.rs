@@ -3,9 +3,11 @@
 //! and in order per site.
 //!
 //! * `outbox.rs` — the site's outbox: rows written by a trigger in the
-//!   transaction that appends the hop, while forwarding is configured.
+//!   transaction that appends the hop, while forwarding is configured, and
+//!   for the hops appended before, when it is turned on.
 //! * `forwarder.rs` — the site's task that drains the outbox to the
-//!   central, with the terminal forwarder's backoff and dead-letter rules.
+//!   central (over HTTPS through [`crate::outbound`]), with the terminal
+//!   forwarder's backoff and dead-letter rules.
 //! * `wire.rs` — the signed batch and its per-hop answer.
 //! * `ingest.rs` — the central's side: batches in, each hop held once.
 //! * `api.rs` — the central's endpoint.

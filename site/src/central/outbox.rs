@@ -5,12 +5,16 @@
 //! `central_forwarding` table says forwarding is on: a hop and its outbox
 //! row commit together, whichever code path appends the hop (a handheld's
 //! sync, a terminal record, a count's approval from the command line), and
-//! a site that does not forward writes none. The forwarder reads pending
-//! rows in seq order, and settles them (done or dead) in one transaction.
+//! a site that does not forward writes none. Turning forwarding on
+//! ([`configure`]) enqueues, in the same transaction, every hop appended
+//! while it was off (or before it was ever on), so every hop is forwarded.
+//! The forwarder reads pending rows in seq order, and settles them (done
+//! or dead) in one transaction.
 
 use stockhop::time::UnixMs;
 
 use super::wire::{CentralHop, SiteHop};
+use crate::ledger::CONFLICT_ATTEMPTS;
 use crate::limits::CENTRAL_OUTBOX_DONE_RETENTION;
 use crate::sql::{params, Connection, OptionalExtension, Row};
 
@@ -21,23 +25,78 @@ pub struct Forwarding {
     pub central_url: String,
 }
 
-/// Turns forwarding on (every later hop takes an outbox row) or off
-/// (none does; rows already pending stay and are sent once it is on again).
+/// Turns forwarding on or off, in one transaction.
+///
+/// On: every later hop takes an outbox row (the trigger), and every hop
+/// already appended without one takes its row now ([`enqueue_backlog`]),
+/// so a site that ran alone sends its whole history and a site whose
+/// forwarding was off sends the hops of that stretch. Off: no hop takes a
+/// row; rows already pending stay and are sent once it is on again.
+/// Returns how many hops the backlog enqueued.
 pub fn configure(
     conn: &mut Connection,
     forwarding: Option<&Forwarding>,
     now: UnixMs,
-) -> crate::sql::Result<()> {
-    let tx = conn.transaction()?;
+) -> crate::sql::Result<usize> {
+    let mut tries = 1;
+    loop {
+        match configure_once(conn, forwarding, now) {
+            // On PostgreSQL a hop appended at the same moment can end this
+            // transaction in a serialization conflict: the backlog must
+            // either see that hop or the hop must see forwarding on.
+            Err(err) if err.is_conflict() && tries < CONFLICT_ATTEMPTS => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+fn configure_once(
+    conn: &mut Connection,
+    forwarding: Option<&Forwarding>,
+    now: UnixMs,
+) -> crate::sql::Result<usize> {
+    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
     tx.execute("DELETE FROM central_forwarding", [])?;
+    tx.execute(
+        "UPDATE central_forwarder_state SET last_error = NULL, last_error_at = NULL WHERE id = 1",
+        [],
+    )?;
+    let mut enqueued = 0;
     if let Some(forwarding) = forwarding {
         tx.execute(
             "INSERT INTO central_forwarding (id, site_id, central_url, since)
              VALUES (1, ?1, ?2, ?3)",
             params![forwarding.site_id, forwarding.central_url, now.0],
         )?;
+        enqueued = enqueue_backlog(&tx)?;
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(enqueued)
+}
+
+/// Gives every hop without an outbox row its row, in hop order, with the
+/// next seqs from the clock (after every row already there): one statement,
+/// so a backlog of any length is one pass over `hops`. A hop never takes a
+/// second row (the outbox's unique `hop_id`, and the `NOT EXISTS`); hops at
+/// or below `pruned_hop_id` (migration 0007) had theirs, since pruned.
+fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
+    let enqueued = conn.execute(
+        "INSERT INTO central_outbox (seq, hop_id)
+         SELECT c.seq + ROW_NUMBER() OVER (ORDER BY h.hop_id), h.hop_id
+         FROM hops h
+         JOIN central_outbox_clock c ON c.id = 1
+         JOIN central_forwarder_state p ON p.id = 1
+         WHERE h.hop_id > p.pruned_hop_id
+           AND NOT EXISTS (SELECT 1 FROM central_outbox o WHERE o.hop_id = h.hop_id)",
+        [],
+    )?;
+    if enqueued > 0 {
+        conn.execute(
+            "UPDATE central_outbox_clock SET seq = seq + ?1 WHERE id = 1",
+            [enqueued as i64],
+        )?;
+    }
+    Ok(enqueued)
 }
 
 /// The forwarding `serve` last configured, if any.
@@ -121,14 +180,28 @@ pub enum Settled {
 }
 
 /// Records one delivery attempt in one transaction: every row in
-/// `attempted` counts an attempt, each row in `settle` leaves pending.
+/// `attempted` counts an attempt, each row in `settle` leaves pending, and
+/// `failure` (why the attempt got no usable answer; `None` when it did)
+/// becomes the forwarding's last error, shown by [`status`].
 pub fn settle(
     conn: &mut Connection,
     attempted: &[i64],
     settle: &[(i64, Settled)],
+    failure: Option<&str>,
     now: UnixMs,
 ) -> crate::sql::Result<()> {
     let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    match failure {
+        Some(failure) => tx.execute(
+            "UPDATE central_forwarder_state SET last_error = ?1, last_error_at = ?2 WHERE id = 1",
+            params![failure, now.0],
+        )?,
+        None => tx.execute(
+            "UPDATE central_forwarder_state SET last_error = NULL, last_error_at = NULL
+             WHERE id = 1 AND last_error IS NOT NULL",
+            [],
+        )?,
+    };
     for seq in attempted {
         tx.execute(
             "UPDATE central_outbox SET attempts = attempts + 1
@@ -155,13 +228,32 @@ pub fn settle(
 }
 
 /// Deletes done rows settled more than [`CENTRAL_OUTBOX_DONE_RETENTION`]
-/// before `now`; pending and dead rows stay (the schema refuses deleting
-/// them). Returns how many went.
-pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
-    conn.execute(
+/// before `now`, and raises `pruned_hop_id` to the highest hop
+/// among them in the same transaction, so the backlog at the next start
+/// does not take those hops for unsent ones. Pending and dead rows stay
+/// (the schema refuses deleting them). Returns how many went.
+pub fn prune(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<usize> {
+    let before = now.0 - CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
+    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    let highest: Option<i64> = tx.query_row(
+        "SELECT MAX(hop_id) FROM central_outbox WHERE state = 'done' AND settled_at < ?1",
+        [before],
+        |row| row.get(0),
+    )?;
+    let Some(highest) = highest else {
+        return Ok(0);
+    };
+    tx.execute(
+        "UPDATE central_forwarder_state SET pruned_hop_id = ?1
+         WHERE id = 1 AND pruned_hop_id < ?1",
+        [highest],
+    )?;
+    let removed = tx.execute(
         "DELETE FROM central_outbox WHERE state = 'done' AND settled_at < ?1",
-        [now.0 - CENTRAL_OUTBOX_DONE_RETENTION.0 as i64],
-    )
+        [before],
+    )?;
+    tx.commit()?;
+    Ok(removed)
 }
 
 /// A dead-lettered row, for the site's view.
@@ -187,11 +279,20 @@ pub struct OutboxStatus {
     pub dead_letters_total: i64,
     /// The newest first, at most `dead_limit`.
     pub dead_letters: Vec<DeadHop>,
+    /// Why the last delivery got no usable answer (e.g. the central's
+    /// certificate is not trusted), until one does.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<UnixMs>,
 }
 
 /// The outbox's depth and dead letters.
 pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<OutboxStatus> {
     let forwarding = forwarding(conn)?;
+    let (last_error, last_error_at): (Option<String>, Option<i64>) = conn.query_row(
+        "SELECT last_error, last_error_at FROM central_forwarder_state WHERE id = 1",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
     let (pending, dead_letters_total): (i64, i64) = conn.query_row(
         "SELECT COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0),
                 COALESCE(SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END), 0)
@@ -230,6 +331,8 @@ pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<Outbox
         oldest_pending_at: oldest_pending_at.map(UnixMs),
         dead_letters_total,
         dead_letters,
+        last_error,
+        last_error_at: last_error_at.map(UnixMs),
     })
 }
 
@@ -248,41 +351,67 @@ mod tests {
         .unwrap();
     }
 
+    fn forwarding() -> Forwarding {
+        Forwarding {
+            site_id: "S".into(),
+            central_url: "http://c".into(),
+        }
+    }
+
+    fn sent(conn: &Connection) -> Vec<(i64, String)> {
+        pending(conn, 100)
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.seq, row.hop.key))
+            .collect()
+    }
+
     #[test]
-    fn only_hops_appended_while_forwarding_take_outbox_rows_in_order() {
+    fn turning_forwarding_on_enqueues_every_hop_without_a_row_once_in_hop_order() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path()).unwrap();
         db.call_blocking(|conn| {
-            hop(conn, "before", 1);
-            let forwarding = Forwarding {
-                site_id: "S".into(),
-                central_url: "http://c".into(),
-            };
-            configure(conn, Some(&forwarding), UnixMs(2)).unwrap();
+            hop(conn, "before-1", 1);
+            hop(conn, "before-2", 2);
+            assert_eq!(configure(conn, Some(&forwarding()), UnixMs(2)).unwrap(), 2);
             hop(conn, "first", 3);
-            hop(conn, "second", 4);
-            configure(conn, None, UnixMs(5)).unwrap();
-            hop(conn, "after", 6);
-            let rows = pending(conn, 10).unwrap();
-            let sent: Vec<(i64, &str)> = rows.iter().map(|r| (r.seq, r.hop.key.as_str())).collect();
-            assert_eq!(sent, [(1, "first"), (2, "second")]);
-            assert_eq!(rows[0].hop.hop.facts, serde_json::json!({"epc": "E"}));
+            assert_eq!(configure(conn, None, UnixMs(5)).unwrap(), 0);
+            hop(conn, "while-off", 6);
+            let keys =
+                |rows: Vec<(i64, String)>| rows.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
+            assert_eq!(keys(sent(conn)), ["before-1", "before-2", "first"]);
             let status = status(conn, 10).unwrap();
-            assert_eq!((status.site_id, status.pending), (None, 2));
-            assert_eq!(status.oldest_pending_at, Some(UnixMs(3)));
+            assert_eq!((status.site_id, status.pending), (None, 3));
+            assert_eq!(status.oldest_pending_at, Some(UnixMs(1)));
+
+            assert_eq!(configure(conn, Some(&forwarding()), UnixMs(7)).unwrap(), 1);
+            hop(conn, "after", 8);
+            assert_eq!(
+                configure(conn, Some(&forwarding()), UnixMs(9)).unwrap(),
+                0,
+                "a restart with forwarding on enqueues nothing twice"
+            );
+            let rows = pending(conn, 10).unwrap();
+            assert_eq!(rows[0].hop.hop.facts, serde_json::json!({"epc": "E"}));
+            let expected: Vec<(i64, String)> =
+                ["before-1", "before-2", "first", "while-off", "after"]
+                    .iter()
+                    .enumerate()
+                    .map(|(n, key)| (n as i64 + 1, (*key).to_owned()))
+                    .collect();
+            assert_eq!(sent(conn), expected, "seqs follow the hops' order");
+            let hop_ids: Vec<i64> = rows.iter().map(|row| row.hop.hop.hop_id).collect();
+            assert!(hop_ids.windows(2).all(|w| w[0] < w[1]), "{hop_ids:?}");
         });
     }
 
     #[test]
-    fn done_rows_are_pruned_after_retention_and_pending_or_dead_rows_never() {
+    fn done_rows_are_pruned_after_retention_never_to_be_sent_again_and_pending_or_dead_rows_never()
+    {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path()).unwrap();
         db.call_blocking(|conn| {
-            let forwarding = Forwarding {
-                site_id: "S".into(),
-                central_url: "http://c".into(),
-            };
-            configure(conn, Some(&forwarding), UnixMs(0)).unwrap();
+            configure(conn, Some(&forwarding()), UnixMs(0)).unwrap();
             for key in ["done", "dead", "pending"] {
                 hop(conn, key, 1);
             }
@@ -290,16 +419,29 @@ mod tests {
                 status: 409,
                 reason: "IDEMPOTENCY_KEY_REUSED".into(),
             };
+            settle(conn, &[3], &[], Some("unreachable: refused"), UnixMs(9)).unwrap();
+            let failed = status(conn, 10).unwrap();
+            assert_eq!(
+                (failed.last_error.as_deref(), failed.last_error_at),
+                (Some("unreachable: refused"), Some(UnixMs(9)))
+            );
             settle(
                 conn,
                 &[1, 2, 3],
                 &[(1, Settled::Done), (2, dead)],
+                None,
                 UnixMs(10),
             )
             .unwrap();
+            assert_eq!(status(conn, 10).unwrap().last_error, None, "answered");
             let retention = CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
             assert_eq!(prune(conn, UnixMs(10 + retention)).unwrap(), 0, "not yet");
             assert_eq!(prune(conn, UnixMs(11 + retention)).unwrap(), 1);
+            assert_eq!(
+                configure(conn, Some(&forwarding()), UnixMs(12 + retention)).unwrap(),
+                0,
+                "a pruned hop was sent: the next start does not enqueue it again"
+            );
             let err = conn
                 .execute("DELETE FROM central_outbox WHERE seq = 3", [])
                 .unwrap_err();
@@ -314,7 +456,7 @@ mod tests {
                     |r| r.get(0),
                 )
                 .unwrap();
-            assert_eq!(attempts, 1);
+            assert_eq!(attempts, 2);
         });
     }
 }

@@ -30,6 +30,7 @@ use tokio::sync::watch;
 use super::queue::{self, QueueError, Queued, Settled};
 use super::unix_now;
 use crate::db::Db;
+use crate::outbound::{signed_post_client, OutboundError, Trust};
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, SIGNATURE_HEADER,
@@ -49,17 +50,18 @@ pub const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
 /// Wait before re-reading the queue after a local database error.
 pub const DB_ERROR_DELAY: Duration = Duration::from_secs(1);
 
-/// Why a batch did not get a per-record answer.
+/// Why a batch did not get a per-record answer (from the ledger, or a
+/// site's central).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
     /// No answer: connection refused or reset, timeout, TLS, …
-    #[error("ledger unreachable: {0}")]
+    #[error("unreachable: {0}")]
     Unreachable(String),
     /// An answer other than a batch response.
-    #[error("ledger answered {status}: {body}")]
+    #[error("answered {status}: {body}")]
     Status { status: u16, body: String },
     /// A 200 whose body is not a batch response for this batch.
-    #[error("unreadable ledger answer: {0}")]
+    #[error("unreadable answer: {0}")]
     BadAnswer(String),
 }
 
@@ -135,13 +137,10 @@ pub struct RemoteLedgerSink {
 }
 
 impl RemoteLedgerSink {
-    /// `base_url` is the ledger's origin (`http://host:port`).
-    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, DeliveryError> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(DELIVERY_TIMEOUT)
-            .build()
-            .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+    /// `base_url` is the ledger's origin (`http://host:port`, or
+    /// `https://` checked against the system's trust store).
+    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, OutboundError> {
+        let client = signed_post_client(base_url, &Trust::System)?;
         Ok(RemoteLedgerSink {
             client,
             url: format!("{}{TERMINAL_EVENTS_PATH}", base_url.trim_end_matches('/')),
@@ -181,12 +180,12 @@ where
         .body(body)
         .send()
         .await
-        .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
     let status = response.status().as_u16();
     let bytes = response
         .bytes()
         .await
-        .map_err(|err| DeliveryError::Unreachable(err.to_string()))?;
+        .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
     if status != 200 {
         let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
         return Err(DeliveryError::Status {
@@ -195,6 +194,23 @@ where
         });
     }
     serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+}
+
+/// An error and its causes, `: `-joined: reqwest's own message names only
+/// the request, and the reason (refused, a certificate that does not chain
+/// to a trusted CA, a name it is not issued for) is in its sources.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.ends_with(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// The drain loop's state between attempts, sans-IO: [`run`] reads what

@@ -175,6 +175,8 @@ function renderStatus(status) {
   $('outbox-depth').textContent = outbox.pending;
   $('outbox-oldest').textContent = outbox.pending ? age(outbox.oldest_pending_at, now) : '–';
   $('outbox-dead').textContent = outbox.dead_letters_total;
+  $('outbox-error').hidden = outbox.last_error == null;
+  $('outbox-error').textContent = outbox.last_error == null ? '' : `Last delivery failed ${age(outbox.last_error_at, now)} ago: ${outbox.last_error}`;
   listOr(
     $('outbox-dead-letters'),
     outbox.dead_letters.map((d) =>
