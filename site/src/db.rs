@@ -79,8 +79,8 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 8,
-        name: "counters",
-        sql: include_str!("../migrations/0008_counters.sql"),
+        name: "counters_and_keys",
+        sql: include_str!("../migrations/0008_counters_and_keys.sql"),
     },
 ];
 
@@ -124,8 +124,8 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
     },
     Migration {
         version: 8,
-        name: "counters",
-        sql: include_str!("../migrations/postgres/0008_counters.sql"),
+        name: "counters_and_keys",
+        sql: include_str!("../migrations/postgres/0008_counters_and_keys.sql"),
     },
 ];
 

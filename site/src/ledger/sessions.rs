@@ -45,11 +45,15 @@ pub fn find_with_ahead(
     session_id: &str,
 ) -> crate::sql::Result<Option<(Session, bool)>> {
     conn.prepare_cached(
+        // The highest slot taken, not "any slot past the cursor": a
+        // session's greatest seq is one step down its index on both
+        // engines, where PostgreSQL may plan the range as a scan of the
+        // table when its statistics think the session small.
         "SELECT s.session_id, s.device_id, s.state, s.next_seq, s.mode, s.context,
-                EXISTS (SELECT 1 FROM receipts AS r
-                        WHERE r.session_id = s.session_id AND r.client_seq >= s.next_seq)
-                OR EXISTS (SELECT 1 FROM seq_voids AS v
-                           WHERE v.session_id = s.session_id AND v.seq >= s.next_seq)
+                COALESCE((SELECT max(r.client_seq) FROM receipts AS r
+                          WHERE r.session_id = s.session_id), -1) >= s.next_seq
+                OR COALESCE((SELECT max(v.seq) FROM seq_voids AS v
+                             WHERE v.session_id = s.session_id), -1) >= s.next_seq
          FROM sessions AS s WHERE s.session_id = ?1",
     )?
     .query_row([session_id], |row| Ok((from_row(row)?, row.get(6)?)))

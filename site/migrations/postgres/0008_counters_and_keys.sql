@@ -48,3 +48,15 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+-- Receipts: the primary key's index leads with the key. A sync request
+-- looks its keys up in one statement (`key = ANY (…)` within the device's
+-- scope). Led by the scope, the index served that only as well as the
+-- planner's statistics knew the device: for a device new since the last
+-- ANALYZE the planner expects it to hold no receipts, reads all of them by
+-- the scope and filters the keys, and keeps doing so while the device's
+-- receipts grow until the table is analysed again. Led by the key, each
+-- key is one index search whatever the statistics say. The constraint
+-- keeps its name, which names its columns for the ledger's refusals.
+ALTER TABLE receipts DROP CONSTRAINT u__receipts__scope__key;
+ALTER TABLE receipts ADD CONSTRAINT u__receipts__scope__key PRIMARY KEY (key, scope);

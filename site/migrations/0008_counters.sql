@@ -1,5 +1,0 @@
--- SQLite keeps its reference counter row (0005): its one writer commits
--- one transaction at a time, and SQLite updates a row in place, so taking
--- a number costs one small write. PostgreSQL's twin of this migration
--- moves its numbers to a sequence; this one keeps the two schemas at the
--- same version.

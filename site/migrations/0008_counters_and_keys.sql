@@ -1,0 +1,6 @@
+-- SQLite keeps its reference counter row (0005): its one writer commits
+-- one transaction at a time, and SQLite updates a row in place, so taking
+-- a number costs one small write. Nor does it need receipts' key order
+-- changed: its claims query searches the key for each key of the request.
+-- PostgreSQL's twin of this migration changes both; this one keeps the two
+-- schemas at the same version.
