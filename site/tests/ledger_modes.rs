@@ -82,6 +82,50 @@ async fn sync_and_replay(site: &Site, hh: &Handheld, items: &[Value]) -> Vec<Val
 }
 
 #[tokio::test]
+async fn put_away_finds_a_unit_by_its_barcode_unless_the_scan_names_another_epc() {
+    let site = warehouse().await;
+    site.import("units", "epc,code,sku,state,bin\nT-9,BC-9,SKU-1,new,\n");
+    let mut hh = site.handheld("HH-1").await;
+    let opened = open(&mut hh, "put_away", json!({}));
+    let items = [
+        opened,
+        // A barcode alone: the unit that carries it.
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "code": "BC-9", "bin": "A-2"}),
+        ),
+        // Its EPC and its barcode: the same unit, found by the EPC.
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "T-9", "code": "BC-9", "bin": "A-1"}),
+        ),
+        // Another EPC with that barcode: not the unit that carries T-9.
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "T-OTHER", "code": "BC-9", "bin": "A-1"}),
+        ),
+        // An unknown bin is refused before the unit is looked at.
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "code": "BC-9", "bin": "NOWHERE"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "T-NONE", "bin": "NOWHERE"}),
+        ),
+    ];
+    let results = sync_and_replay(&site, &hh, &items).await;
+    assert_applied(&results[0]);
+    assert_applied(&results[1]);
+    assert_applied(&results[2]);
+    assert_rejected(&results[3], "unknown_unit");
+    assert_rejected(&results[4], "unknown_bin");
+    assert_rejected(&results[5], "unknown_bin");
+    let unit = get_ok(&site, &hh, "/v1/units/T-9").await;
+    assert_eq!(unit["bin"], "A-1", "{unit}");
+}
+
+#[tokio::test]
 async fn put_away_moves_a_new_or_stocked_unit_into_a_known_bin_and_rejects_the_rest() {
     let site = warehouse().await;
     let mut hh = site.handheld("HH-1").await;

@@ -81,18 +81,57 @@ pub fn find(
     Ok(by_code.filter(|unit| epc.is_none() || unit.epc.is_none()))
 }
 
+/// The unit a scan names in `bin`, and whether that bin is known, in one
+/// statement (one round trip on PostgreSQL): the unit by its EPC, or, when
+/// the EPC names none, as [`find`] reads it by its code.
+pub fn find_with_bin(
+    conn: &Connection,
+    bin: &str,
+    epc: Option<&str>,
+    code: Option<&str>,
+) -> crate::sql::Result<(bool, Option<Unit>)> {
+    let Some(epc) = epc else {
+        return Ok((
+            crate::ledger::bins::find(conn, bin)?.is_some(),
+            find(conn, None, code)?,
+        ));
+    };
+    let (known, by_epc) = conn
+        .prepare_cached(&format!(
+            "SELECT EXISTS (SELECT 1 FROM bins WHERE bin = ?1), {COLUMNS}
+             FROM (SELECT 1) AS one LEFT JOIN units ON units.epc = ?2"
+        ))?
+        .query_row([bin, epc], |row| {
+            let unit = match row.get::<_, Option<i64>>(1)? {
+                Some(_) => Some(unit_at(row, 1)?),
+                None => None,
+            };
+            Ok((row.get::<_, bool>(0)?, unit))
+        })?;
+    match by_epc {
+        Some(unit) => Ok((known, Some(unit))),
+        None if code.is_some() => Ok((known, find(conn, Some(epc), code)?)),
+        None => Ok((known, None)),
+    }
+}
+
 fn from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Unit> {
-    let state: String = row.get(4)?;
+    unit_at(row, 0)
+}
+
+/// A unit from [`COLUMNS`] read from column `first` on.
+fn unit_at(row: &crate::sql::Row<'_>, first: usize) -> crate::sql::Result<Unit> {
+    let state: String = row.get(first + 4)?;
     Ok(Unit {
-        unit_id: row.get(0)?,
-        epc: row.get(1)?,
-        code: row.get(2)?,
-        sku: row.get(3)?,
+        unit_id: row.get(first)?,
+        epc: row.get(first + 1)?,
+        code: row.get(first + 2)?,
+        sku: row.get(first + 3)?,
         state: UnitState::parse(&state).ok_or_else(|| {
-            crate::sql::Error::conversion(4, format!("unknown unit state {state:?}"))
+            crate::sql::Error::conversion(first + 4, format!("unknown unit state {state:?}"))
         })?,
-        bin: row.get(5)?,
-        version: row.get::<_, i64>(6)? as u64,
+        bin: row.get(first + 5)?,
+        version: row.get::<_, i64>(first + 6)? as u64,
     })
 }
 

@@ -9,16 +9,18 @@ use super::{reasons, ScanCtx, Scanned};
 use crate::ledger::hops::kinds;
 use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitState};
-use crate::ledger::{bins, LedgerError};
+use crate::ledger::LedgerError;
 
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;
     // Checked on arrival: a put-away scan always names its bin.
     let bin = body.bin.as_deref().unwrap_or_default();
-    if bins::find(conn, bin)?.is_none() {
+    let (bin_known, unit) =
+        units::find_with_bin(conn, bin, body.epc.as_deref(), body.code.as_deref())?;
+    if !bin_known {
         return Ok(Scanned::Rejected(reasons::UNKNOWN_BIN));
     }
-    let Some(unit) = units::find(conn, body.epc.as_deref(), body.code.as_deref())? else {
+    let Some(unit) = unit else {
         return Ok(Scanned::Rejected(reasons::UNKNOWN_UNIT));
     };
     // A stale cache first: the device may think the unit is still in stock.
