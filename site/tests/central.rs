@@ -305,6 +305,12 @@ async fn sync(
     Some(results)
 }
 
+/// Syncs `items` to `site` in batches of `batch` until each is answered,
+/// from a runtime of the test's own.
+fn sync_now(site: &Server, token: &str, items: &[Value], batch: usize) {
+    runtime().block_on(sync_all(&site.base(), token, items, batch, Duration::ZERO));
+}
+
 /// Syncs every item, `batch` at a time, each batch until the site answers.
 async fn sync_all(base: &str, token: &str, items: &[Value], batch: usize, pause: Duration) {
     let client = reqwest::Client::new();
@@ -442,7 +448,7 @@ fn a_site_forwards_every_hop_to_the_central_once_in_seq_order_and_both_views_sho
     let token = prepare(&site, dir.path(), 3, 40);
     site.start();
     let items = plan(3, 40);
-    runtime().block_on(sync_all(&site.base(), &token, &items, 7, Duration::ZERO));
+    sync_now(&site, &token, &items, 7);
 
     let site_db = site.db();
     wait_drained(&site_db);
@@ -696,7 +702,7 @@ fn a_central_that_refuses_one_hop_dead_letters_only_that_hop_and_takes_the_rest(
         assert_eq!((code, &answer["results"][0]["status"]), (200, &json!(200)));
     });
     site.start();
-    runtime().block_on(sync_all(&site.base(), &token, &items, 8, Duration::ZERO));
+    sync_now(&site, &token, &items, 8);
 
     let site_db = site.db();
     wait_drained(&site_db);
@@ -760,6 +766,14 @@ fn assert_forwarded_in_hop_order(site: &Db, central: &Db, site_id: &str, hops: u
     );
 }
 
+/// Waits until `site` has sent its whole outbox, then checks that
+/// `central` holds its `hops` hops once each, in the site's hop order.
+fn assert_drained_to_central(site: &Server, central: &Server, site_id: &str, hops: usize) {
+    let site_db = site.db();
+    wait_drained(&site_db);
+    assert_forwarded_in_hop_order(&site_db, &central.db(), site_id, hops);
+}
+
 /// Items of one session of [`plan`] with `scans` scans: open, scans, close.
 fn session(items: &[Value], scans: u64, n: usize) -> &[Value] {
     let len = scans as usize + 2;
@@ -776,13 +790,7 @@ fn hops_recorded_before_the_site_had_a_central_all_reach_it_in_order_once_and_la
     let token = prepare(&site, dir.path(), 2, scans);
     let items = plan(2, scans);
     site.start();
-    runtime().block_on(sync_all(
-        &site.base(),
-        &token,
-        session(&items, scans, 0),
-        6,
-        Duration::ZERO,
-    ));
+    sync_now(&site, &token, session(&items, scans, 0), 6);
     assert_eq!(
         count(&site.db(), "SELECT count(*) FROM central_outbox"),
         0,
@@ -792,16 +800,8 @@ fn hops_recorded_before_the_site_had_a_central_all_reach_it_in_order_once_and_la
 
     site.forward_to("SITE-E", Some(&central.base()));
     site.start();
-    runtime().block_on(sync_all(
-        &site.base(),
-        &token,
-        session(&items, scans, 1),
-        6,
-        Duration::ZERO,
-    ));
-    let site_db = site.db();
-    wait_drained(&site_db);
-    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-E", 2 * scans as usize);
+    sync_now(&site, &token, session(&items, scans, 1), 6);
+    assert_drained_to_central(&site, &central, "SITE-E", 2 * scans as usize);
     site.kill9();
     central.kill9();
 }
@@ -816,13 +816,7 @@ fn forwarding_turned_off_and_on_again_sends_the_hops_of_the_gap_in_order_once() 
     let token = prepare(&site, dir.path(), 3, scans);
     let items = plan(3, scans);
     let sync_session = |site: &Server, n| {
-        runtime().block_on(sync_all(
-            &site.base(),
-            &token,
-            session(&items, scans, n),
-            4,
-            Duration::ZERO,
-        ));
+        sync_now(site, &token, session(&items, scans, n), 4);
     };
     site.start();
     sync_session(&site, 0);
@@ -842,9 +836,7 @@ fn forwarding_turned_off_and_on_again_sends_the_hops_of_the_gap_in_order_once() 
     site.forward_to("SITE-F", Some(&central.base()));
     site.start();
     sync_session(&site, 2);
-    let site_db = site.db();
-    wait_drained(&site_db);
-    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-F", 3 * scans as usize);
+    assert_drained_to_central(&site, &central, "SITE-F", 3 * scans as usize);
     site.kill9();
     central.kill9();
 }
@@ -864,16 +856,8 @@ fn a_site_forwards_over_https_checked_against_the_centrals_ca_and_each_hop_arriv
     let scans = 15;
     let token = prepare(&site, dir.path(), 2, scans);
     site.start();
-    runtime().block_on(sync_all(
-        &site.base(),
-        &token,
-        &plan(2, scans),
-        7,
-        Duration::ZERO,
-    ));
-    let site_db = site.db();
-    wait_drained(&site_db);
-    assert_forwarded_in_hop_order(&site_db, &central.db(), "SITE-G", 2 * scans as usize);
+    sync_now(&site, &token, &plan(2, scans), 7);
+    assert_drained_to_central(&site, &central, "SITE-G", 2 * scans as usize);
     let log = site.log();
     assert!(!log.contains("not delivered"), "{log}");
     assert!(!log.contains("plain HTTP"), "{log}");
@@ -903,13 +887,7 @@ fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_l
     let scans = 12;
     let token = prepare(&site, dir.path(), 1, scans);
     site.start();
-    runtime().block_on(sync_all(
-        &site.base(),
-        &token,
-        &plan(1, scans),
-        5,
-        Duration::ZERO,
-    ));
+    sync_now(&site, &token, &plan(1, scans), 5);
 
     let deadline = Instant::now() + FIRST_FAILURE_WAIT;
     let failure = loop {
