@@ -6,7 +6,8 @@
 // name, as the handheld's scanner would. Heartbeats are posted here the
 // way a device posts them. Screenshots at 1280x800 and 800x1280 land in
 // artifacts/. A second test: a cycle count with a variance, approved from
-// the page, moves the units it names.
+// the page, moves the units it names. A third: a site forwarding to a
+// central it cannot reach shows its outbox waiting and the last failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -350,6 +351,68 @@ test('a supervisor approves a count variance from the page, and the units change
     assert.ok(gone.version > missingBefore.version, 'approval bumps the version');
     const moved = await unit(site, token, stray);
     assert.equal(moved.bin, 'A-01', 'the unexpected unit is booked into the counted bin');
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('a site whose central cannot be reached shows its outbox waiting and why', async () => {
+  const dataDir = tempDataDir();
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-OUT');
+  const epcs = ['E2800000000000000000C001', 'E2800000000000000000C002', 'E2800000000000000000C003'];
+  await importReference(dataDir, { bins: ['B-1'], units: epcs });
+  // A port nothing listens on: every delivery is refused.
+  const central = `http://127.0.0.1:${await freePort()}`;
+  const site = await startSite({
+    dataDir,
+    extraArgs: ['--central-url', central, '--central-secret', 'e2e-secret', '--site-id', 'DC-E2E'],
+  });
+  const browser = await launchBrowser();
+  try {
+    const session = randomUUID();
+    const now = new Date().toISOString();
+    const item = (seq, command, body) => ({
+      key: randomUUID(),
+      session_id: session,
+      client_seq: seq,
+      command,
+      occurred_at: now,
+      queued_at: now,
+      body,
+    });
+    const items = [
+      item(1, 'open_session', { operator_id: 'op-out', mode: 'put_away', context: {} }),
+      ...epcs.map((epc, i) => item(i + 2, 'scan', { mode: 'put_away', epc, bin: 'B-1' })),
+    ];
+    const res = await fetch(`${site.base}/v1/sync`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ device_id: 'HH-OUT', sent_at: now, items }),
+    });
+    const body = await res.json();
+    assert.deepEqual(
+      body.results.map((r) => r.outcome),
+      ['applied', 'applied', 'applied', 'applied'],
+      JSON.stringify(body),
+    );
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+    const page = await context.newPage();
+    await page.goto(`${site.base}/site/`);
+    await page.waitForSelector('body[data-state="signed-out"]');
+    await page.fill('#admin-token', adminToken);
+    await page.click('#sign-in-form button[type="submit"]');
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.waitForSelector('#central:not([hidden]) #outbox:not([hidden])');
+    await waitText(page, '#outbox-site', /^DC-E2E$/);
+    await waitText(page, '#outbox-url', new RegExp(`^${central.replace(/[.]/g, '\\.')}`));
+    await waitText(page, '#outbox-depth', /^3$/);
+    await waitText(page, '#outbox-error', /^Last delivery failed .+ ago: .+/);
+    assert.equal(await textOf(page, '#outbox-dead'), '0', 'an unreachable central dead-letters nothing');
+    await page.locator('#central').screenshot({ path: join(artifactsDir(), 'dashboard-central-outbox.png') });
     await context.close();
   } finally {
     await browser.close();
