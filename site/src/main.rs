@@ -293,6 +293,11 @@ struct TerminalArgs {
     /// instead of this site's own; needs --ledger-secret.
     #[arg(long = "ledger-url", env = "STOCKHOP_LEDGER_URL")]
     ledger_url: Option<String>,
+    /// PEM file of the CA (one or more certificates) an https:// remote
+    /// ledger's certificate must chain to, e.g. that site's CA from its
+    /// /ca.crt; without it, the system's trust store.
+    #[arg(long = "ledger-ca", env = "STOCKHOP_LEDGER_CA")]
+    ledger_ca: Option<PathBuf>,
 }
 
 impl TerminalArgs {
@@ -498,6 +503,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         central,
         terminal,
     } = args;
+    let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
     let forwarding = match (
@@ -557,7 +563,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         .context("recording the site's address")?;
     let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
         Some(remote) => Arc::new(
-            RemoteLedgerSink::new(&remote.url, &remote.secret)
+            RemoteLedgerSink::new(&remote.url, &remote.secret, &ledger_trust)
                 .context("building the ledger client")?,
         ),
         None => Arc::new(InProcessLedger::new(db.clone())),

@@ -139,8 +139,12 @@ pub struct RemoteLedgerSink {
 impl RemoteLedgerSink {
     /// `base_url` is the ledger's origin (`http://host:port`, or
     /// `https://` checked against the system's trust store).
-    pub fn new(base_url: &str, secret: &str) -> Result<RemoteLedgerSink, OutboundError> {
-        let client = signed_post_client(base_url, &Trust::System)?;
+    pub fn new(
+        base_url: &str,
+        secret: &str,
+        trust: &Trust,
+    ) -> Result<RemoteLedgerSink, OutboundError> {
+        let client = signed_post_client(base_url, trust)?;
         Ok(RemoteLedgerSink {
             client,
             url: format!("{}{TERMINAL_EVENTS_PATH}", base_url.trim_end_matches('/')),

@@ -21,6 +21,7 @@ use stockhop_site::db::Db;
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::forwarder::signature;
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink, Running};
+pub use stockhop_site::outbound::Trust;
 use stockhop_site::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalResult, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH,
     TIMESTAMP_HEADER,
@@ -77,10 +78,21 @@ pub fn config(allow: &str) -> ListenerConfig {
 
 /// Starts a listener over `dir/data`, forwarding to `ledger` when given.
 pub async fn start(dir: &Path, config: ListenerConfig, ledger: Option<&str>) -> Harness {
+    start_trusting(dir, config, ledger, &Trust::System).await
+}
+
+/// [`start`], checking an https:// ledger's certificate against `trust`.
+pub async fn start_trusting(
+    dir: &Path,
+    config: ListenerConfig,
+    ledger: Option<&str>,
+    trust: &Trust,
+) -> Harness {
     let data = dir.join("data");
     let db = Db::open(&data).unwrap();
-    let sink: Option<Arc<dyn LedgerSink>> = ledger
-        .map(|url| Arc::new(RemoteLedgerSink::new(url, SECRET).unwrap()) as Arc<dyn LedgerSink>);
+    let sink: Option<Arc<dyn LedgerSink>> = ledger.map(|url| {
+        Arc::new(RemoteLedgerSink::new(url, SECRET, trust).unwrap()) as Arc<dyn LedgerSink>
+    });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = listener::spawn(config, db.clone(), sink, async {
         let _ = stopped.await;
