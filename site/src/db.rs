@@ -82,6 +82,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "counters_and_keys",
         sql: include_str!("../migrations/0008_counters_and_keys.sql"),
     },
+    Migration {
+        version: 9,
+        name: "outbox_sequence",
+        sql: include_str!("../migrations/0009_outbox_sequence.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -126,6 +131,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 8,
         name: "counters_and_keys",
         sql: include_str!("../migrations/postgres/0008_counters_and_keys.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "outbox_sequence",
+        sql: include_str!("../migrations/postgres/0009_outbox_sequence.sql"),
     },
 ];
 

@@ -16,7 +16,7 @@ use stockhop::time::UnixMs;
 use super::wire::{CentralHop, SiteHop};
 use crate::ledger::CONFLICT_ATTEMPTS;
 use crate::limits::CENTRAL_OUTBOX_DONE_RETENTION;
-use crate::sql::{params, Connection, OptionalExtension, Row};
+use crate::sql::{params, Connection, Engine, OptionalExtension, Row};
 
 /// Where this site forwards, as `serve` was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +80,16 @@ fn configure_once(
 /// second row (the outbox's unique `hop_id`, and the `NOT EXISTS`); hops at
 /// or below `pruned_hop_id` (migration 0007) had theirs, since pruned.
 fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
+    // On PostgreSQL the clock is a sequence read through a view, taken by
+    // hops' trigger under the lock row (migration 0009): take the lock
+    // first, so no hop takes a seq between the read and the advance.
+    if conn.engine() == Engine::Postgres {
+        conn.query_row(
+            "SELECT id FROM central_outbox_lock WHERE id = 1 FOR NO KEY UPDATE",
+            [],
+            |row| row.get::<_, i64>(0),
+        )?;
+    }
     let enqueued = conn.execute(
         "INSERT INTO central_outbox (seq, hop_id)
          SELECT c.seq + ROW_NUMBER() OVER (ORDER BY h.hop_id), h.hop_id
@@ -91,10 +101,21 @@ fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
         [],
     )?;
     if enqueued > 0 {
-        conn.execute(
-            "UPDATE central_outbox_clock SET seq = seq + ?1 WHERE id = 1",
-            [enqueued as i64],
-        )?;
+        match conn.engine() {
+            Engine::Sqlite => {
+                conn.execute(
+                    "UPDATE central_outbox_clock SET seq = seq + ?1 WHERE id = 1",
+                    [enqueued as i64],
+                )?;
+            }
+            Engine::Postgres => {
+                conn.query_row(
+                    "SELECT setval('central_outbox_seq', seq + ?1) FROM central_outbox_clock",
+                    [enqueued as i64],
+                    |row| row.get::<_, i64>(0),
+                )?;
+            }
+        }
     }
     Ok(enqueued)
 }

@@ -1,0 +1,4 @@
+-- SQLite keeps its outbox clock row (0006): its one writer commits one
+-- transaction at a time and updates the row in place. PostgreSQL's twin
+-- of this migration moves its seqs to a sequence; this one keeps the two
+-- schemas at the same version.
