@@ -87,6 +87,17 @@ async function waitText(page, selector, pattern, timeout = 20_000) {
   );
 }
 
+/** A new page of `context` on the site's view, signed in with `adminToken`. */
+async function signedIn(context, site, adminToken) {
+  const page = await context.newPage();
+  await page.goto(`${site.base}/site/`);
+  await page.waitForSelector('body[data-state="signed-out"]');
+  await page.fill('#admin-token', adminToken);
+  await page.click('#sign-in-form button[type="submit"]');
+  await page.waitForSelector('body[data-state="ready"]');
+  return page;
+}
+
 /** The QR code on the page as text: drawn to a canvas, read by jsQR. */
 async function decodeQr(page, selector) {
   const image = await page.evaluate(async (sel) => {
@@ -331,12 +342,7 @@ test('a supervisor approves a count variance from the page, and the units change
     await countSession(site, 'HH-COUNT', token, countId, [[seen, 'A-01'], [stray, 'A-01']]);
     const missingBefore = await unit(site, token, missing);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await context.newPage();
-    await page.goto(`${site.base}/site/`);
-    await page.waitForSelector('body[data-state="signed-out"]');
-    await page.fill('#admin-token', adminToken);
-    await page.click('#sign-in-form button[type="submit"]');
-    await page.waitForSelector('body[data-state="ready"]');
+    const page = await signedIn(context, site, adminToken);
     const row = `#counts [data-count="${countId}"]`;
     await page.waitForSelector(row);
     await page.locator('#counts').screenshot({ path: join(artifactsDir(), 'dashboard-count-variance.png') });
@@ -400,12 +406,7 @@ test('a site whose central cannot be reached shows its outbox waiting and why', 
     );
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-    const page = await context.newPage();
-    await page.goto(`${site.base}/site/`);
-    await page.waitForSelector('body[data-state="signed-out"]');
-    await page.fill('#admin-token', adminToken);
-    await page.click('#sign-in-form button[type="submit"]');
-    await page.waitForSelector('body[data-state="ready"]');
+    const page = await signedIn(context, site, adminToken);
     await page.waitForSelector('#central:not([hidden]) #outbox:not([hidden])');
     await waitText(page, '#outbox-site', /^DC-E2E$/);
     await waitText(page, '#outbox-url', new RegExp(`^${central.replace(/[.]/g, '\\.')}`));

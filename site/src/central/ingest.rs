@@ -2,7 +2,7 @@
 //! and in seq order per site, the one place with its SQL.
 //!
 //! A batch is one transaction (run again on a PostgreSQL serialization
-//! conflict, [`crate::ledger::retry_conflicts`]). Per hop, in batch order:
+//! conflict, [`crate::sql::retry_conflicts`]). Per hop, in batch order:
 //! a key the central holds for the site is *replayed* when the hop's
 //! canonical JSON hashes the same, else refused 409
 //! `IDEMPOTENCY_KEY_REUSED`; a new key whose seq is at or below the last
@@ -17,8 +17,9 @@ use super::wire::{
     CentralBatch, CentralBatchResponse, CentralHop, CentralResult, KEY_MISMATCH, SEQ_OUT_OF_ORDER,
 };
 use crate::ledger::receipts::request_hash;
-use crate::ledger::{retry_conflicts, LedgerError, Refusal};
+use crate::ledger::{LedgerError, Refusal};
 use crate::limits::{CENTRAL_BATCH_HOPS_MAX, MAX_ITEM_FIELD_CHARS};
+use crate::sql::retry_conflicts;
 use crate::sql::{params, Connection, OptionalExtension};
 
 /// Why a whole batch was refused before any hop was looked at (400).

@@ -14,7 +14,6 @@
 use stockhop::time::UnixMs;
 
 use super::wire::{CentralHop, SiteHop};
-use crate::ledger::CONFLICT_ATTEMPTS;
 use crate::limits::CENTRAL_OUTBOX_DONE_RETENTION;
 use crate::sql::{params, Connection, Engine, OptionalExtension, Row};
 
@@ -38,16 +37,10 @@ pub fn configure(
     forwarding: Option<&Forwarding>,
     now: UnixMs,
 ) -> crate::sql::Result<usize> {
-    let mut tries = 1;
-    loop {
-        match configure_once(conn, forwarding, now) {
-            // On PostgreSQL a hop appended at the same moment can end this
-            // transaction in a serialization conflict: the backlog must
-            // either see that hop or the hop must see forwarding on.
-            Err(err) if err.is_conflict() && tries < CONFLICT_ATTEMPTS => tries += 1,
-            other => return other,
-        }
-    }
+    // On PostgreSQL a hop appended at the same moment can end this
+    // transaction in a serialization conflict: the backlog must either see
+    // that hop or the hop must see forwarding on.
+    crate::sql::retry_conflicts(|| configure_once(conn, forwarding, now))
 }
 
 fn configure_once(

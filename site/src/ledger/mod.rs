@@ -342,29 +342,9 @@ pub fn unique_violation(err: &crate::sql::Error) -> Option<Refusal> {
     Some(Refusal::new(status, code, format!("conflict on {columns}")))
 }
 
-/// How many times a transaction that PostgreSQL ended in a serialization
-/// conflict is run again before the conflict is answered as busy (503 with
-/// `Retry-After`, which the device retries). Conflicts need two writers on
-/// the same rows at once; five in a row means contention a retry here will
-/// not clear.
-pub const CONFLICT_ATTEMPTS: u32 = 5;
-
-/// Runs `attempt` (one whole transaction) again while PostgreSQL ends it
-/// in a serialization conflict, up to [`CONFLICT_ATTEMPTS`] times. The work
-/// is a function of the database and the request, so a rerun is the same
-/// work on what the other transaction committed.
-pub fn retry_conflicts<T>(
-    mut attempt: impl FnMut() -> Result<T, LedgerError>,
-) -> Result<T, LedgerError> {
-    let mut tries = 1;
-    loop {
-        match attempt() {
-            Err(LedgerError::Sqlite(err)) if err.is_conflict() && tries < CONFLICT_ATTEMPTS => {
-                tracing::debug!(%err, tries, "serialization conflict; running the transaction again");
-                tries += 1;
-            }
-            other => return other,
-        }
+impl crate::sql::Conflicting for LedgerError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, LedgerError::Sqlite(err) if err.is_conflict())
     }
 }
 

@@ -47,7 +47,8 @@ use super::modes::{self, Scanned};
 use super::receipts::{self, Claim, Receipt, ReceiptState};
 use super::sessions::{self, Session, SessionState};
 use super::{periods, units};
-use super::{retry_conflicts, savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
+use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
+use crate::sql::retry_conflicts;
 
 /// Longest free-text field in an item body (EPC, code, bin, operator):
 /// real values are tens of characters; this stops a body from smuggling

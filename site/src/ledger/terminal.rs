@@ -62,7 +62,7 @@ pub fn ingest(
             ),
         )));
     }
-    super::retry_conflicts(|| ingest_once(conn, batch, now))
+    crate::sql::retry_conflicts(|| ingest_once(conn, batch, now))
 }
 
 /// [`ingest`]'s one transaction.

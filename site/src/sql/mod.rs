@@ -545,6 +545,44 @@ impl Row<'_> {
     }
 }
 
+/// How many times a transaction that PostgreSQL ended in a serialization
+/// conflict is run again before the conflict is answered as busy (503 with
+/// `Retry-After`, which the device retries). Conflicts need two writers on
+/// the same rows at once; five in a row means contention a retry here will
+/// not clear.
+pub const CONFLICT_ATTEMPTS: u32 = 5;
+
+/// An error that may say PostgreSQL ended the transaction in a
+/// serialization conflict ([`Error::is_conflict`]).
+pub trait Conflicting {
+    fn is_conflict(&self) -> bool;
+}
+
+impl Conflicting for Error {
+    fn is_conflict(&self) -> bool {
+        Error::is_conflict(self)
+    }
+}
+
+/// Runs `attempt` (one whole transaction) again while PostgreSQL ends it
+/// in a serialization conflict, up to [`CONFLICT_ATTEMPTS`] times. The work
+/// is a function of the database and its input, so a rerun is the same
+/// work on what the other transaction committed.
+pub fn retry_conflicts<T, E: Conflicting + std::fmt::Display>(
+    mut attempt: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let mut tries = 1;
+    loop {
+        match attempt() {
+            Err(err) if err.is_conflict() && tries < CONFLICT_ATTEMPTS => {
+                tracing::debug!(%err, tries, "serialization conflict; running the transaction again");
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
