@@ -580,7 +580,10 @@ impl Project {
                 .env(POSTGRES_URL_VAR, &postgres_url),
             "native",
             &mut tally,
-        )?;
+        )
+        .map_err(|err| postgres.explain(err))?;
+
+        postgres.drop_test_databases()?;
 
         step("native tests on PostgreSQL (the ledger suites again)");
         let mut cmd = self.cmd("cargo");
@@ -590,7 +593,8 @@ impl Project {
         }
         cmd.env(BACKEND_VAR, "postgres")
             .env(POSTGRES_URL_VAR, &postgres_url);
-        counted(&mut cmd, "native on PostgreSQL", &mut tally)?;
+        counted(&mut cmd, "native on PostgreSQL", &mut tally)
+            .map_err(|err| postgres.explain(err))?;
 
         step("simulation (seeded handhelds, network faults and the ledger)");
         let mut cmd = self.sim_cmd();
@@ -685,6 +689,28 @@ const POSTGRES_SUITES: &[&str] = &[
     "site_view",
     "central",
 ];
+
+/// The test cluster's WAL: a checkpoint at least every 96 MB written,
+/// and no more than 32 MB of old segments kept for reuse.
+const TEST_MAX_WAL_SIZE: &str = "96MB";
+const TEST_MIN_WAL_SIZE: &str = "32MB";
+/// What marks a line of the server's log worth showing when a suite
+/// fails: a crash, a restart, a shutdown or a fatal error.
+const SERVER_LOG_NOTABLE: &[&str] = &[
+    "PANIC:",
+    "FATAL:",
+    "was terminated by signal",
+    "terminating any other active server processes",
+    "all server processes terminated",
+    "database system was interrupted",
+    "database system is shut down",
+    "received fast shutdown request",
+    "received immediate shutdown request",
+    "No space left on device",
+];
+/// At most this many of those lines, the latest: enough to see a crash
+/// and the restart after it without burying the test output.
+const SERVER_LOG_LINES_SHOWN: usize = 40;
 
 /// Which backend the ledger suites run on (`postgres`; SQLite unset).
 const BACKEND_VAR: &str = "STOCKHOP_TEST_BACKEND";
@@ -837,8 +863,13 @@ impl Postgres {
             tries += 1;
             cluster.port = free_loopback_port()?;
             // fsync off: nothing in a throwaway cluster outlives the run.
+            // The least WAL, and little of it kept: a run creates a
+            // database for each test, and the default keeps up to 1 GB
+            // of WAL beside them on what may be a nearly full disk.
             let options = format!(
-                "-p {} -k '{}' -c listen_addresses=127.0.0.1 -c fsync=off",
+                "-p {} -k '{}' -c listen_addresses=127.0.0.1 -c fsync=off \
+                 -c wal_level=minimal -c max_wal_senders=0 \
+                 -c max_wal_size={TEST_MAX_WAL_SIZE} -c min_wal_size={TEST_MIN_WAL_SIZE}",
                 cluster.port,
                 cluster.server.home.display()
             );
@@ -861,6 +892,72 @@ impl Postgres {
                 Err(_) => {}
             }
         }
+    }
+
+    /// Drops every database the suites created (named
+    /// `stockhop_t_…` by the tests' backend helper), each about 7.5 MB
+    /// of template: done between the native steps, it halves what the
+    /// cluster holds at its largest.
+    fn drop_test_databases(&self) -> Result<()> {
+        self.psql(
+            "SELECT format('DROP DATABASE %I WITH (FORCE)', datname) \
+             FROM pg_database WHERE datname LIKE 'stockhop\\_t\\_%' \\gexec",
+        )
+        .context("dropping the suites' databases")?;
+        Ok(())
+    }
+
+    /// Runs `script` with psql as the admin role on the `postgres`
+    /// database, stopping at the first error; its unaligned output.
+    fn psql(&self, script: &str) -> Result<String> {
+        use std::io::Write;
+        let mut cmd = self.server.tool("psql");
+        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+            .args(["-U", POSTGRES_ROLE, "-h"])
+            .arg(&self.server.home)
+            .args(["-p", &self.port.to_string(), "-d", "postgres"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().with_context(|| format!("starting {cmd:?}"))?;
+        let mut stdin = child.stdin.take().context("psql's stdin")?;
+        stdin.write_all(script.as_bytes())?;
+        stdin.write_all(b"\n")?;
+        drop(stdin);
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!(
+                "psql exited with {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// `err` with what the server's log says of crashes, restarts and
+    /// fatal errors, so a suite that failed because the server did can
+    /// be told from one that failed on its own.
+    fn explain(&self, err: anyhow::Error) -> anyhow::Error {
+        let log = std::fs::read_to_string(self.server.log()).unwrap_or_default();
+        let notable: Vec<&str> = log
+            .lines()
+            .filter(|line| {
+                SERVER_LOG_NOTABLE
+                    .iter()
+                    .any(|marker| line.contains(marker))
+            })
+            .collect();
+        let skipped = notable.len().saturating_sub(SERVER_LOG_LINES_SHOWN);
+        let shown = notable[skipped..].join("\n");
+        if shown.is_empty() {
+            return err.context("the PostgreSQL server logged no crash, restart or fatal error");
+        }
+        err.context(format!(
+            "the PostgreSQL server's log ({}), its last {} crash, restart and fatal lines:\n{shown}",
+            self.server.log().display(),
+            notable.len() - skipped
+        ))
     }
 
     /// The admin URL the suites create their databases with.
@@ -1059,7 +1156,8 @@ mod tests {
     }
 
     #[test]
-    fn a_throwaway_cluster_listens_on_loopback_and_is_gone_after_drop() {
+    fn a_throwaway_cluster_listens_on_loopback_drops_only_the_suites_databases_and_is_gone_after_drop(
+    ) {
         let bin = postgres_bin_dir()
             .expect("PostgreSQL's initdb (`cargo xtask setup` installs Debian's postgresql)");
         let cluster = Postgres::start(&bin).unwrap();
@@ -1071,6 +1169,16 @@ mod tests {
         );
         let address = ("127.0.0.1", cluster.port);
         std::net::TcpStream::connect(address).unwrap();
+
+        cluster
+            .psql("CREATE DATABASE stockhop_t_0a1b;\nCREATE DATABASE stockhop_tx;")
+            .unwrap();
+        cluster.drop_test_databases().unwrap();
+        let left = cluster
+            .psql("SELECT datname FROM pg_database WHERE datname LIKE 'stockhop%'")
+            .unwrap();
+        assert_eq!(left.trim(), "stockhop_tx", "only the suites' databases go");
+
         drop(cluster);
         assert!(!home.exists(), "the directory is deleted");
         assert!(

@@ -72,10 +72,10 @@ pub fn fresh_database(data_dir: &Path) -> String {
     std::thread::scope(|scope| {
         scope.spawn(|| {
             let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-                .unwrap_or_else(|err| panic!("connecting to {admin} ({POSTGRES_VAR}): {err}"));
+                .unwrap_or_else(|err| panic!("connecting to {admin} ({POSTGRES_VAR}): {err:?}"));
             client
                 .batch_execute(&format!("CREATE DATABASE {name}"))
-                .unwrap_or_else(|err| panic!("CREATE DATABASE {name} on {admin}: {err}"));
+                .unwrap_or_else(|err| panic!("CREATE DATABASE {name} on {admin}: {err:?}"));
         });
     });
     let mut url = url::Url::parse(&admin)
