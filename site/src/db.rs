@@ -175,7 +175,7 @@ impl DbError {
     pub fn is_busy(&self) -> bool {
         match self {
             DbError::Sqlite(err) => sql::sqlite_busy(err),
-            DbError::Sql(err) => err.is_busy(),
+            DbError::Sql(err) | DbError::Migration { source: err, .. } => err.is_busy(),
             _ => false,
         }
     }

@@ -595,6 +595,7 @@ impl Project {
             .env(POSTGRES_URL_VAR, &postgres_url);
         counted(&mut cmd, "native on PostgreSQL", &mut tally)
             .map_err(|err| postgres.explain(err))?;
+        postgres.warn_of_crashes();
 
         step("simulation (seeded handhelds, network faults and the ledger)");
         let mut cmd = self.sim_cmd();
@@ -706,6 +707,13 @@ const SERVER_LOG_NOTABLE: &[&str] = &[
     "database system is shut down",
     "received fast shutdown request",
     "received immediate shutdown request",
+    "No space left on device",
+];
+/// What marks a crash (and the restart it forces) in the server's log.
+const SERVER_LOG_CRASH: &[&str] = &[
+    "PANIC:",
+    "was terminated by signal",
+    "terminating any other active server processes",
     "No space left on device",
 ];
 /// At most this many of those lines, the latest: enough to see a crash
@@ -933,6 +941,23 @@ impl Postgres {
             );
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Says so when a process of the server crashed during the run, even
+    /// though every suite passed (the suites wait out a restart).
+    fn warn_of_crashes(&self) {
+        let log = std::fs::read_to_string(self.server.log()).unwrap_or_default();
+        let crashes: Vec<&str> = log
+            .lines()
+            .filter(|line| SERVER_LOG_CRASH.iter().any(|marker| line.contains(marker)))
+            .collect();
+        if !crashes.is_empty() {
+            println!(
+                "xtask: warning: a PostgreSQL server process crashed during the run; from {}:\n{}",
+                self.server.log().display(),
+                crashes.join("\n")
+            );
+        }
     }
 
     /// `err` with what the server's log says of crashes, restarts and

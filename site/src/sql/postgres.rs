@@ -98,6 +98,9 @@ impl PgPool {
                 aborted: Cell::new(false),
                 later: RefCell::new(Vec::new()),
             }),
+            Err(deadpool::managed::PoolError::Backend(Error::Unavailable(why))) => {
+                Connection::Unavailable(why)
+            }
             Err(deadpool::managed::PoolError::Backend(err)) => {
                 Connection::Unavailable(err.to_string())
             }
@@ -506,6 +509,7 @@ pub(super) fn is_busy(err: &tokio_postgres::Error) -> bool {
             SqlState::TOO_MANY_CONNECTIONS,
             SqlState::CANNOT_CONNECT_NOW,
             SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
         ]
         .contains(code)
     })

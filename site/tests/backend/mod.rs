@@ -27,6 +27,31 @@ const DATABASE_URL_FILE: &str = "test-database-url";
 /// enough that parallel tests and earlier runs on one cluster never meet.
 const DATABASE_NAME_RANDOM_BYTES: usize = 8;
 
+/// How long creating a test's database waits for a cluster that is
+/// restarting (after a crash of one of its processes, say) before the
+/// test fails: crash recovery of a test cluster takes seconds.
+const SERVER_RECOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+const SERVER_RECOVERY_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Whether `err` says the server is not taking work for now: the
+/// connection was cut, refused, or answered "starting up", "in
+/// recovery" or "shutting down".
+fn server_unavailable(err: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    if err.is_closed() {
+        return true;
+    }
+    if let Some(db) = err.as_db_error() {
+        return [
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+        ]
+        .contains(db.code());
+    }
+    std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())
+}
+
 /// Whether the ledger runs on PostgreSQL in this test process. Panics when
 /// it is asked for without a cluster to run on, or the backend is unknown.
 pub fn postgres_requested() -> bool {
@@ -64,19 +89,40 @@ pub fn fresh_database(data_dir: &Path) -> String {
         Err(err) => panic!("reading {}: {err}", record.display()),
     }
     let admin = admin_url();
-    let mut random = [0u8; DATABASE_NAME_RANDOM_BYTES];
-    getrandom::fill(&mut random).expect("the system's random source");
-    let name = format!("stockhop_t_{}", hex::encode(random));
     // On a thread of its own: the sync client runs its own runtime, which
     // cannot start on a thread that drives an async test.
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-                .unwrap_or_else(|err| panic!("connecting to {admin} ({POSTGRES_VAR}): {err:?}"));
-            client
-                .batch_execute(&format!("CREATE DATABASE {name}"))
-                .unwrap_or_else(|err| panic!("CREATE DATABASE {name} on {admin}: {err:?}"));
-        });
+    let name = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let deadline = std::time::Instant::now() + SERVER_RECOVERY_WAIT;
+                loop {
+                    let mut random = [0u8; DATABASE_NAME_RANDOM_BYTES];
+                    getrandom::fill(&mut random).expect("the system's random source");
+                    let name = format!("stockhop_t_{}", hex::encode(random));
+                    let created = postgres::Client::connect(&admin, postgres::NoTls).and_then(
+                        |mut client| client.batch_execute(&format!("CREATE DATABASE {name}")),
+                    );
+                    match created {
+                        Ok(()) => return name,
+                        Err(err)
+                            if server_unavailable(&err) && std::time::Instant::now() < deadline =>
+                        {
+                            // Said, not hidden: `cargo xtask test` also
+                            // shows the server log's crash lines.
+                            eprintln!(
+                                "CREATE DATABASE {name} on {admin}: the server is not taking \
+                                 work ({err:?}); trying again"
+                            );
+                            std::thread::sleep(SERVER_RECOVERY_POLL);
+                        }
+                        Err(err) => {
+                            panic!("CREATE DATABASE {name} on {admin} ({POSTGRES_VAR}): {err:?}")
+                        }
+                    }
+                }
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     let mut url = url::Url::parse(&admin)
         .unwrap_or_else(|err| panic!("{POSTGRES_VAR}={admin:?} is not a URL: {err}"));
@@ -104,8 +150,18 @@ pub fn database_args(data_dir: &Path) -> Vec<String> {
 
 /// `data_dir`'s ledger, opened in this process as the server opens it.
 pub fn open_db(data_dir: &Path) -> Db {
-    match database_for(data_dir) {
-        Some(url) => Db::connect(&Database::Postgres(url), data_dir).unwrap(),
-        None => Db::open(data_dir).unwrap(),
+    let Some(url) = database_for(data_dir) else {
+        return Db::open(data_dir).unwrap();
+    };
+    let deadline = std::time::Instant::now() + SERVER_RECOVERY_WAIT;
+    loop {
+        match Db::connect(&Database::Postgres(url.clone()), data_dir) {
+            Ok(db) => return db,
+            Err(err) if err.is_busy() && std::time::Instant::now() < deadline => {
+                eprintln!("opening {url}: the server is not taking work ({err}); trying again");
+                std::thread::sleep(SERVER_RECOVERY_POLL);
+            }
+            Err(err) => panic!("opening {url}: {err}"),
+        }
     }
 }
