@@ -52,9 +52,11 @@ use stockhop_site::AppState;
 const ITEMS: usize = 2_000;
 /// Requests in the one-item run: each costs an fsync, so fewer of them.
 const SINGLE_REQUESTS: usize = 300;
-/// Runs of each 50-a-request path and of its baseline, interleaved: three
-/// give a median that one slow fsync burst does not move.
-const ROUNDS: usize = 3;
+/// Runs of each 50-a-request path and of its baseline, interleaved: seven
+/// give a median that a slow fsync burst or two does not move (on a disk
+/// that commits in a fraction of a millisecond, one run is a tenth of a
+/// second and three were too few).
+const ROUNDS: usize = 7;
 /// The PostgreSQL cluster's admin URL (`postgres://user@host:port/db`):
 /// set, the same paths run on PostgreSQL too, beside a raw tokio-postgres
 /// baseline, each on a database of its own that the bench creates on the
