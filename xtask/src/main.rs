@@ -946,11 +946,7 @@ impl Postgres {
     /// Says so when a process of the server crashed during the run, even
     /// though every suite passed (the suites wait out a restart).
     fn warn_of_crashes(&self) {
-        let log = std::fs::read_to_string(self.server.log()).unwrap_or_default();
-        let crashes: Vec<&str> = log
-            .lines()
-            .filter(|line| SERVER_LOG_CRASH.iter().any(|marker| line.contains(marker)))
-            .collect();
+        let crashes = self.log_lines(SERVER_LOG_CRASH);
         if !crashes.is_empty() {
             println!(
                 "xtask: warning: a PostgreSQL server process crashed during the run; from {}:\n{}",
@@ -964,25 +960,26 @@ impl Postgres {
     /// fatal errors, so a suite that failed because the server did can
     /// be told from one that failed on its own.
     fn explain(&self, err: anyhow::Error) -> anyhow::Error {
-        let log = std::fs::read_to_string(self.server.log()).unwrap_or_default();
-        let notable: Vec<&str> = log
-            .lines()
-            .filter(|line| {
-                SERVER_LOG_NOTABLE
-                    .iter()
-                    .any(|marker| line.contains(marker))
-            })
-            .collect();
-        let skipped = notable.len().saturating_sub(SERVER_LOG_LINES_SHOWN);
-        let shown = notable[skipped..].join("\n");
+        let notable = self.log_lines(SERVER_LOG_NOTABLE);
+        let shown = &notable[notable.len().saturating_sub(SERVER_LOG_LINES_SHOWN)..];
         if shown.is_empty() {
             return err.context("the PostgreSQL server logged no crash, restart or fatal error");
         }
         err.context(format!(
-            "the PostgreSQL server's log ({}), its last {} crash, restart and fatal lines:\n{shown}",
+            "the PostgreSQL server's log ({}), its last {} crash, restart and fatal lines:\n{}",
             self.server.log().display(),
-            notable.len() - skipped
+            shown.len(),
+            shown.join("\n")
         ))
+    }
+
+    /// The lines of the server's log that hold any of `markers`.
+    fn log_lines(&self, markers: &[&str]) -> Vec<String> {
+        let log = std::fs::read_to_string(self.server.log()).unwrap_or_default();
+        log.lines()
+            .filter(|line| markers.iter().any(|marker| line.contains(marker)))
+            .map(str::to_owned)
+            .collect()
     }
 
     /// The admin URL the suites create their databases with.
@@ -1203,6 +1200,11 @@ mod tests {
             .psql("SELECT datname FROM pg_database WHERE datname LIKE 'stockhop%'")
             .unwrap();
         assert_eq!(left.trim(), "stockhop_tx", "only the suites' databases go");
+        let said = format!("{:#}", cluster.explain(anyhow::anyhow!("a suite failed")));
+        assert!(
+            said.contains("logged no crash") && said.ends_with("a suite failed"),
+            "{said}"
+        );
 
         drop(cluster);
         assert!(!home.exists(), "the directory is deleted");
