@@ -93,33 +93,48 @@ pub fn canonical_hash(canonical: &str) -> String {
 
 /// Writes `value` canonically: keys sorted, no whitespace.
 pub fn write_canonical(value: &serde_json::Value, out: &mut String) {
+    let mut bytes = std::mem::take(out).into_bytes();
+    write_canonical_bytes(value, &mut bytes);
+    *out = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+}
+
+/// [`write_canonical`] on bytes: keys and scalars are written by
+/// serde_json's compact writer straight into `out`, as `Value`'s own
+/// `Display` writes them, without a string of their own each.
+fn write_canonical_bytes(value: &serde_json::Value, out: &mut Vec<u8>) {
     match value {
         serde_json::Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
+            out.push(b'{');
             for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&serde_json::Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(item, out);
+                write_json(key.as_str(), out);
+                out.push(b':');
+                write_canonical_bytes(item, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         serde_json::Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                write_canonical(item, out);
+                write_canonical_bytes(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_json(scalar, out),
     }
+}
+
+/// A string or scalar as compact JSON: writing to memory cannot fail, and
+/// a `Value` holds no number JSON cannot write.
+fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    serde_json::to_writer(out, value).expect("a JSON string or scalar always writes");
 }
 
 /// The receipt for `key` in `scope`, if the key was claimed.
@@ -284,6 +299,19 @@ mod tests {
             r#"{"a":{"z":[1,2,{"c":null,"y":"x"}],"é":true},"b":1}"#
         );
         assert_eq!(canonical(r#""a\"b""#), r#""a\"b""#);
+    }
+
+    #[test]
+    fn canonical_json_writes_strings_and_numbers_as_serde_json_does() {
+        // Keys with escapes and non-ASCII, control characters, numbers at
+        // the edges of each kind.
+        let text = r#"{"q\"k": "a\u0001\n\t\\\/é\ud83d\ude00", "n": [0, -0.0, 1.5e300,
+            -9223372036854775808, 18446744073709551615, 0.1, 1e-7, true, false, null],
+            "\u00e9": {"": ""}}"#;
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        // Without `preserve_order` serde_json's maps are sorted by key
+        // bytes, so its compact form is the canonical one.
+        assert_eq!(canonical(text), serde_json::to_string(&value).unwrap());
     }
 
     #[test]
