@@ -65,11 +65,11 @@ impl Server {
         }
     }
 
-    /// A central on a fresh PostgreSQL database.
+    /// A central on a fresh PostgreSQL database, started.
     fn central(dir: &Path) -> Server {
         let data = dir.join("central");
         let url = central_database(&data);
-        Server::new(
+        let mut central = Server::new(
             data,
             vec![
                 "--database".into(),
@@ -77,7 +77,9 @@ impl Server {
                 "--central-secret".into(),
                 SECRET.into(),
             ],
-        )
+        );
+        central.start();
+        central
     }
 
     /// A site (on the suite's backend) forwarding to `central`.
@@ -442,8 +444,7 @@ fn site_hop(hop_id: i64, key: &str, to_bin: &str) -> Value {
 #[test]
 fn a_site_forwards_every_hop_to_the_central_once_in_seq_order_and_both_views_show_it() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let mut site = Server::site(dir.path(), "SITE-A", &central);
     let token = prepare(&site, dir.path(), 3, 40);
     site.start();
@@ -538,15 +539,12 @@ fn a_site_forwards_every_hop_to_the_central_once_in_seq_order_and_both_views_sho
         .await;
         assert_eq!((code, answer["code"].as_str()), (404, Some("NOT_FOUND")));
     });
-    site.kill9();
-    central.kill9();
 }
 
 #[test]
 fn unsigned_wrongly_signed_stale_and_reused_key_batches_are_refused_and_store_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let base = central.base();
     let key = IdempotencyKey::mint().unwrap().to_string();
     let batch = |to_bin: &str| json!({"site_id": "SITE-B", "hops": [{"seq": 1, "key": key, "hop": site_hop(7, &key, to_bin)}]});
@@ -604,7 +602,6 @@ fn unsigned_wrongly_signed_stale_and_reused_key_batches_are_refused_and_store_no
         count(&central_db, "SELECT hops_received FROM central_sites"),
         1
     );
-    central.kill9();
 }
 
 /// xorshift64*: the kill schedule, from a seed printed on failure.
@@ -629,7 +626,6 @@ const KILL_SEED: u64 = 0xc3e7_7a1d_5eed_0b0e;
 fn kill_9_of_site_or_central_while_a_handheld_syncs_loses_and_doubles_no_hop() {
     let dir = tempfile::tempdir().unwrap();
     let mut central = Server::central(dir.path());
-    central.start();
     let mut site = Server::site(dir.path(), "SITE-C", &central);
     let (sessions, scans) = (4, 120);
     let token = prepare(&site, dir.path(), sessions, scans);
@@ -680,15 +676,12 @@ fn kill_9_of_site_or_central_while_a_handheld_syncs_loses_and_doubles_no_hop() {
         done(&outbox),
         "seed {KILL_SEED:#x}: every hop once, none missing, in seq order"
     );
-    site.kill9();
-    central.kill9();
 }
 
 #[test]
 fn a_central_that_refuses_one_hop_dead_letters_only_that_hop_and_takes_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let mut site = Server::site(dir.path(), "SITE-D", &central);
     let token = prepare(&site, dir.path(), 1, 30);
     let items = plan(1, 30);
@@ -736,8 +729,6 @@ fn a_central_that_refuses_one_hop_dead_letters_only_that_hop_and_takes_the_rest(
         assert_eq!(outbox["dead_letters"][0]["key"], first_scan.as_str());
         assert_eq!(outbox["dead_letters"][0]["status"], 409);
     });
-    site.kill9();
-    central.kill9();
 }
 
 /// The site's outbox is all done, one row per hop, and the central holds
@@ -783,8 +774,7 @@ fn session(items: &[Value], scans: u64, n: usize) -> &[Value] {
 #[test]
 fn hops_recorded_before_the_site_had_a_central_all_reach_it_in_order_once_and_later_ones_follow() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let mut site = Server::alone(dir.path(), "SITE-E");
     let scans = 15;
     let token = prepare(&site, dir.path(), 2, scans);
@@ -802,15 +792,12 @@ fn hops_recorded_before_the_site_had_a_central_all_reach_it_in_order_once_and_la
     site.start();
     sync_now(&site, &token, session(&items, scans, 1), 6);
     assert_drained_to_central(&site, &central, "SITE-E", 2 * scans as usize);
-    site.kill9();
-    central.kill9();
 }
 
 #[test]
 fn forwarding_turned_off_and_on_again_sends_the_hops_of_the_gap_in_order_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let mut site = Server::site(dir.path(), "SITE-F", &central);
     let scans = 10;
     let token = prepare(&site, dir.path(), 3, scans);
@@ -837,15 +824,12 @@ fn forwarding_turned_off_and_on_again_sends_the_hops_of_the_gap_in_order_once() 
     site.start();
     sync_session(&site, 2);
     assert_drained_to_central(&site, &central, "SITE-F", 3 * scans as usize);
-    site.kill9();
-    central.kill9();
 }
 
 #[test]
 fn a_site_forwards_over_https_checked_against_the_centrals_ca_and_each_hop_arrives_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     let mut site = Server::alone(dir.path(), "SITE-G");
     site.args
         .extend(forwarding_args("SITE-G", &central.https_base()));
@@ -861,8 +845,6 @@ fn a_site_forwards_over_https_checked_against_the_centrals_ca_and_each_hop_arriv
     let log = site.log();
     assert!(!log.contains("not delivered"), "{log}");
     assert!(!log.contains("plain HTTP"), "{log}");
-    site.kill9();
-    central.kill9();
 }
 
 /// Longest a test waits for a site to log its first failed delivery.
@@ -871,8 +853,7 @@ const FIRST_FAILURE_WAIT: Duration = Duration::from_secs(30);
 #[test]
 fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_loses_none() {
     let dir = tempfile::tempdir().unwrap();
-    let mut central = Server::central(dir.path());
-    central.start();
+    let central = Server::central(dir.path());
     // A CA of its own that never issued the central's certificate.
     let stranger = dir.path().join("stranger-ca");
     stockhop_site::tls::CertStore::open(stockhop_site::tls::CertSource::SiteCa {
@@ -935,8 +916,6 @@ fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_l
         let (_, status) = get_json(&site.base(), "/v1/site/status", &admin).await;
         assert_eq!(status["central_outbox"]["last_error"], Value::Null);
     });
-    site.kill9();
-    central.kill9();
 }
 
 /// Longest a start that must fail may run before the test gives up on it.
