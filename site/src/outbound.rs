@@ -1,7 +1,7 @@
 //! The HTTP client this server reaches another server with: a site's
 //! forwarder posting hops to its central, a terminal listener posting
 //! batches to a remote ledger. Both are signed machine-to-machine posts
-//! ([`crate::listener::forwarder::post_signed`]); this module decides how
+//! ([`crate::listener::forwarder::SignedEndpoint`]); this module decides how
 //! they travel.
 //!
 //! `https://` goes through rustls with the ring provider the HTTPS server

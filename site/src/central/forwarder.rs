@@ -22,18 +22,14 @@ use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
 use crate::db::{Db, DbError};
 use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
 use crate::listener::forwarder::{
-    classify, post_signed, retry_delay, DeliveryError, Disposition, DB_ERROR_DELAY,
+    classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DB_ERROR_DELAY,
     DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
 use crate::listener::unix_now;
-use crate::outbound::{signed_post_client, OutboundError, Trust};
+use crate::outbound::{OutboundError, Trust};
 
 /// The central, reached over HTTPS (or plain HTTP) with the shared secret.
-pub struct CentralClient {
-    client: reqwest::Client,
-    url: String,
-    secret: Vec<u8>,
-}
+pub struct CentralClient(SignedEndpoint);
 
 impl CentralClient {
     /// `base_url` is the central's origin (`https://host:port`, or
@@ -43,12 +39,7 @@ impl CentralClient {
         secret: &str,
         trust: &Trust,
     ) -> Result<CentralClient, OutboundError> {
-        let client = signed_post_client(base_url, trust)?;
-        Ok(CentralClient {
-            client,
-            url: format!("{}{CENTRAL_HOPS_PATH}", base_url.trim_end_matches('/')),
-            secret: secret.as_bytes().to_vec(),
-        })
+        SignedEndpoint::new(base_url, CENTRAL_HOPS_PATH, secret, trust).map(CentralClient)
     }
 
     /// POSTs `batch` signed; a 200 must be a batch response.
@@ -56,7 +47,7 @@ impl CentralClient {
         &self,
         batch: &CentralBatch,
     ) -> Result<CentralBatchResponse, DeliveryError> {
-        post_signed(&self.client, &self.url, &self.secret, batch).await
+        self.0.post(batch).await
     }
 }
 

@@ -129,75 +129,88 @@ pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// A ledger on another machine, reached over HTTP with a shared secret.
-pub struct RemoteLedgerSink {
+/// A server on another machine that takes signed POSTs at one URL with a
+/// shared secret: the remote ledger a terminal listener forwards to, or a
+/// site's central.
+pub struct SignedEndpoint {
     client: reqwest::Client,
     url: String,
     secret: Vec<u8>,
 }
 
+impl SignedEndpoint {
+    /// `path` on `base_url`, the server's origin (`http://host:port`, or
+    /// `https://` checked against `trust`).
+    pub fn new(
+        base_url: &str,
+        path: &str,
+        secret: &str,
+        trust: &Trust,
+    ) -> Result<SignedEndpoint, OutboundError> {
+        Ok(SignedEndpoint {
+            client: signed_post_client(base_url, trust)?,
+            url: format!("{}{path}", base_url.trim_end_matches('/')),
+            secret: secret.as_bytes().to_vec(),
+        })
+    }
+
+    /// POSTs `message` as JSON, HMAC-signed over `"<timestamp>.<body>"`,
+    /// and reads a 200's JSON answer; any other status is
+    /// [`DeliveryError::Status`] with the first [`DEAD_BODY_BYTES_MAX`]
+    /// bytes of its body.
+    pub async fn post<M, A>(&self, message: &M) -> Result<A, DeliveryError>
+    where
+        M: serde::Serialize,
+        A: serde::de::DeserializeOwned,
+    {
+        let body =
+            serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
+        let timestamp = unix_now().0.div_euclid(1000);
+        let response = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(TIMESTAMP_HEADER, timestamp.to_string())
+            .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
+        if status != 200 {
+            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
+            return Err(DeliveryError::Status {
+                status,
+                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+            });
+        }
+        serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+    }
+}
+
+/// A ledger on another machine, reached over HTTP with a shared secret.
+pub struct RemoteLedgerSink(SignedEndpoint);
+
 impl RemoteLedgerSink {
     /// `base_url` is the ledger's origin (`http://host:port`, or
-    /// `https://` checked against the system's trust store).
+    /// `https://` checked against `trust`).
     pub fn new(
         base_url: &str,
         secret: &str,
         trust: &Trust,
     ) -> Result<RemoteLedgerSink, OutboundError> {
-        let client = signed_post_client(base_url, trust)?;
-        Ok(RemoteLedgerSink {
-            client,
-            url: format!("{}{TERMINAL_EVENTS_PATH}", base_url.trim_end_matches('/')),
-            secret: secret.as_bytes().to_vec(),
-        })
+        SignedEndpoint::new(base_url, TERMINAL_EVENTS_PATH, secret, trust).map(RemoteLedgerSink)
     }
 }
 
 impl LedgerSink for RemoteLedgerSink {
     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
-        Box::pin(async move { post_signed(&self.client, &self.url, &self.secret, &batch).await })
+        Box::pin(async move { self.0.post(&batch).await })
     }
-}
-
-/// POSTs `message` as JSON, HMAC-signed over `"<timestamp>.<body>"`, and
-/// reads a 200's JSON answer; any other status is [`DeliveryError::Status`]
-/// with the first [`DEAD_BODY_BYTES_MAX`] bytes of its body. The terminal
-/// forwarder's batches and a site's hops to its central go this way.
-pub async fn post_signed<M, A>(
-    client: &reqwest::Client,
-    url: &str,
-    secret: &[u8],
-    message: &M,
-) -> Result<A, DeliveryError>
-where
-    M: serde::Serialize,
-    A: serde::de::DeserializeOwned,
-{
-    let body =
-        serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
-    let timestamp = unix_now().0.div_euclid(1000);
-    let response = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(TIMESTAMP_HEADER, timestamp.to_string())
-        .header(SIGNATURE_HEADER, signature(secret, timestamp, &body))
-        .body(body)
-        .send()
-        .await
-        .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
-    let status = response.status().as_u16();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
-    if status != 200 {
-        let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
-        return Err(DeliveryError::Status {
-            status,
-            body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
-        });
-    }
-    serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
 }
 
 /// An error and its causes, `: `-joined: reqwest's own message names only
