@@ -25,7 +25,7 @@ mod value;
 use std::cell::Cell;
 
 pub use crate::params;
-pub use postgres::{PgPool, PG_POOL_SIZE};
+pub use postgres::{server_unavailable, PgPool, PG_POOL_SIZE};
 pub use value::{FromSql, Params, ToSql, Value, ValueRef};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -498,21 +498,31 @@ pub(super) fn is_conflict(err: &tokio_postgres::Error) -> bool {
 }
 
 pub(super) fn is_busy(err: &tokio_postgres::Error) -> bool {
-    if err.is_closed() {
-        return true;
-    }
-    err.code().is_some_and(|code| {
-        [
-            SqlState::T_R_SERIALIZATION_FAILURE,
-            SqlState::T_R_DEADLOCK_DETECTED,
-            SqlState::LOCK_NOT_AVAILABLE,
-            SqlState::TOO_MANY_CONNECTIONS,
-            SqlState::CANNOT_CONNECT_NOW,
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-        ]
-        .contains(code)
-    })
+    server_unavailable(err)
+        || err.code().is_some_and(|code| {
+            [
+                SqlState::T_R_SERIALIZATION_FAILURE,
+                SqlState::T_R_DEADLOCK_DETECTED,
+                SqlState::LOCK_NOT_AVAILABLE,
+                SqlState::TOO_MANY_CONNECTIONS,
+            ]
+            .contains(code)
+        })
+}
+
+/// Whether the server is not taking work for now: the connection was cut,
+/// or the server said it is starting up, in recovery, shutting down, or
+/// ending connections after a crash of one of its processes.
+pub fn server_unavailable(err: &tokio_postgres::Error) -> bool {
+    err.is_closed()
+        || err.code().is_some_and(|code| {
+            [
+                SqlState::CANNOT_CONNECT_NOW,
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+            ]
+            .contains(code)
+        })
 }
 
 /// The schema names each unique constraint `u__TABLE__COLUMN[__COLUMN…]`;

@@ -33,23 +33,12 @@ const DATABASE_NAME_RANDOM_BYTES: usize = 8;
 const SERVER_RECOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 const SERVER_RECOVERY_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// Whether `err` says the server is not taking work for now: the
-/// connection was cut, refused, or answered "starting up", "in
-/// recovery" or "shutting down".
+/// Whether creating a database failed because the server is not taking
+/// work for now (as the ledger judges it), or not listening at all while
+/// it restarts.
 fn server_unavailable(err: &postgres::Error) -> bool {
-    use postgres::error::SqlState;
-    if err.is_closed() {
-        return true;
-    }
-    if let Some(db) = err.as_db_error() {
-        return [
-            SqlState::CANNOT_CONNECT_NOW,
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-        ]
-        .contains(db.code());
-    }
-    std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())
+    stockhop_site::sql::server_unavailable(err)
+        || std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())
 }
 
 /// Whether the ledger runs on PostgreSQL in this test process. Panics when
