@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Some("sim") => Project::load().and_then(|p| p.sim(&args[1..])),
         Some("fuzz") => Project::load().and_then(|p| p.fuzz(&args[1..])),
         Some("postgres") => Project::load().and_then(|p| p.postgres()),
-        Some("test") => Project::load().and_then(|p| p.test()),
+        Some("test") => Project::load().and_then(|p| p.without_incremental().test()),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -115,6 +115,9 @@ struct Project {
     settings: Settings,
     /// The `wasm-bindgen` version Cargo.lock pins.
     wasm_bindgen_version: String,
+    /// Whether cargo keeps incremental state (`CARGO_INCREMENTAL`, unless
+    /// the caller set it).
+    incremental: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -151,12 +154,26 @@ impl Project {
             root,
             settings,
             wasm_bindgen_version,
+            incremental: true,
         })
+    }
+
+    /// For a whole test run: cargo keeps no incremental state, which a
+    /// run from a clean checkout never reads again and which was a third
+    /// of what the run wrote to disk (about 1.4 GiB of 4.3).
+    fn without_incremental(self) -> Project {
+        Project {
+            incremental: false,
+            ..self
+        }
     }
 
     fn cmd(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(&self.root);
+        if !self.incremental && std::env::var_os("CARGO_INCREMENTAL").is_none() {
+            cmd.env("CARGO_INCREMENTAL", "0");
+        }
         cmd
     }
 
@@ -539,6 +556,20 @@ impl Project {
 
     fn test(&self) -> Result<()> {
         self.setup(Needs::All)?;
+        let disk = Disk {
+            places: vec![
+                ("the build directory", self.target_dir()?),
+                (
+                    "the temp directory (PostgreSQL's test cluster)",
+                    std::env::temp_dir(),
+                ),
+            ],
+        };
+        disk.report();
+        self.test_steps().map_err(|err| disk.explain(err))
+    }
+
+    fn test_steps(&self) -> Result<()> {
         let mut tally = Tally::default();
 
         step("cargo fmt --check");
@@ -586,8 +617,11 @@ impl Project {
         postgres.drop_test_databases()?;
 
         step("native tests on PostgreSQL (the ledger suites again)");
+        // `--workspace`, as in the step before, so cargo resolves the same
+        // features and reuses that step's build rather than building every
+        // dependency again for the one package.
         let mut cmd = self.cmd("cargo");
-        cmd.args(["test", "--package", "stockhop-site"]);
+        cmd.args(["test", "--workspace"]);
         for suite in POSTGRES_SUITES {
             cmd.args(["--test", suite]);
         }
@@ -618,9 +652,9 @@ impl Project {
 
         step("end-to-end tests (stockhop-site serve + the PWA in headless Chromium)");
         self.build_wasm()?;
-        run(self
-            .cmd("cargo")
-            .args(["build", "--package", "stockhop-site"]))?;
+        // The workspace's features again, so the native steps' build of
+        // the dependencies serves this one.
+        run(self.cmd("cargo").args(["build", "--workspace", "--bins"]))?;
         let mut cmd = self.cmd("node");
         cmd.args(["--test", "--test-concurrency=1", "--test-reporter=tap"]);
         let mut specs: Vec<PathBuf> = std::fs::read_dir(self.root.join("tests/e2e"))?
@@ -690,6 +724,80 @@ const POSTGRES_SUITES: &[&str] = &[
     "site_view",
     "central",
 ];
+
+/// A little more than one whole `cargo xtask test` writes from a clean
+/// checkout (about 4.3 GiB of build, up to 0.5 GiB of test cluster): with
+/// less free the run says so before it starts.
+const TEST_DISK_WANTED_BYTES: u64 = 6 << 30;
+/// Free space under which a failed step is put down to a full disk, as a
+/// build or a PostgreSQL WAL write fails on one.
+const DISK_NEARLY_FULL_BYTES: u64 = 512 << 20;
+
+/// The places a test run writes to, and how much room each has.
+struct Disk {
+    places: Vec<(&'static str, PathBuf)>,
+}
+
+impl Disk {
+    /// Bytes free to this user on the filesystem of each place (of its
+    /// nearest existing ancestor, as the build directory may not exist yet).
+    fn free(&self) -> Vec<(&'static str, &Path, Option<u64>)> {
+        self.places
+            .iter()
+            .map(|(what, path)| {
+                let existing = path.ancestors().find(|p| p.exists()).unwrap_or(path);
+                (*what, path.as_path(), fs4::available_space(existing).ok())
+            })
+            .collect()
+    }
+
+    fn report(&self) {
+        for (what, path, free) in self.free() {
+            let Some(free) = free else {
+                println!(
+                    "xtask: cannot tell the free space of {what} ({})",
+                    path.display()
+                );
+                continue;
+            };
+            println!("xtask: {} free for {what} ({})", gib(free), path.display());
+            if free < TEST_DISK_WANTED_BYTES {
+                println!(
+                    "xtask: warning: a whole test run from a clean checkout writes about {}; \
+                     a step may fail for want of disk",
+                    gib(TEST_DISK_WANTED_BYTES)
+                );
+            }
+        }
+    }
+
+    /// `err`, with the free space of any place that is nearly full.
+    fn explain(&self, err: anyhow::Error) -> anyhow::Error {
+        let full: Vec<String> = self
+            .free()
+            .into_iter()
+            .filter_map(|(what, path, free)| {
+                let free = free.filter(|&f| f < DISK_NEARLY_FULL_BYTES)?;
+                Some(format!(
+                    "{what} ({}) has {} free",
+                    path.display(),
+                    gib(free)
+                ))
+            })
+            .collect();
+        if full.is_empty() {
+            return err;
+        }
+        err.context(format!(
+            "the disk is nearly full: {}; a build or a database write that fails there fails the step",
+            full.join(", ")
+        ))
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / f64::from(1u32 << 30))
+}
 
 /// The test cluster's WAL: a checkpoint at least every 96 MB written,
 /// and no more than 32 MB of old segments kept for reuse.
