@@ -175,7 +175,7 @@ impl Project {
 
     /// For a whole test run: cargo keeps no incremental state, which a
     /// run from a clean checkout never reads again and which was a third
-    /// of what the run wrote to disk (about 1.4 GiB of 4.3).
+    /// of what the run wrote to disk (about 1.4 GiB of 4.2, measured with it on).
     fn without_incremental(self) -> Project {
         Project {
             incremental: false,
@@ -743,9 +743,9 @@ const POSTGRES_SUITES: &[&str] = &[
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean
-/// checkout (about 4.3 GiB of build, up to 0.5 GiB of test cluster): with
+/// checkout (about 3.4 GiB of build, up to 0.3 GiB of test cluster): with
 /// less free the run says so before it starts.
-const TEST_DISK_WANTED_BYTES: u64 = 6 << 30;
+const TEST_DISK_WANTED_BYTES: u64 = 5 << 30;
 /// Free space under which a failed step is put down to a full disk, as a
 /// build or a PostgreSQL WAL write fails on one.
 const DISK_NEARLY_FULL_BYTES: u64 = 512 << 20;
