@@ -1029,8 +1029,8 @@ impl Postgres {
 
     /// Drops every database the suites created (named
     /// `stockhop_t_…` by the tests' backend helper), each about 7.5 MB
-    /// of template: done between the native steps, it halves what the
-    /// cluster holds at its largest.
+    /// of template: done before the ledger suites' run on PostgreSQL and
+    /// after each suite of it, so the cluster holds one suite's at most.
     fn drop_test_databases(&self) -> Result<()> {
         self.psql(
             "SELECT format('DROP DATABASE %I WITH (FORCE)', datname) \
