@@ -20,16 +20,21 @@ import { join, extname, resolve, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const args = process.argv.slice(2);
-const flag = (name, fallback) => {
+// STOCKHOP_BENCH_QUICK=1: small sizes through the same paths and the same
+// table, a few seconds in all (the test command runs every bench so); its
+// figures are not the ones to quote.
+const QUICK = process.env.STOCKHOP_BENCH_QUICK === '1';
+const flag = (name, full, quick) => {
   const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
+  if (i >= 0) return Number(args[i + 1]);
+  return QUICK ? quick : full;
 };
-const SINGLE = flag('--single', 300); // sequential captures, each awaited
-const BURST = flag('--burst', 2000);  // captures fired at once, like an RFID sled
-const BATCH = flag('--batch', 100); // reads per capture_many message
-const WARMUP = 20;
+const SINGLE = flag('--single', 300, 20); // sequential captures, each awaited
+const BURST = flag('--burst', 2000, 200);  // captures fired at once, like an RFID sled
+const BATCH = flag('--batch', 100, 100); // reads per capture_many message
+const WARMUP = QUICK ? 5 : 20;
 // Cold starts measured per worker: stop every worker (CDP), then one capture.
-const COLD = flag('--cold', 20);
+const COLD = flag('--cold', 20, 2);
 // How long a stopped worker may take to report itself stopped.
 const STOP_LIMIT_MS = 5000;
 const WWW = resolve(new URL('../www', import.meta.url).pathname);

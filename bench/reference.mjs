@@ -19,15 +19,20 @@ import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const args = process.argv.slice(2);
-const flag = (name, fallback) => {
+// STOCKHOP_BENCH_QUICK=1: small sizes through the same paths and the same
+// table, a few seconds in all (the test command runs every bench so); its
+// figures are not the ones to quote.
+const QUICK = process.env.STOCKHOP_BENCH_QUICK === '1';
+const flag = (name, full, quick) => {
   const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
+  if (i >= 0) return Number(args[i + 1]);
+  return QUICK ? quick : full;
 };
-const UNITS = flag('--units', 100_000);
+const UNITS = flag('--units', 100_000, 2_000);
 // Sequential captures with no load running (the loaded runs take as many
 // as the load leaves time for).
-const CAPTURES = flag('--captures', 300);
-const LOOKUPS = flag('--lookups', 1000);
+const CAPTURES = flag('--captures', 300, 30);
+const LOOKUPS = flag('--lookups', 1000, 100);
 // Bins the units are spread over.
 const BINS = 1000;
 // Rows a page, as the worker asks (src/reference.rs REFERENCE_PAGE_ROWS).

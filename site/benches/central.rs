@@ -12,7 +12,7 @@
 //! in a SERIALIZABLE transaction; the baseline is the floor of the inserts.
 //!
 //! First, on SQLite and without a cluster, a site's backlog: the time
-//! `serve` takes at start to enqueue [`BACKLOG_HOPS`] hops appended before
+//! `serve` takes at start to enqueue [`backlog_hops`] hops appended before
 //! forwarding was on (one transaction, `outbox::configure`), and a restart
 //! with nothing left to enqueue, beside appending the same hops (forwarding
 //! off, and on, where the trigger writes each row).
@@ -37,20 +37,27 @@ use stockhop_site::sql::params;
 use stockhop_site::AppState;
 
 const SITES: usize = 10;
-/// Hops each site forwards in one run.
-const HOPS_PER_SITE: usize = 2_000;
+mod support;
+
+/// Hops each site forwards in one run (200 in the quick mode).
+fn hops_per_site() -> usize {
+    support::scaled(2_000, 200)
+}
 /// The batch sizes measured: the forwarder's cap, and a site that
 /// forwards as hops trickle in.
 const BATCH_SIZES: [usize; 2] = [100, 10];
 const SECRET: &str = "bench-central-secret";
-/// A site's history when it first gets a central: months of a busy site.
-const BACKLOG_HOPS: usize = 100_000;
+/// A site's history when it first gets a central: months of a busy site
+/// (5,000 in the quick mode).
+fn backlog_hops() -> usize {
+    support::scaled(100_000, 5_000)
+}
 const ADMIN_VAR: &str = "STOCKHOP_TEST_POSTGRES";
 
 /// One site's hops in outbox order.
 fn site_hops(site: usize) -> Vec<CentralHop> {
     let now = wall_clock().0;
-    (0..HOPS_PER_SITE)
+    (0..hops_per_site())
         .map(|i| {
             let key = IdempotencyKey::mint().unwrap().to_string();
             let seq = i as i64 + 1;
@@ -207,10 +214,14 @@ async fn central_run(
     .await
     .unwrap()
     .unwrap();
-    assert_eq!(held as usize, SITES * HOPS_PER_SITE, "every hop held once");
+    assert_eq!(
+        held as usize,
+        SITES * hops_per_site(),
+        "every hop held once"
+    );
     let _ = stop.send(());
     server.await.unwrap().unwrap();
-    figures(SITES * HOPS_PER_SITE, elapsed, latencies, resent)
+    figures(SITES * hops_per_site(), elapsed, latencies, resent)
 }
 
 /// A `central_hops` row: site, key, seq, the hop's canonical JSON, its
@@ -290,7 +301,7 @@ async fn baseline_run(url: &str, sites: &[Vec<CentralHop>], batch: usize) -> Fig
     for task in tasks {
         latencies.extend(task.await.unwrap());
     }
-    figures(SITES * HOPS_PER_SITE, started.elapsed(), latencies, 0)
+    figures(SITES * hops_per_site(), started.elapsed(), latencies, 0)
 }
 
 /// Appends `hops` hops in one transaction, as the ledger writes them.
@@ -336,16 +347,19 @@ fn configure(db: &Db, on: bool) -> (Duration, usize) {
 
 fn backlog(dir: &std::path::Path) {
     let late = Db::open(&dir.join("backlog-late")).unwrap();
-    let off = append_hops(&late, BACKLOG_HOPS);
+    let off = append_hops(&late, backlog_hops());
     let (enqueue, enqueued) = configure(&late, true);
-    assert_eq!(enqueued, BACKLOG_HOPS);
+    assert_eq!(enqueued, backlog_hops());
     let (restart, again) = configure(&late, true);
     assert_eq!(again, 0);
     let early = Db::open(&dir.join("backlog-early")).unwrap();
     configure(&early, true);
-    let on = append_hops(&early, BACKLOG_HOPS);
+    let on = append_hops(&early, backlog_hops());
     println!();
-    println!("a site's backlog: {BACKLOG_HOPS} hops appended before forwarding was on; SQLite");
+    println!(
+        "a site's backlog: {} hops appended before forwarding was on; SQLite",
+        backlog_hops()
+    );
     println!(
         "| {:<66} | {:>9} | {:>8} | {:>11} |",
         "path", "ms", "µs/hop", "vs baseline"
@@ -367,13 +381,14 @@ fn backlog(dir: &std::path::Path) {
             "| {:<66} | {:>9.1} | {:>8.2} | {:>10.2}× |",
             path,
             took.as_secs_f64() * 1e3,
-            took.as_secs_f64() * 1e6 / BACKLOG_HOPS as f64,
+            took.as_secs_f64() * 1e6 / backlog_hops() as f64,
             took.as_secs_f64() / off.as_secs_f64()
         );
     }
 }
 
 fn main() {
+    support::announce("central");
     let backlog_dir = tempfile::tempdir().unwrap();
     backlog(backlog_dir.path());
     drop(backlog_dir);
@@ -388,7 +403,8 @@ fn main() {
     let sites: Arc<Vec<Vec<CentralHop>>> = Arc::new((0..SITES).map(site_hops).collect());
     println!();
     println!(
-        "central ingest: {SITES} sites at once, {HOPS_PER_SITE} hops each, one batch in flight per site; PostgreSQL on loopback"
+        "central ingest: {SITES} sites at once, {} hops each, one batch in flight per site; PostgreSQL on loopback",
+        hops_per_site()
     );
     println!(
         "| {:<62} | {:>5} | {:>8} | {:>12} | {:>12} | {:>6} | {:>11} |",

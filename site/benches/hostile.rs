@@ -7,7 +7,12 @@
 //! budget's burst is inside the phase). Target: p99 under junk within 2x of
 //! quiet. Prints a table; asserts nothing.
 //!
+//! The handheld puts away units the site knows into a bin it knows (both
+//! imported before the run, as a site's reference data would be), so every
+//! scan is applied: a refused scan would measure the refusal, not the work.
+//!
 //! `cargo bench -p stockhop-site --profile site --bench hostile`
+//! (`STOCKHOP_BENCH_QUICK=1`: one-second phases, see `support`)
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
+use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
 use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
@@ -24,14 +30,27 @@ use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// How long each phase syncs, one scan a request, back to back.
-const PHASE: Duration = Duration::from_secs(10);
+mod support;
+
+/// How long each phase syncs, one scan a request, back to back: 10 s, or
+/// 1 s in the quick mode.
+fn phase_length() -> Duration {
+    support::scaled(Duration::from_secs(10), Duration::from_secs(1))
+}
+/// Units imported for each phase to put away: more than a phase syncs at
+/// 1 ms a scan, so a phase ends on its clock, not on running out.
+fn units_per_phase() -> usize {
+    support::scaled(20_000, 2_000)
+}
+/// The bin every scan puts its unit into.
+const BIN: &str = "B-1";
 /// Clients pushing junk uploads, as the reproduction had.
 const JUNK_CLIENTS: usize = 4;
 /// Junk body: 256 KB of `x\n`, the largest body the listener takes.
 const JUNK_BYTES: usize = 256 * 1024;
 
 fn main() {
+    support::announce("hostile");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -44,7 +63,7 @@ fn main() {
     );
     println!(
         "| {:<44} | {:>7} | {:>9} | {:>9} | {:>9} | {:>13} | {:>13} |",
-        "phase (10 s each)",
+        format!("phase ({} s each)", phase_length().as_secs()),
         "syncs",
         "p50 ms",
         "p99 ms",
@@ -94,6 +113,7 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
             ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, ledger::wall_clock())
         })
         .unwrap();
+    stock(&db);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let config = ListenerConfig {
         http_addr: "127.0.0.1:0".parse().unwrap(),
@@ -127,7 +147,7 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
     );
     handheld.sync(&client, &url, open).await;
 
-    let quiet = phase(&client, &url, &mut handheld).await;
+    let quiet = phase(&client, &url, &mut handheld, "QUIET").await;
     let junking = Arc::new(AtomicBool::new(true));
     let uploads = Arc::new(AtomicU64::new(0));
     let kept = Arc::new(AtomicU64::new(0));
@@ -159,7 +179,7 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
     }
     let (uploads_before, kept_before) =
         (uploads.load(Ordering::SeqCst), kept.load(Ordering::SeqCst));
-    let mut noisy = phase(&client, &url, &mut handheld).await;
+    let mut noisy = phase(&client, &url, &mut handheld, "NOISY").await;
     noisy.junk_uploads = uploads.load(Ordering::SeqCst) - uploads_before;
     noisy.junk_kept = kept.load(Ordering::SeqCst) - kept_before;
     junking.store(false, Ordering::SeqCst);
@@ -172,16 +192,46 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
     (quiet, noisy)
 }
 
-async fn phase(client: &reqwest::Client, url: &str, handheld: &mut Handheld) -> Phase {
+/// Imports the bin and each phase's new units, as a site's reference data
+/// arrives before a shift.
+fn stock(db: &Db) {
+    let mut units = String::from("epc,code,sku,state,bin\n");
+    for prefix in ["QUIET", "NOISY"] {
+        for i in 0..units_per_phase() {
+            units += &format!("{prefix}-{i},,SKU-1,new,\n");
+        }
+    }
+    let files = [
+        (
+            ledger::import::Kind::Bins,
+            format!("bin,zone,location\n{BIN},Z-P,L-1\n"),
+        ),
+        (ledger::import::Kind::Units, units),
+    ];
+    db.call_blocking(|conn| {
+        for (kind, text) in files {
+            ledger::import::import_reader(conn, kind, "bench", text.as_bytes(), UnixMs(0)).unwrap();
+        }
+    });
+}
+
+/// Syncs put-aways of the units named `prefix`-N, one a request, until the
+/// phase's clock runs out.
+async fn phase(
+    client: &reqwest::Client,
+    url: &str,
+    handheld: &mut Handheld,
+    prefix: &str,
+) -> Phase {
     let mut latencies = Vec::new();
     let started = Instant::now();
-    for i in 0.. {
-        if started.elapsed() >= PHASE {
+    for i in 0..units_per_phase() {
+        if started.elapsed() >= phase_length() {
             break;
         }
         let scan = handheld.next(
             "scan",
-            json!({"mode": "put_away", "epc": format!("EPC-{}-{i}", handheld.seq), "unit_version": 0, "bin": "B-1"}),
+            json!({"mode": "put_away", "epc": format!("{prefix}-{i}"), "unit_version": 1, "bin": BIN}),
         );
         let sent = Instant::now();
         handheld.sync(client, url, scan).await;

@@ -19,7 +19,7 @@
 //! beside the 50-a-commit baseline too.
 //!
 //! The machine is shared and its fsync time wanders, so the 50-a-request
-//! paths and the 50-a-commit baseline run [`ROUNDS`] times, interleaved,
+//! paths and the 50-a-commit baseline run [`rounds`] times, interleaved,
 //! and the table shows each one's median with its range. Every path also
 //! shows the SQL statements it ran per item (SQLite's statement trace,
 //! trigger bodies not counted; over HTTP that includes the request's token
@@ -47,16 +47,26 @@ use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
 
+mod support;
+
 /// Items sent through each path: enough for a steady rate, small enough
-/// to run in seconds on a disk that fsyncs in milliseconds.
-const ITEMS: usize = 2_000;
-/// Requests in the one-item run: each costs an fsync, so fewer of them.
-const SINGLE_REQUESTS: usize = 300;
+/// to run in seconds on a disk that fsyncs in milliseconds (200 in the
+/// quick mode).
+fn items_per_run() -> usize {
+    support::scaled(2_000, 200)
+}
+/// Requests in the one-item run: each costs an fsync, so fewer of them
+/// (30 in the quick mode).
+fn single_requests() -> usize {
+    support::scaled(300, 30)
+}
 /// Runs of each 50-a-request path and of its baseline, interleaved: seven
 /// give a median that a slow fsync burst or two does not move (on a disk
 /// that commits in a fraction of a millisecond, one run is a tenth of a
-/// second and three were too few).
-const ROUNDS: usize = 7;
+/// second and three were too few). One in the quick mode.
+fn rounds() -> usize {
+    support::scaled(7, 1)
+}
 /// The PostgreSQL cluster's admin URL (`postgres://user@host:port/db`):
 /// set, the same paths run on PostgreSQL too, beside a raw tokio-postgres
 /// baseline, each on a database of its own that the bench creates on the
@@ -209,7 +219,7 @@ fn other_modes(count_id: &str) -> Vec<Mode> {
 /// dispatch units on a packing manifest, counted units in a zone with an
 /// open count, and an accepted GRN; returns the count's id.
 fn stock(db: &Db, dir: &std::path::Path, put_away_prefixes: &[String]) -> String {
-    let scans = 2..=ITEMS as u64;
+    let scans = 2..=items_per_run() as u64;
     let mut units = String::from("epc,code,sku,state,bin\n");
     for prefix in put_away_prefixes {
         for seq in scans.clone() {
@@ -359,7 +369,7 @@ impl Http {
     }
 }
 
-/// One run of the baseline: `ITEMS` claim + hop inserts, `per_commit` to
+/// One run of the baseline: [`items_per_run`] claim + hop inserts, `per_commit` to
 /// a transaction.
 fn baseline(db: &Db, per_commit: usize) -> Run {
     // A session a run, its items in order, as the ledger's are.
@@ -370,7 +380,7 @@ fn baseline(db: &Db, per_commit: usize) -> Run {
         };
         measured(|| {
             let started = Instant::now();
-            for chunk in 0..ITEMS / per_commit {
+            for chunk in 0..items_per_run() / per_commit {
                 let tx = conn.transaction().unwrap();
                 for i in 0..per_commit {
                     let n = (chunk * per_commit + i) as i64;
@@ -442,8 +452,8 @@ impl InProcess {
 
     fn run(&self, prefix: &str) -> Run {
         let session = IdempotencyKey::mint().unwrap().to_string();
-        let batches = InProcess::batches(&items(&session, &put_away(prefix), ITEMS));
-        let close = InProcess::batches(&[close_item(&session, ITEMS)]);
+        let batches = InProcess::batches(&items(&session, &put_away(prefix), items_per_run()));
+        let close = InProcess::batches(&[close_item(&session, items_per_run())]);
         self.db.call_blocking(|conn| {
             let mut apply = |batches: &[Vec<ledger::sync::Incoming>]| {
                 for batch in batches {
@@ -472,12 +482,17 @@ impl InProcess {
 }
 
 fn main() {
+    support::announce("ledger");
+    let round_count = rounds();
     let dir =
         tempfile::tempdir_in(std::env::var_os("STOCKHOP_BENCH_DIR").unwrap_or_else(|| ".".into()))
             .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let round_prefixes =
-        |stem: &str| -> Vec<String> { (0..ROUNDS).map(|round| format!("{stem}{round}")).collect() };
+    let round_prefixes = |stem: &str| -> Vec<String> {
+        (0..rounds())
+            .map(|round| format!("{stem}{round}"))
+            .collect()
+    };
     let site_prefixes: Vec<String> = std::iter::once("PA1".to_owned())
         .chain(round_prefixes("PA50-"))
         .collect();
@@ -495,13 +510,13 @@ fn main() {
         trace(traced);
     }
 
-    let mut single_apply = Row::new("POST /v1/sync, put-away scan, apply", 1, SINGLE_REQUESTS);
-    let mut single_replay = Row::new("POST /v1/sync, put-away scan, replay", 1, SINGLE_REQUESTS);
-    let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, ITEMS);
-    let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, ITEMS);
-    let mut direct = Row::new("ledger::sync::run in process, apply", 50, ITEMS);
-    let mut single = Row::new("raw rusqlite, one commit per item", 1, ITEMS);
-    let mut batched = Row::new("raw rusqlite, one commit per 50 items", 50, ITEMS);
+    let mut single_apply = Row::new("POST /v1/sync, put-away scan, apply", 1, single_requests());
+    let mut single_replay = Row::new("POST /v1/sync, put-away scan, replay", 1, single_requests());
+    let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, items_per_run());
+    let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, items_per_run());
+    let mut direct = Row::new("ledger::sync::run in process, apply", 50, items_per_run());
+    let mut single = Row::new("raw rusqlite, one commit per item", 1, items_per_run());
+    let mut batched = Row::new("raw rusqlite, one commit per 50 items", 50, items_per_run());
     let mut modes = Vec::new();
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -520,12 +535,12 @@ fn main() {
             let _ = stopped.await;
         }));
 
-        let (applied, replayed) = http.run(&put_away("PA1"), 1, SINGLE_REQUESTS).await;
+        let (applied, replayed) = http.run(&put_away("PA1"), 1, single_requests()).await;
         single_apply.runs.push(applied);
         single_replay.runs.push(replayed);
         for prefix in round_prefixes("PA50-") {
             batched.runs.push(baseline(&raw_batched, 50));
-            let (applied, replayed) = http.run(&put_away(&prefix), 50, ITEMS).await;
+            let (applied, replayed) = http.run(&put_away(&prefix), 50, items_per_run()).await;
             apply.runs.push(applied);
             replay.runs.push(replayed);
         }
@@ -536,8 +551,8 @@ fn main() {
             direct.runs.push(in_process.run(prefix));
         }
         for mode in other_modes(&count_id) {
-            let mut row = Row::new(mode.name, 50, ITEMS);
-            row.runs.push(http.run(&mode, 50, ITEMS).await.0);
+            let mut row = Row::new(mode.name, 50, items_per_run());
+            row.runs.push(http.run(&mode, 50, items_per_run()).await.0);
             modes.push(row);
         }
         stop.send(()).unwrap();
@@ -546,7 +561,7 @@ fn main() {
     single.runs.push(baseline(&raw_single, 1));
 
     println!(
-        "synchronous=FULL, WAL, data in {}; 50-a-request rows: median of {ROUNDS} runs, interleaved with the 50-a-commit baseline",
+        "synchronous=FULL, WAL, data in {}; 50-a-request rows: median of {round_count} runs, interleaved with the 50-a-commit baseline",
         dir.path().display()
     );
     println!(
@@ -612,7 +627,7 @@ fn main() {
         "| {:<40} | {:>13} | {:>6} | {:>8.3} | {:>9.0} | {:>15.2} | {:>10.0}% | {:>10.0}% |",
         "put-away (above)",
         50,
-        ITEMS,
+        items_per_run(),
         apply.seconds(),
         apply.rate(),
         apply.statements_per_item(),
@@ -668,7 +683,7 @@ mod pg {
     use stockhop_site::AppState;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    use super::{put_away, stock, Http, InProcess, Row, Run, SqliteRates, ITEMS, ROUNDS};
+    use super::{items_per_run, put_away, rounds, stock, Http, InProcess, Row, Run, SqliteRates};
 
     /// Random bytes in a bench database's name (`stockhop_bench_` and hex).
     const DATABASE_NAME_RANDOM_BYTES: usize = 8;
@@ -860,7 +875,7 @@ mod pg {
         }
     }
 
-    /// One run of the raw baseline: `ITEMS` claim + hop inserts, the same
+    /// One run of the raw baseline: [`items_per_run`] claim + hop inserts, the same
     /// statements as SQLite's baseline, `per_commit` to a SERIALIZABLE
     /// transaction, on one connection of the bench's runtime.
     async fn baseline(url: &str, per_commit: usize) -> f64 {
@@ -888,7 +903,7 @@ mod pg {
         // A session a run, its items in order, as the ledger's are.
         let session = IdempotencyKey::mint().unwrap().to_string();
         let started = Instant::now();
-        for chunk in 0..ITEMS / per_commit {
+        for chunk in 0..items_per_run() / per_commit {
             let tx = client
                 .build_transaction()
                 .isolation_level(tokio_postgres::IsolationLevel::Serializable)
@@ -932,8 +947,8 @@ mod pg {
         };
         let proxy = runtime.block_on(counting_proxy(upstream));
 
-        let http_prefixes: Vec<String> = (0..ROUNDS).map(|r| format!("PG50-{r}")).collect();
-        let direct_prefixes: Vec<String> = (0..ROUNDS).map(|r| format!("PGIP-{r}")).collect();
+        let http_prefixes: Vec<String> = (0..rounds()).map(|r| format!("PG50-{r}")).collect();
+        let direct_prefixes: Vec<String> = (0..rounds()).map(|r| format!("PGIP-{r}")).collect();
         let counted_prefix = "PGCOUNT".to_owned();
         let warm_prefix = "PGWARM".to_owned();
         let db = Db::connect(
@@ -970,10 +985,10 @@ mod pg {
             .unwrap(),
         );
 
-        let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, ITEMS);
-        let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, ITEMS);
-        let mut direct = Row::new("ledger::sync::run in process, apply", 50, ITEMS);
-        let mut batched = Row::new("raw tokio-postgres, one commit per 50", 50, ITEMS);
+        let mut apply = Row::new("POST /v1/sync, put-away scan, apply", 50, items_per_run());
+        let mut replay = Row::new("POST /v1/sync, put-away scan, replay", 50, items_per_run());
+        let mut direct = Row::new("ledger::sync::run in process, apply", 50, items_per_run());
+        let mut batched = Row::new("raw tokio-postgres, one commit per 50", 50, items_per_run());
         let seconds = |seconds| Run {
             seconds,
             statements: 0,
@@ -998,7 +1013,7 @@ mod pg {
                 batched
                     .runs
                     .push(seconds(baseline(raw.url.as_str(), 50).await));
-                let (applied, replayed) = http.run(&put_away(prefix), 50, ITEMS).await;
+                let (applied, replayed) = http.run(&put_away(prefix), 50, items_per_run()).await;
                 apply.runs.push(applied);
                 replay.runs.push(replayed);
             }
@@ -1018,10 +1033,10 @@ mod pg {
         let counted_db =
             Db::connect(&Database::Postgres(site.via(proxy)), &dir.join("pg-site")).unwrap();
         let counted_ledger = InProcess::on(counted_db, "HH-COUNT");
-        let ledger_counts = counted(ITEMS, || {
+        let ledger_counts = counted(items_per_run(), || {
             counted_ledger.run(&counted_prefix);
         });
-        let raw_counts = counted(ITEMS, || {
+        let raw_counts = counted(items_per_run(), || {
             runtime.block_on(baseline(&raw.via(proxy), 50));
         });
         drop(counted_ledger);
@@ -1033,10 +1048,11 @@ mod pg {
             raw.drop_now().await;
         });
 
+        let (item_count, round_count) = (items_per_run(), rounds());
         println!();
         println!(
-            "PostgreSQL at {}, a fresh database per run, the ledger's warmed with {ITEMS} items and analysed; \
-             median of {ROUNDS} runs, interleaved with the raw baseline; \
+            "PostgreSQL at {}, a fresh database per run, the ledger's warmed with {item_count} items and analysed; \
+             median of {round_count} runs, interleaved with the raw baseline; \
              statements and round trips counted in a separate run through a loopback proxy",
             super::POSTGRES_VAR
         );
@@ -1081,8 +1097,9 @@ mod pg {
 
         println!();
         println!(
-            "One round trip (a prepared SELECT of its parameter), {ROUND_TRIPS_TIMED} in a row; \
-             median of {ROUNDS} runs, interleaved"
+            "One round trip (a prepared SELECT of its parameter), {} in a row; \
+             median of {round_count} runs, interleaved",
+            round_trips_timed()
         );
         println!(
             "| {:<40} | {:>13} | {:>13} | {:>10} |",
@@ -1108,8 +1125,11 @@ mod pg {
         }
     }
 
-    /// Round trips timed in a row for the latency table.
-    const ROUND_TRIPS_TIMED: usize = 5_000;
+    /// Round trips timed in a row for the latency table (500 in the quick
+    /// mode).
+    fn round_trips_timed() -> usize {
+        super::support::scaled(5_000, 500)
+    }
 
     fn median(values: &[f64]) -> f64 {
         let mut sorted = values.to_vec();
@@ -1119,21 +1139,21 @@ mod pg {
 
     /// µs per round trip on the ledger's own connection and on a raw
     /// tokio-postgres one (its connection a task on the bench's runtime),
-    /// [`ROUNDS`] runs each, interleaved.
+    /// [`rounds`] runs each, interleaved.
     fn round_trip_rows(runtime: &tokio::runtime::Runtime, url: &str) -> (Vec<f64>, Vec<f64>) {
         let pool = stockhop_site::sql::PgPool::connect(url).unwrap();
         let mut ours = Vec::new();
         let mut raw = Vec::new();
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             let conn = pool.connection();
             let started = Instant::now();
-            for i in 0..ROUND_TRIPS_TIMED as i64 {
+            for i in 0..round_trips_timed() as i64 {
                 let back: i64 = conn
                     .query_row("SELECT CAST(?1 AS BIGINT)", [i], |row| row.get(0))
                     .unwrap();
                 assert_eq!(back, i);
             }
-            ours.push(started.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS_TIMED as f64);
+            ours.push(started.elapsed().as_secs_f64() * 1e6 / round_trips_timed() as f64);
             drop(conn);
             raw.push(runtime.block_on(async {
                 let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
@@ -1142,11 +1162,11 @@ mod pg {
                 let driver = tokio::spawn(connection);
                 let select = client.prepare("SELECT CAST($1 AS BIGINT)").await.unwrap();
                 let started = Instant::now();
-                for i in 0..ROUND_TRIPS_TIMED as i64 {
+                for i in 0..round_trips_timed() as i64 {
                     let back: i64 = client.query_one(&select, &[&i]).await.unwrap().get(0);
                     assert_eq!(back, i);
                 }
-                let micros = started.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS_TIMED as f64;
+                let micros = started.elapsed().as_secs_f64() * 1e6 / round_trips_timed() as f64;
                 drop(client);
                 let _ = driver.await;
                 micros

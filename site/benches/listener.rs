@@ -17,19 +17,29 @@ use tokio::net::TcpStream;
 
 /// Concurrent terminals, as the issue asks.
 const TERMINALS: usize = 20;
-/// Uploads each terminal makes, one record each (Realtime=1 pushes one at a time).
-const UPLOADS_PER_TERMINAL: usize = 100;
+mod support;
+
+/// Uploads each terminal makes, one record each (Realtime=1 pushes one at
+/// a time); 10 in the quick mode.
+fn uploads_per_terminal() -> usize {
+    support::scaled(100, 10)
+}
 /// Records in each upload of the batched run (a terminal catching up).
 const RECORDS_PER_BATCHED_UPLOAD: usize = 9;
 /// The fixed gate's profile reads 700 tags a second; its IoT Connector
 /// batches a second of reads into one report.
 const READS_PER_REPORT: usize = 700;
-/// Reports the reader sends, back to back.
-const READER_REPORTS: usize = 20;
-/// How long the raw insert loop runs.
-const RAW_INSERT_RUN: Duration = Duration::from_secs(2);
+/// Reports the reader sends, back to back (3 in the quick mode).
+fn reader_reports() -> usize {
+    support::scaled(20, 3)
+}
+/// How long the raw insert loop runs (0.3 s in the quick mode).
+fn raw_insert_run() -> Duration {
+    support::scaled(Duration::from_secs(2), Duration::from_millis(300))
+}
 
 fn main() {
+    support::announce("listener");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,7 +86,7 @@ fn main() {
     println!();
     println!(
         "reader: {accepted} of {} distinct tags accepted (none rate limited); the profile's target is 700 reads/s, one reader",
-        READS_PER_REPORT * READER_REPORTS
+        READS_PER_REPORT * reader_reports()
     );
     println!();
 }
@@ -98,7 +108,7 @@ fn bench_config() -> ListenerConfig {
     }
 }
 
-/// One fxr90 reader sending [`READER_REPORTS`] reports of
+/// One fxr90 reader sending [`reader_reports`] reports of
 /// [`READS_PER_REPORT`] distinct tags each, back to back; returns the run
 /// and how many reads were accepted.
 async fn run_reader(data: &std::path::Path) -> (Run, i64) {
@@ -111,8 +121,8 @@ async fn run_reader(data: &std::path::Path) -> (Run, i64) {
     .unwrap();
     let addr = running.http_addr;
     let started = Instant::now();
-    let mut latencies = Vec::with_capacity(READER_REPORTS);
-    for report in 0..READER_REPORTS {
+    let mut latencies = Vec::with_capacity(reader_reports());
+    for report in 0..reader_reports() {
         let now = unix_now();
         let events: Vec<String> = (0..READS_PER_REPORT)
             .map(|i| {
@@ -170,8 +180,8 @@ async fn run(data: &std::path::Path, records_per_upload: usize) -> Run {
     for terminal in 0..TERMINALS {
         tasks.push(tokio::spawn(async move {
             let serial = format!("BENCH{terminal:04}");
-            let mut latencies = Vec::with_capacity(UPLOADS_PER_TERMINAL);
-            for upload in 0..UPLOADS_PER_TERMINAL {
+            let mut latencies = Vec::with_capacity(uploads_per_terminal());
+            for upload in 0..uploads_per_terminal() {
                 let body: String = (0..records_per_upload)
                     .map(|i| {
                         format!(
@@ -239,7 +249,7 @@ fn raw_insert_rate(path: &std::path::Path) -> f64 {
         .unwrap();
     let started = Instant::now();
     let mut rows = 0u64;
-    while started.elapsed() < RAW_INSERT_RUN {
+    while started.elapsed() < raw_insert_run() {
         let tx = conn.transaction().unwrap();
         tx.execute(
             "INSERT INTO t (body) VALUES (?1)",

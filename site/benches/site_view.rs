@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
@@ -20,23 +20,40 @@ use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, hops, LedgerState};
 use stockhop_site::{view, AppState};
 
-/// The fleet: (profile, devices, heartbeat period in seconds).
-const FLEET: [(Profile, usize, i64); 4] = [
-    (Profile::Fxr90, 50, 60),
-    (Profile::Mc3390xr, 300, 900),
-    (Profile::Rfd40, 100, 1800),
-    (Profile::Zt411r, 50, 300),
-];
+mod support;
+
+/// The fleet: (profile, devices, heartbeat period in seconds); 500
+/// devices, a tenth of each in the quick mode.
+fn fleet_shape() -> [(Profile, usize, i64); 4] {
+    let per = support::scaled(1, 10);
+    [
+        (Profile::Fxr90, 50 / per, 60),
+        (Profile::Mc3390xr, 300 / per, 900),
+        (Profile::Rfd40, 100 / per, 1800),
+        (Profile::Zt411r, 50 / per, 300),
+    ]
+}
 /// The simulated history.
 const HISTORY_MS: i64 = 24 * 60 * 60 * 1000;
-/// Handheld hops in that day (about 1.2 a second).
-const HISTORY_HOPS: i64 = 100_000;
-/// Timed requests per endpoint.
-const STATUS_REQUESTS: usize = 300;
-const SERIES_REQUESTS: usize = 100;
-/// Heartbeats and sync items in the ingest runs, and the clients sending.
-const INGEST_HEARTBEATS: usize = 2_000;
-const INGEST_SYNC_ITEMS: usize = 2_000;
+/// Handheld hops in that day (about 1.2 a second; 5,000 in the quick mode).
+fn history_hops() -> i64 {
+    support::scaled(100_000, 5_000)
+}
+/// Timed requests per endpoint (a tenth in the quick mode).
+fn status_requests() -> usize {
+    support::scaled(300, 30)
+}
+fn series_requests() -> usize {
+    support::scaled(100, 10)
+}
+/// Heartbeats and sync items in the ingest runs (a tenth in the quick
+/// mode), and the clients sending.
+fn ingest_heartbeats() -> usize {
+    support::scaled(2_000, 200)
+}
+fn ingest_sync_items() -> usize {
+    support::scaled(2_000, 400)
+}
 const INGEST_CLIENTS: usize = 8;
 
 struct Device {
@@ -49,7 +66,7 @@ fn fleet(db: &Db, now: UnixMs) -> Vec<Device> {
     let mut devices = Vec::new();
     db.call_blocking(|conn| {
         let tx = conn.transaction().unwrap();
-        for (profile, count, period_s) in FLEET {
+        for (profile, count, period_s) in fleet_shape() {
             for i in 0..count {
                 let id = format!("{}-{i:03}", profile.as_str());
                 let token =
@@ -79,8 +96,8 @@ fn fleet(db: &Db, now: UnixMs) -> Vec<Device> {
             }
         }
         let facts = json!({"epc": "E280", "bin": "B-1"});
-        let step = HISTORY_MS / HISTORY_HOPS;
-        for n in 0..HISTORY_HOPS {
+        let step = HISTORY_MS / history_hops();
+        for n in 0..history_hops() {
             let recorded = now.0 - HISTORY_MS + n * step;
             let key = IdempotencyKey::mint().unwrap().to_string();
             hops::append(
@@ -210,6 +227,49 @@ async fn heartbeat(client: &reqwest::Client, base: &str, device: &Device, depth:
 
 /// Sends `per_client` requests from each of [`INGEST_CLIENTS`] clients;
 /// returns the rate in requests per second.
+/// The bin the sync ingest puts its units into.
+const INGEST_BIN: &str = "B-1";
+
+/// The handheld ingest client `client` syncs as, for requests of
+/// `per_request` items: the fleet's handhelds follow its fxr90 readers,
+/// a set of [`INGEST_CLIENTS`] for each request size.
+fn ingest_device(client: usize, per_request: usize) -> usize {
+    fleet_shape()[0].1 + client + INGEST_CLIENTS * usize::from(per_request > 1)
+}
+
+/// The EPC of the unit a sync ingest scan puts away.
+fn ingest_epc(device: &str, per_request: usize, seq: u64) -> String {
+    format!("E-{device}-{per_request}-{seq}")
+}
+
+/// Imports the bin and the new units the sync ingest puts away, so every
+/// scan it times is applied: a refused scan would time the refusal.
+fn stock_ingest(db: &Db, devices: &[Device]) {
+    let mut units = String::from("epc,code,sku,state,bin\n");
+    for per_request in [1, 50] {
+        let items = ingest_sync_items() / per_request / INGEST_CLIENTS * per_request;
+        for client in 0..INGEST_CLIENTS {
+            let device = &devices[ingest_device(client, per_request)].id;
+            // Item 1 opens the session; the scans are 2 onwards.
+            for seq in 2..=items as u64 {
+                units += &format!("{},,SKU-1,new,\n", ingest_epc(device, per_request, seq));
+            }
+        }
+    }
+    let files = [
+        (
+            ledger::import::Kind::Bins,
+            format!("bin,zone,location\n{INGEST_BIN},Z-P,L-1\n"),
+        ),
+        (ledger::import::Kind::Units, units),
+    ];
+    db.call_blocking(|conn| {
+        for (kind, text) in files {
+            ledger::import::import_reader(conn, kind, "bench", text.as_bytes(), UnixMs(0)).unwrap();
+        }
+    });
+}
+
 async fn ingest<F, Fut>(per_client: usize, send: F) -> f64
 where
     F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
@@ -233,6 +293,7 @@ where
 }
 
 fn main() {
+    support::announce("site_view");
     let dir =
         tempfile::tempdir_in(std::env::var_os("STOCKHOP_BENCH_DIR").unwrap_or_else(|| ".".into()))
             .unwrap();
@@ -240,6 +301,7 @@ fn main() {
     let now = ledger::wall_clock();
     let built = Instant::now();
     let devices = Arc::new(fleet(&db, now));
+    stock_ingest(&db, &devices);
     let (heartbeats, hops): (i64, i64) = db.call_blocking(|conn| {
         (
             conn.query_row("SELECT count(*) FROM heartbeat_log", [], |r| r.get(0))
@@ -280,12 +342,12 @@ fn main() {
             Arc::clone(&stop),
         ));
         let reads = [
-            time_gets(&client, &format!("{base}/healthz"), &admin, STATUS_REQUESTS, "GET /healthz (HTTP floor)").await,
-            time_gets(&client, &format!("{base}/v1/site/status"), &admin, STATUS_REQUESTS, "GET /v1/site/status").await,
-            time_raw(&db, STATUS_REQUESTS, "raw: devices ⋈ latest heartbeats", "SELECT d.device_id, h.queue_depth FROM devices d LEFT JOIN device_heartbeats h ON h.device_id = d.device_id WHERE d.added_at > ?1", 0),
-            time_gets(&client, &format!("{base}/v1/site/series?hours=12"), &admin, SERIES_REQUESTS, "GET /v1/site/series?hours=12").await,
-            time_gets(&client, &format!("{base}/v1/site/chart.svg?hours=12"), &admin, SERIES_REQUESTS, "GET /v1/site/chart.svg?hours=12").await,
-            time_raw(&db, SERIES_REQUESTS, "raw: 12 h of heartbeat rows", "SELECT device_id, at, queue_depth FROM heartbeat_log WHERE at > ?1 ORDER BY at", now.0 - 12 * 3_600_000),
+            time_gets(&client, &format!("{base}/healthz"), &admin, status_requests(), "GET /healthz (HTTP floor)").await,
+            time_gets(&client, &format!("{base}/v1/site/status"), &admin, status_requests(), "GET /v1/site/status").await,
+            time_raw(&db, status_requests(), "raw: devices ⋈ latest heartbeats", "SELECT d.device_id, h.queue_depth FROM devices d LEFT JOIN device_heartbeats h ON h.device_id = d.device_id WHERE d.added_at > ?1", 0),
+            time_gets(&client, &format!("{base}/v1/site/series?hours=12"), &admin, series_requests(), "GET /v1/site/series?hours=12").await,
+            time_gets(&client, &format!("{base}/v1/site/chart.svg?hours=12"), &admin, series_requests(), "GET /v1/site/chart.svg?hours=12").await,
+            time_raw(&db, series_requests(), "raw: 12 h of heartbeat rows", "SELECT device_id, at, queue_depth FROM heartbeat_log WHERE at > ?1 ORDER BY at", now.0 - 12 * 3_600_000),
         ];
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let sent_meanwhile = beating.await.unwrap();
@@ -293,7 +355,7 @@ fn main() {
         // Ingest: heartbeats beside one-item and 50-item sync requests.
         let hb_rate = {
             let (client, base, devices) = (client.clone(), base.clone(), Arc::clone(&devices));
-            ingest(INGEST_HEARTBEATS / INGEST_CLIENTS, move |c, n| {
+            ingest(ingest_heartbeats() / INGEST_CLIENTS, move |c, n| {
                 let (client, base, devices) = (client.clone(), base.clone(), Arc::clone(&devices));
                 async move {
                     let device = &devices[(c * 61 + n) % devices.len()];
@@ -305,12 +367,12 @@ fn main() {
         let sync_rate = |per_request: usize| {
             let (client, base, devices) = (client.clone(), base.clone(), Arc::clone(&devices));
             async move {
-                let requests = INGEST_SYNC_ITEMS / per_request / INGEST_CLIENTS;
+                let requests = ingest_sync_items() / per_request / INGEST_CLIENTS;
                 let rate = ingest(requests, move |c, n| {
                     let (client, base, devices) = (client.clone(), base.clone(), Arc::clone(&devices));
                     async move {
                         // Each client is its own handheld with one session.
-                        let device = &devices[50 + c + 8 * usize::from(per_request > 1)];
+                        let device = &devices[ingest_device(c, per_request)];
                         let session = uuid_for(&device.id, per_request);
                         let items: Vec<_> = (0..per_request)
                             .map(|i| {
@@ -318,7 +380,7 @@ fn main() {
                                 let (command, body) = if seq == 1 {
                                     ("open_session", json!({"operator_id": format!("op-{}", device.id), "mode": "put_away", "context": {}}))
                                 } else {
-                                    ("scan", json!({"mode": "put_away", "epc": format!("E-{}-{per_request}-{seq}", device.id), "bin": "B-1"}))
+                                    ("scan", json!({"mode": "put_away", "epc": ingest_epc(&device.id, per_request, seq), "unit_version": 1, "bin": INGEST_BIN}))
                                 };
                                 let at = ledger::wall_clock();
                                 json!({"key": IdempotencyKey::mint().unwrap().to_string(), "session_id": session,
@@ -334,6 +396,11 @@ fn main() {
                             .await
                             .unwrap();
                         assert!(response.status().is_success(), "{}", response.status());
+                        let answer: Value = response.json().await.unwrap();
+                        let applied = answer["results"]
+                            .as_array()
+                            .is_some_and(|results| results.iter().all(|r| r["outcome"] == "applied"));
+                        assert!(applied, "every ingest scan is applied: {answer}");
                     }
                 })
                 .await;
@@ -365,8 +432,9 @@ fn main() {
         println!("| {:<38} | {:>12.0} |", "heartbeats (one a request)", hb_rate);
         println!("| {:<38} | {:>12.0} |", "sync items, one a request", sync_1);
         println!("| {:<38} | {:>12.0} |", "sync items, 50 a request", sync_50);
-        let fleet_rate: f64 = FLEET.iter().map(|(_, n, period)| *n as f64 / *period as f64).sum();
-        println!("the 500-device fleet sends {fleet_rate:.2} heartbeats/s at its periods");
+        let fleet_rate: f64 = fleet_shape().iter().map(|(_, n, period)| *n as f64 / *period as f64).sum();
+        let fleet_size: usize = fleet_shape().iter().map(|(_, n, _)| n).sum();
+        println!("the {fleet_size}-device fleet sends {fleet_rate:.2} heartbeats/s at its periods");
     });
 }
 

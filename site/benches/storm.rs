@@ -9,11 +9,11 @@
 //! 2/4/8/16/30 s backoff. Live handhelds capture one scan every
 //! [`LIVE_SCAN_EVERY`] and send what they hold at once.
 //!
-//! Three phases, interleaved in [`ROUNDS`] rounds on one database so the
+//! Three phases, interleaved in [`round_count`] rounds on one database so the
 //! baselines and the storm share whatever else the machine is doing:
-//! 1. unloaded: [`UNLOADED_DEVICES`] handhelds drain a backlog each with
+//! 1. unloaded: [`unloaded_devices`] handhelds drain a backlog each with
 //!    nothing else running (the ledger's unloaded rate, items/s);
-//! 2. quiet: the live handhelds alone for [`QUIET_SLICE`] (the baseline
+//! 2. quiet: the live handhelds alone for [`quiet_slice`] (the baseline
 //!    for their latency);
 //! 3. storm: a fresh 200 back from the outage and the live handhelds
 //!    together, until the 200 have drained.
@@ -48,29 +48,48 @@ use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
 use tokio::sync::Mutex;
 
-/// Handhelds back from the outage at once.
-const BACKLOG_DEVICES: usize = 200;
-/// Handhelds that keep scanning through the storm.
-const LIVE_DEVICES: usize = 20;
-/// How long the backlog handhelds were offline.
-const OUTAGE: Millis = Millis::from_secs(40 * 60);
+mod support;
+
+/// Handhelds back from the outage at once (20 in the quick mode).
+fn backlog_devices() -> usize {
+    support::scaled(200, 20)
+}
+/// Handhelds that keep scanning through the storm (5 in the quick mode).
+fn live_devices() -> usize {
+    support::scaled(20, 5)
+}
+/// How long the backlog handhelds were offline (4 minutes in the quick
+/// mode).
+fn outage() -> Millis {
+    support::scaled(Millis::from_secs(40 * 60), Millis::from_secs(4 * 60))
+}
 /// A handheld's scan rate during the outage: one scan every 5 s, so a
 /// 40-minute outage leaves 480 items.
 const OUTAGE_SCAN_EVERY: Millis = Millis::from_secs(5);
 /// Items each backlog handheld holds when it comes back.
-const BACKLOG_ITEMS: usize = (OUTAGE.0 / OUTAGE_SCAN_EVERY.0) as usize;
+fn backlog_items() -> usize {
+    (outage().0 / OUTAGE_SCAN_EVERY.0) as usize
+}
 /// A live operator scanning steadily: an RFID sled reading a pallet's
 /// cartons four a second.
 const LIVE_SCAN_EVERY: Duration = Duration::from_millis(250);
 /// Rounds of the three phases: each round's storm is a fresh set of
-/// [`BACKLOG_DEVICES`] handhelds back from the outage.
-const ROUNDS: usize = 8;
+/// [`backlog_devices`] handhelds back from the outage (one in the quick
+/// mode).
+fn round_count() -> usize {
+    support::scaled(8, 1)
+}
 /// The quiet phase's length in each round: 20 s in all, about as long as
-/// the storms together.
-const QUIET_SLICE: Duration = Duration::from_millis(2_500);
+/// the storms together (0.5 s in the quick mode).
+fn quiet_slice() -> Duration {
+    support::scaled(Duration::from_millis(2_500), Duration::from_millis(500))
+}
 /// Handhelds draining a backlog in the unloaded phase: enough to keep the
-/// ledger's writer busy between round trips, few enough to queue nothing.
-const UNLOADED_DEVICES: usize = 50;
+/// ledger's writer busy between round trips, few enough to queue nothing
+/// (5 in the quick mode).
+fn unloaded_devices() -> usize {
+    support::scaled(50, 5)
+}
 /// Items one sync request carries at most (docs/design.md §3.3).
 const ITEMS_PER_REQUEST: usize = 50;
 /// The handheld's fetch timeout.
@@ -100,6 +119,7 @@ fn main() {
         arrangement(Arrangement::Separated);
         return;
     }
+    support::announce("storm");
     arrangement(Arrangement::Shared);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
@@ -155,10 +175,15 @@ fn arrangement(arrangement: Arrangement) {
     };
     println!();
     println!(
-        "backlog storm over loopback, {placed}; {ROUNDS} rounds, each: {UNLOADED_DEVICES} backlogs alone, the live handhelds alone {} s, {BACKLOG_DEVICES} handhelds back from a {} min outage ({BACKLOG_ITEMS} items each, 1 scan / {} s) with the {LIVE_DEVICES} live handhelds scanning 1 / {} s; SQLite WAL synchronous=FULL",
-        QUIET_SLICE.as_secs_f64(),
-        OUTAGE.0 / 60_000,
+        "backlog storm over loopback, {placed}; {} rounds, each: {} backlogs alone, the live handhelds alone {} s, {} handhelds back from a {} min outage ({} items each, 1 scan / {} s) with the {} live handhelds scanning 1 / {} s; SQLite WAL synchronous=FULL",
+        round_count(),
+        unloaded_devices(),
+        quiet_slice().as_secs_f64(),
+        backlog_devices(),
+        outage().0 / 60_000,
+        backlog_items(),
         OUTAGE_SCAN_EVERY.0 / 1000,
+        live_devices(),
         LIVE_SCAN_EVERY.as_secs_f64()
     );
     println!(
@@ -178,8 +203,11 @@ fn arrangement(arrangement: Arrangement) {
         "|{:-<46}|{:->12}|{:->14}|{:->14}|{:->14}|{:->15}|{:->10}|{:->11}|{:->8}|{:->10}|",
         "", "", "", "", "", "", "", "", "", ""
     );
-    let unloaded_name = format!("unloaded: {UNLOADED_DEVICES} backlogs alone (ledger rate)");
-    let storm_name = format!("storm: {BACKLOG_DEVICES} backlogs + live handhelds");
+    let unloaded_name = format!(
+        "unloaded: {} backlogs alone (ledger rate)",
+        unloaded_devices()
+    );
+    let storm_name = format!("storm: {} backlogs + live handhelds", backlog_devices());
     for (name, phase) in [
         ("quiet: live handhelds alone (baseline)", &report.quiet),
         (unloaded_name.as_str(), &report.unloaded),
@@ -422,17 +450,24 @@ async fn run(
         }
     };
     // Every device is registered before the server starts.
-    let live: Vec<Arc<Handheld>> = add("LIVE".into(), LIVE_DEVICES)
+    let live: Vec<Arc<Handheld>> = add("LIVE".into(), live_devices())
         .await
         .into_iter()
         .map(Arc::new)
         .collect();
     let mut rounds = Vec::new();
-    for round in 0..ROUNDS {
-        let unloaded = add(format!("SOLO{round}"), UNLOADED_DEVICES).await;
-        let storm = add(format!("BACK{round}"), BACKLOG_DEVICES).await;
+    for round in 0..round_count() {
+        let unloaded = add(format!("SOLO{round}"), unloaded_devices()).await;
+        let storm = add(format!("BACK{round}"), backlog_devices()).await;
         rounds.push((unloaded, storm));
     }
+    let every_device = live.iter().map(|h| h.device_id.as_str()).chain(
+        rounds
+            .iter()
+            .flat_map(|(unloaded, storm)| unloaded.iter().chain(storm))
+            .map(|h| h.device_id.as_str()),
+    );
+    stock(&db, every_device);
     let (server, url) = match arrangement {
         Arrangement::Shared => Server::in_process(db, dir),
         Arrangement::Separated => {
@@ -494,7 +529,7 @@ async fn run(
         .await;
         report.unloaded.drained(drained);
         scanning.switch(QUIET).await;
-        tokio::time::sleep(QUIET_SLICE).await;
+        tokio::time::sleep(quiet_slice()).await;
         scanning.switch(STORM).await;
         let drained = backlog_drain(
             &backlog_client,
@@ -581,7 +616,7 @@ async fn backlog_drain(
     for handheld in &backlogs {
         handheld.capture_outage(back_at).await;
     }
-    let items = backlogs.len() * (BACKLOG_ITEMS + 1);
+    let items = backlogs.len() * (backlog_items() + 1);
     let started = Instant::now();
     let mut drains = Vec::new();
     for handheld in backlogs {
@@ -594,6 +629,42 @@ async fn backlog_drain(
         drain.await.unwrap();
     }
     (items, started.elapsed())
+}
+
+/// The units each handheld puts away, in stock in the first bin at start:
+/// its scans move them between the two bins in turn.
+const UNITS_PER_DEVICE: usize = 10;
+/// The bins the units move between.
+const BINS: [&str; 2] = ["B-1", "B-2"];
+
+fn unit_epc(device: &str, unit: u64) -> String {
+    format!("EPC-{device}-{unit}")
+}
+
+/// Imports the two bins and every device's units, in stock in the first,
+/// as a site's reference data is there before a shift.
+fn stock<'a>(db: &Db, devices: impl Iterator<Item = &'a str>) {
+    let mut units = String::from("epc,code,sku,state,bin\n");
+    for device in devices {
+        for unit in 0..UNITS_PER_DEVICE as u64 {
+            units += &format!("{},,SKU-1,in_stock,{}\n", unit_epc(device, unit), BINS[0]);
+        }
+    }
+    let files = [
+        (
+            ledger::import::Kind::Bins,
+            format!(
+                "bin,zone,location\n{},Z-P,L-1\n{},Z-P,L-1\n",
+                BINS[0], BINS[1]
+            ),
+        ),
+        (ledger::import::Kind::Units, units),
+    ];
+    db.call_blocking(|conn| {
+        for (kind, text) in files {
+            ledger::import::import_reader(conn, kind, "bench", text.as_bytes(), UnixMs(0)).unwrap();
+        }
+    });
 }
 
 /// One simulated handheld: its queue (oldest first) and its session.
@@ -638,8 +709,14 @@ impl Handheld {
         queue.pending.push(item);
     }
 
+    /// Scan `n` moves one of the device's [`UNITS_PER_DEVICE`] units into
+    /// the bin it is not in, so every scan is applied and does a put-away's
+    /// whole work. No `unit_version`: the device's reference cache is empty,
+    /// as on its first shift, so the ledger checks no version.
     fn scan_body(&self, n: u64) -> Value {
-        json!({"mode": "put_away", "epc": format!("EPC-{}-{n}", self.device_id), "unit_version": 0, "bin": "B-1"})
+        let units = UNITS_PER_DEVICE as u64;
+        let bin = BINS[((n / units + 1) % 2) as usize];
+        json!({"mode": "put_away", "epc": unit_epc(&self.device_id, n % units), "bin": bin})
     }
 
     /// Opens the handheld's session, once.
@@ -665,14 +742,14 @@ impl Handheld {
     /// The outage's scans, captured one every [`OUTAGE_SCAN_EVERY`] up to
     /// `back_at`, after the session's opening.
     async fn capture_outage(&self, back_at: UnixMs) {
-        let start = UnixMs(back_at.0 - OUTAGE.0 as i64);
+        let start = UnixMs(back_at.0 - outage().0 as i64);
         self.capture(
             "open_session",
             json!({"operator_id": format!("op-{}", self.device_id), "mode": "put_away", "context": {}}),
             start,
         )
         .await;
-        for i in 0..BACKLOG_ITEMS {
+        for i in 0..backlog_items() {
             let at = UnixMs(start.0 + (i as i64 + 1) * OUTAGE_SCAN_EVERY.0 as i64);
             self.capture("scan", self.scan_body(i as u64), at).await;
         }
@@ -729,10 +806,12 @@ impl Handheld {
                 .map(|r| r["key"].as_str().unwrap())
                 .collect();
             assert!(
-                results.iter().all(|r| r["status"] == 200
-                    || r["code"] == "OPERATION_IN_PROGRESS"
-                    || r["status"] == 202),
-                "{answer}"
+                results
+                    .iter()
+                    .all(|r| (r["status"] == 200 && r["outcome"] == "applied")
+                        || r["code"] == "OPERATION_IN_PROGRESS"
+                        || r["status"] == 202),
+                "every scan is applied or still in progress: {answer}"
             );
             let mut queue = self.queue.lock().await;
             queue

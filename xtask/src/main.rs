@@ -14,6 +14,8 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+mod benches;
+
 const USAGE: &str = "\
 usage: cargo xtask <command> [-- args]
 
@@ -28,8 +30,8 @@ commands:
                suite by hand: prints its URL, stops and deletes it on Ctrl-C
   test         setup, then fmt, clippy (native + wasm32), native tests, the
                ledger suites again on PostgreSQL, the simulation (2,000
-               seeds), the browser suite (wasm-pack test) and the end-to-end
-               suite";
+               seeds), the browser suite (wasm-pack test), the end-to-end
+               suite and every benchmark in its quick mode";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -278,7 +280,7 @@ impl Project {
         }
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");
-            if !npm_dev_dependencies_installed(&e2e)? {
+            if !npm_dependencies_installed(&e2e)? {
                 announce(
                     "the end-to-end driver playwright-core and jsQR (npm ci, no browser download)",
                 );
@@ -286,6 +288,14 @@ impl Project {
                     .cmd("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
                     .current_dir(&e2e))?;
+            }
+            let bench = self.root.join("bench");
+            if !npm_dependencies_installed(&bench)? {
+                announce("the node benches' playwright-core and binaryen (npm ci in bench)");
+                run(self
+                    .cmd("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(&bench))?;
             }
         }
         Ok(())
@@ -693,6 +703,10 @@ impl Project {
             .env("STOCKHOP_ARTIFACTS", self.root.join("artifacts"));
         counted(&mut cmd, "end-to-end", &mut tally)?;
 
+        step("benchmarks, quick mode (every bench: its own paths at small sizes, its tables)");
+        let ran = benches::run_quick(self.quick_benches(&postgres_url)?, &self.target_dir()?)?;
+        tally.add("benchmarks (quick mode)", ran, 0);
+
         println!();
         for (suite, passed, failed) in &tally.suites {
             println!("xtask: {suite}: {passed} passed, {failed} failed");
@@ -705,6 +719,44 @@ impl Project {
             bail!("{} tests failed", tally.failed);
         }
         Ok(())
+    }
+
+    /// Every bench, built and ready to run in its quick mode: the site
+    /// benches in the `dev` profile over the native steps' build (with the
+    /// test cluster for the PostgreSQL parts), then the node benches over
+    /// the wasm package and the site binary the end-to-end step built.
+    fn quick_benches(&self, postgres_url: &str) -> Result<Vec<benches::Bench>> {
+        let site = benches::site_benches(&self.root)?;
+        let mut build = self.cmd("cargo");
+        build.args(["bench", "--workspace", "--profile", "dev", "--no-run"]);
+        for name in &site {
+            build.args(["--bench", name]);
+        }
+        run(&mut build)?;
+        let mut all = Vec::new();
+        for name in site {
+            let mut command = self.cmd("cargo");
+            command
+                .args(["bench", "--workspace", "--profile", "dev", "--bench", &name])
+                .env(POSTGRES_URL_VAR, postgres_url)
+                .env("STOCKHOP_BENCH_POSTGRES", postgres_url);
+            all.push(benches::Bench { name, command });
+        }
+        let site_bin = self.target_dir()?.join("debug/stockhop-site");
+        for script in benches::node_benches(&self.root)? {
+            let name = script
+                .file_stem()
+                .and_then(|stem| stem.to_str())
+                .context("a bench script's name")?
+                .to_owned();
+            let mut command = self.cmd("node");
+            command
+                .arg(&script)
+                .current_dir(self.root.join("bench"))
+                .env("STOCKHOP_SITE_BIN", &site_bin);
+            all.push(benches::Bench { name, command });
+        }
+        Ok(all)
     }
 
     /// wasm-bindgen's test runner reads the browser's capabilities from
@@ -1145,16 +1197,16 @@ fn quiet(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// Whether every devDependency in `dir/package.json` is in its
+/// Whether every dependency and devDependency in `dir/package.json` is in its
 /// `node_modules` (a package added since the last `npm ci` is not).
-fn npm_dev_dependencies_installed(dir: &Path) -> Result<bool> {
+fn npm_dependencies_installed(dir: &Path) -> Result<bool> {
     let manifest = std::fs::read_to_string(dir.join("package.json"))
         .with_context(|| format!("reading {}", dir.join("package.json").display()))?;
     let manifest: serde_json::Value = serde_json::from_str(&manifest)
         .with_context(|| format!("parsing {}", dir.join("package.json").display()))?;
-    Ok(manifest["devDependencies"]
-        .as_object()
-        .into_iter()
+    Ok(["dependencies", "devDependencies"]
+        .iter()
+        .filter_map(|section| manifest[section].as_object())
         .flatten()
         .all(|(name, _)| {
             dir.join("node_modules")

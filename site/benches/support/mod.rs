@@ -1,0 +1,33 @@
+//! What every site bench shares: its quick mode.
+//!
+//! `STOCKHOP_BENCH_QUICK=1` runs a bench at small sizes and one round, a
+//! few seconds in all, through the same code paths and printing the same
+//! tables as a full run. `cargo xtask test` runs every bench that way, so a
+//! bench that panics, hangs or prints no table fails the test run instead
+//! of rotting while its old figures stay quoted. A quick run's figures mean
+//! nothing; a full run's are the ones to quote.
+
+/// The variable that asks for the quick mode.
+pub const QUICK_VAR: &str = "STOCKHOP_BENCH_QUICK";
+
+/// Whether this run is the quick one.
+pub fn quick() -> bool {
+    std::env::var(QUICK_VAR).is_ok_and(|value| value == "1")
+}
+
+/// `full` in a full run, `quick` in the quick one.
+pub fn scaled<T>(full: T, quick: T) -> T {
+    if self::quick() {
+        quick
+    } else {
+        full
+    }
+}
+
+/// The line every bench prints first, so a reader of the output knows the
+/// figures below are from the quick mode.
+pub fn announce(bench: &str) {
+    if quick() {
+        println!("{bench}: quick mode ({QUICK_VAR}=1): small sizes, one round; figures not comparable to a full run");
+    }
+}
