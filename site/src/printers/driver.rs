@@ -229,7 +229,7 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
             }
         };
         match send(&mut link, &job, config).await {
-            Sent::Printed(status) => {
+            Delivery::Printed(status) => {
                 let job_id = job.job_id.clone();
                 settle(db, &id, &job.job_id, move |conn| {
                     Ok(store::settle_printed(conn, &job_id, wall_clock())?)
@@ -239,7 +239,7 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
                     return false;
                 }
             }
-            Sent::ReadBack(read) => {
+            Delivery::ReadBack(read) => {
                 let (printer_id, job) = (id.clone(), job.clone());
                 let job_id = job.job_id.clone();
                 settle(db, &id, &job_id, move |conn| {
@@ -254,7 +254,7 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
                 })
                 .await;
             }
-            Sent::NotSent(err) => {
+            Delivery::NotSent(err) => {
                 tracing::info!(printer = %id, job = %job.job_id, %err, "print job not sent whole: it waits");
                 let job_id = job.job_id.clone();
                 settle(db, &id, &job.job_id, move |conn| {
@@ -264,7 +264,7 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
                 unheard(err).await;
                 return false;
             }
-            Sent::NoAnswer(err) => {
+            Delivery::NoAnswer(err) => {
                 tracing::warn!(printer = %id, job = %job.job_id, %err, "print job sent without an answer: it waits for a person");
                 let job_id = job.job_id.clone();
                 settle(db, &id, &job.job_id, move |conn| {
@@ -314,7 +314,7 @@ async fn settle(
 }
 
 /// How sending one job went.
-enum Sent {
+enum Delivery {
     /// The format went out and the host status asked after it came back.
     Printed(HostStatus),
     /// The format went out and the tag read back as this.
@@ -325,27 +325,27 @@ enum Sent {
     NoAnswer(LinkError),
 }
 
-async fn send(link: &mut Link, job: &JobToSend, config: &Config) -> Sent {
+async fn send(link: &mut Link, job: &JobToSend, config: &Config) -> Delivery {
     if let Err(err) = link.send(job.zpl.as_bytes(), config.answer_timeout).await {
-        return Sent::NotSent(err);
+        return Delivery::NotSent(err);
     }
     if job.encode {
         return match link
             .read_verification(&job.job_id, config.verify_timeout)
             .await
         {
-            Ok(read) => Sent::ReadBack(read),
-            Err(err) => Sent::NoAnswer(err),
+            Ok(read) => Delivery::ReadBack(read),
+            Err(err) => Delivery::NoAnswer(err),
         };
     }
     if let Err(err) = link
         .send(zpl::HOST_STATUS_QUERY, config.answer_timeout)
         .await
     {
-        return Sent::NoAnswer(err);
+        return Delivery::NoAnswer(err);
     }
     match link.read_host_status(config.answer_timeout).await {
-        Ok(status) => Sent::Printed(status),
-        Err(err) => Sent::NoAnswer(err),
+        Ok(status) => Delivery::Printed(status),
+        Err(err) => Delivery::NoAnswer(err),
     }
 }
