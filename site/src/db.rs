@@ -92,6 +92,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "operators_undo_counts",
         sql: include_str!("../migrations/0010_operators_undo_counts.sql"),
     },
+    Migration {
+        version: 13,
+        name: "printers",
+        sql: include_str!("../migrations/0013_printers.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -146,6 +151,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 10,
         name: "operators_undo_counts",
         sql: include_str!("../migrations/postgres/0010_operators_undo_counts.sql"),
+    },
+    Migration {
+        version: 13,
+        name: "printers",
+        sql: include_str!("../migrations/postgres/0013_printers.sql"),
     },
 ];
 

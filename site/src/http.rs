@@ -49,6 +49,7 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::ledger::api::routes())
         .merge(crate::central::api::routes())
         .merge(crate::view::api::routes())
+        .merge(crate::view::printers::routes())
         .merge(crate::commands::routes())
         .with_state(state)
         .merge(static_files)

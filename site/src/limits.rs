@@ -15,6 +15,10 @@ pub use crate::ledger::api::MAX_APP_VERSION_CHARS;
 pub use crate::listener::framed::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
 pub use crate::listener::http_message::{MAX_HEADERS, MAX_HEAD_BYTES};
 pub use crate::listener::iclock::{MAX_PIN_BYTES, MAX_SERIAL_CHARS};
+pub use crate::printers::store::{MAX_JOB_ID_CHARS, SETTLED_JOB_RETENTION_MS};
+pub use crate::printers::zpl::{
+    MAX_COPIES, MAX_EPC_HEX_CHARS, MAX_FIELD_CHARS as MAX_LABEL_FIELD_CHARS, MAX_STATUS_BYTES,
+};
 pub use stockhop::wire::{MAX_ITEMS_PER_REQUEST, MAX_REQUEST_BYTES};
 
 // --- Connections -----------------------------------------------------------

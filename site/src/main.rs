@@ -146,6 +146,30 @@ enum Command {
         #[command(subcommand)]
         command: GrnCommand,
     },
+    /// Network label printers, polled and printed to on their raw port.
+    Printer {
+        #[command(subcommand)]
+        command: PrinterCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PrinterCommand {
+    /// Add a label printer at HOST:PORT (port 9100 when not given); the
+    /// site asks its host status every 30 s while serving.
+    Add {
+        printer_id: String,
+        #[arg(long)]
+        address: String,
+        #[arg(long, value_enum, default_value = "zt411r")]
+        profile: Profile,
+        /// A handheld whose station prints here (receive with encode);
+        /// repeat for several.
+        #[arg(long = "station")]
+        stations: Vec<String>,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -386,6 +410,32 @@ fn main() -> anyhow::Result<()> {
             }
         }
         Command::Count { command } => count(command, database),
+        Command::Printer {
+            command:
+                PrinterCommand::Add {
+                    printer_id,
+                    address,
+                    profile,
+                    stations,
+                    data,
+                },
+        } => {
+            let db = open(&data, database)?;
+            let printer = db
+                .call_blocking(|conn| {
+                    stockhop_site::printers::store::add(
+                        conn,
+                        &printer_id,
+                        &address,
+                        profile,
+                        &stations,
+                        ledger::wall_clock(),
+                    )
+                })
+                .map_err(|err| anyhow::anyhow!("adding printer {printer_id}: {err}"))?;
+            eprintln!("printer {printer_id} at {}", printer.address());
+            Ok(())
+        }
         Command::Grn {
             command: GrnCommand::Resolve { grn, data },
         } => {
@@ -628,7 +678,16 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         www_dir: www_dir.clone(),
         ledger: ledger::LedgerState::new(ledger_secret).with_central_secret(central_secret),
     };
-    let site = stockhop_site::app(state).merge(lan::ca_routes(certs.ca_cert_path()));
+    let printer_wake = stockhop_site::printers::driver::Wake::default();
+    let printers = tokio::spawn(stockhop_site::printers::driver::run(
+        state.db.clone(),
+        printer_wake.clone(),
+        Default::default(),
+        stop_signal(),
+    ));
+    let site = stockhop_site::app(state)
+        .merge(lan::ca_routes(certs.ca_cert_path()))
+        .layer(axum::Extension(printer_wake));
     let plain = lan::https_only_off_loopback(site.clone(), https_addr.port());
     let site = site.layer(axum::Extension(view::api::OverTls));
     tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
@@ -652,6 +711,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     secure.await??;
     reloads.await?;
     terminals.join().await;
+    printers.await?;
     if let Some(forwarder) = forwarder {
         forwarder.await?;
     }

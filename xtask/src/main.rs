@@ -792,6 +792,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_cli",
     "site_view",
     "central",
+    "printers",
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean

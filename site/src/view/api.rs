@@ -73,7 +73,7 @@ fn from_queue(err: QueueError) -> AppError {
 }
 
 /// Who is asking.
-enum Caller {
+pub(crate) enum Caller {
     /// An admin token in `Authorization: Bearer` (scripts, Prometheus):
     /// never sent by a browser on its own, so no CSRF token is needed.
     Token { admin: String },
@@ -85,7 +85,7 @@ enum Caller {
 }
 
 impl Caller {
-    fn admin(&self) -> &str {
+    pub(crate) fn admin(&self) -> &str {
         match self {
             Caller::Token { admin } => admin,
             Caller::Session { session, .. } => &session.admin,
@@ -110,7 +110,7 @@ fn admin_required(message: &str) -> AppError {
 
 /// The admin behind the request: its bearer token or its session cookie.
 /// A device's token is refused with 403: it never opens the view.
-async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+pub(crate) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
     let bearer = auth::bearer(
         headers
             .get(header::AUTHORIZATION)
@@ -150,7 +150,10 @@ async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppErro
 
 /// [`caller`] for a state-changing request: a session must echo its CSRF
 /// token in [`admin::CSRF_HEADER`].
-async fn changing_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+pub(crate) async fn changing_caller(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Caller, AppError> {
     let caller = caller(state, headers).await?;
     if let Caller::Session { session, .. } = &caller {
         let presented = headers
@@ -172,7 +175,7 @@ async fn changing_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller
 
 /// A JSON body of at most [`MAX_VIEW_BODY_BYTES`], sent as JSON (a form
 /// post from another site cannot be).
-async fn json_body<T: serde::de::DeserializeOwned>(
+pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<T, AppError> {

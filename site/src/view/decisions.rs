@@ -1,6 +1,8 @@
 //! The decisions waiting for a person: count variances to approve, GRNs to
-//! resolve, and the correction list (items the ledger rejected, among them
-//! undos past the 120 s window).
+//! resolve, the correction list (items the ledger rejected, among them
+//! undos past the 120 s window) and print jobs whose tag read back wrong or
+//! whose printer did not answer (reprinted or dismissed through
+//! `view::printers`, which calls `printers::store::decide`).
 //!
 //! This module is the dashboard's one interface to them: the page and the
 //! JSON read [`Decisions`], and the actions go through [`approve_count`]
@@ -15,6 +17,7 @@ use stockhop::time::UnixMs;
 
 use crate::ledger::modes::{cycle_count, receive};
 use crate::ledger::{counts, grns, LedgerError};
+use crate::printers::store::{self as printers, JobView};
 
 /// Rows each list carries; the page shows the total beside them.
 pub const MAX_LISTED: usize = 100;
@@ -64,6 +67,9 @@ pub struct Decisions {
     pub corrections: Vec<Correction>,
     /// How many rejected items there are in all.
     pub corrections_total: i64,
+    /// Print jobs a person must decide on: a tag that read back wrong or
+    /// void, or a format sent without an answer (reprint or dismiss).
+    pub print_jobs: Vec<JobView>,
 }
 
 /// The rows of the correction list: final answers whose outcome is
@@ -100,6 +106,7 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
         grns: grn_issues(conn)?,
         corrections,
         corrections_total,
+        print_jobs: printers::waiting(conn)?,
     })
 }
 

@@ -6,8 +6,8 @@
 //! [`status`] (devices online and offline by profile, the trend),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`metrics`] and [`api`] (the
-//! handlers, the only module that sees a request).
+//! (setup links and their QR codes), [`metrics`], [`api`] and [`printers`]
+//! (the handlers, the only modules that see a request).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
@@ -20,6 +20,7 @@ pub mod enroll;
 pub mod history;
 pub mod metrics;
 pub mod page;
+pub mod printers;
 pub mod status;
 
 /// The codes the view answers beside the ledger's.

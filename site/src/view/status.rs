@@ -12,6 +12,7 @@ use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
+use crate::printers::store::{self as printers, PrinterStatus};
 
 /// A device's oldest queued item older than this escalates the backlog.
 pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
@@ -100,6 +101,27 @@ pub struct SiteStatus {
     pub central_outbox: OutboxStatus,
     /// On a central, every site it has heard from, by id; empty elsewhere.
     pub central_sites: Vec<CentralSite>,
+    /// The label printers: their last host status, faults and queues.
+    pub printers: Vec<PrinterView>,
+}
+
+/// A printer on the view: its status, and the priority its faults are
+/// raised at (its profile's, as when it is offline), null without one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PrinterView {
+    #[serde(flatten)]
+    pub status: PrinterStatus,
+    pub alert: Option<Alert>,
+}
+
+fn printer_views(conn: &Connection) -> crate::sql::Result<Vec<PrinterView>> {
+    Ok(printers::statuses(conn)?
+        .into_iter()
+        .map(|status| PrinterView {
+            alert: (!status.faults.is_empty()).then(|| alert_priority(Profile::Zt411r)),
+            status,
+        })
+        .collect())
 }
 
 /// Every device that is not revoked, with its liveness at `now`.
@@ -173,9 +195,13 @@ pub fn trend(
 fn terminals(conn: &Connection) -> crate::sql::Result<Vec<TerminalStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT device_id, source, last_seen_at FROM device_heartbeats
-         WHERE source <> ?1 ORDER BY device_id",
+         WHERE source <> ?1 AND source <> ?2 ORDER BY device_id",
     )?;
-    let rows = select.query_map([crate::ledger::devices::SOURCE_HANDHELD], |row| {
+    let sources = [
+        crate::ledger::devices::SOURCE_HANDHELD,
+        printers::SOURCE_PRINTER,
+    ];
+    let rows = select.query_map(sources, |row| {
         Ok(TerminalStatus {
             device_id: row.get(0)?,
             source: row.get(1)?,
@@ -218,5 +244,6 @@ pub fn status(
         decisions: decisions::pending(conn)?,
         central_outbox: outbox::status(conn, MAX_DEAD_LETTERS_LISTED)?,
         central_sites: ingest::sites(conn)?,
+        printers: printer_views(conn)?,
     })
 }

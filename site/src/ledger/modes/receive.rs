@@ -2,7 +2,9 @@
 //! Each scan creates the unit (a tag the site does not know yet, with the
 //! SKU the scan names) or claims one the site was told about (state
 //! `new`), counts it on its GRN line and records a RECEIVE hop, plus an
-//! ENCODE hop when the device wrote the tag. Closing the session settles
+//! ENCODE hop when the device wrote the tag; at a station with a printer
+//! the tag is written there instead (a print job, whose ENCODE hop posts
+//! on a matching read-back). Closing the session settles
 //! the GRN: `complete`, or `needs_resolution` when a line is short or over,
 //! until a supervisor runs `grn resolve`.
 
@@ -14,6 +16,7 @@ use crate::ledger::hops::kinds;
 use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitFacts, UnitState};
 use crate::ledger::{LedgerError, Refusal};
+use crate::printers::station;
 
 /// Whether a receive session may open for `grn`.
 pub fn open_refusal(
@@ -80,7 +83,22 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     let mut hop_ids =
         vec![ctx.append(conn, kinds::RECEIVE, Some(&unit), bin, Some(unit.version))?];
     grns::receive(conn, &grn, &sku, unit.unit_id, hop_ids[0])?;
-    if body.encode {
+    // At a station with a printer, the tag is written and read back there:
+    // its ENCODE hop posts from the print job, on a matching read-back.
+    let at_printer = body.encode
+        && station::queue_receive_label(
+            conn,
+            &station::ReceiveLabel {
+                device_id: ctx.hop.device_id,
+                job_id: &derived_key(&[ctx.hop.device_id, ctx.hop.key, "PRINT"]),
+                epc: unit.epc.as_deref().unwrap_or(epc),
+                sku: unit.sku.as_deref(),
+                serial: unit.code.as_deref(),
+            },
+            ctx.now,
+        )?
+        .is_some();
+    if body.encode && !at_printer {
         let key = derived_key(&[ctx.hop.device_id, ctx.hop.key, kinds::ENCODE]);
         hop_ids.push(ctx.append_keyed(
             conn,

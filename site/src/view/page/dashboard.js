@@ -6,13 +6,23 @@
 // Element ids the tests read: #trend (data-trend), #site-depth,
 // #site-latency, #alerts (.alert[data-device][data-alert]), #devices rows
 // (tr[data-device][data-online]), #chart, #enroll-*, #terminals,
-// #dead-letters, #counts, #grns, #corrections, #central (hidden unless this
+// #dead-letters, #counts, #grns, #corrections, #printers rows
+// (tr[data-printer][data-faults]), printer faults in #alerts
+// (.alert[data-printer][data-fault]), #printer-*, #print-jobs
+// (li[data-job][data-reason]), #central (hidden unless this
 // site forwards to a central or is one: #outbox-depth, #outbox-dead,
 // #outbox-dead-letters, #central-sites rows tr[data-site]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
 
 const POLL_MS = 5000;
 const TREND_WORDS = { draining: 'Draining normally', growing: 'Growing', escalated: 'Escalated' };
+const FAULT_WORDS = { paper_out: 'paper out', head_open: 'head open', ribbon_out: 'ribbon out', paused: 'paused' };
+const PRINT_REASONS = {
+  read_back_mismatch: 'tag read back wrong',
+  void_tag: 'tag void',
+  no_answer: 'no answer from the printer',
+  interrupted: 'interrupted while sending',
+};
 const PROFILE_FORMS = { fxr90: 'fixed gate', mc3390xr: 'handheld', rfd40: 'sled', zt411r: 'printer' };
 
 let csrfToken = null;
@@ -141,6 +151,30 @@ function renderStatus(status) {
         `${d.device_id} (${PROFILE_FORMS[d.profile] ?? d.profile}) offline since ${clock(d.offline_since)}`,
       ),
     ),
+    ...status.printers.flatMap((p) =>
+      p.faults.map((fault) =>
+        el(
+          'p',
+          { class: 'alert', role: 'alert', dataset: { printer: p.printer_id, fault, alert: p.alert } },
+          el('span', { class: 'prio' }, p.alert),
+          `${p.printer_id} (printer) ${FAULT_WORDS[fault] ?? fault}`,
+        ),
+      ),
+    ),
+  );
+
+  $('printers').tBodies[0].replaceChildren(
+    ...status.printers.map((p) =>
+      el(
+        'tr',
+        { dataset: { printer: p.printer_id, faults: p.faults.join(' ') } },
+        el('td', {}, p.printer_id),
+        el('td', {}, p.address),
+        el('td', {}, p.faults.length ? p.faults.map((f) => FAULT_WORDS[f] ?? f).join(', ') : p.last_error ? `not answering: ${p.last_error}` : 'ready'),
+        el('td', {}, stamp(p.status_at)),
+        el('td', { class: 'num' }, p.jobs_pending),
+      ),
+    ),
   );
 
   $('devices').tBodies[0].replaceChildren(
@@ -249,6 +283,22 @@ function renderStatus(status) {
     ),
     'Nothing to correct.',
   );
+  listOr(
+    $('print-jobs'),
+    decisions.print_jobs.map((j) =>
+      row(
+        { dataset: { job: j.job_id, reason: j.reason ?? '' } },
+        el('strong', {}, PRINT_REASONS[j.reason] ?? j.reason ?? j.state),
+        `${j.label} ${j.subject} at ${j.printer_id}`,
+        j.read_back ? `read ${j.read_back}` : '',
+        confirmButton('Reprint', 'Confirm reprint', () =>
+          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/reprint`, { method: 'POST' })),
+        confirmButton('Dismiss', 'Confirm dismiss', () =>
+          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/dismiss`, { method: 'POST' })),
+      ),
+    ),
+    'No print job waits.',
+  );
 }
 
 async function refresh() {
@@ -323,6 +373,26 @@ $('enroll-form').addEventListener('submit', async (event) => {
     await refresh();
   } catch (err) {
     $('enroll-error').textContent = err.message;
+  }
+});
+
+$('printer-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('printer-error').textContent = '';
+  try {
+    await api('/v1/site/printers', {
+      method: 'POST',
+      body: {
+        printer_id: $('printer-id').value.trim(),
+        address: $('printer-address').value.trim(),
+        profile: $('printer-profile').value,
+      },
+    });
+    $('printer-id').value = '';
+    $('printer-address').value = '';
+    await refresh();
+  } catch (err) {
+    $('printer-error').textContent = err.message;
   }
 });
 
