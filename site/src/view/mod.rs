@@ -6,8 +6,9 @@
 //! [`status`] (devices online and offline by profile, the trend),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`metrics`] and [`api`] (the
-//! handlers, the only module that sees a request).
+//! (setup links and their QR codes), [`metrics`], [`api`] (the handlers,
+//! the only module that sees a request) and [`sign_in`] (the throttle on
+//! failed sign-ins in front of them).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
@@ -20,6 +21,7 @@ pub mod enroll;
 pub mod history;
 pub mod metrics;
 pub mod page;
+pub mod sign_in;
 pub mod status;
 
 /// The codes the view answers beside the ledger's.
