@@ -561,6 +561,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         central,
         terminal,
     } = args;
+    let shutdown = shutdown_signal();
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
@@ -680,7 +681,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         site,
         stop_signal(),
     ));
-    shutdown_signal().await;
+    shutdown.await;
     let _ = stop.send(true);
     plain.await??;
     secure.await??;
@@ -750,8 +751,22 @@ async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = 
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM. SIGTERM is taken over when this is
+/// called, not when the future is first polled: one that arrives while the
+/// site starts then stops it cleanly instead of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        shutdown_signal_from(
+            #[cfg(unix)]
+            sigterm,
+        )
+        .await
+    }
+}
+
+async fn shutdown_signal_from(#[cfg(unix)] sigterm: std::io::Result<tokio::signal::unix::Signal>) {
     let ctrl_c = async {
         if let Err(err) = tokio::signal::ctrl_c().await {
             tracing::error!(%err, "cannot listen for Ctrl-C");
@@ -760,7 +775,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        match sigterm {
             Ok(mut signal) => {
                 signal.recv().await;
             }
