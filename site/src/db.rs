@@ -97,6 +97,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "printers",
         sql: include_str!("../migrations/0013_printers.sql"),
     },
+    Migration {
+        version: 12,
+        name: "trust_and_bounds",
+        sql: include_str!("../migrations/0012_trust_and_bounds.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -157,6 +162,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         name: "printers",
         sql: include_str!("../migrations/postgres/0013_printers.sql"),
     },
+    Migration {
+        version: 12,
+        name: "trust_and_bounds",
+        sql: include_str!("../migrations/postgres/0012_trust_and_bounds.sql"),
+    },
 ];
 
 pub struct Migration {
@@ -191,6 +201,15 @@ pub enum DbError {
 }
 
 impl DbError {
+    /// Whether the database refused a write for lack of space.
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            DbError::Sqlite(err) => sql::sqlite_full(err),
+            DbError::Sql(err) | DbError::Migration { source: err, .. } => err.is_storage_full(),
+            _ => false,
+        }
+    }
+
     /// Whether the database was busy rather than broken (503, not 500).
     pub fn is_busy(&self) -> bool {
         match self {
@@ -199,6 +218,24 @@ impl DbError {
             _ => false,
         }
     }
+}
+
+/// The two connections of an online backup ([`crate::backup`]): the
+/// ledger's SQLite file at `source`, opened as it is (never created, never
+/// migrated; read-write only because a WAL reader needs the shared-memory
+/// file), and a new file at `copy`.
+pub fn open_for_backup(
+    source: &Path,
+    copy: &Path,
+    busy_timeout: std::time::Duration,
+) -> Result<(rusqlite::Connection, rusqlite::Connection), DbError> {
+    let src = rusqlite::Connection::open_with_flags(
+        source,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    src.busy_timeout(busy_timeout)?;
+    let dst = rusqlite::Connection::open(copy)?;
+    Ok((src, dst))
 }
 
 /// Where the ledger's data lives: `--database` (env `STOCKHOP_DATABASE`).

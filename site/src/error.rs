@@ -24,6 +24,19 @@ pub enum AppError {
     /// The server is busy (SQLite lock timeout, queue full): 503 with Retry-After.
     #[error("overloaded: {0}")]
     Overloaded(String),
+    /// Not now, the client's request is fine: `status` (429, 503) with
+    /// `Retry-After`, not logged as a failure.
+    #[error("{code}: {message}")]
+    Later {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
+    /// The database refused a write for lack of space: 503
+    /// `STORAGE_FULL` with Retry-After ([`crate::storage`]).
+    #[error("storage full: {0}")]
+    StorageFull(String),
     /// Anything else: logged, answered 500 without details.
     #[error("internal: {0}")]
     Internal(String),
@@ -43,6 +56,7 @@ impl From<DbError> for AppError {
     fn from(err: DbError) -> AppError {
         match &err {
             err if err.is_busy() => AppError::Overloaded(err.to_string()),
+            err if err.is_storage_full() => AppError::StorageFull(err.to_string()),
             _ => AppError::Internal(err.to_string()),
         }
     }
@@ -78,6 +92,31 @@ impl IntoResponse for AppError {
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+                return response;
+            }
+            AppError::Later {
+                status,
+                code,
+                message,
+                retry_after_secs,
+            } => {
+                let body = ErrorBody {
+                    code: code.into(),
+                    message,
+                };
+                let mut response = (status, Json(body)).into_response();
+                response.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(retry_after_secs.max(1)),
+                );
+                return response;
+            }
+            AppError::StorageFull(detail) => {
+                crate::warn_sampled!(%detail, "the database is out of space");
+                let mut response = crate::storage::Storage::refusal().into_response();
+                response
+                    .extensions_mut()
+                    .insert(crate::storage::DatabaseFull);
                 return response;
             }
             AppError::Internal(detail) => {

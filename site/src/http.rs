@@ -40,6 +40,9 @@ pub fn app(state: AppState) -> Router {
     let static_files = Router::new()
         .fallback_service(www)
         .layer(axum::middleware::from_fn_with_state(root, inside_www))
+        .layer(axum::middleware::from_fn(
+            crate::security_headers::set_pwa_security_headers,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-cache"),
@@ -48,11 +51,17 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .merge(crate::ledger::api::routes())
         .merge(crate::central::api::routes())
-        .merge(crate::view::api::routes())
-        .merge(crate::view::printers::routes())
+        .merge(crate::view::sign_in::guarded(
+            crate::view::api::routes().merge(crate::view::printers::routes()),
+            &state,
+        ))
         .merge(crate::commands::routes())
-        .with_state(state)
+        .with_state(state.clone())
         .merge(static_files)
+        .layer(axum::middleware::from_fn_with_state(
+            state.ledger.storage.clone(),
+            crate::storage::watch,
+        ))
 }
 
 async fn healthz(
@@ -62,11 +71,23 @@ async fn healthz(
     let schema_version = tokio::task::spawn_blocking(move || db.schema_version())
         .await
         .map_err(|err| AppError::Internal(err.to_string()))??;
-    Ok(Json(serde_json::json!({
-        "status": "ok",
-        "schema_version": schema_version,
-        "version": env!("CARGO_PKG_VERSION"),
-    })))
+    // Out of storage the site is up but takes no writes: 503, so a load
+    // balancer or monitor sees it.
+    let full = state.ledger.storage.is_full();
+    let status = if full {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(serde_json::json!({
+            "status": if full { "unavailable" } else { "ok" },
+            "storage": if full { "full" } else { "ok" },
+            "schema_version": schema_version,
+            "version": env!("CARGO_PKG_VERSION"),
+        })),
+    ))
 }
 
 /// Longest path component a file name can be (`NAME_MAX` on Linux).

@@ -12,11 +12,10 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::str::FromStr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::uri::Authority;
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -79,13 +78,16 @@ async fn ca_cert_response(ca_cert: Option<PathBuf>) -> Result<Response, AppError
 }
 
 /// Wraps the plain port's router: loopback clients get everything, LAN
-/// clients only [`PLAIN_HTTP_PATHS`] and otherwise a pointer to
-/// `https://HOST:https_port`.
-pub fn https_only_off_loopback(router: Router, https_port: u16) -> Router {
-    router.layer(middleware::from_fn_with_state(https_port, guard))
+/// clients only [`PLAIN_HTTP_PATHS`] and otherwise a pointer to the site's
+/// configured HTTPS address `site_url` (`https://NAME[:PORT]`, what setup
+/// links carry). The pointer never takes its host from the request's
+/// `Host`: a forged one would send the device elsewhere.
+pub fn https_only_off_loopback(router: Router, site_url: &str) -> Router {
+    let site_url: Arc<str> = Arc::from(site_url.trim_end_matches('/'));
+    router.layer(middleware::from_fn_with_state(site_url, guard))
 }
 
-async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> Response {
+async fn guard(State(base): State<Arc<str>>, request: Request, next: Next) -> Response {
     // No peer address means the router runs outside the site's own
     // connection loop; fail closed.
     let loopback = request
@@ -97,25 +99,6 @@ async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> R
     if loopback || signed || PLAIN_HTTP_PATHS.contains(&path) {
         return next.run(request).await;
     }
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| Authority::from_str(value).ok());
-    let Some(authority) = host else {
-        return AppError::client(
-            StatusCode::BAD_REQUEST,
-            HTTPS_REQUIRED,
-            format!("this site needs HTTPS off the site machine (port {https_port}); the request names no host"),
-        )
-        .into_response();
-    };
-    let host = authority.host();
-    let base = if https_port == 443 {
-        format!("https://{host}")
-    } else {
-        format!("https://{host}:{https_port}")
-    };
     let is_page =
         matches!(*request.method(), Method::GET | Method::HEAD) && !path.starts_with("/v1/");
     if is_page {
@@ -128,7 +111,7 @@ async fn guard(State(https_port): State<u16>, request: Request, next: Next) -> R
     AppError::client(
         StatusCode::FORBIDDEN,
         HTTPS_REQUIRED,
-        format!("the handheld API needs HTTPS off the site machine: use {base}/ (trust the site CA from http://{authority}/trust.html first)"),
+        format!("the handheld API needs HTTPS off the site machine: use {base}/ (trust the site CA from this port's /trust.html first)"),
     )
     .into_response()
 }

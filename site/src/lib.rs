@@ -7,12 +7,15 @@
 //! listener until a shutdown future resolves, so tests bind port 0.
 
 pub mod accept;
+pub mod backup;
 pub mod central;
 pub mod commands;
 pub mod db;
 pub mod error;
 pub mod fuzz;
+pub mod handshakes;
 pub mod http;
+pub mod ident;
 pub mod in_process;
 pub mod lan;
 pub mod ledger;
@@ -21,9 +24,12 @@ pub mod listener;
 pub mod log_sample;
 pub mod outbound;
 pub mod printers;
+pub mod security_headers;
 pub mod server;
 pub mod sql;
+pub mod storage;
 pub mod terminal_wire;
+pub mod throttle;
 pub mod tls;
 pub mod view;
 

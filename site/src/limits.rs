@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use stockhop::time::Millis;
 
+pub use crate::handshakes::{TLS_HANDSHAKES_MAX, TLS_HANDSHAKES_PER_ADDRESS_MAX};
 pub use crate::ledger::admission::{BACKLOG_WAITING_MAX, BACKLOG_WAIT_MAX, LIVE_WAITING_MAX};
 pub use crate::ledger::api::MAX_APP_VERSION_CHARS;
 pub use crate::listener::framed::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
@@ -19,6 +20,8 @@ pub use crate::printers::store::{MAX_JOB_ID_CHARS, SETTLED_JOB_RETENTION_MS};
 pub use crate::printers::zpl::{
     MAX_COPIES, MAX_EPC_HEX_CHARS, MAX_FIELD_CHARS as MAX_LABEL_FIELD_CHARS, MAX_STATUS_BYTES,
 };
+pub use crate::storage::DEFAULT_MIN_FREE_BYTES;
+pub use crate::throttle::{SIGN_IN_ADDRESSES_MAX, SIGN_IN_FAILURES_MAX, SIGN_IN_WINDOW};
 pub use stockhop::wire::{MAX_ITEMS_PER_REQUEST, MAX_REQUEST_BYTES};
 
 // --- Connections -----------------------------------------------------------
@@ -127,15 +130,17 @@ pub const CENTRAL_OUTBOX_DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 360
 
 // --- What the ledger takes (the listener checks these before it acks) ------
 
-/// Longest terminal serial or subject the ledger takes, in characters.
-pub const LEDGER_MAX_FIELD_CHARS: usize = 256;
+/// Longest identifier (device, serial, site, operator, bin, GRN, manifest,
+/// count, a terminal's subject), in characters, at every ingress.
+pub use crate::ident::IDENT_MAX_CHARS;
 /// Longest raw terminal record the ledger keeps for audit, in bytes: an
 /// ATTLOG line or a gate's JSON object is well under this.
 pub const LEDGER_MAX_RAW_BYTES: usize = 64 * 1024;
 
 // --- What one handheld item may make the ledger store ----------------------
 
-/// Longest identifier (epc, code, bin, operator_id), in characters.
+/// Longest free-form name in an item or an imported row that is not an
+/// identifier (a SKU), in characters.
 pub const MAX_ITEM_FIELD_CHARS: usize = 256;
 /// Largest item body, as canonical JSON bytes: real scan and session
 /// bodies are a few hundred bytes; the body is stored with every hop.

@@ -101,6 +101,11 @@ struct ServeArgs {
     /// signs the batches it forwards with it.
     #[arg(long, env = "STOCKHOP_LEDGER_SECRET", hide_env_values = true)]
     ledger_secret: Option<String>,
+    /// Free space on the data directory's file system below which sync and
+    /// heartbeats are answered 503 STORAGE_FULL (a number with an optional
+    /// unit: B, KiB, MiB, GiB).
+    #[arg(long = "min-free", env = "STOCKHOP_MIN_FREE", default_value = "256MiB", value_parser = stockhop_site::storage::parse_bytes)]
+    min_free: u64,
     #[command(flatten)]
     central: CentralArgs,
     #[command(flatten)]
@@ -151,6 +156,19 @@ enum Command {
         #[command(subcommand)]
         command: PrinterCommand,
     },
+    /// On a central: the sites that forward to it.
+    Central {
+        #[command(subcommand)]
+        command: CentralCommand,
+    },
+    /// Copy the SQLite ledger to DEST while the site serves (SQLite's online
+    /// backup): a consistent copy a site can be started on. PostgreSQL
+    /// ledgers are backed up with pg_dump.
+    Backup {
+        dest: PathBuf,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -167,6 +185,19 @@ enum PrinterCommand {
         /// repeat for several.
         #[arg(long = "station")]
         stations: Vec<String>,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum CentralCommand {
+    /// Give a site its own secret; prints it (and nothing else) on stdout,
+    /// the one time it is shown. The site signs with it (its
+    /// --central-secret); the central then takes that site's batches only
+    /// when that secret signed them.
+    AddSite {
+        site_id: String,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
@@ -436,6 +467,32 @@ fn main() -> anyhow::Result<()> {
             eprintln!("printer {printer_id} at {}", printer.address());
             Ok(())
         }
+        Command::Central {
+            command: CentralCommand::AddSite { site_id, data },
+        } => {
+            let db = open(&data, database)?;
+            let secret = db
+                .call_blocking(|conn| central::secrets::add(conn, &site_id, ledger::wall_clock()))
+                .map_err(|err| anyhow::anyhow!("adding site {site_id}: {err}"))?;
+            println!("{secret}");
+            Ok(())
+        }
+        Command::Backup { dest, data } => {
+            let Database::Sqlite(source) = Database::from_arg(database, &data) else {
+                anyhow::bail!(
+                    "this ledger is on PostgreSQL: back it up with pg_dump (see the README)"
+                );
+            };
+            let summary = stockhop_site::backup::backup(&source, &dest)
+                .with_context(|| format!("backing up {}", source.display()))?;
+            eprintln!(
+                "{}: {} bytes in {:.1} s",
+                dest.display(),
+                summary.bytes,
+                summary.elapsed.as_secs_f64()
+            );
+            Ok(())
+        }
         Command::Grn {
             command: GrnCommand::Resolve { grn, data },
         } => {
@@ -576,9 +633,11 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         https,
         www,
         ledger_secret,
+        min_free,
         central,
         terminal,
     } = args;
+    let shutdown = shutdown_signal();
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
@@ -676,7 +735,9 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let state = AppState {
         db,
         www_dir: www_dir.clone(),
-        ledger: ledger::LedgerState::new(ledger_secret).with_central_secret(central_secret),
+        ledger: ledger::LedgerState::new(ledger_secret)
+            .with_central_secret(central_secret)
+            .with_storage(Some(data.clone()), min_free),
     };
     let printer_wake = stockhop_site::printers::driver::Wake::default();
     let printers = tokio::spawn(stockhop_site::printers::driver::run(
@@ -688,7 +749,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let site = stockhop_site::app(state)
         .merge(lan::ca_routes(certs.ca_cert_path()))
         .layer(axum::Extension(printer_wake));
-    let plain = lan::https_only_off_loopback(site.clone(), https_addr.port());
+    let plain = lan::https_only_off_loopback(site.clone(), &site_url);
     let site = site.layer(axum::Extension(view::api::OverTls));
     tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
     tracing::info!(addr = %https_addr, %site_url, "site server listening (https)");
@@ -705,7 +766,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         site,
         stop_signal(),
     ));
-    shutdown_signal().await;
+    shutdown.await;
     let _ = stop.send(true);
     plain.await??;
     secure.await??;
@@ -776,8 +837,22 @@ async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = 
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM. SIGTERM is taken over when this is
+/// called, not when the future is first polled: one that arrives while the
+/// site starts then stops it cleanly instead of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        shutdown_signal_from(
+            #[cfg(unix)]
+            sigterm,
+        )
+        .await
+    }
+}
+
+async fn shutdown_signal_from(#[cfg(unix)] sigterm: std::io::Result<tokio::signal::unix::Signal>) {
     let ctrl_c = async {
         if let Err(err) = tokio::signal::ctrl_c().await {
             tracing::error!(%err, "cannot listen for Ctrl-C");
@@ -786,7 +861,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        match sigterm {
             Ok(mut signal) => {
                 signal.recv().await;
             }

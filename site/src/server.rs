@@ -9,7 +9,10 @@
 //! terminal ports and SQLite need); a deadline on the TLS handshake and on
 //! every request head ([`API_HEAD_DEADLINE`]; an idle keep-alive connection
 //! is closed after it too); an `accept()` that backs off after a failure
-//! ([`crate::accept`]); and the peer's address on every request (the plain
+//! ([`crate::accept`]); TLS handshakes in progress capped per address and
+//! in total ([`crate::handshakes`]), so stalled ClientHellos cannot hold
+//! the connection slots a real handheld needs; and the peer's address on
+//! every request (the plain
 //! port treats loopback and LAN clients differently). HTTP/1.1 only: the
 //! head deadline is an HTTP/1 setting, and browsers and the forwarder speak
 //! it. The only code that accepts on the API ports.
@@ -49,29 +52,48 @@ pub async fn serve_connections(
         .timer(TokioTimer::new())
         .header_read_timeout(API_HEAD_DEADLINE);
     let builder = Arc::new(builder);
+    let handshakes = crate::handshakes::Handshakes::default();
     tokio::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
+        // A plain connection takes its slot before it is accepted; a TLS
+        // one after its handshake, so handshakes that stall hold only
+        // handshake places, never the slots of connections that finished.
+        let slot = match acceptor {
+            None => Some(tokio::select! {
+                slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+                () = &mut shutdown => break,
+            }),
+            Some(_) => None,
         };
         let (stream, peer) = tokio::select! {
             accepted = crate::accept::accept(&listener, port) => accepted,
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let place = match acceptor {
+            None => None,
+            Some(_) => match handshakes.enter(peer.ip()) {
+                Ok(place) => Some(place),
+                Err(full) => {
+                    crate::warn_sampled!(%peer, %full, "TLS handshake refused: too many in progress");
+                    drop(stream);
+                    continue;
+                }
+            },
+        };
         let watcher = graceful.watcher();
         let acceptor = acceptor.clone();
         let router = router.clone();
         let builder = builder.clone();
+        let slots = slots.clone();
         tokio::spawn(async move {
-            let _slot = slot;
             let service = hyper::service::service_fn(move |mut request| {
                 request.extensions_mut().insert(ConnectInfo(peer));
                 router.clone().oneshot(request)
             });
             let result = match acceptor {
                 None => {
+                    let _slot = slot;
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     watcher.watch(conn).await
                 }
@@ -79,6 +101,10 @@ pub async fn serve_connections(
                     let Some(tls) = handshake(&acceptor, stream, peer).await else {
                         return;
                     };
+                    let Ok(_slot) = slots.acquire_owned().await else {
+                        return;
+                    };
+                    drop(place);
                     let conn = builder.serve_connection(TokioIo::new(tls), service);
                     watcher.watch(conn).await
                 }

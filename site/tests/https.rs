@@ -496,7 +496,9 @@ async fn plain_port(
         ledger: stockhop_site::ledger::LedgerState::new(None),
     };
     let site = stockhop_site::app(state).merge(lan::ca_routes(store.ca_cert_path()));
-    let router = lan::https_only_off_loopback(site, 8443);
+    // The site's configured name is the address it is reached by here.
+    let site_url = format!("https://{}:8443", listener.local_addr().unwrap().ip());
+    let router = lan::https_only_off_loopback(site, &site_url);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         server::serve_connections(listener, None, router, async {
@@ -685,7 +687,7 @@ async fn the_plain_port_rule_reads_the_peer_each_request_carries() {
         www_dir: dir.path().join("www"),
         ledger: stockhop_site::ledger::LedgerState::new(None),
     };
-    let router = lan::https_only_off_loopback(stockhop_site::app(state), 8443);
+    let router = lan::https_only_off_loopback(stockhop_site::app(state), "https://site.lan:8443");
     let request = |peer: &str, path: &str| {
         let mut request = axum::http::Request::get(path)
             .header("host", "site.lan:8080")

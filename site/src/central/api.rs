@@ -1,6 +1,8 @@
 //! The central's endpoint: `POST /v1/central/hops`, a site's signed batch.
-//! A site server started without `--central-secret` answers it 404, as it
-//! answers the terminal endpoint without `--ledger-secret`.
+//! A batch is verified with its site's own secret ([`super::secrets`]), or
+//! with the shared `--central-secret` for a site without one. A site server
+//! with neither answers it 404, as it answers the terminal endpoint without
+//! `--ledger-secret`.
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -9,10 +11,11 @@ use axum::{Json, Router};
 use stockhop::wire::codes as wire_codes;
 
 use super::ingest;
+use super::secrets::{self, SiteKey};
 use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
 use crate::error::AppError;
 use crate::http::AppState;
-use crate::ledger::api::read_signed_body;
+use crate::ledger::api::read_signed_unverified;
 use crate::ledger::{codes, wall_clock};
 
 pub fn routes() -> Router<AppState> {
@@ -23,15 +26,25 @@ async fn central_hops(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Json<CentralBatchResponse>, AppError> {
-    let Some(secret) = state.ledger.central_secret.clone() else {
-        return Err(AppError::client(
-            StatusCode::NOT_FOUND,
-            codes::NOT_FOUND,
-            "this site is not a central: it takes no site batches",
-        ));
-    };
+    let shared = state.ledger.central_secret.clone();
+    if shared.is_none() {
+        let central = state
+            .db
+            .call(|conn| -> Result<_, AppError> { Ok(secrets::any(conn)?) })
+            .await?;
+        if !central {
+            return Err(AppError::client(
+                StatusCode::NOT_FOUND,
+                codes::NOT_FOUND,
+                "this site is not a central: it takes no site batches",
+            ));
+        }
+    }
     let now = wall_clock();
-    let bytes = read_signed_body(&secret, request, now).await?;
+    let (signed, bytes) = read_signed_unverified(request, now).await?;
+    let unauthorized = |code: &'static str, message: String| {
+        AppError::client(StatusCode::UNAUTHORIZED, code, message)
+    };
     let malformed = |message: String| {
         AppError::client(
             StatusCode::BAD_REQUEST,
@@ -39,8 +52,55 @@ async fn central_hops(
             message,
         )
     };
-    let batch: CentralBatch =
-        serde_json::from_slice(&bytes).map_err(|err| malformed(err.to_string()))?;
+    // The site a batch is for is read before its signature is checked,
+    // because the site names the key to check it with; nothing of it is
+    // used before that check passes.
+    let batch: CentralBatch = match serde_json::from_slice(&bytes) {
+        Ok(batch) => batch,
+        Err(err) => {
+            // Unreadable: only a holder of the shared secret learns why.
+            return Err(match &shared {
+                Some(shared) if signed.verify(&shared[..], &bytes).is_ok() => {
+                    malformed(err.to_string())
+                }
+                _ => unauthorized(wire_codes::UNAUTHORIZED, "signature does not match".into()),
+            });
+        }
+    };
+    let site_id = batch.site_id.clone();
+    let key = state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(secrets::key_of(conn, &site_id)?) })
+        .await?;
+    match (key, &shared) {
+        (SiteKey::Own(own), _) => signed.verify(own.as_bytes(), &bytes).map_err(|_| {
+            unauthorized(
+                secrets::SITE_MISMATCH,
+                format!(
+                    "this batch for site {:?} is not signed with that site's secret",
+                    batch.site_id
+                ),
+            )
+        })?,
+        (SiteKey::Shared, Some(shared)) => {
+            signed
+                .verify(&shared[..], &bytes)
+                .map_err(|err| unauthorized(wire_codes::UNAUTHORIZED, err.to_string()))?;
+            crate::warn_sampled!(
+                site_id = %batch.site_id.escape_debug(),
+                "a site signs with the central's shared secret: give it its own with `stockhop-site central add-site`"
+            );
+        }
+        (SiteKey::Shared, None) => {
+            return Err(unauthorized(
+                secrets::SITE_MISMATCH,
+                format!(
+                    "site {:?} has no secret at this central: add it with `stockhop-site central add-site`",
+                    batch.site_id
+                ),
+            ))
+        }
+    }
     ingest::check(&batch).map_err(|err| malformed(err.to_string()))?;
     let response = state
         .db

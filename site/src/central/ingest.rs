@@ -18,15 +18,15 @@ use super::wire::{
 };
 use crate::ledger::receipts::request_hash;
 use crate::ledger::{LedgerError, Refusal};
-use crate::limits::{CENTRAL_BATCH_HOPS_MAX, MAX_ITEM_FIELD_CHARS};
+use crate::limits::CENTRAL_BATCH_HOPS_MAX;
 use crate::sql::retry_conflicts;
 use crate::sql::{params, Connection, OptionalExtension};
 
 /// Why a whole batch was refused before any hop was looked at (400).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BatchError {
-    #[error("site_id must be 1 to {MAX_ITEM_FIELD_CHARS} characters")]
-    SiteId,
+    #[error(transparent)]
+    SiteId(#[from] crate::ident::IdentError),
     #[error("a batch holds at most {CENTRAL_BATCH_HOPS_MAX} hops")]
     TooMany,
     #[error("seqs must be positive and strictly increasing within a batch")]
@@ -35,10 +35,7 @@ pub enum BatchError {
 
 /// Checks what can be refused of a batch as a whole.
 pub fn check(batch: &CentralBatch) -> Result<(), BatchError> {
-    let chars = batch.site_id.chars().count();
-    if chars == 0 || chars > MAX_ITEM_FIELD_CHARS {
-        return Err(BatchError::SiteId);
-    }
+    crate::ident::check("site_id", &batch.site_id)?;
     if batch.hops.len() > CENTRAL_BATCH_HOPS_MAX {
         return Err(BatchError::TooMany);
     }
@@ -259,7 +256,12 @@ mod tests {
         );
         let mut nameless = batch(Vec::new());
         nameless.site_id.clear();
-        assert_eq!(check(&nameless), Err(BatchError::SiteId));
+        assert_eq!(
+            check(&nameless),
+            Err(BatchError::SiteId(crate::ident::IdentError::Length(
+                "site_id"
+            )))
+        );
     }
 
     #[test]

@@ -11,9 +11,12 @@
 //! * `wire.rs` — the signed batch and its per-hop answer.
 //! * `ingest.rs` — the central's side: batches in, each hop held once.
 //! * `api.rs` — the central's endpoint.
+//! * `secrets.rs` — each site's own secret at the central, and which key
+//!   a batch is verified with.
 
 pub mod api;
 pub mod forwarder;
 pub mod ingest;
 pub mod outbox;
+pub mod secrets;
 pub mod wire;

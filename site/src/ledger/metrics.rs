@@ -4,6 +4,7 @@
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use stockhop::time::UnixMs;
 use stockhop::wire::ItemResult;
@@ -18,6 +19,14 @@ const LATENCY_BUCKET_COUNT: u16 = 20;
 pub struct SyncMetrics {
     pub items: Family<Vec<(String, String)>, Counter>,
     pub latency_seconds: Histogram,
+    /// Failed admin sign-ins (a wrong token at sign-in or as a bearer).
+    pub sign_in_failures: Counter,
+    /// Sign-in attempts answered 429 before they were checked.
+    pub sign_ins_throttled: Counter,
+    /// 1 while the site is out of storage ([`crate::storage`]).
+    pub storage_full: Gauge,
+    /// Free bytes on the data directory's file system, as last read.
+    pub storage_free_bytes: Gauge,
 }
 
 impl Default for SyncMetrics {
@@ -29,6 +38,10 @@ impl Default for SyncMetrics {
                 2.0,
                 LATENCY_BUCKET_COUNT,
             )),
+            sign_in_failures: Counter::default(),
+            sign_ins_throttled: Counter::default(),
+            storage_full: Gauge::default(),
+            storage_free_bytes: Gauge::default(),
         }
     }
 }
@@ -52,7 +65,7 @@ impl SyncMetrics {
             if let Some(recorded) = result.recorded_at {
                 let hop_recorded = !result.hop_ids.is_empty();
                 if hop_recorded {
-                    let millis = (recorded.0 - occurred.0).max(0);
+                    let millis = recorded.0.saturating_sub(occurred.0).max(0);
                     self.latency_seconds.observe(millis as f64 / 1000.0);
                 }
             }

@@ -68,6 +68,10 @@ pub struct LedgerState {
     /// The shared secret that signs site batches to a central
     /// (`--central-secret`); with none, the central endpoint answers 404.
     pub central_secret: Option<Arc<[u8]>>,
+    /// Failed admin sign-ins per address (`crate::throttle`).
+    pub sign_ins: Arc<std::sync::Mutex<crate::throttle::SignInThrottle>>,
+    /// Whether the site is out of storage (`crate::storage`).
+    pub storage: crate::storage::Storage,
 }
 
 impl Default for LedgerState {
@@ -86,7 +90,26 @@ impl LedgerState {
                 .map(|secret| Arc::from(secret.into_bytes())),
             metrics: metrics::SyncMetrics::default(),
             central_secret: None,
+            sign_ins: Arc::default(),
+            storage: crate::storage::Storage::default(),
         }
+        .with_storage(None, crate::storage::DEFAULT_MIN_FREE_BYTES)
+    }
+
+    /// Watches `dir`'s file system for free space below `min_free_bytes`
+    /// (none: only the database's own refusals count).
+    pub fn with_storage(
+        mut self,
+        dir: Option<std::path::PathBuf>,
+        min_free_bytes: u64,
+    ) -> LedgerState {
+        self.storage = crate::storage::Storage::new(
+            dir,
+            min_free_bytes,
+            self.metrics.storage_full.clone(),
+            self.metrics.storage_free_bytes.clone(),
+        );
+        self
     }
 
     /// This site as a central: it takes site batches signed with `secret`.

@@ -969,14 +969,9 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
         return Err(bad(format!("client_seq runs from 1 to {MAX_CLIENT_SEQ}")));
     }
     check_body(&item.body).map_err(bad)?;
-    let field = |name: &str, value: Option<&str>| match value {
-        Some(text) if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS => Err(bad(
-            format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"),
-        )),
-        Some(text) if text.chars().any(char::is_control) => {
-            Err(bad(format!("{name} must not contain control characters")))
-        }
-        _ => Ok(()),
+    let field = |name: &'static str, value: Option<&str>| match value {
+        Some(text) => crate::ident::check(name, text).map_err(|err| bad(err.to_string())),
+        None => Ok(()),
     };
     let shape = |err: serde_json::Error| bad(format!("{} body: {err}", item.command.as_str()));
     match item.command {

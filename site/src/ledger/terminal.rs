@@ -30,8 +30,6 @@ use crate::terminal_wire::{
 /// The receipt scope of terminal records: the listener minted every key,
 /// so its keys share one namespace whatever terminal they came from.
 pub const TERMINAL_SCOPE: &str = "terminal-listener";
-/// Longest serial or subject taken: real ones are tens of characters.
-pub use crate::limits::LEDGER_MAX_FIELD_CHARS as MAX_FIELD_CHARS;
 /// Longest raw record kept for audit: an ATTLOG line or a gate's JSON
 /// object is well under this; the listener's frame cap is 256 KB.
 pub use crate::limits::LEDGER_MAX_RAW_BYTES as MAX_RAW_BYTES;
@@ -267,8 +265,8 @@ fn validate(record: &TerminalRecord) -> Result<(), LedgerError> {
 /// before it acknowledges, so it never acknowledges what will be refused.
 pub fn refusal_reason(device_serial: &str, subject: &str, raw_bytes: usize) -> Option<String> {
     for (name, value) in [("device_serial", device_serial), ("subject", subject)] {
-        if value.is_empty() || value.chars().count() > MAX_FIELD_CHARS {
-            return Some(format!("{name} must be 1 to {MAX_FIELD_CHARS} characters"));
+        if let Err(err) = crate::ident::check(name, value) {
+            return Some(err.to_string());
         }
     }
     if raw_bytes > MAX_RAW_BYTES {
@@ -341,7 +339,9 @@ pub fn check_headers(
         .and_then(|h| hex::decode(h).ok())
         .filter(|digest| digest.len() == 32)
         .ok_or(SignatureError::Malformed)?;
-    if (now.0.div_euclid(1000) - timestamp_secs).abs() > SIGNATURE_MAX_AGE_SECS {
+    // The timestamp comes from outside: any i64 parses, so the distance is
+    // taken without overflow (`abs_diff`), not by subtracting.
+    if now.0.div_euclid(1000).abs_diff(timestamp_secs) > SIGNATURE_MAX_AGE_SECS.unsigned_abs() {
         return Err(SignatureError::Expired);
     }
     Ok(SignedHeaders {

@@ -134,6 +134,8 @@ pub enum RecordError {
     Json(String),
     #[error("field {0}: {1}")]
     Field(&'static str, &'static str),
+    #[error(transparent)]
+    Ident(crate::ident::IdentError),
     #[error("exactly one of person, epc or code is required")]
     Scan,
 }
@@ -162,15 +164,33 @@ pub fn parse_record(payload: &[u8]) -> Result<Record, RecordError> {
             Some(_) => Err(RecordError::Field(name, "not a string")),
         }
     };
-    let device =
-        text_field("device", MAX_SERIAL_CHARS)?.ok_or(RecordError::Field("device", "missing"))?;
+    // The terminal's serial and what it scanned are identifiers: checked
+    // as every ingress checks them, naming the field.
+    let ident =
+        |name: &'static str, value: Option<String>| -> Result<Option<String>, RecordError> {
+            if let Some(text) = &value {
+                crate::ident::check(name, text).map_err(RecordError::Ident)?;
+            }
+            Ok(value)
+        };
+    let device = ident("device", text_field("device", MAX_SERIAL_CHARS)?)?
+        .ok_or(RecordError::Field("device", "missing"))?;
     let id = text_field("id", MAX_ID_CHARS)?.ok_or(RecordError::Field("id", "missing"))?;
     let at = text_field("at", 64)?.ok_or(RecordError::Field("at", "missing"))?;
     let at = UnixMs::parse_rfc3339(&at).map_err(|_| RecordError::Field("at", "not RFC 3339"))?;
     let scans = [
-        (Scan::Person, text_field("person", MAX_SUBJECT_CHARS)?),
-        (Scan::Epc, text_field("epc", MAX_SUBJECT_CHARS)?),
-        (Scan::Code, text_field("code", MAX_SUBJECT_CHARS)?),
+        (
+            Scan::Person,
+            ident("person", text_field("person", MAX_SUBJECT_CHARS)?)?,
+        ),
+        (
+            Scan::Epc,
+            ident("epc", text_field("epc", MAX_SUBJECT_CHARS)?)?,
+        ),
+        (
+            Scan::Code,
+            ident("code", text_field("code", MAX_SUBJECT_CHARS)?)?,
+        ),
     ];
     let mut present = scans
         .into_iter()

@@ -39,10 +39,12 @@ const READ_CHUNK: usize = 8 * 1024;
 
 /// Accepts connections until `shutdown` turns true.
 pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Receiver<bool>) {
+    let known = intake.known_peers("http").await;
     super::accept_loop(
         listener,
         MAX_CONNECTIONS,
         "http",
+        known,
         shutdown,
         move |stream, peer, _| {
             let intake = intake.clone();
@@ -67,7 +69,7 @@ async fn connection(mut stream: TcpStream, peer: Peer, intake: &Intake) -> std::
         Ok(Ok(Read::Request { head, body })) => {
             let reply = respond(intake, &peer, &head, &body).await;
             if reply.status == Status::Ok {
-                peer.mark_known();
+                peer.mark_known().await;
             }
             (head.version, reply)
         }
@@ -231,6 +233,11 @@ async fn write_then(
             Status::PayloadTooLarge,
             &format!("at most {MAX_ROWS_PER_TERMINAL_REQUEST} records and {stored_bytes_max} bytes a request"),
         );
+    }
+    if let Err(wait) = intake.pace(&write) {
+        crate::warn_sampled!(peer = %peer.addr, records = write.records.len(), "terminal past its record budget; answered 503");
+        peer.penalize(wait);
+        return Reply::error(Status::ServiceUnavailable, "try again");
     }
     let raw_bytes = write.raw.iter().map(|r| r.body.len()).sum::<usize>();
     if raw_bytes > 0 && !intake.take_raw_budget(raw_bytes) {

@@ -26,6 +26,7 @@ pub mod framed;
 pub mod http;
 pub mod http_message;
 pub mod iclock;
+pub mod pacing;
 pub mod push_acc;
 pub mod queue;
 pub mod rules;
@@ -91,6 +92,8 @@ pub struct Intake {
     writes: Arc<watch::Sender<u64>>,
     unknown: Arc<UnknownRequests>,
     raw_budget: Arc<Mutex<RawBudget>>,
+    pacing: Arc<Mutex<pacing::Pacing>>,
+    db: Db,
 }
 
 impl Intake {
@@ -103,14 +106,30 @@ impl Intake {
             .await?;
         let (jobs, queue) = mpsc::channel(WRITE_QUEUE_DEPTH);
         let writes = Arc::new(watch::Sender::new(0));
-        tokio::spawn(run_writer(db, rules, queue, Arc::clone(&writes)));
+        tokio::spawn(run_writer(db.clone(), rules, queue, Arc::clone(&writes)));
         Ok(Intake {
             config: Arc::new(config),
             jobs,
             writes,
             unknown: Arc::default(),
             raw_budget: Arc::new(Mutex::new(RawBudget::full(std::time::Instant::now()))),
+            pacing: Arc::default(),
+            db,
         })
+    }
+
+    /// The known peers of terminal `port`, as kept across restarts.
+    pub async fn known_peers(&self, port: &'static str) -> KnownPeers {
+        KnownPeers::load(self.db.clone(), port).await
+    }
+
+    /// Spends `write`'s records from their serials' budgets
+    /// ([`pacing`]); `Err` with the wait when one is past it (the request
+    /// is then answered "try again" and nothing is kept).
+    pub fn pace(&self, write: &Write) -> Result<(), std::time::Duration> {
+        let counts = pacing::counts(write.records.iter().map(|r| r.capture.device.as_str()));
+        let mut pacing = self.pacing.lock().unwrap_or_else(|p| p.into_inner());
+        pacing.take(&counts, std::time::Instant::now())
     }
 
     /// Takes `bytes` of the budget for bodies kept raw; `false` when it is
@@ -316,10 +335,13 @@ pub async fn spawn(
 
 /// Peer addresses of a port that have had a valid record or request
 /// written: they may take the port's reserved slots
-/// ([`crate::limits::KNOWN_PEER_SLOTS`]).
+/// ([`crate::limits::KNOWN_PEER_SLOTS`]). Kept in the listener's database
+/// too, so a restart does not hand those slots to whoever connects first.
 #[derive(Clone, Default)]
 pub struct KnownPeers {
     addrs: Arc<Mutex<std::collections::HashSet<std::net::IpAddr>>>,
+    /// Where a newly known peer is kept, and the port's name there.
+    kept: Option<(Db, &'static str)>,
     /// Peers held back until the instant given: their last request was
     /// refused for the raw budget, and a flood of such requests is slowed
     /// to the budget's pace before a byte of the next one is read.
@@ -327,11 +349,39 @@ pub struct KnownPeers {
 }
 
 impl KnownPeers {
-    /// Remembers `peer` (up to [`crate::limits::MAX_KNOWN_PEERS`] addresses).
-    pub fn mark(&self, peer: SocketAddr) {
-        let mut addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
-        if addrs.len() < crate::limits::MAX_KNOWN_PEERS {
-            addrs.insert(peer.ip());
+    /// The known peers of `port` as kept in `db`; new ones are kept there.
+    pub async fn load(db: Db, port: &'static str) -> KnownPeers {
+        let kept = db
+            .call_local(move |conn| queue::known_peers(conn, port))
+            .await
+            .unwrap_or_else(|err| {
+                tracing::error!(%err, port, "cannot read the known terminals; starting without them");
+                Vec::new()
+            });
+        let addrs = kept.iter().filter_map(|addr| addr.parse().ok()).collect();
+        KnownPeers {
+            addrs: Arc::new(Mutex::new(addrs)),
+            kept: Some((db, port)),
+            penalties: Arc::default(),
+        }
+    }
+
+    /// Remembers `peer` (up to [`crate::limits::MAX_KNOWN_PEERS`] addresses),
+    /// durably the first time.
+    pub async fn mark(&self, peer: SocketAddr) {
+        let new = {
+            let mut addrs = self.addrs.lock().unwrap_or_else(|p| p.into_inner());
+            addrs.len() < crate::limits::MAX_KNOWN_PEERS && addrs.insert(peer.ip())
+        };
+        let Some((db, port)) = self.kept.clone().filter(|_| new) else {
+            return;
+        };
+        let addr = peer.ip().to_string();
+        let kept = db
+            .call_local(move |conn| queue::remember_peer(conn, port, &addr, unix_now()))
+            .await;
+        if let Err(err) = kept {
+            tracing::warn!(%err, port, "cannot keep a known terminal for the next start");
         }
     }
 
@@ -350,8 +400,8 @@ pub struct Peer {
 }
 
 impl Peer {
-    pub fn mark_known(&self) {
-        self.known.mark(self.addr);
+    pub async fn mark_known(&self) {
+        self.known.mark(self.addr).await;
     }
 
     /// Holds this peer's next connections back for `span` (at most
@@ -395,6 +445,7 @@ pub(crate) async fn accept_loop<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
     port: &'static str,
+    known: KnownPeers,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
     serve_one: F,
 ) where
@@ -405,7 +456,6 @@ pub(crate) async fn accept_loop<F, Fut>(
     let reserved_slots = crate::limits::KNOWN_PEER_SLOTS.min(max_connections / 2);
     let general = Arc::new(Semaphore::new(max_connections - reserved_slots));
     let reserved = Arc::new(Semaphore::new(reserved_slots));
-    let known = KnownPeers::default();
     loop {
         // Any free slot lets the loop accept; which share the connection
         // takes is decided once its peer is known.

@@ -413,6 +413,38 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
 /// Rebuilds the rules' windows on start: the duplicate window from the
 /// served record and from accepted rows still queued, the rate budget from
 /// rows captured recently enough to matter.
+/// The peer addresses of terminal `port` that have had a valid record or
+/// request written, kept so a restart still knows them
+/// ([`super::KnownPeers`]; at most [`crate::limits::MAX_KNOWN_PEERS`] a
+/// port, which bounds the table).
+pub fn known_peers(conn: &Connection, port: &str) -> Result<Vec<String>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT addr FROM listener_known_peers WHERE port = ?1 ORDER BY first_at LIMIT ?2",
+    )?;
+    let addrs = select
+        .query_map(
+            params![port, crate::limits::MAX_KNOWN_PEERS as i64],
+            |row| row.get(0),
+        )?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(addrs)
+}
+
+/// Keeps `addr` as a known peer of `port` from `now`.
+pub fn remember_peer(
+    conn: &Connection,
+    port: &str,
+    addr: &str,
+    now: UnixMs,
+) -> Result<(), QueueError> {
+    conn.prepare_cached(
+        "INSERT INTO listener_known_peers (port, addr, first_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (port, addr) DO NOTHING",
+    )?
+    .execute(params![port, addr, now.0])?;
+    Ok(())
+}
+
 pub fn load_rules(
     conn: &mut Connection,
     now: UnixMs,

@@ -203,11 +203,11 @@ impl Rules {
                 continue;
             }
             let (budget, limit, window) = self.budget(terminal, capture);
-            let window_start = capture.occurred_at.0 - millis_i64(window);
+            let window_start = capture.occurred_at.0.saturating_sub(millis_i64(window));
             let in_window = |at: &UnixMs| at.0 > window_start && *at <= capture.occurred_at;
             let taken = self.rate.get(&budget).map_or(0, |times| {
                 times
-                    .range(UnixMs(window_start + 1)..=capture.occurred_at)
+                    .range(UnixMs(window_start.saturating_add(1))..=capture.occurred_at)
                     .map(|(_, n)| n)
                     .sum()
             }) + pending_rate

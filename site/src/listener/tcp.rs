@@ -35,10 +35,12 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// Accepts connections until `shutdown` turns true.
 pub async fn serve(listener: TcpListener, intake: Intake, shutdown: watch::Receiver<bool>) {
+    let known = intake.known_peers("tcp").await;
     super::accept_loop(
         listener,
         MAX_CONNECTIONS,
         "tcp",
+        known,
         shutdown,
         move |stream, peer, shutdown| {
             let intake = intake.clone();
@@ -82,17 +84,32 @@ async fn connection(
         }
         if !records.is_empty() {
             let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
-            let reply: Vec<u8> = match intake.write(to_write(records)).await {
-                Ok(_) => {
-                    peer.mark_known();
-                    ids.iter().flat_map(|id| framed::ack(id)).collect()
+            let write = to_write(records);
+            let (reply, hold): (Vec<u8>, _) = match intake.pace(&write) {
+                // The protocol's "try again": nothing kept, the bridge
+                // resends; this connection is held back for the wait.
+                Err(wait) => {
+                    crate::warn_sampled!(peer = %peer.addr, records = ids.len(), "framed device past its record budget; nacked");
+                    (
+                        ids.iter().flat_map(|id| framed::nack(id)).collect(),
+                        Some(wait),
+                    )
                 }
-                Err(err) => {
-                    tracing::error!(%err, "framed write failed; nacked");
-                    ids.iter().flat_map(|id| framed::nack(id)).collect()
-                }
+                Ok(()) => match intake.write(write).await {
+                    Ok(_) => {
+                        peer.mark_known().await;
+                        (ids.iter().flat_map(|id| framed::ack(id)).collect(), None)
+                    }
+                    Err(err) => {
+                        tracing::error!(%err, "framed write failed; nacked");
+                        (ids.iter().flat_map(|id| framed::nack(id)).collect(), None)
+                    }
+                },
             };
             send(&mut stream, &reply).await?;
+            if let Some(wait) = hold {
+                tokio::time::sleep(wait.min(crate::limits::PENALTY_MAX)).await;
+            }
         }
         if let Some((code, message)) = error {
             send(&mut stream, &framed::error(code, &message)).await?;

@@ -77,6 +77,18 @@ impl Error {
         }
     }
 
+    /// Whether the database refused the write for lack of space: SQLite's
+    /// `SQLITE_FULL`, PostgreSQL's `disk_full` (53100).
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            Error::Sqlite(err) => sqlite_full(err),
+            Error::Postgres(err) => err
+                .code()
+                .is_some_and(|code| *code == tokio_postgres::error::SqlState::DISK_FULL),
+            _ => false,
+        }
+    }
+
     /// Whether PostgreSQL ended the transaction in a serialization
     /// conflict or a deadlock: run again from the start, it may well pass.
     pub fn is_conflict(&self) -> bool {
@@ -119,6 +131,11 @@ pub fn sqlite_busy(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
+}
+
+/// Whether SQLite refused a write for lack of space (`SQLITE_FULL`).
+pub fn sqlite_full(err: &rusqlite::Error) -> bool {
+    err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
 }
 
 impl From<rusqlite::Error> for Error {

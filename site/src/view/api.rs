@@ -309,12 +309,26 @@ async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus
         .await
 }
 
+/// The status and the site's storage (`"ok"` or `"full"`).
+#[derive(serde::Serialize)]
+struct StatusView {
+    #[serde(flatten)]
+    status: status::SiteStatus,
+    storage: &'static str,
+}
+
 async fn site_status(
     State(state): State<AppState>,
     headers: HeaderMap,
-) -> Result<Json<status::SiteStatus>, AppError> {
+) -> Result<Json<StatusView>, AppError> {
     caller(&state, &headers).await?;
-    Ok(Json(read_status(&state, wall_clock()).await?))
+    let status = read_status(&state, wall_clock()).await?;
+    let storage = if state.ledger.storage.is_full() {
+        "full"
+    } else {
+        "ok"
+    };
+    Ok(Json(StatusView { status, storage }))
 }
 
 #[derive(serde::Deserialize)]

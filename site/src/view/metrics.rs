@@ -3,6 +3,7 @@
 //! scrape time.
 
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -10,13 +11,34 @@ use prometheus_client::registry::Registry;
 use super::status::SiteStatus;
 use crate::ledger::metrics::SyncMetrics;
 
-type Labels = Vec<(String, String)>;
+type Labels = Vec<(String, LabelValue)>;
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs
         .iter()
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .map(|(name, value)| ((*name).to_owned(), LabelValue((*value).to_owned())))
         .collect()
+}
+
+/// A label value written as the text format requires: `\`, `"` and a
+/// line feed escaped (`\\`, `\"`, `\n`), so an identifier from outside
+/// cannot end its label or start a line of its own.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct LabelValue(pub String);
+
+impl EncodeLabelValue for LabelValue {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        for c in self.0.chars() {
+            match c {
+                '\\' => encoder.write_str("\\\\")?,
+                '"' => encoder.write_str("\\\"")?,
+                '\n' => encoder.write_str("\\n")?,
+                c => encoder.write_char(c)?,
+            }
+        }
+        Ok(())
+    }
 }
 
 fn gauge(value: i64) -> Gauge {
@@ -95,6 +117,26 @@ pub fn render(status: &SiteStatus, sync: &SyncMetrics) -> Result<String, std::fm
         "central_hops_received",
         "On a central: hops held from each site",
         received,
+    );
+    registry.register(
+        "admin_sign_in_failures",
+        "Failed admin sign-ins: a wrong token at sign-in or as a bearer",
+        sync.sign_in_failures.clone(),
+    );
+    registry.register(
+        "admin_sign_ins_throttled",
+        "Admin sign-ins answered 429: too many failures from the address",
+        sync.sign_ins_throttled.clone(),
+    );
+    registry.register(
+        "storage_full",
+        "1 while the site is out of storage and answers writes 503 STORAGE_FULL",
+        sync.storage_full.clone(),
+    );
+    registry.register(
+        "storage_free_bytes",
+        "Free bytes on the data directory's file system, as last read",
+        sync.storage_free_bytes.clone(),
     );
     let decisions = Family::<Labels, Gauge>::default();
     let pending = &status.decisions;

@@ -7,7 +7,8 @@
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
 //! (setup links and their QR codes), [`metrics`], [`api`] and [`printers`]
-//! (the handlers, the only modules that see a request).
+//! (the handlers, the only modules that see a request) and [`sign_in`]
+//! (the throttle on failed sign-ins in front of them).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
@@ -21,6 +22,7 @@ pub mod history;
 pub mod metrics;
 pub mod page;
 pub mod printers;
+pub mod sign_in;
 pub mod status;
 
 /// The codes the view answers beside the ledger's.

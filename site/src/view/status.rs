@@ -141,7 +141,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
         let last_seen_at: Option<i64> = row.get(4)?;
         let period = profile.heartbeat_period_ms();
         let silent_since = last_seen_at.unwrap_or(added_at);
-        let online = last_seen_at.is_some() && now.0 - silent_since <= period;
+        let online = last_seen_at.is_some() && now.0.saturating_sub(silent_since) <= period;
         Ok(DeviceStatus {
             device_id: row.get(0)?,
             profile: profile_text,
@@ -179,7 +179,7 @@ pub fn trend(
         device.queue_depth.unwrap_or(0) > 0
             && device
                 .oldest_queued_at
-                .is_some_and(|oldest| now.0 - oldest.0 > ESCALATE_AFTER_MS)
+                .is_some_and(|oldest| now.0.saturating_sub(oldest.0) > ESCALATE_AFTER_MS)
     });
     let p1_offline = devices.iter().any(|device| device.alert == Some(Alert::P1));
     if overdue || p1_offline {

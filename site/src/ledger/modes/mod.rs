@@ -116,10 +116,14 @@ pub fn validate_scan(item: &SyncItem) -> Result<(), Refusal> {
         .map_err(|err| bad(format!("scan body: {err}")))?;
     for (name, value) in [
         ("grn", &body.grn),
-        ("sku", &body.sku),
         ("count_id", &body.count_id),
         ("manifest", &body.manifest),
     ] {
+        if let Some(text) = value.as_deref() {
+            crate::ident::check(name, text).map_err(|err| bad(err.to_string()))?;
+        }
+    }
+    for (name, value) in [("sku", &body.sku)] {
         if value
             .as_deref()
             .is_some_and(|text| text.is_empty() || text.chars().count() > MAX_FIELD_CHARS)

@@ -142,7 +142,16 @@ function renderStatus(status) {
   $('updated').textContent = `updated ${clock(status.server_time)}`;
 
   const offline = status.devices.filter((d) => d.alert);
+  const storage = status.storage === 'full'
+    ? [el(
+        'p',
+        { class: 'alert', role: 'alert', dataset: { alert: 'P1', storage: 'full' } },
+        el('span', { class: 'prio' }, 'P1'),
+        'The site is out of storage: handhelds keep their scans and resend them once space is freed',
+      )]
+    : [];
   $('alerts').replaceChildren(
+    ...storage,
     ...offline.map((d) =>
       el(
         'p',

@@ -1,0 +1,119 @@
+//! Identifiers from outside (device, terminal serial, site, operator, bin,
+//! GRN, manifest, count, and a terminal's tag or code), checked the same
+//! way at every ingress: the sync API, the terminal listener's iclock,
+//! Zebra and framed JSON ports, a central's site batches and the command
+//! line.
+//!
+//! An identifier is 1 to [`IDENT_MAX_CHARS`] printable characters: no
+//! control characters, no markup (`<`, `>`, `"`, `'`, `&`, backtick), no
+//! invisible formatting (zero-width and direction marks, soft hyphen, byte
+//! order mark) and no whitespace but the plain space. Real identifiers are
+//! codes printed on labels and badges; what this refuses can only be a
+//! mistake or an attempt to put markup or a forged line into a page, a log
+//! or `/metrics`.
+//!
+//! A leaf: it imports nothing of the crate, so any module may call it.
+
+/// Longest identifier, in characters: label codes, serials and names are
+/// well under it, and the site's view and `/metrics` show it whole.
+pub const IDENT_MAX_CHARS: usize = 64;
+
+/// Why an identifier was refused; it names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdentError {
+    #[error("{0} must be 1 to {IDENT_MAX_CHARS} characters")]
+    Length(&'static str),
+    #[error(
+        "{0} must be printable characters: no control characters, no markup (< > \" ' & `), no invisible formatting"
+    )]
+    Unprintable(&'static str),
+}
+
+impl IdentError {
+    /// The field it names.
+    pub fn field(&self) -> &'static str {
+        match self {
+            IdentError::Length(field) | IdentError::Unprintable(field) => field,
+        }
+    }
+}
+
+/// Checks `value` as the identifier `field`.
+pub fn check(field: &'static str, value: &str) -> Result<(), IdentError> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > IDENT_MAX_CHARS {
+        return Err(IdentError::Length(field));
+    }
+    if !value.chars().all(printable) {
+        return Err(IdentError::Unprintable(field));
+    }
+    Ok(())
+}
+
+/// Whether `c` may stand in an identifier.
+pub fn printable(c: char) -> bool {
+    const MARKUP: &[char] = &['<', '>', '"', '\'', '&', '`'];
+    !(c.is_control() || (c.is_whitespace() && c != ' ') || MARKUP.contains(&c) || invisible(c))
+}
+
+/// Unicode's format characters a reader cannot see: they can make two
+/// identifiers look alike or reorder what a page shows.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn real_codes_pass_and_markup_controls_and_invisible_marks_do_not() {
+        for ok in [
+            "HH-1",
+            "DC-EAST",
+            "CKJF201260123",
+            "3034257BF7194E4000000001",
+            "B-01.02 A",
+            "Zoë/Ålesund#4",
+            &"x".repeat(IDENT_MAX_CHARS),
+        ] {
+            assert_eq!(check("device_id", ok), Ok(()), "{ok:?}");
+        }
+        assert_eq!(check("bin", ""), Err(IdentError::Length("bin")));
+        assert_eq!(
+            check("bin", &"x".repeat(IDENT_MAX_CHARS + 1)),
+            Err(IdentError::Length("bin"))
+        );
+        for bad in [
+            "<script>",
+            "<svg/onload=alert(1)>",
+            "a\"b",
+            "DC-SOUTH\"} 1\nstockhop_fake 1",
+            "a\\\nb",
+            "tab\there",
+            "nul\0",
+            "zero\u{200B}width",
+            "rtl\u{202E}gnp.exe",
+            "nbsp\u{00A0}",
+            "a'b",
+            "a&b",
+        ] {
+            assert_eq!(
+                check("device", bad),
+                Err(IdentError::Unprintable("device")),
+                "{bad:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The throttle in front of the view's sign-ins: a request that signs in
+//! (`POST /v1/site/login`, or any view request with a bearer token) from an
+//! address past its failures ([`crate::throttle`]) is answered 429 with
+//! Retry-After before its token is looked at; one answered 401 counts as a
+//! failure, in `/metrics` and in a sampled log line. A browser whose
+//! session cookie ran out is not a guess and is not counted.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+use crate::error::AppError;
+use crate::http::AppState;
+
+/// The error code of a sign-in refused for too many failures.
+pub const SIGN_IN_THROTTLED: &str = "SIGN_IN_THROTTLED";
+
+/// `routes` with the throttle in front of each.
+pub fn guarded(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
+    routes.route_layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+}
+
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let signs_in = request.uri().path() == "/v1/site/login"
+        || request.headers().contains_key(header::AUTHORIZATION);
+    // No peer address: the router runs outside the site's connection loop.
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let (true, Some(peer)) = (signs_in, peer) else {
+        return next.run(request).await;
+    };
+    let throttle = &state.ledger.sign_ins;
+    let wait = lock(throttle).retry_after(peer, Instant::now());
+    if let Some(wait) = wait {
+        state.ledger.metrics.sign_ins_throttled.inc();
+        return AppError::Later {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: SIGN_IN_THROTTLED,
+            message: format!(
+                "too many failed sign-ins from this address: try again in {} s",
+                wait.as_secs().max(1)
+            ),
+            retry_after_secs: wait.as_secs_f64().ceil() as u64,
+        }
+        .into_response();
+    }
+    let response = next.run(request).await;
+    if response.status() == StatusCode::UNAUTHORIZED {
+        lock(throttle).failed(peer, Instant::now());
+        state.ledger.metrics.sign_in_failures.inc();
+        crate::warn_sampled!(%peer, "failed admin sign-in");
+    }
+    response
+}
+
+fn lock(
+    throttle: &std::sync::Mutex<crate::throttle::SignInThrottle>,
+) -> std::sync::MutexGuard<'_, crate::throttle::SignInThrottle> {
+    throttle
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
