@@ -101,6 +101,11 @@ struct ServeArgs {
     /// signs the batches it forwards with it.
     #[arg(long, env = "STOCKHOP_LEDGER_SECRET", hide_env_values = true)]
     ledger_secret: Option<String>,
+    /// The site's time zone (a name of the IANA database, such as
+    /// Europe/Berlin) for every time the site's view and the handhelds
+    /// show; default the machine's.
+    #[arg(long = "site-tz", env = "STOCKHOP_SITE_TZ")]
+    site_tz: Option<String>,
     #[command(flatten)]
     central: CentralArgs,
     #[command(flatten)]
@@ -500,9 +505,11 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         https,
         www,
         ledger_secret,
+        site_tz,
         central,
         terminal,
     } = args;
+    let site_zone = view::clock::SiteZone::configured(site_tz.as_deref())?;
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
@@ -561,6 +568,8 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let site_url = https.site_url(https_addr.port());
     db.call_blocking(|conn| view::enroll::remember_site_url(conn, &site_url))
         .context("recording the site's address")?;
+    db.call_blocking(|conn| site_zone.remember(conn))
+        .context("recording the site's time zone")?;
     let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
         Some(remote) => Arc::new(
             RemoteLedgerSink::new(&remote.url, &remote.secret, &ledger_trust)

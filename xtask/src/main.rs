@@ -739,6 +739,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_crash",
     "ledger_cli",
     "site_view",
+    "ledger_decisions",
     "central",
 ];
 

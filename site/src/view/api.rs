@@ -12,7 +12,7 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use super::{admin, chart, codes, decisions, enroll, history, metrics, page, status};
+use super::{admin, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
@@ -54,13 +54,14 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/counts/{count_id}/approve", post(approve_count))
         .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
         .route("/metrics", get(prometheus))
+        .merge(super::workbench_api::routes())
 }
 
 fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
     AppError::client(status, code, message)
 }
 
-fn from_queue(err: QueueError) -> AppError {
+pub(super) fn from_queue(err: QueueError) -> AppError {
     match err {
         QueueError::Sqlite(err) => AppError::from(err),
         QueueError::Db(err) => AppError::from(err),
@@ -69,7 +70,7 @@ fn from_queue(err: QueueError) -> AppError {
 }
 
 /// Who is asking.
-enum Caller {
+pub(super) enum Caller {
     /// An admin token in `Authorization: Bearer` (scripts, Prometheus):
     /// never sent by a browser on its own, so no CSRF token is needed.
     Token { admin: String },
@@ -81,7 +82,7 @@ enum Caller {
 }
 
 impl Caller {
-    fn admin(&self) -> &str {
+    pub(super) fn admin(&self) -> &str {
         match self {
             Caller::Token { admin } => admin,
             Caller::Session { session, .. } => &session.admin,
@@ -106,7 +107,7 @@ fn admin_required(message: &str) -> AppError {
 
 /// The admin behind the request: its bearer token or its session cookie.
 /// A device's token is refused with 403: it never opens the view.
-async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+pub(super) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
     let bearer = auth::bearer(
         headers
             .get(header::AUTHORIZATION)
@@ -146,7 +147,10 @@ async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppErro
 
 /// [`caller`] for a state-changing request: a session must echo its CSRF
 /// token in [`admin::CSRF_HEADER`].
-async fn changing_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+pub(super) async fn changing_caller(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Caller, AppError> {
     let caller = caller(state, headers).await?;
     if let Caller::Session { session, .. } = &caller {
         let presented = headers
@@ -168,7 +172,7 @@ async fn changing_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller
 
 /// A JSON body of at most [`MAX_VIEW_BODY_BYTES`], sent as JSON (a form
 /// post from another site cannot be).
-async fn json_body<T: serde::de::DeserializeOwned>(
+pub(super) async fn json_body<T: serde::de::DeserializeOwned>(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<T, AppError> {
@@ -356,7 +360,11 @@ async fn chart_svg(
     caller(&state, &headers).await?;
     let hours = hours(&query)?;
     let series = read_series(&state, hours).await?;
-    let svg = chart::svg(&series).map_err(AppError::Internal)?;
+    let zone = state
+        .db
+        .call(|conn| -> Result<_, AppError> { Ok(super::clock::SiteZone::remembered(conn)?) })
+        .await?;
+    let svg = chart::svg(&series, &zone).map_err(AppError::Internal)?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),
@@ -471,7 +479,7 @@ async fn approve_count(
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
     decide(&state, &headers, move |conn, admin, now| {
-        decisions::approve_count(conn, &count_id, admin, now)
+        workbench::approve_count(conn, &count_id, admin, now)
     })
     .await
 }
@@ -482,7 +490,7 @@ async fn resolve_grn(
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
     decide(&state, &headers, move |conn, admin, now| {
-        decisions::resolve_grn(conn, &grn_id, admin, now)
+        workbench::resolve_grn(conn, &grn_id, admin, now)
     })
     .await
 }

@@ -4,10 +4,12 @@
 //! `/metrics`, all for admin tokens only ([`admin`]).
 //!
 //! [`status`] (devices online and offline by profile, the trend),
+//! [`clock`] (the site's time zone, for every time shown),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`metrics`] and [`api`] (the
-//! handlers, the only module that sees a request).
+//! (setup links and their QR codes), [`workbench`] (every decision with
+//! its context, and how it is settled), [`metrics`] and [`api`] with
+//! [`workbench_api`] (the handlers, the only modules that see a request).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
@@ -15,12 +17,15 @@
 pub mod admin;
 pub mod api;
 pub mod chart;
+pub mod clock;
 pub mod decisions;
 pub mod enroll;
 pub mod history;
 pub mod metrics;
 pub mod page;
 pub mod status;
+pub mod workbench;
+pub mod workbench_api;
 
 /// The codes the view answers beside the ledger's.
 pub mod codes {
