@@ -26,3 +26,29 @@ CREATE TRIGGER decision_log_refuse_delete BEFORE DELETE ON decision_log
 BEGIN
     SELECT RAISE(ABORT, 'the decision log is append-only');
 END;
+
+-- The alert conditions firing now (the webhook heard `firing` for each),
+-- and the alerts waiting to be delivered, in order. A condition's start
+-- and end are queued in the transaction that records them, so a restart
+-- neither repeats nor loses one.
+CREATE TABLE alert_state (
+    condition_key  TEXT PRIMARY KEY NOT NULL,
+    name           TEXT NOT NULL,
+    priority       TEXT NOT NULL CHECK (priority IN ('P1', 'P2', 'P3')),
+    device_id      TEXT,
+    since          INTEGER NOT NULL,
+    summary        TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE alert_outbox (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    -- The alert as the webhook gets it (JSON).
+    alert      TEXT NOT NULL,
+    state      TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'dead')),
+    queued_at  INTEGER NOT NULL,
+    sent_at    INTEGER,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT
+) STRICT;
+CREATE INDEX alert_outbox_pending ON alert_outbox (seq) WHERE state = 'pending';
+CREATE INDEX alert_outbox_sent ON alert_outbox (sent_at) WHERE state = 'sent';

@@ -381,7 +381,11 @@ async fn prometheus(
 ) -> Result<Response, AppError> {
     caller(&state, &headers).await?;
     let status = read_status(&state, wall_clock()).await?;
-    let text = metrics::render(&status, &state.ledger.metrics)
+    let firing = state
+        .db
+        .call(|conn| -> Result<_, AppError> { Ok(super::alerts::outbox::firing(conn)?) })
+        .await?;
+    let text = metrics::render(&status, &state.ledger.metrics, &firing)
         .map_err(|err| AppError::Internal(err.to_string()))?;
     Ok((
         [(

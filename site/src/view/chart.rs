@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use stockhop::time::UnixMs;
 
 use super::clock::SiteZone;
-use super::history::Series;
+use super::history::{Series, Trend};
 
 /// The chart's size in SVG units; the page scales it to its column.
 pub const WIDTH: u32 = 960;
@@ -17,6 +17,27 @@ pub const HEIGHT: u32 = 320;
 const HOUR_MS: i64 = 60 * 60 * 1000;
 
 const DEPTH_COLOUR: RGBColor = RGBColor(0x1f, 0x5f, 0xbf);
+/// The trend's bands behind the lines: light enough to read the lines
+/// over, apart enough to tell without colour names (and named in the
+/// legend).
+const DRAINING_BAND: RGBColor = RGBColor(0xe6, 0xf4, 0xea);
+const GROWING_BAND: RGBColor = RGBColor(0xff, 0xe8, 0xc2);
+const ESCALATED_BAND: RGBColor = RGBColor(0xfb, 0xcf, 0xd4);
+
+/// The legend's words for the trend's states, as the page says them.
+pub const TREND_WORDS: [(Trend, &str); 3] = [
+    (Trend::Draining, "Draining normally"),
+    (Trend::Growing, "Growing"),
+    (Trend::Escalated, "Escalated"),
+];
+
+fn band(trend: Trend) -> RGBColor {
+    match trend {
+        Trend::Draining => DRAINING_BAND,
+        Trend::Growing => GROWING_BAND,
+        Trend::Escalated => ESCALATED_BAND,
+    }
+}
 const LATENCY_COLOUR: RGBColor = RGBColor(0xc0, 0x4a, 0x00);
 
 /// The chart of `series` as an SVG document, its times on `zone`'s clock.
@@ -76,6 +97,7 @@ fn draw<'a>(
         .y_labels(6)
         .x_label_formatter(&|t| zone.clock(UnixMs(*t)))
         .y_desc("queue depth")
+        .x_desc(format!("site time ({})", zone.name()))
         .label_style(("sans-serif", 18))
         .draw()?;
     chart
@@ -84,6 +106,20 @@ fn draw<'a>(
         .y_label_formatter(&|seconds| format!("{seconds:.0}"))
         .label_style(("sans-serif", 18))
         .draw()?;
+    // The trend at each bucket's end, as a band over the bucket.
+    let top = max_depth + max_depth / 10;
+    for (trend, words) in TREND_WORDS {
+        let colour = band(trend);
+        chart
+            .draw_series(series.buckets.iter().filter(|b| b.trend == trend).map(|b| {
+                Rectangle::new(
+                    [(b.at.0, 0), (b.at.0 + series.bucket_ms, top)],
+                    colour.filled(),
+                )
+            }))?
+            .label(words)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 18, y + 7)], colour.filled()));
+    }
     let half = series.bucket_ms / 2;
     chart
         .draw_series(LineSeries::new(
@@ -145,6 +181,7 @@ mod tests {
                 at: UnixMs(i * 300_000),
                 queue_depth: i,
                 median_sync_latency_ms: (i % 3 != 0).then_some(1500),
+                trend: [Trend::Draining, Trend::Growing, Trend::Escalated][i as usize / 48],
             })
             .collect();
         let series = Series {
@@ -156,6 +193,9 @@ mod tests {
         assert!(drawn.starts_with("<svg"), "{}", &drawn[..80]);
         assert!(drawn.contains("queue depth"));
         assert!(drawn.contains("median sync latency"));
+        for (_, words) in TREND_WORDS {
+            assert!(drawn.contains(words), "the legend names {words}");
+        }
         assert!(
             drawn.contains(">\n02:00\n") || drawn.contains(">02:00<"),
             "labels on whole hours: {drawn}"

@@ -14,8 +14,7 @@ use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
 
-/// A device's oldest queued item older than this escalates the backlog.
-pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
+pub use super::history::ESCALATE_AFTER_MS;
 
 /// Dead letters listed on the dashboard (newest first).
 pub const MAX_DEAD_LETTERS_LISTED: usize = 50;
@@ -39,16 +38,7 @@ pub fn alert_priority(profile: Profile) -> Alert {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trend {
-    /// The backlog is not growing and nothing is overdue.
-    Draining,
-    /// The site's depth is above what it was 5 minutes ago.
-    Growing,
-    /// An item has waited over 15 minutes, or a P1 device is offline.
-    Escalated,
-}
+pub use super::history::Trend;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceStatus {
