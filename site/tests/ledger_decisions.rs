@@ -341,7 +341,7 @@ async fn a_late_undo_of_a_receive_is_reversed_by_correct_and_the_unit_leaves_its
         json!({"target_key": items[1]["key"]}),
         scanned_at.plus(Millis(121_000)),
     );
-    let result = &site.sync_ok(&hh, &[undo.clone()]).await[0];
+    let result = &site.sync_ok(&hh, std::slice::from_ref(&undo)).await[0];
     assert_eq!(result["outcome"], "rejected", "{result}");
     let id = format!("item:HH-1:{}", undo["key"].as_str().unwrap());
     let waiting = decision(&site, &admin, &id).await.expect("the undo waits");
@@ -390,7 +390,7 @@ async fn a_late_undo_of_a_receive_is_reversed_by_correct_and_the_unit_leaves_its
         json!({"target_key": items[1]["key"]}),
         scanned_at.plus(Millis(121_000)),
     );
-    let result = &site.sync_ok(&putting, &[undo.clone()]).await[0];
+    let result = &site.sync_ok(&putting, std::slice::from_ref(&undo)).await[0];
     assert_eq!(result["reason"], "undo_window_expired");
     let id = format!("item:HH-2:{}", undo["key"].as_str().unwrap());
     assert!(settled(&site, &admin, &id, "dismiss").await.is_empty());
