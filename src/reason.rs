@@ -29,6 +29,9 @@ pub const TARGET_REJECTED: &str = "target_rejected";
 pub const TARGET_NOT_UNDOABLE: &str = "target_not_undoable";
 /// An undo of a scan that has not applied (still buffered).
 pub const TARGET_NOT_APPLIED: &str = "target_not_applied";
+/// An `acknowledge` of an item the ledger did not reject: there is no
+/// decision for it to settle.
+pub const TARGET_NOT_REJECTED: &str = "target_not_rejected";
 /// An `open_session` whose operator badge is not on the site's operator
 /// list, once the site has one.
 pub const UNKNOWN_OPERATOR: &str = "unknown_operator";
@@ -70,6 +73,7 @@ pub const ALL: &[&str] = &[
     TARGET_REJECTED,
     TARGET_NOT_UNDOABLE,
     TARGET_NOT_APPLIED,
+    TARGET_NOT_REJECTED,
     UNKNOWN_OPERATOR,
     MODE_NOT_ALLOWED,
     READ_ONLY_MODE,

@@ -84,15 +84,19 @@ pub enum Command {
     Undo,
     Void,
     CloseSession,
+    /// The operator has dealt with a rejected item on the handheld
+    /// (`body.target_key`): the site settles the decision it waits as.
+    Acknowledge,
 }
 
 impl Command {
-    pub const ALL: [Command; 5] = [
+    pub const ALL: [Command; 6] = [
         Command::OpenSession,
         Command::Scan,
         Command::Undo,
         Command::Void,
         Command::CloseSession,
+        Command::Acknowledge,
     ];
 
     /// The wire name (serde's).
@@ -103,6 +107,7 @@ impl Command {
             Command::Undo => "undo",
             Command::Void => "void",
             Command::CloseSession => "close_session",
+            Command::Acknowledge => "acknowledge",
         }
     }
 }
@@ -166,6 +171,15 @@ pub struct ScanBody {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UndoBody {
     pub target_key: IdempotencyKey,
+}
+
+/// An `acknowledge` item's body: the rejected item the operator dealt
+/// with, and the scan that replaced it when the operator scanned again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcknowledgeBody {
+    pub target_key: IdempotencyKey,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rescan_key: Option<IdempotencyKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

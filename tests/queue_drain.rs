@@ -276,10 +276,32 @@ fn a_rejected_item_is_recorded_with_its_reason_and_waits_for_acknowledgement() {
     assert_eq!(rejected.state, ItemState::Rejected);
     assert_eq!(rejected.reason.as_deref(), Some("stale_state"));
     assert!(hh.lease(T0).is_none(), "a rejected item is not sent again");
-    acknowledge(&mut rejected, T0).unwrap();
+    let mut session = hh.sessions[0].clone();
+    let rescan = IdempotencyKey::mint().unwrap();
+    let ack = acknowledge(
+        &mut rejected,
+        &mut session,
+        Some(rescan),
+        IdempotencyKey::mint().unwrap(),
+        T0,
+    )
+    .unwrap();
     assert!(rejected.acknowledged);
+    assert_eq!(ack.command, Command::Acknowledge);
+    assert_eq!(ack.client_seq, session.next_seq - 1);
+    assert_eq!(
+        ack.body,
+        json!({"target_key": rejected.key, "rescan_key": rescan})
+    );
     let mut done = hh.store[0].clone();
-    assert!(acknowledge(&mut done, T0).is_err());
+    assert!(acknowledge(
+        &mut done,
+        &mut session,
+        None,
+        IdempotencyKey::mint().unwrap(),
+        T0
+    )
+    .is_err());
 }
 
 #[test]

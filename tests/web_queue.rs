@@ -582,8 +582,11 @@ async fn operator_actions_and_counts() {
         queue.discard(stale.id.unwrap()).await.is_err(),
         "a rejected item is not discarded"
     );
-    let acked = queue.acknowledge(stale.id.unwrap()).await.unwrap();
+    let (acked, ack) = queue.acknowledge(stale.id.unwrap(), None).await.unwrap();
     assert!(acked.acknowledged);
+    assert_eq!((ack.command, ack.client_seq), (Command::Acknowledge, 3));
+    assert_eq!(ack.body["target_key"], stale.key.to_string());
+    queue.drain(false).await.unwrap();
     let counts = queue.counts().await.unwrap();
     assert_eq!(
         (
@@ -592,7 +595,7 @@ async fn operator_actions_and_counts() {
             counts.queued,
             counts.oldest_queued_at
         ),
-        (1, 1, 0, None)
+        (2, 1, 0, None)
     );
     let page = queue.list(None, 1).await.unwrap();
     assert_eq!(page.len(), 1);

@@ -359,7 +359,17 @@ fn every_page_message_reads_into_its_request() {
         ),
         (
             json!({"type": "acknowledge", "id": 6}),
-            PageRequest::Acknowledge { id: 6 },
+            PageRequest::Acknowledge {
+                id: 6,
+                rescan_key: None,
+            },
+        ),
+        (
+            json!({"type": "acknowledge", "id": 7, "rescan_key": "8a0c5e2e-4d1b-4c7a-9f3e-2b6d8c1a0f4e"}),
+            PageRequest::Acknowledge {
+                id: 7,
+                rescan_key: Some("8a0c5e2e-4d1b-4c7a-9f3e-2b6d8c1a0f4e".parse().unwrap()),
+            },
         ),
         (json!({"type": "storage"}), PageRequest::Storage {}),
         (

@@ -183,15 +183,6 @@ impl Device {
         }
     }
 
-    /// Writes items an operator decided about (acknowledged, discarded)
-    /// strictly; the drain tracks them without skipping its wait.
-    pub fn stored(&mut self, items: Vec<Item>, session: Option<Session>) {
-        self.store.strict(items.clone(), session);
-        if let Some(drain) = self.drain.as_mut() {
-            drain.handle_stored(items);
-        }
-    }
-
     /// The next lease if one is due: written relaxed, ready to send.
     pub fn next_lease(&mut self, world_now: UnixMs) -> Option<Lease> {
         let now = self.clock(world_now);

@@ -1012,12 +1012,19 @@ impl World {
         }
         let rejected = self.devices[d].waiting_for_a_person(ItemState::Rejected);
         if let Some(mut item) = rejected.into_iter().next() {
-            acknowledge(&mut item, now).expect("a rejected item");
+            let Some(mut session) = self.devices[d].session(item.session_id) else {
+                return false;
+            };
+            let ack_key = self.key();
+            let ack =
+                acknowledge(&mut item, &mut session, None, ack_key, now).expect("a rejected item");
             self.note(format!(
-                "HH-{d} acknowledges rejected #{} ({:?})",
-                item.client_seq, item.reason
+                "HH-{d} acknowledges rejected #{} ({:?}) as #{}",
+                item.client_seq, item.reason, ack.client_seq
             ));
-            self.devices[d].stored(vec![item], None);
+            self.acknowledged[d].push(ack.key);
+            self.devices[d].captured(vec![item, ack], Some(session));
+            self.pump(d);
             return true;
         }
         false

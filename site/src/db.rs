@@ -102,6 +102,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "trust_and_bounds",
         sql: include_str!("../migrations/0012_trust_and_bounds.sql"),
     },
+    Migration {
+        version: 15,
+        name: "decisions",
+        sql: include_str!("../migrations/0015_decisions.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -166,6 +171,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 12,
         name: "trust_and_bounds",
         sql: include_str!("../migrations/postgres/0012_trust_and_bounds.sql"),
+    },
+    Migration {
+        version: 15,
+        name: "decisions",
+        sql: include_str!("../migrations/postgres/0015_decisions.sql"),
     },
 ];
 

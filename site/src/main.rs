@@ -106,6 +106,23 @@ struct ServeArgs {
     /// unit: B, KiB, MiB, GiB).
     #[arg(long = "min-free", env = "STOCKHOP_MIN_FREE", default_value = "256MiB", value_parser = stockhop_site::storage::parse_bytes)]
     min_free: u64,
+    /// The site's time zone (a name of the IANA database, such as
+    /// Europe/Berlin) for every time the site's view and the handhelds
+    /// show; default the machine's.
+    #[arg(long = "site-tz", env = "STOCKHOP_SITE_TZ")]
+    site_tz: Option<String>,
+    /// POST alerts here as JSON (`{"alerts":[…]}`): one `firing` when a
+    /// condition starts and one `resolved` when it ends.
+    #[arg(long = "alert-webhook", env = "STOCKHOP_ALERT_WEBHOOK")]
+    alert_webhook: Option<String>,
+    /// Sign alert POSTs with this shared secret, as terminal batches are.
+    #[arg(
+        long = "alert-secret",
+        env = "STOCKHOP_ALERT_SECRET",
+        hide_env_values = true,
+        requires = "alert_webhook"
+    )]
+    alert_secret: Option<String>,
     #[command(flatten)]
     central: CentralArgs,
     #[command(flatten)]
@@ -634,9 +651,24 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         www,
         ledger_secret,
         min_free,
+        site_tz,
+        alert_webhook,
+        alert_secret,
         central,
         terminal,
     } = args;
+    let webhook = alert_webhook
+        .as_deref()
+        .map(|url| {
+            view::alerts::webhook::Webhook::new(
+                url,
+                alert_secret.as_deref(),
+                &outbound::Trust::from_ca_file(None),
+            )
+        })
+        .transpose()
+        .context("building the client for --alert-webhook")?;
+    let site_zone = view::clock::SiteZone::configured(site_tz.as_deref())?;
     let shutdown = shutdown_signal();
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
@@ -696,6 +728,8 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let site_url = https.site_url(https_addr.port());
     db.call_blocking(|conn| view::enroll::remember_site_url(conn, &site_url))
         .context("recording the site's address")?;
+    db.call_blocking(|conn| site_zone.remember(conn))
+        .context("recording the site's time zone")?;
     let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
         Some(remote) => Arc::new(
             RemoteLedgerSink::new(&remote.url, &remote.secret, &ledger_trust)
@@ -714,6 +748,24 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let terminals = listener::spawn(terminal, db.clone(), Some(sink), stop_signal())
         .await
         .context("starting the terminal listener")?;
+    let alert_settings = view::alerts::webhook::Settings {
+        site_id: central
+            .site_id
+            .clone()
+            .or_else(|| https.tls_names.first().cloned())
+            .unwrap_or_else(|| "site".to_owned()),
+        data_dir: data.clone(),
+        webhook,
+        evaluate_every: view::alerts::webhook::EVALUATE_INTERVAL,
+    };
+    if let Some(url) = &alert_webhook {
+        tracing::info!(webhook = %url, site_id = %alert_settings.site_id, "alerts go to the webhook");
+    }
+    let alerts = tokio::spawn(view::alerts::webhook::run(
+        db.clone(),
+        alert_settings,
+        stopped_rx.clone(),
+    ));
     let forwarder = forwarding.map(|(forwarding, client)| {
         tracing::info!(site_id = %forwarding.site_id, central = %forwarding.central_url, "forwarding hops to the central");
         tokio::spawn(central::forwarder::run(
@@ -776,6 +828,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     if let Some(forwarder) = forwarder {
         forwarder.await?;
     }
+    alerts.await?;
     tracing::info!("site server stopped");
     Ok(())
 }

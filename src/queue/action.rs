@@ -42,15 +42,29 @@ pub fn discard(
     Ok(session.void(item.client_seq, void_key, now))
 }
 
-/// Records that an operator has decided about a rejected item.
-pub fn acknowledge(item: &mut Item, now: UnixMs) -> Result<(), ActionError> {
+/// Records that an operator has decided about a rejected item, and
+/// queues the `acknowledge` that tells the site (with the key of the scan
+/// that replaced it, for a re-scan). Returns that item; write both in one
+/// transaction.
+pub fn acknowledge(
+    item: &mut Item,
+    session: &mut Session,
+    rescan: Option<IdempotencyKey>,
+    ack_key: IdempotencyKey,
+    now: UnixMs,
+) -> Result<Item, ActionError> {
     if item.state != ItemState::Rejected {
         return Err(ActionError::NotRejected {
             seq: item.client_seq,
             state: item.state.as_str(),
         });
     }
+    if item.session_id != session.session_id {
+        return Err(ActionError::WrongSession {
+            seq: item.client_seq,
+        });
+    }
     item.acknowledged = true;
     item.updated_at = Some(now);
-    Ok(())
+    Ok(session.acknowledgement(item.key, rescan, ack_key, now))
 }

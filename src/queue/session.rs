@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::body::{self, Body};
 use crate::key::IdempotencyKey;
 use crate::time::UnixMs;
-use crate::wire::{Command, Mode, OpenSessionBody, VoidBody};
+use crate::wire::{AcknowledgeBody, Command, Mode, OpenSessionBody, VoidBody};
 
 use super::item::{Item, ItemState};
 
@@ -125,6 +125,25 @@ impl Session {
     pub fn void(&mut self, void_seq: u64, key: IdempotencyKey, now: UnixMs) -> Item {
         let body = void_body(VoidBody { void_seq });
         self.next_item(Command::Void, body, key, now)
+    }
+
+    /// Queues the `acknowledge` that tells the site an operator dealt with
+    /// the rejected item `target` (by scanning again as `rescan`, if so),
+    /// so the decision it waits as on the site is settled. Allowed in a
+    /// closed session too: it captures nothing new.
+    pub fn acknowledgement(
+        &mut self,
+        target: IdempotencyKey,
+        rescan: Option<IdempotencyKey>,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Item {
+        let body = AcknowledgeBody {
+            target_key: target,
+            rescan_key: rescan,
+        };
+        let body = serde_json::to_value(body).expect("an acknowledgement is plain JSON");
+        self.next_item(Command::Acknowledge, body, key, now)
     }
 
     fn next_item(

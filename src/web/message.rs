@@ -93,8 +93,12 @@ pub enum PageRequest {
     Discard {
         id: u64,
     },
+    /// A rejected item dealt with: `rescan_key` names the scan that
+    /// replaced it, when the operator scanned again.
     Acknowledge {
         id: u64,
+        #[serde(default)]
+        rescan_key: Option<IdempotencyKey>,
     },
     Storage {},
     /// The reference cache: how far it has read, how old it is, its row

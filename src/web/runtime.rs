@@ -125,7 +125,7 @@ enum Command {
     },
     Counts(Reply<Counts>),
     Discard(u64, Reply<(Item, Item)>),
-    Acknowledge(u64, Reply<Item>),
+    Acknowledge(u64, Option<IdempotencyKey>, Reply<(Item, Item)>),
     /// The reference cache's status; with `refresh`, once a pull has read
     /// to the site's end.
     ReferenceStatus {
@@ -348,8 +348,15 @@ impl Queue {
         self.ask(|reply| Command::Discard(id, reply)).await
     }
 
-    pub async fn acknowledge(&self, id: u64) -> Result<Item, QueueError> {
-        self.ask(|reply| Command::Acknowledge(id, reply)).await
+    /// Acknowledges a rejected item (re-scanned as `rescan`, if so); its
+    /// `acknowledge` drains at once.
+    pub async fn acknowledge(
+        &self,
+        id: u64,
+        rescan: Option<IdempotencyKey>,
+    ) -> Result<(Item, Item), QueueError> {
+        self.ask(|reply| Command::Acknowledge(id, rescan, reply))
+            .await
     }
 
     /// The reference cache's status.
@@ -747,8 +754,13 @@ where
                 self.skip_wait |= discarded.is_ok();
                 let _ = reply.send(discarded);
             }
-            Command::Acknowledge(id, reply) => {
-                let _ = reply.send(self.store.acknowledge(id, now).await);
+            Command::Acknowledge(id, rescan, reply) => {
+                let acknowledged = self.store.acknowledge(id, rescan, now).await;
+                if let (Ok((item, ack)), Some(drain)) = (&acknowledged, self.drain.as_mut()) {
+                    drain.handle_captured([item.clone(), ack.clone()]);
+                }
+                self.skip_wait |= acknowledged.is_ok();
+                let _ = reply.send(acknowledged);
             }
         }
     }

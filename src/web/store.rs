@@ -479,14 +479,59 @@ impl Store {
         Ok((item, void))
     }
 
-    /// Records the operator's acknowledgement of a rejected item.
-    pub async fn acknowledge(&self, id: u64, now: UnixMs) -> Result<Item, QueueError> {
-        let tx = self.write(&[ITEMS], TransactionDurability::Strict)?;
+    /// Records the operator's acknowledgement of a rejected item (replaced
+    /// by the scan `rescan`, for a re-scan) and queues the `acknowledge`
+    /// that tells the site, in one strict transaction.
+    pub async fn acknowledge(
+        &mut self,
+        id: u64,
+        rescan: Option<IdempotencyKey>,
+        now: UnixMs,
+    ) -> Result<(Item, Item), QueueError> {
+        let acknowledged = self.acknowledge_once(id, rescan, now).await;
+        match &acknowledged {
+            Ok((_, ack)) => {
+                // The acknowledgement took the session's next seq.
+                if let Some(session) = self.sessions.get_mut(&ack.session_id) {
+                    session.next_seq = session.next_seq.max(ack.client_seq + 1);
+                }
+            }
+            Err(_) => self.sessions.clear(),
+        }
+        acknowledged
+    }
+
+    async fn acknowledge_once(
+        &self,
+        id: u64,
+        rescan: Option<IdempotencyKey>,
+        now: UnixMs,
+    ) -> Result<(Item, Item), QueueError> {
+        let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
         let mut item = get_item(&tx, id).await?;
-        acknowledge(&mut item, now)?;
-        tx.object_store(ITEMS)?.put(plain(&item)?).build()?;
+        let sessions = tx.object_store(SESSIONS)?;
+        let stored: Option<JsValue> = sessions
+            .get(item.session_id.to_string())
+            .primitive()?
+            .await?;
+        let mut session: Session = stored
+            .map(|s| record(s, "session"))
+            .transpose()?
+            .ok_or(CaptureError::UnknownSession(item.session_id))?;
+        let mut ack = acknowledge(
+            &mut item,
+            &mut session,
+            rescan,
+            IdempotencyKey::mint()?,
+            now,
+        )?;
+        let items = tx.object_store(ITEMS)?;
+        items.put(plain(&item)?).build()?;
+        let added = items.add(plain(&ack)?).with_key_type::<f64>().primitive()?;
+        sessions.put(plain(&session)?).build()?;
+        ack.id = Some(queue_id(added.await?)?);
         tx.commit().await?;
-        Ok(item)
+        Ok((item, ack))
     }
 
     /// Deletes items done for at least `retention` ([`Item::is_prunable`]),

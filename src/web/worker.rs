@@ -289,8 +289,8 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
                 void: Captured::from(&void),
             })
         }
-        PageRequest::Acknowledge { id } => {
-            let item = queue.acknowledge(id).await?;
+        PageRequest::Acknowledge { id, rescan_key } => {
+            let (item, _) = queue.acknowledge(id, rescan_key).await?;
             plain(&Acknowledged {
                 id: item.id,
                 acknowledged: item.acknowledged,

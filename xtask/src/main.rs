@@ -267,6 +267,10 @@ impl Project {
             if postgres_bin_dir().is_none() {
                 debian.push("postgresql");
             }
+            // promtool checks the shipped Prometheus alerting rules.
+            if !on_path("promtool") {
+                debian.push("prometheus");
+            }
         }
         if !debian.is_empty() {
             self.apt_install(&debian)?;
@@ -621,6 +625,17 @@ impl Project {
             "warnings",
         ]))?;
 
+        step("Prometheus alerting rules (promtool check rules, promtool test rules)");
+        let rules = self.root.join("deploy/prometheus");
+        run(self
+            .cmd("promtool")
+            .args(["check", "rules", "stockhop-alerts.yml"])
+            .current_dir(&rules))?;
+        run(self
+            .cmd("promtool")
+            .args(["test", "rules", "stockhop-alerts.test.yml"])
+            .current_dir(&rules))?;
+
         step("PostgreSQL (a throwaway cluster for the ledger suites)");
         let bin = postgres_bin_dir().context("PostgreSQL's initdb is not installed")?;
         // Stopped and deleted when this returns, passed or failed.
@@ -791,6 +806,8 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_crash",
     "ledger_cli",
     "site_view",
+    "ledger_decisions",
+    "alerts",
     "central",
     "printers",
 ];

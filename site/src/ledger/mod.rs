@@ -23,7 +23,9 @@ pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod bins;
+pub mod corrections;
 pub mod counts;
+pub mod decision_log;
 pub mod devices;
 pub mod grns;
 pub mod heartbeat_log;
@@ -297,6 +299,10 @@ pub mod codes {
     pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";
     pub const CONSTRAINT_CONFLICT: &str = "CONSTRAINT_CONFLICT";
     pub const NOTHING_TO_RESOLVE: &str = "NOTHING_TO_RESOLVE";
+    /// A decision settled already (by a person or its handheld).
+    pub const ALREADY_SETTLED: &str = "ALREADY_SETTLED";
+    /// A correction the ledger's state does not allow: nothing was posted.
+    pub const NOT_CORRECTABLE: &str = "NOT_CORRECTABLE";
     pub const COUNT_ALREADY_OPEN: &str = "COUNT_ALREADY_OPEN";
     pub const COUNT_NOT_CLOSED: &str = "COUNT_NOT_CLOSED";
     pub const COUNT_APPROVED: &str = "COUNT_APPROVED";
@@ -351,6 +357,7 @@ pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
         stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
     ),
     ("devices.device_id", 409, codes::DEVICE_EXISTS),
+    ("decision_log.decision_id", 409, codes::ALREADY_SETTLED),
     ("devices.token_sha256", 409, codes::DEVICE_EXISTS),
     ("periods.closed_until", 409, codes::PERIOD_NOT_LATER),
     // One open count per place (an expression index: SQLite names it,

@@ -247,7 +247,9 @@ pub fn to_json(answer: &ItemResult) -> crate::sql::Result<String> {
         .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))
 }
 
-/// Stores the final answer for a claimed key and drops the buffered copy.
+/// Stores the final answer for a claimed key and drops the buffered copy,
+/// unless the answer is a rejection: a rejected item keeps its body for
+/// the site's view of the decisions waiting.
 pub fn finish(
     conn: &Connection,
     scope: &str,
@@ -255,11 +257,13 @@ pub fn finish(
     answer: &ItemResult,
 ) -> crate::sql::Result<()> {
     let response = to_json(answer)?;
+    let keep = answer.outcome == Some(stockhop::wire::ItemOutcome::Rejected);
     conn.prepare_cached(
-        "UPDATE receipts SET state = 'final', item = NULL, response = ?3
+        "UPDATE receipts SET state = 'final', response = ?3,
+                item = CASE WHEN ?4 = 1 THEN item ELSE NULL END
          WHERE scope = ?1 AND key = ?2",
     )?
-    .execute(params![scope, key.to_string(), response])?;
+    .execute(params![scope, key.to_string(), response, i64::from(keep)])?;
     Ok(())
 }
 

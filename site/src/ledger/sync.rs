@@ -31,6 +31,10 @@
 //!   `close_session` computes, and how an undo compensates a scan
 //!   ([`modes::undo`]); which scans can be undone, and until when, is the
 //!   core's rule ([`stockhop::undo`]), which the handheld reads too.
+//! * An `acknowledge` applies in any state of its session, like a `void`:
+//!   it settles the decision its rejected target waits as on the site's
+//!   view ([`super::decision_log`]). A rejected item keeps its body in its
+//!   receipt, so that decision can say what was scanned where.
 
 use std::collections::HashMap;
 
@@ -39,8 +43,8 @@ use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::undo;
 use stockhop::wire::{
-    codes as wire_codes, Command, ItemOutcome, ItemResult, Mode, OpenSessionBody, ScanBody,
-    SyncItem, UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
+    codes as wire_codes, AcknowledgeBody, Command, ItemOutcome, ItemResult, Mode, OpenSessionBody,
+    ScanBody, SyncItem, UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
 };
 
 use super::devices::Device;
@@ -635,7 +639,7 @@ fn take_new(
             sessions::void_seq(conn, &session_id, body.void_seq, &item.key.to_string())?;
         }
         let answer = done(item, outcome_for(ctx.device), ctx.now, vec![]);
-        claim_answered(conn, claim, &answer)?;
+        claim_answered(conn, claim, &answer, &incoming.canonical)?;
         drain(conn, ctx, &session_id, session.next_seq)?;
         return Ok(answer);
     }
@@ -654,23 +658,27 @@ fn take_new(
     // The work first, then the claim with its answer: both sit in this
     // item's savepoint, so a claim that collides undoes the work.
     let answer = apply(conn, ctx, &session, item, ctx.skew_ms)?;
-    claim_answered(conn, claim, &answer)?;
+    claim_answered(conn, claim, &answer, &incoming.canonical)?;
     drain(conn, ctx, &session_id, seq + 1)?;
     Ok(answer)
 }
 
 /// Claims the item's key with its final answer, after the work: both sit
-/// in the item's savepoint, so a claim that collides undoes the work.
+/// in the item's savepoint, so a claim that collides undoes the work. A
+/// rejected item keeps its `canonical` body for the site's view.
 fn claim_answered(
     conn: &Connection,
     claim: Claim<'_>,
     answer: &ItemResult,
+    canonical: &str,
 ) -> crate::sql::Result<()> {
     let response = receipts::to_json(answer)?;
+    let rejected = answer.outcome == Some(ItemOutcome::Rejected);
     receipts::claim(
         conn,
         &Claim {
             response: Some(&response),
+            item: rejected.then_some(canonical),
             ..claim
         },
     )
@@ -836,7 +844,68 @@ fn apply(
         Command::Scan => scan(conn, ctx, session, item, skew_ms),
         Command::Undo => undo(conn, ctx, item, skew_ms),
         Command::Void => Ok(done(item, ok, ctx.now, vec![])),
+        Command::Acknowledge => acknowledge(conn, ctx, item),
     }
+}
+
+/// An operator dealt with a rejected item on the handheld: the decision
+/// it waits as is settled (unless a person settled it first).
+fn acknowledge(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    item: &SyncItem,
+) -> Result<ItemResult, LedgerError> {
+    use super::decision_log::{self, actions, kinds};
+    let body: AcknowledgeBody = item.body_as().map_err(invalid)?;
+    let device_id = &ctx.device.device_id;
+    let target = receipts::find(conn, device_id, &body.target_key)?;
+    let answer = target.as_ref().and_then(Receipt::stored_answer);
+    let (Some(target), Some(answer)) = (target, answer) else {
+        return Ok(rejected(item, reasons::UNKNOWN_TARGET, ctx.now));
+    };
+    if answer.outcome != Some(ItemOutcome::Rejected) {
+        return Ok(rejected(item, reasons::TARGET_NOT_REJECTED, ctx.now));
+    }
+    let id = decision_log::item_id(device_id, &target.key);
+    if !decision_log::is_settled(conn, &id)? {
+        let reason = answer.reason.unwrap_or_default();
+        let (action, note) = match body.rescan_key {
+            Some(rescan) => (actions::RESCAN, format!("scanned again as {rescan}")),
+            None => (
+                actions::ACKNOWLEDGE,
+                "acknowledged on the handheld".to_owned(),
+            ),
+        };
+        let kind = if target.command == Command::Undo.as_str() {
+            kinds::LATE_UNDO
+        } else {
+            kinds::REJECTED_ITEM
+        };
+        decision_log::record(
+            conn,
+            &decision_log::Entry {
+                decision_id: id,
+                kind: kind.to_owned(),
+                action: action.to_owned(),
+                settled_by: format!("device:{device_id}"),
+                note,
+                settled_at: ctx.now,
+                hop_ids: Vec::new(),
+                summary: format!(
+                    "{} #{} rejected: {reason}",
+                    target.command,
+                    item_seq(&target)
+                ),
+            },
+        )?;
+    }
+    Ok(done(item, outcome_for(ctx.device), ctx.now, vec![]))
+}
+
+fn item_seq(receipt: &Receipt) -> String {
+    receipt
+        .client_seq
+        .map_or_else(|| "?".to_owned(), |seq| seq.to_string())
 }
 
 /// The hop of `kind` a handheld item records: simulated, without unit,
@@ -998,6 +1067,7 @@ fn validate(item: &SyncItem) -> Result<(), Refusal> {
             Ok(())
         }
         Command::CloseSession => Ok(()),
+        Command::Acknowledge => item.body_as::<AcknowledgeBody>().map(drop).map_err(shape),
     }
 }
 

@@ -135,7 +135,8 @@ pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
 pub struct SignedEndpoint {
     client: reqwest::Client,
     url: String,
-    secret: Vec<u8>,
+    /// Without one (an alert webhook given no secret) posts go unsigned.
+    secret: Option<Vec<u8>>,
 }
 
 impl SignedEndpoint {
@@ -150,8 +151,67 @@ impl SignedEndpoint {
         Ok(SignedEndpoint {
             client: signed_post_client(base_url, trust)?,
             url: format!("{}{path}", base_url.trim_end_matches('/')),
-            secret: secret.as_bytes().to_vec(),
+            secret: Some(secret.as_bytes().to_vec()),
         })
+    }
+
+    /// The whole `url` (an alert webhook), signed when `secret` is given.
+    pub fn to_url(
+        url: &str,
+        secret: Option<&str>,
+        trust: &Trust,
+    ) -> Result<SignedEndpoint, OutboundError> {
+        Ok(SignedEndpoint {
+            client: signed_post_client(url, trust)?,
+            url: url.to_owned(),
+            secret: secret.map(|secret| secret.as_bytes().to_vec()),
+        })
+    }
+
+    /// POSTs `message` as [`SignedEndpoint::post`] does, for a receiver
+    /// whose answer carries nothing: any 2xx is delivered.
+    pub async fn post_accepted<M: serde::Serialize>(
+        &self,
+        message: &M,
+    ) -> Result<(), DeliveryError> {
+        let (status, bytes) = self.send(message).await?;
+        if !(200..300).contains(&status) {
+            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
+            return Err(DeliveryError::Status {
+                status,
+                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn send<M: serde::Serialize>(
+        &self,
+        message: &M,
+    ) -> Result<(u16, bytes::Bytes), DeliveryError> {
+        let body =
+            serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        if let Some(secret) = &self.secret {
+            let timestamp = unix_now().0.div_euclid(1000);
+            request = request
+                .header(TIMESTAMP_HEADER, timestamp.to_string())
+                .header(SIGNATURE_HEADER, signature(secret, timestamp, &body));
+        }
+        let response = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
+        Ok((status, bytes))
     }
 
     /// POSTs `message` as JSON, HMAC-signed over `"<timestamp>.<body>"`,
@@ -163,24 +223,7 @@ impl SignedEndpoint {
         M: serde::Serialize,
         A: serde::de::DeserializeOwned,
     {
-        let body =
-            serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
-        let timestamp = unix_now().0.div_euclid(1000);
-        let response = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(TIMESTAMP_HEADER, timestamp.to_string())
-            .header(SIGNATURE_HEADER, signature(&self.secret, timestamp, &body))
-            .body(body)
-            .send()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
+        let (status, bytes) = self.send(message).await?;
         if status != 200 {
             let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
             return Err(DeliveryError::Status {

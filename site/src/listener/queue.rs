@@ -555,6 +555,19 @@ pub fn dead_letters(conn: &Connection, limit: usize) -> Result<Vec<DeadLetter>, 
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
+/// Puts a dead letter back in the queue, so the forwarder sends it to the
+/// ledger again (a person fixed what refused it). Returns whether `seq`
+/// was a dead letter.
+pub fn requeue_dead(conn: &Connection, seq: i64) -> Result<bool, QueueError> {
+    let changed = conn.execute(
+        "UPDATE listener_queue SET state = 'pending', done_at = NULL, dead_status = NULL,
+                                   dead_body = NULL
+         WHERE seq = ?1 AND state = 'dead'",
+        [seq],
+    )?;
+    Ok(changed == 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

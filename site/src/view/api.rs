@@ -12,7 +12,7 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use super::{admin, chart, codes, decisions, enroll, history, metrics, page, status};
+use super::{admin, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
@@ -58,13 +58,14 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/counts/{count_id}/approve", post(approve_count))
         .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
         .route("/metrics", get(prometheus))
+        .merge(super::workbench_api::routes())
 }
 
 fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
     AppError::client(status, code, message)
 }
 
-fn from_queue(err: QueueError) -> AppError {
+pub(super) fn from_queue(err: QueueError) -> AppError {
     match err {
         QueueError::Sqlite(err) => AppError::from(err),
         QueueError::Db(err) => AppError::from(err),
@@ -377,7 +378,11 @@ async fn chart_svg(
     caller(&state, &headers).await?;
     let hours = hours(&query)?;
     let series = read_series(&state, hours).await?;
-    let svg = chart::svg(&series).map_err(AppError::Internal)?;
+    let zone = state
+        .db
+        .call(|conn| -> Result<_, AppError> { Ok(super::clock::SiteZone::remembered(conn)?) })
+        .await?;
+    let svg = chart::svg(&series, &zone).map_err(AppError::Internal)?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),
@@ -394,7 +399,11 @@ async fn prometheus(
 ) -> Result<Response, AppError> {
     caller(&state, &headers).await?;
     let status = read_status(&state, wall_clock()).await?;
-    let text = metrics::render(&status, &state.ledger.metrics)
+    let firing = state
+        .db
+        .call(|conn| -> Result<_, AppError> { Ok(super::alerts::outbox::firing(conn)?) })
+        .await?;
+    let text = metrics::render(&status, &state.ledger.metrics, &firing)
         .map_err(|err| AppError::Internal(err.to_string()))?;
     Ok((
         [(
@@ -510,7 +519,7 @@ async fn approve_count(
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
     decide(&state, &headers, move |conn, admin, now| {
-        decisions::approve_count(conn, &count_id, admin, now)
+        workbench::approve_count(conn, &count_id, admin, now)
     })
     .await
 }
@@ -521,7 +530,7 @@ async fn resolve_grn(
     headers: HeaderMap,
 ) -> Result<StatusCode, AppError> {
     decide(&state, &headers, move |conn, admin, now| {
-        decisions::resolve_grn(conn, &grn_id, admin, now)
+        workbench::resolve_grn(conn, &grn_id, admin, now)
     })
     .await
 }

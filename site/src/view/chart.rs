@@ -5,7 +5,10 @@
 
 use plotters::prelude::*;
 
-use super::history::Series;
+use stockhop::time::UnixMs;
+
+use super::clock::SiteZone;
+use super::history::{Series, Trend};
 
 /// The chart's size in SVG units; the page scales it to its column.
 pub const WIDTH: u32 = 960;
@@ -14,22 +17,41 @@ pub const HEIGHT: u32 = 320;
 const HOUR_MS: i64 = 60 * 60 * 1000;
 
 const DEPTH_COLOUR: RGBColor = RGBColor(0x1f, 0x5f, 0xbf);
+/// The trend's bands behind the lines: light enough to read the lines
+/// over, apart enough to tell without colour names (and named in the
+/// legend).
+const DRAINING_BAND: RGBColor = RGBColor(0xe6, 0xf4, 0xea);
+const GROWING_BAND: RGBColor = RGBColor(0xff, 0xe8, 0xc2);
+const ESCALATED_BAND: RGBColor = RGBColor(0xfb, 0xcf, 0xd4);
+
+/// The legend's words for the trend's states, as the page says them.
+pub const TREND_WORDS: [(Trend, &str); 3] = [
+    (Trend::Draining, "Draining normally"),
+    (Trend::Growing, "Growing"),
+    (Trend::Escalated, "Escalated"),
+];
+
+fn band(trend: Trend) -> RGBColor {
+    match trend {
+        Trend::Draining => DRAINING_BAND,
+        Trend::Growing => GROWING_BAND,
+        Trend::Escalated => ESCALATED_BAND,
+    }
+}
 const LATENCY_COLOUR: RGBColor = RGBColor(0xc0, 0x4a, 0x00);
 
-/// `hh:mm` (UTC) of a Unix-millisecond instant.
-fn clock(ms: i64) -> String {
-    let minutes = ms.div_euclid(60_000).rem_euclid(24 * 60);
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
-}
-
-/// The chart of `series` as an SVG document.
-pub fn svg(series: &Series) -> Result<String, String> {
+/// The chart of `series` as an SVG document, its times on `zone`'s clock.
+pub fn svg(series: &Series, zone: &SiteZone) -> Result<String, String> {
     let mut out = String::new();
-    draw(series, &mut out).map_err(|err| format!("drawing the chart: {err}"))?;
+    draw(series, zone, &mut out).map_err(|err| format!("drawing the chart: {err}"))?;
     Ok(out)
 }
 
-fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::error::Error + 'a>> {
+fn draw<'a>(
+    series: &Series,
+    zone: &SiteZone,
+    out: &'a mut String,
+) -> Result<(), Box<dyn std::error::Error + 'a>> {
     let first = series.buckets.first().map_or(0, |b| b.at.0);
     let last = series.buckets.last().map_or(0, |b| b.at.0) + series.bucket_ms;
     let max_depth = series
@@ -48,10 +70,12 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .max(1000) as f64
         / 1000.0;
 
-    // Ticks on whole hours, about six of them.
+    // Ticks on whole hours of the site's clock, about six of them.
     let step = (i64::from(series.hours) / 6).max(1) * HOUR_MS;
-    let ticks: Vec<i64> = (first.div_euclid(step) + 1..=last.div_euclid(step))
-        .map(|n| n * step)
+    let offset_ms = i64::from(zone.offset_minutes(UnixMs(last))) * 60_000;
+    let ticks: Vec<i64> = ((first + offset_ms).div_euclid(step) + 1
+        ..=(last + offset_ms).div_euclid(step))
+        .map(|n| n * step - offset_ms)
         .collect();
 
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
@@ -71,8 +95,9 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(0xe3, 0xe6, 0xea))
         .y_labels(6)
-        .x_label_formatter(&|t| clock(*t))
+        .x_label_formatter(&|t| zone.clock(UnixMs(*t)))
         .y_desc("queue depth")
+        .x_desc(format!("site time ({})", zone.name()))
         .label_style(("sans-serif", 18))
         .draw()?;
     chart
@@ -81,6 +106,20 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
         .y_label_formatter(&|seconds| format!("{seconds:.0}"))
         .label_style(("sans-serif", 18))
         .draw()?;
+    // The trend at each bucket's end, as a band over the bucket.
+    let top = max_depth + max_depth / 10;
+    for (trend, words) in TREND_WORDS {
+        let colour = band(trend);
+        chart
+            .draw_series(series.buckets.iter().filter(|b| b.trend == trend).map(|b| {
+                Rectangle::new(
+                    [(b.at.0, 0), (b.at.0 + series.bucket_ms, top)],
+                    colour.filled(),
+                )
+            }))?
+            .label(words)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 18, y + 7)], colour.filled()));
+    }
     let half = series.bucket_ms / 2;
     chart
         .draw_series(LineSeries::new(
@@ -134,7 +173,6 @@ fn draw<'a>(series: &Series, out: &'a mut String) -> Result<(), Box<dyn std::err
 mod tests {
     use super::*;
     use crate::view::history::Bucket;
-    use stockhop::time::UnixMs;
 
     #[test]
     fn the_chart_is_an_svg_with_both_lines_and_clock_labels() {
@@ -143,21 +181,31 @@ mod tests {
                 at: UnixMs(i * 300_000),
                 queue_depth: i,
                 median_sync_latency_ms: (i % 3 != 0).then_some(1500),
+                trend: [Trend::Draining, Trend::Growing, Trend::Escalated][i as usize / 48],
             })
             .collect();
-        let svg = svg(&Series {
+        let series = Series {
             hours: 12,
             bucket_ms: 300_000,
             buckets,
-        })
-        .unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
-        assert!(svg.contains("queue depth"));
-        assert!(svg.contains("median sync latency"));
+        };
+        let drawn = svg(&series, &SiteZone::utc()).unwrap();
+        assert!(drawn.starts_with("<svg"), "{}", &drawn[..80]);
+        assert!(drawn.contains("queue depth"));
+        assert!(drawn.contains("median sync latency"));
+        for (_, words) in TREND_WORDS {
+            assert!(drawn.contains(words), "the legend names {words}");
+        }
         assert!(
-            svg.contains(">\n02:00\n") || svg.contains(">02:00<"),
-            "labels on whole hours: {svg}"
+            drawn.contains(">\n02:00\n") || drawn.contains(">02:00<"),
+            "labels on whole hours: {drawn}"
         );
-        assert_eq!(clock(13 * 3_600_000 + 5 * 60_000), "13:05");
+        // On a site in Kolkata (UTC+05:30) the same hours read 05:30 later,
+        // still on whole hours of its clock.
+        let kolkata = svg(&series, &SiteZone::named("Asia/Kolkata").unwrap()).unwrap();
+        assert!(
+            kolkata.contains(">\n08:00\n") || kolkata.contains(">08:00<"),
+            "labels on the site's whole hours: {kolkata}"
+        );
     }
 }

@@ -4,13 +4,12 @@
 //! whose printer did not answer (reprinted or dismissed through
 //! `view::printers`, which calls `printers::store::decide`).
 //!
-//! This module is the dashboard's one interface to them: the page and the
-//! JSON read [`Decisions`], and the actions go through [`approve_count`]
-//! and [`resolve_grn`]. The correction list is read from the ledger's
-//! stored answers, the counts closed and awaiting approval from `counts`,
-//! the GRNs that need resolution from `grns`. The count and GRN rules
-//! belong to the ledger (`ledger::modes`): the actions call the same
-//! functions as `stockhop-site count approve` and `grn resolve`.
+//! The status carries these lists as [`Decisions`]; what is settled in the
+//! decision log ([`crate::ledger::decision_log`]) is left out. The
+//! workbench ([`super::workbench`]) lists the same decisions with their
+//! full context and settles them. The correction list is read from the
+//! ledger's stored answers, the counts closed and awaiting approval from
+//! `counts`, the GRNs that need resolution from `grns`.
 
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
@@ -74,19 +73,21 @@ pub struct Decisions {
 
 /// The rows of the correction list: final answers whose outcome is
 /// `rejected` (the partial index `receipts_rejected` holds just these).
-const REJECTED: &str = "state = 'final'
-      AND CASE WHEN json_valid(response) THEN json_extract(response, '$.outcome') END = 'rejected'";
+const REJECTED: &str = "r.state = 'final'
+      AND CASE WHEN json_valid(r.response) THEN json_extract(r.response, '$.outcome') END = 'rejected'
+      AND NOT EXISTS (SELECT 1 FROM decision_log d
+                      WHERE d.decision_id = 'item:' || r.scope || ':' || r.key)";
 
 /// Reads every list.
 pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
     let corrections_total = conn
-        .prepare_cached(&format!("SELECT count(*) FROM receipts WHERE {REJECTED}"))?
+        .prepare_cached(&format!("SELECT count(*) FROM receipts r WHERE {REJECTED}"))?
         .query_row([], |row| row.get(0))?;
     let mut select = conn.prepare_cached(&format!(
-        "SELECT scope, key, session_id, client_seq, command, received_at,
-                json_extract(response, '$.reason')
-         FROM receipts WHERE {REJECTED}
-         ORDER BY received_at DESC LIMIT ?1"
+        "SELECT r.scope, r.key, r.session_id, r.client_seq, r.command, r.received_at,
+                json_extract(r.response, '$.reason')
+         FROM receipts r WHERE {REJECTED}
+         ORDER BY r.received_at DESC LIMIT ?1"
     ))?;
     let corrections = select
         .query_map([MAX_LISTED as i64], |row| {
@@ -116,8 +117,10 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
 fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> {
     let ids = conn
         .prepare_cached(
-            "SELECT count_id FROM counts WHERE state = ?1 AND cancelled_at IS NULL
-             ORDER BY closed_at, count_no LIMIT ?2",
+            "SELECT c.count_id FROM counts c
+             WHERE c.state = ?1 AND c.cancelled_at IS NULL AND NOT EXISTS
+                   (SELECT 1 FROM decision_log d WHERE d.decision_id = 'count:' || c.count_id)
+             ORDER BY c.closed_at, c.count_no LIMIT ?2",
         )?
         .query_map(
             crate::params![counts::states::CLOSED, MAX_LISTED as i64],
@@ -151,7 +154,8 @@ fn grn_issues(conn: &Connection) -> crate::sql::Result<Vec<GrnIssue>> {
                 CAST(coalesce(sum(CASE WHEN l.received > l.expected
                                        THEN l.received - l.expected ELSE 0 END), 0) AS BIGINT)
          FROM grns AS g LEFT JOIN grn_lines AS l ON l.grn = g.grn
-         WHERE g.state = ?1
+         WHERE g.state = ?1 AND NOT EXISTS
+               (SELECT 1 FROM decision_log d WHERE d.decision_id = 'grn:' || g.grn)
          GROUP BY g.grn ORDER BY g.grn LIMIT ?2",
     )?
     .query_map(
@@ -165,36 +169,4 @@ fn grn_issues(conn: &Connection) -> crate::sql::Result<Vec<GrnIssue>> {
         },
     )?
     .collect()
-}
-
-/// Approves a closed count's variance on behalf of `admin`: its ADJUST
-/// hops post, as `stockhop-site count approve` posts them.
-pub fn approve_count(
-    conn: &Connection,
-    count_id: &str,
-    admin: &str,
-    now: UnixMs,
-) -> Result<(), LedgerError> {
-    let approval = cycle_count::approve(conn, count_id, now)?;
-    tracing::info!(
-        %count_id,
-        admin,
-        adjustments = approval.hop_ids.len(),
-        moved_since = approval.moved_since.len(),
-        "count variance approved"
-    );
-    Ok(())
-}
-
-/// Resolves a GRN's short and excess lines on behalf of `admin`, as
-/// `stockhop-site grn resolve` does: it is complete as it stands.
-pub fn resolve_grn(
-    conn: &Connection,
-    grn_id: &str,
-    admin: &str,
-    _now: UnixMs,
-) -> Result<(), LedgerError> {
-    receive::resolve(conn, grn_id)?;
-    tracing::info!(grn = %grn_id, admin, "GRN resolved");
-    Ok(())
 }

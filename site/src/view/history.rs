@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::ledger::devices::Profile;
 use crate::sql::{params, Connection};
 
 pub use crate::ledger::heartbeat_log::MAX_SERIES_HOURS;
@@ -19,6 +20,21 @@ pub const BUCKET_MS: i64 = 5 * 60 * 1000;
 
 /// What the trend compares the depth now with: 5 minutes ago.
 pub const TREND_LOOKBACK_MS: i64 = 5 * 60 * 1000;
+
+/// A device's oldest queued item older than this escalates the backlog.
+pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
+
+/// Whether the backlog drains, grows or is escalated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    /// The backlog is not growing and nothing is overdue.
+    Draining,
+    /// The site's depth is above what it was 5 minutes ago.
+    Growing,
+    /// An item has waited over 15 minutes, or a P1 device is offline.
+    Escalated,
+}
 
 /// The window of `median_sync_latency_ms`: the last hour.
 pub const LATENCY_WINDOW_MS: i64 = 60 * 60 * 1000;
@@ -99,6 +115,12 @@ pub struct Bucket {
     /// Median capture → recorded latency of handheld hops recorded in the
     /// bucket; null when none was.
     pub median_sync_latency_ms: Option<i64>,
+    /// The trend at the bucket's end, by the status's rule from the
+    /// heartbeat history: escalated when a device's oldest queued item was
+    /// over 15 min old or a fixed gate (P1) silent past its period, else
+    /// growing when the depth is above the previous bucket's, else
+    /// draining.
+    pub trend: Trend,
 }
 
 /// `GET /v1/site/series`'s answer.
@@ -121,10 +143,15 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
     // so the sweep allocates nothing per heartbeat.
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut depth: Vec<i64> = Vec::new();
+    // Each device's oldest queued item as of the sweep.
+    let mut oldest: Vec<Option<i64>> = Vec::new();
     {
         let mut opening = conn.prepare_cached(
             "SELECT d.device_id,
                     (SELECT queue_depth FROM heartbeat_log h
+                     WHERE h.device_id = d.device_id AND h.at <= ?1
+                     ORDER BY h.at DESC LIMIT 1),
+                    (SELECT oldest_queued_at FROM heartbeat_log h
                      WHERE h.device_id = d.device_id AND h.at <= ?1
                      ORDER BY h.at DESC LIMIT 1)
              FROM (SELECT DISTINCT device_id FROM heartbeat_log) d",
@@ -133,13 +160,27 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
         while let Some(row) = rows.next()? {
             index.insert(row.get(0)?, depth.len());
             depth.push(row.get::<_, Option<i64>>(1)?.unwrap_or(0));
+            oldest.push(row.get(2)?);
         }
     }
+    // The fixed gates (P1): silent past their period, they escalate. Only
+    // their latest contact is kept, so the chart shows a gate's current
+    // silence from when it began, not an earlier one that has ended.
+    let gates: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT coalesce(h.last_seen_at, d.added_at) FROM devices d
+             LEFT JOIN device_heartbeats h ON h.device_id = d.device_id
+             WHERE d.profile = ?1
+               AND NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = d.device_id)",
+        )?
+        .query_map([Profile::Fxr90.as_str()], |row| row.get(0))?
+        .collect::<crate::sql::Result<_>>()?;
+    let gate_period = Profile::Fxr90.heartbeat_period_ms();
     let mut total: i64 = depth.iter().sum();
-    let mut beats: Vec<(usize, i64, i64)> = Vec::new();
+    let mut beats: Vec<(usize, i64, i64, Option<i64>)> = Vec::new();
     {
         let mut select = conn.prepare_cached(
-            "SELECT device_id, at, queue_depth FROM heartbeat_log
+            "SELECT device_id, at, queue_depth, oldest_queued_at FROM heartbeat_log
              WHERE at > ?1 AND at <= ?2 ORDER BY at",
         )?;
         let mut rows = select.query(params![first_start, now.0])?;
@@ -159,10 +200,11 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
                 None => {
                     index.insert(device.to_owned(), depth.len());
                     depth.push(0);
+                    oldest.push(None);
                     depth.len() - 1
                 }
             };
-            beats.push((slot, row.get(1)?, row.get(2)?));
+            beats.push((slot, row.get(1)?, row.get(2)?, row.get(3)?));
         }
     }
     let mut beats = beats.into_iter().peekable();
@@ -188,17 +230,35 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
         }
     }
 
-    let mut buckets = Vec::with_capacity(count as usize);
+    let mut buckets: Vec<Bucket> = Vec::with_capacity(count as usize);
     for (i, bucket_latencies) in latencies.iter_mut().enumerate() {
         let start = first_start + i as i64 * BUCKET_MS;
         let end = (start + BUCKET_MS - 1).min(now.0);
-        while let Some((slot, _, value)) = beats.next_if(|(_, at, _)| *at <= end) {
+        while let Some((slot, _, value, first)) = beats.next_if(|(_, at, _, _)| *at <= end) {
             total += value - std::mem::replace(&mut depth[slot], value);
+            oldest[slot] = first;
         }
+        let overdue = (0..depth.len()).any(|slot| {
+            depth[slot] > 0 && oldest[slot].is_some_and(|at| end - at > ESCALATE_AFTER_MS)
+        });
+        let gate_silent = gates
+            .iter()
+            .any(|since| *since <= end && end - since > gate_period);
+        let trend = if overdue || gate_silent {
+            Trend::Escalated
+        } else if buckets
+            .last()
+            .is_some_and(|before| total > before.queue_depth)
+        {
+            Trend::Growing
+        } else {
+            Trend::Draining
+        };
         buckets.push(Bucket {
             at: UnixMs(start),
             queue_depth: total,
             median_sync_latency_ms: median(bucket_latencies),
+            trend,
         });
     }
     Ok(Series {

@@ -8,7 +8,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use super::status::SiteStatus;
+use super::alerts::outbox::Firing;
+use super::status::{alert_priority, SiteStatus, Trend};
+use crate::ledger::devices::Profile;
 use crate::ledger::metrics::SyncMetrics;
 
 type Labels = Vec<(String, LabelValue)>;
@@ -47,8 +49,13 @@ fn gauge(value: i64) -> Gauge {
     gauge
 }
 
-/// The exposition text for `status` and the ledger's counters.
-pub fn render(status: &SiteStatus, sync: &SyncMetrics) -> Result<String, std::fmt::Error> {
+/// The exposition text for `status`, the ledger's counters and the alert
+/// conditions `firing`.
+pub fn render(
+    status: &SiteStatus,
+    sync: &SyncMetrics,
+    firing: &[Firing],
+) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::with_prefix("stockhop");
     let depth = Family::<Labels, Gauge>::default();
     let online = Family::<Labels, Gauge>::default();
@@ -71,6 +78,55 @@ pub fn render(status: &SiteStatus, sync: &SyncMetrics) -> Result<String, std::fm
         "device_online",
         "1 while a device was heard from within its profile's heartbeat period",
         online,
+    );
+    // The priority a device is raised at while offline, as a label, so an
+    // alerting rule routes by it.
+    let offline = Family::<Labels, Gauge>::default();
+    for device in &status.devices {
+        let Some(profile) = Profile::parse(&device.profile) else {
+            continue;
+        };
+        let priority = format!("{:?}", alert_priority(profile));
+        offline
+            .get_or_create(&labels(&[
+                ("device_id", &device.device_id),
+                ("profile", &device.profile),
+                ("priority", &priority),
+            ]))
+            .set(i64::from(device.alert.is_some()));
+    }
+    registry.register(
+        "device_offline",
+        "1 while a device is silent past its profile's heartbeat period, labelled with the priority it is raised at",
+        offline,
+    );
+    registry.register(
+        "site_escalated",
+        "1 while the backlog is escalated (an item waiting over 15 min, or a P1 device offline)",
+        gauge(i64::from(status.trend == Trend::Escalated)),
+    );
+    let oldest_age_s = status
+        .central_outbox
+        .oldest_pending_at
+        .map_or(0, |oldest| (status.server_time.0 - oldest.0).max(0) / 1000);
+    registry.register(
+        "central_outbox_oldest_pending_age_seconds",
+        "How long the oldest hop waiting for the central has waited (0 with none)",
+        gauge(oldest_age_s),
+    );
+    let alerts = Family::<Labels, Gauge>::default();
+    for condition in firing {
+        let priority = format!("{:?}", condition.priority);
+        let mut pairs = vec![("name", condition.name.as_str()), ("priority", &priority)];
+        if let Some(device_id) = &condition.device_id {
+            pairs.push(("device_id", device_id));
+        }
+        alerts.get_or_create(&labels(&pairs)).set(1);
+    }
+    registry.register(
+        "alert_firing",
+        "The site's own alert conditions firing now (storage nearly full among them)",
+        alerts,
     );
     registry.register(
         "site_queue_depth",

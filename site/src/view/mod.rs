@@ -4,18 +4,24 @@
 //! `/metrics`, all for admin tokens only ([`admin`]).
 //!
 //! [`status`] (devices online and offline by profile, the trend),
+//! [`clock`] (the site's time zone, for every time shown), [`alerts`]
+//! (the conditions raised to a webhook),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`metrics`], [`api`] and [`printers`]
-//! (the handlers, the only modules that see a request) and [`sign_in`]
-//! (the throttle on failed sign-ins in front of them).
+//! (setup links and their QR codes), [`workbench`] (every decision with
+//! its context, and how it is settled), [`metrics`], [`api`] with
+//! [`workbench_api`] and [`printers`] (the handlers, the only modules that
+//! see a request) and [`sign_in`] (the throttle on failed sign-ins in front
+//! of them).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
 
 pub mod admin;
+pub mod alerts;
 pub mod api;
 pub mod chart;
+pub mod clock;
 pub mod decisions;
 pub mod enroll;
 pub mod history;
@@ -24,6 +30,8 @@ pub mod page;
 pub mod printers;
 pub mod sign_in;
 pub mod status;
+pub mod workbench;
+pub mod workbench_api;
 
 /// The codes the view answers beside the ledger's.
 pub mod codes {

@@ -6,6 +6,7 @@
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
+use super::clock::SiteZone;
 use super::decisions::{self, Decisions};
 use super::history;
 use crate::central::ingest::{self, CentralSite};
@@ -14,8 +15,7 @@ use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
 use crate::printers::store::{self as printers, PrinterStatus};
 
-/// A device's oldest queued item older than this escalates the backlog.
-pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
+pub use super::history::ESCALATE_AFTER_MS;
 
 /// Dead letters listed on the dashboard (newest first).
 pub const MAX_DEAD_LETTERS_LISTED: usize = 50;
@@ -39,16 +39,7 @@ pub fn alert_priority(profile: Profile) -> Alert {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trend {
-    /// The backlog is not growing and nothing is overdue.
-    Draining,
-    /// The site's depth is above what it was 5 minutes ago.
-    Growing,
-    /// An item has waited over 15 minutes, or a P1 device is offline.
-    Escalated,
-}
+pub use super::history::Trend;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceStatus {
@@ -58,7 +49,9 @@ pub struct DeviceStatus {
     pub online: bool,
     pub last_seen_at: Option<UnixMs>,
     /// When the silence passed the profile's heartbeat period (from when
-    /// the device was added, if it was never seen); null while online.
+    /// the device was added, if it was never seen); null while online and
+    /// for a device not heard from yet within its first period, so it is
+    /// never after the status's `server_time`.
     pub offline_since: Option<UnixMs>,
     /// The profile's priority while offline, else null.
     pub alert: Option<Alert>,
@@ -86,6 +79,11 @@ pub struct ListenerStatus {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SiteStatus {
     pub server_time: UnixMs,
+    /// The site's time zone (IANA name): every time the view and the
+    /// handhelds show is read in it.
+    pub time_zone: String,
+    /// Its offset from UTC at `server_time`, in minutes east.
+    pub utc_offset_minutes: i32,
     pub trend: Trend,
     /// The site's total: the sum of the devices' latest heartbeat depths.
     pub queue_depth: i64,
@@ -141,15 +139,19 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
         let last_seen_at: Option<i64> = row.get(4)?;
         let period = profile.heartbeat_period_ms();
         let silent_since = last_seen_at.unwrap_or(added_at);
-        let online = last_seen_at.is_some() && now.0.saturating_sub(silent_since) <= period;
+        // Silent past its period: offline since the period ran out, which
+        // is never after `now`. A device never heard from within its first
+        // period is not online, nor offline yet.
+        let overdue = now.0.saturating_sub(silent_since) > period;
+        let online = last_seen_at.is_some() && !overdue;
         Ok(DeviceStatus {
             device_id: row.get(0)?,
             profile: profile_text,
             commissioned: row.get(2)?,
             online,
             last_seen_at: last_seen_at.map(UnixMs),
-            offline_since: (!online).then(|| UnixMs(silent_since + period)),
-            alert: (!online).then(|| alert_priority(profile)),
+            offline_since: overdue.then(|| UnixMs(silent_since + period)),
+            alert: overdue.then(|| alert_priority(profile)),
             queue_depth: row.get(5)?,
             oldest_queued_at: row.get::<_, Option<i64>>(6)?.map(UnixMs),
             app_version: row.get(7)?,
@@ -233,8 +235,11 @@ pub fn status(
     let queue_depth = devices.iter().filter_map(|d| d.queue_depth).sum();
     let median_sync_latency_ms =
         history::median_latency(conn, UnixMs(now.0 - history::LATENCY_WINDOW_MS), now)?;
+    let zone = SiteZone::remembered(conn)?;
     Ok(SiteStatus {
         server_time: now,
+        time_zone: zone.name().to_owned(),
+        utc_offset_minutes: zone.offset_minutes(now),
         trend,
         queue_depth,
         median_sync_latency_ms,

@@ -55,10 +55,16 @@ async function api(path, { method = 'GET', body } = {}) {
   return json;
 }
 
+// Every time on the page is on the site's clock (status.time_zone), not
+// the browser's.
+let siteZone;
+
 const clock = (rfc3339) => {
   if (!rfc3339) return 'never';
-  return new Date(rfc3339).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+  return new Date(rfc3339).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: siteZone });
 };
+
+const day = (date) => date.toLocaleDateString('en-CA', { timeZone: siteZone });
 
 const age = (rfc3339, now) => {
   if (!rfc3339) return '–';
@@ -70,8 +76,8 @@ const age = (rfc3339, now) => {
 const stamp = (rfc3339) => {
   if (!rfc3339) return 'never';
   const at = new Date(rfc3339);
-  if (at.toDateString() === new Date().toDateString()) return clock(rfc3339);
-  return `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })} ${clock(rfc3339)}`;
+  if (day(at) === day(new Date())) return clock(rfc3339);
+  return `${at.toLocaleDateString([], { day: 'numeric', month: 'short', timeZone: siteZone })} ${clock(rfc3339)}`;
 };
 
 const latency = (ms) => {
@@ -134,12 +140,13 @@ function commissionButton(deviceId) {
 
 function renderStatus(status) {
   const now = Date.parse(status.server_time);
+  siteZone = status.time_zone;
   const trend = $('trend');
   trend.dataset.trend = status.trend;
   trend.textContent = TREND_WORDS[status.trend] ?? status.trend;
   $('site-depth').textContent = status.queue_depth;
   $('site-latency').textContent = latency(status.median_sync_latency_ms);
-  $('updated').textContent = `updated ${clock(status.server_time)}`;
+  $('updated').textContent = `updated ${clock(status.server_time)} (${status.time_zone})`;
 
   const offline = status.devices.filter((d) => d.alert);
   const storage = status.storage === 'full'
@@ -193,7 +200,7 @@ function renderStatus(status) {
         { dataset: { device: d.device_id, online: String(d.online) } },
         el('td', {}, d.device_id, ...(d.commissioned ? [] : [' (sim) ', commissionButton(d.device_id)])),
         el('td', {}, d.profile),
-        el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? 'online' : `offline (${d.alert})`),
+        el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? 'online' : d.alert ? `offline (${d.alert})` : 'not heard from yet'),
         el('td', {}, clock(d.last_seen_at)),
         el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth ?? '–'),
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
@@ -250,51 +257,123 @@ function renderStatus(status) {
     ),
   );
   $('central').hidden = !forwards && status.central_sites.length === 0;
+}
 
-  const decisions = status.decisions;
+// ---- the decision workbench ------------------------------------------------
+// #counts, #grns and #corrections list the open decisions of
+// /v1/site/decisions (li[data-decision][data-kind], counts also
+// [data-count], GRNs [data-grn]); each row has its context, a note
+// (input[data-note]) and its actions: button[data-action="correct"] first
+// where there is one, then button[data-action="dismiss"], each asking once
+// more before it acts. #decision-log lists the settlements
+// (li[data-decision][data-action]).
+
+const KIND_WORDS = {
+  count_variance: 'Count variance',
+  grn_resolution: 'GRN to resolve',
+  rejected_item: 'Refused on the handheld',
+  late_undo: 'Undo not made',
+  terminal_failed: 'Terminal record refused',
+};
+const ACTION_WORDS = { dismiss: 'Dismissed', correct: 'Corrected', acknowledge: 'Acknowledged on the handheld', rescan: 'Re-scanned on the handheld' };
+const CORRECT_LABELS = { count_variance: 'Approve variance', grn_resolution: 'Book the lines', late_undo: 'Reverse the scan', rejected_item: 'Confirm the scan', terminal_failed: 'Send again' };
+const DISMISS_LABELS = { grn_resolution: 'Accept as received' };
+
+/** Notes typed into rows, kept across the re-renders of polling. */
+const notes = new Map();
+
+function kindLabel(d) {
+  if (d.kind === 'late_undo') return d.reason === 'undo_window_expired' ? 'undo past 120 s' : 'undo the handheld cannot make';
+  return KIND_WORDS[d.kind] ?? d.kind;
+}
+
+function context(d) {
+  const parts = [];
+  if (d.device_id) parts.push(`device ${d.device_id}`);
+  if (d.operator_id) parts.push(`operator ${d.operator_id}`);
+  if (d.mode) parts.push(d.mode.replace('_', ' '));
+  if (d.epc) parts.push(`EPC ${d.epc}`);
+  if (d.bin) parts.push(`bin ${d.bin}`);
+  if (d.grn) parts.push(`GRN ${d.grn}`);
+  if (d.manifest) parts.push(`manifest ${d.manifest}`);
+  if (d.count_id && d.kind !== 'count_variance') parts.push(`count ${d.count_id}`);
+  if (d.captured_at) parts.push(`captured ${stamp(d.captured_at)}`);
+  if (d.recorded_at) parts.push(`recorded ${stamp(d.recorded_at)}`);
+  return parts.join(' · ');
+}
+
+function decisionRow(d) {
+  const attrs = { dataset: { decision: d.id, kind: d.kind } };
+  if (d.kind === 'count_variance') attrs.dataset.count = d.count_id;
+  if (d.kind === 'grn_resolution') attrs.dataset.grn = d.grn;
+  const details = [];
+  if (d.kind === 'count_variance') {
+    details.push(el('span', {}, `missing ${d.missing.length ? d.missing.join(', ') : 'none'}`));
+    details.push(el('span', {}, `unexpected ${d.unexpected.length ? d.unexpected.join(', ') : 'none'}`));
+  }
+  if (d.lines.length) {
+    details.push(el('ul', { class: 'lines' }, ...d.lines.map((l) =>
+      el('li', { dataset: { sku: l.sku } },
+        `${l.sku}: ${l.received} of ${l.expected} received`,
+        l.short ? `, short ${l.short}` : `, over ${l.excess}`,
+        l.tags.length ? ` · tags ${l.tags.join(', ')}` : ' · no tags'))));
+  }
+  const note = el('input', { type: 'text', maxlength: '500', placeholder: 'Note (why)', 'aria-label': `Note for ${d.id}`, dataset: { note: d.id } });
+  note.value = notes.get(d.id) ?? '';
+  note.addEventListener('input', () => notes.set(d.id, note.value));
+  const settle = (action) => async () => {
+    await api(`/v1/site/decisions/${encodeURIComponent(d.id)}`, { method: 'POST', body: { action, note: note.value.trim() } });
+    notes.delete(d.id);
+  };
+  const buttons = [];
+  if (d.actions.includes('correct')) {
+    const button = confirmButton(CORRECT_LABELS[d.kind] ?? 'Correct', 'Confirm', settle('correct'));
+    button.dataset.action = 'correct';
+    button.title = d.correct_words ?? '';
+    buttons.push(button);
+  }
+  const dismiss = confirmButton(DISMISS_LABELS[d.kind] ?? 'Dismiss', 'Confirm', settle('dismiss'));
+  dismiss.dataset.action = 'dismiss';
+  dismiss.title = d.dismiss_words;
+  buttons.push(dismiss);
+  return el('li', { ...attrs, class: 'decision' },
+    el('p', { class: 'what' }, el('strong', {}, kindLabel(d)), ' ', d.summary),
+    el('p', { class: 'muted' }, context(d)),
+    d.reason_words ? el('p', { class: 'why' }, `Why: ${d.reason_words}`) : '',
+    ...details,
+    el('p', { class: 'muted choices' },
+      d.correct_words ? `${CORRECT_LABELS[d.kind] ?? 'Correct'}: ${d.correct_words} ` : '',
+      `${DISMISS_LABELS[d.kind] ?? 'Dismiss'}: ${d.dismiss_words}`),
+    el('div', { class: 'act' }, note, ...buttons));
+}
+
+function renderDecisions(decisions, log) {
+  // Typing a note or arming a button is not interrupted by the poll.
+  const panel = document.querySelector('.decisions');
+  if (panel.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
+  const of = (...kinds) => decisions.filter((d) => kinds.includes(d.kind)).map(decisionRow);
+  listOr($('counts'), of('count_variance'), 'No count variance waits.');
+  listOr($('grns'), of('grn_resolution'), 'No GRN waits.');
+  const corrections = of('rejected_item', 'late_undo', 'terminal_failed');
+  $('corrections-total').textContent = corrections.length ? `(${corrections.length})` : '';
+  listOr($('corrections'), corrections, 'Nothing to correct.');
   listOr(
-    $('counts'),
-    decisions.count_variances.map((c) =>
-      row(
-        { dataset: { count: c.count_id } },
-        el('strong', {}, `${c.count_id} at ${c.location}/${c.zone}${c.bin ? `/${c.bin}` : ''}`),
-        `missing ${c.missing.length ? c.missing.join(', ') : 'none'}`,
-        `unexpected ${c.unexpected.length ? c.unexpected.join(', ') : 'none'}`,
-        confirmButton('Approve variance', 'Confirm approve', () =>
-          api(`/v1/site/counts/${encodeURIComponent(c.count_id)}/approve`, { method: 'POST' })),
-      ),
-    ),
-    'No count variance waits.',
+    $('decision-log'),
+    log.slice(0, 50).map((e) =>
+      row({ dataset: { decision: e.decision_id, action: e.action } },
+        el('strong', {}, ACTION_WORDS[e.action] ?? e.action),
+        e.summary,
+        `by ${e.settled_by} at ${stamp(e.settled_at)}`,
+        e.note ? `“${e.note}”` : 'no note',
+        e.hop_ids.length ? `hops ${e.hop_ids.join(', ')}` : 'no hops')),
+    'Nothing settled yet.',
   );
-  listOr(
-    $('grns'),
-    decisions.grns.map((g) =>
-      row(
-        { dataset: { grn: g.grn_id } },
-        el('strong', {}, g.grn_id),
-        `short ${g.short}, excess ${g.excess}`,
-        confirmButton('Resolve', 'Confirm resolve', () =>
-          api(`/v1/site/grns/${encodeURIComponent(g.grn_id)}/resolve`, { method: 'POST' })),
-      ),
-    ),
-    'No GRN waits.',
-  );
-  $('corrections-total').textContent = decisions.corrections_total ? `(${decisions.corrections_total})` : '';
-  listOr(
-    $('corrections'),
-    decisions.corrections.map((c) =>
-      row(
-        { dataset: { key: c.key, reason: c.reason ?? '' } },
-        el('strong', {}, c.reason === 'undo_window_expired' ? 'undo past 120 s' : c.reason ?? 'rejected'),
-        `${c.device_id} · ${c.command} #${c.client_seq ?? '–'}`,
-        `at ${clock(c.received_at)}`,
-      ),
-    ),
-    'Nothing to correct.',
-  );
+}
+
+function renderPrintJobs(jobs) {
   listOr(
     $('print-jobs'),
-    decisions.print_jobs.map((j) =>
+    jobs.map((j) =>
       row(
         { dataset: { job: j.job_id, reason: j.reason ?? '' } },
         el('strong', {}, PRINT_REASONS[j.reason] ?? j.reason ?? j.state),
@@ -312,8 +391,14 @@ function renderStatus(status) {
 
 async function refresh() {
   try {
-    const status = await api('/v1/site/status');
+    const [status, open, log] = await Promise.all([
+      api('/v1/site/status'),
+      api('/v1/site/decisions'),
+      api('/v1/site/decision-log'),
+    ]);
     renderStatus(status);
+    renderDecisions(open.decisions, log.entries);
+    renderPrintJobs(status.decisions.print_jobs);
     $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
     document.body.dataset.state = 'ready';
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
