@@ -50,6 +50,7 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::central::api::routes())
         .merge(crate::view::api::routes())
         .merge(crate::commands::routes())
+        .merge(crate::data_api::routes())
         .with_state(state)
         .merge(static_files)
 }

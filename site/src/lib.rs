@@ -9,6 +9,7 @@
 pub mod accept;
 pub mod central;
 pub mod commands;
+pub mod data_api;
 pub mod db;
 pub mod error;
 pub mod fuzz;

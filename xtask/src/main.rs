@@ -740,6 +740,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_cli",
     "site_view",
     "central",
+    "data_api",
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean

@@ -11,8 +11,10 @@
 //! * `wire.rs` — the signed batch and its per-hop answer.
 //! * `ingest.rs` — the central's side: batches in, each hop held once.
 //! * `api.rs` — the central's endpoint.
+//! * `feed.rs` — the hop feed over every site's hops.
 
 pub mod api;
+pub mod feed;
 pub mod forwarder;
 pub mod ingest;
 pub mod outbox;

@@ -27,6 +27,7 @@ pub mod counts;
 pub mod devices;
 pub mod grns;
 pub mod heartbeat_log;
+pub mod hop_feed;
 pub mod hops;
 pub mod import;
 pub mod manifests;
