@@ -93,9 +93,9 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0010_operators_undo_counts.sql"),
     },
     Migration {
-        version: 13,
-        name: "printers",
-        sql: include_str!("../migrations/0013_printers.sql"),
+        version: 11,
+        name: "data_in_out",
+        sql: include_str!("../migrations/0011_data_in_out.sql"),
     },
     Migration {
         version: 12,
@@ -103,9 +103,14 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0012_trust_and_bounds.sql"),
     },
     Migration {
-        version: 15,
+        version: 13,
+        name: "printers",
+        sql: include_str!("../migrations/0013_printers.sql"),
+    },
+    Migration {
+        version: 14,
         name: "decisions",
-        sql: include_str!("../migrations/0015_decisions.sql"),
+        sql: include_str!("../migrations/0014_decisions.sql"),
     },
 ];
 
@@ -163,9 +168,9 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         sql: include_str!("../migrations/postgres/0010_operators_undo_counts.sql"),
     },
     Migration {
-        version: 13,
-        name: "printers",
-        sql: include_str!("../migrations/postgres/0013_printers.sql"),
+        version: 11,
+        name: "data_in_out",
+        sql: include_str!("../migrations/postgres/0011_data_in_out.sql"),
     },
     Migration {
         version: 12,
@@ -173,9 +178,14 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         sql: include_str!("../migrations/postgres/0012_trust_and_bounds.sql"),
     },
     Migration {
-        version: 15,
+        version: 13,
+        name: "printers",
+        sql: include_str!("../migrations/postgres/0013_printers.sql"),
+    },
+    Migration {
+        version: 14,
         name: "decisions",
-        sql: include_str!("../migrations/postgres/0015_decisions.sql"),
+        sql: include_str!("../migrations/postgres/0014_decisions.sql"),
     },
 ];
 

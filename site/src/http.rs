@@ -52,7 +52,9 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::ledger::api::routes())
         .merge(crate::central::api::routes())
         .merge(crate::view::sign_in::guarded(
-            crate::view::api::routes().merge(crate::view::printers::routes()),
+            crate::view::api::routes()
+                .merge(crate::view::printers::routes())
+                .merge(crate::data_api::routes()),
             &state,
         ))
         .merge(crate::commands::routes())

@@ -10,6 +10,7 @@ pub mod accept;
 pub mod backup;
 pub mod central;
 pub mod commands;
+pub mod data_api;
 pub mod db;
 pub mod error;
 pub mod fuzz;

@@ -276,8 +276,8 @@ enum DeviceCommand {
         commissioned: bool,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
-        /// The site's HTTPS address for the setup link (default: from
-        /// --https and the first --tls-name, as `serve` reads them).
+        /// The site's HTTPS address for the setup link (default: the one
+        /// `serve` recorded, else from --https and the first --tls-name).
         #[arg(long, env = "STOCKHOP_SITE_URL")]
         site_url: Option<String>,
         #[command(flatten)]
@@ -285,6 +285,31 @@ enum DeviceCommand {
     },
     /// Commission a device: its items post for real from now on.
     Commission {
+        device_id: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// List the devices, one a line: id, profile, commissioned or not,
+    /// when added, and when revoked.
+    List {
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Print a device's setup link again, with a new token (the site keeps
+    /// only tokens' hashes): the old link and token stop working.
+    Link {
+        device_id: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+        /// The site's HTTPS address for the link (default: the one `serve`
+        /// recorded, else from --https and the first --tls-name).
+        #[arg(long, env = "STOCKHOP_SITE_URL")]
+        site_url: Option<String>,
+        #[command(flatten)]
+        https: HttpsArgs,
+    },
+    /// Revoke a device: its token stops working at once; its hops stay.
+    Revoke {
         device_id: String,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
@@ -437,9 +462,24 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Import { kind, file, data } => {
             let db = open(&data, database)?;
-            match db.call_blocking(|conn| {
-                ledger::import::import(conn, kind, &file, ledger::wall_clock())
-            }) {
+            let name = file.display().to_string();
+            // Turn by turn on the site's database, resting between turns,
+            // so a serving site keeps syncing meanwhile.
+            let imported = std::fs::File::open(&file)
+                .map_err(|err| ledger::import::ImportError::File {
+                    file: name.clone(),
+                    reason: err.to_string(),
+                })
+                .and_then(|input| {
+                    ledger::import::run(
+                        &db,
+                        kind,
+                        &name,
+                        ledger::import::Source::Csv(input),
+                        &ledger::wall_clock,
+                    )
+                });
+            match imported {
                 Ok(summary) => {
                     eprintln!(
                         "{}: {} rows, {} changed",
@@ -600,9 +640,53 @@ fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> 
                 })
                 .map_err(|err| anyhow::anyhow!("adding device {device_id}: {err}"))?;
             println!("{token}");
-            let site = site_url.unwrap_or_else(|| https.site_url(https.https.port()));
+            let site = link_site(&db, site_url, &https)?;
             let link = view::enroll::setup_link(&site, &device_id, &token);
             eprintln!("setup link for {device_id}: {link}");
+            Ok(())
+        }
+        DeviceCommand::List { data } => {
+            let db = open(&data, database)?;
+            for device in db.call_blocking(|conn| ledger::devices::list(conn))? {
+                let revoked = device
+                    .revoked_at
+                    .map_or_else(String::new, |at| format!("\trevoked {at}"));
+                println!(
+                    "{}\t{}\t{}\t{}{revoked}",
+                    device.device_id,
+                    device.profile,
+                    if device.commissioned {
+                        "commissioned"
+                    } else {
+                        "simulation"
+                    },
+                    device.added_at,
+                );
+            }
+            Ok(())
+        }
+        DeviceCommand::Link {
+            device_id,
+            data,
+            site_url,
+            https,
+        } => {
+            let db = open(&data, database)?;
+            let token = db
+                .call_blocking(|conn| ledger::devices::relink(conn, &device_id))
+                .map_err(|err| anyhow::anyhow!("linking device {device_id}: {err}"))?;
+            let site = link_site(&db, site_url, &https)?;
+            println!("{}", view::enroll::setup_link(&site, &device_id, &token));
+            eprintln!("the earlier setup link and token of {device_id} no longer work");
+            Ok(())
+        }
+        DeviceCommand::Revoke { device_id, data } => {
+            let db = open(&data, database)?;
+            db.call_blocking(|conn| {
+                ledger::devices::revoke(conn, &device_id, ledger::wall_clock())
+            })
+            .map_err(|err| anyhow::anyhow!("revoking {device_id}: {err}"))?;
+            eprintln!("device {device_id} revoked: its token no longer works");
             Ok(())
         }
         DeviceCommand::Commission { device_id, data } => {
@@ -613,6 +697,24 @@ fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> 
             Ok(())
         }
     }
+}
+
+/// Where a setup link points: --site-url, else the address `serve`
+/// recorded at its last start (the port it really serves), else one made
+/// from --https and --tls-name, saying so.
+fn link_site(db: &Db, site_url: Option<String>, https: &HttpsArgs) -> anyhow::Result<String> {
+    if let Some(site) = site_url {
+        return Ok(site);
+    }
+    if let Some(site) = db.call_blocking(|conn| view::enroll::remembered_site_url(conn))? {
+        return Ok(site);
+    }
+    let site = https.site_url(https.https.port());
+    eprintln!(
+        "the site has not been served from this data yet: the link assumes {site} (--https {}); give --site-url if it serves elsewhere",
+        https.https
+    );
+    Ok(site)
 }
 
 fn admins(command: AdminCommand, database: Option<&str>) -> anyhow::Result<()> {
@@ -673,6 +775,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
     let db = open(&data, database)?;
+    tokio::spawn(settle_imports(db.clone()));
     let forwarding = match (
         &central.central_url,
         &central.site_id,
@@ -784,6 +887,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     if central_secret.is_some() {
         tracing::info!("taking site batches as a central");
     }
+    first_start_hints(&db, &site_url, plain_listener.local_addr()?)?;
     let state = AppState {
         db,
         www_dir: www_dir.clone(),
@@ -830,6 +934,47 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     }
     alerts.await?;
     tracing::info!("site server stopped");
+    Ok(())
+}
+
+/// Finishes an import a killed importer left (decided: applied; not yet:
+/// swept), at start and again once its lease has surely run out, beside
+/// the serving site: an import's turns never hold the writer for long.
+async fn settle_imports(db: Db) {
+    let lease = std::time::Duration::from_millis(ledger::import::IMPORT_LEASE_MS as u64);
+    for wait in [
+        std::time::Duration::ZERO,
+        lease + std::time::Duration::from_secs(1),
+    ] {
+        tokio::time::sleep(wait).await;
+        let db = db.clone();
+        let settled =
+            tokio::task::spawn_blocking(move || ledger::import::settle(&db, ledger::wall_clock()))
+                .await;
+        match settled {
+            Ok(Ok(0)) => {}
+            Ok(Ok(imports)) => {
+                tracing::info!(imports, "finished imports a killed importer had decided")
+            }
+            Ok(Err(err)) => tracing::error!(%err, "finishing an import a killed importer left"),
+            Err(err) => tracing::error!(%err, "finishing an import a killed importer left"),
+        }
+    }
+}
+
+/// On a site with no admin yet (its first start), where to open the site's
+/// view and the commands that add an admin and a device, on stderr.
+fn first_start_hints(db: &Db, site_url: &str, plain: SocketAddr) -> anyhow::Result<()> {
+    let admins = db.call_blocking(|conn| view::admin::list(conn))?;
+    if !admins.is_empty() {
+        return Ok(());
+    }
+    eprintln!(
+        "\nStockhop site is serving.\n\
+         \x20 Open the site's view at {site_url}/site/ (on this machine also http://{plain}/site/).\n\
+         \x20 Add an admin, whose token signs in there:   stockhop-site admin add NAME\n\
+         \x20 Add a handheld, and open its setup link on it: stockhop-site device add ID --profile mc3390xr\n"
+    );
     Ok(())
 }
 

@@ -22,6 +22,14 @@ pub fn routes() -> Router<AppState> {
     Router::new().route(CENTRAL_HOPS_PATH, post(central_hops))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/central/hops",
+    tag = "central",
+    description = "A site's signed batch of hops, on a central (HMAC-SHA256 headers)",
+    request_body(content = serde_json::Value, description = "CentralBatch: site_id, hops", content_type = "application/json"),
+    responses((status = 200, description = "one result per hop", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+)]
 async fn central_hops(
     State(state): State<AppState>,
     request: Request,

@@ -13,8 +13,10 @@
 //! * `api.rs` — the central's endpoint.
 //! * `secrets.rs` — each site's own secret at the central, and which key
 //!   a batch is verified with.
+//! * `feed.rs` — the hop feed over every site's hops.
 
 pub mod api;
+pub mod feed;
 pub mod forwarder;
 pub mod ingest;
 pub mod outbox;

@@ -117,6 +117,15 @@ fn refusal(refusal: Refusal) -> AppError {
     AppError::from(LedgerError::Refused(refusal))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/sync",
+    tag = "ledger",
+    description = "A handheld's queued items, applied once each in client_seq order per session (docs/design.md §4)",
+    request_body(content = serde_json::Value, description = "SyncRequest: device_id, sent_at, items", content_type = "application/json"),
+    responses((status = 200, description = "the per-item results", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn sync_items(
     State(state): State<AppState>,
     request: Request,
@@ -238,6 +247,15 @@ async fn drain_parked(db: crate::db::Db, device: devices::Device, mut sessions: 
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{session_id}/hops",
+    tag = "ledger",
+    description = "The hops a session of the asking device recorded, in applied order",
+    params(("session_id" = String, Path)),
+    responses((status = 200, description = "the session's hops", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn session_hops(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
@@ -277,6 +295,16 @@ async fn session_hops(
         .await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/devices/{device_id}/heartbeat",
+    tag = "ledger",
+    description = "A handheld's heartbeat: its queue depth and oldest queued item",
+    params(("device_id" = String, Path)),
+    request_body(content = serde_json::Value, description = "Heartbeat: sent_at, queue_depth, oldest_queued_at, app_version", content_type = "application/json"),
+    responses((status = 200, description = "the heartbeat period to keep", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn heartbeat(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
@@ -324,6 +352,14 @@ async fn heartbeat(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/terminal/events",
+    tag = "ledger",
+    description = "A signed batch of terminal records from a remote listener (HMAC-SHA256 headers)",
+    request_body(content = serde_json::Value, description = "TerminalBatch", content_type = "application/json"),
+    responses((status = 200, description = "one result per record", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+)]
 async fn terminal_events(
     State(state): State<AppState>,
     request: Request,

@@ -258,3 +258,52 @@ pub fn last_seen(conn: &Connection, device_id: &str) -> crate::sql::Result<Optio
     )
     .optional()
 }
+
+/// A row of `device list` and `GET /v1/admin/devices`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct Listed {
+    pub device_id: String,
+    pub profile: String,
+    pub commissioned: bool,
+    #[schema(value_type = String, format = DateTime)]
+    pub added_at: UnixMs,
+    /// When it was revoked; its token no longer works.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub revoked_at: Option<UnixMs>,
+}
+
+/// Every device the site knows, revoked ones too, by id.
+pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Listed>> {
+    conn.prepare(
+        "SELECT d.device_id, d.profile, d.commissioned, d.added_at, r.revoked_at
+         FROM devices d LEFT JOIN device_revocations r ON r.device_id = d.device_id
+         ORDER BY d.device_id",
+    )?
+    .query_map([], |row| {
+        Ok(Listed {
+            device_id: row.get(0)?,
+            profile: row.get(1)?,
+            commissioned: row.get(2)?,
+            added_at: UnixMs(row.get(3)?),
+            revoked_at: row.get::<_, Option<i64>>(4)?.map(UnixMs),
+        })
+    })?
+    .collect()
+}
+
+/// Gives a device a new token, for a new setup link (the site keeps only
+/// tokens' hashes, so the old link cannot be shown again): the old token
+/// stops working at once. A revoked device stays revoked.
+pub fn relink(conn: &Connection, device_id: &str) -> Result<String, LedgerError> {
+    let token = auth::mint_token()?;
+    let changed = conn.execute(
+        "UPDATE devices SET token_sha256 = ?2
+         WHERE device_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
+        params![device_id, auth::token_hash(&token)],
+    )?;
+    if changed == 0 {
+        return Err(no_such_device(device_id));
+    }
+    Ok(token)
+}

@@ -1,19 +1,39 @@
-//! `stockhop-site import bins|units|grns|manifests|operators FILE`:
-//! reference data from CSV (a header row, then one row per bin, unit, GRN
-//! line, manifest unit or operator).
+//! Reference data in: `stockhop-site import bins|units|grns|manifests|operators
+//! FILE` and `PUT /v1/admin/reference/{kind}`, CSV (a header row, then one
+//! row per bin, unit, GRN line, manifest unit or operator) or a JSON array
+//! of the same fields, through one path.
 //!
-//! One transaction per file: a bad row fails the whole file with
-//! `FILE:LINE: reason` and nothing of it is written. Importing the same
-//! rows again changes nothing; a row that changes a unit bumps its
-//! version, so devices that read the old one get `stale_state`. Rows add
-//! and update; nothing is deleted by leaving it out of a file (a GRN line
-//! or a manifest unit the ledger has counted must not vanish under it).
+//! An import of any size never holds the writer for long, and readers see
+//! all of it or none of it as it is decided:
+//!
+//! 1. **Staging.** Rows are parsed and checked (fields, control
+//!    characters, repeats within the file, and what they name in the
+//!    ledger) ahead of the writer, then written to `import_rows` a short
+//!    transaction at a time ([`TURN_BUDGET`]); nothing else reads them. A
+//!    bad row fails the whole import: every error (up to
+//!    [`MAX_IMPORT_ERRORS`]) with its line, and the staged rows are swept.
+//! 2. **The flip.** One statement marks the import `applying`: it is
+//!    decided. Before it, a killed import has changed nothing any reader
+//!    sees (its staged rows are swept once its lease runs out); after it,
+//!    the rest is applied by whoever finds it ([`settle`]: the next
+//!    import, the next start of the server).
+//! 3. **Applying.** Staged rows are merged into the reference tables a
+//!    short transaction at a time. Handhelds' reference pages stop at the
+//!    change number of the flip until the last turn, so a handheld takes
+//!    the whole import at once ([`visible_until`]).
+//!
+//! Importing the same rows again changes nothing; a row that changes a
+//! unit bumps its version, so devices that read the old one get
+//! `stale_state`. Rows add and update; nothing is deleted by leaving it out
+//! of a file (a GRN line or a manifest unit the ledger has counted must not
+//! vanish under it).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use crate::sql::Connection;
-use serde::Deserialize;
+use crate::sql::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
 use super::bins::{self, Bin};
@@ -21,6 +41,37 @@ use super::operators::{self, Operator};
 use super::sync::MAX_FIELD_CHARS;
 use super::units::{self, UnitFacts, UnitState};
 use super::{grns, manifests};
+
+/// The longest one transaction of an import runs before it commits and
+/// lets the writer go: a fifth of the 100 ms the writer may be held at a
+/// time, the rest for the commit's flush and, for an import from another
+/// process, SQLite's busy handler, which sleeps in growing steps.
+pub const TURN_BUDGET: Duration = Duration::from_millis(20);
+/// The share of the writer's time an import on the site's database takes:
+/// after a turn of `t` it rests `t × (1 − share) / share`, so a sync that
+/// arrives during a turn finds the writer free right after it, and the
+/// sync's own turns are never crowded out.
+pub const IMPORT_WRITER_SHARE: f64 = 0.5;
+/// Rows parsed ahead of the writer before a staging turn takes them: a few
+/// turns' worth, so parsing never waits on the database nor runs far
+/// ahead of it (memory).
+pub const PARSE_AHEAD_ROWS: usize = 4_096;
+/// Rows in one staging `INSERT`: one round trip for many rows on
+/// PostgreSQL, 300 parameters (SQLite allows 32,766).
+pub const STAGE_INSERT_ROWS: usize = 100;
+/// Staged rows one apply turn reads at once (it may apply fewer within
+/// [`TURN_BUDGET`]).
+pub const APPLY_READ_ROWS: i64 = 2_000;
+/// Errors one failed import lists: enough to fix a file in one go, few
+/// enough for a terminal or a JSON answer.
+pub const MAX_IMPORT_ERRORS: usize = 100;
+/// An import that has not finished a turn for this long is abandoned (a
+/// staging one) or taken over (an applying one) by the next import or
+/// start: a turn takes well under a second, and a killed importer must
+/// not leave the site waiting long.
+pub const IMPORT_LEASE_MS: i64 = 30_000;
+/// How long an import waits between looks when another one is applying.
+pub const APPLYING_POLL: Duration = Duration::from_millis(100);
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,17 +99,48 @@ impl Kind {
             Kind::Operators => &["badge", "name"],
         }
     }
+
+    /// Its name on the command line and in `/v1/admin/reference/{kind}`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bins => "bins",
+            Kind::Units => "units",
+            Kind::Grns => "grns",
+            Kind::Manifests => "manifests",
+            Kind::Operators => "operators",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Kind> {
+        [
+            Kind::Bins,
+            Kind::Units,
+            Kind::Grns,
+            Kind::Manifests,
+            Kind::Operators,
+        ]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
 }
 
-/// Why a file was not imported.
+/// One bad row (or the header, line 1) of a refused import. For a JSON
+/// array, `line` is the element's position, from 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineError {
+    pub line: u64,
+    pub message: String,
+}
+
+/// Why an import was not made.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    /// A row (or the header, line 1) is wrong: nothing was imported.
-    #[error("{file}:{line}: {reason}")]
-    Row {
+    /// Rows (or the header) are wrong: nothing was imported. Listed in line
+    /// order, at most [`MAX_IMPORT_ERRORS`].
+    #[error("{}", invalid_lines(file, errors))]
+    Invalid {
         file: String,
-        line: u64,
-        reason: String,
+        errors: Vec<LineError>,
     },
     #[error("{file}: {reason}")]
     File { file: String, reason: String },
@@ -69,15 +151,71 @@ pub enum ImportError {
     },
 }
 
+fn invalid_lines(file: &str, errors: &[LineError]) -> String {
+    errors
+        .iter()
+        .map(|error| format!("{file}:{}: {}", error.line, error.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
     pub rows: usize,
     /// Rows that added or changed something.
     pub changed: usize,
+    /// The longest this import held the database at a time (one turn).
+    pub longest_turn: Duration,
 }
 
-/// Imports `path` as `kind` in one transaction.
+/// Where the import's transactions get their connection: one held
+/// throughout (a test, the simulation), or the site's database, let go
+/// between turns so sync requests run in between.
+pub trait Connections {
+    /// Runs one turn's transaction.
+    fn with<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
+        self.turn(work).0
+    }
+
+    /// Runs one turn's transaction and rests after it (see
+    /// [`IMPORT_WRITER_SHARE`]); also returns how long the turn took.
+    fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration);
+}
+
+impl Connections for crate::db::Db {
+    fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration) {
+        // Timed inside: the writer is held from here, not while waiting.
+        let (out, took) = self.call_blocking(|conn| {
+            let start = Instant::now();
+            let out = work(conn);
+            (out, start.elapsed())
+        });
+        std::thread::sleep(took.mul_f64((1.0 - IMPORT_WRITER_SHARE) / IMPORT_WRITER_SHARE));
+        (out, took)
+    }
+}
+
+/// One connection held throughout: no one else writes, so no rests.
+impl Connections for std::cell::RefCell<&mut Connection> {
+    fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration) {
+        let start = Instant::now();
+        let out = work(&mut self.borrow_mut());
+        (out, start.elapsed())
+    }
+}
+
+/// The input of an import.
+pub enum Source<R> {
+    /// CSV with a header row naming at least [`Kind::columns`].
+    Csv(R),
+    /// A JSON array of objects with [`Kind::columns`] as fields (strings,
+    /// numbers, or null for an empty optional one).
+    Json(Vec<serde_json::Value>),
+}
+
+/// Imports `path` as `kind` on one connection held throughout (the staging,
+/// flip and apply turns all run; nothing else writes in between).
 pub fn import(
     conn: &mut Connection,
     kind: Kind,
@@ -92,7 +230,7 @@ pub fn import(
     import_reader(conn, kind, &file, input, now)
 }
 
-/// Imports the CSV text `input` as `kind` in one transaction; `file` names
+/// Imports the CSV text `input` as `kind` on one connection; `file` names
 /// it in errors.
 pub fn import_reader(
     conn: &mut Connection,
@@ -101,134 +239,820 @@ pub fn import_reader(
     input: impl std::io::Read,
     now: UnixMs,
 ) -> Result<Summary, ImportError> {
-    let file = file.to_owned();
-    let sqlite = |source| ImportError::Sqlite {
-        file: file.clone(),
+    let conns = std::cell::RefCell::new(conn);
+    run(&conns, kind, file, Source::Csv(input), &|| now)
+}
+
+/// Imports `source` as `kind`, each transaction a turn of at most about
+/// [`TURN_BUDGET`] on a connection from `conns`; `clock` stamps the
+/// import's lease. First settles an import left by a killed importer.
+pub fn run<R: std::io::Read>(
+    conns: &impl Connections,
+    kind: Kind,
+    file: &str,
+    source: Source<R>,
+    clock: &dyn Fn() -> UnixMs,
+) -> Result<Summary, ImportError> {
+    let sql = |source| ImportError::Sqlite {
+        file: file.to_owned(),
         source,
     };
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(input);
-    let row_error = |line: u64, reason: String| ImportError::Row {
-        file: file.clone(),
-        line,
-        reason,
+    let conns = &Longest {
+        conns,
+        longest: std::cell::Cell::new(Duration::ZERO),
     };
-    let headers = reader
-        .headers()
-        .map_err(|err| row_error(1, err.to_string()))?
-        .clone();
-    for column in kind.columns() {
-        if !headers.iter().any(|name| name == *column) {
-            return Err(row_error(
-                1,
-                format!(
-                    "the header names no {column:?} column (expected {})",
-                    kind.columns().join(",")
-                ),
-            ));
+    settle(conns, clock()).map_err(sql)?;
+    let mut records = Records::new(kind, source).map_err(|error| ImportError::Invalid {
+        file: file.to_owned(),
+        errors: vec![error],
+    })?;
+    let started_at = clock();
+    let import_id: i64 = conns
+        .with(|conn| {
+            conn.query_row(
+                "INSERT INTO imports (kind, state, source, started_at, touched_at)
+                 VALUES (?1, 'staging', ?2, ?3, ?3) RETURNING import_id",
+                params![kind.name(), file, started_at.0],
+                |row| row.get(0),
+            )
+        })
+        .map_err(sql)?;
+    let staged = stage(conns, import_id, &mut records, clock);
+    let rows = match staged {
+        Ok(rows) if records.errors.is_empty() => rows,
+        outcome => {
+            abandon(conns, import_id).map_err(sql)?;
+            outcome.map_err(sql)?;
+            return Err(ImportError::Invalid {
+                file: file.to_owned(),
+                errors: records.errors,
+            });
+        }
+    };
+    flip(conns, import_id, rows, clock).map_err(sql)?;
+    let changed = apply(conns, import_id, kind, started_at, clock).map_err(sql)?;
+    Ok(Summary {
+        rows,
+        changed,
+        longest_turn: conns.longest.get(),
+    })
+}
+
+/// [`Connections`] that remember their longest turn.
+struct Longest<'a, C> {
+    conns: &'a C,
+    longest: std::cell::Cell<Duration>,
+}
+
+impl<C: Connections> Connections for Longest<'_, C> {
+    fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration) {
+        let (out, took) = self.conns.turn(work);
+        self.longest.set(self.longest.get().max(took));
+        (out, took)
+    }
+}
+
+/// The change number handhelds' reference pages stop at while an import
+/// applies (that of its flip), so they take it whole; `None` when none is.
+pub fn visible_until(conn: &Connection) -> crate::sql::Result<Option<i64>> {
+    conn.prepare_cached("SELECT watermark FROM imports WHERE state = 'applying'")?
+        .query_row([], |row| row.get::<_, Option<i64>>(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Finishes what a killed importer left: its staged rows swept if it was
+/// still staging, the rest of its rows applied if it had flipped. Only
+/// imports whose lease ([`IMPORT_LEASE_MS`]) ran out by `now`: a live one
+/// is another process's. Returns the imports applied.
+pub fn settle(conns: &impl Connections, now: UnixMs) -> crate::sql::Result<usize> {
+    let stale: Vec<(i64, String, String, i64)> = conns.with(|conn| {
+        conn.prepare(
+            "SELECT import_id, kind, state, started_at FROM imports
+             WHERE touched_at < ?1 ORDER BY import_id",
+        )?
+        .query_map([now.0 - IMPORT_LEASE_MS], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<crate::sql::Result<Vec<(i64, String, String, i64)>>>()
+    })?;
+    let mut applied = 0;
+    for (import_id, kind, state, started_at) in stale {
+        match (state.as_str(), Kind::parse(&kind)) {
+            ("applying", Some(kind)) => {
+                let changed = apply(conns, import_id, kind, UnixMs(started_at), &|| now)?;
+                tracing::info!(
+                    import_id,
+                    kind = kind.name(),
+                    changed,
+                    "finished an import a killed importer had decided"
+                );
+                applied += 1;
+            }
+            _ => {
+                abandon(conns, import_id)?;
+                tracing::info!(import_id, %kind, "swept the staged rows of an import that was killed before it was decided");
+            }
         }
     }
-    let tx = conn.transaction().map_err(sqlite)?;
-    let mut rows = Rows {
-        conn: &tx,
-        now,
-        seen: HashMap::new(),
-        summary: Summary::default(),
-    };
-    for record in reader.records() {
-        let record = record.map_err(|err| {
-            let line = err.position().map_or(0, csv::Position::line);
-            row_error(line, err.to_string())
-        })?;
-        let line = record.position().map_or(0, csv::Position::line);
-        let changed = match kind {
-            Kind::Bins => rows.bin(&record, &headers, line),
-            Kind::Units => rows.unit(&record, &headers, line),
-            Kind::Grns => rows.grn_line(&record, &headers, line),
-            Kind::Manifests => rows.manifest_unit(&record, &headers, line),
-            Kind::Operators => rows.operator(&record, &headers, line),
+    Ok(applied)
+}
+
+/// Parses, checks and stages every row; returns how many. Stops staging
+/// (but goes on checking) at the first bad row.
+fn stage<R: std::io::Read>(
+    conns: &impl Connections,
+    import_id: i64,
+    records: &mut Records<R>,
+    clock: &dyn Fn() -> UnixMs,
+) -> crate::sql::Result<usize> {
+    let mut checked = Checked::default();
+    let mut ahead: VecDeque<(u64, Row)> = VecDeque::new();
+    let mut rows = 0;
+    loop {
+        let more = records.read_ahead(&mut checked, &mut ahead);
+        while !ahead.is_empty() {
+            let clean = records.errors.is_empty();
+            let now = clock();
+            let (consumed, staged, errors) = conns
+                .turn(|conn| {
+                    crate::sql::retry_conflicts(|| stage_turn(conn, import_id, &ahead, clean, now))
+                })
+                .0?;
+            ahead.drain(..consumed);
+            rows += staged;
+            for error in errors {
+                records.error(error.line, error.message);
+            }
+            if records.errors.len() >= MAX_IMPORT_ERRORS {
+                return Ok(rows);
+            }
         }
-        .map_err(|err| match err {
-            RowError::Bad(reason) => row_error(line, reason),
-            RowError::Sqlite(source) => sqlite(source),
-        })?;
-        rows.summary.rows += 1;
-        rows.summary.changed += usize::from(changed);
-    }
-    let summary = rows.summary;
-    tx.commit().map_err(sqlite)?;
-    Ok(summary)
-}
-
-enum RowError {
-    Bad(String),
-    Sqlite(crate::sql::Error),
-}
-
-impl From<crate::sql::Error> for RowError {
-    fn from(err: crate::sql::Error) -> RowError {
-        RowError::Sqlite(err)
+        if !more {
+            return Ok(rows);
+        }
     }
 }
 
-/// The file's rows so far: what each key was first given as, and where.
-struct Rows<'a> {
-    conn: &'a Connection,
+/// One staging transaction: checks rows from the front of `ahead` against
+/// the ledger and, while the import is `clean`, writes the good ones, for
+/// at most [`TURN_BUDGET`]. Returns the rows it took, those it staged and
+/// the errors it found.
+fn stage_turn(
+    conn: &mut Connection,
+    import_id: i64,
+    ahead: &VecDeque<(u64, Row)>,
+    clean: bool,
     now: UnixMs,
-    /// A row's key → (its line, the value that must agree on every row).
-    seen: HashMap<String, (u64, String)>,
-    summary: Summary,
+) -> crate::sql::Result<(usize, usize, Vec<LineError>)> {
+    let turn = Instant::now();
+    let tx = conn.transaction()?;
+    let mut consumed = 0;
+    let mut staged = 0;
+    let mut errors = Vec::new();
+    let mut batch: Vec<(u64, String)> = Vec::with_capacity(STAGE_INSERT_ROWS);
+    for (line, row) in ahead {
+        if turn.elapsed() >= TURN_BUDGET && consumed > 0 {
+            break;
+        }
+        consumed += 1;
+        match row.check_in(&tx)? {
+            Err(message) => errors.push(LineError {
+                line: *line,
+                message,
+            }),
+            Ok(()) if clean && errors.is_empty() => {
+                let fields = serde_json::to_string(row)
+                    .map_err(|err| crate::sql::Error::conversion(0, err.to_string()))?;
+                batch.push((*line, fields));
+                if batch.len() == STAGE_INSERT_ROWS {
+                    staged += insert_staged(&tx, import_id, &mut batch)?;
+                }
+            }
+            Ok(()) => {}
+        }
+    }
+    staged += insert_staged(&tx, import_id, &mut batch)?;
+    tx.execute(
+        "UPDATE imports SET touched_at = ?2 WHERE import_id = ?1",
+        params![import_id, now.0],
+    )?;
+    tx.commit()?;
+    Ok((consumed, staged, errors))
 }
 
-fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, RowError> {
+fn insert_staged(
+    conn: &Connection,
+    import_id: i64,
+    batch: &mut Vec<(u64, String)>,
+) -> crate::sql::Result<usize> {
+    if batch.is_empty() {
+        return Ok(0);
+    }
+    let placeholders: Vec<String> = (0..batch.len())
+        .map(|i| format!("(?{}, ?{}, ?{})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+        .collect();
+    let sql = format!(
+        "INSERT INTO import_rows (import_id, line, fields) VALUES {}",
+        placeholders.join(", ")
+    );
+    let mut values: Vec<crate::sql::Value> = Vec::with_capacity(batch.len() * 3);
+    for (line, fields) in batch.drain(..) {
+        values.push(crate::sql::Value::Integer(import_id));
+        values.push(crate::sql::Value::Integer(line as i64));
+        values.push(crate::sql::Value::Text(fields));
+    }
+    conn.prepare_cached(&sql)?.execute(values.as_slice())?;
+    Ok(values.len() / 3)
+}
+
+/// Sweeps an import that will not be applied: its staged rows a turn at a
+/// time, then its row.
+fn abandon(conns: &impl Connections, import_id: i64) -> crate::sql::Result<()> {
+    loop {
+        let (swept, _) = conns.turn(|conn| {
+            conn.execute(
+                "DELETE FROM import_rows WHERE import_id = ?1 AND line IN
+                     (SELECT line FROM import_rows WHERE import_id = ?1 ORDER BY line LIMIT ?2)",
+                params![import_id, APPLY_READ_ROWS],
+            )
+        });
+        let swept = swept?;
+        if swept == 0 {
+            break;
+        }
+    }
+    conns.with(|conn| conn.execute("DELETE FROM imports WHERE import_id = ?1", [import_id]))?;
+    Ok(())
+}
+
+/// Decides the import: one statement. Waits while another import applies
+/// (taking it over once its lease runs out).
+fn flip(
+    conns: &impl Connections,
+    import_id: i64,
+    rows: usize,
+    clock: &dyn Fn() -> UnixMs,
+) -> crate::sql::Result<()> {
+    loop {
+        let now = clock();
+        let flipped = conns.with(|conn| {
+            conn.execute(
+                "UPDATE imports SET state = 'applying', row_count = ?2, touched_at = ?3,
+                        watermark = (SELECT seq FROM reference_clock)
+                 WHERE import_id = ?1",
+                params![import_id, rows as i64, now.0],
+            )
+        });
+        match flipped {
+            Ok(_) => return Ok(()),
+            Err(err) if err.unique_violation().is_some() => {
+                // Keep this import's lease while it waits.
+                conns.with(|conn| {
+                    conn.execute(
+                        "UPDATE imports SET touched_at = ?2 WHERE import_id = ?1",
+                        params![import_id, now.0],
+                    )
+                })?;
+                settle(conns, now)?;
+                std::thread::sleep(APPLYING_POLL);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Applies a decided import's staged rows a turn at a time; returns the
+/// rows that changed something, this run's and earlier runs' together.
+fn apply(
+    conns: &impl Connections,
+    import_id: i64,
+    kind: Kind,
+    started_at: UnixMs,
+    clock: &dyn Fn() -> UnixMs,
+) -> crate::sql::Result<usize> {
+    loop {
+        let now = clock();
+        let (done, _) = conns.turn(|conn| {
+            crate::sql::retry_conflicts(|| apply_turn(conn, import_id, kind, started_at, now))
+        });
+        let done = done?;
+        if let Some(changed) = done {
+            return Ok(changed);
+        }
+    }
+}
+
+/// One apply transaction of at most about [`TURN_BUDGET`]; the import's
+/// total of changed rows once the last row is applied (and the import's
+/// row gone, in the same transaction), else `None`.
+fn apply_turn(
+    conn: &mut Connection,
+    import_id: i64,
+    kind: Kind,
+    started_at: UnixMs,
+    now: UnixMs,
+) -> crate::sql::Result<Option<usize>> {
+    let turn = Instant::now();
+    let tx = conn.transaction()?;
+    let staged: Vec<(i64, String)> = tx
+        .prepare_cached(
+            "SELECT line, fields FROM import_rows WHERE import_id = ?1 ORDER BY line LIMIT ?2",
+        )?
+        .query_map(params![import_id, APPLY_READ_ROWS], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?
+        .collect::<crate::sql::Result<_>>()?;
+    let mut changed = 0_i64;
+    let mut last_line = None;
+    for (line, fields) in &staged {
+        if turn.elapsed() >= TURN_BUDGET && last_line.is_some() {
+            break;
+        }
+        let row: Row = serde_json::from_str(fields)
+            .map_err(|err| crate::sql::Error::conversion(2, err.to_string()))?;
+        match row.apply(&tx, started_at)? {
+            Applied::Changed => changed += 1,
+            Applied::Same => {}
+            Applied::Skipped(reason) => tracing::warn!(
+                import_id,
+                kind = kind.name(),
+                line,
+                %reason,
+                "an imported row was left out: the ledger changed under it after it was checked"
+            ),
+        }
+        last_line = Some(*line);
+    }
+    if let Some(last_line) = last_line {
+        tx.execute(
+            "DELETE FROM import_rows WHERE import_id = ?1 AND line <= ?2",
+            params![import_id, last_line],
+        )?;
+    }
+    let total: i64 = tx.query_row(
+        "UPDATE imports SET changed = changed + ?2, touched_at = ?3 WHERE import_id = ?1
+         RETURNING changed",
+        params![import_id, changed, now.0],
+        |row| row.get(0),
+    )?;
+    let finished = last_line.is_none()
+        || staged.len() < APPLY_READ_ROWS as usize && {
+            !tx.prepare_cached("SELECT 1 FROM import_rows WHERE import_id = ?1")?
+                .exists([import_id])?
+        };
+    if finished {
+        tx.execute("DELETE FROM imports WHERE import_id = ?1", [import_id])?;
+    }
+    tx.commit()?;
+    Ok(finished.then_some(total as usize))
+}
+
+/// A row, checked on its own, as staged (JSON in `import_rows.fields`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Row {
+    Bin {
+        bin: String,
+        zone: String,
+        location: String,
+    },
+    Unit {
+        epc: String,
+        code: Option<String>,
+        sku: String,
+        state: String,
+        bin: Option<String>,
+    },
+    GrnLine {
+        grn: String,
+        qc: String,
+        sku: String,
+        expected: u64,
+    },
+    ManifestUnit {
+        manifest: String,
+        state: String,
+        epc: String,
+    },
+    Operator {
+        badge: String,
+        name: String,
+    },
+}
+
+enum Applied {
+    Changed,
+    Same,
+    Skipped(String),
+}
+
+impl Row {
+    /// What the row names in the ledger: a unit's bin and code, a
+    /// manifest's unit. `Err` is the reason the row is refused.
+    fn check_in(&self, conn: &Connection) -> crate::sql::Result<Result<(), String>> {
+        match self {
+            Row::Unit { epc, code, bin, .. } => {
+                if let Some(code) = code {
+                    if let Some(holder) = units::find(conn, None, Some(code))? {
+                        if holder.epc.as_deref() != Some(epc.as_str()) {
+                            return Ok(Err(format!(
+                                "code {code:?} belongs to unit {}",
+                                holder.epc.as_deref().unwrap_or("without an epc")
+                            )));
+                        }
+                    }
+                }
+                if let Some(bin) = bin {
+                    if bins::find(conn, bin)?.is_none() {
+                        return Ok(Err(format!("unknown bin {bin:?}: import bins first")));
+                    }
+                }
+                Ok(Ok(()))
+            }
+            Row::ManifestUnit { epc, .. } => {
+                if units::find(conn, Some(epc), None)?.is_none() {
+                    return Ok(Err(format!("unknown unit {epc:?}: import units first")));
+                }
+                Ok(Ok(()))
+            }
+            Row::Bin { .. } | Row::GrnLine { .. } | Row::Operator { .. } => Ok(Ok(())),
+        }
+    }
+
+    /// Writes the row. A unit whose code another unit took after the row
+    /// was checked is left out (the only check the ledger can undo under
+    /// an import: bins and units are never deleted).
+    fn apply(&self, conn: &Connection, now: UnixMs) -> crate::sql::Result<Applied> {
+        let changed = |yes: bool| if yes { Applied::Changed } else { Applied::Same };
+        match self {
+            Row::Bin {
+                bin,
+                zone,
+                location,
+            } => Ok(changed(bins::upsert(
+                conn,
+                &Bin {
+                    bin: bin.clone(),
+                    zone: zone.clone(),
+                    location: location.clone(),
+                },
+            )?)),
+            Row::Unit {
+                epc,
+                code,
+                sku,
+                state,
+                bin,
+            } => {
+                if let Err(reason) = self.check_in(conn)? {
+                    return Ok(Applied::Skipped(reason));
+                }
+                let state = UnitState::parse(state)
+                    .ok_or_else(|| crate::sql::Error::conversion(2, format!("state {state:?}")))?;
+                let facts = UnitFacts {
+                    epc: Some(epc),
+                    code: code.as_deref(),
+                    sku: Some(sku),
+                    state,
+                    bin: bin.as_deref(),
+                };
+                Ok(match units::find(conn, Some(epc), None)? {
+                    Some(unit) => changed(units::update(conn, &unit, &facts)? != unit.version),
+                    None => {
+                        units::create(conn, &facts, now)?;
+                        Applied::Changed
+                    }
+                })
+            }
+            Row::GrnLine {
+                grn,
+                qc,
+                sku,
+                expected,
+            } => {
+                let head = grns::upsert_head(conn, grn, qc)?;
+                let line = grns::upsert_line(conn, grn, sku, *expected)?;
+                Ok(changed(head || line))
+            }
+            Row::ManifestUnit {
+                manifest,
+                state,
+                epc,
+            } => {
+                let head = manifests::upsert(conn, manifest, state)?;
+                let added = manifests::add_unit(conn, manifest, epc)?;
+                Ok(changed(head || added))
+            }
+            Row::Operator { badge, name } => Ok(changed(operators::upsert(
+                conn,
+                &Operator {
+                    badge: badge.clone(),
+                    name: name.clone(),
+                },
+            )?)),
+        }
+    }
+}
+
+/// What the rows so far have said: each key's first line, and the value a
+/// group's rows must agree on.
+#[derive(Default)]
+struct Checked {
+    seen: HashMap<String, (u64, String)>,
+}
+
+impl Checked {
+    /// Remembers `key` at `line`; a key repeated in the file is an error.
+    fn once(&mut self, key: String, line: u64, what: &str) -> Result<(), String> {
+        if let Some((first, _)) = self.seen.get(&key) {
+            return Err(format!("{what} is already on line {first}"));
+        }
+        self.seen.insert(key, (line, String::new()));
+        Ok(())
+    }
+
+    /// A group's `value` must be the one its first row gave.
+    fn agrees(&mut self, group: String, value: &str, line: u64, what: &str) -> Result<(), String> {
+        match self.seen.get(&group) {
+            Some((first, earlier)) if earlier != value => Err(format!(
+                "{what} {value:?} differs from {earlier:?} on line {first}"
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.seen.insert(group, (line, value.to_owned()));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A field: empty is `None` (an error when `required`); too long or with a
+/// control character (which no scan could ever match: sync refuses them)
+/// is an error.
+fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, String> {
     if value.is_empty() {
         return if required {
-            Err(RowError::Bad(format!("{name} is empty")))
+            Err(format!("{name} is empty"))
         } else {
             Ok(None)
         };
     }
     if value.chars().count() > MAX_FIELD_CHARS {
-        return Err(RowError::Bad(format!(
+        return Err(format!(
             "{name} is longer than {MAX_FIELD_CHARS} characters"
-        )));
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("{name} must not contain control characters"));
     }
     Ok(Some(value.to_owned()))
 }
 
-/// A required field that names something on a label or a screen: no
-/// control characters (a badge is scanned, a name is shown).
-fn identifier(value: &str, name: &str) -> Result<String, RowError> {
-    let value = field(value, name, true)?.unwrap_or_default();
-    if value.chars().any(char::is_control) {
-        return Err(RowError::Bad(format!(
-            "{name} must not contain control characters"
-        )));
-    }
-    Ok(value)
+fn required(value: &str, name: &str) -> Result<String, String> {
+    Ok(field(value, name, true)?.unwrap_or_default())
 }
 
-fn one_of(value: &str, name: &str, allowed: &[&str]) -> Result<(), RowError> {
+fn one_of(value: &str, name: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
         Ok(())
     } else {
-        Err(RowError::Bad(format!(
+        Err(format!(
             "{name} {value:?} is not one of {}",
             allowed.join(", ")
-        )))
+        ))
     }
+}
+
+/// The input's records as CSV records under a header, with their lines;
+/// the errors found so far.
+struct Records<R> {
+    kind: Kind,
+    headers: csv::StringRecord,
+    input: Input<R>,
+    errors: Vec<LineError>,
+}
+
+enum Input<R> {
+    Csv(csv::StringRecordsIntoIter<R>),
+    Json(std::iter::Enumerate<std::vec::IntoIter<serde_json::Value>>),
+}
+
+impl<R: std::io::Read> Records<R> {
+    fn new(kind: Kind, source: Source<R>) -> Result<Records<R>, LineError> {
+        let header_error = |message: String| LineError { line: 1, message };
+        let (headers, input) = match source {
+            Source::Csv(reader) => {
+                let mut reader = csv::ReaderBuilder::new()
+                    .trim(csv::Trim::All)
+                    .from_reader(reader);
+                let headers = reader
+                    .headers()
+                    .map_err(|err| header_error(err.to_string()))?
+                    .clone();
+                for column in kind.columns() {
+                    if !headers.iter().any(|name| name == *column) {
+                        return Err(header_error(format!(
+                            "the header names no {column:?} column (expected {})",
+                            kind.columns().join(",")
+                        )));
+                    }
+                }
+                (headers, Input::Csv(reader.into_records()))
+            }
+            Source::Json(values) => (
+                csv::StringRecord::from(kind.columns().to_vec()),
+                Input::Json(values.into_iter().enumerate()),
+            ),
+        };
+        Ok(Records {
+            kind,
+            headers,
+            input,
+            errors: Vec::new(),
+        })
+    }
+
+    fn error(&mut self, line: u64, message: String) {
+        if self.errors.len() < MAX_IMPORT_ERRORS {
+            self.errors.push(LineError { line, message });
+        }
+    }
+
+    /// Reads up to [`PARSE_AHEAD_ROWS`] good rows into `ahead`; false once
+    /// the input is done (or cannot be read on).
+    fn read_ahead(&mut self, checked: &mut Checked, ahead: &mut VecDeque<(u64, Row)>) -> bool {
+        while ahead.len() < PARSE_AHEAD_ROWS {
+            if self.errors.len() >= MAX_IMPORT_ERRORS {
+                return false;
+            }
+            let (line, record) = match self.next_record() {
+                None => return false,
+                Some(Err(error)) => {
+                    self.error(error.line, error.message);
+                    // A CSV that cannot be split into records cannot be
+                    // read on reliably.
+                    return false;
+                }
+                Some(Ok(record)) => record,
+            };
+            match self.row(&record, line, checked) {
+                Ok(row) => ahead.push_back((line, row)),
+                Err(message) => self.error(line, message),
+            }
+        }
+        true
+    }
+
+    fn next_record(&mut self) -> Option<Result<(u64, csv::StringRecord), LineError>> {
+        match &mut self.input {
+            Input::Csv(records) => Some(match records.next()? {
+                Ok(record) => Ok((record.position().map_or(0, csv::Position::line), record)),
+                Err(err) => Err(LineError {
+                    line: err.position().map_or(0, csv::Position::line),
+                    message: err.to_string(),
+                }),
+            }),
+            Input::Json(values) => {
+                let (index, value) = values.next()?;
+                let line = index as u64 + 1;
+                Some(
+                    json_record(self.kind, &value)
+                        .map(|record| (line, record))
+                        .map_err(|message| LineError { line, message }),
+                )
+            }
+        }
+    }
+
+    fn row(
+        &self,
+        record: &csv::StringRecord,
+        line: u64,
+        checked: &mut Checked,
+    ) -> Result<Row, String> {
+        match self.kind {
+            Kind::Bins => {
+                let row: BinRow = read(record, &self.headers)?;
+                let bin = required(&row.bin, "bin")?;
+                let zone = required(&row.zone, "zone")?;
+                let location = required(&row.location, "location")?;
+                checked.once(format!("bin\0{bin}"), line, &format!("bin {bin:?}"))?;
+                Ok(Row::Bin {
+                    bin,
+                    zone,
+                    location,
+                })
+            }
+            Kind::Units => {
+                let row: UnitRow = read(record, &self.headers)?;
+                let epc = required(&row.epc, "epc")?;
+                let code = field(&row.code, "code", false)?;
+                let sku = required(&row.sku, "sku")?;
+                if UnitState::parse(&row.state).is_none() {
+                    return Err(format!(
+                        "state {:?} is not one of new, in_stock, dispatched, missing",
+                        row.state
+                    ));
+                }
+                let bin = field(&row.bin, "bin", false)?;
+                checked.once(format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
+                if let Some(code) = &code {
+                    checked.once(format!("code\0{code}"), line, &format!("code {code:?}"))?;
+                }
+                Ok(Row::Unit {
+                    epc,
+                    code,
+                    sku,
+                    state: row.state,
+                    bin,
+                })
+            }
+            Kind::Grns => {
+                let row: GrnRow = read(record, &self.headers)?;
+                let grn = required(&row.grn, "grn")?;
+                one_of(&row.qc, "qc", &grns::qc::ALL)?;
+                let sku = required(&row.sku, "sku")?;
+                let expected: u64 = row.expected.parse().map_err(|_| {
+                    format!("expected {:?} is not a whole number of units", row.expected)
+                })?;
+                if expected > i64::MAX as u64 {
+                    return Err("expected is out of range".into());
+                }
+                checked.agrees(format!("grn\0{grn}"), &row.qc, line, "qc")?;
+                checked.once(
+                    format!("line\0{grn}\0{sku}"),
+                    line,
+                    &format!("sku {sku:?} of GRN {grn:?}"),
+                )?;
+                Ok(Row::GrnLine {
+                    grn,
+                    qc: row.qc,
+                    sku,
+                    expected,
+                })
+            }
+            Kind::Manifests => {
+                let row: ManifestRow = read(record, &self.headers)?;
+                let manifest = required(&row.manifest, "manifest")?;
+                one_of(&row.state, "state", &manifests::states::ALL)?;
+                let epc = required(&row.epc, "epc")?;
+                checked.agrees(format!("manifest\0{manifest}"), &row.state, line, "state")?;
+                checked.once(
+                    format!("unit\0{manifest}\0{epc}"),
+                    line,
+                    &format!("epc {epc:?} of manifest {manifest:?}"),
+                )?;
+                Ok(Row::ManifestUnit {
+                    manifest,
+                    state: row.state,
+                    epc,
+                })
+            }
+            Kind::Operators => {
+                // A badge is scanned and a name is shown: both required,
+                // and `field` refuses control characters in either.
+                let row: OperatorRow = read(record, &self.headers)?;
+                let badge = required(&row.badge, "badge")?;
+                let name = required(&row.name, "name")?;
+                checked.once(format!("badge\0{badge}"), line, &format!("badge {badge:?}"))?;
+                Ok(Row::Operator { badge, name })
+            }
+        }
+    }
+}
+
+/// A JSON array element as a record in [`Kind::columns`] order: strings
+/// as they are, numbers and booleans as their text, null or absent empty.
+fn json_record(kind: Kind, value: &serde_json::Value) -> Result<csv::StringRecord, String> {
+    let Some(object) = value.as_object() else {
+        return Err(format!(
+            "each element is an object with the fields {}",
+            kind.columns().join(", ")
+        ));
+    };
+    let mut record = csv::StringRecord::new();
+    for column in kind.columns() {
+        match object.get(*column) {
+            None | Some(serde_json::Value::Null) => record.push_field(""),
+            Some(serde_json::Value::String(text)) => record.push_field(text.trim()),
+            Some(serde_json::Value::Number(number)) => record.push_field(&number.to_string()),
+            Some(serde_json::Value::Bool(flag)) => record.push_field(&flag.to_string()),
+            Some(_) => return Err(format!("{column} is not a string or a number")),
+        }
+    }
+    Ok(record)
 }
 
 fn read<T: serde::de::DeserializeOwned>(
     record: &csv::StringRecord,
     headers: &csv::StringRecord,
-) -> Result<T, RowError> {
+) -> Result<T, String> {
     record
         .deserialize(Some(headers))
         .map_err(|err| match err.kind() {
-            csv::ErrorKind::Deserialize { err, .. } => RowError::Bad(err.to_string()),
-            _ => RowError::Bad(err.to_string()),
+            csv::ErrorKind::Deserialize { err, .. } => err.to_string(),
+            _ => err.to_string(),
         })
 }
 
@@ -269,180 +1093,32 @@ struct ManifestRow {
     epc: String,
 }
 
-impl Rows<'_> {
-    /// Remembers `key` at `line`; a key repeated in the file is an error,
-    /// as is a `shared` value that differs from the key's group's first row.
-    fn once(&mut self, key: String, line: u64, what: &str) -> Result<(), RowError> {
-        if let Some((first, _)) = self.seen.get(&key) {
-            return Err(RowError::Bad(format!("{what} is already on line {first}")));
-        }
-        self.seen.insert(key, (line, String::new()));
-        Ok(())
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    fn agrees(
-        &mut self,
-        group: String,
-        value: &str,
-        line: u64,
-        what: &str,
-    ) -> Result<(), RowError> {
-        match self.seen.get(&group) {
-            Some((first, earlier)) if earlier != value => Err(RowError::Bad(format!(
-                "{what} {value:?} differs from {earlier:?} on line {first}"
-            ))),
-            Some(_) => Ok(()),
-            None => {
-                self.seen.insert(group, (line, value.to_owned()));
-                Ok(())
-            }
+    #[test]
+    fn a_field_with_a_control_character_is_refused_like_a_scan_of_it() {
+        assert_eq!(field("B-1", "bin", true), Ok(Some("B-1".into())));
+        for bad in ["B\u{0}1", "B\u{1b}[31m", "B\u{7f}"] {
+            assert_eq!(
+                field(bad, "bin", true),
+                Err("bin must not contain control characters".into())
+            );
         }
     }
 
-    fn bin(
-        &mut self,
-        record: &csv::StringRecord,
-        headers: &csv::StringRecord,
-        line: u64,
-    ) -> Result<bool, RowError> {
-        let row: BinRow = read(record, headers)?;
-        let bin = Bin {
-            bin: field(&row.bin, "bin", true)?.unwrap_or_default(),
-            zone: field(&row.zone, "zone", true)?.unwrap_or_default(),
-            location: field(&row.location, "location", true)?.unwrap_or_default(),
-        };
-        self.once(
-            format!("bin\0{}", bin.bin),
-            line,
-            &format!("bin {:?}", bin.bin),
-        )?;
-        Ok(bins::upsert(self.conn, &bin)?)
-    }
-
-    fn unit(
-        &mut self,
-        record: &csv::StringRecord,
-        headers: &csv::StringRecord,
-        line: u64,
-    ) -> Result<bool, RowError> {
-        let row: UnitRow = read(record, headers)?;
-        let epc = field(&row.epc, "epc", true)?.unwrap_or_default();
-        let code = field(&row.code, "code", false)?;
-        let sku = field(&row.sku, "sku", true)?;
-        let state = UnitState::parse(&row.state).ok_or_else(|| {
-            RowError::Bad(format!(
-                "state {:?} is not one of new, in_stock, dispatched, missing",
-                row.state
-            ))
-        })?;
-        let bin = field(&row.bin, "bin", false)?;
-        self.once(format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
-        if let Some(code) = &code {
-            self.once(format!("code\0{code}"), line, &format!("code {code:?}"))?;
-            if let Some(holder) = units::find(self.conn, None, Some(code))? {
-                if holder.epc.as_deref() != Some(epc.as_str()) {
-                    return Err(RowError::Bad(format!(
-                        "code {code:?} belongs to unit {}",
-                        holder.epc.as_deref().unwrap_or("without an epc")
-                    )));
-                }
-            }
-        }
-        if let Some(bin) = &bin {
-            if bins::find(self.conn, bin)?.is_none() {
-                return Err(RowError::Bad(format!(
-                    "unknown bin {bin:?}: import bins first"
-                )));
-            }
-        }
-        let facts = UnitFacts {
-            epc: Some(&epc),
-            code: code.as_deref(),
-            sku: sku.as_deref(),
-            state,
-            bin: bin.as_deref(),
-        };
-        Ok(match units::find(self.conn, Some(&epc), None)? {
-            Some(unit) => units::update(self.conn, &unit, &facts)? != unit.version,
-            None => {
-                units::create(self.conn, &facts, self.now)?;
-                true
-            }
-        })
-    }
-
-    fn grn_line(
-        &mut self,
-        record: &csv::StringRecord,
-        headers: &csv::StringRecord,
-        line: u64,
-    ) -> Result<bool, RowError> {
-        let row: GrnRow = read(record, headers)?;
-        let grn = field(&row.grn, "grn", true)?.unwrap_or_default();
-        one_of(&row.qc, "qc", &grns::qc::ALL)?;
-        let sku = field(&row.sku, "sku", true)?.unwrap_or_default();
-        let expected: u64 = row.expected.parse().map_err(|_| {
-            RowError::Bad(format!(
-                "expected {:?} is not a whole number of units",
-                row.expected
-            ))
-        })?;
-        if expected > i64::MAX as u64 {
-            return Err(RowError::Bad("expected is out of range".into()));
-        }
-        self.agrees(format!("grn\0{grn}"), &row.qc, line, "qc")?;
-        self.once(
-            format!("line\0{grn}\0{sku}"),
-            line,
-            &format!("sku {sku:?} of GRN {grn:?}"),
-        )?;
-        let head = grns::upsert_head(self.conn, &grn, &row.qc)?;
-        let line_changed = grns::upsert_line(self.conn, &grn, &sku, expected)?;
-        Ok(head || line_changed)
-    }
-
-    fn operator(
-        &mut self,
-        record: &csv::StringRecord,
-        headers: &csv::StringRecord,
-        line: u64,
-    ) -> Result<bool, RowError> {
-        let row: OperatorRow = read(record, headers)?;
-        let operator = Operator {
-            badge: identifier(&row.badge, "badge")?,
-            name: identifier(&row.name, "name")?,
-        };
-        self.once(
-            format!("badge\0{}", operator.badge),
-            line,
-            &format!("badge {:?}", operator.badge),
-        )?;
-        Ok(operators::upsert(self.conn, &operator)?)
-    }
-
-    fn manifest_unit(
-        &mut self,
-        record: &csv::StringRecord,
-        headers: &csv::StringRecord,
-        line: u64,
-    ) -> Result<bool, RowError> {
-        let row: ManifestRow = read(record, headers)?;
-        let manifest = field(&row.manifest, "manifest", true)?.unwrap_or_default();
-        one_of(&row.state, "state", &manifests::states::ALL)?;
-        let epc = field(&row.epc, "epc", true)?.unwrap_or_default();
-        self.agrees(format!("manifest\0{manifest}"), &row.state, line, "state")?;
-        self.once(
-            format!("unit\0{manifest}\0{epc}"),
-            line,
-            &format!("epc {epc:?} of manifest {manifest:?}"),
-        )?;
-        if units::find(self.conn, Some(&epc), None)?.is_none() {
-            return Err(RowError::Bad(format!(
-                "unknown unit {epc:?}: import units first"
-            )));
-        }
-        let head = manifests::upsert(self.conn, &manifest, &row.state)?;
-        let added = manifests::add_unit(self.conn, &manifest, &epc)?;
-        Ok(head || added)
+    #[test]
+    fn a_json_element_reads_as_the_csv_row_of_the_same_fields() {
+        let record = json_record(
+            Kind::Grns,
+            &serde_json::json!({"grn": "G-1", "qc": "accepted", "sku": "S", "expected": 3}),
+        )
+        .unwrap();
+        assert_eq!(
+            record,
+            csv::StringRecord::from(vec!["G-1", "accepted", "S", "3"])
+        );
+        assert!(json_record(Kind::Bins, &serde_json::json!(["B-1"])).is_err());
     }
 }

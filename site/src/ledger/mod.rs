@@ -29,6 +29,7 @@ pub mod decision_log;
 pub mod devices;
 pub mod grns;
 pub mod heartbeat_log;
+pub mod hop_feed;
 pub mod hops;
 pub mod import;
 pub mod manifests;

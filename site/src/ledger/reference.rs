@@ -122,24 +122,33 @@ pub fn page(
     limit: usize,
 ) -> Result<ReferencePage, LedgerError> {
     let limit = limit.clamp(1, MAX_PAGE_ROWS);
+    // While an import applies, pages stop where it began: a handheld takes
+    // the whole import at once, on the page after its last turn.
+    let until = super::import::visible_until(conn)?.unwrap_or(i64::MAX);
     let mut statement = conn.prepare_cached(
         "SELECT kind, key, ref_seq FROM (
-             SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins WHERE ref_seq > ?1
-             UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units WHERE ref_seq > ?1
-             UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1
-             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1
-             UNION ALL SELECT 'operator', badge, ref_seq FROM operators WHERE ref_seq > ?1)
-             AS changed
+             SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'count', count_id, ref_seq FROM counts
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'operator', badge, ref_seq FROM operators
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3) AS changed
          ORDER BY ref_seq LIMIT ?2",
     )?;
     let mut rows = statement
-        .query_map(crate::params![after as i64, (limit + 1) as i64], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, i64>(2)?,
-            ))
-        })?
+        .query_map(
+            crate::params![after as i64, (limit + 1) as i64, until],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            },
+        )?
         .collect::<crate::sql::Result<Vec<_>>>()?;
     let more = rows.len() > limit;
     rows.truncate(limit);

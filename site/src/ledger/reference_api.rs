@@ -33,6 +33,15 @@ struct PageQuery {
     limit: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/reference",
+    tag = "ledger",
+    description = "The handheld's reference cache: every row changed after the cursor",
+    params(("after" = Option<String>, Query), ("limit" = Option<String>, Query)),
+    responses((status = 200, description = "a page of bins, units, GRNs and counts", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn reference_page(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -91,6 +100,15 @@ async fn one<T: Send + 'static>(
         })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/units/{epc}",
+    tag = "ledger",
+    description = "One unit by EPC",
+    params(("epc" = String, Path)),
+    responses((status = 200, description = "the unit", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn unit(
     State(state): State<AppState>,
     Path(epc): Path<String>,
@@ -102,6 +120,15 @@ async fn unit(
     .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/grns/{grn}",
+    tag = "ledger",
+    description = "One GRN with its lines",
+    params(("grn" = String, Path)),
+    responses((status = 200, description = "the GRN", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn grn(
     State(state): State<AppState>,
     Path(grn): Path<String>,
@@ -110,6 +137,15 @@ async fn grn(
     one(&state, &headers, "GRN", move |conn| grns::find(conn, &grn)).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/manifests/{manifest}",
+    tag = "ledger",
+    description = "One manifest with its units, read live by dispatch verify",
+    params(("manifest" = String, Path)),
+    responses((status = 200, description = "the manifest", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn manifest(
     State(state): State<AppState>,
     Path(manifest): Path<String>,
@@ -121,6 +157,15 @@ async fn manifest(
     .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/counts/{count_id}",
+    tag = "ledger",
+    description = "One count session with what it expected and saw",
+    params(("count_id" = String, Path)),
+    responses((status = 200, description = "the count", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("device_token" = []))
+)]
 async fn count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,

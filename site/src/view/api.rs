@@ -230,6 +230,14 @@ fn set_cookie(response: &mut Response, cookie: Cookie<'_>) -> Result<(), AppErro
     Ok(())
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/login",
+    tag = "view",
+    description = "Trades an admin token for the dashboard's session cookie",
+    request_body(content = serde_json::Value, description = "an admin token: {\"token\"}", content_type = "application/json"),
+    responses((status = 200, description = "the session and its CSRF token", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+)]
 async fn login(
     State(state): State<AppState>,
     tls: Option<Extension<OverTls>>,
@@ -265,6 +273,14 @@ async fn login(
     Ok(response)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/logout",
+    tag = "view",
+    description = "Ends the dashboard session",
+    responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
     if let Caller::Session { cookie, .. } = changing_caller(&state, &headers).await? {
         state
@@ -283,6 +299,14 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Res
     Ok(response)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/session",
+    tag = "view",
+    description = "Who is signed in",
+    responses((status = 200, description = "the admin and the CSRF token", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn session(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -318,6 +342,14 @@ struct StatusView {
     storage: &'static str,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/status",
+    tag = "view",
+    description = "Devices online and offline, queue depth, median sync latency and the trend",
+    responses((status = 200, description = "the site's status", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn site_status(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -360,6 +392,15 @@ async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, Ap
         .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/series",
+    tag = "view",
+    description = "The site's queue depth and sync latency over the last hours",
+    params(("hours" = Option<String>, Query)),
+    responses((status = 200, description = "the series", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn series(
     State(state): State<AppState>,
     Query(query): Query<SeriesQuery>,
@@ -370,6 +411,15 @@ async fn series(
     Ok(Json(read_series(&state, hours).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/chart.svg",
+    tag = "view",
+    description = "The series as an SVG chart",
+    params(("hours" = Option<String>, Query)),
+    responses((status = 200, description = "SVG", body = String, content_type = "image/svg+xml"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn chart_svg(
     State(state): State<AppState>,
     Query(query): Query<SeriesQuery>,
@@ -434,6 +484,15 @@ struct Enrolled {
     qr_svg: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/devices",
+    tag = "view",
+    description = "Adds a device from the dashboard",
+    request_body(content = serde_json::Value, description = "{\"device_id\", \"profile\", \"commissioned\"}", content_type = "application/json"),
+    responses((status = 200, description = "its token, setup link and QR code", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn add_device(
     State(state): State<AppState>,
     request: Request,
@@ -479,6 +538,15 @@ async fn add_device(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/devices/{device_id}/revoke",
+    tag = "view",
+    description = "Revokes a device from the dashboard",
+    params(("device_id" = String, Path)),
+    responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn revoke_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
@@ -513,6 +581,15 @@ async fn commission_device(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/counts/{count_id}/approve",
+    tag = "view",
+    description = "Posts a closed count's variance",
+    params(("count_id" = String, Path)),
+    responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn approve_count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,
@@ -524,6 +601,15 @@ async fn approve_count(
     .await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/grns/{grn_id}/resolve",
+    tag = "view",
+    description = "Accepts a GRN's short and excess lines",
+    params(("grn_id" = String, Path)),
+    responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn resolve_grn(
     State(state): State<AppState>,
     Path(grn_id): Path<String>,

@@ -1,0 +1,388 @@
+//! Data in and out: handheld sync latency while a 1,000,000-row import of
+//! bins runs beside it, with the quiet figure of the same handheld as its
+//! baseline, and the hop feed's pages per second beside reading the same
+//! pages straight from SQLite.
+//!
+//! The site runs in process over one SQLite file (WAL, synchronous=FULL),
+//! serving over loopback; the import takes the path both `PUT
+//! /v1/admin/reference/bins` and `stockhop-site import` take
+//! (`ledger::import::run` on the site's database), on its own thread.
+//! Targets: no sync answered 503, sync p99 during the import within 2x of
+//! quiet, no import turn holding the writer over 100 ms. Prints tables;
+//! asserts nothing.
+//!
+//! `cargo bench -p stockhop-site --profile site --bench data_in_out`
+//! (`STOCKHOP_BENCH_QUICK=1`: small sizes, one round, a few seconds).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stockhop::key::IdempotencyKey;
+use stockhop_site::db::Db;
+use stockhop_site::ledger::{self, devices::Profile, import, LedgerState};
+use stockhop_site::AppState;
+
+/// The bench's sizes: the issue's million rows, or a quick look.
+struct Sizes {
+    import_rows: usize,
+    quiet: Duration,
+    feed_hops: usize,
+}
+
+fn sizes() -> Sizes {
+    if std::env::var_os("STOCKHOP_BENCH_QUICK").is_some() {
+        Sizes {
+            import_rows: 20_000,
+            quiet: Duration::from_secs(2),
+            feed_hops: 5_000,
+        }
+    } else {
+        Sizes {
+            import_rows: 1_000_000,
+            quiet: Duration::from_secs(10),
+            feed_hops: 100_000,
+        }
+    }
+}
+
+/// Hops on one feed page: the most a page holds.
+const FEED_PAGE: usize = 1_000;
+/// Units the handheld puts away, over and over (each scan is a hop).
+const UNITS: usize = 100;
+/// Scans a request carries while the feed's hops are made.
+const SCANS_PER_REQUEST: usize = 200;
+
+fn main() {
+    let sizes = sizes();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = runtime.block_on(run(dir.path(), &sizes));
+    println!();
+    println!("handheld POST /v1/sync (1 scan a request, back to back) over loopback, SQLite WAL synchronous=FULL");
+    println!(
+        "| {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
+        "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
+    );
+    println!(
+        "|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
+        "", "", "", "", "", ""
+    );
+    let during = format!("during a {}-row import of bins", report.import.rows);
+    for (name, phase) in [
+        ("quiet (baseline)", &report.quiet),
+        (during.as_str(), &report.during),
+    ] {
+        println!(
+            "| {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
+            name, phase.syncs, phase.refused, phase.p50_ms, phase.p99_ms, phase.max_ms
+        );
+    }
+    println!(
+        "p99 during the import / quiet p99: {:.2}x (target: within 2x)",
+        report.during.p99_ms / report.quiet.p99_ms
+    );
+    println!(
+        "import: {} rows, {} changed, in {:.1} s ({:.0} rows/s); longest hold of the writer {:.1} ms (target: under 100 ms)",
+        report.import.rows,
+        report.import.changed,
+        report.import_time.as_secs_f64(),
+        report.import.rows as f64 / report.import_time.as_secs_f64(),
+        report.import.longest_turn.as_secs_f64() * 1000.0
+    );
+    println!();
+    println!(
+        "hop feed: {} hops in pages of {FEED_PAGE}",
+        report.feed_hops
+    );
+    println!("| {:<40} | {:>9} | {:>11} |", "reader", "pages/s", "hops/s");
+    println!("|{:-<42}|{:->11}|{:->13}|", "", "", "");
+    for (name, (pages, took)) in [
+        ("raw SQLite: the page's SELECT (baseline)", report.raw_feed),
+        ("GET /v1/hops over loopback", report.feed),
+    ] {
+        let per_sec = pages as f64 / took.as_secs_f64();
+        println!(
+            "| {:<40} | {:>9.0} | {:>11.0} |",
+            name,
+            per_sec,
+            per_sec * FEED_PAGE as f64
+        );
+    }
+    println!();
+}
+
+struct Report {
+    quiet: Phase,
+    during: Phase,
+    import: import::Summary,
+    import_time: Duration,
+    feed_hops: usize,
+    feed: (usize, Duration),
+    raw_feed: (usize, Duration),
+}
+
+async fn run(dir: &std::path::Path, sizes: &Sizes) -> Report {
+    let db = Db::open(&dir.join("data")).unwrap();
+    let now = ledger::wall_clock();
+    let (token, admin) = db
+        .call_blocking(|conn| {
+            let token = ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, now)?;
+            let admin = stockhop_site::view::admin::add(conn, "bench", now)?;
+            Ok::<_, ledger::LedgerError>((token, admin))
+        })
+        .unwrap();
+    let bins = "bin,zone,location\nB-1,Z-1,L-1\nB-2,Z-1,L-1\n".to_owned();
+    let units: String = (0..UNITS).map(|i| format!("U-{i},,SKU-1,new,\n")).collect();
+    for (kind, text) in [
+        (import::Kind::Bins, bins),
+        (
+            import::Kind::Units,
+            format!("epc,code,sku,state,bin\n{units}"),
+        ),
+    ] {
+        db.call_blocking(|conn| import::import_reader(conn, kind, "seed", text.as_bytes(), now))
+            .unwrap();
+    }
+    let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", api.local_addr().unwrap());
+    let state = AppState {
+        db: db.clone(),
+        www_dir: dir.join("www"),
+        ledger: LedgerState::default(),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(stockhop_site::serve(api, state, async {
+        let _ = stopped.await;
+    }));
+    let client = reqwest::Client::new();
+    let url = format!("{base}/v1/sync");
+    let mut handheld = Handheld::new(token);
+    let open = handheld.next(
+        "open_session",
+        json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
+    );
+    handheld.sync(&client, &url, vec![open]).await;
+
+    let quiet_until = Instant::now() + sizes.quiet;
+    let quiet = phase(&client, &url, &mut handheld, || {
+        Instant::now() >= quiet_until
+    })
+    .await;
+
+    let csv = {
+        let mut text = String::from("bin,zone,location\n");
+        for i in 0..sizes.import_rows {
+            text.push_str(&format!("BIG-{i:07},Z-{},L-{}\n", i % 100, i % 7));
+        }
+        text
+    };
+    let importing = db.clone();
+    let started = Instant::now();
+    let import = tokio::task::spawn_blocking(move || {
+        let summary = import::run(
+            &importing,
+            import::Kind::Bins,
+            "bench",
+            import::Source::Csv(csv.as_bytes()),
+            &ledger::wall_clock,
+        )
+        .unwrap();
+        (summary, started.elapsed())
+    });
+    let during = phase(&client, &url, &mut handheld, || import.is_finished()).await;
+    let (summary, import_time) = import.await.unwrap();
+
+    // The feed's hops: put-away scans, many a request.
+    let mut made = 0;
+    while made < sizes.feed_hops {
+        let items: Vec<Value> = (0..SCANS_PER_REQUEST)
+            .map(|i| {
+                handheld.next(
+                    "scan",
+                    json!({"mode": "put_away", "epc": format!("U-{}", (made + i) % UNITS), "bin": "B-2"}),
+                )
+            })
+            .collect();
+        handheld.sync(&client, &url, items).await;
+        made += SCANS_PER_REQUEST;
+    }
+    let feed_hops: usize = db
+        .call_blocking(|conn| {
+            conn.query_row("SELECT count(*) FROM hops", [], |row| row.get::<_, i64>(0))
+        })
+        .unwrap() as usize;
+    let feed = read_feed(&client, &base, &admin).await;
+    let raw_feed = read_raw(db.path().unwrap());
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    Report {
+        quiet,
+        during,
+        import: summary,
+        import_time,
+        feed_hops,
+        feed,
+        raw_feed,
+    }
+}
+
+/// Pages the whole feed over HTTP: the pages read and the time taken.
+async fn read_feed(client: &reqwest::Client, base: &str, admin: &str) -> (usize, Duration) {
+    let started = Instant::now();
+    let mut after = String::new();
+    let mut pages = 0;
+    loop {
+        let page: Value = client
+            .get(format!("{base}/v1/hops?after={after}&limit={FEED_PAGE}"))
+            .bearer_auth(admin)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        pages += 1;
+        after = page["next"].as_str().unwrap().to_owned();
+        if page["hops"].as_array().unwrap().len() < FEED_PAGE {
+            return (pages, started.elapsed());
+        }
+    }
+}
+
+/// The same pages read with the feed's join straight from SQLite: the
+/// floor under the feed.
+fn read_raw(path: &std::path::Path) -> (usize, Duration) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let started = Instant::now();
+    let mut statement = conn
+        .prepare(
+            "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
+                    h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts,
+                    h.occurred_at, h.booked_at, h.recorded_at, h.source_mode, h.compensates
+             FROM hops h
+             LEFT JOIN sessions s ON s.session_id = h.session_id
+             LEFT JOIN units u ON u.unit_id = h.unit_id
+             WHERE h.hop_id > ?1 ORDER BY h.hop_id LIMIT ?2",
+        )
+        .unwrap();
+    let mut after = 0_i64;
+    let mut pages = 0;
+    loop {
+        let ids: Vec<i64> = statement
+            .query_map([after, FEED_PAGE as i64], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        pages += 1;
+        match ids.last() {
+            Some(last) if ids.len() == FEED_PAGE => after = *last,
+            _ => return (pages, started.elapsed()),
+        }
+    }
+}
+
+struct Phase {
+    syncs: usize,
+    refused: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+/// Syncs one scan a request, back to back, until `done`.
+async fn phase(
+    client: &reqwest::Client,
+    url: &str,
+    handheld: &mut Handheld,
+    done: impl Fn() -> bool,
+) -> Phase {
+    let mut latencies = Vec::new();
+    let mut refused = 0;
+    let mut i = 0;
+    while !done() {
+        let scan = handheld.next(
+            "scan",
+            json!({"mode": "put_away", "epc": format!("U-{}", i % UNITS), "bin": if i % 2 == 0 { "B-1" } else { "B-2" }}),
+        );
+        i += 1;
+        let sent = Instant::now();
+        if !handheld.try_sync(client, url, vec![scan]).await {
+            refused += 1;
+        }
+        latencies.push(sent.elapsed());
+    }
+    latencies.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let at = |q: f64| {
+        ms(latencies[((latencies.len() as f64 * q) as usize).min(latencies.len().max(1) - 1)])
+    };
+    Phase {
+        syncs: latencies.len(),
+        refused,
+        p50_ms: at(0.50),
+        p99_ms: at(0.99),
+        max_ms: ms(latencies.last().copied().unwrap_or_default()),
+    }
+}
+
+struct Handheld {
+    token: String,
+    session: String,
+    seq: u64,
+}
+
+impl Handheld {
+    fn new(token: String) -> Handheld {
+        Handheld {
+            token,
+            session: IdempotencyKey::mint().unwrap().to_string(),
+            seq: 0,
+        }
+    }
+
+    fn next(&mut self, command: &str, body: Value) -> Value {
+        self.seq += 1;
+        let now = ledger::wall_clock();
+        json!({
+            "key": IdempotencyKey::mint().unwrap().to_string(),
+            "session_id": self.session,
+            "client_seq": self.seq,
+            "command": command,
+            "occurred_at": now.to_string(),
+            "queued_at": now.to_string(),
+            "body": body,
+        })
+    }
+
+    async fn sync(&self, client: &reqwest::Client, url: &str, items: Vec<Value>) {
+        assert!(
+            self.try_sync(client, url, items).await,
+            "a sync was refused"
+        );
+    }
+
+    /// Whether the request was answered 200 with every item applied.
+    async fn try_sync(&self, client: &reqwest::Client, url: &str, items: Vec<Value>) -> bool {
+        let body = json!({"device_id": "HH-1", "sent_at": ledger::wall_clock().to_string(), "items": items});
+        let response = client
+            .post(url)
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        if response.status() != 200 {
+            return false;
+        }
+        let answer: Value = response.json().await.unwrap();
+        let results = answer["results"].as_array().unwrap();
+        assert!(
+            results.iter().all(|r| r["outcome"] == "applied"),
+            "{answer}"
+        );
+        true
+    }
+}

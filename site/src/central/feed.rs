@@ -1,0 +1,77 @@
+//! The hop feed on a central: every site's hops in the order the central
+//! committed them (`received_id`, taken in commit order on both engines as
+//! a site's `hop_id` is, migration 0011), each with its site. The same
+//! pages and cursor as a site's ([`crate::ledger::hop_feed`]); a site's
+//! hop carries no operator, so `operator_id` is empty here.
+
+use stockhop::time::UnixMs;
+
+use super::wire::SiteHop;
+use crate::ledger::hop_feed::{fact, FeedHop, FeedPage, CSV_SCAN_IDS, MAX_FEED_HOPS};
+use crate::sql::{Connection, Row};
+
+/// Every site's hops after `after`, at most `limit`, in commit order.
+pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<FeedPage> {
+    let limit = limit.clamp(1, MAX_FEED_HOPS) as i64;
+    let hops = conn
+        .prepare_cached(
+            "SELECT received_id, site_id, hop FROM central_hops
+             WHERE received_id > ?1 ORDER BY received_id LIMIT ?2",
+        )?
+        .query_map(crate::params![after, limit], from_row)?
+        .collect::<crate::sql::Result<Vec<_>>>()?;
+    Ok(FeedPage::new(hops, after))
+}
+
+/// One step of a CSV export, as [`crate::ledger::hop_feed::scan`].
+pub fn scan(
+    conn: &Connection,
+    after: i64,
+    from: UnixMs,
+    to: UnixMs,
+) -> crate::sql::Result<(Vec<FeedHop>, bool)> {
+    let hops = conn
+        .prepare_cached(
+            "SELECT received_id, site_id, hop FROM central_hops
+             WHERE received_id > ?1 AND received_id <= ?2 ORDER BY received_id",
+        )?
+        .query_map(crate::params![after, after + CSV_SCAN_IDS], from_row)?
+        .filter(|hop| {
+            hop.as_ref()
+                .map_or(true, |hop| hop.recorded_at >= from && hop.recorded_at < to)
+        })
+        .collect::<crate::sql::Result<Vec<_>>>()?;
+    let more = conn
+        .prepare_cached("SELECT 1 FROM central_hops WHERE received_id > ?1 LIMIT 1")?
+        .exists([after + CSV_SCAN_IDS])?;
+    Ok((hops, more))
+}
+
+fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
+    let text: String = row.get(2)?;
+    let hop: SiteHop = serde_json::from_str(&text)
+        .map_err(|err| crate::sql::Error::conversion(2, err.to_string()))?;
+    Ok(FeedHop {
+        hop_id: row.get(0)?,
+        site_id: Some(row.get(1)?),
+        epc: fact(&hop.facts, "epc"),
+        bin: hop.to_bin.clone().or_else(|| hop.from_bin.clone()),
+        grn: fact(&hop.facts, "grn"),
+        manifest: fact(&hop.facts, "manifest"),
+        count_id: fact(&hop.facts, "count_id"),
+        key: hop.key,
+        kind: hop.kind,
+        command: hop.command,
+        mode: hop.mode,
+        device_id: hop.device_id,
+        session_id: hop.session_id,
+        client_seq: hop.client_seq,
+        operator_id: None,
+        from_bin: hop.from_bin,
+        occurred_at: UnixMs(hop.occurred_at),
+        booked_at: UnixMs(hop.booked_at),
+        recorded_at: UnixMs(hop.recorded_at),
+        source_mode: hop.source_mode,
+        compensates: hop.compensates,
+    })
+}

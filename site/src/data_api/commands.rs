@@ -1,0 +1,302 @@
+//! The commands `stockhop-site` runs on the server machine, as endpoints
+//! for an admin's scripts: open a count, close a period, add, list,
+//! commission, revoke and re-link devices. Each calls the library
+//! function the command line calls.
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use stockhop::time::UnixMs;
+use stockhop::wire::codes as wire_codes;
+
+use crate::error::AppError;
+use crate::http::AppState;
+use crate::ledger::devices::{self, Listed, Profile};
+use crate::ledger::modes::cycle_count;
+use crate::ledger::{periods, wall_clock, LedgerError};
+use crate::view::enroll;
+
+fn malformed(message: impl Into<String>) -> AppError {
+    AppError::client(
+        StatusCode::BAD_REQUEST,
+        wire_codes::MALFORMED_REQUEST,
+        message,
+    )
+}
+
+/// A JSON body, or the reason it is not one as the API's error body.
+fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, AppError> {
+    body.map(|Json(value)| value).map_err(|rejection| {
+        AppError::client(
+            rejection.status(),
+            wire_codes::MALFORMED_REQUEST,
+            rejection.body_text(),
+        )
+    })
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct OpenCount {
+    pub location: String,
+    pub zone: String,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CountOpened {
+    pub count_id: String,
+}
+
+/// Opens a count of a zone, with the snapshot of the units expected there.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/counts",
+    tag = "admin",
+    request_body = OpenCount,
+    responses(
+        (status = 201, description = "opened", body = CountOpened),
+        (status = 401, description = "no admin token"),
+        (status = 409, description = "a count of the zone is open already")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn open_count(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    request: Result<Json<OpenCount>, JsonRejection>,
+) -> Result<(StatusCode, Json<CountOpened>), AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    let OpenCount { location, zone } = body(request)?;
+    let count_id = state
+        .db
+        .call(move |conn| cycle_count::open(conn, &location, &zone, wall_clock()))
+        .await?;
+    Ok((StatusCode::CREATED, Json(CountOpened { count_id })))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct ClosePeriod {
+    /// RFC 3339: the books close up to this instant.
+    pub until: String,
+}
+
+/// Closes the books up to an instant: later hops captured before it are
+/// booked at it.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/periods/close",
+    tag = "admin",
+    request_body = ClosePeriod,
+    responses(
+        (status = 204, description = "closed"),
+        (status = 400, description = "until is not RFC 3339"),
+        (status = 401, description = "no admin token"),
+        (status = 409, description = "the books are closed to a later instant already")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn close_period(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    request: Result<Json<ClosePeriod>, JsonRejection>,
+) -> Result<StatusCode, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    let ClosePeriod { until } = body(request)?;
+    let until = UnixMs::parse_rfc3339(&until)
+        .map_err(|err| malformed(format!("until is not an RFC 3339 instant: {err}")))?;
+    state
+        .db
+        .call(move |conn| periods::close(conn, until, wall_clock()))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct NewDevice {
+    pub device_id: String,
+    /// fxr90, mc3390xr, rfd40 or zt411r.
+    pub profile: String,
+    #[serde(default)]
+    pub commissioned: bool,
+}
+
+/// A device's token and setup link (shown once: the site keeps only the
+/// token's hash).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DeviceLink {
+    pub device_id: String,
+    pub token: String,
+    pub setup_link: String,
+}
+
+/// The address setup links point at: the one `serve` recorded, else where
+/// the request came in.
+fn link_site(conn: &crate::sql::Connection, host: Option<String>) -> crate::sql::Result<String> {
+    Ok(enroll::remembered_site_url(conn)?
+        .or(host)
+        .unwrap_or_else(|| enroll::site_url(None, 443)))
+}
+
+fn request_host(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .map(|host| format!("http://{host}"))
+}
+
+/// Adds a device; answers its token and setup link.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/devices",
+    tag = "admin",
+    request_body = NewDevice,
+    responses(
+        (status = 201, description = "added", body = DeviceLink),
+        (status = 400, description = "a bad id or profile"),
+        (status = 401, description = "no admin token"),
+        (status = 409, description = "the id is taken")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn add_device(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    request: Result<Json<NewDevice>, JsonRejection>,
+) -> Result<(StatusCode, Json<DeviceLink>), AppError> {
+    let admin = super::admin_bearer(&state, &headers).await?;
+    let new = body(request)?;
+    let profile = Profile::parse(&new.profile)
+        .ok_or_else(|| malformed("profile is one of fxr90, mc3390xr, rfd40, zt411r"))?;
+    let host = request_host(&headers);
+    let device_id = new.device_id.clone();
+    let (token, site) = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let token = devices::add(conn, &device_id, profile, new.commissioned, wall_clock())?;
+            Ok((token, link_site(conn, host)?))
+        })
+        .await?;
+    tracing::info!(device_id = %new.device_id, %admin, "device added through the admin API");
+    Ok((
+        StatusCode::CREATED,
+        Json(DeviceLink {
+            setup_link: enroll::setup_link(&site, &new.device_id, &token),
+            device_id: new.device_id,
+            token,
+        }),
+    ))
+}
+
+/// Every device, revoked ones too.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/devices",
+    tag = "admin",
+    responses(
+        (status = 200, description = "the devices, by id", body = Vec<Listed>),
+        (status = 401, description = "no admin token")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn list_devices(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<Listed>>, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    Ok(Json(
+        state
+            .db
+            .call(|conn| -> Result<_, AppError> { Ok(devices::list(conn)?) })
+            .await?,
+    ))
+}
+
+/// Commissions a device: its items post for real from now on.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/devices/{device_id}/commission",
+    tag = "admin",
+    params(("device_id" = String, Path)),
+    responses(
+        (status = 204, description = "commissioned"),
+        (status = 401, description = "no admin token"),
+        (status = 404, description = "no such device")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn commission_device(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    state
+        .db
+        .call(move |conn| devices::commission(conn, &device_id))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Revokes a device: its token stops working at once.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/devices/{device_id}/revoke",
+    tag = "admin",
+    params(("device_id" = String, Path)),
+    responses(
+        (status = 204, description = "revoked"),
+        (status = 401, description = "no admin token"),
+        (status = 404, description = "no such device, or revoked already")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn revoke_device(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let admin = super::admin_bearer(&state, &headers).await?;
+    let id = device_id.clone();
+    state
+        .db
+        .call(move |conn| -> Result<_, LedgerError> { devices::revoke(conn, &id, wall_clock()) })
+        .await?;
+    tracing::info!(%device_id, %admin, "device revoked through the admin API");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Gives a device a new token and setup link; the old ones stop working.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/devices/{device_id}/link",
+    tag = "admin",
+    params(("device_id" = String, Path)),
+    responses(
+        (status = 200, description = "the new link", body = DeviceLink),
+        (status = 401, description = "no admin token"),
+        (status = 404, description = "no such device, or revoked")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn link_device(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<DeviceLink>, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    let host = request_host(&headers);
+    let id = device_id.clone();
+    let (token, site) = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let token = devices::relink(conn, &id)?;
+            Ok((token, link_site(conn, host)?))
+        })
+        .await?;
+    Ok(Json(DeviceLink {
+        setup_link: enroll::setup_link(&site, &device_id, &token),
+        device_id,
+        token,
+    }))
+}

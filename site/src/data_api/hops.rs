@@ -1,0 +1,179 @@
+//! `GET /v1/hops` (the hop feed's pages) and `GET /v1/hops.csv` (a
+//! period's hops as a spreadsheet opens them). On a central (a server that
+//! takes site batches) both read every site's hops.
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use stockhop::time::UnixMs;
+use stockhop::wire::codes as wire_codes;
+
+use crate::central;
+use crate::error::AppError;
+use crate::http::AppState;
+use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
+
+fn malformed(message: impl Into<String>) -> AppError {
+    AppError::client(
+        StatusCode::BAD_REQUEST,
+        wire_codes::MALFORMED_REQUEST,
+        message,
+    )
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedQuery {
+    /// The `next` of the last page read; none from the start.
+    pub after: Option<String>,
+    /// Hops on the page, 1 to 1000 (100 when not given).
+    pub limit: Option<String>,
+}
+
+/// Whether this server reads every site's hops (a central) or its own.
+fn central(state: &AppState) -> bool {
+    state.ledger.central_secret.is_some()
+}
+
+/// The hop ledger in commit order, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/v1/hops",
+    tag = "hops",
+    params(FeedQuery),
+    responses(
+        (status = 200, description = "the hops after the cursor; resume from next", body = FeedPage),
+        (status = 400, description = "a bad cursor or limit"),
+        (status = 401, description = "no admin token")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn feed(
+    State(state): State<AppState>,
+    Query(query): Query<FeedQuery>,
+    headers: HeaderMap,
+) -> Result<Json<FeedPage>, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    let after = hop_feed::parse_cursor(query.after.as_deref())
+        .ok_or_else(|| malformed("after is the next of a page"))?;
+    let limit = match query.limit.as_deref() {
+        None => DEFAULT_FEED_HOPS,
+        Some(text) => text
+            .parse()
+            .ok()
+            .filter(|limit| (1..=MAX_FEED_HOPS).contains(limit))
+            .ok_or_else(|| malformed(format!("limit is 1 to {MAX_FEED_HOPS}")))?,
+    };
+    let central = central(&state);
+    let page = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            Ok(if central {
+                central::feed::page(conn, after, limit)?
+            } else {
+                hop_feed::page(conn, after, limit)?
+            })
+        })
+        .await?;
+    Ok(Json(page))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CsvQuery {
+    /// RFC 3339: the first instant of the period (recorded at).
+    pub from: String,
+    /// RFC 3339: the end of the period, not included.
+    pub to: String,
+}
+
+/// A period's hops (by when the site recorded them) as CSV, in commit
+/// order; cells a spreadsheet would run as a formula begin with `'`.
+#[utoipa::path(
+    get,
+    path = "/v1/hops.csv",
+    tag = "hops",
+    params(CsvQuery),
+    responses(
+        (status = 200, description = "the period's hops", body = String, content_type = "text/csv"),
+        (status = 400, description = "from or to is not RFC 3339, or to is not after from"),
+        (status = 401, description = "no admin token")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn csv(
+    State(state): State<AppState>,
+    Query(query): Query<CsvQuery>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    super::admin_bearer(&state, &headers).await?;
+    let instant = |name: &str, text: &str| {
+        UnixMs::parse_rfc3339(text)
+            .map_err(|err| malformed(format!("{name} is not an RFC 3339 instant: {err}")))
+    };
+    let from = instant("from", &query.from)?;
+    let to = instant("to", &query.to)?;
+    if to <= from {
+        return Err(malformed("to must be after from"));
+    }
+    let central = central(&state);
+    let db = state.db.clone();
+    let header_row = csv_line(hop_feed::CSV_COLUMNS.iter().map(|c| c.to_string()))?;
+    // The export walks the ledger a step at a time, each step its own
+    // short read, and streams each step's rows as it goes.
+    let steps = futures_util::stream::unfold(Some(0_i64), move |after| {
+        let db = db.clone();
+        async move {
+            let after = after?;
+            let step = db
+                .call(move |conn| -> Result<(Vec<FeedHop>, bool), AppError> {
+                    Ok(if central {
+                        central::feed::scan(conn, after, from, to)?
+                    } else {
+                        hop_feed::scan(conn, after, from, to)?
+                    })
+                })
+                .await;
+            Some(match step {
+                Ok((hops, more)) => {
+                    let mut text = Vec::new();
+                    for hop in &hops {
+                        match csv_line(hop_feed::csv_record(hop)) {
+                            Ok(line) => text.extend(line),
+                            Err(err) => return Some((Err(err), None)),
+                        }
+                    }
+                    let next = more.then_some(after + hop_feed::CSV_SCAN_IDS);
+                    (Ok(text), next)
+                }
+                Err(err) => (Err(err), None),
+            })
+        }
+    });
+    let header = futures_util::stream::once(async move { Ok(header_row) });
+    let body = futures_util::StreamExt::chain(header, steps);
+    let body = futures_util::StreamExt::map(body, |chunk: Result<Vec<u8>, AppError>| {
+        chunk.map_err(|err| std::io::Error::other(err.to_string()))
+    });
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        Body::from_stream(body),
+    )
+        .into_response())
+}
+
+fn csv_line(record: impl IntoIterator<Item = String>) -> Result<Vec<u8>, AppError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record(record)
+        .map_err(|err| AppError::Internal(err.to_string()))?;
+    writer
+        .into_inner()
+        .map_err(|err| AppError::Internal(err.to_string()))
+}

@@ -1,0 +1,185 @@
+//! `PUT /v1/admin/reference/{kind}`: reference data as the importer takes
+//! it, CSV (`text/csv`, the file `stockhop-site import` reads) or a JSON
+//! array of the same fields (`application/json`), through the same staged
+//! import ([`crate::ledger::import::run`]): the site keeps syncing while it
+//! runs, and readers see all of it or none of it.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use stockhop::wire::codes as wire_codes;
+
+use crate::error::AppError;
+use crate::http::AppState;
+use crate::ledger::import::{self, ImportError, Kind, LineError, Source};
+use crate::ledger::wall_clock;
+
+/// Largest body an import may carry: a million units as CSV is about
+/// 60 MB, as JSON about twice that.
+pub const MAX_IMPORT_BODY_BYTES: usize = 256 * 1024 * 1024;
+
+/// The code of a refused import (422).
+pub const IMPORT_INVALID: &str = "IMPORT_INVALID";
+/// The code of a kind of reference data the site does not take (404).
+pub const UNKNOWN_REFERENCE: &str = "UNKNOWN_REFERENCE";
+
+/// What an import did.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Imported {
+    /// Rows in the file.
+    pub rows: usize,
+    /// Rows that added or changed something.
+    pub changed: usize,
+}
+
+/// Why nothing was imported: each bad row with its line (for JSON, the
+/// element's position from 1; line 1 of a CSV is its header).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ImportRefused {
+    /// `IMPORT_INVALID`.
+    pub code: &'static str,
+    pub message: String,
+    pub errors: Vec<ImportLineError>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ImportLineError {
+    pub line: u64,
+    pub message: String,
+}
+
+impl From<LineError> for ImportLineError {
+    fn from(error: LineError) -> ImportLineError {
+        ImportLineError {
+            line: error.line,
+            message: error.message,
+        }
+    }
+}
+
+/// The kind a path names. Operators are named by the contract but not
+/// taken yet: a clear 404 until their importer is wired in here.
+fn kind(name: &str) -> Result<Kind, AppError> {
+    match name {
+        "bins" => Ok(Kind::Bins),
+        "units" => Ok(Kind::Units),
+        "grns" => Ok(Kind::Grns),
+        "manifests" => Ok(Kind::Manifests),
+        "operators" => Err(AppError::client(
+            StatusCode::NOT_FOUND,
+            UNKNOWN_REFERENCE,
+            "operators cannot be imported by this site yet",
+        )),
+        other => Err(AppError::client(
+            StatusCode::NOT_FOUND,
+            UNKNOWN_REFERENCE,
+            format!("no reference data {other:?}: bins, units, grns, manifests or operators"),
+        )),
+    }
+}
+
+enum Format {
+    Csv,
+    Json,
+}
+
+fn format(headers: &HeaderMap) -> Result<Format, AppError> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|value| value.trim().to_ascii_lowercase());
+    match media.as_deref() {
+        Some("text/csv") => Ok(Format::Csv),
+        Some("application/json") => Ok(Format::Json),
+        _ => Err(AppError::client(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            wire_codes::MALFORMED_REQUEST,
+            "send the rows as text/csv or application/json",
+        )),
+    }
+}
+
+/// Imports reference data.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/reference/{kind}",
+    tag = "admin",
+    params(("kind" = String, Path, description = "bins, units, grns, manifests or operators")),
+    request_body(
+        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin; grns: grn,qc,sku,expected; manifests: manifest,state,epc), or a JSON array of objects with the same fields",
+        content(
+            (String = "text/csv"),
+            (Vec<serde_json::Value> = "application/json")
+        )
+    ),
+    responses(
+        (status = 200, description = "imported, all rows at once", body = Imported),
+        (status = 401, description = "no admin token"),
+        (status = 403, description = "a device's token"),
+        (status = 404, description = "no such kind of reference data"),
+        (status = 413, description = "body over 256 MiB"),
+        (status = 415, description = "neither CSV nor JSON"),
+        (status = 422, description = "bad rows: nothing imported", body = ImportRefused)
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn put_reference(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, AppError> {
+    let admin = super::admin_bearer(&state, &headers).await?;
+    let kind = kind(&name)?;
+    let format = format(&headers)?;
+    let bytes = axum::body::to_bytes(body, MAX_IMPORT_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            AppError::client(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                wire_codes::BODY_TOO_LARGE,
+                format!("an import is limited to {MAX_IMPORT_BODY_BYTES} bytes"),
+            )
+        })?;
+    let source = match format {
+        Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),
+        Format::Json => Source::Json(serde_json::from_slice(&bytes).map_err(|err| {
+            AppError::client(
+                StatusCode::BAD_REQUEST,
+                wire_codes::MALFORMED_REQUEST,
+                format!("the body is not a JSON array: {err}"),
+            )
+        })?),
+    };
+    let db = state.db.clone();
+    let file = format!("PUT {}", kind.name());
+    let outcome =
+        tokio::task::spawn_blocking(move || import::run(&db, kind, &file, source, &wall_clock))
+            .await
+            .map_err(|err| AppError::Internal(err.to_string()))?;
+    match outcome {
+        Ok(summary) => {
+            tracing::info!(%admin, kind = kind.name(), rows = summary.rows, changed = summary.changed, "reference data imported");
+            Ok(Json(Imported {
+                rows: summary.rows,
+                changed: summary.changed,
+            })
+            .into_response())
+        }
+        Err(ImportError::Invalid { errors, .. }) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(ImportRefused {
+                code: IMPORT_INVALID,
+                message: format!("{} rows are wrong: nothing was imported", errors.len()),
+                errors: errors.into_iter().map(ImportLineError::from).collect(),
+            }),
+        )
+            .into_response()),
+        Err(ImportError::Sqlite { source, .. }) => Err(AppError::from(source)),
+        Err(ImportError::File { reason, .. }) => Err(AppError::Internal(reason)),
+    }
+}

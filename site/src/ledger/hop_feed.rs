@@ -1,0 +1,258 @@
+//! The hop feed: the hop ledger read in commit order, for a WMS or ERP
+//! that must see every stock move once (`GET /v1/hops`, `GET /v1/hops.csv`).
+//!
+//! A page is every hop after a cursor, by `hop_id`. Ids follow commit
+//! order on both engines: SQLite's one writer commits a transaction at a
+//! time, and on PostgreSQL a hop takes its id under a lock held to its
+//! commit (migration 0011). So a hop a reader has not seen always has an
+//! id above the reader's cursor: paging to the end and resuming later from
+//! `next` skips none and repeats none, whatever writers run meanwhile.
+//! A central pages the hops every site sent it the same way
+//! ([`crate::central::feed`]).
+
+use serde::Serialize;
+use stockhop::time::UnixMs;
+
+use crate::sql::{Connection, Row};
+
+/// Most hops one page holds: a page is one short read of the ledger.
+pub const MAX_FEED_HOPS: usize = 1_000;
+/// Hops a page holds when the request names no `limit`.
+pub const DEFAULT_FEED_HOPS: usize = 100;
+/// Hop ids one read of a CSV export scans for hops in its period: the
+/// export walks the ledger in steps this long, so no read holds the
+/// database long however many hops fall outside the period.
+pub const CSV_SCAN_IDS: i64 = 5_000;
+
+/// One hop as the feed shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct FeedHop {
+    /// Its place in the feed (the site's hop id; a central's receipt
+    /// number).
+    pub hop_id: i64,
+    /// The site it happened at (on a central).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_id: Option<String>,
+    /// The idempotency key of the item or record that made it.
+    pub key: String,
+    pub kind: String,
+    pub command: String,
+    pub mode: Option<String>,
+    pub device_id: String,
+    pub session_id: Option<String>,
+    pub client_seq: Option<i64>,
+    pub operator_id: Option<String>,
+    pub epc: Option<String>,
+    /// The bin the unit was put in or counted in (else the one it left).
+    pub bin: Option<String>,
+    pub from_bin: Option<String>,
+    pub grn: Option<String>,
+    pub manifest: Option<String>,
+    pub count_id: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
+    pub occurred_at: UnixMs,
+    #[schema(value_type = String, format = DateTime)]
+    pub booked_at: UnixMs,
+    #[schema(value_type = String, format = DateTime)]
+    pub recorded_at: UnixMs,
+    /// `live`, `sim` or `terminal`.
+    pub source_mode: String,
+    /// The hop this one compensates (an undo).
+    pub compensates: Option<i64>,
+}
+
+/// A page of the feed.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct FeedPage {
+    pub hops: Vec<FeedHop>,
+    /// Pass it back as `after`: the next page, or later the hops committed
+    /// since. The cursor given when the page is empty.
+    pub next: String,
+}
+
+/// Reads a cursor: the decimal id a page answered; none is the start.
+pub fn parse_cursor(text: Option<&str>) -> Option<i64> {
+    match text {
+        None | Some("") => Some(0),
+        Some(text) => text.parse().ok().filter(|id: &i64| *id >= 0),
+    }
+}
+
+impl FeedPage {
+    /// A page of `hops` read after `after`.
+    pub fn new(hops: Vec<FeedHop>, after: i64) -> FeedPage {
+        let next = hops.last().map_or(after, |hop| hop.hop_id).to_string();
+        FeedPage { hops, next }
+    }
+}
+
+const SELECT: &str = "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
+        h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts, h.occurred_at,
+        h.booked_at, h.recorded_at, h.source_mode, h.compensates
+    FROM hops h
+    LEFT JOIN sessions s ON s.session_id = h.session_id
+    LEFT JOIN units u ON u.unit_id = h.unit_id";
+
+/// The site's hops after `after`, at most `limit` (up to
+/// [`MAX_FEED_HOPS`]), in commit order.
+pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<FeedPage> {
+    let limit = limit.clamp(1, MAX_FEED_HOPS) as i64;
+    let hops = conn
+        .prepare_cached(&format!(
+            "{SELECT} WHERE h.hop_id > ?1 ORDER BY h.hop_id LIMIT ?2"
+        ))?
+        .query_map(crate::params![after, limit], from_row)?
+        .collect::<crate::sql::Result<Vec<_>>>()?;
+    Ok(FeedPage::new(hops, after))
+}
+
+/// One step of a CSV export: the hops with ids in `(after, after +
+/// CSV_SCAN_IDS]` recorded in `[from, to)`, and whether hops past the step
+/// exist.
+pub fn scan(
+    conn: &Connection,
+    after: i64,
+    from: UnixMs,
+    to: UnixMs,
+) -> crate::sql::Result<(Vec<FeedHop>, bool)> {
+    let hops = conn
+        .prepare_cached(&format!(
+            "{SELECT} WHERE h.hop_id > ?1 AND h.hop_id <= ?2
+                 AND h.recorded_at >= ?3 AND h.recorded_at < ?4
+             ORDER BY h.hop_id"
+        ))?
+        .query_map(
+            crate::params![after, after + CSV_SCAN_IDS, from.0, to.0],
+            from_row,
+        )?
+        .collect::<crate::sql::Result<Vec<_>>>()?;
+    let more = conn
+        .prepare_cached("SELECT 1 FROM hops WHERE hop_id > ?1 LIMIT 1")?
+        .exists([after + CSV_SCAN_IDS])?;
+    Ok((hops, more))
+}
+
+fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
+    let facts: String = row.get(12)?;
+    let facts: serde_json::Value = serde_json::from_str(&facts)
+        .map_err(|err| crate::sql::Error::conversion(12, err.to_string()))?;
+    let from_bin: Option<String> = row.get(10)?;
+    let to_bin: Option<String> = row.get(11)?;
+    let epc: Option<String> = row.get(9)?;
+    Ok(FeedHop {
+        hop_id: row.get(0)?,
+        site_id: None,
+        key: row.get(1)?,
+        kind: row.get(2)?,
+        command: row.get(3)?,
+        mode: row.get(4)?,
+        device_id: row.get(5)?,
+        session_id: row.get(6)?,
+        client_seq: row.get(7)?,
+        operator_id: row.get(8)?,
+        epc: epc.or_else(|| fact(&facts, "epc")),
+        bin: to_bin.or_else(|| from_bin.clone()),
+        from_bin,
+        grn: fact(&facts, "grn"),
+        manifest: fact(&facts, "manifest"),
+        count_id: fact(&facts, "count_id"),
+        occurred_at: UnixMs(row.get(13)?),
+        booked_at: UnixMs(row.get(14)?),
+        recorded_at: UnixMs(row.get(15)?),
+        source_mode: row.get(16)?,
+        compensates: row.get(17)?,
+    })
+}
+
+/// A text field of a hop's facts (the item's body as the device sent it).
+pub fn fact(facts: &serde_json::Value, name: &str) -> Option<String> {
+    facts.get(name)?.as_str().map(str::to_owned)
+}
+
+/// The CSV export's columns, in order.
+pub const CSV_COLUMNS: [&str; 21] = [
+    "hop_id",
+    "site_id",
+    "key",
+    "kind",
+    "command",
+    "mode",
+    "device_id",
+    "session_id",
+    "client_seq",
+    "operator_id",
+    "epc",
+    "bin",
+    "from_bin",
+    "grn",
+    "manifest",
+    "count_id",
+    "occurred_at",
+    "booked_at",
+    "recorded_at",
+    "source_mode",
+    "compensates",
+];
+
+/// A hop as a CSV record in [`CSV_COLUMNS`] order, every cell inert.
+pub fn csv_record(hop: &FeedHop) -> [String; 21] {
+    let text = |value: &Option<String>| inert(value.as_deref().unwrap_or_default());
+    let number = |value: Option<i64>| value.map(|n| n.to_string()).unwrap_or_default();
+    [
+        hop.hop_id.to_string(),
+        text(&hop.site_id),
+        inert(&hop.key),
+        inert(&hop.kind),
+        inert(&hop.command),
+        text(&hop.mode),
+        inert(&hop.device_id),
+        text(&hop.session_id),
+        number(hop.client_seq),
+        text(&hop.operator_id),
+        text(&hop.epc),
+        text(&hop.bin),
+        text(&hop.from_bin),
+        text(&hop.grn),
+        text(&hop.manifest),
+        text(&hop.count_id),
+        hop.occurred_at.to_string(),
+        hop.booked_at.to_string(),
+        hop.recorded_at.to_string(),
+        inert(&hop.source_mode),
+        number(hop.compensates),
+    ]
+}
+
+/// A cell a spreadsheet will not run: text that begins with `=`, `+`, `-`
+/// or `@` (or a tab or carriage return, which some read past to one) gets
+/// a leading `'`, which shows the text as it is.
+pub fn inert(cell: &str) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_that_a_spreadsheet_would_run_are_made_inert() {
+        assert_eq!(inert("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(inert("+1"), "'+1");
+        assert_eq!(inert("-2+3"), "'-2+3");
+        assert_eq!(inert("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(inert("\tx"), "'\tx");
+        assert_eq!(inert("B-1"), "B-1");
+        assert_eq!(inert(""), "");
+    }
+
+    #[test]
+    fn a_cursor_is_a_hop_id_and_none_is_the_start() {
+        assert_eq!(parse_cursor(None), Some(0));
+        assert_eq!(parse_cursor(Some("17")), Some(17));
+        assert_eq!(parse_cursor(Some("-1")), None);
+        assert_eq!(parse_cursor(Some("x")), None);
+    }
+}

@@ -1,0 +1,970 @@
+//! Data in and out: reference data put as CSV or JSON, the commands'
+//! endpoints, the hop feed and its CSV export, imports staged while the
+//! site syncs (and killed mid-way), and the OpenAPI document, against a
+//! real site server on loopback over a real database (SQLite, or
+//! PostgreSQL with `STOCKHOP_TEST_BACKEND=postgres`).
+
+mod backend;
+mod ledger_common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ledger_common::{now, Handheld, Site};
+use serde_json::{json, Value};
+use stockhop::time::UnixMs;
+use stockhop_site::ledger;
+
+fn admin_token(site: &Site) -> String {
+    site.db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap()
+}
+
+async fn put(
+    site: &Site,
+    path: &str,
+    token: Option<&str>,
+    content_type: &str,
+    body: impl Into<reqwest::Body>,
+) -> (u16, Value) {
+    let mut request = site
+        .client
+        .put(format!("{}{path}", site.base))
+        .header("content-type", content_type)
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+async fn post_json(site: &Site, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
+    site.post_raw(path, token, body.to_string().into_bytes())
+        .await
+}
+
+async fn get_text(site: &Site, path: &str, token: &str) -> (u16, String) {
+    let response = site
+        .client
+        .get(format!("{}{path}", site.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+fn bins_csv(range: std::ops::Range<usize>) -> String {
+    let mut text = String::from("bin,zone,location\n");
+    for i in range {
+        text.push_str(&format!("BIG-{i:07},Z-{},L-1\n", i % 50));
+    }
+    text
+}
+
+#[tokio::test]
+async fn reference_data_is_put_as_csv_or_json_and_answers_rows_and_changed() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let bins = "bin,zone,location\nA-1,Z-A,L-1\nA-2,Z-A,L-1\n";
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        bins,
+    )
+    .await;
+    assert_eq!(
+        (status, body.clone()),
+        (200, json!({"rows": 2, "changed": 2})),
+        "{body}"
+    );
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv; charset=utf-8",
+        bins,
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"rows": 2, "changed": 0})));
+
+    let units = json!([
+        {"epc": "U-1", "code": "C-1", "sku": "SKU-1", "state": "in_stock", "bin": "A-1"},
+        {"epc": "U-2", "code": null, "sku": "SKU-1", "state": "new"},
+    ]);
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/units",
+        Some(&admin),
+        "application/json",
+        units.to_string(),
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"rows": 2, "changed": 2})));
+    let grns = json!([{"grn": "G-1", "qc": "accepted", "sku": "SKU-1", "expected": 2}]);
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/grns",
+        Some(&admin),
+        "application/json",
+        grns.to_string(),
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"rows": 1, "changed": 1})));
+    let manifests = "manifest,state,epc\nM-1,packing,U-1\n";
+    let (status, _) = put(
+        &site,
+        "/v1/admin/reference/manifests",
+        Some(&admin),
+        "text/csv",
+        manifests,
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 2);
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE bin = 'A-1'"),
+        1
+    );
+    assert_eq!(
+        site.count("SELECT expected FROM grn_lines WHERE grn = 'G-1'"),
+        2
+    );
+    assert_eq!(site.count("SELECT count(*) FROM manifest_units"), 1);
+    assert_eq!(
+        site.count("SELECT count(*) FROM imports"),
+        0,
+        "a finished import leaves no row"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM import_rows"), 0);
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn a_bad_import_lists_every_bad_line_and_imports_nothing() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let bad = "bin,zone,location\nOK-1,Z,L\nNUL\u{0}BIN,Z,L\nESC\u{1b}[2J,Z,L\nOK-1,Z,L\n";
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        bad,
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["code"], "IMPORT_INVALID");
+    let errors = body["errors"].as_array().unwrap();
+    let lines: Vec<u64> = errors.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [3, 4, 5], "{body}");
+    assert_eq!(
+        errors[0]["message"],
+        "bin must not contain control characters"
+    );
+    assert_eq!(
+        errors[1]["message"],
+        "bin must not contain control characters"
+    );
+    assert_eq!(errors[2]["message"], "bin \"OK-1\" is already on line 2");
+
+    let json_bad = json!([{"bin": "J-1", "zone": "Z", "location": "L"}, {"bin": "J\u{7}", "zone": "Z", "location": "L"}, "J-3"]);
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "application/json",
+        json_bad.to_string(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let lines: Vec<u64> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [2, 3], "{body}");
+
+    let ghost = "epc,code,sku,state,bin\nU-1,,SKU,new,NOWHERE\n";
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/units",
+        Some(&admin),
+        "text/csv",
+        ghost,
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        body["errors"][0]["message"],
+        "unknown bin \"NOWHERE\": import bins first"
+    );
+    let header = "bin,zone\nB,Z\n";
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        header,
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["errors"][0]["line"], 1);
+
+    for table in ["bins", "units", "imports", "import_rows"] {
+        assert_eq!(
+            site.count(&format!("SELECT count(*) FROM {table}")),
+            0,
+            "{table}"
+        );
+    }
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn reference_data_needs_an_admin_token_a_known_kind_and_csv_or_json() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let device = site.add_device("HH-1", true);
+    let bins = "bin,zone,location\nA-1,Z,L\n";
+    let path = "/v1/admin/reference/bins";
+    assert_eq!(put(&site, path, None, "text/csv", bins).await.0, 401);
+    assert_eq!(
+        put(&site, path, Some("not-a-token"), "text/csv", bins)
+            .await
+            .0,
+        401
+    );
+    let (status, body) = put(&site, path, Some(&device), "text/csv", bins).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("ADMIN_REQUIRED"))
+    );
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/pallets",
+        Some(&admin),
+        "text/csv",
+        bins,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("UNKNOWN_REFERENCE"))
+    );
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/operators",
+        Some(&admin),
+        "text/csv",
+        "badge,name\n1,A\n",
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("UNKNOWN_REFERENCE")),
+        "{body}"
+    );
+    assert_eq!(
+        put(&site, path, Some(&admin), "text/plain", bins).await.0,
+        415
+    );
+    let (status, _) = put(&site, path, Some(&admin), "application/json", "{\"bin\":1}").await;
+    assert_eq!(status, 400);
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn the_commands_have_endpoints_that_do_what_the_command_line_does() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let count_id = body["count_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM counts WHERE count_id = '{count_id}' AND state = 'open'"
+        )),
+        1
+    );
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("COUNT_ALREADY_OPEN")),
+        "{body}"
+    );
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/counts",
+            Some(&admin),
+            json!({"zone": "Z-1"})
+        )
+        .await
+        .0,
+        422
+    );
+
+    let until = UnixMs(now().0 - 60_000).to_string();
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/periods/close",
+            Some(&admin),
+            json!({"until": until})
+        )
+        .await
+        .0,
+        204
+    );
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/periods/close",
+        Some(&admin),
+        json!({"until": until}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("PERIOD_NOT_LATER"))
+    );
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/periods/close",
+            Some(&admin),
+            json!({"until": "yesterday"})
+        )
+        .await
+        .0,
+        400
+    );
+
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/devices",
+        Some(&admin),
+        json!({"device_id": "HH-9", "profile": "mc3390xr"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let token = body["token"].as_str().unwrap().to_owned();
+    assert!(
+        body["setup_link"].as_str().unwrap().contains("device=HH-9"),
+        "{body}"
+    );
+    assert_eq!(site.get("/v1/reference", &token).await.0, 200);
+    let (status, _) = post_json(
+        &site,
+        "/v1/admin/devices",
+        Some(&admin),
+        json!({"device_id": "HH-9", "profile": "mc3390xr"}),
+    )
+    .await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/devices",
+            Some(&admin),
+            json!({"device_id": "HH-8", "profile": "walkie"})
+        )
+        .await
+        .0,
+        400
+    );
+
+    let (status, listed) = site.get("/v1/admin/devices", &admin).await;
+    assert_eq!(status, 200);
+    let hh9 = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device_id"] == "HH-9")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (hh9["commissioned"].as_bool(), hh9["revoked_at"].is_null()),
+        (Some(false), true)
+    );
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/devices/HH-9/commission",
+            Some(&admin),
+            json!({})
+        )
+        .await
+        .0,
+        204
+    );
+    assert_eq!(
+        site.count("SELECT commissioned FROM devices WHERE device_id = 'HH-9'"),
+        1
+    );
+
+    let (status, linked) = post_json(
+        &site,
+        "/v1/admin/devices/HH-9/link",
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{linked}");
+    let relinked = linked["token"].as_str().unwrap().to_owned();
+    assert_eq!(
+        site.get("/v1/reference", &token).await.0,
+        401,
+        "the old token stops working"
+    );
+    assert_eq!(site.get("/v1/reference", &relinked).await.0, 200);
+
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/devices/HH-9/revoke",
+            Some(&admin),
+            json!({})
+        )
+        .await
+        .0,
+        204
+    );
+    assert_eq!(
+        site.get("/v1/reference", &relinked).await.0,
+        401,
+        "a revoked token stops working"
+    );
+    for path in [
+        "/v1/admin/devices/NOPE/revoke",
+        "/v1/admin/devices/NOPE/commission",
+        "/v1/admin/devices/HH-9/link",
+    ] {
+        assert_eq!(
+            post_json(&site, path, Some(&admin), json!({})).await.0,
+            404,
+            "{path}"
+        );
+    }
+    let device = site.add_device("HH-1", true);
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/counts",
+            Some(&device),
+            json!({"location": "L-1", "zone": "Z-2"})
+        )
+        .await
+        .0,
+        403
+    );
+    assert_eq!(
+        post_json(
+            &site,
+            "/v1/admin/periods/close",
+            None,
+            json!({"until": until})
+        )
+        .await
+        .0,
+        401
+    );
+    site.stop().await;
+}
+
+/// Every hop key in the ledger.
+fn all_hop_keys(site: &Site) -> HashSet<String> {
+    site.db
+        .call_blocking(|conn| {
+            conn.prepare("SELECT key FROM hops")?
+                .query_map([], |row| row.get(0))?
+                .collect::<stockhop_site::sql::Result<HashSet<String>>>()
+        })
+        .unwrap()
+}
+
+/// Pages the feed from `after` to its end; returns the keys and ids seen
+/// and the cursor to resume from.
+async fn page_to_end(
+    site: &Site,
+    admin: &str,
+    mut after: String,
+    limit: usize,
+    seen: &mut Vec<(i64, String)>,
+) -> String {
+    loop {
+        let (status, page) = site
+            .get(&format!("/v1/hops?after={after}&limit={limit}"), admin)
+            .await;
+        assert_eq!(status, 200, "{page}");
+        let hops = page["hops"].as_array().unwrap();
+        for hop in hops {
+            seen.push((
+                hop["hop_id"].as_i64().unwrap(),
+                hop["key"].as_str().unwrap().to_owned(),
+            ));
+        }
+        after = page["next"].as_str().unwrap().to_owned();
+        if hops.len() < limit {
+            return after;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_feed_pages_hops_with_their_facts_and_refuses_bad_requests() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("OP-7");
+    let scans: Vec<Value> = (0..5)
+        .map(|i| hh.scan(&format!("EPC-{i}"), "B-2"))
+        .collect();
+    site.sync_applied(&hh, &[vec![open], scans.clone()].concat())
+        .await;
+
+    let (status, page) = site.get("/v1/hops?limit=2", &admin).await;
+    assert_eq!(status, 200);
+    let first = &page["hops"][0];
+    assert_eq!(first["key"], scans[0]["key"]);
+    assert_eq!(first["kind"], "ZONE_CHANGE");
+    assert_eq!(first["device_id"], "HH-1");
+    assert_eq!(first["session_id"], hh.session.to_string());
+    assert_eq!(first["client_seq"], 2);
+    assert_eq!(first["operator_id"], "OP-7");
+    assert_eq!(first["epc"], "EPC-0");
+    assert_eq!(first["bin"], "B-2");
+    assert!(
+        first["occurred_at"].as_str().unwrap().ends_with('Z'),
+        "{first}"
+    );
+    assert!(first["recorded_at"].is_string());
+    let mut seen = Vec::new();
+    let next = page_to_end(&site, &admin, String::new(), 2, &mut seen).await;
+    assert_eq!(seen.len(), 5);
+    let (_, empty) = site.get(&format!("/v1/hops?after={next}"), &admin).await;
+    assert_eq!(
+        (
+            empty["hops"].as_array().unwrap().len(),
+            empty["next"].as_str()
+        ),
+        (0, Some(next.as_str()))
+    );
+
+    for bad in [
+        "/v1/hops?limit=0",
+        "/v1/hops?limit=1001",
+        "/v1/hops?after=-3",
+        "/v1/hops?after=x",
+    ] {
+        assert_eq!(site.get(bad, &admin).await.0, 400, "{bad}");
+    }
+    let (status, _) = get_text(&site, "/v1/hops", &hh.token).await;
+    assert_eq!(status, 403);
+    let (status, _) = get_text(&site, "/v1/hops", "nobody").await;
+    assert_eq!(status, 401);
+    site.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reader_paging_while_eight_writers_sync_sees_every_hop_exactly_once() {
+    const WRITERS: usize = 8;
+    const REQUESTS: usize = 12;
+    const SCANS: usize = 4;
+    let site = std::sync::Arc::new(Site::start_stocked().await);
+    let admin = admin_token(&site);
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let site = site.clone();
+        let mut hh = site.handheld(&format!("HH-{w}")).await;
+        writers.push(tokio::spawn(async move {
+            let mut first = vec![hh.open(&format!("OP-{w}"))];
+            for r in 0..REQUESTS {
+                let mut items = std::mem::take(&mut first);
+                for s in 0..SCANS {
+                    let epc = format!("EPC-{}", w * 10 + s);
+                    items.push(hh.scan(&epc, &format!("B-{}", 1 + (r + s) % 9)));
+                }
+                site.sync_applied(&hh, &items).await;
+            }
+        }));
+    }
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    while writers.iter().any(|w| !w.is_finished()) {
+        after = page_to_end(&site, &admin, after, 7, &mut seen).await;
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    page_to_end(&site, &admin, after, 7, &mut seen).await;
+
+    let ids: Vec<i64> = seen.iter().map(|(id, _)| *id).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "pages come in commit order, each hop once"
+    );
+    let keys: HashSet<String> = seen.iter().map(|(_, key)| key.clone()).collect();
+    assert_eq!(keys.len(), seen.len(), "no hop seen twice");
+    assert_eq!(keys, all_hop_keys(&site), "every hop seen");
+    assert_eq!(seen.len(), WRITERS * REQUESTS * SCANS);
+}
+
+#[tokio::test]
+async fn the_csv_export_holds_a_period_and_makes_formula_cells_inert() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    site.import(
+        "bins",
+        "bin,zone,location\n=HYPERLINK(\"x\"),Z-1,L-1\n+B,Z-1,L-1\n",
+    );
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\n@EPC,,SKU-1,new,\n-EPC,,SKU-1,new,\n",
+    );
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("OP-1");
+    let a = hh.scan("@EPC", "=HYPERLINK(\"x\")");
+    let b = hh.scan("-EPC", "+B");
+    let before = UnixMs(now().0 - 1);
+    site.sync_applied(&hh, &[open, a, b]).await;
+    let after = UnixMs(now().0 + 1);
+
+    let path = format!("/v1/hops.csv?from={before}&to={after}");
+    let (status, text) = get_text(&site, &path, &admin).await;
+    assert_eq!(status, 200, "{text}");
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(&rows[0][column("epc")], "'@EPC");
+    assert_eq!(&rows[0][column("bin")], "'=HYPERLINK(\"x\")");
+    assert_eq!(&rows[1][column("epc")], "'-EPC");
+    assert_eq!(&rows[1][column("bin")], "'+B");
+    assert_eq!(&rows[0][column("operator_id")], "OP-1");
+    for row in &rows {
+        for cell in row {
+            assert!(!cell.starts_with(['=', '+', '-', '@']), "{cell}");
+        }
+    }
+
+    let (_, earlier) = get_text(
+        &site,
+        &format!(
+            "/v1/hops.csv?from={}&to={before}",
+            UnixMs(before.0 - 3_600_000)
+        ),
+        &admin,
+    )
+    .await;
+    assert_eq!(earlier.lines().count(), 1, "only the header: {earlier}");
+    assert_eq!(
+        get_text(
+            &site,
+            &format!("/v1/hops.csv?from={after}&to={before}"),
+            &admin
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        get_text(&site, "/v1/hops.csv?from=today&to=tomorrow", &admin)
+            .await
+            .0,
+        400
+    );
+    assert_eq!(get_text(&site, &path, &hh.token).await.0, 403);
+    site.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_big_import_never_answers_a_sync_503_and_shows_all_at_once() {
+    const ROWS: usize = 30_000;
+    let site = std::sync::Arc::new(Site::start_stocked().await);
+    let admin = admin_token(&site);
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("OP-1");
+    site.sync_applied(&hh, &[open]).await;
+    let reader = Handheld::new("HH-R", site.add_device("HH-R", true));
+    let (_, page) = site.get("/v1/reference?limit=1000", &reader.token).await;
+    let mut cursor = page["cursor"].as_str().unwrap().to_owned();
+
+    let import = {
+        let site = site.clone();
+        let admin = admin.clone();
+        tokio::spawn(async move {
+            put(
+                &site,
+                "/v1/admin/reference/bins",
+                Some(&admin),
+                "text/csv",
+                bins_csv(0..ROWS),
+            )
+            .await
+        })
+    };
+    let mut worst = Duration::ZERO;
+    let mut syncs = 0;
+    let mut partial_pages = 0;
+    while !import.is_finished() {
+        let scan = hh.scan(
+            &format!("EPC-{}", syncs % 100),
+            &format!("B-{}", 1 + syncs % 9),
+        );
+        let started = Instant::now();
+        let (status, body) = site.sync(&hh, &[scan]).await;
+        worst = worst.max(started.elapsed());
+        assert_eq!(status, 200, "a sync during the import: {body}");
+        syncs += 1;
+        // A handheld reading reference changes meanwhile sees none of the
+        // import's bins until it is all there.
+        let (_, page) = site
+            .get(
+                &format!("/v1/reference?after={cursor}&limit=1000"),
+                &reader.token,
+            )
+            .await;
+        let big = page["bins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["bin"].as_str().unwrap().starts_with("BIG-"))
+            .count();
+        if big > 0 && site.count("SELECT count(*) FROM imports") > 0 {
+            partial_pages += 1;
+        }
+        if !page["more"].as_bool().unwrap() && big == 0 {
+            cursor = page["cursor"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, body) = import.await.unwrap();
+    assert_eq!(
+        (status, body),
+        (200, json!({"rows": ROWS, "changed": ROWS}))
+    );
+    assert_eq!(partial_pages, 0, "no page showed part of the import");
+    assert!(
+        syncs > 5,
+        "the import ran long enough to sync beside it ({syncs} syncs)"
+    );
+    eprintln!("{syncs} syncs during a {ROWS}-row import, the slowest {worst:?}");
+    assert_eq!(
+        site.count("SELECT count(*) FROM bins WHERE bin LIKE 'BIG-%'"),
+        ROWS as i64
+    );
+}
+
+/// The binary's import of `rows` bins, to be killed.
+fn spawn_import(dir: &Path, data: &Path, rows: usize) -> std::process::Child {
+    let file = dir.join("big-bins.csv");
+    std::fs::write(&file, bins_csv(0..rows)).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["import", "bins"])
+        .arg(&file)
+        .arg("--data")
+        .arg(data)
+        .args(backend::database_args(data))
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Polls `sql` on `site` until it answers `want` (or the import ends).
+fn wait_for(
+    site_db: &stockhop_site::db::Db,
+    sql: &str,
+    want: impl Fn(i64) -> bool,
+    child: &mut std::process::Child,
+) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let value: i64 = site_db
+            .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
+            .unwrap();
+        if want(value) {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before {sql} held"
+        );
+        assert!(Instant::now() < deadline, "{sql} never held");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn kill_9(child: &mut std::process::Child) {
+    // SIGKILL: no destructor, no rollback by the process itself.
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test]
+async fn an_import_killed_while_staging_leaves_nothing_visible_and_is_swept() {
+    const ROWS: usize = 50_000;
+    let site = Site::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_import(dir.path(), &site.data, ROWS);
+    wait_for(
+        &site.db,
+        "SELECT count(*) FROM import_rows",
+        |n| n > 0,
+        &mut child,
+    );
+    kill_9(&mut child);
+    assert_eq!(
+        site.count("SELECT count(*) FROM bins"),
+        0,
+        "nothing visible"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM imports WHERE state = 'staging'"),
+        1
+    );
+
+    let later = UnixMs(now().0 + ledger::import::IMPORT_LEASE_MS + 1);
+    assert_eq!(ledger::import::settle(&site.db, later).unwrap(), 0);
+    assert_eq!(site.count("SELECT count(*) FROM import_rows"), 0, "swept");
+    assert_eq!(site.count("SELECT count(*) FROM imports"), 0);
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_finished() {
+    const ROWS: usize = 50_000;
+    let site = Site::start().await;
+    let reader = site.add_device("HH-R", true);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_import(dir.path(), &site.data, ROWS);
+    wait_for(&site.db, "SELECT count(*) FROM bins", |n| n > 0, &mut child);
+    kill_9(&mut child);
+    let applied = site.count("SELECT count(*) FROM bins");
+    assert!(
+        applied < ROWS as i64,
+        "killed part way: {applied} of {ROWS}"
+    );
+    let (_, page) = site.get("/v1/reference?limit=1000", &reader).await;
+    assert_eq!(
+        page["bins"].as_array().unwrap().len(),
+        0,
+        "a handheld sees none of it: {page}"
+    );
+
+    // The next import (or start) past the lease finishes it.
+    let later = UnixMs(now().0 + ledger::import::IMPORT_LEASE_MS + 1);
+    assert_eq!(ledger::import::settle(&site.db, later).unwrap(), 1);
+    assert_eq!(site.count("SELECT count(*) FROM bins"), ROWS as i64);
+    assert_eq!(site.count("SELECT count(*) FROM imports"), 0);
+    let (_, page) = site.get("/v1/reference?limit=1000", &reader).await;
+    assert_eq!(page["bins"].as_array().unwrap().len(), 1000);
+    site.stop().await;
+}
+
+/// Every path the router routes under `/v1`, read from the `.route(…)`
+/// calls in the site's source (a constant's value looked up where it is
+/// defined, in the site or the core crate; only the site routes).
+fn routed_v1_paths() -> HashSet<String> {
+    // The site's source, and the core crate's, where the wire paths live.
+    let site = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rust_files = |root: std::path::PathBuf| {
+        let mut sources = Vec::new();
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push(std::fs::read_to_string(path).unwrap());
+                }
+            }
+        }
+        sources.join("\n")
+    };
+    let routing = rust_files(site.join("src"));
+    let all = format!("{routing}\n{}", rust_files(site.join("../src")));
+    let constant = |name: &str| -> String {
+        let start = all
+            .find(&format!("const {name}: &str = \""))
+            .unwrap_or_else(|| panic!("no constant {name}"));
+        let rest = &all[start..];
+        let value = &rest[rest.find('"').unwrap() + 1..];
+        value[..value.find('"').unwrap()].to_owned()
+    };
+    let mut paths = HashSet::new();
+    for (at, _) in routing.match_indices(".route(") {
+        let arg = routing[at + ".route(".len()..].trim_start();
+        let path = if let Some(literal) = arg.strip_prefix('"') {
+            literal[..literal.find('"').unwrap()].to_owned()
+        } else {
+            let end = arg
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap();
+            constant(arg[..end].rsplit("::").next().unwrap())
+        };
+        if path.starts_with("/v1/") {
+            paths.insert(path);
+        }
+    }
+    paths
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3_1() {
+    let site = Site::start().await;
+    let response = site
+        .client
+        .get(format!("{}/v1/openapi.json", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let spec = oas3::from_json(&text).unwrap_or_else(|err| panic!("not OpenAPI 3.1: {err}"));
+    assert!(spec.openapi.starts_with("3.1"), "{}", spec.openapi);
+    let documented: HashSet<String> = spec.paths.as_ref().unwrap().keys().cloned().collect();
+    let routed = routed_v1_paths();
+    let missing: Vec<_> = routed.difference(&documented).collect();
+    assert!(missing.is_empty(), "routed but not documented: {missing:?}");
+    let extra: Vec<_> = documented.difference(&routed).collect();
+    assert!(extra.is_empty(), "documented but not routed: {extra:?}");
+    eprintln!(
+        "OpenAPI paths: {} documented, {} routed under /v1",
+        documented.len(),
+        routed.len()
+    );
+    site.stop().await;
+}
