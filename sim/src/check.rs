@@ -27,7 +27,7 @@ use stockhop::key::IdempotencyKey;
 use stockhop::queue::item::ItemState;
 use stockhop::wire::{Command, ItemResult};
 
-use stockhop_site::ledger::terminal::MAX_FIELD_CHARS;
+use stockhop_site::ident::IDENT_MAX_CHARS as MAX_FIELD_CHARS;
 use stockhop_site::terminal_wire::TerminalResult;
 
 use crate::device::Device;

@@ -14,8 +14,7 @@
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
-use crate::ledger::modes::{cycle_count, receive};
-use crate::ledger::{counts, grns, LedgerError};
+use crate::ledger::{counts, grns};
 use crate::printers::store::{self as printers, JobView};
 
 /// Rows each list carries; the page shows the total beside them.
