@@ -556,6 +556,7 @@ async fn a_heartbeat_feeds_the_device_view_tells_its_period_and_only_for_its_own
     assert!(body["server_time"].is_string());
     // A handheld (mc3390xr) beats every 15 minutes.
     assert_eq!(body["heartbeat_period_ms"], 900_000, "{body}");
+    assert_eq!(body["commissioned"], true, "{body}");
     let seen = site
         .db
         .call_blocking(|conn| stockhop_site::ledger::devices::last_seen(conn, "HH-1"))
