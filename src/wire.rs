@@ -302,6 +302,10 @@ pub struct HeartbeatAck {
     /// device keeps its default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_period_ms: Option<u64>,
+    /// The site's time zone (IANA name): the times the handheld shows are
+    /// on the site's clock. Absent from older sites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 #[cfg(test)]

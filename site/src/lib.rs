@@ -21,6 +21,7 @@ pub mod listener;
 pub mod log_sample;
 pub mod outbound;
 pub mod server;
+pub mod site_clock;
 pub mod sql;
 pub mod terminal_wire;
 pub mod tls;

@@ -7,8 +7,8 @@ use plotters::prelude::*;
 
 use stockhop::time::UnixMs;
 
-use super::clock::SiteZone;
 use super::history::{Series, Trend};
+use crate::site_clock::SiteZone;
 
 /// The chart's size in SVG units; the page scales it to its column.
 pub const WIDTH: u32 = 960;

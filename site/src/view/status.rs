@@ -6,13 +6,13 @@
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
-use super::clock::SiteZone;
 use super::decisions::{self, Decisions};
 use super::history;
 use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
+use crate::site_clock::SiteZone;
 
 pub use super::history::ESCALATE_AFTER_MS;
 
