@@ -82,7 +82,7 @@ fn draw<'a>(
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .margin(12)
-        .x_label_area_size(30)
+        .x_label_area_size(60)
         .y_label_area_size(56)
         .right_y_label_area_size(64)
         .build_cartesian_2d(
