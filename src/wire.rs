@@ -307,6 +307,10 @@ pub struct HeartbeatAck {
     /// learns it at its next beat too. Absent from older sites.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commissioned: Option<bool>,
+    /// The site's time zone (IANA name): the times the handheld shows are
+    /// on the site's clock. Absent from older sites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod outbound;
 pub mod printers;
 pub mod security_headers;
 pub mod server;
+pub mod site_clock;
 pub mod sql;
 pub mod storage;
 pub mod terminal_wire;

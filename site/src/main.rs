@@ -770,7 +770,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         })
         .transpose()
         .context("building the client for --alert-webhook")?;
-    let site_zone = view::clock::SiteZone::configured(site_tz.as_deref())?;
+    let site_zone = stockhop_site::site_clock::SiteZone::configured(site_tz.as_deref())?;
     let shutdown = shutdown_signal();
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;

@@ -985,3 +985,50 @@ async fn the_view_commissions_a_device_in_training_and_its_scans_post_from_then_
     );
     site.stop().await;
 }
+
+#[tokio::test]
+async fn one_clock_the_site_zone_is_named_and_offline_since_is_never_in_the_future() {
+    let site = Site::start().await;
+    site.db
+        .call_blocking(|conn| {
+            stockhop_site::site_clock::SiteZone::named("Asia/Kolkata")
+                .unwrap()
+                .remember(conn)
+        })
+        .unwrap();
+    let admin = add_admin(&site, "ops");
+    // Added a minute ago and never heard from: its 300 s period has not
+    // run out, so it is not offline since a time still to come.
+    add_device(&site, "PRINTER-1", Profile::Zt411r, ago(MIN));
+    let token = add_device(&site, "HH-1", Profile::Mc3390xr, ago(MIN));
+    let body = status(&site, &admin).await;
+    assert_eq!(body["time_zone"], "Asia/Kolkata");
+    assert_eq!(body["utc_offset_minutes"], 330);
+    let printer = device(&body, "PRINTER-1");
+    assert_eq!(
+        (
+            &printer["online"],
+            &printer["offline_since"],
+            &printer["alert"]
+        ),
+        (&json!(false), &Value::Null, &Value::Null),
+        "{printer}"
+    );
+    for device in body["devices"].as_array().unwrap() {
+        if let Some(since) = device["offline_since"].as_str() {
+            assert!(since <= body["server_time"].as_str().unwrap(), "{device}");
+        }
+    }
+    // The handheld hears the same zone in its heartbeat's answer.
+    let beat = json!({"sent_at": now().to_string(), "queue_depth": 0, "app_version": "x"});
+    let (code, answer) = site
+        .post_raw(
+            "/v1/devices/HH-1/heartbeat",
+            Some(&token),
+            beat.to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["time_zone"], "Asia/Kolkata");
+    site.stop().await;
+}

@@ -335,7 +335,7 @@ async fn heartbeat(
         ));
     }
     let now = wall_clock();
-    state
+    let zone = state
         .db
         .call(move |conn| -> Result<_, AppError> {
             // One transaction, one fsync: the latest row and the log agree.
@@ -343,13 +343,14 @@ async fn heartbeat(
             devices::record_heartbeat(&tx, &device.device_id, &beat, now)?;
             super::heartbeat_log::record(&tx, &device.device_id, &beat, now)?;
             tx.commit()?;
-            Ok(())
+            Ok(crate::site_clock::SiteZone::remembered(conn)?)
         })
         .await?;
     Ok(Json(HeartbeatAck {
         server_time: now,
         heartbeat_period_ms: u64::try_from(device.profile.heartbeat_period_ms()).ok(),
         commissioned: Some(device.commissioned),
+        time_zone: Some(zone.name().to_owned()),
     }))
 }
 

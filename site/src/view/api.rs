@@ -430,7 +430,7 @@ async fn chart_svg(
     let series = read_series(&state, hours).await?;
     let zone = state
         .db
-        .call(|conn| -> Result<_, AppError> { Ok(super::clock::SiteZone::remembered(conn)?) })
+        .call(|conn| -> Result<_, AppError> { Ok(crate::site_clock::SiteZone::remembered(conn)?) })
         .await?;
     let svg = chart::svg(&series, &zone).map_err(AppError::Internal)?;
     Ok((

@@ -7,8 +7,8 @@ use plotters::prelude::*;
 
 use stockhop::time::UnixMs;
 
-use super::clock::SiteZone;
 use super::history::{Series, Trend};
+use crate::site_clock::SiteZone;
 
 /// The chart's size in SVG units; the page scales it to its column.
 pub const WIDTH: u32 = 960;
@@ -82,7 +82,7 @@ fn draw<'a>(
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .margin(12)
-        .x_label_area_size(30)
+        .x_label_area_size(60)
         .y_label_area_size(56)
         .right_y_label_area_size(64)
         .build_cartesian_2d(

@@ -4,8 +4,7 @@
 //! `/metrics`, all for admin tokens only ([`admin`]).
 //!
 //! [`status`] (devices online and offline by profile, the trend),
-//! [`clock`] (the site's time zone, for every time shown), [`alerts`]
-//! (the conditions raised to a webhook),
+//! [`alerts`] (the conditions raised to a webhook),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
 //! (setup links and their QR codes), [`workbench`] (every decision with
@@ -21,7 +20,6 @@ pub mod admin;
 pub mod alerts;
 pub mod api;
 pub mod chart;
-pub mod clock;
 pub mod decisions;
 pub mod enroll;
 pub mod history;

@@ -6,7 +6,6 @@
 use crate::sql::Connection;
 use stockhop::time::UnixMs;
 
-use super::clock::SiteZone;
 use super::decisions::{self, Decisions};
 use super::history;
 use crate::central::ingest::{self, CentralSite};
@@ -14,6 +13,7 @@ use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
 use crate::listener::queue::{self, DeadLetter, QueueError};
 use crate::printers::store::{self as printers, PrinterStatus};
+use crate::site_clock::SiteZone;
 
 pub use super::history::ESCALATE_AFTER_MS;
 

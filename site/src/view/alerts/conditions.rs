@@ -3,7 +3,7 @@
 
 use stockhop::time::UnixMs;
 
-use crate::view::clock::SiteZone;
+use crate::site_clock::SiteZone;
 use crate::view::status::{Alert, SiteStatus, Trend};
 
 /// The central outbox is stuck when its oldest pending hop has waited this

@@ -21,7 +21,7 @@ use crate::listener::forwarder::{
     classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DELIVERY_TIMEOUT,
 };
 use crate::outbound::{OutboundError, Trust};
-use crate::view::clock::SiteZone;
+use crate::site_clock::SiteZone;
 use crate::view::status;
 
 /// How often conditions are evaluated: the longest an alert waits after

@@ -1,7 +1,7 @@
 //! The site's one clock on screen: the IANA time zone every time the
 //! site's view shows is read in (the page, the chart's axis, the offline
 //! banners), and the one `/v1/site/status` names in `time_zone` for the
-//! handhelds. `serve --site-tz` (env `STOCKHOP_SITE_TZ`) sets it, else the
+//! handhelds (`/v1/site/status` and the heartbeat's answer). `serve --site-tz` (env `STOCKHOP_SITE_TZ`) sets it, else the
 //! machine's own zone; `serve` records it in the database, so the view and
 //! every command read the same zone.
 //!
