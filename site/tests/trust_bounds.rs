@@ -621,7 +621,7 @@ async fn a_full_disk_answers_503_storage_full_loses_nothing_and_recovers() {
     let client = reqwest::Client::new();
     let mut hh = Handheld::new("HH-1", token.clone());
     let acknowledged = hh.open("op-1");
-    let (status, _, body) = sync_as(&served.base, &hh, &[acknowledged.clone()]).await;
+    let (status, _, body) = sync_as(&served.base, &hh, std::slice::from_ref(&acknowledged)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(healthz(&served.base).await.0, 200);
 
@@ -629,7 +629,8 @@ async fn a_full_disk_answers_503_storage_full_loses_nothing_and_recovers() {
     let filler = fill(tmpfs.path(), MIN_FREE / 2, "filler-1");
     tokio::time::sleep(stockhop_site::storage::CHECK_INTERVAL).await;
     let close = hh.item("close_session", json!({}));
-    let (status, retry_after, body) = sync_as(&served.base, &hh, &[close.clone()]).await;
+    let (status, retry_after, body) =
+        sync_as(&served.base, &hh, std::slice::from_ref(&close)).await;
     eprintln!("full disk (below the watermark): {status} {body} Retry-After {retry_after:?}");
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["code"], "STORAGE_FULL", "{body}");
@@ -773,18 +774,22 @@ fn serve_binary(data: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    // Killed and waited for on drop, whether it started or not.
+    let child = Child {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Child { child, base };
+            return child;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("the site did not start");
 }
 
-/// Keys of every item a handheld had acknowledged when `stop` was set,
-/// syncing batches of `batch` scans as fast as the site answers.
+/// Syncs sessions of 20 scans as fast as the site answers until `stop` is
+/// set, adding the key of every item the site answered to `acknowledged`.
 async fn sync_until(
     base: String,
     mut hh: Handheld,

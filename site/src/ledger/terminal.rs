@@ -30,6 +30,9 @@ use crate::terminal_wire::{
 /// The receipt scope of terminal records: the listener minted every key,
 /// so its keys share one namespace whatever terminal they came from.
 pub const TERMINAL_SCOPE: &str = "terminal-listener";
+/// Longest serial or subject taken, in characters: an identifier
+/// ([`crate::ident`]).
+pub use crate::ident::IDENT_MAX_CHARS as MAX_FIELD_CHARS;
 /// Longest raw record kept for audit: an ATTLOG line or a gate's JSON
 /// object is well under this; the listener's frame cap is 256 KB.
 pub use crate::limits::LEDGER_MAX_RAW_BYTES as MAX_RAW_BYTES;
