@@ -740,7 +740,6 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_cli",
     "site_view",
     "central",
-    "data_api",
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean
