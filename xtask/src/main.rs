@@ -810,7 +810,6 @@ const POSTGRES_SUITES: &[&str] = &[
     "alerts",
     "central",
     "printers",
-    "data_api",
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean
