@@ -214,6 +214,26 @@ async fn return_to_printed(poll: Duration) -> Vec<f64> {
             .until("a poll", |s| s.status_answers() > round)
             .await;
         stand_in.offline();
+        // The job is asked for once the site has missed the printer, as a
+        // person would find it off the network.
+        let deadline = Instant::now() + poll * 3 + Duration::from_secs(15);
+        while !bench
+            .db
+            .call_blocking(|conn| {
+                conn.query_row(
+                    "SELECT last_error IS NOT NULL FROM printers WHERE printer_id = 'ZT-1'",
+                    [],
+                    |row| row.get::<_, bool>(0),
+                )
+            })
+            .unwrap()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the site never missed the printer"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         let job_id = format!("OFF-{round}");
         bench.print(&job_id).await;
         // Offline for a stretch that is not a whole number of polls, so the
