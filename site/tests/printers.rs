@@ -192,6 +192,18 @@ impl PrintSite {
             .unwrap_or_else(|| panic!("no printer {id} in {status}"))
     }
 
+    /// Waits until a poll of `id` has failed since it last answered.
+    async fn until_unheard(&self, id: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while !self.printer_status(id).await["last_error"].is_string() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the site never missed printer {id}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     fn count(&self, sql: &str) -> i64 {
         self.db
             .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
@@ -246,11 +258,14 @@ fn each_label_is_its_fixture_byte_for_byte() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_polled_printer_is_heard_and_silent_past_300_s_is_offline_at_p2() {
     let site = PrintSite::start().await;
-    let stand_in = StandIn::start().await;
+    let mut stand_in = StandIn::start().await;
     site.add_printer("ZT-1", &stand_in).await;
     stand_in
         .until("two host status answers", |s| s.status_answers() >= 2)
         .await;
+    // Silent from now on: the last answer recorded stays the last.
+    stand_in.offline();
+    site.until_unheard("ZT-1").await;
     let heard_at = site
         .db
         .call_blocking(|conn| ledger::devices::last_seen(conn, "ZT-1"))
@@ -472,15 +487,7 @@ async fn a_job_accepted_while_the_printer_is_offline_prints_once_when_it_returns
         .until("a host status", |s| s.status_answers() >= 1)
         .await;
     stand_in.offline();
-    let unheard = || async { site.printer_status("ZT-1").await["last_error"].is_string() };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !unheard().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the site never missed the printer"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    site.until_unheard("ZT-1").await;
     let job = site
         .print(
             "ZT-1",

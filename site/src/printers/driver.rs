@@ -230,12 +230,19 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
         };
         match send(&mut link, &job, config).await {
             Delivery::Printed(status) => {
-                let job_id = job.job_id.clone();
+                // The answer settles the job and is the printer's latest
+                // status: one transaction, one commit.
+                let (printer_id, job_id) = (id.clone(), job.job_id.clone());
                 settle(db, &id, &job.job_id, move |conn| {
-                    Ok(store::settle_printed(conn, &job_id, wall_clock())?)
+                    let now = wall_clock();
+                    let tx =
+                        conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+                    store::settle_printed(&tx, &job_id, now)?;
+                    store::record_heard(&tx, &printer_id, &status, now)?;
+                    Ok(tx.commit()?)
                 })
                 .await;
-                if !heard(db, &id, status).await || status.holds_jobs() {
+                if status.holds_jobs() {
                     return false;
                 }
             }
