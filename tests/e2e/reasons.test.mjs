@@ -1,0 +1,54 @@
+// The handheld's words for the ledger's answers (www/reasons.js) against
+// the ledger itself: every rejection reason the ledger's code can answer
+// (each `mod reasons` of site/src) has its sentence and next step, and the
+// table words nothing the ledger never answers (a reason, or a code of
+// `stockhop::wire::codes` or the ledger's `codes`).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Every `.rs` file under `dir`. */
+function rustFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return rustFiles(path);
+    return entry.name.endsWith('.rs') ? [path] : [];
+  });
+}
+
+/** The string constants of each `pub mod NAME { … }` block in `files`. */
+function constantsOf(files, name) {
+  const found = new Set();
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const head = new RegExp(`pub mod ${name} \\{`, 'g');
+    for (let m = head.exec(text); m; m = head.exec(text)) {
+      const end = text.indexOf('\n}', m.index);
+      for (const c of text.slice(m.index, end).matchAll(/pub const [A-Z_]+: &str = "([^"]+)";/g)) found.add(c[1]);
+    }
+  }
+  return found;
+}
+
+test('every reason the ledger answers has words and a next step on the handheld, and the table invents none', async () => {
+  const { REASONS, explain } = await import(join(root, 'www', 'reasons.js'));
+  const site = rustFiles(join(root, 'site', 'src'));
+  const reasons = constantsOf(site, 'reasons');
+  const codes = new Set([...constantsOf(rustFiles(join(root, 'src')), 'codes'), ...constantsOf(site, 'codes')]);
+  assert.ok(reasons.size >= 20, `the ledger's reasons were found (${reasons.size})`);
+  const missing = [...reasons].filter((reason) => !REASONS[reason]);
+  assert.deepEqual(missing, [], 'reasons the handheld has no words for');
+  const invented = Object.keys(REASONS).filter((key) => !reasons.has(key) && !codes.has(key));
+  assert.deepEqual(invented, [], 'words for answers the ledger never gives');
+  for (const [key, { words, next }] of Object.entries(REASONS)) {
+    assert.ok(words.length > 10 && next.length > 5, `${key} is worded`);
+  }
+  // A blocked item's reason as the worker keeps it reads through the table too.
+  assert.equal(explain('SESSION_CONFLICT (HTTP 409)').words, REASONS.SESSION_CONFLICT.words);
+  const blocking = Object.keys(REASONS).filter((key) => codes.has(key));
+  console.log(`reason table: ${Object.keys(REASONS).length} entries = ${reasons.size} of the ledger's ${reasons.size} reasons + ${blocking.length} blocking codes`);
+});
