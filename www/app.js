@@ -394,6 +394,7 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
     if (screen !== 'setup') go('setup');
     return { ok: false, error: { code: check.failure, message: check.message } };
   }
+  const before = await ask({ type: 'device' });
   if (!(await confirmSwitch(site_url, device_id))) {
     await readDevice();
     show('setup-status', `Not switched: this handheld stays ${deviceId} → ${siteUrl}.`, 'warn');
@@ -407,6 +408,14 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   siteUrl = site_url;
   deviceId = device_id;
   localStorage.setItem(TOKEN_KEY, device_token);
+  if (before.ok && before.configured && (before.site_url !== site_url || before.device_id !== device_id) && session) {
+    // The open session was the other device's: its items stay queued, and
+    // this one starts from the picker.
+    session = null;
+    saveSession();
+    results = [];
+    go('picker');
+  }
   if (check.ok) show('setup-status', `Set up as ${device_id} → ${site_url}`);
   else {
     $('setup-status').dataset.failure = check.failure;
@@ -670,7 +679,7 @@ function takeOutcomes(items) {
   if (fresh.length) {
     const late = fresh.filter((item) => {
       const entry = results.find((r) => r.key === item.key);
-      return !entry || entry.offline || (item.updated_at ?? Date.now()) - item.occurred_at > LATE_ANSWER_MS
+      return (entry && entry.offline) || (item.updated_at ?? Date.now()) - item.occurred_at > LATE_ANSWER_MS
         || (offlineSeenAt != null && item.occurred_at <= offlineSeenAt);
     });
     signal(fresh.some((item) => item.state === 'blocked') ? 'alert' : 'refused');
@@ -862,6 +871,7 @@ function renderPicker() {
   const name = operator && operatorName(operator);
   $('operator-name').textContent = name || '';
   $('operator-name').hidden = !name;
+  $('operator-signout').hidden = !operator;
   const modes = deviceModes();
   const box = $('picker-modes');
   box.replaceChildren();
@@ -2083,6 +2093,10 @@ function wire() {
     if (document.visibilityState === 'visible') ask({ type: 'wake' });
   });
   window.addEventListener('online', checkOnline);
+  // A setup link opened while the app is open changes only the fragment.
+  window.addEventListener('hashchange', () => {
+    scanChain = scanChain.then(setupFromFragment);
+  });
   window.addEventListener('offline', () => {
     online = false;
     offlineSeenAt = Date.now();
