@@ -53,11 +53,6 @@ pub struct DeviceProfile {
     pub modes: Vec<String>,
     /// Whether it can write (encode) a tag.
     pub encode: bool,
-    /// Whether the site has commissioned it: an uncommissioned device's
-    /// scans are recorded as simulation, and the page says TRAINING.
-    /// `None` from a site that does not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commissioned: Option<bool>,
 }
 
 /// The head of a `GET /v1/reference` answer: where the next page starts,
@@ -472,7 +467,6 @@ mod tests {
             profile: "mc3390xr".into(),
             modes: vec!["put_away".into()],
             encode: true,
-            commissioned: Some(false),
         };
         let meta = ReferenceMeta::empty("https://site");
         assert_eq!(meta.age_ms(T0), None);
@@ -490,18 +484,6 @@ mod tests {
         );
         assert!(meta.complete, "complete once, complete after");
         assert_eq!(meta.device, Some(device));
-    }
-
-    #[test]
-    fn a_device_record_says_whether_it_is_commissioned_and_an_older_site_says_nothing() {
-        let head: PageHead = serde_json::from_value(json!({"cursor": "1", "more": false,
-            "device": {"device_id": "HH-1", "profile": "mc3390xr", "modes": [], "encode": true, "commissioned": false}}))
-        .unwrap();
-        assert_eq!(head.device.unwrap().commissioned, Some(false));
-        let older: PageHead = serde_json::from_value(json!({"cursor": "1", "more": false,
-            "device": {"device_id": "HH-1", "profile": "mc3390xr", "modes": [], "encode": true}}))
-        .unwrap();
-        assert_eq!(older.device.unwrap().commissioned, None);
     }
 
     #[test]
