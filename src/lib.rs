@@ -14,8 +14,10 @@ pub mod body;
 pub mod classify;
 pub mod key;
 pub mod queue;
+pub mod reason;
 pub mod reference;
 pub mod time;
+pub mod undo;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]

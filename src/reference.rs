@@ -53,6 +53,18 @@ pub struct DeviceProfile {
     pub modes: Vec<String>,
     /// Whether it can write (encode) a tag.
     pub encode: bool,
+    /// Whether its items post for real; `false` is training (its items land
+    /// as simulation, and every screen says TRAINING). A site older than
+    /// the field sends none: the device shows what it showed before,
+    /// commissioned.
+    #[serde(default = "DeviceProfile::unsaid_commissioned")]
+    pub commissioned: bool,
+}
+
+impl DeviceProfile {
+    fn unsaid_commissioned() -> bool {
+        true
+    }
 }
 
 /// The head of a `GET /v1/reference` answer: where the next page starts,
@@ -461,12 +473,27 @@ mod tests {
     }
 
     #[test]
+    fn a_device_record_without_commissioned_is_read_as_commissioned() {
+        let said: DeviceProfile = serde_json::from_str(
+            r#"{"device_id":"HH-1","profile":"mc3390xr","modes":[],"encode":true,"commissioned":false}"#,
+        )
+        .unwrap();
+        assert!(!said.commissioned);
+        let unsaid: DeviceProfile = serde_json::from_str(
+            r#"{"device_id":"HH-1","profile":"mc3390xr","modes":[],"encode":true}"#,
+        )
+        .unwrap();
+        assert!(unsaid.commissioned);
+    }
+
+    #[test]
     fn the_cache_is_as_old_as_its_last_complete_read_and_keeps_the_last_device_it_heard() {
         let device = DeviceProfile {
             device_id: "HH-1".into(),
             profile: "mc3390xr".into(),
             modes: vec!["put_away".into()],
             encode: true,
+            commissioned: false,
         };
         let meta = ReferenceMeta::empty("https://site");
         assert_eq!(meta.age_ms(T0), None);

@@ -54,7 +54,7 @@
 //   counts {} → {queued, sending, done, rejected, blocked, voided, oldest_queued_at, oldest_queued_age_ms}
 //   retry_now {}   wake {}   discard {id}   acknowledge {id}   storage {}
 //   reference_status {} → {cursor, complete, loading, refreshed_at, age_ms, units, bins, grns, counts,
-//                          device: {device_id, profile, modes, encode, commissioned?} | null}
+//                          device: {device_id, profile, modes, encode, commissioned} | null}
 //   reference_refresh {} (error OFFLINE when the site does not answer)
 //   find_unit {code} → {unit | null, bin | null, refreshed_at, age_ms}
 //   reference_get {kind: "unit"|"bin"|"grn"|"count", id} → {row | null, refreshed_at, age_ms}

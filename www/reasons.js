@@ -2,40 +2,35 @@
 // rejection reason a sync result can carry and every code that blocks an
 // item, each in plain words with what to do next. The screens show the
 // words large and the code in small print. The table mirrors the ledger's
-// list (docs/design.md); tests/e2e/reasons.test.mjs fails when the
+// list (docs/design.md §5.4); tests/e2e/reasons.test.mjs fails when the
 // ledger answers a reason this table does not have.
 
 /** reason or code → {words, next}. */
 export const REASONS = {
-  // Put-away.
-  unknown_bin: { words: 'The site does not know this bin label.', next: 'Check the label; ask a supervisor to add the bin, then scan it again.' },
-  unknown_unit: { words: 'The site does not know this tag.', next: 'Put the unit aside for a supervisor; receive it first if it is new.' },
-  unit_state: { words: 'This unit cannot be put away: it is dispatched or missing.', next: 'Put it aside and tell a supervisor.' },
-  stale_state: { words: 'The unit moved after this device last read it.', next: 'Re-scan it to read it again, or Acknowledge.' },
-  // Receive.
-  grn_not_accepted: { words: 'This GRN cannot be received: unknown, or QC has not accepted it.', next: 'Ask QC or a supervisor; receive against another GRN.' },
-  not_on_grn: { words: 'This tag\'s SKU is not on the GRN.', next: 'Set the unit aside; check the delivery against its GRN.' },
-  excess_line: { words: 'More of this SKU than the GRN expects.', next: 'Set the unit aside for a supervisor to resolve the GRN.' },
-  already_received: { words: 'This unit was received already.', next: 'Nothing to do for this tag; carry on.' },
-  // Cycle count.
-  count_not_open: { words: 'This count is not open any more.', next: 'Close the session; open a count a supervisor has opened.' },
-  // Dispatch verify.
-  manifest_not_ready: { words: 'The manifest is not packing or dispatched.', next: 'Ask dispatch; verify it once it is ready.' },
-  not_on_manifest: { words: 'This tag is not on the manifest.', next: 'Take the unit off the dock, then Acknowledge.' },
-  // Any mode.
-  mode_not_allowed: { words: 'This device\'s profile cannot do that.', next: 'Use a handheld that can; ask a supervisor.' },
-  read_only_mode: { words: 'Find a unit is read only: nothing is recorded.', next: 'Nothing to do; Acknowledge.' },
-  unknown_operator: { words: 'The site does not know this operator badge.', next: 'Sign in with your own badge; ask a supervisor to add it.' },
-  session_not_open: { words: 'The session was not open on the site.', next: 'Close the session and open it again.' },
-  session_already_opened: { words: 'The session was opened already.', next: 'Nothing to do; Acknowledge.' },
-  session_already_closed: { words: 'The session was closed already.', next: 'Open a new session to go on scanning.' },
-  // Undo.
-  undo_window_expired: { words: 'Too late to undo: undo works within 120 s of the scan.', next: 'Ask a supervisor to correct it.' },
-  unknown_target: { words: 'The site has no scan to undo under that key.', next: 'Acknowledge; check the unit on the site.' },
-  cannot_undo_an_undo: { words: 'An undo cannot be undone.', next: 'Scan the unit again instead.' },
-  target_rejected: { words: 'The scan to undo was refused, so nothing changed.', next: 'Nothing to undo; Acknowledge.' },
-  target_not_undoable: { words: 'That scan cannot be undone.', next: 'Ask a supervisor to correct it.' },
-  target_not_applied: { words: 'The scan to undo had not reached the ledger yet.', next: 'Wait for it to be applied, then undo again.' },
+  // Rejection reasons, as docs/design.md §5.4 words them (src/reason.rs defines them).
+  stale_state: { words: 'The unit changed on the site after this device last read it.', next: 'Re-scan it (the device reads the unit again first), or acknowledge.' },
+  session_not_open: { words: 'This scan\'s session never opened on the site.', next: 'Look at the session\'s first item (why it was refused), then start a new session.' },
+  session_already_opened: { words: 'This session was already opened.', next: 'Nothing to do; acknowledge.' },
+  session_already_closed: { words: 'This session was already closed.', next: 'Nothing to do; acknowledge.' },
+  undo_window_expired: { words: 'Undo came more than 2 minutes after the scan.', next: 'Ask a supervisor to correct it (it is on their list).' },
+  unknown_target: { words: 'The site never received the scan this undo names.', next: 'Acknowledge; check the scan itself on the queue.' },
+  cannot_undo_an_undo: { words: 'An undo cannot be undone.', next: 'Scan the item again if it should stand.' },
+  target_rejected: { words: 'The scan was refused, so there is nothing to undo.', next: 'Acknowledge.' },
+  target_not_undoable: { words: 'That scan changed nothing that can be undone.', next: 'Acknowledge; ask a supervisor if something must change.' },
+  target_not_applied: { words: 'The scan has not been applied yet.', next: 'Wait for it to apply, then undo again.' },
+  unknown_operator: { words: 'This badge is not on the site\'s list of operators.', next: 'Scan your own badge, or ask a supervisor to add you.' },
+  mode_not_allowed: { words: 'This device cannot do that (its profile).', next: 'Use a handheld that can; ask a supervisor about this device.' },
+  read_only_mode: { words: 'Find a unit never changes anything on the site.', next: 'Nothing to do; acknowledge.' },
+  unknown_bin: { words: 'The site has no bin with this label.', next: 'Scan the bin\'s label again, or ask a supervisor to add the bin.' },
+  unknown_unit: { words: 'The site does not know this tag or serial.', next: 'Set the unit aside and tell a supervisor.' },
+  unit_state: { words: 'This unit cannot be put away: it is dispatched or missing.', next: 'Set it aside and tell a supervisor.' },
+  grn_not_accepted: { words: 'This GRN is unknown, or QC has not accepted it.', next: 'Check the GRN number; ask QC or a supervisor.' },
+  not_on_grn: { words: 'This unit\'s SKU is not on the GRN.', next: 'Set it aside; tell a supervisor (wrong GRN or wrong delivery).' },
+  excess_line: { words: 'The GRN line already has every unit it expects.', next: 'Set the extra unit aside and tell a supervisor.' },
+  already_received: { words: 'This unit was received already.', next: 'Set it aside; it may be a duplicate tag.' },
+  count_not_open: { words: 'The count is closed, approved or cancelled.', next: 'Pick an open count, or ask a supervisor to open one.' },
+  manifest_not_ready: { words: 'The manifest is unknown, or not packing or dispatched.', next: 'Check the manifest number; ask a supervisor.' },
+  not_on_manifest: { words: 'This unit is not on the manifest.', next: 'Keep it off the truck and tell a supervisor.' },
   // Codes that block an item (the site will never accept it as sent).
   IDEMPOTENCY_KEY_REUSED: { words: 'The site holds another scan under this one\'s key.', next: 'Discard it and scan again; tell a supervisor.' },
   IDEMPOTENCY_RECEIPT_UNAVAILABLE: { words: 'The site cannot read its record of this scan.', next: 'Tell a supervisor; do not scan it again yet.' },

@@ -87,6 +87,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "outbox_sequence",
         sql: include_str!("../migrations/0009_outbox_sequence.sql"),
     },
+    Migration {
+        version: 10,
+        name: "operators_undo_counts",
+        sql: include_str!("../migrations/0010_operators_undo_counts.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -136,6 +141,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 9,
         name: "outbox_sequence",
         sql: include_str!("../migrations/postgres/0009_outbox_sequence.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "operators_undo_counts",
+        sql: include_str!("../migrations/postgres/0010_operators_undo_counts.sql"),
     },
 ];
 

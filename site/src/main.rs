@@ -135,7 +135,8 @@ enum Command {
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
-    /// Count sessions: open one for a zone, approve its variance.
+    /// Count sessions: open one for a zone or a bin, approve its variance,
+    /// or cancel it.
     Count {
         #[command(subcommand)]
         command: CountCommand,
@@ -149,13 +150,25 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CountCommand {
-    /// Open a count for a zone of a location, with the snapshot of the
-    /// units expected there; prints its count_id (and nothing else).
+    /// Open a count for a zone of a location, or for one bin of it, with
+    /// the snapshot of the units expected there; prints its count_id (and
+    /// nothing else).
     Open {
         #[arg(long)]
         location: String,
         #[arg(long)]
         zone: String,
+        /// Count only this bin of the zone (the rest of the zone is left
+        /// alone).
+        #[arg(long)]
+        bin: Option<String>,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
+    /// Cancel a count opened by mistake: it closes and is never approved;
+    /// nothing it counted posts.
+    Cancel {
+        count_id: String,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
@@ -391,15 +404,28 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
         CountCommand::Open {
             location,
             zone,
+            bin,
             data,
         } => {
             let db = open(&data, database)?;
+            let place = match &bin {
+                Some(bin) => format!("{location}/{zone}/{bin}"),
+                None => format!("{location}/{zone}"),
+            };
             let count_id = db
                 .call_blocking(|conn| {
-                    cycle_count::open(conn, &location, &zone, ledger::wall_clock())
+                    let now = ledger::wall_clock();
+                    cycle_count::open_place(conn, &location, &zone, bin.as_deref(), now)
                 })
-                .map_err(|err| anyhow::anyhow!("opening a count of {location}/{zone}: {err}"))?;
+                .map_err(|err| anyhow::anyhow!("opening a count of {place}: {err}"))?;
             println!("{count_id}");
+            Ok(())
+        }
+        CountCommand::Cancel { count_id, data } => {
+            let db = open(&data, database)?;
+            db.call_blocking(|conn| cycle_count::cancel(conn, &count_id, ledger::wall_clock()))
+                .map_err(|err| anyhow::anyhow!("cancelling count {count_id}: {err}"))?;
+            eprintln!("count {count_id} is cancelled: nothing it counted posts");
             Ok(())
         }
         CountCommand::Approve { count_id, data } => {

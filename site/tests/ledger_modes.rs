@@ -475,8 +475,9 @@ async fn a_cycle_count_records_every_tag_changes_no_unit_and_approval_posts_the_
     let closed = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
     assert_eq!(
         closed,
-        json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "state": "closed",
-               "expected": 3, "seen": 4, "missing": ["U-3"], "unexpected": ["STRAY-1", "U-4"]})
+        json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null,
+               "state": "closed", "expected": 3, "seen": 4, "missing": ["U-3"],
+               "unexpected": ["STRAY-1", "U-4"]})
     );
     assert_eq!(
         site.count("SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
@@ -649,7 +650,7 @@ async fn a_scan_names_its_sessions_mode_and_context() {
 }
 
 #[tokio::test]
-async fn an_undo_compensates_a_put_away_and_sends_other_modes_to_correction() {
+async fn an_undo_of_a_put_away_puts_the_unit_back_where_it_was() {
     let site = warehouse().await;
     let mut hh = site.handheld("HH-1").await;
     let items = [
@@ -658,18 +659,118 @@ async fn an_undo_compensates_a_put_away_and_sends_other_modes_to_correction() {
             "scan",
             json!({"mode": "put_away", "epc": "U-5", "bin": "A-2"}),
         ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "U-1", "bin": "A-2"}),
+        ),
     ];
     let results = site.sync_ok(&hh, &items).await;
-    let undo = hh.item("undo", json!({"target_key": items[1]["key"]}));
-    assert_applied(&site.sync_ok(&hh, &[undo]).await[0]);
+    let undos = [
+        hh.item("undo", json!({"target_key": items[1]["key"]})),
+        hh.item("undo", json!({"target_key": items[2]["key"]})),
+    ];
+    let undone = sync_and_replay(&site, &hh, &undos).await;
+    assert_applied(&undone[0]);
+    assert_applied(&undone[1]);
     let u5 = get_ok(&site, &hh, "/v1/units/U-5").await;
     assert_eq!(
         (&u5["state"], &u5["bin"], &u5["version"]),
         (&json!("new"), &json!(null), &json!(3)),
         "{results:?}"
     );
+    let u1 = get_ok(&site, &hh, "/v1/units/U-1").await;
+    assert_eq!(
+        (&u1["state"], &u1["bin"], &u1["version"]),
+        (&json!("in_stock"), &json!("A-1"), &json!(3))
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT compensates FROM hops WHERE hop_id = {}",
+            undone[1]["hop_ids"][0]
+        )),
+        results[2]["hop_ids"][0].as_i64().unwrap()
+    );
+}
 
-    let mut receiving = site.handheld("HH-2").await;
+#[tokio::test]
+async fn an_undo_of_a_receive_takes_the_unit_off_its_grn_line() {
+    let site = warehouse().await;
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open(&mut hh, "receive", json!({"grn": "G-1"})),
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "NEW-1", "sku": "SKU-1", "encode": true}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "U-5", "unit_version": 1}),
+        ),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_applied(&results[1]);
+    assert_applied(&results[2]);
+    let undo = hh.item("undo", json!({"target_key": items[1]["key"]}));
+    let undone = sync_and_replay(&site, &hh, &[undo]).await;
+    assert_applied(&undone[0]);
+    let undo_hop = &undone[0]["hop_ids"][0];
+    assert_eq!(
+        site.count(&format!("SELECT compensates FROM hops WHERE hop_id = {undo_hop}")),
+        results[1]["hop_ids"][0].as_i64().unwrap(),
+        "the RECEIVE hop is compensated; the tag written stays written"
+    );
+    let grn = get_ok(&site, &hh, "/v1/grns/G-1").await;
+    assert_eq!(
+        grn["lines"],
+        json!([{"sku": "SKU-1", "expected": 2, "received": 0},
+               {"sku": "SKU-2", "expected": 1, "received": 1}])
+    );
+    // Off the line, the unit may be received again.
+    let again = [
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "NEW-1", "sku": "SKU-1"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "receive", "epc": "NEW-2", "sku": "SKU-1"}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    for result in site.sync_ok(&hh, &again).await {
+        assert_applied(&result);
+    }
+    assert_eq!(get_ok(&site, &hh, "/v1/grns/G-1").await["state"], "complete");
+
+    // A GRN its session closed complete needs resolution again once a unit
+    // leaves its line.
+    let undo_after_close = hh.item("undo", json!({"target_key": items[2]["key"]}));
+    assert_applied(&site.sync_ok(&hh, &[undo_after_close]).await[0]);
+    let grn = get_ok(&site, &hh, "/v1/grns/G-1").await;
+    assert_eq!(grn["state"], "needs_resolution", "{grn}");
+    assert_eq!(
+        grn["lines"][1],
+        json!({"sku": "SKU-2", "expected": 1, "received": 0})
+    );
+
+    // An undo undone already takes nothing more off the line.
+    let twice = hh.item("undo", json!({"target_key": items[2]["key"]}));
+    let result = &site.sync_ok(&hh, &[twice]).await[0];
+    assert_eq!(
+        (&result["status"], &result["code"]),
+        (&json!(409), &json!("ALREADY_UNDONE")),
+        "{result}"
+    );
+    assert_eq!(
+        get_ok(&site, &hh, "/v1/grns/G-1").await["lines"][1]["received"],
+        0
+    );
+}
+
+#[tokio::test]
+async fn an_undo_of_a_receive_after_the_unit_moved_is_stale_and_changes_nothing() {
+    let site = warehouse().await;
+    let mut receiving = site.handheld("HH-1").await;
     let items = [
         open(&mut receiving, "receive", json!({"grn": "G-1"})),
         receiving.item(
@@ -678,10 +779,138 @@ async fn an_undo_compensates_a_put_away_and_sends_other_modes_to_correction() {
         ),
     ];
     site.sync_ok(&receiving, &items).await;
+    let mut putting = site.handheld("HH-2").await;
+    let moved = [
+        open(&mut putting, "put_away", json!({})),
+        putting.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "NEW-1", "bin": "A-1"}),
+        ),
+    ];
+    site.sync_ok(&putting, &moved).await;
     let undo = receiving.item("undo", json!({"target_key": items[1]["key"]}));
     assert_rejected(
-        &site.sync_ok(&receiving, &[undo]).await[0],
-        "target_not_undoable",
+        &sync_and_replay(&site, &receiving, &[undo]).await[0],
+        "stale_state",
+    );
+    let grn = get_ok(&site, &receiving, "/v1/grns/G-1").await;
+    assert_eq!(grn["lines"][0]["received"], 1);
+}
+
+#[tokio::test]
+async fn an_undo_of_a_verify_puts_the_unit_back_in_its_bin_and_the_line_unverified() {
+    let site = warehouse().await;
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open(&mut hh, "dispatch_verify", json!({"manifest": "M-1"})),
+        hh.item(
+            "scan",
+            json!({"mode": "dispatch_verify", "manifest": "M-1", "epc": "U-1"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "dispatch_verify", "manifest": "M-1", "epc": "U-1"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "dispatch_verify", "manifest": "M-1", "epc": "U-2"}),
+        ),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(
+        get_ok(&site, &hh, "/v1/manifests/M-1").await["state"],
+        "verified"
+    );
+    let undos = [
+        // The repeated verify changed nothing: there is nothing to undo.
+        hh.item("undo", json!({"target_key": items[2]["key"]})),
+        hh.item("undo", json!({"target_key": items[3]["key"]})),
+    ];
+    let undone = sync_and_replay(&site, &hh, &undos).await;
+    assert_rejected(&undone[0], "target_not_undoable");
+    assert_applied(&undone[1]);
+    assert_eq!(
+        site.count(&format!(
+            "SELECT compensates FROM hops WHERE hop_id = {}",
+            undone[1]["hop_ids"][0]
+        )),
+        results[3]["hop_ids"][0].as_i64().unwrap()
+    );
+    let manifest = get_ok(&site, &hh, "/v1/manifests/M-1").await;
+    assert_eq!(
+        manifest,
+        json!({"manifest": "M-1", "state": "packing", "units": [
+            {"epc": "U-1", "verified": true}, {"epc": "U-2", "verified": false}]}),
+        "back to the state it was verified from"
+    );
+    let u2 = get_ok(&site, &hh, "/v1/units/U-2").await;
+    assert_eq!(
+        (&u2["state"], &u2["bin"], &u2["version"]),
+        (&json!("in_stock"), &json!("A-1"), &json!(3))
+    );
+    // Verified again, it leaves again.
+    let again = hh.item(
+        "scan",
+        json!({"mode": "dispatch_verify", "manifest": "M-1", "epc": "U-2", "unit_version": 3}),
+    );
+    assert_applied(&site.sync_ok(&hh, &[again]).await[0]);
+    assert_eq!(
+        get_ok(&site, &hh, "/v1/manifests/M-1").await["state"],
+        "verified"
+    );
+}
+
+#[tokio::test]
+async fn an_undo_of_a_count_scan_uncounts_the_tag_while_the_count_is_open() {
+    let site = warehouse().await;
+    let count_id = site
+        .db
+        .call_blocking(|conn| cycle_count::open(conn, "L-1", "Z-A", ledger_common::now()))
+        .unwrap();
+    let mut hh = site.handheld("HH-1").await;
+    let scan = |hh: &mut Handheld, epc: &str| {
+        hh.item(
+            "scan",
+            json!({"mode": "cycle_count", "count_id": count_id, "epc": epc, "bin": "A-1"}),
+        )
+    };
+    let items = [
+        open(&mut hh, "cycle_count", json!({"count_id": count_id})),
+        scan(&mut hh, "U-1"),
+        scan(&mut hh, "U-2"),
+        scan(&mut hh, "U-2"),
+        scan(&mut hh, "STRAY-1"),
+    ];
+    site.sync_ok(&hh, &items).await;
+    let undos = [
+        hh.item("undo", json!({"target_key": items[1]["key"]})),
+        hh.item("undo", json!({"target_key": items[2]["key"]})),
+        hh.item("undo", json!({"target_key": items[4]["key"]})),
+    ];
+    for result in sync_and_replay(&site, &hh, &undos).await {
+        assert_applied(&result);
+    }
+    let figures = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    assert_eq!(
+        figures,
+        json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null,
+               "state": "open", "expected": 3, "seen": 1,
+               "missing": ["U-1", "U-3"], "unexpected": []}),
+        "U-2 was scanned twice and one scan undone: still counted"
+    );
+
+    let close = hh.item("close_session", json!({}));
+    site.sync_ok(&hh, &[close]).await;
+    let late = hh.item("undo", json!({"target_key": items[3]["key"]}));
+    assert_rejected(
+        &sync_and_replay(&site, &hh, &[late]).await[0],
+        "count_not_open",
+    );
+    let closed = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    assert_eq!(
+        (&closed["state"], &closed["seen"]),
+        (&json!("closed"), &json!(1)),
+        "a closed count's variance stands"
     );
 }
 

@@ -191,6 +191,30 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
             3,
             "bin \"B-9\" is already on line 2",
         ),
+        (
+            "operators",
+            "badge,name\nOP-1,Ann Lee\nOP-1,Bo Chen\n",
+            3,
+            "badge \"OP-1\" is already on line 2",
+        ),
+        (
+            "operators",
+            "badge,name\nOP-1,Ann Lee\nOP-2,\n",
+            3,
+            "name is empty",
+        ),
+        (
+            "operators",
+            "badge,name\nOP-1,\"Ann\u{7}Lee\"\n",
+            2,
+            "name must not contain control characters",
+        ),
+        (
+            "operators",
+            "badge\nOP-1\n",
+            1,
+            "the header names no \"name\" column",
+        ),
     ];
     for (kind, text, line, reason) in cases {
         let name = format!("{kind}-bad.csv");
@@ -207,7 +231,14 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
             "expected {prefix}{reason}, got {stderr}"
         );
     }
-    for table in ["units", "grns", "grn_lines", "manifests", "manifest_units"] {
+    for table in [
+        "units",
+        "grns",
+        "grn_lines",
+        "manifests",
+        "manifest_units",
+        "operators",
+    ] {
         assert_eq!(
             scalar(&data, &format!("SELECT count(*) FROM {table}")),
             0,
@@ -314,6 +345,183 @@ fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() 
     );
 }
 
+#[test]
+fn supervisors_count_one_bin_and_cancel_a_count_opened_by_mistake() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    import(dir.path(), &data, "bins", "bins.csv", BINS);
+    import(dir.path(), &data, "units", "units.csv", UNITS);
+    let count = |args: &[&str]| {
+        let out = site_command(&[&["count"], args].concat(), &data);
+        (
+            out.status.success(),
+            String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let zone = ["open", "--location", "L-1", "--zone", "Z-A"];
+    let (ok, a1, stderr) = count(&[&zone[..], &["--bin", "A-1"]].concat());
+    assert!(ok, "{stderr}");
+    let (ok, a2, stderr) = count(&[&zone[..], &["--bin", "A-2"]].concat());
+    assert!(ok, "two bins of a zone are counted apart: {stderr}");
+    assert_eq!(
+        scalar(
+            &data,
+            &format!("SELECT count(*) FROM count_expected WHERE count_id = '{a1}'")
+        ),
+        1,
+        "U-1 is in A-1"
+    );
+    assert_eq!(
+        scalar(
+            &data,
+            &format!("SELECT count(*) FROM count_expected WHERE count_id = '{a2}'")
+        ),
+        0
+    );
+    let (ok, _, stderr) = count(&[&zone[..], &["--bin", "A-1"]].concat());
+    assert!(!ok && stderr.contains("COUNT_ALREADY_OPEN"), "{stderr}");
+    let (ok, _, stderr) = count(&zone);
+    assert!(
+        !ok && stderr.contains("COUNT_ALREADY_OPEN"),
+        "the zone's count waits for its bins' counts: {stderr}"
+    );
+    for (bin, why) in [("A-9", "no bin"), ("A-1 ", "no bin")] {
+        let (ok, _, stderr) = count(&[&zone[..], &["--bin", bin]].concat());
+        assert!(!ok && stderr.contains(why), "{bin}: {stderr}");
+    }
+    let (ok, _, stderr) = count(&["open", "--location", "L-1", "--zone", "Z-B", "--bin", "A-1"]);
+    assert!(!ok && stderr.contains("is in zone \"Z-A\""), "{stderr}");
+
+    // Cancelled, a count closes, is never approved, and frees its place.
+    let (ok, _, stderr) = count(&["cancel", &a1]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    let (ok, _, stderr) = count(&["cancel", &a1]);
+    assert!(ok, "cancelling again changes nothing: {stderr}");
+    let (ok, _, stderr) = count(&["approve", &a1]);
+    assert!(!ok && stderr.contains("cancelled"), "{stderr}");
+    let (ok, _, _) = count(&["cancel", "C-404404"]);
+    assert!(!ok);
+    let (ok, _, stderr) = count(&["cancel", &a2]);
+    assert!(ok, "{stderr}");
+    let (ok, zone_count, stderr) = count(&zone);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM hops WHERE kind = 'ADJUST'"
+        ),
+        0
+    );
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM units WHERE state = 'missing'"
+        ),
+        0,
+        "nothing a cancelled count saw posts"
+    );
+    let db = backend::open_db(&data);
+    db.call_blocking(|conn| {
+        stockhop_site::ledger::modes::cycle_count::close(conn, &zone_count, stockhop::time::UnixMs(0))
+    })
+    .unwrap();
+    drop(db);
+    let (ok, _, _) = count(&["approve", &zone_count]);
+    assert!(ok);
+    let (ok, _, stderr) = count(&["cancel", &zone_count]);
+    assert!(
+        !ok && stderr.contains("COUNT_APPROVED"),
+        "an approved count has posted: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn operators_reach_handhelds_with_the_reference_data_and_their_changes() {
+    let site = Site::start().await;
+    let hh = site.handheld("HH-1").await;
+    let imported = site.import("operators", "badge,name\nOP-1,Ann Lee\nOP-2,Bo Chen\n");
+    assert_eq!((imported.rows, imported.changed), (2, 2));
+    let again = site.import("operators", "badge,name\nOP-1,Ann Lee\nOP-2,Bo Chen\n");
+    assert_eq!(again.changed, 0, "the same rows change nothing");
+    let all = pages(&site, &hh.token, None, 100).await;
+    assert_eq!(
+        rows(&all, "operators"),
+        [
+            json!({"badge": "OP-1", "name": "Ann Lee"}),
+            json!({"badge": "OP-2", "name": "Bo Chen"})
+        ]
+    );
+    let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
+    site.import("operators", "badge,name\nOP-2,Bo Chen-Park\nOP-3,Cy Diaz\n");
+    let changes = pages(&site, &hh.token, Some(cursor), 100).await;
+    assert_eq!(
+        rows(&changes, "operators"),
+        [
+            json!({"badge": "OP-2", "name": "Bo Chen-Park"}),
+            json!({"badge": "OP-3", "name": "Cy Diaz"})
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_device_learns_whether_it_is_commissioned_from_every_reference_page() {
+    let site = Site::start().await;
+    let token = site.add_device("HH-TRAINEE", false);
+    let (status, first) = site.get("/v1/reference", &token).await;
+    assert_eq!(status, 200);
+    assert_eq!(first["device"]["commissioned"], false, "{first}");
+    site.db
+        .call_blocking(|conn| stockhop_site::ledger::devices::commission(conn, "HH-TRAINEE"))
+        .unwrap();
+    let (_, after) = site.get("/v1/reference", &token).await;
+    assert_eq!(after["device"]["commissioned"], true, "{after}");
+}
+
+#[tokio::test]
+async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    site.import("units", UNITS);
+    let hh = site.handheld("HH-1").await;
+    let count_id = site
+        .db
+        .call_blocking(|conn| {
+            stockhop_site::ledger::modes::cycle_count::open_place(
+                conn,
+                "L-1",
+                "Z-A",
+                Some("A-1"),
+                ledger_common::now(),
+            )
+        })
+        .unwrap();
+    let all = pages(&site, &hh.token, None, 100).await;
+    assert_eq!(
+        rows(&all, "counts"),
+        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "open"})]
+    );
+    let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
+    site.db
+        .call_blocking(|conn| {
+            stockhop_site::ledger::modes::cycle_count::cancel(conn, &count_id, ledger_common::now())
+        })
+        .unwrap();
+    let changes = pages(&site, &hh.token, Some(cursor), 100).await;
+    assert_eq!(
+        rows(&changes, "counts"),
+        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "cancelled"})]
+    );
+    let (status, figures) = site.get(&format!("/v1/counts/{count_id}"), &hh.token).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        figures,
+        json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1",
+               "state": "cancelled", "expected": 1, "seen": 0, "missing": ["U-1"], "unexpected": []})
+    );
+}
+
 /// Reads every page after `cursor`, `limit` rows at a time; returns the
 /// pages.
 async fn pages(site: &Site, token: &str, mut cursor: Option<String>, limit: usize) -> Vec<Value> {
@@ -389,7 +597,7 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
     );
     assert_eq!(
         rows(&all, "counts"),
-        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "state": "open"})]
+        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null, "state": "open"})]
     );
     let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
 
@@ -400,7 +608,7 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
     assert_eq!(
         idle,
         json!({"cursor": cursor, "more": false, "bins": [], "units": [], "grns": [], "counts": [],
-               "device": all[0]["device"]})
+               "operators": [], "device": all[0]["device"]})
     );
 
     // A put-away and a receive change a unit and a GRN line: only those come back.
@@ -489,9 +697,10 @@ async fn the_read_side_wants_a_device_token_and_a_cursor_it_answered() {
     assert_eq!(
         empty,
         json!({"cursor": "0", "more": false, "bins": [], "units": [], "grns": [], "counts": [],
+               "operators": [],
                "device": {"device_id": "HH-1", "profile": "mc3390xr",
                           "modes": ["cycle_count", "receive", "dispatch_verify", "put_away", "find_unit"],
-                          "encode": true}})
+                          "encode": true, "commissioned": true}})
     );
 }
 
@@ -520,7 +729,7 @@ async fn every_reference_page_tells_the_device_its_profile_the_modes_it_opens_an
             assert_eq!(
                 page["device"],
                 json!({"device_id": device_id, "profile": profile.as_str(),
-                       "modes": modes, "encode": encode}),
+                       "modes": modes, "encode": encode, "commissioned": true}),
                 "{device_id}"
             );
         }

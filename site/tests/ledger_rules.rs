@@ -304,6 +304,45 @@ async fn a_device_that_is_not_commissioned_lands_simulated_and_moves_nothing() {
 }
 
 #[tokio::test]
+async fn once_operators_are_listed_an_unknown_badge_opens_no_session() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let before = hh.open("ANY-BADGE");
+    assert_eq!(
+        site.sync_ok(&hh, &[before]).await[0]["outcome"],
+        "applied",
+        "a site without an operator list takes any badge"
+    );
+    site.import("operators", "badge,name\nOP-1,Ann Lee\n");
+    let mut other = site.handheld("HH-2").await;
+    let unknown = other.open("OP-404");
+    let result = site.sync_ok(&other, &[unknown.clone()]).await;
+    assert_rejected(&result[0], "unknown_operator");
+    let replay = site.sync_ok(&other, &[unknown]).await;
+    assert_eq!(
+        (&replay[0]["replayed"], &replay[0]["reason"]),
+        (&json!(true), &json!("unknown_operator"))
+    );
+    // Its scans find no open session.
+    let scan = other.scan("EPC-1", "B-1");
+    assert_rejected(&site.sync_ok(&other, &[scan]).await[0], "session_not_open");
+    other.new_session();
+    let known = other.open("OP-1");
+    assert_eq!(site.sync_ok(&other, &[known]).await[0]["outcome"], "applied");
+
+    // A device in training needs a listed badge too.
+    let token = site.add_device("HH-SIM", false);
+    let mut trainee = Handheld::new("HH-SIM", token);
+    let unknown = trainee.open("OP-405");
+    assert_rejected(&site.sync_ok(&trainee, &[unknown]).await[0], "unknown_operator");
+    assert_eq!(
+        site.count("SELECT count(*) FROM sessions WHERE state = 'open'"),
+        2,
+        "the session opened before the list, and OP-1's"
+    );
+}
+
+#[tokio::test]
 async fn a_hop_captured_inside_a_closed_period_is_booked_at_the_start_of_the_open_one() {
     let site = Site::start_stocked().await;
     let mut hh = site.handheld("HH-1").await;

@@ -246,3 +246,55 @@ async fn the_in_process_forwarder_path_runs_on_the_database_thread() {
         1
     );
 }
+
+#[tokio::test]
+async fn a_terminal_that_is_not_commissioned_records_its_reads_as_simulation() {
+    let site = Site::start_stocked().await;
+    site.add_device_as("GATE-T", devices::Profile::Fxr90, false);
+    let read = |serial: &str| TerminalRecord {
+        device_serial: serial.into(),
+        ..record(TerminalEventKind::TagRead, "EPC-1", RuleOutcome::Accepted)
+    };
+    let at = now();
+    let ingest = |batch: TerminalBatch| {
+        site.db
+            .call_blocking(move |conn| terminal::ingest(conn, &batch, at))
+            .unwrap()
+    };
+    let training = ingest(TerminalBatch {
+        records: vec![read("GATE-T")],
+        heartbeats: vec![],
+    });
+    assert_eq!(training.results[0].status, 200);
+    let hop = training.results[0].hop_ids[0];
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM hops WHERE hop_id = {hop} AND source_mode = 'sim' AND kind = 'GATE_READ'"
+        )),
+        1,
+        "recorded, as simulation"
+    );
+
+    site.db
+        .call_blocking(|conn| devices::commission(conn, "GATE-T"))
+        .unwrap();
+    let live = ingest(TerminalBatch {
+        records: vec![read("GATE-T"), read("FX90-UNENROLLED")],
+        heartbeats: vec![],
+    });
+    for result in &live.results {
+        let hop = result.hop_ids[0];
+        assert_eq!(
+            site.count(&format!(
+                "SELECT count(*) FROM hops WHERE hop_id = {hop} AND source_mode = 'terminal'"
+            )),
+            1,
+            "a commissioned gate, and one the site has no device for, post as terminals"
+        );
+    }
+    assert_eq!(
+        site.count("SELECT version FROM units WHERE epc = 'EPC-1'"),
+        1,
+        "a gate read observes; it moves nothing either way"
+    );
+}

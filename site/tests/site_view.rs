@@ -834,9 +834,9 @@ async fn a_closed_counts_variance_is_listed_missing_and_unexpected_first_and_app
     assert_eq!(
         decisions["count_variances"],
         json!([
-            {"count_id": uneven, "location": "L-1", "zone": "Z-A",
+            {"count_id": uneven, "location": "L-1", "zone": "Z-A", "bin": null,
              "missing": ["U-2"], "unexpected": ["U-4"]},
-            {"count_id": even, "location": "L-1", "zone": "Z-B",
+            {"count_id": even, "location": "L-1", "zone": "Z-B", "bin": null,
              "missing": [], "unexpected": []},
         ])
     );
@@ -933,5 +933,52 @@ async fn a_grn_that_needs_resolution_is_listed_with_its_short_lines_and_resolved
     assert_eq!(code, 409, "an open GRN waits for no decision: {body}");
     let (code, body, _) = post(&site, "/v1/site/grns/G-9/resolve", &with_csrf, None).await;
     assert_eq!((code, body["code"].as_str()), (404, Some("NOT_FOUND")));
+    site.stop().await;
+}
+
+#[tokio::test]
+async fn the_view_commissions_a_device_in_training_and_its_scans_post_from_then_on() {
+    let site = Site::start_stocked().await;
+    let admin = add_admin(&site, "ops");
+    let token = site.add_device("HH-T", false);
+    let mut hh = ledger_common::Handheld::new("HH-T", token);
+    let practice = [hh.open("op-1"), hh.scan("EPC-1", "B-1")];
+    let results = site.sync_ok(&hh, &practice).await;
+    assert_eq!(results[1]["outcome"], "simulated");
+    assert_eq!(
+        device(&status(&site, &admin).await, "HH-T")["commissioned"],
+        false
+    );
+    let bearer = format!("Bearer {admin}");
+    let as_admin = [("authorization", bearer.as_str())];
+    let path = "/v1/site/devices/HH-T/commission";
+    assert_eq!(post(&site, path, &[], None).await.0, 401);
+    assert_eq!(post(&site, path, &as_admin, None).await.0, 204);
+    assert_eq!(
+        post(&site, path, &as_admin, None).await.0,
+        204,
+        "commissioning twice changes nothing"
+    );
+    assert_eq!(
+        device(&status(&site, &admin).await, "HH-T")["commissioned"],
+        true
+    );
+    let scan = hh.scan("EPC-2", "B-1");
+    assert_eq!(site.sync_ok(&hh, &[scan]).await[0]["outcome"], "applied");
+    let (code, body, _) = post(&site, "/v1/site/devices/HH-404/commission", &as_admin, None).await;
+    assert_eq!((code, body["code"].as_str()), (404, Some("DEVICE_NOT_FOUND")));
+    let page = site
+        .client
+        .get(format!("{}/site/dashboard.js", site.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("/commission`"),
+        "the page offers Commission beside a device in training"
+    );
     site.stop().await;
 }

@@ -150,8 +150,8 @@ test('a refusal after an outage is heard, felt and seen in words, with a banner 
     await page.waitForSelector(`#results li[data-key="${strangerItem.key}"][data-kind="refused"]`);
     const refusedRow = await row(page, strangerItem.key).textContent();
     assert.match(refusedRow, /refused/);
-    assert.match(refusedRow, /The site does not know this tag\./);
-    assert.match(refusedRow, /Put the unit aside for a supervisor/);
+    assert.match(refusedRow, /The site does not know this tag or serial\./);
+    assert.match(refusedRow, /Set the unit aside and tell a supervisor/);
     assert.equal(await row(page, strangerItem.key).locator('small.code').textContent(), 'unknown_unit');
     assert.equal(await row(page, strangerItem.key).locator('button[data-action="undo"]').count(), 0, 'no Undo on a refusal');
     assert.match(await page.textContent('#late-text'), /1 scan refused by the site after it was kept here/);

@@ -1,8 +1,8 @@
 // The handheld's words for the ledger's answers (www/reasons.js) against
-// the ledger itself: every rejection reason the ledger's code can answer
-// (each `mod reasons` of site/src) has its sentence and next step, and the
-// table words nothing the ledger never answers (a reason, or a code of
-// `stockhop::wire::codes` or the ledger's `codes`).
+// the ledger: every rejection reason the core defines (src/reason.rs, the
+// one list the ledger answers from) is worded exactly as docs/design.md
+// §5.4 words it, and the table words nothing the ledger never answers (a
+// reason, or a code of `stockhop::wire::codes` or the ledger's `codes`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -34,14 +34,30 @@ function constantsOf(files, name) {
   return found;
 }
 
-test('every reason the ledger answers has words and a next step on the handheld, and the table invents none', async () => {
+/** docs/design.md §5.4's table: code → {words, next}. */
+function documented() {
+  const text = readFileSync(join(root, 'docs', 'design.md'), 'utf8');
+  const rows = text.slice(text.indexOf('<!-- reasons table -->')).split('\n').slice(3);
+  const table = {};
+  for (const line of rows) {
+    const m = /^\| `([a-z_]+)` \| (.*?) \| (.*?) \|$/.exec(line);
+    if (!m) break;
+    table[m[1]] = { words: m[2], next: m[3] };
+  }
+  return table;
+}
+
+test('every reason the ledger answers has the documented words and next step on the handheld, and the table invents none', async () => {
   const { REASONS, explain } = await import(join(root, 'www', 'reasons.js'));
-  const site = rustFiles(join(root, 'site', 'src'));
-  const reasons = constantsOf(site, 'reasons');
-  const codes = new Set([...constantsOf(rustFiles(join(root, 'src')), 'codes'), ...constantsOf(site, 'codes')]);
+  const core = readFileSync(join(root, 'src', 'reason.rs'), 'utf8');
+  const reasons = new Set([...core.matchAll(/^pub const [A-Z_]+: &str = "([a-z_]+)";/gm)].map((m) => m[1]));
+  const codes = new Set([...constantsOf(rustFiles(join(root, 'src')), 'codes'), ...constantsOf(rustFiles(join(root, 'site', 'src')), 'codes')]);
   assert.ok(reasons.size >= 20, `the ledger's reasons were found (${reasons.size})`);
-  const missing = [...reasons].filter((reason) => !REASONS[reason]);
-  assert.deepEqual(missing, [], 'reasons the handheld has no words for');
+  const table = documented();
+  assert.deepEqual(Object.keys(table).sort(), [...reasons].sort(), 'docs/design.md §5.4 lists every reason');
+  for (const reason of reasons) {
+    assert.deepEqual(REASONS[reason], table[reason], `${reason} as docs/design.md words it`);
+  }
   const invented = Object.keys(REASONS).filter((key) => !reasons.has(key) && !codes.has(key));
   assert.deepEqual(invented, [], 'words for answers the ledger never gives');
   for (const [key, { words, next }] of Object.entries(REASONS)) {
@@ -50,5 +66,5 @@ test('every reason the ledger answers has words and a next step on the handheld,
   // A blocked item's reason as the worker keeps it reads through the table too.
   assert.equal(explain('SESSION_CONFLICT (HTTP 409)').words, REASONS.SESSION_CONFLICT.words);
   const blocking = Object.keys(REASONS).filter((key) => codes.has(key));
-  console.log(`reason table: ${Object.keys(REASONS).length} entries = ${reasons.size} of the ledger's ${reasons.size} reasons + ${blocking.length} blocking codes`);
+  console.log(`reason table: ${Object.keys(REASONS).length} entries: all ${reasons.size} of the ledger's reasons + ${blocking.length} blocking codes`);
 });

@@ -1,7 +1,12 @@
-//! Count sessions: a supervisor opens one for a zone of a location
-//! (`stockhop-site count open`), which snapshots the units expected there;
-//! cycle count scans record what was seen; closing the handheld session
-//! closes the count; `count approve` posts the variance.
+//! Count sessions: a supervisor opens one for a zone of a location, or for
+//! one bin of it (`stockhop-site count open`), which snapshots the units
+//! expected there; cycle count scans record what was seen; closing the
+//! handheld session closes the count; `count approve` posts the variance,
+//! and `count cancel` drops a count opened by mistake (nothing it counted
+//! ever posts).
+//!
+//! A cancelled count is stored closed with `cancelled_at` set (migration
+//! 0010 says why) and read as state `cancelled` everywhere.
 
 use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -11,7 +16,12 @@ pub mod states {
     pub const OPEN: &str = "open";
     pub const CLOSED: &str = "closed";
     pub const APPROVED: &str = "approved";
+    /// Read, never stored: a closed count with `cancelled_at` set.
+    pub const CANCELLED: &str = "cancelled";
 }
+
+/// A count's state as read: `cancelled` for a cancelled one.
+const STATE: &str = "CASE WHEN cancelled_at IS NULL THEN state ELSE 'cancelled' END";
 
 /// A count as the handheld caches it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,6 +29,8 @@ pub struct Count {
     pub count_id: String,
     pub location: String,
     pub zone: String,
+    /// The one bin counted; null for a count of the whole zone.
+    pub bin: Option<String>,
     pub state: String,
 }
 
@@ -28,8 +40,10 @@ pub struct CountView {
     pub count_id: String,
     pub location: String,
     pub zone: String,
+    /// The one bin counted; null for a count of the whole zone.
+    pub bin: Option<String>,
     pub state: String,
-    /// Units in the zone when the count opened.
+    /// Units in the zone (or the bin) when the count opened.
     pub expected: u64,
     /// Distinct tags the count saw.
     pub seen: u64,
@@ -40,48 +54,60 @@ pub struct CountView {
 }
 
 pub fn find(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Count>> {
-    conn.prepare_cached("SELECT count_id, location, zone, state FROM counts WHERE count_id = ?1")?
-        .query_row([count_id], |row| {
-            Ok(Count {
-                count_id: row.get(0)?,
-                location: row.get(1)?,
-                zone: row.get(2)?,
-                state: row.get(3)?,
-            })
+    conn.prepare_cached(&format!(
+        "SELECT count_id, location, zone, bin, {STATE} FROM counts WHERE count_id = ?1"
+    ))?
+    .query_row([count_id], |row| {
+        Ok(Count {
+            count_id: row.get(0)?,
+            location: row.get(1)?,
+            zone: row.get(2)?,
+            bin: row.get(3)?,
+            state: row.get(4)?,
         })
-        .optional()
+    })
+    .optional()
 }
 
-/// Whether a count is open for this zone already.
-pub fn open_in(
+/// An open count that a new count of this place would overlap: one of the
+/// same bin or of the whole zone, or, for a count of the whole zone, one
+/// of any of its bins. Two overlapping counts would each call the units
+/// the other saw missing.
+pub fn open_overlapping(
     conn: &Connection,
     location: &str,
     zone: &str,
+    bin: Option<&str>,
 ) -> crate::sql::Result<Option<String>> {
     conn.query_row(
-        "SELECT count_id FROM counts WHERE location = ?1 AND zone = ?2 AND state = 'open'",
-        [location, zone],
+        "SELECT count_id FROM counts WHERE location = ?1 AND zone = ?2 AND state = 'open'
+           AND (CAST(?3 AS TEXT) IS NULL OR bin IS NULL OR bin = ?3)
+         ORDER BY count_no LIMIT 1",
+        params![location, zone, bin],
         |row| row.get(0),
     )
     .optional()
 }
 
-/// Records a new open count for a zone with the snapshot of the units in
-/// its bins (new or in stock); returns its site-minted id (`C-000001`).
+/// Records a new open count for a zone, or one bin of it, with the
+/// snapshot of the units there (new or in stock); returns its site-minted
+/// id (`C-000001`).
 pub fn insert(
     conn: &Connection,
     location: &str,
     zone: &str,
+    bin: Option<&str>,
     now: UnixMs,
 ) -> crate::sql::Result<String> {
     // The id is the count's number, known once the row is in; until the
-    // update below it holds a placeholder no other open count can have (one
-    // open count per zone).
+    // update below it holds a placeholder no other open count can have
+    // (one open count per place).
     let count_no: i64 = conn.query_row(
-        "INSERT INTO counts (count_id, location, zone, opened_at)
-         VALUES ('C-opening:' || ?1 || '/' || ?2, ?1, ?2, ?3)
+        "INSERT INTO counts (count_id, location, zone, bin, opened_at)
+         VALUES ('C-opening:' || ?1 || '/' || ?2 || '/' || coalesce(CAST(?3 AS TEXT), ''),
+                 ?1, ?2, ?3, ?4)
          RETURNING count_no",
-        params![location, zone, now.0],
+        params![location, zone, bin, now.0],
         |row| row.get(0),
     )?;
     let count_id = format!("C-{count_no:06}");
@@ -94,8 +120,9 @@ pub fn insert(
          SELECT ?1, units.epc, units.unit_id, units.version
          FROM units JOIN bins ON units.bin = bins.bin
          WHERE bins.location = ?2 AND bins.zone = ?3 AND units.epc IS NOT NULL
+           AND (CAST(?4 AS TEXT) IS NULL OR bins.bin = ?4)
            AND units.state IN ('new', 'in_stock')",
-        params![count_id, location, zone],
+        params![count_id, location, zone, bin],
     )?;
     Ok(count_id)
 }
@@ -109,10 +136,39 @@ pub fn see(
 ) -> crate::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO count_seen (count_id, epc, bin) VALUES (?1, ?2, ?3)
-         ON CONFLICT (count_id, epc) DO UPDATE SET bin = coalesce(excluded.bin, count_seen.bin)",
+         ON CONFLICT (count_id, epc) DO UPDATE SET bin = coalesce(excluded.bin, count_seen.bin),
+                                                   scans = count_seen.scans + 1",
     )?
     .execute(params![count_id, epc, bin])?;
     Ok(())
+}
+
+/// Takes back one scan of a tag: it stays seen while other scans count it.
+pub fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::sql::Result<()> {
+    let kept = conn
+        .prepare_cached(
+            "UPDATE count_seen SET scans = scans - 1
+             WHERE count_id = ?1 AND epc = ?2 AND scans > 1",
+        )?
+        .execute([count_id, epc])?;
+    if kept == 0 {
+        conn.prepare_cached("DELETE FROM count_seen WHERE count_id = ?1 AND epc = ?2")?
+            .execute([count_id, epc])?;
+    }
+    Ok(())
+}
+
+/// Cancels a count that is open or closed: closed, never to be approved.
+/// Returns whether it was cancelled now (false: it already was, or it is
+/// approved, or there is no such count).
+pub fn cancel(conn: &Connection, count_id: &str, now: UnixMs) -> crate::sql::Result<bool> {
+    let changed = conn.execute(
+        "UPDATE counts SET state = 'closed', closed_at = coalesce(closed_at, ?2),
+                           cancelled_at = ?2
+         WHERE count_id = ?1 AND state IN ('open', 'closed') AND cancelled_at IS NULL",
+        params![count_id, now.0],
+    )?;
+    Ok(changed == 1)
 }
 
 pub fn set_state(
@@ -128,7 +184,10 @@ pub fn set_state(
         "closed_at"
     };
     let changed = conn.execute(
-        &format!("UPDATE counts SET state = ?3, {at} = ?4 WHERE count_id = ?1 AND state = ?2"),
+        &format!(
+            "UPDATE counts SET state = ?3, {at} = ?4
+             WHERE count_id = ?1 AND state = ?2 AND cancelled_at IS NULL"
+        ),
         params![count_id, from, to, now.0],
     )?;
     Ok(changed == 1)
@@ -196,6 +255,7 @@ pub fn view(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Coun
         count_id: count.count_id,
         location: count.location,
         zone: count.zone,
+        bin: count.bin,
         state: count.state,
     }))
 }

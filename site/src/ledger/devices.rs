@@ -131,16 +131,26 @@ fn no_such_device(device_id: &str) -> LedgerError {
     ))
 }
 
-/// Marks a device commissioned: its items post for real from now on.
+/// Marks a device commissioned: its items post for real from now on. A
+/// revoked device is no longer one the site knows.
 pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError> {
     let changed = conn.execute(
-        "UPDATE devices SET commissioned = 1 WHERE device_id = ?1",
+        "UPDATE devices SET commissioned = 1 WHERE device_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
         [device_id],
     )?;
     if changed == 0 {
         return Err(no_such_device(device_id));
     }
     Ok(())
+}
+
+/// Whether the site's device `device_id` is commissioned; `None` when the
+/// site has no such device.
+pub fn commissioned(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<bool>> {
+    conn.prepare_cached("SELECT commissioned FROM devices WHERE device_id = ?1")?
+        .query_row([device_id], |row| row.get(0))
+        .optional()
 }
 
 /// Revokes a device: its token stops working at once (the stored hash is

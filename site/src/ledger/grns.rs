@@ -96,6 +96,31 @@ pub fn receive(
     Ok(())
 }
 
+/// Takes back what [`receive`] counted for the hop `hop_id`: the line
+/// counts one less and the unit is no longer received. Returns the GRN,
+/// or `None` when the hop counted nothing.
+pub fn unreceive(
+    conn: &Connection,
+    hop_id: i64,
+    unit_id: i64,
+) -> crate::sql::Result<Option<String>> {
+    let counted: Option<(String, String)> = conn
+        .prepare_cached(
+            "DELETE FROM grn_receipts WHERE unit_id = ?1 AND hop_id = ?2 RETURNING grn, sku",
+        )?
+        .query_row(params![unit_id, hop_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((grn, sku)) = counted else {
+        return Ok(None);
+    };
+    conn.prepare_cached(
+        "UPDATE grn_lines SET received = received - 1
+         WHERE grn = ?1 AND sku = ?2 AND received > 0",
+    )?
+    .execute([&grn, &sku])?;
+    Ok(Some(grn))
+}
+
 /// Whether a unit was received on any GRN.
 pub fn was_received(conn: &Connection, unit_id: i64) -> crate::sql::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM grn_receipts WHERE unit_id = ?1")?

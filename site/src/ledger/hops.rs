@@ -133,6 +133,21 @@ pub struct HopFacts {
     pub unit_version: Option<u64>,
     pub occurred_at: UnixMs,
     pub source_mode: String,
+    /// The session it was recorded in (a handheld's hops have one).
+    pub session_id: Option<String>,
+    /// What the device sent, as stored JSON.
+    pub facts: String,
+}
+
+impl HopFacts {
+    /// A field of the facts the device sent, when it is a string.
+    pub fn fact(&self, name: &str) -> Option<String> {
+        serde_json::from_str::<serde_json::Value>(&self.facts)
+            .ok()?
+            .get(name)?
+            .as_str()
+            .map(str::to_owned)
+    }
 }
 
 /// The hop an item of `device_id` with `key` recorded, if any.
@@ -143,7 +158,7 @@ pub fn by_key(
 ) -> crate::sql::Result<Option<HopFacts>> {
     conn.prepare_cached(
         "SELECT hop_id, command, mode, unit_id, from_bin, to_bin, unit_version, occurred_at,
-                source_mode
+                source_mode, session_id, facts
          FROM hops WHERE device_id = ?1 AND key = ?2",
     )?
     .query_row([device_id, key], |row| {
@@ -157,9 +172,17 @@ pub fn by_key(
             unit_version: row.get::<_, Option<i64>>(6)?.map(|v| v as u64),
             occurred_at: UnixMs(row.get(7)?),
             source_mode: row.get(8)?,
+            session_id: row.get(9)?,
+            facts: row.get(10)?,
         })
     })
     .optional()
+}
+
+/// Whether an undo compensated hop `hop_id` already.
+pub fn compensated(conn: &Connection, hop_id: i64) -> crate::sql::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM hops WHERE compensates = ?1")?
+        .exists([hop_id])
 }
 
 /// A session's hops in applied order.

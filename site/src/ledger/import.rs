@@ -1,6 +1,6 @@
-//! `stockhop-site import bins|units|grns|manifests FILE`: reference data
-//! from CSV (a header row, then one row per bin, unit, GRN line or
-//! manifest unit).
+//! `stockhop-site import bins|units|grns|manifests|operators FILE`:
+//! reference data from CSV (a header row, then one row per bin, unit, GRN
+//! line, manifest unit or operator).
 //!
 //! One transaction per file: a bad row fails the whole file with
 //! `FILE:LINE: reason` and nothing of it is written. Importing the same
@@ -19,6 +19,7 @@ use stockhop::time::UnixMs;
 use super::bins::{self, Bin};
 use super::sync::MAX_FIELD_CHARS;
 use super::units::{self, UnitFacts, UnitState};
+use super::operators::{self, Operator};
 use super::{grns, manifests};
 
 /// What a file holds.
@@ -32,6 +33,8 @@ pub enum Kind {
     Grns,
     /// `manifest,state,epc`, one row per unit
     Manifests,
+    /// `badge,name`, one row per operator
+    Operators,
 }
 
 impl Kind {
@@ -42,6 +45,7 @@ impl Kind {
             Kind::Units => &["epc", "code", "sku", "state", "bin"],
             Kind::Grns => &["grn", "qc", "sku", "expected"],
             Kind::Manifests => &["manifest", "state", "epc"],
+            Kind::Operators => &["badge", "name"],
         }
     }
 }
@@ -143,6 +147,7 @@ pub fn import_reader(
             Kind::Units => rows.unit(&record, &headers, line),
             Kind::Grns => rows.grn_line(&record, &headers, line),
             Kind::Manifests => rows.manifest_unit(&record, &headers, line),
+            Kind::Operators => rows.operator(&record, &headers, line),
         }
         .map_err(|err| match err {
             RowError::Bad(reason) => row_error(line, reason),
@@ -192,6 +197,18 @@ fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, RowE
     Ok(Some(value.to_owned()))
 }
 
+/// A required field that names something on a label or a screen: no
+/// control characters (a badge is scanned, a name is shown).
+fn identifier(value: &str, name: &str) -> Result<String, RowError> {
+    let value = field(value, name, true)?.unwrap_or_default();
+    if value.chars().any(char::is_control) {
+        return Err(RowError::Bad(format!(
+            "{name} must not contain control characters"
+        )));
+    }
+    Ok(value)
+}
+
 fn one_of(value: &str, name: &str, allowed: &[&str]) -> Result<(), RowError> {
     if allowed.contains(&value) {
         Ok(())
@@ -237,6 +254,12 @@ struct GrnRow {
     qc: String,
     sku: String,
     expected: String,
+}
+
+#[derive(Deserialize)]
+struct OperatorRow {
+    badge: String,
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -376,6 +399,25 @@ impl Rows<'_> {
         let head = grns::upsert_head(self.conn, &grn, &row.qc)?;
         let line_changed = grns::upsert_line(self.conn, &grn, &sku, expected)?;
         Ok(head || line_changed)
+    }
+
+    fn operator(
+        &mut self,
+        record: &csv::StringRecord,
+        headers: &csv::StringRecord,
+        line: u64,
+    ) -> Result<bool, RowError> {
+        let row: OperatorRow = read(record, headers)?;
+        let operator = Operator {
+            badge: identifier(&row.badge, "badge")?,
+            name: identifier(&row.name, "name")?,
+        };
+        self.once(
+            format!("badge\0{}", operator.badge),
+            line,
+            &format!("badge {:?}", operator.badge),
+        )?;
+        Ok(operators::upsert(self.conn, &operator)?)
     }
 
     fn manifest_unit(

@@ -61,15 +61,31 @@ pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<
         .optional()
 }
 
-/// Marks a unit verified; when it was the last, the manifest is verified.
+/// Marks a unit verified; when it was the last, the manifest is verified,
+/// remembering the state it was verified from.
 pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
     conn.prepare_cached("UPDATE manifest_units SET verified = 1 WHERE manifest = ?1 AND epc = ?2")?
         .execute([manifest, epc])?;
     conn.prepare_cached(
-        "UPDATE manifests SET state = ?2 WHERE manifest = ?1 AND NOT EXISTS
+        "UPDATE manifests SET state = ?2, verified_from = state
+         WHERE manifest = ?1 AND state <> ?2 AND NOT EXISTS
              (SELECT 1 FROM manifest_units WHERE manifest = ?1 AND verified = 0)",
     )?
     .execute([manifest, states::VERIFIED])?;
+    Ok(())
+}
+
+/// Takes back a verify: the unit is unverified, and a verified manifest
+/// goes back to the state it was verified from (packing for one verified
+/// before the site remembered it: its goods are not all checked).
+pub fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
+    conn.prepare_cached("UPDATE manifest_units SET verified = 0 WHERE manifest = ?1 AND epc = ?2")?
+        .execute([manifest, epc])?;
+    conn.prepare_cached(
+        "UPDATE manifests SET state = coalesce(verified_from, ?3), verified_from = NULL
+         WHERE manifest = ?1 AND state = ?2",
+    )?
+    .execute([manifest, states::VERIFIED, states::PACKING])?;
     Ok(())
 }
 

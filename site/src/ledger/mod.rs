@@ -13,8 +13,8 @@
 //! [`api`] (the HTTP handlers, the only module that sees a request, with
 //! [`reference_api`] for the read side of reference data). The modes'
 //! rules are [`modes`]; the reference data they read are [`bins`],
-//! [`grns`], [`manifests`] and [`counts`], loaded by [`import`] and cached
-//! by handhelds through [`reference`].
+//! [`grns`], [`manifests`], [`counts`] and [`operators`], loaded by
+//! [`import`] and cached by handhelds through [`reference`].
 //!
 //! Architecture invariant: everything below [`api`] takes the connection
 //! and `now` as arguments; none of it reads a clock or touches a socket.
@@ -32,6 +32,7 @@ pub mod import;
 pub mod manifests;
 pub mod metrics;
 pub mod modes;
+pub mod operators;
 pub mod periods;
 pub mod receipts;
 pub mod reference;
@@ -48,8 +49,9 @@ use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 
 /// The undo window: an undo posts a compensating hop only when its capture
-/// time is at most this long after the original's (docs/design.md §4 rule 10).
-pub const UNDO_WINDOW_MS: i64 = 120_000;
+/// time is at most this long after the original's (docs/design.md §4 rule
+/// 10); the core's [`stockhop::undo`] holds the rule the handheld reads too.
+pub const UNDO_WINDOW_MS: i64 = stockhop::undo::UNDO_WINDOW.0 as i64;
 
 /// The ledger's share of the server state.
 #[derive(Clone)]
@@ -274,6 +276,7 @@ pub mod codes {
     pub const NOTHING_TO_RESOLVE: &str = "NOTHING_TO_RESOLVE";
     pub const COUNT_ALREADY_OPEN: &str = "COUNT_ALREADY_OPEN";
     pub const COUNT_NOT_CLOSED: &str = "COUNT_NOT_CLOSED";
+    pub const COUNT_APPROVED: &str = "COUNT_APPROVED";
     pub const INVALID_CURSOR: &str = "INVALID_CURSOR";
 }
 
@@ -327,6 +330,18 @@ pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
     ("devices.device_id", 409, codes::DEVICE_EXISTS),
     ("devices.token_sha256", 409, codes::DEVICE_EXISTS),
     ("periods.closed_until", 409, codes::PERIOD_NOT_LATER),
+    // One open count per place (an expression index: SQLite names it,
+    // PostgreSQL's name spells its columns).
+    (
+        "index 'counts_one_open_per_place'",
+        409,
+        codes::COUNT_ALREADY_OPEN,
+    ),
+    (
+        "counts.location, counts.zone, counts.bin",
+        409,
+        codes::COUNT_ALREADY_OPEN,
+    ),
 ];
 
 /// The 4xx answer for a unique-constraint violation, if `err` is one.

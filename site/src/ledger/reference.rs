@@ -1,9 +1,10 @@
 //! The site's reference data as handhelds cache it: bins, units, GRNs with
-//! their lines and count sessions, read in pages and then as changes.
+//! their lines, count sessions and operators, read in pages and then as
+//! changes.
 //!
 //! Every cached row carries the site-wide change number of its last change
 //! (`ref_seq`, set by the schema's triggers), so "everything changed after
-//! cursor N" is one ordered read across the four tables. A page answers
+//! cursor N" is one ordered read across the five tables. A page answers
 //! its last row's number as the next cursor; a row that changes again
 //! while a device pages moves past the cursor and comes in a later page.
 
@@ -16,6 +17,7 @@ use super::bins::{self, Bin};
 use super::counts::{self, Count};
 use super::devices::Device;
 use super::grns::{self, Grn};
+use super::operators::{self, Operator};
 use super::units::{self, Unit, UnitState};
 use super::LedgerError;
 
@@ -61,6 +63,10 @@ pub struct DeviceView {
     pub modes: Vec<&'static str>,
     /// Whether it can write (encode) a tag.
     pub encode: bool,
+    /// Whether its items post for real; a device that is not commissioned
+    /// is in training: its items land as simulation, and it says so on
+    /// every screen.
+    pub commissioned: bool,
 }
 
 impl DeviceView {
@@ -76,6 +82,7 @@ impl DeviceView {
             profile: device.profile.as_str(),
             modes,
             encode: device.profile.can_encode(),
+            commissioned: device.commissioned,
         }
     }
 }
@@ -91,6 +98,8 @@ pub struct ReferencePage {
     pub units: Vec<UnitView>,
     pub grns: Vec<Grn>,
     pub counts: Vec<Count>,
+    /// The operators (`badge`, `name`) whose badges open sessions.
+    pub operators: Vec<Operator>,
     /// The device that asked: on every page, so a handheld learns its
     /// profile with the data its modes check.
     pub device: DeviceView,
@@ -118,7 +127,9 @@ pub fn page(
              SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins WHERE ref_seq > ?1
              UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units WHERE ref_seq > ?1
              UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1
-             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1) AS changed
+             UNION ALL SELECT 'count', count_id, ref_seq FROM counts WHERE ref_seq > ?1
+             UNION ALL SELECT 'operator', badge, ref_seq FROM operators WHERE ref_seq > ?1)
+             AS changed
          ORDER BY ref_seq LIMIT ?2",
     )?;
     let mut rows = statement
@@ -142,6 +153,7 @@ pub fn page(
         units: vec![],
         grns: vec![],
         counts: vec![],
+        operators: vec![],
         device: DeviceView::of(device),
     };
     let vanished = |what: &str, key: &str| LedgerError::Corrupt(format!("{what} {key} vanished"));
@@ -160,6 +172,9 @@ pub fn page(
             "grn" => page
                 .grns
                 .push(grns::find(conn, &key)?.ok_or_else(|| vanished("grn", &key))?),
+            "operator" => page.operators.push(
+                operators::find(conn, &key)?.ok_or_else(|| vanished("operator", &key))?,
+            ),
             _ => page
                 .counts
                 .push(counts::find(conn, &key)?.ok_or_else(|| vanished("count", &key))?),

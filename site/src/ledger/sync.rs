@@ -28,14 +28,16 @@
 //!   (`session_not_open`); a closed session's later items apply.
 //! * What a scan checks and changes is its mode's business
 //!   ([`super::modes`]); so is what `open_session` needs and what
-//!   `close_session` computes. An undo compensates a put-away; the other
-//!   modes' effects are corrected by a supervisor (`target_not_undoable`).
+//!   `close_session` computes, and how an undo compensates a scan
+//!   ([`modes::undo`]); which scans can be undone, and until when, is the
+//!   core's rule ([`stockhop::undo`]), which the handheld reads too.
 
 use std::collections::HashMap;
 
 use crate::sql::{Connection, Transaction, TransactionBehavior};
 use serde::Deserialize;
 use stockhop::time::UnixMs;
+use stockhop::undo;
 use stockhop::wire::{
     codes as wire_codes, Command, ItemOutcome, ItemResult, Mode, OpenSessionBody, ScanBody,
     SyncItem, UndoBody, VoidBody, MAX_ITEMS_PER_REQUEST,
@@ -46,8 +48,8 @@ use super::hops::{self, NewHop, SourceMode};
 use super::modes::{self, Scanned};
 use super::receipts::{self, Claim, Receipt, ReceiptState};
 use super::sessions::{self, Session, SessionState};
-use super::{periods, units};
-use super::{savepoint, LedgerError, Refusal, UNDO_WINDOW_MS};
+use super::{operators, periods};
+use super::{savepoint, LedgerError, Refusal};
 use crate::sql::retry_conflicts;
 
 /// Longest free-text field in an item body (EPC, code, bin, operator):
@@ -62,19 +64,10 @@ use crate::limits::{
 /// signed 64-bit. There is no lower cap: the ledger takes any backlog.
 pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
 
-/// Rejection reasons: business refusals, stored and replayed like any answer.
-pub mod reasons {
-    pub const STALE_STATE: &str = "stale_state";
-    pub const SESSION_NOT_OPEN: &str = "session_not_open";
-    pub const SESSION_ALREADY_OPENED: &str = "session_already_opened";
-    pub const SESSION_ALREADY_CLOSED: &str = "session_already_closed";
-    pub const UNDO_WINDOW_EXPIRED: &str = "undo_window_expired";
-    pub const UNKNOWN_TARGET: &str = "unknown_target";
-    pub const CANNOT_UNDO_AN_UNDO: &str = "cannot_undo_an_undo";
-    pub const TARGET_REJECTED: &str = "target_rejected";
-    pub const TARGET_NOT_UNDOABLE: &str = "target_not_undoable";
-    pub const TARGET_NOT_APPLIED: &str = "target_not_applied";
-}
+/// Rejection reasons: business refusals, stored and replayed like any
+/// answer. Every one the ledger gives is in the core's leaf module, which
+/// the handheld reads too.
+pub use stockhop::reason as reasons;
 
 /// One item as received: its typed form, the hash of its canonical JSON,
 /// and that canonical JSON (kept while the item is buffered).
@@ -817,6 +810,9 @@ fn apply(
                 return reject(reasons::SESSION_ALREADY_OPENED);
             }
             let body: OpenSessionBody = item.body_as().map_err(invalid)?;
+            if !operators::admits(conn, &body.operator_id)? {
+                return reject(reasons::UNKNOWN_OPERATOR);
+            }
             if let Some(reason) = modes::open_refusal(conn, ctx.device, &body)? {
                 return reject(reason);
             }
@@ -906,37 +902,50 @@ fn undo(
     let Some(target) = receipts::find(conn, &ctx.device.device_id, &body.target_key)? else {
         return reject(reasons::UNKNOWN_TARGET);
     };
-    if target.command == Command::Undo.as_str() {
-        return reject(reasons::CANNOT_UNDO_AN_UNDO);
-    }
-    if target.command != Command::Scan.as_str() {
-        return reject(reasons::TARGET_NOT_UNDOABLE);
-    }
-    if target.state == ReceiptState::Buffered {
+    let command = Command::ALL
+        .into_iter()
+        .find(|command| command.as_str() == target.command)
+        .ok_or_else(|| {
+            LedgerError::Corrupt(format!("receipt command {:?}", target.command))
+        })?;
+    let outcome = match target.state {
+        ReceiptState::Buffered => None,
+        _ => target.stored_answer().and_then(|answer| answer.outcome),
+    };
+    let answered = matches!(
+        outcome,
+        Some(ItemOutcome::Applied | ItemOutcome::Simulated | ItemOutcome::Rejected)
+    );
+    if command == Command::Scan && !answered {
         return reject(reasons::TARGET_NOT_APPLIED);
-    }
-    match target.stored_answer().and_then(|answer| answer.outcome) {
-        Some(ItemOutcome::Rejected) => return reject(reasons::TARGET_REJECTED),
-        Some(ItemOutcome::Applied | ItemOutcome::Simulated) => {}
-        Some(ItemOutcome::Buffered) | None => return reject(reasons::TARGET_NOT_APPLIED),
     }
     let target_key = body.target_key.to_string();
-    let Some(original) = hops::by_key(conn, &ctx.device.device_id, &target_key)? else {
-        return reject(reasons::TARGET_NOT_APPLIED);
+    let original = match command {
+        Command::Scan => hops::by_key(conn, &ctx.device.device_id, &target_key)?,
+        _ => None,
     };
-    if original.mode.as_deref() != Some(Mode::PutAway.as_str()) {
+    let mode: Option<Mode> = original
+        .as_ref()
+        .and_then(|hop| hop.mode.as_deref())
+        .and_then(|m| serde_json::from_value(serde_json::Value::String(m.into())).ok());
+    // The rule the handheld reads to offer Undo (stockhop::undo).
+    let rule = undo::Target {
+        command,
+        mode,
+        outcome,
+        hop_count: usize::from(original.is_some()),
+        occurred_at: original
+            .as_ref()
+            .map_or(item.occurred_at, |hop| hop.occurred_at),
+    };
+    if let Err(reason) = rule.check(item.occurred_at) {
+        return reject(reason);
+    }
+    let Some(original) = original else {
         return reject(reasons::TARGET_NOT_UNDOABLE);
-    }
-    // Both ways: an undo captured long before its target is no nearer to it.
-    if item.occurred_at.since(original.occurred_at).abs() > UNDO_WINDOW_MS {
-        return reject(reasons::UNDO_WINDOW_EXPIRED);
-    }
+    };
     let session_id = item.session_id.to_string();
     let key = item.key.to_string();
-    let mode = original
-        .mode
-        .as_deref()
-        .and_then(|m| serde_json::from_value(serde_json::Value::String(m.into())).ok());
     let mut hop = item_hop(ctx, item, &session_id, &key, skew_ms, hops::kinds::UNDO);
     hop.mode = mode;
     hop.unit_id = original.unit_id;
@@ -946,35 +955,12 @@ fn undo(
         let hop_id = hops::append(conn, &hop)?;
         return Ok(done(item, ItemOutcome::Simulated, ctx.now, vec![hop_id]));
     }
-    let unit = match original.unit_id {
-        Some(unit_id) => units::get(conn, unit_id)?,
-        None => None,
-    }
-    .ok_or_else(|| LedgerError::Corrupt(format!("hop {} names no unit", original.hop_id)))?;
-    if Some(unit.version) != original.unit_version {
-        return reject(reasons::STALE_STATE);
-    }
-    let moved = original.from_bin != original.to_bin;
-    let version = if moved {
-        // Back where it was: in stock there, or new again if it had no bin.
-        let state = match original.from_bin {
-            Some(_) => units::UnitState::InStock,
-            None => units::UnitState::New,
-        };
-        units::place(conn, &unit, original.from_bin.as_deref(), state)?
-    } else {
-        unit.version
-    };
     hop.source_mode = SourceMode::Live;
-    hop.from_bin = unit.bin.as_deref();
-    hop.to_bin = if moved {
-        original.from_bin.as_deref()
-    } else {
-        unit.bin.as_deref()
-    };
-    hop.unit_version = Some(version);
-    let hop_id = hops::append(conn, &hop)?;
-    Ok(done(item, ItemOutcome::Applied, ctx.now, vec![hop_id]))
+    Ok(match modes::undo(conn, &original, hop)? {
+        Scanned::Applied(hop_ids) => done(item, ItemOutcome::Applied, ctx.now, hop_ids),
+        Scanned::Simulated(hop_ids) => done(item, ItemOutcome::Simulated, ctx.now, hop_ids),
+        Scanned::Rejected(reason) => rejected(item, reason, ctx.now),
+    })
 }
 
 /// Checks what serde could not: sequence numbers, body sizes and shapes,

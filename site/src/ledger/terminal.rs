@@ -6,8 +6,12 @@
 //! `replayed`, the same key with a different record is 409. Records are
 //! stored as terminal events with their three clocks and the listener's
 //! rule outcome; an accepted gate read of a known unit also appends an
-//! observing `GATE_READ` hop. Terminal sightings feed the same heartbeat
-//! view as handhelds.
+//! observing `GATE_READ` hop. A terminal the site knows as a device that
+//! is not commissioned is in training like a handheld (rule 12, however a
+//! record arrives): its hops are recorded as simulation (`sim`). A serial
+//! the site has no device for posts as `terminal`, as terminals always
+//! have: gates reach the site through the listener without enrolling.
+//! Terminal sightings feed the same heartbeat view as handhelds.
 
 use crate::sql::{params, Connection, TransactionBehavior};
 use hmac::{Hmac, Mac};
@@ -211,6 +215,10 @@ fn gate_read(
     let Some(unit) = unit else {
         return Ok(None);
     };
+    let source_mode = match devices::commissioned(conn, &record.device_serial)? {
+        Some(false) => SourceMode::Sim,
+        Some(true) | None => SourceMode::Terminal,
+    };
     let key = record.key.to_string();
     let facts = serde_json::json!({
         "source": record.source.as_str(),
@@ -235,7 +243,7 @@ fn gate_read(
             occurred_at: record.occurred_at,
             recorded_at: now,
             device_clock_skew_ms: 0,
-            source_mode: SourceMode::Terminal,
+            source_mode,
             compensates: None,
             closed_until: periods::closed_until(conn)?,
         },

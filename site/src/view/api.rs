@@ -51,6 +51,10 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/chart.svg", get(chart_svg))
         .route("/v1/site/devices", post(add_device))
         .route("/v1/site/devices/{device_id}/revoke", post(revoke_device))
+        .route(
+            "/v1/site/devices/{device_id}/commission",
+            post(commission_device),
+        )
         .route("/v1/site/counts/{count_id}/approve", post(approve_count))
         .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
         .route("/metrics", get(prometheus))
@@ -462,6 +466,24 @@ async fn revoke_device(
         .call(move |conn| -> Result<_, LedgerError> { devices::revoke(conn, &id, now) })
         .await?;
     tracing::info!(%device_id, admin = caller.admin(), "device revoked");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Commissions a device: its items post for real from now on (the same
+/// work as `stockhop-site device commission`). Commissioning one that is
+/// already commissioned changes nothing.
+async fn commission_device(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let caller = changing_caller(&state, &headers).await?;
+    let id = device_id.clone();
+    state
+        .db
+        .call(move |conn| -> Result<_, LedgerError> { devices::commission(conn, &id) })
+        .await?;
+    tracing::info!(%device_id, admin = caller.admin(), "device commissioned");
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -26,6 +26,9 @@ pub struct CountVariance {
     pub count_id: String,
     pub location: String,
     pub zone: String,
+    /// The one bin counted; null for a count of the whole zone.
+    #[serde(default)]
+    pub bin: Option<String>,
     pub missing: Vec<String>,
     pub unexpected: Vec<String>,
 }
@@ -100,12 +103,13 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
     })
 }
 
-/// The counts closed and awaiting approval: those with missing or
-/// unexpected units first, each group the longest waiting first.
+/// The counts closed and awaiting approval (not cancelled ones: nothing
+/// they counted posts): those with missing or unexpected units first, each
+/// group the longest waiting first.
 fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> {
     let ids = conn
         .prepare_cached(
-            "SELECT count_id FROM counts WHERE state = ?1
+            "SELECT count_id FROM counts WHERE state = ?1 AND cancelled_at IS NULL
              ORDER BY closed_at, count_no LIMIT ?2",
         )?
         .query_map(
@@ -120,6 +124,7 @@ fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> 
                 count_id: view.count_id,
                 location: view.location,
                 zone: view.zone,
+                bin: view.bin,
                 missing: view.missing,
                 unexpected: view.unexpected,
             });

@@ -23,8 +23,9 @@ pub const TREND_LOOKBACK_MS: i64 = 5 * 60 * 1000;
 /// The window of `median_sync_latency_ms`: the last hour.
 pub const LATENCY_WINDOW_MS: i64 = 60 * 60 * 1000;
 
-/// Hop sources that are handhelds (terminal records have their own clocks).
-const HANDHELD_SOURCES: &str = "source_mode IN ('live', 'sim')";
+/// Hop sources that are handhelds (terminal records have their own clocks;
+/// a terminal that is not commissioned records its gate reads as `sim`).
+const HANDHELD_SOURCES: &str = "source_mode IN ('live', 'sim') AND kind <> 'GATE_READ'";
 
 /// The site's total queue depth at `at`: each device's latest heartbeat
 /// depth as of then, summed.

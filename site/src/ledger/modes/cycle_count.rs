@@ -11,9 +11,10 @@ use crate::sql::Connection;
 use stockhop::time::UnixMs;
 use stockhop::wire::Mode;
 
-use super::{derived_key, reasons, ScanCtx, Scanned};
+use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::counts::{self, states};
 use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
+use crate::ledger::bins;
 use crate::ledger::units::{self, UnitFacts, UnitState};
 use crate::ledger::{codes, periods, savepoint, LedgerError, Refusal};
 
@@ -61,43 +62,101 @@ pub fn close(conn: &Connection, count_id: &str, now: UnixMs) -> crate::sql::Resu
 }
 
 /// `stockhop-site count open`: a count for a zone of a location, with the
-/// snapshot of the units expected there. One open count per zone. All or
-/// nothing, in a savepoint of its own.
+/// snapshot of the units expected there ([`open_place`] without a bin).
 pub fn open(
     conn: &Connection,
     location: &str,
     zone: &str,
     now: UnixMs,
 ) -> Result<String, LedgerError> {
-    savepoint(conn, |conn| open_in_savepoint(conn, location, zone, now))
+    open_place(conn, location, zone, None, now)
+}
+
+/// `stockhop-site count open [--bin B]`: a count for a zone of a location,
+/// or for one `bin` of it, with the snapshot of the units expected there.
+/// No two open counts overlap: one per bin, and a zone's count only while
+/// none of its bins has one (a count of one bin never closes, or counts
+/// against, the rest of its zone). All or nothing, in a savepoint of its
+/// own.
+pub fn open_place(
+    conn: &Connection,
+    location: &str,
+    zone: &str,
+    bin: Option<&str>,
+    now: UnixMs,
+) -> Result<String, LedgerError> {
+    savepoint(conn, |conn| open_in_savepoint(conn, location, zone, bin, now))
 }
 
 fn open_in_savepoint(
     conn: &Connection,
     location: &str,
     zone: &str,
+    bin: Option<&str>,
     now: UnixMs,
 ) -> Result<String, LedgerError> {
-    let has_bins: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM bins WHERE location = ?1 AND zone = ?2)",
-        [location, zone],
-        |row| row.get(0),
-    )?;
-    if !has_bins {
-        return Err(LedgerError::Refused(Refusal::new(
-            404,
-            codes::NOT_FOUND,
-            format!("no bins in zone {zone:?} of location {location:?}: import them first"),
-        )));
+    let not_found = |message: String| {
+        LedgerError::Refused(Refusal::new(404, codes::NOT_FOUND, message))
+    };
+    match bin {
+        Some(bin) => match bins::find(conn, bin)? {
+            Some(found) if found.location == location && found.zone == zone => {}
+            Some(found) => {
+                return Err(not_found(format!(
+                    "bin {bin:?} is in zone {:?} of location {:?}, not {zone:?} of {location:?}",
+                    found.zone, found.location
+                )))
+            }
+            None => return Err(not_found(format!("no bin {bin:?}: import it first"))),
+        },
+        None => {
+            let has_bins: bool = conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM bins WHERE location = ?1 AND zone = ?2)",
+                [location, zone],
+                |row| row.get(0),
+            )?;
+            if !has_bins {
+                return Err(not_found(format!(
+                    "no bins in zone {zone:?} of location {location:?}: import them first"
+                )));
+            }
+        }
     }
-    if let Some(open) = counts::open_in(conn, location, zone)? {
+    if let Some(open) = counts::open_overlapping(conn, location, zone, bin)? {
         return Err(LedgerError::Refused(Refusal::new(
             409,
             codes::COUNT_ALREADY_OPEN,
-            format!("count {open} is open for this zone"),
+            format!("count {open} is open for this zone or bin"),
         )));
     }
-    Ok(counts::insert(conn, location, zone, now)?)
+    Ok(counts::insert(conn, location, zone, bin, now)?)
+}
+
+/// `stockhop-site count cancel`: a count opened by mistake is closed and
+/// will never be approved; nothing it counted posts. Handhelds see it
+/// `cancelled` and cannot open it; sessions open on it keep recording
+/// their scans as facts, and count nothing more. An approved count cannot
+/// be cancelled (its adjustments are posted); cancelling a cancelled one
+/// again changes nothing.
+pub fn cancel(conn: &Connection, count_id: &str, now: UnixMs) -> Result<(), LedgerError> {
+    savepoint(conn, |conn| {
+        let count = counts::find(conn, count_id)?.ok_or_else(|| {
+            LedgerError::Refused(Refusal::new(
+                404,
+                codes::NOT_FOUND,
+                format!("no count {count_id:?}"),
+            ))
+        })?;
+        if count.state == states::APPROVED {
+            return Err(LedgerError::Refused(Refusal::new(
+                409,
+                codes::COUNT_APPROVED,
+                format!("count {count_id} is approved: its adjustments are posted"),
+            )));
+        }
+        counts::cancel(conn, count_id, now)?;
+        Ok(())
+    })
 }
 
 /// What an approval posted.
@@ -129,10 +188,10 @@ fn approve_in_savepoint(
         ))
     })?;
     if count.state != states::CLOSED {
-        let why = if count.state == states::OPEN {
-            "still open: close its session on the handheld first"
-        } else {
-            "already approved"
+        let why = match count.state.as_str() {
+            states::OPEN => "still open: close its session on the handheld first",
+            states::CANCELLED => "cancelled: nothing it counted posts",
+            _ => "already approved",
         };
         return Err(LedgerError::Refused(Refusal::new(
             409,
@@ -218,4 +277,34 @@ fn approve_in_savepoint(
     }
     counts::set_state(conn, count_id, states::CLOSED, states::APPROVED, now)?;
     Ok(approval)
+}
+
+/// Undoes a count scan: the tag is no longer counted (it stays counted
+/// while another scan of it that is not undone counts it). The count must
+/// still be open: a closed count's variance stands as the supervisor sees
+/// it (`count_not_open`). A count scan changed no unit, so the unit
+/// moving since is no reason to refuse.
+pub fn undo(
+    conn: &Connection,
+    undo: Undo<'_>,
+    count_id: Option<String>,
+) -> Result<Scanned, LedgerError> {
+    undo.not_undone_yet(conn)?;
+    let Some(count_id) = count_id else {
+        return Ok(Scanned::Rejected(reasons::COUNT_NOT_OPEN));
+    };
+    let open = counts::find(conn, &count_id)?.is_some_and(|count| count.state == states::OPEN);
+    if !open {
+        return Ok(Scanned::Rejected(reasons::COUNT_NOT_OPEN));
+    }
+    let Some(epc) = undo.original.fact("epc") else {
+        return Err(LedgerError::Corrupt(format!(
+            "count hop {} names no tag",
+            undo.original.hop_id
+        )));
+    };
+    counts::unsee(conn, &count_id, &epc)?;
+    let bin = undo.unit.and_then(|unit| unit.bin.as_deref());
+    let version = undo.unit.map(|unit| unit.version);
+    undo.post(conn, bin, bin, version)
 }

@@ -5,7 +5,7 @@
 
 use crate::sql::Connection;
 
-use super::{reasons, ScanCtx, Scanned};
+use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
 use crate::ledger::manifests::{self, states};
 use crate::ledger::sync::reasons::STALE_STATE;
@@ -61,4 +61,33 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
         Some(version),
     )?;
     Ok(Scanned::Applied(vec![hop_id]))
+}
+
+/// Undoes a verify: the unit is back in the bin it left, in stock there
+/// (new if it had none), and its manifest line unverified; a manifest the
+/// verify completed goes back to the state it was verified from.
+/// `stale_state` when the unit changed since.
+pub fn undo(
+    conn: &Connection,
+    undo: Undo<'_>,
+    manifest: Option<String>,
+) -> Result<Scanned, LedgerError> {
+    let unit = undo.unit()?;
+    if undo.moved_since(unit) {
+        return Ok(Scanned::Rejected(STALE_STATE));
+    }
+    let (Some(manifest), Some(epc)) = (manifest, unit.epc.as_deref()) else {
+        return Err(LedgerError::Corrupt(format!(
+            "dispatch hop {} names no manifest or tag",
+            undo.original.hop_id
+        )));
+    };
+    manifests::unverify(conn, &manifest, epc)?;
+    let back_to = undo.original.from_bin.as_deref();
+    let state = match back_to {
+        Some(_) => UnitState::InStock,
+        None => UnitState::New,
+    };
+    let version = units::place(conn, unit, back_to, state)?;
+    undo.post(conn, unit.bin.as_deref(), back_to, Some(version))
 }

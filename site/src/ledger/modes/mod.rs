@@ -28,28 +28,14 @@ use stockhop::time::UnixMs;
 use stockhop::wire::{codes as wire_codes, Command, Mode, OpenSessionBody, SyncItem};
 
 use super::devices::{Device, Profile};
-use super::hops::{self, NewHop, SourceMode};
+use super::hops::{self, HopFacts, NewHop, SourceMode};
 use super::sessions::Session;
 use super::sync::MAX_FIELD_CHARS;
 use super::units::Unit;
 use super::{LedgerError, Refusal};
 
-/// The rejection reasons of the modes (the sync protocol's own are in
-/// [`super::sync::reasons`]).
-pub mod reasons {
-    pub const MODE_NOT_ALLOWED: &str = "mode_not_allowed";
-    pub const READ_ONLY_MODE: &str = "read_only_mode";
-    pub const UNKNOWN_BIN: &str = "unknown_bin";
-    pub const UNKNOWN_UNIT: &str = "unknown_unit";
-    pub const UNIT_STATE: &str = "unit_state";
-    pub const GRN_NOT_ACCEPTED: &str = "grn_not_accepted";
-    pub const NOT_ON_GRN: &str = "not_on_grn";
-    pub const EXCESS_LINE: &str = "excess_line";
-    pub const ALREADY_RECEIVED: &str = "already_received";
-    pub const COUNT_NOT_OPEN: &str = "count_not_open";
-    pub const MANIFEST_NOT_READY: &str = "manifest_not_ready";
-    pub const NOT_ON_MANIFEST: &str = "not_on_manifest";
-}
+/// The rejection reasons (the modes' and the sync protocol's alike).
+pub use stockhop::reason as reasons;
 
 /// What a profile may do (the device profile table: form, read, write).
 impl Profile {
@@ -305,6 +291,108 @@ pub fn scan(
         Mode::CycleCount => cycle_count::scan(conn, &ctx),
         // The gate answered it before it got here.
         Mode::FindUnit => Ok(Scanned::Rejected(reasons::READ_ONLY_MODE)),
+    }
+}
+
+/// Posts the compensating hop of an undo of `original`, a live scan's hop
+/// (which scans can be undone, and until when, the caller has checked by
+/// [`stockhop::undo`]): each mode puts back what its scan changed, or
+/// rejects the undo when that no longer can be done as recorded (the unit
+/// moved since: `stale_state`; the count is no longer open:
+/// `count_not_open`). `hop` is the undo's hop with its unit, mode and
+/// `compensates` filled in; the mode fills in its places and version.
+pub fn undo(
+    conn: &Connection,
+    original: &HopFacts,
+    hop: NewHop<'_>,
+) -> Result<Scanned, LedgerError> {
+    let context = match original.session_id.as_deref() {
+        Some(session_id) => super::sessions::find(conn, session_id)?
+            .and_then(|session| session.context)
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|err| LedgerError::Corrupt(format!("session context: {err}")))?,
+        None => None,
+    }
+    .unwrap_or(serde_json::Value::Null);
+    // What the scan was counted against: its session's context, or else
+    // what its body named.
+    let named = |name: &str| {
+        context
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| original.fact(name))
+    };
+    let unit = match original.unit_id {
+        Some(unit_id) => super::units::get(conn, unit_id)?,
+        None => None,
+    };
+    let undo = Undo {
+        original,
+        unit: unit.as_ref(),
+        hop,
+    };
+    match original.mode.as_deref() {
+        Some("put_away") => put_away::undo(conn, undo),
+        Some("receive") => receive::undo(conn, undo),
+        Some("dispatch_verify") => dispatch::undo(conn, undo, named("manifest")),
+        Some("cycle_count") => cycle_count::undo(conn, undo, named("count_id")),
+        _ => Ok(Scanned::Rejected(reasons::TARGET_NOT_UNDOABLE)),
+    }
+}
+
+/// An undo as a mode compensates it: the hop it undoes, that hop's unit
+/// as it stands now, and the undo's own hop still to place.
+pub struct Undo<'a> {
+    pub original: &'a HopFacts,
+    pub unit: Option<&'a Unit>,
+    pub hop: NewHop<'a>,
+}
+
+impl<'a> Undo<'a> {
+    /// The unit the original hop changed, as it stands now.
+    pub fn unit(&self) -> Result<&'a Unit, LedgerError> {
+        self.unit.ok_or_else(|| {
+            LedgerError::Corrupt(format!("hop {} names no unit", self.original.hop_id))
+        })
+    }
+
+    /// Refuses a second undo of the same scan where the unit's version
+    /// cannot tell (a receive or a count scan leaves it as it was): `409
+    /// ALREADY_UNDONE`, as the ledger's unique `compensates` would.
+    pub fn not_undone_yet(&self, conn: &Connection) -> Result<(), LedgerError> {
+        if hops::compensated(conn, self.original.hop_id)? {
+            return Err(LedgerError::Refused(Refusal::new(
+                409,
+                super::codes::ALREADY_UNDONE,
+                format!("hop {} is undone already", self.original.hop_id),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether the unit changed since the original hop left it.
+    pub fn moved_since(&self, unit: &Unit) -> bool {
+        Some(unit.version) != self.original.unit_version
+    }
+
+    /// Appends the undo's hop, the unit going from `from_bin` to `to_bin`
+    /// at `version`.
+    pub fn post(
+        self,
+        conn: &Connection,
+        from_bin: Option<&'a str>,
+        to_bin: Option<&'a str>,
+        version: Option<u64>,
+    ) -> Result<Scanned, LedgerError> {
+        let hop = NewHop {
+            from_bin,
+            to_bin,
+            unit_version: version,
+            ..self.hop
+        };
+        Ok(Scanned::Applied(vec![hops::append(conn, &hop)?]))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::sql::Connection;
 
-use super::{reasons, ScanCtx, Scanned};
+use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
 use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitState};
@@ -45,4 +45,24 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
         Some(version),
     )?;
     Ok(Scanned::Applied(vec![hop_id]))
+}
+
+/// Undoes a put-away: the unit goes back where the scan found it, in stock
+/// there, or new again if it had no bin; `stale_state` if it moved since.
+pub fn undo(conn: &Connection, undo: Undo<'_>) -> Result<Scanned, LedgerError> {
+    let unit = undo.unit()?;
+    if undo.moved_since(unit) {
+        return Ok(Scanned::Rejected(STALE_STATE));
+    }
+    let back_to = undo.original.from_bin.as_deref();
+    if back_to == undo.original.to_bin.as_deref() {
+        // The scan observed the unit where it was: nothing to move back.
+        return undo.post(conn, unit.bin.as_deref(), unit.bin.as_deref(), Some(unit.version));
+    }
+    let state = match back_to {
+        Some(_) => UnitState::InStock,
+        None => UnitState::New,
+    };
+    let version = units::place(conn, unit, back_to, state)?;
+    undo.post(conn, unit.bin.as_deref(), back_to, Some(version))
 }

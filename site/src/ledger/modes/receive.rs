@@ -8,7 +8,7 @@
 
 use crate::sql::Connection;
 
-use super::{derived_key, reasons, ScanCtx, Scanned};
+use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::grns::{self, states};
 use crate::ledger::hops::kinds;
 use crate::ledger::sync::reasons::STALE_STATE;
@@ -119,4 +119,27 @@ pub fn resolve(conn: &Connection, grn: &str) -> Result<(), LedgerError> {
     }
     grns::set_state(conn, grn, states::COMPLETE)?;
     Ok(())
+}
+
+/// Undoes a receive: the unit leaves its GRN line (the line counts one
+/// less and the unit may be received again); a GRN its session settled
+/// is settled again from its lines. The unit itself stays, new. An ENCODE
+/// the scan posted stays too: the tag was written. `stale_state` when the
+/// unit changed since (put away, say).
+pub fn undo(conn: &Connection, undo: Undo<'_>) -> Result<Scanned, LedgerError> {
+    undo.not_undone_yet(conn)?;
+    let unit = undo.unit()?;
+    if undo.moved_since(unit) {
+        return Ok(Scanned::Rejected(STALE_STATE));
+    }
+    let Some(grn) = grns::unreceive(conn, undo.original.hop_id, unit.unit_id)? else {
+        return Err(LedgerError::Corrupt(format!(
+            "receive hop {} counted on no GRN line",
+            undo.original.hop_id
+        )));
+    };
+    if grns::find(conn, &grn)?.is_some_and(|found| found.state != states::OPEN) {
+        grns::settle(conn, &grn)?;
+    }
+    undo.post(conn, unit.bin.as_deref(), unit.bin.as_deref(), Some(unit.version))
 }

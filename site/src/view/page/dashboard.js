@@ -114,6 +114,14 @@ function confirmButton(label, confirmLabel, action) {
   return button;
 }
 
+/** Commission: a device in training (its items land as simulation) posts for real from now on. */
+function commissionButton(deviceId) {
+  const button = confirmButton('Commission', `Post ${deviceId}'s scans for real?`, () =>
+    api(`/v1/site/devices/${encodeURIComponent(deviceId)}/commission`, { method: 'POST' }));
+  button.dataset.action = 'commission';
+  return button;
+}
+
 function renderStatus(status) {
   const now = Date.parse(status.server_time);
   const trend = $('trend');
@@ -140,7 +148,7 @@ function renderStatus(status) {
       el(
         'tr',
         { dataset: { device: d.device_id, online: String(d.online) } },
-        el('td', {}, d.device_id, d.commissioned ? '' : ' (sim)'),
+        el('td', {}, d.device_id, ...(d.commissioned ? [] : [' (sim) ', commissionButton(d.device_id)])),
         el('td', {}, d.profile),
         el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? 'online' : `offline (${d.alert})`),
         el('td', {}, clock(d.last_seen_at)),
@@ -206,7 +214,7 @@ function renderStatus(status) {
     decisions.count_variances.map((c) =>
       row(
         { dataset: { count: c.count_id } },
-        el('strong', {}, `${c.count_id} at ${c.location}/${c.zone}`),
+        el('strong', {}, `${c.count_id} at ${c.location}/${c.zone}${c.bin ? `/${c.bin}` : ''}`),
         `missing ${c.missing.length ? c.missing.join(', ') : 'none'}`,
         `unexpected ${c.unexpected.length ? c.unexpected.join(', ') : 'none'}`,
         confirmButton('Approve variance', 'Confirm approve', () =>
