@@ -112,9 +112,7 @@ mod tests {
     #[test]
     fn reasons_are_distinct_lower_snake_case() {
         for (i, reason) in ALL.iter().enumerate() {
-            assert!(reason
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c == '_'));
+            assert!(reason.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
             assert!(!ALL[..i].contains(reason), "{reason} twice");
         }
     }

@@ -54,7 +54,8 @@
 //   counts {} → {queued, sending, done, rejected, blocked, voided, oldest_queued_at, oldest_queued_age_ms}
 //   retry_now {}   wake {}   discard {id}   acknowledge {id}   storage {}
 //   reference_status {} → {cursor, complete, loading, refreshed_at, age_ms, units, bins, grns, counts,
-//                          device: {device_id, profile, modes, encode, commissioned} | null}
+//                          device: {device_id, profile, modes, encode, commissioned} | null,
+//                          operators: {badge: {badge, name}} | null}
 //   reference_refresh {} (error OFFLINE when the site does not answer)
 //   find_unit {code} → {unit | null, bin | null, refreshed_at, age_ms}
 //   reference_get {kind: "unit"|"bin"|"grn"|"count", id} → {row | null, refreshed_at, age_ms}
@@ -63,10 +64,9 @@
 // window.stockhop.ask(message) is the same call, for scripts and tests.
 //
 // The page reads the site itself only where a mode needs it live: the
-// manifest dispatch verify checks against (GET /v1/manifests/{id}), a
-// count's figures (GET /v1/counts/{id}) and the operators' names
-// (GET /v1/operators), with the device token kept from setup in
-// localStorage; /healthz for the status bar's online light; and, at
+// manifest dispatch verify checks against (GET /v1/manifests/{id}) and a
+// count's figures (GET /v1/counts/{id}), with the device token kept from
+// setup in localStorage; /healthz for the status bar's online light; and, at
 // setup, /healthz and one page of /v1/reference to check the site and the
 // token before they are saved.
 //
@@ -132,7 +132,7 @@ const WAKE_EVERY_MS = 60 * 1000;
 const STORAGE_WARN_RATIO = 0.8;
 /**
  * The modes whose scans the ledger undoes (rule 10): every mode that
- * changes something. Mirrors the core's list (`stockhop::undo`); find a
+ * changes something. Mirrors the core's `stockhop::undo::mode_undoable`; find a
  * unit sends nothing to undo.
  */
 const UNDOABLE_MODES = ['put_away', 'receive', 'cycle_count', 'dispatch_verify'];
@@ -155,8 +155,7 @@ const SIGNALLED_MAX = 2000;
 const IDLE_KEY = 'stockhop.idle_minutes';
 const IDLE_DEFAULT_MIN = 30;
 const IDLE_CHOICES_MIN = [5, 15, 30, 60, 120, 240];
-/** The operators the site last sent ({badge: name}), for names and for badge checks offline. */
-const OPERATORS_KEY = 'stockhop.operators';
+=====END
 
 let registration = null;
 
@@ -423,7 +422,6 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   }
   persistAtSetup();
   checkOnline();
-  loadOperators();
   await loadReference(true);
   if (screen === 'setup' || screen == null) go(session ? 'mode' : 'picker');
   return reply;
@@ -484,6 +482,7 @@ async function takeReference(status) {
   const changed = !reference || reference.cursor !== status.cursor
     || JSON.stringify(reference.device) !== JSON.stringify(status.device);
   reference = status;
+  takeOperators(status);
   if (changed) {
     const list = await ask({ type: 'reference_list', kind: 'bins' });
     if (list.ok) bins = new Map(list.rows.map((row) => [row.bin, row]));
@@ -527,7 +526,6 @@ async function checkOnline() {
     if (ok) {
       ask({ type: 'wake' });
       loadReference(false);
-      loadOperators();
       watchOutcomes();
     }
   }
@@ -664,6 +662,7 @@ function takeOutcomes(items) {
     if (!item || entry.state === item.state) continue;
     entry.state = item.state;
     entry.reason = item.reason || null;
+    entry.hops = (item.hop_ids || []).length;
     if (!entry.undone) entry.kind = kindOf(item);
     rowsChanged = true;
   }
@@ -770,8 +769,8 @@ function watchOutcomes() {
 
 // ---- operators ------------------------------------------------------------
 
-/** The operators the site last sent, {badge: name}; empty while it has none (then any badge is taken). */
-let operators = loadJson(OPERATORS_KEY, {});
+/** The operators the site lists, {badge: name}, from the reference cache; empty while it has none (then any badge is taken). */
+let operators = {};
 /** The last scan or tap, for the idle sign-out. */
 let lastActivity = Number(localStorage.getItem('stockhop.last_activity')) || Date.now();
 
@@ -785,14 +784,9 @@ function operatorLabel(badge) {
   return name ? `${name} (${badge})` : badge;
 }
 
-/** Reads the site's operators (their names, and which badges exist); false when it does not answer. */
-async function loadOperators() {
-  const live = await siteGet('/v1/operators');
-  if (!live.body || !Array.isArray(live.body.operators)) return false;
-  operators = Object.fromEntries(live.body.operators.map((o) => [o.badge, o.name]));
-  localStorage.setItem(OPERATORS_KEY, JSON.stringify(operators));
-  if (screen === 'picker') renderPicker();
-  return true;
+/** Takes the operators the cache holds (a `reference_status` answer's). */
+function takeOperators(status) {
+  operators = Object.fromEntries(Object.values(status.operators || {}).map((o) => [o.badge, o.name]));
 }
 
 /** What a scanned code is when it cannot be a badge (a tag, a bin, a unit's serial, a GRN, a count), else null. */
@@ -810,7 +804,8 @@ async function notABadge(code) {
 
 /** The picker's first scan signs the operator in, when it is a badge. */
 async function signIn(code) {
-  if (!operatorName(code) && online !== false) await loadOperators();
+  // A badge added since the cache last read the site is asked about first.
+  if (!operatorName(code) && Object.keys(operators).length) await askSiteFirst();
   const known = Object.keys(operators).length > 0;
   let wrong = null;
   if (known && !operatorName(code)) wrong = `${code} is not an operator badge the site knows`;
@@ -1643,13 +1638,16 @@ const OUTCOME_WORDS = {
 };
 
 /**
- * Whether the ledger will honour an Undo of `entry`'s scan: a scan of a
- * mode that changes something, not refused, blocked or discarded, not
- * undone already, within the undo window of its capture (rule 10).
+ * Whether the ledger will honour an Undo of `entry`'s scan, as the core's
+ * `stockhop::undo::Target` decides it: a scan of a mode that changes
+ * something, not refused, blocked or discarded, one that named a hop once
+ * applied (a repeated verify changed nothing), not undone already, within
+ * the undo window of its capture (rule 10).
  */
 function undoable(entry, now) {
   return !!entry.key && UNDOABLE_MODES.includes(entry.mode) && !entry.undone
-    && ['kept', 'applied', 'training'].includes(entry.kind) && now - entry.occurred_at < UNDO_WINDOW_MS;
+    && ['kept', 'applied', 'training'].includes(entry.kind) && !(entry.state === 'done' && entry.hops === 0)
+    && now - entry.occurred_at < UNDO_WINDOW_MS;
 }
 
 function renderResults() {
@@ -1842,8 +1840,10 @@ function queueRow(item, undone, now) {
     if (item.reason === 'stale_state' && item.body && item.body.epc) actions.append(button('rescan', 'Re-scan'));
     actions.append(button('acknowledge', 'Acknowledge'));
   }
+  // As undoable() decides it for a scan row.
   const canUndo = item.command === 'scan' && item.body && UNDOABLE_MODES.includes(item.body.mode)
-    && !['rejected', 'blocked', 'voided'].includes(item.state) && !undone.has(item.key) && now - item.occurred_at < UNDO_WINDOW_MS;
+    && !['rejected', 'blocked', 'voided'].includes(item.state) && !(item.state === 'done' && !(item.hop_ids || []).length)
+    && !undone.has(item.key) && now - item.occurred_at < UNDO_WINDOW_MS;
   if (canUndo) actions.append(button('undo', 'Undo'));
   const why = explain(item.reason || item.why);
   const label = `${sessionLabel(item.session_id)} #${item.client_seq} ${item.command}`;

@@ -715,7 +715,9 @@ async fn an_undo_of_a_receive_takes_the_unit_off_its_grn_line() {
     assert_applied(&undone[0]);
     let undo_hop = &undone[0]["hop_ids"][0];
     assert_eq!(
-        site.count(&format!("SELECT compensates FROM hops WHERE hop_id = {undo_hop}")),
+        site.count(&format!(
+            "SELECT compensates FROM hops WHERE hop_id = {undo_hop}"
+        )),
         results[1]["hop_ids"][0].as_i64().unwrap(),
         "the RECEIVE hop is compensated; the tag written stays written"
     );
@@ -740,7 +742,10 @@ async fn an_undo_of_a_receive_takes_the_unit_off_its_grn_line() {
     for result in site.sync_ok(&hh, &again).await {
         assert_applied(&result);
     }
-    assert_eq!(get_ok(&site, &hh, "/v1/grns/G-1").await["state"], "complete");
+    assert_eq!(
+        get_ok(&site, &hh, "/v1/grns/G-1").await["state"],
+        "complete"
+    );
 
     // A GRN its session closed complete needs resolution again once a unit
     // leaves its line.

@@ -408,23 +408,21 @@ fn supervisors_count_one_bin_and_cancel_a_count_opened_by_mistake() {
     let (ok, zone_count, stderr) = count(&zone);
     assert!(ok, "{stderr}");
     assert_eq!(
-        scalar(
-            &data,
-            "SELECT count(*) FROM hops WHERE kind = 'ADJUST'"
-        ),
+        scalar(&data, "SELECT count(*) FROM hops WHERE kind = 'ADJUST'"),
         0
     );
     assert_eq!(
-        scalar(
-            &data,
-            "SELECT count(*) FROM units WHERE state = 'missing'"
-        ),
+        scalar(&data, "SELECT count(*) FROM units WHERE state = 'missing'"),
         0,
         "nothing a cancelled count saw posts"
     );
     let db = backend::open_db(&data);
     db.call_blocking(|conn| {
-        stockhop_site::ledger::modes::cycle_count::close(conn, &zone_count, stockhop::time::UnixMs(0))
+        stockhop_site::ledger::modes::cycle_count::close(
+            conn,
+            &zone_count,
+            stockhop::time::UnixMs(0),
+        )
     })
     .unwrap();
     drop(db);
@@ -500,7 +498,9 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
     let all = pages(&site, &hh.token, None, 100).await;
     assert_eq!(
         rows(&all, "counts"),
-        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "open"})]
+        [
+            json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "open"})
+        ]
     );
     let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
     site.db
@@ -511,7 +511,9 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
     let changes = pages(&site, &hh.token, Some(cursor), 100).await;
     assert_eq!(
         rows(&changes, "counts"),
-        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "cancelled"})]
+        [
+            json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1", "state": "cancelled"})
+        ]
     );
     let (status, figures) = site.get(&format!("/v1/counts/{count_id}"), &hh.token).await;
     assert_eq!(status, 200);
@@ -597,7 +599,9 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
     );
     assert_eq!(
         rows(&all, "counts"),
-        [json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null, "state": "open"})]
+        [
+            json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null, "state": "open"})
+        ]
     );
     let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
 

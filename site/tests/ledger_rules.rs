@@ -328,13 +328,19 @@ async fn once_operators_are_listed_an_unknown_badge_opens_no_session() {
     assert_rejected(&site.sync_ok(&other, &[scan]).await[0], "session_not_open");
     other.new_session();
     let known = other.open("OP-1");
-    assert_eq!(site.sync_ok(&other, &[known]).await[0]["outcome"], "applied");
+    assert_eq!(
+        site.sync_ok(&other, &[known]).await[0]["outcome"],
+        "applied"
+    );
 
     // A device in training needs a listed badge too.
     let token = site.add_device("HH-SIM", false);
     let mut trainee = Handheld::new("HH-SIM", token);
     let unknown = trainee.open("OP-405");
-    assert_rejected(&site.sync_ok(&trainee, &[unknown]).await[0], "unknown_operator");
+    assert_rejected(
+        &site.sync_ok(&trainee, &[unknown]).await[0],
+        "unknown_operator",
+    );
     assert_eq!(
         site.count("SELECT count(*) FROM sessions WHERE state = 'open'"),
         2,

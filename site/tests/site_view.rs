@@ -966,7 +966,10 @@ async fn the_view_commissions_a_device_in_training_and_its_scans_post_from_then_
     let scan = hh.scan("EPC-2", "B-1");
     assert_eq!(site.sync_ok(&hh, &[scan]).await[0]["outcome"], "applied");
     let (code, body, _) = post(&site, "/v1/site/devices/HH-404/commission", &as_admin, None).await;
-    assert_eq!((code, body["code"].as_str()), (404, Some("DEVICE_NOT_FOUND")));
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (404, Some("DEVICE_NOT_FOUND"))
+    );
     let page = site
         .client
         .get(format!("{}/site/dashboard.js", site.base))

@@ -7,10 +7,10 @@
 // Each screen is photographed into artifacts/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { artifactsDir, freePort, launchBrowser, startSite, tempDataDir } from './lib/site.mjs';
+import { artifactsDir, freePort, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import { launchTrusting } from './lib/tls.mjs';
 import {
   HANDHELD_VIEWPORT,
@@ -541,6 +541,262 @@ test('smaller things: no dispatch notice in Find a unit, a status bar that fits 
       .map((e) => e.id || e.textContent));
     assert.deepEqual(cut, [], 'status bar figures cut off');
     await shot(page, 'glass-find-serial-offline');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+/** The site's view, signed in with an admin token, at a desk's width. */
+async function siteView(browser, site, adminToken) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${site.base}/site/`);
+  await page.waitForSelector('body[data-state="signed-out"]');
+  await page.fill('#admin-token', adminToken);
+  await page.click('#sign-in-form button[type="submit"]');
+  await page.waitForSelector('body[data-state="ready"]');
+  return page;
+}
+
+test('an uncommissioned device says TRAINING on every screen and its scans are practice; after Commission on the site\'s view it is gone', async () => {
+  const dataDir = tempDataDir();
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-TRAIN', { commissioned: false });
+  const [first, second] = epcs('CB', 2);
+  await importReference(dataDir, { bins: ['T-01', 'T-02'], unitRows: [first, second].map((epc) => ({ epc, sku: 'SKU-T', state: 'in_stock', bin: 'T-01' })) });
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-TRAIN', token);
+  try {
+    await page.waitForSelector('#training:not([hidden])');
+    await shot(page, 'glass-training-picker');
+    await pickMode(page, 'op-train', 'put_away');
+    const session = await sessionOpened(page);
+    assert.equal(await page.isVisible('#training'), true, 'on the mode screen');
+    await scanBin(page, 'T-02');
+    await scanBurst(page, [first]);
+    const practice = await itemOf(page, (i) => i.body && i.body.epc === first);
+    await page.waitForSelector(`#results li[data-key="${practice.key}"][data-kind="training"]`, { timeout: 30_000 });
+    assert.match(await row(page, practice.key).textContent(), /recorded as training: nothing moved/);
+    await shot(page, 'glass-training-put-away');
+    for (const screen of ['menu', 'queue']) {
+      await page.click(screen === 'menu' ? '#menu-button' : '#status-bar');
+      await page.waitForSelector(`#screen-${screen}:not([hidden])`);
+      assert.equal(await page.isVisible('#training'), true, `on the ${screen} screen`);
+    }
+    await shot(page, 'glass-training-queue');
+    await page.click('#queue-back');
+    // The ledger: the scan is a simulation hop and the unit did not move.
+    const hops = await sessionHops(site.base, token, session);
+    assert.deepEqual(hops.map((h) => [h.key, h.source_mode]), [[practice.key, 'sim']]);
+    assert.equal((await read(site, token, `/v1/units/${first}`)).bin, 'T-01');
+
+    // A supervisor commissions it on the site's view.
+    const view = await siteView(browser, site, adminToken);
+    const commission = view.locator('tr[data-device="HH-TRAIN"] button[data-action="commission"]');
+    await commission.click();
+    await commission.click();
+    await view.waitForSelector('tr[data-device="HH-TRAIN"] button[data-action="commission"]', { state: 'detached' });
+    await page.click('#menu-button');
+    await page.click('#menu-refresh');
+    await page.waitForSelector('#training', { state: 'hidden' });
+    await page.click('#menu-back');
+    await scanBurst(page, [second]);
+    const real = await itemOf(page, (i) => i.body && i.body.epc === second);
+    await page.waitForSelector(`#results li[data-key="${real.key}"][data-kind="applied"]`, { timeout: 30_000 });
+    await shot(page, 'glass-training-commissioned');
+    const after = await sessionHops(site.base, token, session);
+    assert.deepEqual(after.find((h) => h.key === real.key).source_mode, 'live');
+    assert.equal((await read(site, token, `/v1/units/${second}`)).bin, 'T-02', 'a commissioned scan moves the unit');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('operators: a first scan that is no badge is refused as one, the session shows the name, CLOSE and an idle shift sign out', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-OPS');
+  const [unit] = epcs('CC', 1);
+  await importReference(dataDir, { bins: ['O-01'], units: [unit] });
+  const csv = join(tempDataDir(), 'operators.csv');
+  writeFileSync(csv, 'badge,name\nop-ann,Ann Lee\nop-bo,Bo Ng\n');
+  await siteCommand(['import', 'operators', csv, '--data', dataDir]);
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-OPS', token);
+  try {
+    const refusedAs = async (code, words) => {
+      await wedge(page, code);
+      await page.waitForFunction((w) => document.getElementById('picker-status').textContent.includes(w), words);
+      assert.equal(await page.textContent('#operator'), '–', `${code} is not taken as the badge`);
+    };
+    await page.waitForSelector('#screen-picker:not([hidden])');
+    await page.focus('#scan-input');
+    await refusedAs(unit, 'is a tag, not an operator badge');
+    await refusedAs('O-01', 'is a bin label, not an operator badge');
+    await refusedAs('op-nobody', 'is not an operator badge the site knows');
+    await shot(page, 'glass-operator-refused');
+    await wedge(page, 'op-ann');
+    await page.waitForFunction(() => document.getElementById('operator-name').textContent === 'Ann Lee');
+    await page.click('#pick-put_away');
+    await sessionOpened(page);
+    assert.match(await page.textContent('#session-status'), /^Open: Ann Lee \(op-ann\)/);
+    await shot(page, 'glass-operator-session');
+    // The ledger's list is where the name came from.
+    const reference = await read(site, token, '/v1/reference');
+    assert.deepEqual(reference.operators.map((o) => [o.badge, o.name]).sort(), [['op-ann', 'Ann Lee'], ['op-bo', 'Bo Ng']]);
+
+    await wedge(page, 'STOCKHOP:CLOSE');
+    await page.waitForFunction(() => /signed out \(CLOSE\)/.test(document.getElementById('picker-status').textContent));
+    assert.equal(await page.textContent('#operator'), '–');
+    assert.match(await page.textContent('#picker-prompt'), /Scan your operator badge/);
+    const after = await drained(page);
+    assert.equal(after.rejected + after.blocked, 0, 'the session opened for a listed badge and closed');
+
+    // An idle shift: the device's idle time, here a few seconds.
+    await page.evaluate(() => localStorage.setItem('stockhop.idle_minutes', '0.05'));
+    await wedge(page, 'op-bo');
+    await page.waitForFunction(() => document.getElementById('operator-name').textContent === 'Bo Ng');
+    await page.waitForFunction(() => /^Signed out after \d+ s without a scan/.test(document.getElementById('picker-status').textContent), null, { timeout: 20_000 });
+    assert.equal(await page.textContent('#operator'), '–');
+    await shot(page, 'glass-operator-idle');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('undo in every mode that changes something, offered only where the ledger honours it, read back from the ledger', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-UNDO-ALL');
+  const [put, recvA, recvB, dockA, dockB, countA, countB] = epcs('CD', 7);
+  await importReference(dataDir, {
+    binRows: [
+      { bin: 'U-01', zone: 'Z-U', location: 'L-U' },
+      { bin: 'U-02', zone: 'Z-U', location: 'L-U' },
+      { bin: 'W-01', zone: 'Z-W', location: 'L-U' },
+    ],
+    unitRows: [
+      { epc: put, sku: 'SKU-U', state: 'in_stock', bin: 'U-01' },
+      { epc: recvA, sku: 'SKU-R', state: 'new' },
+      { epc: recvB, sku: 'SKU-R', state: 'new' },
+      { epc: dockA, sku: 'SKU-D', state: 'in_stock', bin: 'U-01' },
+      { epc: dockB, sku: 'SKU-D', state: 'in_stock', bin: 'U-01' },
+      { epc: countA, sku: 'SKU-C', state: 'in_stock', bin: 'W-01' },
+      { epc: countB, sku: 'SKU-C', state: 'in_stock', bin: 'W-01' },
+    ],
+    grns: [{ grn: 'GRN-U', qc: 'accepted', sku: 'SKU-R', expected: 2 }],
+    manifests: [dockA, dockB].map((epc) => ({ manifest: 'M-U', state: 'packing', epc })),
+  });
+  const countId = await openCount(dataDir, { location: 'L-U', zone: 'Z-W' });
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-UNDO-ALL', token);
+  const undoRow = async (epc) => {
+    const item = (await allItems(page)).filter((i) => i.command === 'scan' && i.body && i.body.epc === epc).pop();
+    await page.click(`#results button[data-action="undo"][data-key="${item.key}"]`);
+    await page.waitForSelector(`#results li[data-key="${item.key}"][data-kind="undone"]`);
+    await drained(page);
+    const undo = (await allItems(page)).find((i) => i.command === 'undo' && i.body.target_key === item.key);
+    assert.equal(undo.state, 'done', `the undo of ${epc} applied`);
+    return undo;
+  };
+  try {
+    // Put-away: the unit goes back to its bin.
+    await pickMode(page, 'op-undo', 'put_away');
+    await sessionOpened(page);
+    await scanBin(page, 'U-02');
+    await scanBurst(page, [put]);
+    await drained(page);
+    assert.equal((await read(site, token, `/v1/units/${put}`)).bin, 'U-02');
+    await undoRow(put);
+    assert.equal((await read(site, token, `/v1/units/${put}`)).bin, 'U-01');
+    await wedge(page, 'STOCKHOP:MODE');
+
+    // Receive: the unit leaves its GRN line.
+    await pickMode(page, 'op-undo', 'receive');
+    await page.click('#mode-choices button[data-grn="GRN-U"]');
+    await sessionOpened(page);
+    await scanBurst(page, [recvA, recvB]);
+    await drained(page);
+    assert.equal((await read(site, token, '/v1/grns/GRN-U')).lines[0].received, 2);
+    await undoRow(recvB);
+    assert.equal((await read(site, token, '/v1/grns/GRN-U')).lines[0].received, 1, 'the GRN line counts one');
+    await page.waitForFunction(() => {
+      const cells = [...document.querySelectorAll('#grn-lines tr[data-sku="SKU-R"] td')].map((td) => td.textContent);
+      return cells[2] === '1' && cells[3] === '0';
+    }, null, { timeout: 30_000 });
+    await shot(page, 'glass-undo-receive');
+    await wedge(page, 'STOCKHOP:MODE');
+
+    // Dispatch verify: the unit back in its bin, the manifest line unverified.
+    await pickMode(page, 'op-undo', 'dispatch_verify');
+    await wedge(page, 'M-U');
+    await sessionOpened(page);
+    await scanBurst(page, [dockA]);
+    await drained(page);
+    // A second verify of the same tag changes nothing: no Undo is offered on it.
+    await scanBurst(page, [dockA]);
+    const again = (await allItems(page)).filter((i) => i.command === 'scan' && i.body.epc === dockA).pop();
+    await page.waitForSelector(`#results li[data-key="${again.key}"][data-kind="applied"]`, { timeout: 30_000 });
+    assert.equal(await row(page, again.key).locator('button[data-action="undo"]').count(), 0, 'nothing to undo on a repeated verify');
+    const first = (await allItems(page)).find((i) => i.command === 'scan' && i.body.epc === dockA);
+    await page.click(`#results button[data-action="undo"][data-key="${first.key}"]`);
+    await page.waitForSelector(`#results li[data-key="${first.key}"][data-kind="undone"]`);
+    await drained(page);
+    const manifest = await read(site, token, '/v1/manifests/M-U');
+    assert.equal(manifest.units.find((u) => u.epc === dockA).verified, false, 'the manifest line unverified');
+    const dockUnit = await read(site, token, `/v1/units/${dockA}`);
+    assert.deepEqual([dockUnit.state, dockUnit.bin], ['in_stock', 'U-01'], 'the unit back in its bin');
+    await shot(page, 'glass-undo-dispatch');
+    await wedge(page, 'STOCKHOP:MODE');
+
+    // Cycle count: the tag no longer counted.
+    await pickMode(page, 'op-undo', 'cycle_count');
+    await page.click(`#mode-choices button[data-count="${countId}"]`);
+    await sessionOpened(page);
+    await scanBin(page, 'W-01');
+    await scanBurst(page, [countA, countB]);
+    await drained(page);
+    assert.equal((await read(site, token, `/v1/counts/${countId}`)).seen, 2);
+    await undoRow(countB);
+    const count = await read(site, token, `/v1/counts/${countId}`);
+    assert.equal(count.seen, 1, 'the undone tag is not counted');
+    assert.deepEqual(count.missing, [countB]);
+    await page.waitForFunction((n) => document.getElementById('count-seen').textContent === n && document.getElementById('count-missing').textContent === '1', '1', { timeout: 30_000 });
+    await shot(page, 'glass-undo-count');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('a count of one bin: the bin is given, another bin is refused, and the ledger counts that bin only', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-BINCOUNT');
+  const [inBin, elsewhere] = epcs('CE', 2);
+  await importReference(dataDir, {
+    binRows: [{ bin: 'N-01', zone: 'Z-N', location: 'L-N' }, { bin: 'N-02', zone: 'Z-N', location: 'L-N' }],
+    unitRows: [{ epc: inBin, sku: 'SKU-N', state: 'in_stock', bin: 'N-01' }, { epc: elsewhere, sku: 'SKU-N', state: 'in_stock', bin: 'N-02' }],
+  });
+  const countId = (await siteCommand(['count', 'open', '--location', 'L-N', '--zone', 'Z-N', '--bin', 'N-01', '--data', dataDir])).trim();
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-BINCOUNT', token);
+  try {
+    await pickMode(page, 'op-bin', 'cycle_count');
+    await page.click(`#mode-choices button[data-count="${countId}"]`);
+    await sessionOpened(page);
+    assert.equal(await page.getAttribute('#mode-needs li[data-need="bin"]', 'data-met'), 'true', 'the count names its bin');
+    await wedge(page, 'N-02');
+    await page.waitForFunction(() => /of bin N-01 only/.test(document.getElementById('scan-status').textContent));
+    await scanBurst(page, [inBin]);
+    await drained(page);
+    const count = await eventually(async () => {
+      const view = await read(site, token, `/v1/counts/${countId}`);
+      const shown = await page.evaluate(() => [document.getElementById('count-seen').textContent, document.getElementById('count-expected').textContent]);
+      return { ready: shown[0] === String(view.seen) && shown[1] === String(view.expected), value: view };
+    }, { timeoutMs: 30_000, what: 'the screen to show the ledger\'s count' });
+    assert.deepEqual([count.bin, count.expected, count.seen, count.missing], ['N-01', 1, 1, []]);
+    await shot(page, 'glass-count-one-bin');
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

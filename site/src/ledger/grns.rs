@@ -108,7 +108,9 @@ pub fn unreceive(
         .prepare_cached(
             "DELETE FROM grn_receipts WHERE unit_id = ?1 AND hop_id = ?2 RETURNING grn, sku",
         )?
-        .query_row(params![unit_id, hop_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .query_row(params![unit_id, hop_id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
         .optional()?;
     let Some((grn, sku)) = counted else {
         return Ok(None);

@@ -17,9 +17,9 @@ use serde::Deserialize;
 use stockhop::time::UnixMs;
 
 use super::bins::{self, Bin};
+use super::operators::{self, Operator};
 use super::sync::MAX_FIELD_CHARS;
 use super::units::{self, UnitFacts, UnitState};
-use super::operators::{self, Operator};
 use super::{grns, manifests};
 
 /// What a file holds.

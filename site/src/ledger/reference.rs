@@ -172,9 +172,9 @@ pub fn page(
             "grn" => page
                 .grns
                 .push(grns::find(conn, &key)?.ok_or_else(|| vanished("grn", &key))?),
-            "operator" => page.operators.push(
-                operators::find(conn, &key)?.ok_or_else(|| vanished("operator", &key))?,
-            ),
+            "operator" => page
+                .operators
+                .push(operators::find(conn, &key)?.ok_or_else(|| vanished("operator", &key))?),
             _ => page
                 .counts
                 .push(counts::find(conn, &key)?.ok_or_else(|| vanished("count", &key))?),

@@ -905,9 +905,7 @@ fn undo(
     let command = Command::ALL
         .into_iter()
         .find(|command| command.as_str() == target.command)
-        .ok_or_else(|| {
-            LedgerError::Corrupt(format!("receipt command {:?}", target.command))
-        })?;
+        .ok_or_else(|| LedgerError::Corrupt(format!("receipt command {:?}", target.command)))?;
     let outcome = match target.state {
         ReceiptState::Buffered => None,
         _ => target.stored_answer().and_then(|answer| answer.outcome),

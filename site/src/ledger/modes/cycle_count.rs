@@ -12,9 +12,9 @@ use stockhop::time::UnixMs;
 use stockhop::wire::Mode;
 
 use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
+use crate::ledger::bins;
 use crate::ledger::counts::{self, states};
 use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
-use crate::ledger::bins;
 use crate::ledger::units::{self, UnitFacts, UnitState};
 use crate::ledger::{codes, periods, savepoint, LedgerError, Refusal};
 
@@ -85,7 +85,9 @@ pub fn open_place(
     bin: Option<&str>,
     now: UnixMs,
 ) -> Result<String, LedgerError> {
-    savepoint(conn, |conn| open_in_savepoint(conn, location, zone, bin, now))
+    savepoint(conn, |conn| {
+        open_in_savepoint(conn, location, zone, bin, now)
+    })
 }
 
 fn open_in_savepoint(
@@ -95,9 +97,8 @@ fn open_in_savepoint(
     bin: Option<&str>,
     now: UnixMs,
 ) -> Result<String, LedgerError> {
-    let not_found = |message: String| {
-        LedgerError::Refused(Refusal::new(404, codes::NOT_FOUND, message))
-    };
+    let not_found =
+        |message: String| LedgerError::Refused(Refusal::new(404, codes::NOT_FOUND, message));
     match bin {
         Some(bin) => match bins::find(conn, bin)? {
             Some(found) if found.location == location && found.zone == zone => {}

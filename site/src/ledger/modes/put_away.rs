@@ -57,7 +57,12 @@ pub fn undo(conn: &Connection, undo: Undo<'_>) -> Result<Scanned, LedgerError> {
     let back_to = undo.original.from_bin.as_deref();
     if back_to == undo.original.to_bin.as_deref() {
         // The scan observed the unit where it was: nothing to move back.
-        return undo.post(conn, unit.bin.as_deref(), unit.bin.as_deref(), Some(unit.version));
+        return undo.post(
+            conn,
+            unit.bin.as_deref(),
+            unit.bin.as_deref(),
+            Some(unit.version),
+        );
     }
     let state = match back_to {
         Some(_) => UnitState::InStock,

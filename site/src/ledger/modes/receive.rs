@@ -141,5 +141,10 @@ pub fn undo(conn: &Connection, undo: Undo<'_>) -> Result<Scanned, LedgerError> {
     if grns::find(conn, &grn)?.is_some_and(|found| found.state != states::OPEN) {
         grns::settle(conn, &grn)?;
     }
-    undo.post(conn, unit.bin.as_deref(), unit.bin.as_deref(), Some(unit.version))
+    undo.post(
+        conn,
+        unit.bin.as_deref(),
+        unit.bin.as_deref(),
+        Some(unit.version),
+    )
 }
