@@ -155,7 +155,6 @@ const SIGNALLED_MAX = 2000;
 const IDLE_KEY = 'stockhop.idle_minutes';
 const IDLE_DEFAULT_MIN = 30;
 const IDLE_CHOICES_MIN = [5, 15, 30, 60, 120, 240];
-=====END
 
 let registration = null;
 
