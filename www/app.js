@@ -807,11 +807,9 @@ async function signIn(code) {
   if (!operatorName(code) && Object.keys(operators).length) await askSiteFirst();
   const known = Object.keys(operators).length > 0;
   let wrong = null;
-  if (known && !operatorName(code)) wrong = `${code} is not an operator badge the site knows`;
-  else {
-    const kind = await notABadge(code);
-    if (kind) wrong = `${code} is ${kind}, not an operator badge`;
-  }
+  const kind = operatorName(code) ? null : await notABadge(code);
+  if (kind) wrong = `${code} is ${kind}, not an operator badge`;
+  else if (known && !operatorName(code)) wrong = `${code} is not an operator badge the site knows`;
   if (wrong) {
     refused += 1;
     $('scan-refused').textContent = String(refused);
