@@ -288,6 +288,11 @@ pub struct HeartbeatAck {
     /// device keeps its default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_period_ms: Option<u64>,
+    /// Whether the device is commissioned (its items post for real), as on
+    /// every reference page: a device commissioned from the site's view
+    /// learns it at its next beat too. Absent from older sites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commissioned: Option<bool>,
 }
 
 #[cfg(test)]

@@ -31,18 +31,16 @@ export const REASONS = {
   count_not_open: { words: 'The count is closed, approved or cancelled.', next: 'Pick an open count, or ask a supervisor to open one.' },
   manifest_not_ready: { words: 'The manifest is unknown, or not packing or dispatched.', next: 'Check the manifest number; ask a supervisor.' },
   not_on_manifest: { words: 'This unit is not on the manifest.', next: 'Keep it off the truck and tell a supervisor.' },
-  // Codes that block an item (the site will never accept it as sent).
-  IDEMPOTENCY_KEY_REUSED: { words: 'The site holds another scan under this one\'s key.', next: 'Discard it and scan again; tell a supervisor.' },
-  IDEMPOTENCY_RECEIPT_UNAVAILABLE: { words: 'The site cannot read its record of this scan.', next: 'Tell a supervisor; do not scan it again yet.' },
-  SEQ_ALREADY_USED: { words: 'The site has another scan in this place of the session.', next: 'Discard it and scan again.' },
-  SESSION_CONFLICT: { words: 'This device or operator has another session open on the site.', next: 'Close the other session, then discard this and scan again.' },
-  SESSION_NOT_YOURS: { words: 'The session belongs to another device.', next: 'Discard it; open a session on this device.' },
-  INVALID_ITEM: { words: 'The site could not read this scan.', next: 'Discard it and scan again; tell a supervisor if it repeats.' },
-  UNIT_CONFLICT: { words: 'The site refused the unit\'s change.', next: 'Discard it and scan again; tell a supervisor if it repeats.' },
-  ALREADY_UNDONE: { words: 'That scan was undone already.', next: 'Nothing to do; discard this one.' },
-  CONSTRAINT_CONFLICT: { words: 'The site refused it as a duplicate.', next: 'Discard it; tell a supervisor.' },
-  DEVICE_MISMATCH: { words: 'The scan names another device than this one.', next: 'Check Device setup; tell a supervisor.' },
-  NOT_FOUND: { words: 'The site does not have what this scan names.', next: 'Discard it; tell a supervisor.' },
+  // Codes that block an item (the site will never accept it as sent), as §5.4 words them.
+  INVALID_ITEM: { words: 'The scan is missing something the site needs, or names another session\'s GRN, count or manifest.', next: 'Discard it and scan again; tell a supervisor if it repeats.' },
+  SESSION_CONFLICT: { words: 'This device or operator already has another session open on the site.', next: 'Close the other session (or sign out there), then discard this and start again.' },
+  SESSION_NOT_YOURS: { words: 'The session belongs to another device.', next: 'Discard it and start a new session.' },
+  SEQ_ALREADY_USED: { words: 'The site already holds another item in this place of the session.', next: 'Discard it; scan again if it should stand.' },
+  IDEMPOTENCY_KEY_REUSED: { words: 'The site holds a different item under the same key.', next: 'Discard it and scan again.' },
+  IDEMPOTENCY_RECEIPT_UNAVAILABLE: { words: 'The site cannot read its answer for this item.', next: 'Tell a supervisor; do not scan it again until they say.' },
+  ALREADY_UNDONE: { words: 'The scan was undone already.', next: 'Discard it.' },
+  UNIT_CONFLICT: { words: 'The tag or serial belongs to another unit on the site.', next: 'Set the unit aside and tell a supervisor.' },
+  CONSTRAINT_CONFLICT: { words: 'The site refused it as conflicting with what it holds.', next: 'Discard it; tell a supervisor if it repeats.' },
 };
 
 /** A blocked item's reason as the worker keeps it: "CODE (HTTP 409)" or "HTTP 403". */

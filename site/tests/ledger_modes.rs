@@ -951,3 +951,55 @@ async fn a_device_commissioned_mid_session_gets_the_modes_refusals_not_an_error(
     );
     assert_rejected(&site.sync_ok(&hh, &[scan]).await[0], "grn_not_accepted");
 }
+
+#[tokio::test]
+async fn a_count_of_one_bin_closes_only_itself_and_counts_against_that_bin_alone() {
+    let site = warehouse().await;
+    site.import("units", "epc,code,sku,state,bin\nU-7,,SKU-1,in_stock,A-2\n");
+    let open_bin = |bin: &'static str| {
+        site.db.call_blocking(move |conn| {
+            cycle_count::open_place(conn, "L-1", "Z-A", Some(bin), ledger_common::now())
+        })
+    };
+    let a1 = open_bin("A-1").unwrap();
+    let a2 = open_bin("A-2").unwrap();
+    let mut hh = site.handheld("HH-1").await;
+    let scan = |hh: &mut Handheld, epc: &str| {
+        hh.item(
+            "scan",
+            json!({"mode": "cycle_count", "count_id": a1, "epc": epc, "bin": "A-1"}),
+        )
+    };
+    let items = [
+        open(&mut hh, "cycle_count", json!({"count_id": a1})),
+        scan(&mut hh, "U-1"),
+        scan(&mut hh, "U-2"),
+        scan(&mut hh, "U-3"),
+        hh.item("close_session", json!({})),
+    ];
+    for result in site.sync_ok(&hh, &items).await {
+        assert_applied(&result);
+    }
+    let closed = get_ok(&site, &hh, &format!("/v1/counts/{a1}")).await;
+    assert_eq!(
+        closed,
+        json!({"count_id": a1, "location": "L-1", "zone": "Z-A", "bin": "A-1",
+               "state": "closed", "expected": 3, "seen": 3, "missing": [], "unexpected": []}),
+        "U-7 in A-2 is not this count's business"
+    );
+    let other = get_ok(&site, &hh, &format!("/v1/counts/{a2}")).await;
+    assert_eq!(
+        (&other["state"], &other["expected"], &other["missing"]),
+        (&json!("open"), &json!(1), &json!(["U-7"])),
+        "the zone's other bin is still being counted"
+    );
+    let approval = site
+        .db
+        .call_blocking(|conn| cycle_count::approve(conn, &a1, ledger_common::now()))
+        .unwrap();
+    assert!(approval.hop_ids.is_empty(), "nothing to adjust in A-1");
+    assert_eq!(
+        get_ok(&site, &hh, "/v1/units/U-7").await["state"],
+        "in_stock"
+    );
+}

@@ -316,7 +316,7 @@ async fn once_operators_are_listed_an_unknown_badge_opens_no_session() {
     site.import("operators", "badge,name\nOP-1,Ann Lee\n");
     let mut other = site.handheld("HH-2").await;
     let unknown = other.open("OP-404");
-    let result = site.sync_ok(&other, &[unknown.clone()]).await;
+    let result = site.sync_ok(&other, std::slice::from_ref(&unknown)).await;
     assert_rejected(&result[0], "unknown_operator");
     let replay = site.sync_ok(&other, &[unknown]).await;
     assert_eq!(
@@ -556,6 +556,7 @@ async fn a_heartbeat_feeds_the_device_view_tells_its_period_and_only_for_its_own
     assert!(body["server_time"].is_string());
     // A handheld (mc3390xr) beats every 15 minutes.
     assert_eq!(body["heartbeat_period_ms"], 900_000, "{body}");
+    assert_eq!(body["commissioned"], true, "{body}");
     let seen = site
         .db
         .call_blocking(|conn| stockhop_site::ledger::devices::last_seen(conn, "HH-1"))

@@ -321,6 +321,7 @@ async fn heartbeat(
     Ok(Json(HeartbeatAck {
         server_time: now,
         heartbeat_period_ms: u64::try_from(device.profile.heartbeat_period_ms()).ok(),
+        commissioned: Some(device.commissioned),
     }))
 }
 

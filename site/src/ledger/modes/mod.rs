@@ -1,14 +1,16 @@
 //! The five capture modes as ledger rules: what each mode's `open_session`
-//! needs, what each scan checks and changes, and what closing a session
-//! computes. The handheld checks the same preconditions from its cached
-//! reference data; the ledger checks them again when the item arrives,
-//! against the site's own data, and its answer is the one that counts.
+//! needs, what each scan checks and changes, what an undo of a scan puts
+//! back, and what closing a session computes. The handheld checks the
+//! same preconditions from its cached reference data; the ledger checks
+//! them again when the item arrives, against the site's own data, and its
+//! answer is the one that counts.
 //!
-//! [`super::sync`] calls in at three points — an item's gate (profile and
-//! read-only mode, before anything else), `open_session`, `scan` and
-//! `close_session` — and keeps everything else (keys, order, buffering,
-//! receipts) to itself. Every refusal here is a `rejected` outcome with a
-//! reason, stored and replayed like any other answer.
+//! [`super::sync`] calls in at an item's gate (profile and read-only mode,
+//! before anything else), `open_session`, `scan`, `undo` (once the core's
+//! rule, `stockhop::undo`, allows it) and `close_session`, and keeps
+//! everything else (keys, order, buffering, receipts) to itself. Every
+//! refusal here is a `rejected` outcome with a reason, stored and replayed
+//! like any other answer.
 //!
 //! A device that is not commissioned passes the gate the same way, but its
 //! sessions open without preconditions and its scans record a simulated
