@@ -76,6 +76,9 @@ pub struct PageHead {
     pub more: bool,
     #[serde(default)]
     pub device: Option<DeviceProfile>,
+    /// The operators changed after the cursor: `[{"badge","name"}]`.
+    #[serde(default)]
+    pub operators: Value,
 }
 
 /// The cache's one meta record: which site it is a copy of, how far it has
@@ -95,6 +98,13 @@ pub struct ReferenceMeta {
     pub refreshed_at: Option<UnixMs>,
     #[serde(default)]
     pub device: Option<DeviceProfile>,
+    /// Every operator the pages so far listed, by badge
+    /// (`{"op-17": {"badge","name"}}`). A site has tens or hundreds, not
+    /// thousands: they live in this record, not in a store of their own,
+    /// and as the site's JSON (a type of their own would cost the module
+    /// its serde code over again).
+    #[serde(default)]
+    pub operators: Value,
 }
 
 impl ReferenceMeta {
@@ -106,6 +116,7 @@ impl ReferenceMeta {
             complete: false,
             refreshed_at: None,
             device: None,
+            operators: Value::Null,
         }
     }
 
@@ -122,6 +133,7 @@ impl ReferenceMeta {
                 Some(now)
             },
             device: head.device.clone().or_else(|| self.device.clone()),
+            operators: merged(&self.operators, &head.operators),
         }
     }
 
@@ -129,6 +141,18 @@ impl ReferenceMeta {
     pub fn age_ms(&self, now: UnixMs) -> Option<i64> {
         self.refreshed_at.map(|at| now.since(at).max(0))
     }
+}
+
+/// The operators `known` (an object by badge) with those `changed` (an
+/// array) written over them; a row without a badge is left out.
+fn merged(known: &Value, changed: &Value) -> Value {
+    let mut all = known.as_object().cloned().unwrap_or_default();
+    for operator in changed.as_array().into_iter().flatten() {
+        if let Some(badge) = operator.get("badge").and_then(Value::as_str) {
+            all.insert(badge.to_owned(), operator.clone());
+        }
+    }
+    Value::Object(all)
 }
 
 /// The four kinds of cached rows, and the field each is keyed by.
@@ -361,7 +385,38 @@ mod tests {
             cursor: cursor.into(),
             more,
             device: None,
+            operators: Value::Null,
         }
+    }
+
+    fn operator(badge: &str, name: &str) -> Value {
+        json!({"badge": badge, "name": name})
+    }
+
+    #[test]
+    fn operators_are_merged_page_by_page_by_badge_and_kept_until_another_site() {
+        let meta = ReferenceMeta::empty("https://site");
+        let first = PageHead {
+            operators: json!([operator("op-2", "Bo"), operator("op-1", "Al"), {"name": "no badge"}]),
+            ..head("3", true)
+        };
+        let meta = meta.after_page(&first, T0);
+        let renamed = PageHead {
+            operators: json!([operator("op-2", "Bob")]),
+            ..head("4", false)
+        };
+        let meta = meta.after_page(&renamed, T0);
+        assert_eq!(
+            meta.operators,
+            json!({"op-1": operator("op-1", "Al"), "op-2": operator("op-2", "Bob")})
+        );
+        let meta = meta.after_page(&head("5", false), T0);
+        assert_eq!(
+            meta.operators.as_object().map(|all| all.len()),
+            Some(2),
+            "a page without operators keeps them"
+        );
+        assert_eq!(ReferenceMeta::empty("https://other").operators, Value::Null);
     }
 
     #[test]

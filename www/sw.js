@@ -8,6 +8,8 @@ const SHELL = [
   '/',
   '/index.html',
   '/app.js',
+  '/reasons.js',
+  '/signal.js',
   '/app.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',

@@ -309,6 +309,9 @@ pub struct ReferenceStatus {
     pub grns: u32,
     pub counts: u32,
     pub device: Option<DeviceProfile>,
+    /// The site's operators by badge (`{badge: {badge, name}}`, null
+    /// before any), for names and badge checks offline.
+    pub operators: serde_json::Value,
 }
 
 impl ReferenceStatus {
@@ -325,6 +328,7 @@ impl ReferenceStatus {
             grns,
             counts,
             device: meta.device.clone(),
+            operators: meta.operators.clone(),
         }
     }
 }

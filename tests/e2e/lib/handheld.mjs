@@ -63,9 +63,13 @@ export async function siteRead(siteUrl, token, path) {
   return { status: res.status, body: res.ok ? await res.json() : await res.text() };
 }
 
-/** Opens the PWA in a fresh handheld-sized context, set up as `deviceId`. */
-export async function openHandheld(browser, { pageUrl, siteUrl, token, deviceId }) {
+/**
+ * Opens the PWA in a fresh handheld-sized context, set up as `deviceId`;
+ * `initScript` runs in the page before the app (to instrument it).
+ */
+export async function openHandheld(browser, { pageUrl, siteUrl, token, deviceId, initScript }) {
   const context = await browser.newContext({ viewport: HANDHELD_VIEWPORT });
+  if (initScript) await context.addInitScript(initScript);
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (err) => errors.push(String(err)));
