@@ -15,6 +15,7 @@ pub mod classify;
 pub mod key;
 pub mod queue;
 pub mod reference;
+pub mod release;
 pub mod time;
 pub mod wire;
 

@@ -59,6 +59,8 @@
 // from setup in localStorage; and /healthz for the status bar's online
 // light.
 
+import * as release from './release.js';
+
 const $ = (id) => document.getElementById(id);
 
 /** The open mode: {mode, operator_id, session_id?, context, bin?, sku?, encode, …}. */
@@ -122,11 +124,11 @@ async function worker() {
 
 async function ask(message) {
   const target = await worker();
-  return new Promise((resolve) => {
+  return release.track(new Promise((resolve) => {
     const channel = new MessageChannel();
     channel.port1.onmessage = (event) => resolve(event.data);
-    target.postMessage(message, [channel.port2]);
-  });
+    target.postMessage({ ...message, build: release.build }, [channel.port2]);
+  }));
 }
 
 function show(id, text, kind) {
@@ -882,6 +884,11 @@ function onScanKey(event) {
   input.value = '';
   if (!code) return;
   const at = Math.round(performance.timeOrigin + event.timeStamp);
+  if (release.hold(code, at)) return;
+  queueScan(code, at);
+}
+
+function queueScan(code, at) {
   scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
 }
 
@@ -1357,6 +1364,7 @@ async function start() {
   }, REFRESH_EVERY_MS);
   setInterval(checkOnline, HEALTH_EVERY_MS);
   setInterval(() => ask({ type: 'wake' }).catch(() => {}), WAKE_EVERY_MS);
+  await release.start({ scanChain: () => scanChain, handle: queueScan });
   document.body.dataset.ready = 'true';
 }
 

@@ -39,6 +39,10 @@ pub fn app(state: AppState) -> Router {
     let root = Arc::new(state.www_dir.clone());
     let static_files = Router::new()
         .fallback_service(www)
+        .layer(axum::middleware::from_fn_with_state(
+            root.clone(),
+            crate::release::content_etag,
+        ))
         .layer(axum::middleware::from_fn_with_state(root, inside_www))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
@@ -50,6 +54,7 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::central::api::routes())
         .merge(crate::view::api::routes())
         .merge(crate::commands::routes())
+        .merge(crate::release::routes())
         .with_state(state)
         .merge(static_files)
 }
@@ -87,7 +92,7 @@ async fn inside_www(
     }
 }
 
-fn serves_inside(root: &Path, uri_path: &str) -> bool {
+pub(crate) fn serves_inside(root: &Path, uri_path: &str) -> bool {
     let mut path = root.to_path_buf();
     for raw in uri_path.split('/').filter(|c| !c.is_empty()) {
         let component = percent_encoding::percent_decode_str(raw).collect::<Vec<u8>>();

@@ -20,6 +20,7 @@ pub mod limits;
 pub mod listener;
 pub mod log_sample;
 pub mod outbound;
+pub mod release;
 pub mod server;
 pub mod sql;
 pub mod terminal_wire;

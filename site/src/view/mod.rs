@@ -6,14 +6,16 @@
 //! [`status`] (devices online and offline by profile, the trend),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`metrics`] and [`api`] (the
-//! handlers, the only module that sees a request).
+//! (setup links and their QR codes), [`builds`] (the fleet by build,
+//! `/v1/site/builds`), [`metrics`] and [`api`] (the handlers, the only
+//! module that sees a request).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
 
 pub mod admin;
 pub mod api;
+pub mod builds;
 pub mod chart;
 pub mod decisions;
 pub mod enroll;

@@ -8,7 +8,10 @@
 // (tr[data-device][data-online]), #chart, #enroll-*, #terminals,
 // #dead-letters, #counts, #grns, #corrections, #central (hidden unless this
 // site forwards to a central or is one: #outbox-depth, #outbox-dead,
-// #outbox-dead-letters, #central-sites rows tr[data-site]). body[data-state] is
+// #outbox-dead-letters, #central-sites rows tr[data-site]), #builds-served,
+// #builds (li[data-build][data-served]), #builds-devices (the handhelds on
+// an old build or not capturing: li[data-device][data-build][data-old]
+// [data-problem]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
 
 const POLL_MS = 5000;
@@ -247,6 +250,7 @@ async function refresh() {
   try {
     const status = await api('/v1/site/status');
     renderStatus(status);
+    renderBuilds(await api('/v1/site/builds'));
     $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
     document.body.dataset.state = 'ready';
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
@@ -254,6 +258,26 @@ async function refresh() {
     if (err.status === 401) signedOut();
     else $('updated').textContent = `not updated: ${err.message}`;
   }
+}
+
+/** The fleet by build: the served build first; the handhelds behind it or stopped. */
+function renderBuilds(fleet) {
+  $('builds-served').textContent = fleet.served;
+  $('builds-schema').textContent = fleet.schema;
+  listOr(
+    $('builds'),
+    fleet.builds.map((b) => row({ dataset: { build: b.build, served: String(b.served) } },
+      el('code', {}, b.build), `${b.devices} device${b.devices === 1 ? '' : 's'}`, b.served ? 'served' : 'old build')),
+    'No handheld has reported a build.',
+  );
+  listOr(
+    $('builds-devices'),
+    fleet.devices.filter((d) => d.old || d.problem).map((d) =>
+      row({ class: 'old-build', dataset: { device: d.device_id, build: d.build, old: String(d.old), problem: d.problem ?? '' } },
+        el('strong', {}, d.device_id), d.old ? `old build ${d.build}` : `build ${d.build}`,
+        d.problem ? `not capturing: ${d.problem}` : 'capturing')),
+    'Every handheld runs the served build.',
+  );
 }
 
 function signedOut() {
