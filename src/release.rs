@@ -18,8 +18,9 @@
 /// The IndexedDB schema this build writes (its steps: `web::schema`).
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// The oldest schema whose workers may keep capturing on a database this
-/// build has upgraded: written into the database at each upgrade. v3 only
+/// The oldest schema whose workers may keep capturing on a database at
+/// this build's schema: written into the database by this build's worker
+/// once its queue is open (`sw.js`). v3 only
 /// added stores, but workers before v3 predate this declaration and the
 /// reference cache, so only v3 workers are declared compatible.
 pub const OLDEST_COMPATIBLE_SCHEMA: u32 = 3;

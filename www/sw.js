@@ -10,7 +10,9 @@
 // it), answers the shell from that cache (so a page is always the build of
 // the worker that served it), and takes over from an older worker only
 // when its pages are between scans (`take_over`, sent by www/release.js).
-import init, { ServiceWorker } from './pkg/stockhop.js?build=__STOCKHOP_BUILD__';
+import init, {
+  ServiceWorker, schemaFits, schemaVersion, oldestCompatibleSchema,
+} from './pkg/stockhop.js?build=__STOCKHOP_BUILD__';
 
 const BUILD = '__STOCKHOP_BUILD__';
 const SHELL_CACHE = `stockhop-shell-${BUILD}`;
@@ -82,9 +84,11 @@ function ready() {
         if (!cached) throw { code: 'NOT_INSTALLED', message: `build ${BUILD} has no module in its cache` };
         return init({ module_or_path: cached });
       })
+      .then(checkSchema)
       .then(() => ServiceWorker.open(undefined, BUILD))
       .then((q) => {
         failure = null;
+        declareSchema().catch(() => {});
         return q;
       }, (err) => {
         failure = failureOf(err, 'INIT_FAILED');
@@ -106,6 +110,46 @@ if (active()) {
     .then((cached) => {
       if (cached) ready().catch(() => {});
     });
+}
+
+// A queue database newer than this build's schema (a rollback) is opened
+// only when it declares this build compatible (its meta record `schema`:
+// {version, oldest_compatible}); otherwise nothing is opened or written.
+async function checkSchema() {
+  const stored = (await indexedDB.databases()).find((db) => db.name === 'stockhop');
+  if (!stored || schemaFits(stored.version, undefined)) return;
+  const db = await request(indexedDB.open('stockhop'));
+  let declared;
+  try {
+    const record = db.objectStoreNames.contains('meta')
+      ? await request(db.transaction('meta').objectStore('meta').get('schema'))
+      : undefined;
+    declared = record && record.value ? record.value.oldest_compatible : undefined;
+  } finally {
+    db.close();
+  }
+  if (!schemaFits(stored.version, declared)) {
+    throw { code: 'SCHEMA_NEWER', message: `the queue has schema v${stored.version}, newer than this build's` };
+  }
+}
+
+// This build's declaration in its queue database, for an older build
+// after a rollback: the oldest schema whose workers may keep capturing on
+// it. Written only on this build's own schema (a newer one keeps its own);
+// until it is written, an older build treats the database as incompatible.
+async function declareSchema() {
+  const ours = schemaVersion();
+  const oldest = oldestCompatibleSchema();
+  const db = await request(indexedDB.open('stockhop'));
+  try {
+    if (db.version !== ours || !db.objectStoreNames.contains('meta')) return;
+    const store = db.transaction('meta', 'readwrite').objectStore('meta');
+    const current = await request(store.get('schema'));
+    if (current && current.value && current.value.version === ours && current.value.oldest_compatible === oldest) return;
+    await request(store.put({ name: 'schema', value: { version: ours, oldest_compatible: oldest } }));
+  } finally {
+    db.close();
+  }
 }
 
 async function announce(message) {

@@ -102,12 +102,23 @@ async fn service_worker(State(state): State<AppState>, headers: HeaderMap) -> Re
 }
 
 async fn index(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    with_build(&state.www_dir, "index.html", "text/html; charset=utf-8", &headers).await
+    with_build(
+        &state.www_dir,
+        "index.html",
+        "text/html; charset=utf-8",
+        &headers,
+    )
+    .await
 }
 
 /// `file` with the build id in place of the marker, as a static file is
 /// served (ETag, `no-cache`); 404 when `www/` has no such file.
-async fn with_build(root: &Path, file: &str, content_type: &'static str, headers: &HeaderMap) -> Response {
+async fn with_build(
+    root: &Path,
+    file: &str,
+    content_type: &'static str,
+    headers: &HeaderMap,
+) -> Response {
     let path = root.join(file);
     if !crate::http::serves_inside(root, file) {
         return StatusCode::NOT_FOUND.into_response();
@@ -127,10 +138,9 @@ async fn with_build(root: &Path, file: &str, content_type: &'static str, headers
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let mut response = Response::new(Body::from(bytes));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(content_type),
-        );
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         response
     };
     let out = response.headers_mut();
@@ -165,9 +175,12 @@ pub fn build_id(www: &Path) -> std::io::Result<String> {
     let fingerprint: Fingerprint = SHELL_FILES
         .iter()
         .map(|file| {
-            std::fs::metadata(www.join(file))
-                .ok()
-                .map(|meta| (meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+            std::fs::metadata(www.join(file)).ok().map(|meta| {
+                (
+                    meta.len(),
+                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                )
+            })
         })
         .collect();
     if let Some((seen, id)) = memo().lock().expect("memo lock").get(www) {
@@ -199,7 +212,8 @@ pub fn build_id(www: &Path) -> std::io::Result<String> {
 /// A strong `ETag` for `bytes`.
 pub fn etag_of(bytes: &[u8]) -> HeaderValue {
     let hex = hex::encode(Sha256::digest(bytes));
-    HeaderValue::from_str(&format!("\"{}\"", &hex[..ETAG_HEX_CHARS])).expect("hex is a valid header")
+    HeaderValue::from_str(&format!("\"{}\"", &hex[..ETAG_HEX_CHARS]))
+        .expect("hex is a valid header")
 }
 
 /// The request's `If-None-Match` names `etag` (or `*`).
@@ -221,7 +235,11 @@ fn if_none_match(headers: &HeaderMap, etag: &HeaderValue) -> bool {
 /// their `ETag` and without `Last-Modified` (a date says nothing of a
 /// rollback). Only a file inside `www/` reaches it (`http::inside_www`
 /// runs first).
-pub async fn content_etag(State(root): State<Arc<PathBuf>>, mut request: Request, next: Next) -> Response {
+pub async fn content_etag(
+    State(root): State<Arc<PathBuf>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     if !matches!(*request.method(), Method::GET | Method::HEAD) {
         return next.run(request).await;
     }
@@ -252,8 +270,14 @@ pub async fn content_etag(State(root): State<Arc<PathBuf>>, mut request: Request
     let (mut parts, _) = response.into_parts();
     parts.headers.remove(header::LAST_MODIFIED);
     parts.headers.insert(header::ETAG, etag);
-    parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-    let body = if head { Body::empty() } else { Body::from(bytes) };
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    let body = if head {
+        Body::empty()
+    } else {
+        Body::from(bytes)
+    };
     Response::from_parts(parts, body)
 }
 
@@ -263,7 +287,9 @@ pub async fn content_etag(State(root): State<Arc<PathBuf>>, mut request: Request
 async fn read_static(root: &Path, uri_path: &str) -> Option<Vec<u8>> {
     let mut path = root.to_path_buf();
     for raw in uri_path.split('/').filter(|c| !c.is_empty()) {
-        let component = percent_encoding::percent_decode_str(raw).decode_utf8().ok()?;
+        let component = percent_encoding::percent_decode_str(raw)
+            .decode_utf8()
+            .ok()?;
         path.push(component.as_ref());
     }
     let mut meta = tokio::fs::metadata(&path).await.ok()?;
@@ -295,7 +321,9 @@ mod tests {
         shell(dir.path());
         let first = build_id(dir.path()).unwrap();
         assert_eq!(first.len(), BUILD_ID_HEX_CHARS);
-        assert!(first.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(first
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         let mut seen = vec![first.clone()];
         for file in SHELL_FILES {
             std::fs::write(dir.path().join(file), format!("{file} v2")).unwrap();
@@ -304,7 +332,11 @@ mod tests {
             seen.push(id);
         }
         shell(dir.path());
-        assert_eq!(build_id(dir.path()).unwrap(), first, "the same bytes, the same id");
+        assert_eq!(
+            build_id(dir.path()).unwrap(),
+            first,
+            "the same bytes, the same id"
+        );
     }
 
     #[test]

@@ -62,7 +62,11 @@ impl Site {
 }
 
 async fn version(client: &reqwest::Client, base: &str) -> Version {
-    let response = client.get(format!("{base}/version.json")).send().await.unwrap();
+    let response = client
+        .get(format!("{base}/version.json"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()[CACHE_CONTROL], "no-store");
     response.json().await.unwrap()
@@ -84,7 +88,11 @@ async fn version_json_names_the_build_sw_js_and_index_html_carry_it() {
         .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)));
     assert_eq!(served.schema, stockhop::release::SCHEMA_VERSION);
 
-    let sw = client.get(format!("{}/sw.js", site.base)).send().await.unwrap();
+    let sw = client
+        .get(format!("{}/sw.js", site.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(sw.status(), StatusCode::OK);
     assert_eq!(sw.headers()[CACHE_CONTROL], "no-cache");
     assert!(sw.headers()["content-type"]
@@ -97,11 +105,18 @@ async fn version_json_names_the_build_sw_js_and_index_html_carry_it() {
     assert!(!text.contains(BUILD_MARKER));
 
     for path in ["/", "/index.html"] {
-        let page = client.get(format!("{}{path}", site.base)).send().await.unwrap();
+        let page = client
+            .get(format!("{}{path}", site.base))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(page.status(), StatusCode::OK);
         assert_eq!(page.headers()[CACHE_CONTROL], "no-cache");
         let text = page.text().await.unwrap();
-        assert!(text.contains(&format!("content=\"{}\"", served.build)), "{path}: {text}");
+        assert!(
+            text.contains(&format!("content=\"{}\"", served.build)),
+            "{path}: {text}"
+        );
     }
     site.stop().await;
 }
@@ -157,7 +172,10 @@ async fn shell_files_carry_content_etags_and_a_rollback_is_never_answered_304() 
     // The older release's files are older on disk, as a kept directory's are.
     let long_ago = SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
     for file in SHELL_FILES {
-        let handle = std::fs::File::options().write(true).open(old.join(file)).unwrap();
+        let handle = std::fs::File::options()
+            .write(true)
+            .open(old.join(file))
+            .unwrap();
         handle.set_modified(long_ago).unwrap();
     }
     let client = reqwest::Client::new();
@@ -166,12 +184,22 @@ async fn shell_files_carry_content_etags_and_a_rollback_is_never_answered_304() 
     let site = start(&dir.path().join("data"), new.clone()).await;
     let mut held = Vec::new();
     for file in ["app.js", "pkg/stockhop_bg.wasm", "sw.js", "index.html"] {
-        let response = client.get(format!("{}/{file}", site.base)).send().await.unwrap();
+        let response = client
+            .get(format!("{}/{file}", site.base))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{file}");
-        assert!(response.headers().get(LAST_MODIFIED).is_none(), "{file}: no date validator");
+        assert!(
+            response.headers().get(LAST_MODIFIED).is_none(),
+            "{file}: no date validator"
+        );
         assert_eq!(response.headers()[CACHE_CONTROL], "no-cache", "{file}");
         let etag = response.headers()[ETAG].to_str().unwrap().to_owned();
-        assert!(etag.starts_with('"') && !etag.starts_with("W/"), "{file}: a strong ETag: {etag}");
+        assert!(
+            etag.starts_with('"') && !etag.starts_with("W/"),
+            "{file}: a strong ETag: {etag}"
+        );
         // The same bytes again are 304 by their ETag.
         let again = client
             .get(format!("{}/{file}", site.base))
@@ -192,11 +220,18 @@ async fn shell_files_carry_content_etags_and_a_rollback_is_never_answered_304() 
         let response = client
             .get(format!("{}/{file}", site.base))
             .header(IF_NONE_MATCH, &etag)
-            .header(IF_MODIFIED_SINCE, httpdate::fmt_http_date(SystemTime::now()))
+            .header(
+                IF_MODIFIED_SINCE,
+                httpdate::fmt_http_date(SystemTime::now()),
+            )
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "{file}: a rollback is not 304");
+        assert_eq!(
+            response.status(),
+            StatusCode::OK,
+            "{file}: a rollback is not 304"
+        );
         assert_ne!(response.headers()[ETAG].to_str().unwrap(), etag, "{file}");
         let older = response.bytes().await.unwrap();
         assert_ne!(older, newer, "{file}");
@@ -212,13 +247,24 @@ async fn a_head_request_and_a_range_request_get_the_whole_file_s_validators() {
     write_shell(&www, "one");
     let site = start(&dir.path().join("data"), www.clone()).await;
     let client = reqwest::Client::new();
-    let full = client.get(format!("{}/app.js", site.base)).send().await.unwrap();
+    let full = client
+        .get(format!("{}/app.js", site.base))
+        .send()
+        .await
+        .unwrap();
     let etag = full.headers()[ETAG].clone();
     let length = full.bytes().await.unwrap().len();
-    let head = client.head(format!("{}/app.js", site.base)).send().await.unwrap();
+    let head = client
+        .head(format!("{}/app.js", site.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(head.status(), StatusCode::OK);
     assert_eq!(head.headers()[ETAG], etag);
-    assert_eq!(head.headers()["content-length"], length.to_string().as_str());
+    assert_eq!(
+        head.headers()["content-length"],
+        length.to_string().as_str()
+    );
     let ranged = client
         .get(format!("{}/app.js", site.base))
         .header("range", "bytes=0-3")

@@ -34,10 +34,6 @@ pub enum QueueError {
     /// The queue's runtime has stopped (its database closed under it).
     #[error("the queue has stopped")]
     Stopped,
-    /// The database was written by a newer build that does not declare
-    /// this one compatible (a rollback): nothing is opened or written.
-    #[error("the queue has schema v{0}, newer than this build's")]
-    SchemaNewer(u32),
 }
 
 impl QueueError {
@@ -57,7 +53,6 @@ impl QueueError {
             QueueError::Offline => "OFFLINE",
             QueueError::Site(_) => "SITE",
             QueueError::Stopped => "STOPPED",
-            QueueError::SchemaNewer(_) => "SCHEMA_NEWER",
         }
     }
 

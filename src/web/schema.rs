@@ -14,13 +14,14 @@
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
 //! still passes through every step, and they only add: every queued item
-//! is kept. Each upgrade ends by writing the schema's declaration (the
-//! meta record [`SCHEMA_RECORD`]: the oldest schema whose workers may keep
-//! capturing on it); a worker that opens a database newer than its own
-//! runs on it only when that declaration names it compatible
-//! ([`crate::release::schema_fit`]), and otherwise opens nothing and
-//! answers `SCHEMA_NEWER`: capture stops, and the queue stays as the newer
-//! build left it. [`upgrade`] is the one place that uses
+//! is kept. A rollback meets a newer schema: the worker (`sw.js`) reads
+//! that database's declaration (the meta record
+//! [`crate::release::SCHEMA_RECORD`], which each build writes once its
+//! queue is open) before it opens the queue, and runs on it only when it
+//! is named compatible ([`super::schema_fits`]); otherwise it opens
+//! nothing and answers `SCHEMA_NEWER`: capture stops, and the queue stays
+//! as the newer build left it. [`open_at`] itself opens a newer database
+//! as it is. [`upgrade`] is the one place that uses
 //! `web_sys`'s IndexedDB directly: the v2 step walks every v1 row with a
 //! cursor inside that transaction, and `indexed_db_futures` hands its
 //! upgrade callback the database but no way to run requests on the
@@ -46,7 +47,6 @@ use serde::Deserialize;
 use crate::key::IdempotencyKey;
 use crate::queue::Session;
 pub use crate::release::SCHEMA_VERSION;
-use crate::release::{schema_fit, SchemaFit, OLDEST_COMPATIBLE_SCHEMA, SCHEMA_RECORD};
 use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
@@ -84,18 +84,7 @@ pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
     // current: one open, through the crate, with no version asked for.
     let db = Database::open(name).await?;
     let has_items = db.object_store_names().any(|store| store == ITEMS);
-    if db.version() > f64::from(version) && has_items {
-        let stored = db.version() as u32;
-        let oldest = oldest_compatible(&db).await;
-        return match schema_fit(version, stored, oldest) {
-            SchemaFit::NewerIncompatible => {
-                db.close();
-                Err(QueueError::SchemaNewer(stored))
-            }
-            SchemaFit::Run | SchemaFit::NewerCompatible => Ok(db),
-        };
-    }
-    if db.version() == f64::from(version) && has_items {
+    if db.version() >= f64::from(version) && has_items {
         return Ok(db);
     }
     db.close();
@@ -106,23 +95,6 @@ pub async fn open_at(name: &str, version: u32) -> Result<Database, QueueError> {
     }
     upgrade(name, version).await?;
     Ok(Database::open(name).await?)
-}
-
-/// The declaration a newer build wrote: the oldest schema it lets run on
-/// it (`None` when there is none, or it cannot be read).
-async fn oldest_compatible(db: &Database) -> Option<u32> {
-    let tx = db.transaction(META).build().ok()?;
-    let row: JsValue = tx
-        .object_store(META)
-        .ok()?
-        .get(SCHEMA_RECORD)
-        .primitive()
-        .ok()?
-        .await
-        .ok()??;
-    let value = Reflect::get(&row, &"value".into()).ok()?;
-    let oldest = Reflect::get(&value, &"oldest_compatible".into()).ok()?;
-    oldest.as_f64().map(|v| v as u32)
 }
 
 /// Runs the upgrade steps from the stored version to `version` in the
@@ -205,16 +177,6 @@ fn run_steps(
             3 => v3_reference_cache(&db)?,
             other => return Err(JsValue::from_str(&format!("no upgrade step to v{other}"))),
         }
-    }
-    if to >= 2 {
-        let declaration = js_sys::Object::new();
-        Reflect::set(&declaration, &"version".into(), &to.into())?;
-        let oldest = OLDEST_COMPATIBLE_SCHEMA.min(to);
-        Reflect::set(&declaration, &"oldest_compatible".into(), &oldest.into())?;
-        let row = js_sys::Object::new();
-        Reflect::set(&row, &"name".into(), &SCHEMA_RECORD.into())?;
-        Reflect::set(&row, &"value".into(), &declaration)?;
-        tx.object_store(META)?.put(&row)?;
     }
     Ok(())
 }

@@ -43,7 +43,8 @@ impl ServiceWorker {
         let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
         let app_version = build.unwrap_or_else(|| APP_VERSION.to_owned());
         let options = Options::default();
-        let queue = Queue::open_as(&name, FetchTransport, SystemClock, options, app_version).await?;
+        let queue =
+            Queue::open_as(&name, FetchTransport, SystemClock, options, app_version).await?;
         Ok(ServiceWorker { queue })
     }
 

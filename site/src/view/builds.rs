@@ -80,3 +80,61 @@ pub fn fleet(devices: &[DeviceStatus], served: &str) -> Fleet {
         devices: out,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(id: &str, app_version: Option<&str>) -> DeviceStatus {
+        DeviceStatus {
+            device_id: id.to_owned(),
+            profile: "mc3390xr".to_owned(),
+            commissioned: true,
+            online: true,
+            last_seen_at: None,
+            offline_since: None,
+            alert: None,
+            queue_depth: None,
+            oldest_queued_at: None,
+            app_version: app_version.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_fleet_counts_builds_served_first_and_flags_old_and_stopped_handhelds() {
+        let devices = [
+            device("HH-3", Some("aaaa000000000000")),
+            device("HH-1", Some("bbbb000000000000")),
+            device("HH-2", Some("bbbb000000000000 SCHEMA_NEWER")),
+            device("HH-4", Some("aaaa000000000000")),
+            device("HH-5", None),
+        ];
+        let fleet = fleet(&devices, "bbbb000000000000");
+        let builds: Vec<_> = fleet
+            .builds
+            .iter()
+            .map(|b| (b.build.as_str(), b.devices, b.served))
+            .collect();
+        assert_eq!(
+            builds,
+            [
+                ("bbbb000000000000", 2, true),
+                ("aaaa000000000000", 2, false)
+            ]
+        );
+        let flagged: Vec<_> = fleet
+            .devices
+            .iter()
+            .map(|d| (d.device_id.as_str(), d.old, d.problem.as_deref()))
+            .collect();
+        assert_eq!(
+            flagged,
+            [
+                ("HH-1", false, None),
+                ("HH-2", false, Some("SCHEMA_NEWER")),
+                ("HH-3", true, None),
+                ("HH-4", true, None),
+            ]
+        );
+    }
+}
