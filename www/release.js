@@ -110,6 +110,7 @@ function show(state, text) {
 /** The worker does not capture: the page's alert line says why. */
 function stopped(error) {
   document.body.dataset.release = 'stopped';
+  show(null);
   const line = $('worker-status');
   line.hidden = false;
   line.textContent = stopText(error);
@@ -190,10 +191,13 @@ function onWorkerMessage(event) {
   const message = event.data || {};
   if (message.type === 'release_ready' && message.build !== build) offerTakeOver(event.source);
   if (message.type === 'release' && message.error) {
-    if (message.build === document.body.dataset.workerBuild || !navigator.serviceWorker.controller) {
+    // The worker in charge (or this page's own build) did not start: capture
+    // is stopped. Another build that did not install leaves this one running.
+    const running = document.body.dataset.workerBuild;
+    if (!running || message.build === running || message.build === build) {
       stopped(message.error);
     } else {
-      show('ready', `Update ${message.build} did not install (${message.error.code}); this handheld stays on build ${document.body.dataset.workerBuild}.`);
+      show('ready', `Update ${message.build} did not install (${message.error.code}); this handheld stays on build ${running}.`);
       $('release-reload').hidden = true;
     }
   }
