@@ -16,6 +16,7 @@ pub mod key;
 pub mod queue;
 pub mod reason;
 pub mod reference;
+pub mod release;
 pub mod time;
 pub mod undo;
 pub mod wire;

@@ -44,7 +44,7 @@ async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {
 
 #[wasm_bindgen_test]
 async fn page_messages_get_replies() {
-    let worker = ServiceWorker::open(Some(db_name("messages")))
+    let worker = ServiceWorker::open(Some(db_name("messages")), None)
         .await
         .unwrap();
     let open = ask(
@@ -150,7 +150,7 @@ async fn sync_tags() -> Vec<String> {
 #[wasm_bindgen_test]
 async fn a_committed_capture_registers_the_drain_sync_tag() {
     let worker = std::rc::Rc::new(
-        ServiceWorker::open(Some(db_name("sync-tag")))
+        ServiceWorker::open(Some(db_name("sync-tag")), None)
             .await
             .unwrap(),
     );

@@ -419,7 +419,7 @@ async fn fetch_reads_of_an_unreachable_site_are_offline() {
 
 #[wasm_bindgen_test]
 async fn the_reference_messages_answer_in_the_pages_shapes() {
-    let worker = ServiceWorker::open(Some(db_name("ref-messages")))
+    let worker = ServiceWorker::open(Some(db_name("ref-messages")), None)
         .await
         .unwrap();
     let setup = ask(

@@ -77,6 +77,8 @@
 import { explain } from './reasons.js';
 import { setSignalsOn, signal, signalsOn, unlockAudio } from './signal.js';
 
+import * as release from './release.js';
+
 const $ = (id) => document.getElementById(id);
 
 /** The open mode: {mode, operator_id, session_id?, context, bin?, sku?, encode, …}. */
@@ -165,11 +167,11 @@ async function worker() {
 
 async function ask(message) {
   const target = await worker();
-  return new Promise((resolve) => {
+  return release.track(new Promise((resolve) => {
     const channel = new MessageChannel();
     channel.port1.onmessage = (event) => resolve(event.data);
-    target.postMessage(message, [channel.port2]);
-  });
+    target.postMessage({ ...message, build: release.build }, [channel.port2]);
+  }));
 }
 
 function show(id, text, kind) {
@@ -1465,6 +1467,11 @@ function onScanKey(event) {
   input.value = '';
   if (!code) return;
   const at = Math.round(performance.timeOrigin + event.timeStamp);
+  if (release.hold(code, at)) return;
+  queueScan(code, at);
+}
+
+function queueScan(code, at) {
   scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
 }
 
@@ -2152,6 +2159,7 @@ async function start() {
   watchOutcomes();
   setInterval(checkOnline, HEALTH_EVERY_MS);
   setInterval(() => ask({ type: 'wake' }).catch(() => {}), WAKE_EVERY_MS);
+  await release.start({ scanChain: () => scanChain, handle: queueScan });
   document.body.dataset.ready = 'true';
 }
 

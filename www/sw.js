@@ -1,20 +1,34 @@
 // Stockhop service worker (a module worker). Listeners are registered
 // synchronously at the top, as the platform requires; each event waits
 // for the wasm module (`init()`) and hands itself to it. No top-level await.
-import init, { ServiceWorker } from './pkg/stockhop.js';
+//
+// Releases: the site serves this script with its build id in place of the
+// marker below (the id hashes every shell file, so any change to the shell
+// changes this script's bytes and the browser installs a new worker). The
+// worker keeps its shell in a cache named by its build, compiles only that
+// cache's wasm with the glue imported here (the same build: its URL names
+// it), answers the shell from that cache (so a page is always the build of
+// the worker that served it), and takes over from an older worker only
+// when its pages are between scans (`take_over`, sent by www/release.js).
+import init, {
+  ServiceWorker, schemaFits, schemaVersion, oldestCompatibleSchema,
+} from './pkg/stockhop.js?build=__STOCKHOP_BUILD__';
 
-const SHELL_CACHE = 'stockhop-shell-v1';
+const BUILD = '__STOCKHOP_BUILD__';
+const SHELL_CACHE = `stockhop-shell-${BUILD}`;
+// The shell as the site's build id counts it (its `release::SHELL_FILES`)
+// and `/`; the glue comes with this script.
 const SHELL = [
   '/',
   '/index.html',
   '/app.js',
   '/reasons.js',
   '/signal.js',
+  '/release.js',
   '/app.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',
   '/icons/icon-512.png',
-  '/pkg/stockhop.js',
   '/pkg/stockhop_bg.wasm',
 ];
 // The site's command barcode sheet, kept for offline use when the site
@@ -23,57 +37,267 @@ const SHELL = [
 const OPTIONAL = ['/commands', '/commands.css'];
 const SYNC_TAG = 'stockhop-drain';
 const MODULE = '/pkg/stockhop_bg.wasm';
+// How long a new worker waits for its pages to hand over between scans
+// before it takes over anyway: a page from before builds had ids never
+// asks, and a worker that never activates leaves that handheld behind.
+const HANDOVER_WAIT_MS = 60 * 1000;
+// The heartbeat a worker whose module did not start sends itself, at most
+// this often (the module's own heartbeat is not running).
+const REPORT_EVERY_MS = 60 * 1000;
+// The longest `app_version` the site takes (its MAX_APP_VERSION_CHARS).
+const APP_VERSION_MAX_CHARS = 64;
+// Page messages that write to the queue: answered only for a page of this
+// worker's build (a page that names none, a script or a page from before
+// builds had ids, is answered).
+const WRITES = new Set(['open_session', 'capture', 'capture_many', 'close_session', 'discard']);
 
 let queue = null;
+/** Why the module or the queue did not start, as {code, message}; null once it runs. */
+let failure = null;
+/** This worker's shell is cached and its module links: it may take over. */
+let installed = false;
+let reportedAt = 0;
+let takeOver;
+const takeOverAsked = new Promise((resolve) => { takeOver = resolve; });
 
-// The queue, opened once per worker life; a failed open is retried on the
-// next event rather than cached. The module comes from the shell cache when
-// it is there (a worker started again then compiles it without the
-// network), else from the network.
+function failureOf(err, code) {
+  if (err && typeof err.code === 'string') return { code: err.code, message: String(err.message) };
+  return { code, message: String(err && err.message || err) };
+}
+
+// This worker is the one in charge: only it opens the queue (one runtime
+// writes the database; a worker still installing only links its module).
+function active() {
+  const state = self.serviceWorker ? self.serviceWorker.state : 'activated';
+  return state === 'activating' || state === 'activated';
+}
+
+// The queue, opened once per worker life from this build's own module; a
+// failed start is reported to the pages and the site, and retried on the
+// next event rather than cached.
 function ready() {
+  if (!active()) {
+    return Promise.reject({ code: 'NOT_ACTIVE', message: `build ${BUILD} is not the active worker yet` });
+  }
   if (!queue) {
-    queue = caches.match(MODULE)
-      .then((cached) => init(cached ? { module_or_path: cached } : undefined))
-      .then(() => ServiceWorker.open());
-    queue.catch(() => { queue = null; });
+    queue = caches.open(SHELL_CACHE)
+      .then((cache) => cache.match(MODULE))
+      .then((cached) => {
+        if (!cached) throw { code: 'NOT_INSTALLED', message: `build ${BUILD} has no module in its cache` };
+        return init({ module_or_path: cached });
+      })
+      .then(checkSchema)
+      .then(() => ServiceWorker.open(undefined, BUILD))
+      .then((q) => {
+        failure = null;
+        declareSchema().catch(() => {});
+        return q;
+      }, (err) => {
+        failure = failureOf(err, 'INIT_FAILED');
+        queue = null;
+        announce({ type: 'release', build: BUILD, error: failure });
+        report(failure);
+        throw failure;
+      });
   }
   return queue;
 }
 
-// Start loading the module as the worker starts, so a worker started for
-// a message has it compiling while the event is dispatched.
-ready().catch(() => {});
+// Start the module as an installed worker starts, so a worker started for
+// a message has it compiling while the event is dispatched. Before its
+// install there is no module of this build to start.
+if (active()) {
+  caches.has(SHELL_CACHE)
+    .then((has) => has && caches.open(SHELL_CACHE).then((cache) => cache.match(MODULE)))
+    .then((cached) => {
+      if (cached) ready().catch(() => {});
+    });
+}
+
+// A queue database newer than this build's schema (a rollback) is opened
+// only when it declares this build compatible (its meta record `schema`:
+// {version, oldest_compatible}); otherwise nothing is opened or written.
+async function checkSchema() {
+  const stored = (await indexedDB.databases()).find((db) => db.name === 'stockhop');
+  if (!stored || schemaFits(stored.version, undefined)) return;
+  const db = await request(indexedDB.open('stockhop'));
+  let declared;
+  try {
+    const record = db.objectStoreNames.contains('meta')
+      ? await request(db.transaction('meta').objectStore('meta').get('schema'))
+      : undefined;
+    declared = record && record.value ? record.value.oldest_compatible : undefined;
+  } finally {
+    db.close();
+  }
+  if (!schemaFits(stored.version, declared)) {
+    throw { code: 'SCHEMA_NEWER', message: `the queue has schema v${stored.version}, newer than this build's` };
+  }
+}
+
+// This build's declaration in its queue database, for an older build
+// after a rollback: the oldest schema whose workers may keep capturing on
+// it. Written only on this build's own schema (a newer one keeps its own);
+// until it is written, an older build treats the database as incompatible.
+async function declareSchema() {
+  const ours = schemaVersion();
+  const oldest = oldestCompatibleSchema();
+  const db = await request(indexedDB.open('stockhop'));
+  try {
+    if (db.version !== ours || !db.objectStoreNames.contains('meta')) return;
+    const store = db.transaction('meta', 'readwrite').objectStore('meta');
+    const current = await request(store.get('schema'));
+    if (current && current.value && current.value.version === ours && current.value.oldest_compatible === oldest) return;
+    await request(store.put({ name: 'schema', value: { version: ours, oldest_compatible: oldest } }));
+  } finally {
+    db.close();
+  }
+}
+
+async function announce(message) {
+  const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const page of pages) page.postMessage(message);
+}
+
+// The site's heartbeat, sent here because the module is not running: the
+// build and the failure's code in `app_version`, the depth as IndexedDB
+// holds it. Best effort: a device not set up, or an unreadable queue,
+// sends nothing.
+async function report(problem) {
+  const now = Date.now();
+  if (now - reportedAt < REPORT_EVERY_MS) return;
+  reportedAt = now;
+  try {
+    const known = await indexedDB.databases();
+    if (!known.some((db) => db.name === 'stockhop')) return;
+    const db = await request(indexedDB.open('stockhop'));
+    try {
+      if (!db.objectStoreNames.contains('meta')) return;
+      const tx = db.transaction(['items', 'meta']);
+      const device = await request(tx.objectStore('meta').get('device'));
+      if (!device || !device.value) return;
+      let depth = 0;
+      const byState = tx.objectStore('items').index('by_state');
+      for (const state of ['queued', 'sending', 'blocked']) depth += await request(byState.count(state));
+      const { site_url: site, device_id: id, device_token: token } = device.value;
+      await fetch(`${site.replace(/\/+$/, '')}/v1/devices/${encodeURIComponent(id)}/heartbeat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sent_at: new Date(now).toISOString(),
+          queue_depth: depth,
+          app_version: `${BUILD} ${problem.code}`.slice(0, APP_VERSION_MAX_CHARS),
+        }),
+      });
+    } finally {
+      db.close();
+    }
+  } catch {
+    // Nothing more to do: the page shows the failure, and the next event retries.
+  }
+}
+
+function request(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+// The site's build, when it names one: a static server without the site
+// (a bench's) answers 404 and names none.
+async function servedBuild() {
+  const response = await fetch('/version.json', { cache: 'no-store' });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`/version.json: ${response.status}`);
+  return (await response.json()).build;
+}
+
+// Caches this build's shell, all of one build: the files are fetched past
+// the HTTP cache, then the site must still serve this build (a deploy
+// during the install fails it; the browser installs the new build next),
+// and the module must link with this build's glue. A failed install leaves
+// nothing cached and the current worker in charge.
+async function install() {
+  const cache = await caches.open(SHELL_CACHE);
+  try {
+    await cache.addAll(SHELL.map((path) => new Request(path, { cache: 'no-cache' })));
+    await Promise.all(OPTIONAL.map((path) => cache.add(new Request(path, { cache: 'no-cache' })).catch(() => {})));
+    const served = await servedBuild();
+    if (served !== null && served !== BUILD) {
+      throw { code: 'BUILD_CHANGED', message: `the site now serves build ${served}, not ${BUILD}` };
+    }
+    await init({ module_or_path: await cache.match(MODULE) });
+    installed = true;
+  } catch (err) {
+    await caches.delete(SHELL_CACHE);
+    const problem = failureOf(err, 'INSTALL_FAILED');
+    announce({ type: 'release', build: BUILD, error: problem });
+    report(problem);
+    throw err;
+  }
+}
+
+// Waits for a page to hand over between scans, unless no older worker is
+// running, or no page is open, or the pages do not ask in time.
+async function handOver() {
+  const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  if (self.registration.active && pages.length > 0) {
+    announce({ type: 'release_ready', build: BUILD });
+    await Promise.race([takeOverAsked, new Promise((resolve) => setTimeout(resolve, HANDOVER_WAIT_MS))]);
+  }
+  await self.skipWaiting();
+}
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(
-    caches.open(SHELL_CACHE)
-      .then((cache) => cache.addAll(SHELL)
-        .then(() => Promise.all(OPTIONAL.map((path) => cache.add(path).catch(() => {})))))
-      .then(() => self.skipWaiting()),
-  );
+  event.waitUntil(install().then(handOver));
 });
 
 self.addEventListener('activate', (event) => {
   event.waitUntil(Promise.all([
     self.clients.claim(),
     caches.keys().then((keys) => Promise.all(
-      keys.filter((key) => key !== SHELL_CACHE).map((key) => caches.delete(key)))),
+      keys.filter((key) => key.startsWith('stockhop-shell-') && key !== SHELL_CACHE).map((key) => caches.delete(key)))),
     ready().then((q) => q.wake()).catch(() => {}),
   ]));
 });
 
 self.addEventListener('message', (event) => {
   const port = event.ports[0];
+  const data = event.data || {};
+  const answer = (reply) => {
+    if (port) port.postMessage({ ...reply, build: BUILD });
+  };
   // The messaging floor, answered without the module (the benchmark's baseline).
-  if (event.data && event.data.type === 'ping') {
+  if (data.type === 'ping') {
     if (port) port.postMessage({ ok: true });
+    return;
+  }
+  // A page between scans lets this worker take over (once it is installed).
+  if (data.type === 'take_over') {
+    answer({ ok: installed });
+    if (installed) takeOver();
+    return;
+  }
+  // Which build this worker runs, and whether its queue started.
+  if (data.type === 'build') {
+    event.waitUntil(ready().then(
+      () => answer({ ok: true, started: true }),
+      (error) => answer({ ok: true, started: false, error }),
+    ));
+    return;
+  }
+  const { build: pageBuild, ...message } = data;
+  if (WRITES.has(message.type) && pageBuild && pageBuild !== BUILD) {
+    answer({ ok: false, error: { code: 'BUILD_MISMATCH', message: `this page is build ${pageBuild}, the worker runs ${BUILD}: reload` } });
     return;
   }
   event.waitUntil(
     ready()
-      .then((q) => q.handleMessage(event.data, port))
-      .catch((err) => {
-        if (port) port.postMessage({ ok: false, error: { code: 'WORKER', message: String(err && err.message || err) } });
+      .then((q) => q.handleMessage(message, undefined))
+      .then(answer, (err) => {
+        if (failure) report(failure);
+        answer({ ok: false, error: failureOf(err, 'WORKER') });
       }),
   );
 });
@@ -87,19 +311,27 @@ self.addEventListener('sync', (event) => {
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  // The API and /healthz (the page's online light) are never answered from
-  // the cache.
+  // The API, /healthz (the page's online light) and /version.json (the
+  // build the site serves) are never answered from the cache.
   if (request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/v1/')
-      || url.pathname === '/healthz') {
+      || url.pathname === '/healthz' || url.pathname === '/version.json') {
     return;
   }
-  event.respondWith(networkFirst(request));
+  event.respondWith(SHELL.includes(url.pathname) ? fromShell(request) : networkFirst(request));
   if (request.mode === 'navigate') {
     event.waitUntil(ready().then((q) => q.wake()).catch(() => {}));
   }
 });
 
-// The app shell network-first: fresh when online, from the cache when not.
+// The shell from this worker's own build: the page it serves is the build
+// it runs. The network only when the cache lacks the file (before this
+// worker's install), and then not kept: it may be another build's.
+async function fromShell(request) {
+  const cache = await caches.open(SHELL_CACHE);
+  return (await cache.match(request, { ignoreSearch: true })) || fetch(request);
+}
+
+// Everything else network-first: fresh when online, from the cache when not.
 async function networkFirst(request) {
   const cache = await caches.open(SHELL_CACHE);
   try {

@@ -39,6 +39,10 @@ pub fn app(state: AppState) -> Router {
     let root = Arc::new(state.www_dir.clone());
     let static_files = Router::new()
         .fallback_service(www)
+        .layer(axum::middleware::from_fn_with_state(
+            root.clone(),
+            crate::release::content_etag,
+        ))
         .layer(axum::middleware::from_fn_with_state(root, inside_www))
         .layer(axum::middleware::from_fn(
             crate::security_headers::set_pwa_security_headers,
@@ -58,6 +62,7 @@ pub fn app(state: AppState) -> Router {
             &state,
         ))
         .merge(crate::commands::routes())
+        .merge(crate::release::routes())
         .with_state(state.clone())
         .merge(static_files)
         .layer(axum::middleware::from_fn_with_state(
@@ -111,7 +116,7 @@ async fn inside_www(
     }
 }
 
-fn serves_inside(root: &Path, uri_path: &str) -> bool {
+pub(crate) fn serves_inside(root: &Path, uri_path: &str) -> bool {
     let mut path = root.to_path_buf();
     for raw in uri_path.split('/').filter(|c| !c.is_empty()) {
         let component = percent_encoding::percent_decode_str(raw).collect::<Vec<u8>>();

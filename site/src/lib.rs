@@ -26,6 +26,7 @@ pub mod log_sample;
 pub mod outbound;
 pub mod printers;
 pub mod security_headers;
+pub mod release;
 pub mod server;
 pub mod site_clock;
 pub mod sql;

@@ -27,6 +27,7 @@ pub mod worker;
 use wasm_bindgen::prelude::*;
 
 use crate::key::IdempotencyKey;
+use crate::release::{schema_fit, SchemaFit, OLDEST_COMPATIBLE_SCHEMA, SCHEMA_VERSION};
 
 pub use worker::ServiceWorker;
 
@@ -36,8 +37,24 @@ pub fn mint_key() -> Result<String, JsError> {
     Ok(IdempotencyKey::mint()?.to_string())
 }
 
-/// The module's version, for the page's About line and the heartbeat.
-#[wasm_bindgen(js_name = coreVersion)]
-pub fn core_version() -> String {
-    env!("CARGO_PKG_VERSION").to_owned()
+/// Whether this build's worker may run on a queue database at schema
+/// `stored` whose declaration names `oldest_compatible`
+/// ([`crate::release::schema_fit`]); `sw.js` asks before it opens the
+/// queue.
+#[wasm_bindgen(js_name = schemaFits)]
+pub fn schema_fits(stored: u32, oldest_compatible: Option<u32>) -> bool {
+    schema_fit(SCHEMA_VERSION, stored, oldest_compatible) != SchemaFit::NewerIncompatible
+}
+
+/// This build's schema: `sw.js` writes it, with
+/// [`oldest_compatible_schema`], into the queue database once it is open.
+#[wasm_bindgen(js_name = schemaVersion)]
+pub fn schema_version() -> u32 {
+    SCHEMA_VERSION
+}
+
+/// The oldest schema whose workers may keep capturing on this build's.
+#[wasm_bindgen(js_name = oldestCompatibleSchema)]
+pub fn oldest_compatible_schema() -> u32 {
+    OLDEST_COMPATIBLE_SCHEMA
 }

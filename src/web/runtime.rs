@@ -61,7 +61,9 @@ pub const SYNC_TAG: &str = "stockhop-drain";
 /// How often an idle runtime prunes done items: hourly is plenty for a
 /// retention counted in days, and each prune is one short transaction.
 pub const PRUNE_EVERY: Millis = Millis::from_secs(60 * 60);
-/// The version the heartbeat reports: this crate's.
+/// The version the heartbeat reports when the worker names no build (a
+/// queue opened by tests, or by a shell served without a build id): this
+/// crate's.
 pub const APP_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How the runtime wakes itself.
@@ -154,12 +156,29 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// Opens the queue on database `name` and starts its runtime.
+    /// Opens the queue on database `name` and starts its runtime; its
+    /// heartbeat names [`APP_VERSION`].
     pub async fn open<T, C>(
         name: &str,
         transport: T,
         clock: C,
         options: Options,
+    ) -> Result<Queue, QueueError>
+    where
+        T: Transport + Clone + 'static,
+        C: Clock + 'static,
+    {
+        Queue::open_as(name, transport, clock, options, APP_VERSION.to_owned()).await
+    }
+
+    /// [`Queue::open`] for the build `app_version` (the id the site serves
+    /// in `sw.js`), which its heartbeat carries.
+    pub async fn open_as<T, C>(
+        name: &str,
+        transport: T,
+        clock: C,
+        options: Options,
+        app_version: String,
     ) -> Result<Queue, QueueError>
     where
         T: Transport + Clone + 'static,
@@ -172,6 +191,7 @@ impl Queue {
             transport,
             clock,
             options,
+            app_version,
             device: None,
             drain: None,
             group: Group::default(),
@@ -442,6 +462,8 @@ struct Runtime<T, C> {
     transport: T,
     clock: C,
     options: Options,
+    /// What the heartbeat names as this worker's build.
+    app_version: String,
     /// The setup as last committed (the runtime is its only writer); read
     /// from storage on first need (`None` until then), so a worker started
     /// for a capture acknowledges it first.
@@ -930,7 +952,7 @@ where
                 return;
             }
         };
-        let beat = beat(&counts, now, APP_VERSION);
+        let beat = beat(&counts, now, &self.app_version);
         let transport = self.transport.clone();
         let device = device.clone();
         self.beat_in_flight = Some(Box::pin(async move {

@@ -13,7 +13,15 @@
 //!
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
-//! still passes through every step. [`upgrade`] is the one place that uses
+//! still passes through every step, and they only add: every queued item
+//! is kept. A rollback meets a newer schema: the worker (`sw.js`) reads
+//! that database's declaration (the meta record
+//! [`crate::release::SCHEMA_RECORD`], which each build writes once its
+//! queue is open) before it opens the queue, and runs on it only when it
+//! is named compatible ([`super::schema_fits`]); otherwise it opens
+//! nothing and answers `SCHEMA_NEWER`: capture stops, and the queue stays
+//! as the newer build left it. [`open_at`] itself opens a newer database
+//! as it is. [`upgrade`] is the one place that uses
 //! `web_sys`'s IndexedDB directly: the v2 step walks every v1 row with a
 //! cursor inside that transaction, and `indexed_db_futures` hands its
 //! upgrade callback the database but no way to run requests on the
@@ -38,6 +46,7 @@ use serde::Deserialize;
 
 use crate::key::IdempotencyKey;
 use crate::queue::Session;
+pub use crate::release::SCHEMA_VERSION;
 use crate::time::UnixMs;
 use crate::wire::{Command, OpenSessionBody};
 
@@ -46,8 +55,6 @@ use super::error::{describe, QueueError};
 
 /// The production database.
 pub const DB_NAME: &str = "stockhop";
-/// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 3;
 
 pub const ITEMS: &str = "items";
 pub const SESSIONS: &str = "sessions";

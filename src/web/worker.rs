@@ -19,7 +19,7 @@ use super::message::{
     Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
     CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
 };
-use super::runtime::{Found, Options, Queue};
+use super::runtime::{Found, Options, Queue, APP_VERSION};
 use super::schema::DB_NAME;
 use super::store::DeviceConfig;
 use super::transport::FetchTransport;
@@ -34,10 +34,17 @@ pub struct ServiceWorker {
 #[wasm_bindgen]
 impl ServiceWorker {
     /// Opens the queue on `db_name` (default `stockhop`), upgrading its
-    /// schema if needed, and starts its runtime.
-    pub async fn open(db_name: Option<String>) -> Result<ServiceWorker, JsValue> {
+    /// schema if needed, and starts its runtime. `build` is the build id
+    /// `sw.js` was served with; the heartbeat carries it.
+    pub async fn open(
+        db_name: Option<String>,
+        build: Option<String>,
+    ) -> Result<ServiceWorker, JsValue> {
         let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
-        let queue = Queue::open(&name, FetchTransport, SystemClock, Options::default()).await?;
+        let app_version = build.unwrap_or_else(|| APP_VERSION.to_owned());
+        let options = Options::default();
+        let queue =
+            Queue::open_as(&name, FetchTransport, SystemClock, options, app_version).await?;
         Ok(ServiceWorker { queue })
     }
 

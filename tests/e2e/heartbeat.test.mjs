@@ -4,9 +4,6 @@
 // queue as the worker's own counts have it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import {
   addDevice,
@@ -21,10 +18,12 @@ import {
   scanBurst,
 } from './lib/handheld.mjs';
 
-/** The version the worker reports: the `stockhop` crate's. */
-const APP_VERSION = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'Cargo.toml'), 'utf8')
-  .split('[package]')[1]
-  .match(/^version = "([^"]+)"/m)[1];
+/** The version the worker reports: the build id of the shell the site serves. */
+async function servedBuild(base) {
+  const res = await fetch(`${base}/version.json`);
+  assert.equal(res.status, 200);
+  return (await res.json()).build;
+}
 
 async function adminToken(dataDir) {
   return (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
@@ -70,7 +69,7 @@ test('after a drain the site view shows the handheld online with an empty queue 
     );
     assert.equal(seen.online, true);
     assert.equal(seen.alert, null);
-    assert.equal(seen.app_version, APP_VERSION);
+    assert.equal(seen.app_version, await servedBuild(site.base));
     assert.equal(seen.oldest_queued_at, null, 'nothing is left queued');
     assert.deepEqual(errors, []);
   } finally {
@@ -120,7 +119,7 @@ test('when the site returns from an outage the heartbeat carries the queue as it
     );
     assert.ok([depth, 0].includes(first.queue_depth), `depth before the drain or after: ${JSON.stringify(first)}`);
     assert.equal(first.oldest_queued_at, first.queue_depth === 0 ? null : oldest);
-    assert.equal(first.app_version, APP_VERSION);
+    assert.equal(first.app_version, await servedBuild(site.base));
 
     await drained(page, { timeoutMs: 75_000 });
     const last = await eventually(

@@ -12,7 +12,9 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use super::{admin, chart, codes, enroll, history, metrics, page, status, workbench};
+use super::{
+    admin, builds, chart, codes, decisions, enroll, history, metrics, page, status, workbench,
+};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
@@ -47,6 +49,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/logout", post(logout))
         .route("/v1/site/session", get(session))
         .route("/v1/site/status", get(site_status))
+        .route("/v1/site/builds", get(site_builds))
         .route("/v1/site/series", get(series))
         .route("/v1/site/chart.svg", get(chart_svg))
         .route("/v1/site/devices", post(add_device))
@@ -362,6 +365,20 @@ async fn site_status(
         "ok"
     };
     Ok(Json(StatusView { status, storage }))
+}
+
+async fn site_builds(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<builds::Fleet>, AppError> {
+    caller(&state, &headers).await?;
+    let served = crate::release::served_build(&state.www_dir).await?;
+    let now = wall_clock();
+    let devices = state
+        .db
+        .call(move |conn| -> Result<_, AppError> { Ok(status::devices(conn, now)?) })
+        .await?;
+    Ok(Json(builds::fleet(&devices, &served)))
 }
 
 #[derive(serde::Deserialize)]

@@ -7,11 +7,11 @@
 //! [`alerts`] (the conditions raised to a webhook),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
-//! (setup links and their QR codes), [`workbench`] (every decision with
-//! its context, and how it is settled), [`metrics`], [`api`] with
-//! [`workbench_api`] and [`printers`] (the handlers, the only modules that
-//! see a request) and [`sign_in`] (the throttle on failed sign-ins in front
-//! of them).
+//! (setup links and their QR codes), [`builds`] (the fleet by build,
+//! `/v1/site/builds`), [`workbench`] (every decision with its context, and
+//! how it is settled), [`metrics`], [`api`] with [`workbench_api`] and
+//! [`printers`] (the handlers, the only modules that see a request) and
+//! [`sign_in`] (the throttle on failed sign-ins in front of them).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
 //! `now` as arguments.
@@ -19,6 +19,7 @@
 pub mod admin;
 pub mod alerts;
 pub mod api;
+pub mod builds;
 pub mod chart;
 pub mod decisions;
 pub mod enroll;

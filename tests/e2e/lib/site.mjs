@@ -45,8 +45,11 @@ export function siteCommand(args) {
   });
 }
 
-/** Starts the site server on a free port; resolves once /healthz answers. */
-export async function startSite({ dataDir = tempDataDir(), port, extraArgs = [] } = {}) {
+/**
+ * Starts the site server on a free port (or `port`), serving `www` (the
+ * tree's www/ by default); resolves once /healthz answers.
+ */
+export async function startSite({ dataDir = tempDataDir(), port, www = env('STOCKHOP_WWW'), extraArgs = [] } = {}) {
   port ??= await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(
@@ -58,7 +61,7 @@ export async function startSite({ dataDir = tempDataDir(), port, extraArgs = [] 
       '--http',
       `127.0.0.1:${port}`,
       '--www',
-      env('STOCKHOP_WWW'),
+      www,
       // Terminal ports on free loopback ports, so suites never collide.
       '--terminal-http',
       '127.0.0.1:0',

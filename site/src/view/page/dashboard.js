@@ -11,7 +11,10 @@
 // (.alert[data-printer][data-fault]), #printer-*, #print-jobs
 // (li[data-job][data-reason]), #central (hidden unless this
 // site forwards to a central or is one: #outbox-depth, #outbox-dead,
-// #outbox-dead-letters, #central-sites rows tr[data-site]). body[data-state] is
+// #outbox-dead-letters, #central-sites rows tr[data-site]), #builds-served,
+// #builds (li[data-build][data-served]), #builds-devices (the handhelds on
+// an old build or not capturing: li[data-device][data-build][data-old]
+// [data-problem]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
 
 const POLL_MS = 5000;
@@ -399,6 +402,7 @@ async function refresh() {
     renderStatus(status);
     renderDecisions(open.decisions, log.entries);
     renderPrintJobs(status.decisions.print_jobs);
+    renderBuilds(await api('/v1/site/builds'));
     $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
     document.body.dataset.state = 'ready';
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
@@ -406,6 +410,26 @@ async function refresh() {
     if (err.status === 401) signedOut();
     else $('updated').textContent = `not updated: ${err.message}`;
   }
+}
+
+/** The fleet by build: the served build first; the handhelds behind it or stopped. */
+function renderBuilds(fleet) {
+  $('builds-served').textContent = fleet.served;
+  $('builds-schema').textContent = fleet.schema;
+  listOr(
+    $('builds'),
+    fleet.builds.map((b) => row({ dataset: { build: b.build, served: String(b.served) } },
+      el('code', {}, b.build), `${b.devices} device${b.devices === 1 ? '' : 's'}`, b.served ? 'served' : 'old build')),
+    'No handheld has reported a build.',
+  );
+  listOr(
+    $('builds-devices'),
+    fleet.devices.filter((d) => d.old || d.problem).map((d) =>
+      row({ class: 'old-build', dataset: { device: d.device_id, build: d.build, old: String(d.old), problem: d.problem ?? '' } },
+        el('strong', {}, d.device_id), d.old ? `old build ${d.build}` : `build ${d.build}`,
+        d.problem ? `not capturing: ${d.problem}` : 'capturing')),
+    'Every handheld runs the served build.',
+  );
 }
 
 function signedOut() {

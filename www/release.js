@@ -1,0 +1,257 @@
+// Releases on the handheld page: which build this page is, which build
+// the service worker runs, and the hand-over between them, so no capture
+// is ever answered by a worker of another build than the page's.
+//
+// * The page's build is the one the site wrote into index.html (the
+//   worker serves the shell from its own build's cache, so a page is the
+//   build of the worker that served it). Every message the page sends
+//   names it; the worker refuses a write from a page of another build
+//   (BUILD_MISMATCH) and names its own build in every reply.
+// * The page asks the site which build it serves (/version.json) every
+//   CHECK_EVERY_MS, when the screen wakes and when the network returns;
+//   a new build makes the browser check for a new worker at once.
+// * A new worker, once its shell is cached and its module links, says
+//   `release_ready`. The page waits until no scan is being handled and no
+//   write is out, holds the scans typed from then on (kept in
+//   sessionStorage), asks the new worker to take over, and reloads as it
+//   does; the reloaded page (the new build) handles the held scans first.
+// * A worker whose module or queue did not start (a failed link, a queue
+//   written by a newer release) says why; the page shows it where the
+//   operator sees it, and the worker reports it in the heartbeat.
+//
+// Element ids: #release-status[data-state="updating"|"ready"] (#release-text,
+// #release-reload) · #worker-status (app.js's alert line) says why capture
+// stopped · body[data-build] (this page's build) · body[data-worker-build] ·
+// body[data-release="current"|"updating"|"ready"|"stopped"].
+
+const $ = (id) => document.getElementById(id);
+
+/** This page's build, as the site served it. */
+export const build = document.querySelector('meta[name="stockhop-build"]')?.content ?? 'unknown';
+
+/** How often the page asks the site which build it serves. */
+const CHECK_EVERY_MS = 30 * 1000;
+/** How long that question may take. */
+const CHECK_TIMEOUT_MS = 4000;
+/** How long the page holds scans for a worker that was asked to take over. */
+const TAKE_OVER_WAIT_MS = 10 * 1000;
+/** Scans typed while the page hands over, replayed by the page that loads next. */
+const HELD_KEY = 'stockhop.held_scans';
+/** The page build → worker build pair this tab last reloaded for (no reload loops). */
+const RELOADED_KEY = 'stockhop.reloaded_for';
+
+/** Writes and other requests out to the worker, awaited before a hand-over. */
+let out = 0;
+let idle = [];
+/** The hand-over is under way: scans are held, not handled. */
+let holding = false;
+let handingOver = false;
+/** The scans held, in typing order: {code, at}. */
+let held = [];
+/** The page's scan chain (app.js): settled when no scan is being handled. */
+let chain = () => Promise.resolve();
+/** Hands a held scan to the page's scan handling. */
+let replay = () => {};
+
+/** Counts `promise` (a request to the worker) out until it settles. */
+export function track(promise) {
+  out += 1;
+  return promise.finally(() => {
+    out -= 1;
+    if (out === 0) for (const resolve of idle.splice(0)) resolve();
+  });
+}
+
+/** Holds a typed scan while the page hands over; false when it is not. */
+export function hold(code, at) {
+  if (!holding) return false;
+  held.push({ code, at });
+  sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
+  return true;
+}
+
+/**
+ * Starts the page's side of releases. `scanChain()` returns the page's
+ * scan chain; `handle(code, at)` handles a scan typed before a reload.
+ */
+export async function start({ scanChain, handle }) {
+  chain = scanChain;
+  replay = handle;
+  document.body.dataset.build = build;
+  $('release-reload').addEventListener('click', () => location.reload());
+  navigator.serviceWorker.addEventListener('message', onWorkerMessage);
+  navigator.serviceWorker.addEventListener('controllerchange', agree);
+  const registration = await navigator.serviceWorker.ready;
+  registration.addEventListener('updatefound', () => watch(registration.installing));
+  // Scans held by the page before this one are handled first, in order.
+  const before = JSON.parse(sessionStorage.getItem(HELD_KEY) || '[]');
+  sessionStorage.removeItem(HELD_KEY);
+  await agree();
+  for (const scan of before) replay(scan.code, scan.at);
+  // A worker that finished installing before this page listened.
+  const pending = registration.installing || registration.waiting;
+  if (pending) offerTakeOver(pending);
+  check();
+  setInterval(check, CHECK_EVERY_MS);
+  window.addEventListener('online', check);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') check();
+  });
+}
+
+function show(state, text) {
+  const banner = $('release-status');
+  banner.hidden = !state;
+  banner.dataset.state = state || '';
+  $('release-text').textContent = text || '';
+  $('release-reload').hidden = state !== 'ready';
+}
+
+/** The worker does not capture: the page's alert line says why. */
+function stopped(error) {
+  document.body.dataset.release = 'stopped';
+  show(null);
+  const line = $('worker-status');
+  line.hidden = false;
+  line.textContent = stopText(error);
+  line.className = 'error';
+}
+
+/** Plain words for a worker that does not capture. */
+function stopText(error) {
+  if (error.code === 'SCHEMA_NEWER') {
+    return 'Capture stopped: this handheld holds scans from a newer release than the site serves now. '
+      + 'Nothing queued is lost. Ask the site to serve the newer release again.';
+  }
+  return `Capture stopped: the app did not start (${error.code}: ${error.message}). Nothing queued is lost.`;
+}
+
+/** Compares this page's build with the worker's; reloads or says why not. */
+async function agree() {
+  const worker = navigator.serviceWorker.controller;
+  if (!worker) return;
+  const reply = await ask(worker, { type: 'build' });
+  if (!reply) return;
+  document.body.dataset.workerBuild = reply.build;
+  if (!reply.started) {
+    stopped(reply.error);
+    return;
+  }
+  $('worker-status').hidden = true;
+  if (reply.build === build) {
+    document.body.dataset.release = 'current';
+    sessionStorage.removeItem(RELOADED_KEY);
+    if (!handingOver) show(null);
+    return;
+  }
+  // A page of another build than its worker: the reload brings the
+  // worker's build, unless this tab already tried for this pair (or a
+  // hand-over is already reloading it).
+  if (handingOver) return;
+  const pair = `${build}>${reply.build}`;
+  if (sessionStorage.getItem(RELOADED_KEY) === pair) {
+    document.body.dataset.release = 'ready';
+    show('ready', `Update ready: build ${reply.build}. Reload between scans.`);
+    return;
+  }
+  await reloadWhenQuiet(pair);
+}
+
+/** Resolves once no scan is being handled and nothing is out; then holds scans. */
+async function quiet() {
+  for (;;) {
+    const settled = chain();
+    await settled;
+    if (out > 0) await new Promise((resolve) => idle.push(resolve));
+    if (settled === chain() && out === 0) {
+      holding = true;
+      return;
+    }
+  }
+}
+
+async function reloadWhenQuiet(pair) {
+  handingOver = true;
+  document.body.dataset.release = 'updating';
+  show('updating', 'Updating the app between scans…');
+  await quiet();
+  sessionStorage.setItem(RELOADED_KEY, pair);
+  sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
+  location.reload();
+}
+
+function watch(worker) {
+  if (!worker) return;
+  worker.addEventListener('statechange', () => {
+    if (worker.state === 'redundant' && !navigator.serviceWorker.controller) show(null);
+  });
+}
+
+function onWorkerMessage(event) {
+  const message = event.data || {};
+  if (message.type === 'release_ready' && message.build !== build) offerTakeOver(event.source);
+  if (message.type === 'release' && message.error) {
+    // The worker in charge (or this page's own build) did not start: capture
+    // is stopped. Another build that did not install leaves this one running.
+    const running = document.body.dataset.workerBuild;
+    if (!running || message.build === running || message.build === build) {
+      stopped(message.error);
+    } else {
+      show('ready', `Update ${message.build} did not install (${message.error.code}); this handheld stays on build ${running}.`);
+      $('release-reload').hidden = true;
+    }
+  }
+}
+
+/** Lets an installed worker of another build take over between scans. */
+async function offerTakeOver(worker) {
+  if (handingOver || !worker) return;
+  handingOver = true;
+  document.body.dataset.release = 'updating';
+  show('updating', 'Updating the app between scans…');
+  await quiet();
+  const changed = new Promise((resolve) => {
+    navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true });
+    setTimeout(() => resolve(false), TAKE_OVER_WAIT_MS);
+  });
+  const reply = await ask(worker, { type: 'take_over' });
+  if (reply && reply.ok && (await changed) !== false) {
+    sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
+    location.reload();
+    return;
+  }
+  // Not installed yet (it says release_ready when it is), or it did not
+  // take over: the held scans are handled here, in order.
+  holding = false;
+  handingOver = false;
+  const scans = held.splice(0);
+  sessionStorage.removeItem(HELD_KEY);
+  for (const scan of scans) replay(scan.code, scan.at);
+  document.body.dataset.release = 'current';
+  show(null);
+}
+
+/** Asks the site which build it serves; a new one makes the browser look for its worker. */
+export async function check() {
+  try {
+    const response = await fetch('/version.json', { cache: 'no-store', signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    if (!response.ok) return;
+    const served = await response.json();
+    if (served.build !== build) await (await navigator.serviceWorker.ready).update();
+  } catch {
+    // Offline: the next check, or the network's return, asks again.
+  }
+}
+
+/** One message to `worker` and its reply (null when it does not answer in time). */
+function ask(worker, message) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(null), TAKE_OVER_WAIT_MS);
+    channel.port1.onmessage = (event) => {
+      clearTimeout(timer);
+      resolve(event.data);
+    };
+    worker.postMessage(message, [channel.port2]);
+  });
+}
