@@ -62,7 +62,11 @@ pub fn app(state: AppState) -> Router {
             &state,
         ))
         .merge(crate::commands::routes())
-        .merge(crate::release::routes())
+        // The page and the worker script are served here, with the build id
+        // in them: the same security headers as every other shell file.
+        .merge(crate::release::routes().layer(axum::middleware::from_fn(
+            crate::security_headers::set_pwa_security_headers,
+        )))
         .with_state(state.clone())
         .merge(static_files)
         .layer(axum::middleware::from_fn_with_state(

@@ -36,9 +36,11 @@ use crate::http::AppState;
 
 /// The shell: every file the service worker caches for offline use, under
 /// `www/`. Their bytes make the build id.
-pub const SHELL_FILES: [&str; 10] = [
+pub const SHELL_FILES: [&str; 12] = [
     "index.html",
     "app.js",
+    "reasons.js",
+    "signal.js",
     "release.js",
     "app.css",
     "sw.js",

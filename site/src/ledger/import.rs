@@ -119,8 +119,8 @@ impl Kind {
             Kind::Manifests,
             Kind::Operators,
         ]
-            .into_iter()
-            .find(|kind| kind.name() == name)
+        .into_iter()
+        .find(|kind| kind.name() == name)
     }
 }
 

@@ -12,9 +12,7 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use super::{
-    admin, builds, chart, codes, decisions, enroll, history, metrics, page, status, workbench,
-};
+use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::error::AppError;
 use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
