@@ -365,6 +365,14 @@ async fn site_status(
     Ok(Json(StatusView { status, storage }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/builds",
+    tag = "view",
+    description = "The handhelds by the build they run, beside the build the site serves",
+    responses((status = 200, description = "the fleet by build", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn site_builds(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -581,6 +589,15 @@ async fn revoke_device(
 /// Commissions a device: its items post for real from now on (the same
 /// work as `stockhop-site device commission`). Commissioning one that is
 /// already commissioned changes nothing.
+#[utoipa::path(
+    post,
+    path = "/v1/site/devices/{device_id}/commission",
+    tag = "view",
+    description = "Commissions a device from the dashboard",
+    params(("device_id" = String, Path)),
+    responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn commission_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,

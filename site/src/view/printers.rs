@@ -55,6 +55,15 @@ struct Added {
     profile: &'static str,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/printers",
+    tag = "view",
+    description = "Adds a label printer",
+    request_body(content = serde_json::Value, description = "{\"printer_id\", \"address\", \"profile\", \"stations\"}", content_type = "application/json"),
+    responses((status = 200, description = "the printer: {\"printer_id\", \"address\", \"profile\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn add_printer(
     State(state): State<AppState>,
     request: Request,
@@ -190,6 +199,16 @@ fn mint_job_id() -> Result<String, AppError> {
         .to_string())
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/printers/{printer_id}/print",
+    tag = "view",
+    description = "Prints a bin or unit label; an admin, or a commissioned handheld with a receive session open (unit labels only)",
+    params(("printer_id" = String, Path)),
+    request_body(content = serde_json::Value, description = "{\"label\": \"bin\" | \"unit\", \"bin\", \"epc\", \"encode\", \"copies\", \"job_id\"}", content_type = "application/json"),
+    responses((status = 202, description = "the job, kept in the job log for the driver to send", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []), ("device_token" = []))
+)]
 async fn print(
     State(state): State<AppState>,
     Path(printer_id): Path<String>,
@@ -304,6 +323,15 @@ async fn print(
     Ok((StatusCode::ACCEPTED, Json(job)).into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/print-jobs/{job_id}",
+    tag = "view",
+    description = "A print job and where it stands",
+    params(("job_id" = String, Path)),
+    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn read_job(
     State(state): State<AppState>,
     Path(job_id): Path<String>,
@@ -343,6 +371,15 @@ async fn decide(
     Ok(Json(job))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/print-jobs/{job_id}/reprint",
+    tag = "view",
+    description = "Prints a job that read back wrong or went unanswered again",
+    params(("job_id" = String, Path)),
+    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn reprint(
     State(state): State<AppState>,
     Path(job_id): Path<String>,
@@ -352,6 +389,15 @@ async fn reprint(
     decide(state, headers, job_id, Decision::Reprint, wake).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/print-jobs/{job_id}/dismiss",
+    tag = "view",
+    description = "Gives up on a job that read back wrong or went unanswered",
+    params(("job_id" = String, Path)),
+    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn dismiss(
     State(state): State<AppState>,
     Path(job_id): Path<String>,

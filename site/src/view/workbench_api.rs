@@ -51,6 +51,14 @@ async fn dead_letters(state: &AppState) -> Result<Vec<DeadLetter>, AppError> {
         .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/decisions",
+    tag = "view",
+    description = "The decisions that wait, each with its context",
+    responses((status = 200, description = "{\"decisions\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Open>, AppError> {
     caller(&state, &headers).await?;
     let dead = dead_letters(&state).await?;
@@ -61,6 +69,14 @@ async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<
     Ok(Json(Open { decisions }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/site/decision-log",
+    tag = "view",
+    description = "The newest settled decisions, newest first",
+    responses((status = 200, description = "{\"entries\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn log(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Log>, AppError> {
     caller(&state, &headers).await?;
     let entries = state
@@ -72,6 +88,16 @@ async fn log(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<L
     Ok(Json(Log { entries }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/site/decisions/{id}",
+    tag = "view",
+    description = "Settles a decision: corrects or dismisses it, with a note",
+    params(("id" = String, Path)),
+    request_body(content = serde_json::Value, description = "{\"action\": \"dismiss\" | \"correct\", \"note\"}", content_type = "application/json"),
+    responses((status = 200, description = "{\"decision\"}: the log entry", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    security(("admin_token" = []))
+)]
 async fn settle(
     State(state): State<AppState>,
     Path(id): Path<String>,
