@@ -511,6 +511,82 @@ async fn the_commands_have_endpoints_that_do_what_the_command_line_does() {
 }
 
 /// Every hop key in the ledger.
+#[tokio::test]
+async fn a_count_is_cancelled_through_its_endpoint_as_the_command_line_cancels_it() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let open = |zone: &'static str| {
+        let site = &site;
+        let admin = admin.clone();
+        async move {
+            let (status, body) = post_json(
+                site,
+                "/v1/admin/counts",
+                Some(&admin),
+                json!({"location": "L-1", "zone": zone}),
+            )
+            .await;
+            assert_eq!(status, 201, "{body}");
+            body["count_id"].as_str().unwrap().to_owned()
+        }
+    };
+
+    let count_id = open("Z-1").await;
+    let cancel = format!("/v1/admin/counts/{count_id}/cancel");
+    let device = site.add_device("HH-1", true);
+    assert_eq!(
+        post_json(&site, &cancel, Some(&device), json!({})).await.0,
+        403
+    );
+    assert_eq!(post_json(&site, &cancel, None, json!({})).await.0, 401);
+    assert_eq!(
+        post_json(&site, &cancel, Some(&admin), json!({})).await.0,
+        204
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM counts
+             WHERE count_id = '{count_id}' AND cancelled_at IS NOT NULL"
+        )),
+        1
+    );
+    assert_eq!(
+        post_json(&site, &cancel, Some(&admin), json!({})).await.0,
+        204,
+        "cancelling a cancelled count changes nothing"
+    );
+    // The zone is free again once its count is cancelled.
+    let approved = open("Z-1").await;
+
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts/NOPE/cancel",
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!((status, body["code"].as_str()), (404, Some("NOT_FOUND")));
+
+    let id = approved.clone();
+    site.db.call_blocking(move |conn| {
+        ledger::modes::cycle_count::close(conn, &id, now()).unwrap();
+        ledger::modes::cycle_count::approve(conn, &id, now()).unwrap();
+    });
+    let (status, body) = post_json(
+        &site,
+        &format!("/v1/admin/counts/{approved}/cancel"),
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("COUNT_APPROVED")),
+        "{body}"
+    );
+    site.stop().await;
+}
+
 fn all_hop_keys(site: &Site) -> HashSet<String> {
     site.db
         .call_blocking(|conn| {

@@ -1,6 +1,6 @@
 //! The commands `stockhop-site` runs on the server machine, as endpoints
-//! for an admin's scripts: open a count, close a period, add, list,
-//! commission, revoke and re-link devices. Each calls the library
+//! for an admin's scripts: open and cancel a count, close a period, add,
+//! list, commission, revoke and re-link devices. Each calls the library
 //! function the command line calls.
 
 use axum::extract::rejection::JsonRejection;
@@ -299,4 +299,33 @@ pub async fn link_device(
         device_id,
         token,
     }))
+}
+
+/// Cancels a count: nothing it counted posts.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/counts/{count_id}/cancel",
+    tag = "admin",
+    params(("count_id" = String, Path)),
+    responses(
+        (status = 204, description = "cancelled"),
+        (status = 401, description = "no admin token"),
+        (status = 404, description = "no such count"),
+        (status = 409, description = "the count is approved: its adjustments are posted")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn cancel_count(
+    State(state): State<AppState>,
+    Path(count_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let admin = super::admin_bearer(&state, &headers).await?;
+    let id = count_id.clone();
+    state
+        .db
+        .call(move |conn| cycle_count::cancel(conn, &id, wall_clock()))
+        .await?;
+    tracing::info!(%count_id, %admin, "count cancelled through the admin API");
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -27,6 +27,10 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/admin/reference/{kind}", put(reference::put_reference))
         .route("/v1/admin/counts", post(commands::open_count))
+        .route(
+            "/v1/admin/counts/{count_id}/cancel",
+            post(commands::cancel_count),
+        )
         .route("/v1/admin/periods/close", post(commands::close_period))
         .route(
             "/v1/admin/devices",

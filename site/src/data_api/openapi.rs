@@ -18,6 +18,7 @@ use utoipa::OpenApi;
     paths(
         super::reference::put_reference,
         super::commands::open_count,
+        super::commands::cancel_count,
         super::commands::close_period,
         super::commands::add_device,
         super::commands::list_devices,
