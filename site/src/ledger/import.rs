@@ -813,6 +813,23 @@ fn required(value: &str, name: &str) -> Result<String, String> {
     Ok(field(value, name, true)?.unwrap_or_default())
 }
 
+/// A field a handheld scans or the site's view shows as an identifier
+/// (bin, tag, code, GRN, manifest, badge): the one identifier check sync
+/// applies, so an import never takes what a scan of it would be refused.
+fn identifier(value: &str, name: &'static str) -> Result<String, String> {
+    let value = required(value, name)?;
+    crate::ident::check(name, &value).map_err(|err| err.to_string())?;
+    Ok(value)
+}
+
+/// An optional identifier: empty is none, anything else as [`identifier`].
+fn optional_identifier(value: &str, name: &'static str) -> Result<Option<String>, String> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    identifier(value, name).map(Some)
+}
+
 fn one_of(value: &str, name: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
         Ok(())
@@ -934,7 +951,7 @@ impl<R: std::io::Read> Records<R> {
         match self.kind {
             Kind::Bins => {
                 let row: BinRow = read(record, &self.headers)?;
-                let bin = required(&row.bin, "bin")?;
+                let bin = identifier(&row.bin, "bin")?;
                 let zone = required(&row.zone, "zone")?;
                 let location = required(&row.location, "location")?;
                 checked.once(format!("bin\0{bin}"), line, &format!("bin {bin:?}"))?;
@@ -946,8 +963,8 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Units => {
                 let row: UnitRow = read(record, &self.headers)?;
-                let epc = required(&row.epc, "epc")?;
-                let code = field(&row.code, "code", false)?;
+                let epc = identifier(&row.epc, "epc")?;
+                let code = optional_identifier(&row.code, "code")?;
                 let sku = required(&row.sku, "sku")?;
                 if UnitState::parse(&row.state).is_none() {
                     return Err(format!(
@@ -955,7 +972,7 @@ impl<R: std::io::Read> Records<R> {
                         row.state
                     ));
                 }
-                let bin = field(&row.bin, "bin", false)?;
+                let bin = optional_identifier(&row.bin, "bin")?;
                 checked.once(format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
                 if let Some(code) = &code {
                     checked.once(format!("code\0{code}"), line, &format!("code {code:?}"))?;
@@ -970,7 +987,7 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Grns => {
                 let row: GrnRow = read(record, &self.headers)?;
-                let grn = required(&row.grn, "grn")?;
+                let grn = identifier(&row.grn, "grn")?;
                 one_of(&row.qc, "qc", &grns::qc::ALL)?;
                 let sku = required(&row.sku, "sku")?;
                 let expected: u64 = row.expected.parse().map_err(|_| {
@@ -994,9 +1011,9 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Manifests => {
                 let row: ManifestRow = read(record, &self.headers)?;
-                let manifest = required(&row.manifest, "manifest")?;
+                let manifest = identifier(&row.manifest, "manifest")?;
                 one_of(&row.state, "state", &manifests::states::ALL)?;
-                let epc = required(&row.epc, "epc")?;
+                let epc = identifier(&row.epc, "epc")?;
                 checked.agrees(format!("manifest\0{manifest}"), &row.state, line, "state")?;
                 checked.once(
                     format!("unit\0{manifest}\0{epc}"),
@@ -1013,7 +1030,7 @@ impl<R: std::io::Read> Records<R> {
                 // A badge is scanned and a name is shown: both required,
                 // and `field` refuses control characters in either.
                 let row: OperatorRow = read(record, &self.headers)?;
-                let badge = required(&row.badge, "badge")?;
+                let badge = identifier(&row.badge, "badge")?;
                 let name = required(&row.name, "name")?;
                 checked.once(format!("badge\0{badge}"), line, &format!("badge {badge:?}"))?;
                 Ok(Row::Operator { badge, name })
