@@ -18,6 +18,7 @@ export const REASONS = {
   target_rejected: { words: 'The scan was refused, so there is nothing to undo.', next: 'Acknowledge.' },
   target_not_undoable: { words: 'That scan changed nothing that can be undone.', next: 'Acknowledge; ask a supervisor if something must change.' },
   target_not_applied: { words: 'The scan has not been applied yet.', next: 'Wait for it to apply, then undo again.' },
+  target_not_rejected: { words: 'That item was not refused, so there is nothing to acknowledge.', next: 'Nothing to do.' },
   unknown_operator: { words: 'This badge is not on the site\'s list of operators.', next: 'Scan your own badge, or ask a supervisor to add you.' },
   mode_not_allowed: { words: 'This device cannot do that (its profile).', next: 'Use a handheld that can; ask a supervisor about this device.' },
   read_only_mode: { words: 'Find a unit never changes anything on the site.', next: 'Nothing to do; acknowledge.' },
