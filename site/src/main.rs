@@ -969,11 +969,14 @@ fn first_start_hints(db: &Db, site_url: &str, plain: SocketAddr) -> anyhow::Resu
     if !admins.is_empty() {
         return Ok(());
     }
-    eprintln!(
-        "\nStockhop site is serving.\n\
-         \x20 Open the site's view at {site_url}/site/ (on this machine also http://{plain}/site/).\n\
-         \x20 Add an admin, whose token signs in there:   stockhop-site admin add NAME\n\
-         \x20 Add a handheld, and open its setup link on it: stockhop-site device add ID --profile mc3390xr\n"
+    // A log event, not loose lines on stderr: with `--log-format json`
+    // every line stays one object.
+    tracing::info!(
+        site_view = %format!("{site_url}/site/"),
+        site_view_here = %format!("http://{plain}/site/"),
+        add_admin = "stockhop-site admin add NAME",
+        add_device = "stockhop-site device add ID --profile mc3390xr",
+        "first start, no admin yet: open the site's view; add an admin (its token signs in there) and a handheld (open its setup link on it)"
     );
     Ok(())
 }
