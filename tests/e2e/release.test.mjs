@@ -115,7 +115,7 @@ async function onBuild(page, build, timeout = 60_000) {
   );
 }
 
-/** Types one scan and waits until the page says it is captured. */
+/** Types one scan and waits until the page says it is kept on the handheld. */
 async function scan(page, code) {
   await page.focus('#scan-input');
   await page.keyboard.type(code);
@@ -123,7 +123,7 @@ async function scan(page, code) {
   await page.waitForFunction(
     (c) => {
       const status = document.getElementById('scan-status').textContent;
-      return status.startsWith('Captured') && status.includes(c);
+      return status.startsWith('Kept on this device') && status.includes(c);
     },
     code,
     { timeout: 20_000 },
