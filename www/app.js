@@ -78,6 +78,7 @@ import { explain } from './reasons.js';
 import { setSignalsOn, signal, signalsOn, unlockAudio } from './signal.js';
 
 import * as release from './release.js';
+import * as labels from './labels.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -1138,6 +1139,7 @@ function receiveDetail() {
     parts.push(el('div', { class: 'row' }, el('button', {
       type: 'button', id: 'encode-toggle', class: 'toggle', 'aria-pressed': String(!!session.encode),
     }, session.encode ? 'Encode tags: on' : 'Encode tags: off')));
+    if (session.encode) parts.push(labels.stationLine(el));
   }
   if (!session.context.grn) return parts;
   parts.push(el('p', { id: 'receive-sku', class: 'status', text: session.sku ? `SKU ${session.sku}` : 'No SKU label scanned' }));
@@ -1202,6 +1204,7 @@ async function receiveScan(code, at) {
     session.skus[reply.key] = sku;
     saveSession();
     sessionItems.push({ key: reply.key, command: 'scan', body: reply.body, state: 'queued' });
+    if (body.encode) labels.follow(reply.key, epc);
     renderDetail();
   }
 }
@@ -1666,7 +1669,8 @@ function renderResults() {
         r.key && outcome ? el('span', { class: 'outcome', text: ` · ${outcome}` }) : null,
         why ? el('span', { class: 'why', text: why.words }) : null,
         why || r.next ? el('span', { class: 'next', text: why ? why.next : r.next }) : null,
-        why ? el('small', { class: 'code', text: why.code }) : null));
+        why ? el('small', { class: 'code', text: why.code }) : null,
+        labels.note(el, r.key)));
     if (undoable(r, now)) {
       li.append(el('button', { type: 'button', 'data-action': 'undo', 'data-key': r.key, text: 'Undo' }));
     }
@@ -2127,6 +2131,15 @@ async function start() {
   $('worker-status').textContent = 'ready';
   window.stockhop = { ask };
   wire();
+  labels.setup({
+    get: siteGet,
+    device: () => deviceId,
+    stateOf: (key) => (results.find((r) => r.key === key) || {}).state,
+    changed: () => {
+      if (screen === 'mode' && session && session.mode === 'receive') renderDetail();
+      scheduleResults();
+    },
+  });
   await setupFromFragment();
   if (!deviceId) await readDevice();
   if (!reference) await loadReference(!!deviceId);

@@ -25,6 +25,7 @@ const SHELL = [
   '/reasons.js',
   '/signal.js',
   '/release.js',
+  '/labels.js',
   '/app.css',
   '/manifest.webmanifest',
   '/icons/icon-192.png',

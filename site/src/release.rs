@@ -36,12 +36,13 @@ use crate::http::AppState;
 
 /// The shell: every file the service worker caches for offline use, under
 /// `www/`. Their bytes make the build id.
-pub const SHELL_FILES: [&str; 12] = [
+pub const SHELL_FILES: [&str; 13] = [
     "index.html",
     "app.js",
     "reasons.js",
     "signal.js",
     "release.js",
+    "labels.js",
     "app.css",
     "sw.js",
     "manifest.webmanifest",

@@ -204,6 +204,19 @@ impl PrintSite {
         }
     }
 
+    /// A GET with `token` (a device's): status and body.
+    async fn get_as(&self, path: &str, token: &str) -> (u16, Value) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     fn count(&self, sql: &str) -> i64 {
         self.db
             .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
@@ -733,6 +746,141 @@ async fn a_receive_that_encodes_at_its_stations_printer_posts_encode_from_the_re
         site.count("SELECT count(*) FROM hops WHERE kind = 'ENCODE'"),
         1
     );
+}
+
+#[tokio::test]
+async fn a_handheld_reads_its_stations_printer_and_each_receive_label_by_its_scans_key() {
+    let site = PrintSite::start().await;
+    let mut stand_in = StandIn::start().await;
+    let token = site
+        .db
+        .call_blocking(|conn| ledger::devices::add(conn, "HH-1", Profile::Rfd40, true, now()))
+        .unwrap();
+    let other = site
+        .db
+        .call_blocking(|conn| ledger::devices::add(conn, "HH-2", Profile::Rfd40, true, now()))
+        .unwrap();
+    let (status, body) = site
+        .post(
+            "/v1/site/printers",
+            &site.admin.clone(),
+            json!({"printer_id": "ZT-1", "address": stand_in.address(), "stations": ["HH-1"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // The station's printer, once the site has heard it.
+    stand_in
+        .until("a host status answer", |s| s.status_answers() > 0)
+        .await;
+    let printer = loop {
+        let (status, printer) = site.get_as("/v1/devices/HH-1/printer", &token).await;
+        assert_eq!(status, 200, "{printer}");
+        if printer["offline"] == false {
+            break printer;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(printer["printer_id"], "ZT-1");
+    assert_eq!(printer["faults"], json!([]));
+    let (status, body) = site.get_as("/v1/devices/HH-2/printer", &other).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("PRINTER_NOT_FOUND"))
+    );
+    let (status, body) = site.get_as("/v1/devices/HH-1/printer", &other).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("DEVICE_MISMATCH")),
+        "a device reads only its own"
+    );
+    let (status, _) = site.get_as("/v1/devices/HH-1/printer", "nope").await;
+    assert_eq!(status, 401);
+
+    // A tag that reads back wrong: the handheld reads the refusal by its
+    // scan's key, and no ENCODE posts.
+    stand_in.set_faults(Faults {
+        wrong_read_back: Some("E28000000000000000000099".into()),
+        ..Faults::default()
+    });
+    let mut hh = Handheld::new("HH-1", token.clone());
+    let open = hh.item(
+        "open_session",
+        json!({"operator_id": "op-1", "mode": "receive", "context": {"grn": "G-1"}}),
+    );
+    let scan = hh.item(
+        "scan",
+        json!({"mode": "receive", "grn": "G-1", "epc": "E2800000000000000000000C", "sku": "SKU-1", "encode": true}),
+    );
+    let wrong_key = scan["key"].as_str().unwrap().to_owned();
+    let sync = json!({"device_id": "HH-1", "sent_at": now().to_string(), "items": [open, scan]});
+    let (status, body) = site.post("/v1/sync", &token, sync).await;
+    assert_eq!(status, 200, "{body}");
+    let path = format!("/v1/devices/HH-1/print-jobs/{wrong_key}");
+    let label = loop {
+        let (status, label) = site.get_as(&path, &token).await;
+        assert_eq!(status, 200, "{label}");
+        if label["job"]["state"] != "pending" && label["job"]["state"] != "sending" {
+            break label;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(label["job"]["state"], "refused", "{label}");
+    assert_eq!(label["job"]["reason"], "read_back_mismatch");
+    assert_eq!(label["job"]["read_back"], "E28000000000000000000099");
+    assert_eq!(label["job"]["subject"], "E2800000000000000000000C");
+    assert_eq!(label["printer"]["printer_id"], "ZT-1");
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops WHERE kind = 'ENCODE'"),
+        0
+    );
+    let (status, _) = site.get_as(&path, &other).await;
+    assert_eq!(status, 403);
+
+    // The printer off the network: a label waits, and says why.
+    stand_in.set_faults(Faults::default());
+    stand_in.offline();
+    site.until_unheard("ZT-1").await;
+    let scan = hh.item(
+        "scan",
+        json!({"mode": "receive", "grn": "G-1", "epc": "E2800000000000000000000D", "sku": "SKU-1", "encode": true}),
+    );
+    let waiting_key = scan["key"].as_str().unwrap().to_owned();
+    let sync = json!({"device_id": "HH-1", "sent_at": now().to_string(), "items": [scan]});
+    let (status, body) = site.post("/v1/sync", &token, sync).await;
+    assert_eq!(status, 200, "{body}");
+    let path = format!("/v1/devices/HH-1/print-jobs/{waiting_key}");
+    let (status, label) = site.get_as(&path, &token).await;
+    assert_eq!(status, 200, "{label}");
+    assert_eq!(label["job"]["state"], "pending", "{label}");
+    assert!(label["printer"]["status_at"].is_string(), "{label}");
+    assert!(
+        label["printer"]["last_error"].is_string(),
+        "the site says it could not reach the printer: {label}"
+    );
+    // Back: it prints, verified, and its ENCODE posts.
+    stand_in.online();
+    let label = loop {
+        let (_, label) = site.get_as(&path, &token).await;
+        if label["job"]["state"] == "printed" {
+            break label;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(label["job"]["hop_id"].is_number(), "{label}");
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops WHERE kind = 'ENCODE'"),
+        1
+    );
+
+    // A scan that queued no label, and a key that is not one.
+    let unknown = "/v1/devices/HH-1/print-jobs/0b7c2f1e-9d4a-4c1b-8e2f-3a5d6c7b8e9f";
+    let (status, body) = site.get_as(unknown, &token).await;
+    assert_eq!((status, body["code"].as_str()), (404, Some("JOB_NOT_FOUND")));
+    let (status, body) = site
+        .get_as("/v1/devices/HH-1/print-jobs/not-a-key", &token)
+        .await;
+    assert_eq!(status, 400, "{body}");
 }
 
 #[test]

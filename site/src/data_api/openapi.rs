@@ -58,6 +58,8 @@ use utoipa::OpenApi;
         crate::view::printers::read_job,
         crate::view::printers::reprint,
         crate::view::printers::dismiss,
+        crate::view::station_labels::station_printer,
+        crate::view::station_labels::scan_print_job,
     ),
     modifiers(&Tokens),
     tags(

@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod page;
 pub mod printers;
 pub mod sign_in;
+pub mod station_labels;
 pub mod status;
 pub mod workbench;
 pub mod workbench_api;

@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/print-jobs/{job_id}", get(read_job))
         .route("/v1/site/print-jobs/{job_id}/reprint", post(reprint))
         .route("/v1/site/print-jobs/{job_id}/dismiss", post(dismiss))
+        .merge(super::station_labels::routes())
 }
 
 fn bad(code: &'static str, message: impl Into<String>) -> AppError {

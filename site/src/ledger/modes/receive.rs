@@ -30,6 +30,13 @@ pub fn open_refusal(
     Ok((qc.as_deref() != Some(grns::qc::ACCEPTED)).then_some(reasons::GRN_NOT_ACCEPTED))
 }
 
+/// The id of the print job a receive scan with encode queues at its
+/// station's printer: derived from the scan's key, the same on every
+/// replay, so the handheld finds its label by the key it minted.
+pub fn print_job_id(device_id: &str, scan_key: &str) -> String {
+    derived_key(&[device_id, scan_key, "PRINT"])
+}
+
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;
     let Some(grn) = ctx.context_value("grn", body.grn.as_deref())? else {
@@ -90,7 +97,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
             conn,
             &station::ReceiveLabel {
                 device_id: ctx.hop.device_id,
-                job_id: &derived_key(&[ctx.hop.device_id, ctx.hop.key, "PRINT"]),
+                job_id: &print_job_id(ctx.hop.device_id, ctx.hop.key),
                 epc: unit.epc.as_deref().unwrap_or(epc),
                 sku: unit.sku.as_deref(),
                 serial: unit.code.as_deref(),

@@ -1,0 +1,181 @@
+// Labels at the station's printer: a receive scan with encode, from a
+// handheld whose station has a printer, has the site print the unit's
+// label there and write its tag; the ENCODE hop posts only when the tag
+// reads back as written. This module reads, with the device token, the
+// printer set for this handheld's station (GET /v1/devices/{id}/printer)
+// and, by each such scan's key, its print job
+// (GET /v1/devices/{id}/print-jobs/{key}), and puts what the ledger
+// decided into words for the receive screen: the tag written and read
+// back, the label waiting for a printer that is offline or faulted, or a
+// read-back that did not match or a void tag, which a person decides on
+// the site's view.
+//
+// Element ids (stable; the end-to-end suite reads them):
+//   #station-printer[data-printer][data-state="ready"|"offline"|"fault"|"none"|"unknown"]
+//   #results li[data-key] .label[data-job-state="waiting"|"pending"|"sending"|"printed"|
+//     "refused"|"in_doubt"|"dismissed"][data-reason] (the scan's label, in words)
+
+import { signal } from './signal.js';
+
+/** How often an unsettled label is read again while the receive screen waits on it. */
+const LABEL_POLL_MS = 1000;
+/** How often the station's printer is read again while a receive screen shows it. */
+const STATION_POLL_MS = 10 * 1000;
+/** Labels followed at once: the receive screen's last scans, with room to spare. */
+const LABELS_FOLLOWED_MAX = 20;
+/** Job states the ledger will not change without a person. */
+const SETTLED = ['printed', 'refused', 'in_doubt', 'dismissed'];
+/** Queue states after which a scan will never queue a label. */
+const NEVER_APPLIED = ['rejected', 'blocked', 'voided'];
+
+const FAULT_WORDS = {
+  paper_out: 'paper out',
+  head_open: 'head open',
+  ribbon_out: 'ribbon out',
+  paused: 'paused',
+};
+
+let hooks = null;
+/** The station's printer: undefined until read, null when none is set. */
+let station;
+let stationReadAt = 0;
+/** Followed labels by scan key: {epc, view, done}. */
+const followed = new Map();
+let timer = null;
+
+/**
+ * Wires the module to the page: `get(path)` reads the site with the
+ * device token ({body} | {status} | {offline}), `device()` is this
+ * device's id, `stateOf(key)` the queue state of the scan under `key`,
+ * and `changed()` re-renders the receive screen.
+ */
+export function setup(page) {
+  hooks = page;
+}
+
+/** Reads the station's printer again (on opening receive, and while it shows). */
+export async function loadStation() {
+  if (!hooks || !hooks.device()) return;
+  stationReadAt = Date.now();
+  const reply = await hooks.get(`/v1/devices/${encodeURIComponent(hooks.device())}/printer`);
+  const before = JSON.stringify(station);
+  if (reply.body) station = reply.body;
+  else if (reply.status === 404) station = null;
+  if (JSON.stringify(station) !== before) hooks.changed();
+}
+
+/** Follows the label of the scan `key` (of tag `epc`) until the ledger settles it. */
+export function follow(key, epc) {
+  if (station === null) return;
+  followed.set(key, { epc, view: null, done: false });
+  while (followed.size > LABELS_FOLLOWED_MAX) followed.delete(followed.keys().next().value);
+  poll();
+}
+
+function poll() {
+  if (timer) return;
+  timer = setTimeout(async () => {
+    timer = null;
+    let waiting = false;
+    for (const [key, label] of followed) {
+      if (label.done) continue;
+      const state = hooks.stateOf(key);
+      if (NEVER_APPLIED.includes(state)) {
+        label.done = true;
+        continue;
+      }
+      waiting = true;
+      const reply = await hooks.get(`/v1/devices/${encodeURIComponent(hooks.device())}/print-jobs/${encodeURIComponent(key)}`);
+      if (reply.status === 404 && state === 'done') {
+        // Applied without a label at the printer: the site took the
+        // handheld's own encode (the station's printer was unset since).
+        label.done = true;
+        continue;
+      }
+      if (!reply.body) continue;
+      const before = label.view && `${label.view.job.state}/${label.view.printer && label.view.printer.offline}/${(label.view.printer && label.view.printer.faults || []).join()}`;
+      label.view = reply.body;
+      const job = reply.body.job;
+      const now = `${job.state}/${reply.body.printer && reply.body.printer.offline}/${(reply.body.printer && reply.body.printer.faults || []).join()}`;
+      if (SETTLED.includes(job.state)) {
+        label.done = true;
+        if (job.state === 'refused' || job.state === 'in_doubt') signal('refused');
+      }
+      if (now !== before) hooks.changed();
+    }
+    if (Date.now() - stationReadAt > STATION_POLL_MS) loadStation();
+    if (waiting) poll();
+  }, LABEL_POLL_MS);
+}
+
+function printerTrouble(printer) {
+  if (!printer) return null;
+  if (printer.offline) return `printer ${printer.printer_id} is offline`;
+  if (printer.last_error) return `the site could not reach printer ${printer.printer_id} at its last visit`;
+  if (printer.faults && printer.faults.length) {
+    return `printer ${printer.printer_id}: ${printer.faults.map((f) => FAULT_WORDS[f] || f).join(', ')}`;
+  }
+  return null;
+}
+
+/** What a label's job came to, in words: {state, text, kind}. */
+export function words(view, epc) {
+  if (!view) return { state: 'waiting', text: 'Label: asked of the station\'s printer once the site has this scan', kind: '' };
+  const { job, printer } = view;
+  const at = job.printer_id;
+  switch (job.state) {
+    case 'pending': {
+      const trouble = printerTrouble(printer);
+      return trouble
+        ? { state: 'pending', text: `Label waits: ${trouble}. It prints once, when the printer is back; no ENCODE until the tag reads back.`, kind: 'warn' }
+        : { state: 'pending', text: `Label queued at ${at}.`, kind: '' };
+    }
+    case 'sending':
+      return { state: 'sending', text: `Printing and encoding at ${at}…`, kind: '' };
+    case 'printed':
+      return { state: 'printed', text: `Tag written and read back at ${at}: ENCODE recorded.`, kind: 'ok' };
+    case 'refused':
+      return job.reason === 'void_tag'
+        ? { state: 'refused', text: `Void tag at ${at}: nothing read back, so no ENCODE. Set the label aside; a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' }
+        : { state: 'refused', text: `Tag read back wrong at ${at}: wrote ${job.subject || epc}, read ${job.read_back || 'something else'}; no ENCODE. Set the label aside; a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
+    case 'in_doubt':
+      return { state: 'in_doubt', text: `${at} did not answer for this label: it may have printed, and no ENCODE is recorded. A supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
+    case 'dismissed':
+      return { state: 'dismissed', text: 'Label dismissed on the site\'s view: no ENCODE recorded.', kind: 'warn' };
+    default:
+      return { state: job.state, text: `Label at ${at}: ${job.state}.`, kind: '' };
+  }
+}
+
+/** The label line of a scan row, or null when its scan asked for none at a printer. */
+export function note(el, key) {
+  const label = key && followed.get(key);
+  if (!label || (label.done && !label.view)) return null;
+  const said = words(label.view, label.epc);
+  return el('span', {
+    class: `label ${said.kind}`.trim(),
+    dataset: { jobState: said.state, ...(label.view && label.view.job.reason ? { reason: label.view.job.reason } : {}) },
+    text: said.text,
+  });
+}
+
+/** The receive screen's line about the station's printer (with encode on). */
+export function stationLine(el) {
+  if (Date.now() - stationReadAt > STATION_POLL_MS) loadStation();
+  if (station === undefined) {
+    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'unknown' }, text: 'Station printer: not read yet (the site has not answered).' });
+  }
+  if (station === null) {
+    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'none' }, text: 'No printer is set for this station: this handheld writes the tags itself.' });
+  }
+  const trouble = printerTrouble(station);
+  const state = station.offline ? 'offline' : trouble ? 'fault' : 'ready';
+  return el('p', {
+    id: 'station-printer',
+    class: `status ${trouble ? 'warn' : ''}`.trim(),
+    dataset: { state, printer: station.printer_id },
+    text: trouble
+      ? `Labels print and encode at ${station.printer_id}, but ${trouble}: labels wait there and print once it is back.`
+      : `Labels print and encode at ${station.printer_id}: each tag is read back before its ENCODE is recorded.`,
+  });
+}
