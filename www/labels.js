@@ -136,8 +136,8 @@ export function words(view, epc) {
       return { state: 'printed', text: `Tag written and read back at ${at}: ENCODE recorded.`, kind: 'ok' };
     case 'refused':
       return job.reason === 'void_tag'
-        ? { state: 'refused', text: `Void tag at ${at}: nothing read back, so no ENCODE. Set the label aside; a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' }
-        : { state: 'refused', text: `Tag read back wrong at ${at}: wrote ${job.subject || epc}, read ${job.read_back || 'something else'}; no ENCODE. Set the label aside; a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
+        ? { state: 'refused', text: `Void tag at ${at}: nothing read back, so no ENCODE. Set the label aside: a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' }
+        : { state: 'refused', text: `Tag read back wrong at ${at}: wrote ${job.subject || epc}, read ${job.read_back || 'something else'}; no ENCODE. Set the label aside: a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
     case 'in_doubt':
       return { state: 'in_doubt', text: `${at} did not answer for this label: it may have printed, and no ENCODE is recorded. A supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
     case 'dismissed':
