@@ -504,10 +504,12 @@ $('printer-form').addEventListener('submit', async (event) => {
         printer_id: $('printer-id').value.trim(),
         address: $('printer-address').value.trim(),
         profile: $('printer-profile').value,
+        stations: $('printer-stations').value.split(',').map((s) => s.trim()).filter(Boolean),
       },
     });
     $('printer-id').value = '';
     $('printer-address').value = '';
+    $('printer-stations').value = '';
     await refresh();
   } catch (err) {
     $('printer-error').textContent = err.message;
