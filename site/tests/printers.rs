@@ -876,7 +876,10 @@ async fn a_handheld_reads_its_stations_printer_and_each_receive_label_by_its_sca
     // A scan that queued no label, and a key that is not one.
     let unknown = "/v1/devices/HH-1/print-jobs/0b7c2f1e-9d4a-4c1b-8e2f-3a5d6c7b8e9f";
     let (status, body) = site.get_as(unknown, &token).await;
-    assert_eq!((status, body["code"].as_str()), (404, Some("JOB_NOT_FOUND")));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("JOB_NOT_FOUND"))
+    );
     let (status, body) = site
         .get_as("/v1/devices/HH-1/print-jobs/not-a-key", &token)
         .await;
