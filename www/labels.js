@@ -19,6 +19,8 @@ import { signal } from './signal.js';
 
 /** How often an unsettled label is read again while the receive screen waits on it. */
 const LABEL_POLL_MS = 1000;
+/** How often a label waiting on a printer that is offline or faulted is read again. */
+const WAITING_POLL_MS = 10 * 1000;
 /** How often the station's printer is read again while a receive screen shows it. */
 const STATION_POLL_MS = 10 * 1000;
 /** Labels followed at once: the receive screen's last scans, with room to spare. */
@@ -39,7 +41,7 @@ let hooks = null;
 /** The station's printer: undefined until read, null when none is set. */
 let station;
 let stationReadAt = 0;
-/** Followed labels by scan key: {epc, view, done}. */
+/** Followed labels by scan key: {epc, view, done, nextAt}. */
 const followed = new Map();
 let timer = null;
 
@@ -67,7 +69,7 @@ export async function loadStation() {
 /** Follows the label of the scan `key` (of tag `epc`) until the ledger settles it. */
 export function follow(key, epc) {
   if (station === null) return;
-  followed.set(key, { epc, view: null, done: false });
+  followed.set(key, { epc, view: null, done: false, nextAt: 0 });
   while (followed.size > LABELS_FOLLOWED_MAX) followed.delete(followed.keys().next().value);
   poll();
 }
@@ -85,10 +87,13 @@ function poll() {
         continue;
       }
       waiting = true;
+      if (Date.now() < label.nextAt) continue;
+      label.nextAt = Date.now() + LABEL_POLL_MS;
       const reply = await hooks.get(`/v1/devices/${encodeURIComponent(hooks.device())}/print-jobs/${encodeURIComponent(key)}`);
-      if (reply.status === 404 && state === 'done') {
+      if (reply.status === 404 && (state === 'done' || state === undefined)) {
         // Applied without a label at the printer: the site took the
-        // handheld's own encode (the station's printer was unset since).
+        // handheld's own encode (the station's printer was unset since);
+        // or its row is gone from the screen.
         label.done = true;
         continue;
       }
@@ -97,6 +102,7 @@ function poll() {
       label.view = reply.body;
       const job = reply.body.job;
       const now = `${job.state}/${reply.body.printer && reply.body.printer.offline}/${(reply.body.printer && reply.body.printer.faults || []).join()}`;
+      if (job.state === 'pending' && printerTrouble(reply.body.printer)) label.nextAt = Date.now() + WAITING_POLL_MS;
       if (SETTLED.includes(job.state)) {
         label.done = true;
         if (job.state === 'refused' || job.state === 'in_doubt') signal('refused');
