@@ -31,6 +31,9 @@ fn jobs() -> usize {
 }
 /// Requests in flight at once in the throughput run.
 const CLIENTS: usize = 8;
+/// The longest wait for the last job's answer to be settled once the
+/// stand-in has its label (one answer read, one commit).
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
 /// Returns measured per poll period (1 in the quick mode).
 fn returns() -> usize {
     support::scaled(3, 1)
@@ -154,18 +157,26 @@ async fn through_the_site() -> f64 {
         .until("every job printed", |s| s.printed().len() >= jobs())
         .await;
     let rate = jobs() as f64 / started.elapsed().as_secs_f64();
-    let _ = bench.stop.send(true);
-    assert_eq!(
+    // The stand-in has the last label before the driver has read the
+    // printer's answer to it and settled the job: wait for that commit.
+    let printed = || {
         bench
             .db
-            .call_blocking(|conn| conn.query_row(
-                "SELECT count(*) FROM print_jobs WHERE state = 'printed'",
-                [],
-                |row| row.get::<_, i64>(0)
-            ))
-            .unwrap(),
-        jobs() as i64
-    );
+            .call_blocking(|conn| {
+                conn.query_row(
+                    "SELECT count(*) FROM print_jobs WHERE state = 'printed'",
+                    [],
+                    |row| row.get::<_, i64>(0),
+                )
+            })
+            .unwrap()
+    };
+    let deadline = Instant::now() + SETTLE_WAIT;
+    while printed() < jobs() as i64 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let _ = bench.stop.send(true);
+    assert_eq!(printed(), jobs() as i64);
     rate
 }
 
