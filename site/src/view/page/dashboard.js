@@ -341,9 +341,9 @@ function renderSites(sites, now) {
   $('site-detail-trend').textContent = TREND_WORDS[trend] ?? 'No status yet';
   factList($('site-detail-facts'), [
     ...siteFacts(site, now),
-    ['Status taken', site.summary ? `${clockIn(site.summary.taken_at, site.summary.time_zone)} (site's clock)` : '–'],
+    ['Status taken', site.summary ? clockIn(site.summary.taken_at, site.summary.time_zone) : '–'],
     ['Hops received', site.hops_received],
-    ['First contact', stamp(site.first_seen_at)],
+    ['First contact', `${new Date(site.first_seen_at).toLocaleDateString('en-CA', { timeZone: site.summary?.time_zone ?? siteZone })} ${clockIn(site.first_seen_at, site.summary?.time_zone ?? siteZone)}`],
   ]);
   const view = $('site-detail-view');
   view.hidden = !site.summary?.view_url;
