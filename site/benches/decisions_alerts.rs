@@ -92,7 +92,10 @@ fn header(first: &str) {
         "| {:<52} | {:>5} | {:>9} | {:>9} | {:>9} |",
         first, "n", "p50 ms", "p99 ms", "max ms"
     );
-    println!("|{:-<54}|{:->7}|{:->11}|{:->11}|{:->11}|", "", "", "", "", "");
+    println!(
+        "|{:-<54}|{:->7}|{:->11}|{:->11}|{:->11}|",
+        "", "", "", "", ""
+    );
 }
 
 /// When each `firing` alert arrived, by device.
@@ -107,7 +110,10 @@ async fn receive(State(receiver): State<Receiver>, body: axum::body::Bytes) -> S
     let mut fired = receiver.fired.lock().unwrap();
     for alert in post["alerts"].as_array().into_iter().flatten() {
         if alert["name"] == "DeviceOffline" && alert["state"] == "firing" {
-            fired.push((alert["device_id"].as_str().unwrap_or_default().to_owned(), at));
+            fired.push((
+                alert["device_id"].as_str().unwrap_or_default().to_owned(),
+                at,
+            ));
         }
     }
     StatusCode::OK
@@ -159,7 +165,9 @@ async fn alert_latency(dir: &std::path::Path) -> (Latencies, Latencies) {
     let settings = Settings {
         site_id: "BENCH".into(),
         data_dir: dir.to_path_buf(),
-        webhook: Some(Webhook::new(&url, Some("bench-secret"), &Trust::from_ca_file(None)).unwrap()),
+        webhook: Some(
+            Webhook::new(&url, Some("bench-secret"), &Trust::from_ca_file(None)).unwrap(),
+        ),
         evaluate_every: EVALUATE_INTERVAL,
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -169,7 +177,8 @@ async fn alert_latency(dir: &std::path::Path) -> (Latencies, Latencies) {
     let period_ms = EVALUATE_INTERVAL.as_millis() as i64;
     let mut starts = Vec::new();
     for (n, gate) in gates.iter().enumerate() {
-        let start = UnixMs(ledger::wall_clock().0 + 1000 + (n as i64 * period_ms) / gates.len() as i64);
+        let start =
+            UnixMs(ledger::wall_clock().0 + 1000 + (n as i64 * period_ms) / gates.len() as i64);
         beat(&db, gate, UnixMs(start.0 - GATE_PERIOD_MS));
         starts.push((gate.clone(), start));
     }
@@ -192,9 +201,7 @@ async fn alert_latency(dir: &std::path::Path) -> (Latencies, Latencies) {
     let client = reqwest::Client::new();
     let body = json!({"alerts": [{"name": "DeviceOffline", "priority": "P1", "state": "resolved",
                                   "device_id": "X", "site_id": "BENCH", "since": ledger::wall_clock().to_string(), "summary": "floor"}]});
-    let floor = (0..reads())
-        .map(|_| body.clone())
-        .collect::<Vec<_>>();
+    let floor = (0..reads()).map(|_| body.clone()).collect::<Vec<_>>();
     let mut posts = Vec::new();
     for body in floor {
         let started = Instant::now();
@@ -215,7 +222,14 @@ async fn alert_latency(dir: &std::path::Path) -> (Latencies, Latencies) {
 }
 
 /// Serves `db` on loopback until the returned sender fires.
-async fn serve(db: Db, dir: &std::path::Path) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+async fn serve(
+    db: Db,
+    dir: &std::path::Path,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let state = AppState {
@@ -253,9 +267,17 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
         json!({"key": IdempotencyKey::mint().unwrap().to_string(), "session_id": session, "client_seq": seq,
                "command": command, "occurred_at": at, "queued_at": at, "body": body})
     };
-    let mut items = vec![item(1, "open_session", json!({"operator_id": "op-1", "mode": "put_away", "context": {}}))];
+    let mut items = vec![item(
+        1,
+        "open_session",
+        json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
+    )];
     items.extend((0..decisions()).map(|n| {
-        item(n + 2, "scan", json!({"mode": "put_away", "epc": format!("UNKNOWN-{n:05}"), "bin": "B-1"}))
+        item(
+            n + 2,
+            "scan",
+            json!({"mode": "put_away", "epc": format!("UNKNOWN-{n:05}"), "bin": "B-1"}),
+        )
     }));
     for chunk in items.chunks(stockhop::wire::MAX_ITEMS_PER_REQUEST) {
         let response = client
@@ -266,7 +288,11 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
             .await
             .unwrap();
         let status = response.status();
-        assert!(status.is_success(), "{status}: {}", response.text().await.unwrap_or_default());
+        assert!(
+            status.is_success(),
+            "{status}: {}",
+            response.text().await.unwrap_or_default()
+        );
     }
     let open: Value = client
         .get(format!("{base}/v1/site/decisions"))
@@ -298,7 +324,11 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
             .filter(|d| d["kind"] == "rejected_item")
             .map(|d| d["id"].as_str().unwrap().to_owned())
             .collect();
-        assert!(!ids.is_empty(), "{settled} of {} settled and none waits", decisions());
+        assert!(
+            !ids.is_empty(),
+            "{settled} of {} settled and none waits",
+            decisions()
+        );
         for id in ids {
             let response = client
                 .post(format!("{base}/v1/site/decisions/{}", urlencode(&id)))
@@ -307,7 +337,11 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
                 .send()
                 .await
                 .unwrap();
-            assert!(response.status().is_success(), "{id}: {}", response.status());
+            assert!(
+                response.status().is_success(),
+                "{id}: {}",
+                response.status()
+            );
             settled += 1;
         }
     }
@@ -338,7 +372,9 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
 fn urlencode(id: &str) -> String {
     id.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -373,35 +409,22 @@ fn site_hop(site: usize, seq: usize) -> CentralHop {
     }
 }
 
-/// The central's status read with no site, then with [`SITES`] sites that
-/// each sent a summary and hops; and `/healthz`.
+/// The central's status read with [`SITES`] sites that each sent a summary
+/// and hops, beside the same read of a central with no site and
+/// `/healthz`, in interleaved rounds so a busy machine weighs on each alike.
 async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
-    let db = Db::open(&dir.join("central")).unwrap();
+    let empty = Db::open(&dir.join("central-empty")).unwrap();
+    let full = Db::open(&dir.join("central")).unwrap();
     let now = ledger::wall_clock();
-    let admin = db.call_blocking(move |conn| view::admin::add(conn, "bench", now).unwrap());
-    let (base, stop, task) = serve(db.clone(), dir).await;
-    let client = reqwest::Client::new();
-    let time = |what: String, path: &'static str| {
-        let (client, base, admin) = (client.clone(), base.clone(), admin.clone());
-        async move {
-            let mut millis = Vec::with_capacity(reads());
-            for _ in 0..reads() {
-                let started = Instant::now();
-                let response = client.get(format!("{base}{path}")).bearer_auth(&admin).send().await.unwrap();
-                assert!(response.status().is_success());
-                response.bytes().await.unwrap();
-                millis.push(started.elapsed().as_secs_f64() * 1000.0);
-            }
-            Latencies { what, millis }
-        }
-    };
-    let floor = time("GET /healthz (HTTP floor)".into(), "/healthz").await;
-    let empty = time("GET /v1/site/status, no site".into(), "/v1/site/status").await;
-    db.call_blocking(|conn| {
+    let [empty_admin, admin] = [&empty, &full]
+        .map(|db| db.call_blocking(move |conn| view::admin::add(conn, "bench", now).unwrap()));
+    full.call_blocking(|conn| {
         for site in 0..SITES {
             let batch = CentralBatch {
                 site_id: format!("DC-{site:03}"),
-                hops: (1..=hops_per_site()).map(|seq| site_hop(site, seq)).collect(),
+                hops: (1..=hops_per_site())
+                    .map(|seq| site_hop(site, seq))
+                    .collect(),
                 summary: Some(SiteSummary {
                     taken_at: ledger::wall_clock(),
                     time_zone: "Europe/Berlin".into(),
@@ -419,7 +442,9 @@ async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
             ingest::ingest(conn, &batch, ledger::wall_clock()).unwrap();
         }
     });
-    let full = time(format!("GET /v1/site/status, {SITES} sites with summaries"), "/v1/site/status").await;
+    let (empty_base, stop_empty, empty_task) = serve(empty, &dir.join("empty")).await;
+    let (base, stop, task) = serve(full, dir).await;
+    let client = reqwest::Client::new();
     let body: Value = client
         .get(format!("{base}/v1/site/status"))
         .bearer_auth(&admin)
@@ -430,9 +455,56 @@ async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
         .await
         .unwrap();
     assert_eq!(body["central_sites"].as_array().unwrap().len(), SITES);
+    let mut rows = [
+        (
+            format!("{base}/healthz"),
+            &admin,
+            "GET /healthz (HTTP floor)".to_owned(),
+        ),
+        (
+            format!("{empty_base}/v1/site/status"),
+            &empty_admin,
+            "GET /v1/site/status, no site".to_owned(),
+        ),
+        (
+            format!("{base}/v1/site/status"),
+            &admin,
+            format!("GET /v1/site/status, {SITES} sites with summaries"),
+        ),
+    ]
+    .map(|(url, token, what)| {
+        (
+            url,
+            token,
+            Latencies {
+                what,
+                millis: Vec::with_capacity(reads()),
+            },
+        )
+    });
+    for _ in 0..reads() {
+        for (url, token, latencies) in &mut rows {
+            let started = Instant::now();
+            let response = client
+                .get(url.as_str())
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.status().is_success());
+            response.bytes().await.unwrap();
+            latencies
+                .millis
+                .push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
     stop.send(()).unwrap();
     task.await.unwrap();
-    vec![floor, empty, full]
+    stop_empty.send(()).unwrap();
+    empty_task.await.unwrap();
+    rows.into_iter()
+        .map(|(_, _, latencies)| latencies)
+        .collect()
 }
 
 fn main() {
@@ -445,7 +517,10 @@ fn main() {
     let (rate, floor) = runtime.block_on(settle_rate(dir.path()));
     let central = runtime.block_on(central_view(dir.path()));
 
-    println!("SQLite (WAL, synchronous=FULL), data in {}", dir.path().display());
+    println!(
+        "SQLite (WAL, synchronous=FULL), data in {}",
+        dir.path().display()
+    );
     println!();
     header("alert latency");
     alerts.row();
@@ -461,8 +536,18 @@ fn main() {
     println!();
     println!("| {:<52} | {:>12} |", "decisions settled", "per second");
     println!("|{:-<54}|{:->14}|", "", "");
-    println!("| {:<52} | {:>12.0} |", format!("POST /v1/site/decisions/{{id}} dismiss, {} in turn", decisions()), rate);
-    println!("| {:<52} | {:>12.0} |", "raw SQLite: one row a durable transaction (floor)", floor);
+    println!(
+        "| {:<52} | {:>12.0} |",
+        format!(
+            "POST /v1/site/decisions/{{id}} dismiss, {} in turn",
+            decisions()
+        ),
+        rate
+    );
+    println!(
+        "| {:<52} | {:>12.0} |",
+        "raw SQLite: one row a durable transaction (floor)", floor
+    );
     println!();
     header("the central's view");
     for row in &central {

@@ -1004,23 +1004,38 @@ async fn wait_summaries(
 }
 
 #[test]
-fn two_sites_send_their_summaries_with_their_hops_and_the_central_shows_each_as_its_own_view_does() {
+fn two_sites_send_their_summaries_with_their_hops_and_the_central_shows_each_as_its_own_view_does()
+{
     let dir = tempfile::tempdir().unwrap();
     let central = Server::central(dir.path());
     let central_admin = central.cli(&["admin", "add", "ops"]);
     let mut north = Server::site(dir.path(), "DC-NORTH", &central);
-    north.args.extend(["--site-tz".into(), "Europe/Berlin".into()]);
+    north
+        .args
+        .extend(["--site-tz".into(), "Europe/Berlin".into()]);
     let mut south = Server::site(dir.path(), "DC-SOUTH", &central);
-    south.args.extend(["--site-tz".into(), "America/Chicago".into()]);
+    south
+        .args
+        .extend(["--site-tz".into(), "America/Chicago".into()]);
     let north_token = prepare(&north, dir.path(), 1, 10);
     let south_token = prepare(&south, dir.path(), 1, 5);
     // A fixed gate on the south site that never beats: offline past its
     // 60 s period from when it was added, at P1.
-    south.cli(&["device", "add", "GATE-1", "--profile", "fxr90", "--commissioned"]);
+    south.cli(&[
+        "device",
+        "add",
+        "GATE-1",
+        "--profile",
+        "fxr90",
+        "--commissioned",
+    ]);
     north.start();
     south.start();
     sync_now(&north, &north_token, &plan(1, 10), 4);
-    let (north_admin, south_admin) = (north.cli(&["admin", "add", "ops"]), south.cli(&["admin", "add", "ops"]));
+    let (north_admin, south_admin) = (
+        north.cli(&["admin", "add", "ops"]),
+        south.cli(&["admin", "add", "ops"]),
+    );
 
     runtime().block_on(async {
         // The south handheld reports 7 items queued, the oldest 20 min old:

@@ -241,8 +241,8 @@ pub async fn run(
                 continue;
             }
         };
-        let summary_due = drain.limit() > 1
-            && summarized_at.is_none_or(|at| at.elapsed() >= summary_every);
+        let summary_due =
+            drain.limit() > 1 && summarized_at.is_none_or(|at| at.elapsed() >= summary_every);
         if rows.is_empty() && !summary_due {
             pause(CENTRAL_POLL_INTERVAL, &mut shutdown).await;
             continue;

@@ -154,9 +154,8 @@ fn ingest_in(
         }
     }
     if let Some(summary) = &batch.summary {
-        let json = serde_json::to_string(summary).map_err(|err| {
-            crate::sql::Error::conversion(0, format!("summary as JSON: {err}"))
-        })?;
+        let json = serde_json::to_string(summary)
+            .map_err(|err| crate::sql::Error::conversion(0, format!("summary as JSON: {err}")))?;
         conn.execute(
             "UPDATE central_sites SET summary = ?2, summary_at = ?3
              WHERE site_id = ?1 AND (summary_at IS NULL OR summary_at <= ?3)",
@@ -299,7 +298,10 @@ mod tests {
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
             ingest(conn, &batch(Vec::new()), UnixMs(13)).unwrap();
             let site = &sites(conn).unwrap()[0];
-            assert_eq!((site.last_seen_at, &site.summary), (UnixMs(13), &Some(summary(10, 4))));
+            assert_eq!(
+                (site.last_seen_at, &site.summary),
+                (UnixMs(13), &Some(summary(10, 4)))
+            );
             ingest(conn, &with(20, 0), UnixMs(21)).unwrap();
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(20, 0)));
         });
@@ -320,10 +322,16 @@ mod tests {
         );
         bad.queue_depth = 0;
         bad.view_url = Some("javascript:alert(1)".into());
-        assert_eq!(refused(&bad), Err(BatchError::Summary(SummaryError::ViewUrl)));
+        assert_eq!(
+            refused(&bad),
+            Err(BatchError::Summary(SummaryError::ViewUrl))
+        );
         bad.view_url = None;
         bad.time_zone = "\u{7}".into();
-        assert_eq!(refused(&bad), Err(BatchError::Summary(SummaryError::TimeZone)));
+        assert_eq!(
+            refused(&bad),
+            Err(BatchError::Summary(SummaryError::TimeZone))
+        );
     }
 
     #[test]

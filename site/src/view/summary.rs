@@ -19,7 +19,9 @@ pub fn summary(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<SiteSum
     let trend = status::trend(conn, &devices, now)?;
     // Offline as the view raises it: silent past the profile's period (a
     // device not heard from within its first period is not, yet).
-    let offline = devices.iter().filter(|device| device.offline_since.is_some());
+    let offline = devices
+        .iter()
+        .filter(|device| device.offline_since.is_some());
     let outbox = outbox::status(conn, 0)?;
     Ok(SiteSummary {
         taken_at: now,
