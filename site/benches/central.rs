@@ -174,6 +174,7 @@ async fn central_run(
                     let batch = CentralBatch {
                         site_id: format!("SITE-{site:02}"),
                         hops: chunk.to_vec(),
+                        summary: None,
                     };
                     loop {
                         let sent = Instant::now();

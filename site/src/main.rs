@@ -875,6 +875,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
             db.clone(),
             forwarding.site_id,
             client,
+            view::summary::summary,
             stopped_rx.clone(),
         ))
     });

@@ -978,3 +978,133 @@ fn a_missing_or_unusable_central_ca_file_stops_the_start_naming_the_file() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+/// Waits until the central's status shows a summary from every site in
+/// `ready` that `ready` accepts; the central's `central_sites`.
+async fn wait_summaries(
+    central: &Server,
+    admin: &str,
+    within: Duration,
+    ready: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let (code, status) = get_json(&central.base(), "/v1/site/status", admin).await;
+        assert_eq!(code, 200);
+        let sites = status["central_sites"].as_array().unwrap().clone();
+        if ready(&Value::Array(sites.clone())) {
+            return sites;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the central's sites never showed what was awaited: {sites:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[test]
+fn two_sites_send_their_summaries_with_their_hops_and_the_central_shows_each_as_its_own_view_does()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let central = Server::central(dir.path());
+    let central_admin = central.cli(&["admin", "add", "ops"]);
+    let mut north = Server::site(dir.path(), "DC-NORTH", &central);
+    north
+        .args
+        .extend(["--site-tz".into(), "Europe/Berlin".into()]);
+    let mut south = Server::site(dir.path(), "DC-SOUTH", &central);
+    south
+        .args
+        .extend(["--site-tz".into(), "America/Chicago".into()]);
+    let north_token = prepare(&north, dir.path(), 1, 10);
+    let south_token = prepare(&south, dir.path(), 1, 5);
+    // A fixed gate on the south site that never beats: offline past its
+    // 60 s period from when it was added, at P1.
+    south.cli(&[
+        "device",
+        "add",
+        "GATE-1",
+        "--profile",
+        "fxr90",
+        "--commissioned",
+    ]);
+    north.start();
+    south.start();
+    sync_now(&north, &north_token, &plan(1, 10), 4);
+    let (north_admin, south_admin) = (
+        north.cli(&["admin", "add", "ops"]),
+        south.cli(&["admin", "add", "ops"]),
+    );
+
+    runtime().block_on(async {
+        // The south handheld reports 7 items queued, the oldest 20 min old:
+        // the south site is escalated.
+        let oldest = UnixMs(stockhop_site::ledger::wall_clock().0 - 20 * 60 * 1000);
+        let beat = json!({"sent_at": stockhop_site::ledger::wall_clock().to_string(), "queue_depth": 7,
+                          "oldest_queued_at": oldest.to_string(), "app_version": "test"});
+        let answer = reqwest::Client::new()
+            .post(format!("{}/v1/devices/HH-1/heartbeat", south.base()))
+            .bearer_auth(&south_token)
+            .json(&beat)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+
+        // A summary period or two, and a retry's backoff.
+        let sites = wait_summaries(&central, &central_admin, Duration::from_secs(60), |sites| {
+            let site = |id: &str| sites.as_array().unwrap().iter().find(|s| s["site_id"] == id).cloned();
+            matches!((site("DC-NORTH"), site("DC-SOUTH")), (Some(n), Some(s))
+                if n["hops_received"] == 10 && n["summary"]["outbox_pending"] == 0
+                    && s["summary"]["queue_depth"] == 7)
+        })
+        .await;
+        assert_eq!(
+            sites.iter().map(|s| s["site_id"].clone()).collect::<Vec<_>>(),
+            [json!("DC-NORTH"), json!("DC-SOUTH")]
+        );
+        for (site, admin, summary) in [(&north, &north_admin, &sites[0]["summary"]), (&south, &south_admin, &sites[1]["summary"])] {
+            let (code, own) = get_json(&site.base(), "/v1/site/status", admin).await;
+            assert_eq!(code, 200);
+            let offline = own["devices"].as_array().unwrap().iter().filter(|d| !d["offline_since"].is_null()).count();
+            assert_eq!(summary["trend"], own["trend"], "{summary}");
+            assert_eq!(summary["queue_depth"], own["queue_depth"], "{summary}");
+            assert_eq!(summary["devices_offline"], offline, "{summary}");
+            assert_eq!(summary["time_zone"], own["time_zone"], "{summary}");
+            assert_eq!(summary["outbox_pending"], 0, "{summary}");
+            assert!(
+                summary["view_url"].as_str().unwrap().ends_with("/site/"),
+                "{summary}"
+            );
+            assert!(own["central_sites"].as_array().unwrap().is_empty());
+        }
+        let south_summary = &sites[1]["summary"];
+        assert_eq!(south_summary["trend"], "escalated");
+        assert_eq!(south_summary["oldest_queued_at"], json!(oldest.to_string()));
+        assert_eq!(south_summary["time_zone"], "America/Chicago");
+        assert_eq!(sites[0]["summary"]["time_zone"], "Europe/Berlin");
+        assert_eq!(sites[0]["summary"]["queue_depth"], 0);
+        assert_eq!(sites[1]["hops_received"], 0, "the south site sent no hop, only its summary");
+
+        // The gate's silence passes its period: the south site reports it
+        // offline at P1 (the next summary, within a period or two).
+        // The gate's 60 s period and a summary period past it.
+        let sites = wait_summaries(&central, &central_admin, Duration::from_secs(120), |sites| {
+            sites[1]["summary"]["devices_offline"] == 1
+        })
+        .await;
+        assert_eq!(sites[1]["summary"]["alert"], "P1");
+
+        // The central's page is the one that lays the sites out.
+        let page = reqwest::Client::new()
+            .get(format!("{}/site/", central.base()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(page.contains(r#"id="site-cards""#) && page.contains(r#"id="site-detail""#));
+    });
+}

@@ -11,6 +11,13 @@
 //! refuses is dead-lettered. A crash between the central's commit and the
 //! settling transaction sends the rows again; the central answers them
 //! replayed.
+//!
+//! Every [`SUMMARY_EVERY_MS`] the next batch carries the site's summary
+//! (read by the function `serve` passes, the site's view's), or, with no
+//! hop to send, goes alone without hops, so the central's view of a quiet
+//! site stays current. A batch sent one hop at a time after a refusal
+//! carries none, so a central too old to read summaries still takes every
+//! hop.
 
 use std::time::Duration;
 
@@ -18,7 +25,9 @@ use stockhop::time::Millis;
 use tokio::sync::watch;
 
 use super::outbox::{self, Pending, Settled};
-use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
+use super::wire::{
+    CentralBatch, CentralBatchResponse, SiteSummary, CENTRAL_HOPS_PATH, SUMMARY_EVERY_MS,
+};
 use crate::db::{Db, DbError};
 use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
 use crate::listener::forwarder::{
@@ -27,6 +36,12 @@ use crate::listener::forwarder::{
 };
 use crate::listener::unix_now;
 use crate::outbound::{OutboundError, Trust};
+use crate::sql::Connection;
+use stockhop::time::UnixMs;
+
+/// Reads the site's summary at `now` (the site's view's
+/// [`crate::view::summary::summary`]).
+pub type Summarize = fn(&mut Connection, UnixMs) -> crate::sql::Result<SiteSummary>;
 
 /// The central, reached over HTTPS (or plain HTTP) with the shared secret.
 pub struct CentralClient(SignedEndpoint);
@@ -184,6 +199,7 @@ fn fit(site_id: &str, rows: Vec<Pending>) -> CentralBatch {
     CentralBatch {
         site_id: site_id.to_owned(),
         hops,
+        summary: None,
     }
 }
 
@@ -193,10 +209,14 @@ pub async fn run(
     db: Db,
     site_id: String,
     client: CentralClient,
+    summarize: Summarize,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut drain = Drain::default();
     let mut pruned_at = tokio::time::Instant::now();
+    let summary_every = Duration::from_millis(SUMMARY_EVERY_MS as u64);
+    // When a summary last went out; none yet, so the first batch has one.
+    let mut summarized_at: Option<tokio::time::Instant> = None;
     while !*shutdown.borrow() {
         if pruned_at.elapsed() >= PRUNE_INTERVAL {
             pruned_at = tokio::time::Instant::now();
@@ -221,11 +241,26 @@ pub async fn run(
                 continue;
             }
         };
-        if rows.is_empty() {
+        let summary_due =
+            drain.limit() > 1 && summarized_at.is_none_or(|at| at.elapsed() >= summary_every);
+        if rows.is_empty() && !summary_due {
             pause(CENTRAL_POLL_INTERVAL, &mut shutdown).await;
             continue;
         }
-        let batch = fit(&site_id, rows);
+        let mut batch = fit(&site_id, rows);
+        if summary_due {
+            summarized_at = Some(tokio::time::Instant::now());
+            match db
+                .call(move |conn| summarize(conn, unix_now()).map_err(DbError::from))
+                .await
+            {
+                Ok(summary) => batch.summary = Some(summary),
+                Err(err) => tracing::error!(%err, "cannot read the site's summary for the central"),
+            }
+            if batch.hops.is_empty() && batch.summary.is_none() {
+                continue;
+            }
+        }
         let result = match tokio::time::timeout(DELIVERY_TIMEOUT, client.deliver(&batch)).await {
             Ok(result) => result,
             Err(_) => Err(DeliveryError::Unreachable(format!(

@@ -9,12 +9,16 @@
 //! seq held for the site is refused 409 [`SEQ_OUT_OF_ORDER`] (a site's
 //! outbox sends in seq order, and a lower seq would break the site's order
 //! at the central); any other hop is *applied*. Nothing refused is stored.
+//! A batch's summary of the site, when it carries one, replaces the one
+//! held for the site unless that was taken later (a batch sent again after
+//! a newer one), in the same transaction.
 
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
 use super::wire::{
-    CentralBatch, CentralBatchResponse, CentralHop, CentralResult, KEY_MISMATCH, SEQ_OUT_OF_ORDER,
+    CentralBatch, CentralBatchResponse, CentralHop, CentralResult, SiteSummary, SummaryError,
+    KEY_MISMATCH, SEQ_OUT_OF_ORDER,
 };
 use crate::ledger::receipts::request_hash;
 use crate::ledger::{LedgerError, Refusal};
@@ -31,6 +35,8 @@ pub enum BatchError {
     TooMany,
     #[error("seqs must be positive and strictly increasing within a batch")]
     Order,
+    #[error(transparent)]
+    Summary(#[from] SummaryError),
 }
 
 /// Checks what can be refused of a batch as a whole.
@@ -45,6 +51,9 @@ pub fn check(batch: &CentralBatch) -> Result<(), BatchError> {
             return Err(BatchError::Order);
         }
         last = hop.seq;
+    }
+    if let Some(summary) = &batch.summary {
+        summary.check()?;
     }
     Ok(())
 }
@@ -144,6 +153,15 @@ fn ingest_in(
             }
         }
     }
+    if let Some(summary) = &batch.summary {
+        let json = serde_json::to_string(summary)
+            .map_err(|err| crate::sql::Error::conversion(0, format!("summary as JSON: {err}")))?;
+        conn.execute(
+            "UPDATE central_sites SET summary = ?2, summary_at = ?3
+             WHERE site_id = ?1 AND (summary_at IS NULL OR summary_at <= ?3)",
+            params![batch.site_id, json, summary.taken_at.0],
+        )?;
+    }
     if received > 0 {
         conn.execute(
             "UPDATE central_sites SET last_seq = ?2, hops_received = hops_received + ?3
@@ -179,12 +197,15 @@ pub struct CentralSite {
     pub hops_received: i64,
     /// The last outbox seq it holds from the site.
     pub last_seq: i64,
+    /// The latest summary the site sent of how it is doing; null until
+    /// one arrives (a site of an older release sends none).
+    pub summary: Option<SiteSummary>,
 }
 
 /// Every site the central has heard from, by id.
 pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
     let mut select = conn.prepare_cached(
-        "SELECT site_id, first_seen_at, last_seen_at, hops_received, last_seq
+        "SELECT site_id, first_seen_at, last_seen_at, hops_received, last_seq, summary
          FROM central_sites ORDER BY site_id",
     )?;
     let rows = select.query_map([], |row| {
@@ -194,6 +215,11 @@ pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
             last_seen_at: UnixMs(row.get(2)?),
             hops_received: row.get(3)?,
             last_seq: row.get(4)?,
+            summary: row
+                .get::<_, Option<String>>(5)?
+                .map(|json| serde_json::from_str(&json))
+                .transpose()
+                .map_err(|err| crate::sql::Error::conversion(5, err.to_string()))?,
         })
     })?;
     rows.collect()
@@ -237,7 +263,75 @@ mod tests {
         CentralBatch {
             site_id: "S".into(),
             hops,
+            summary: None,
         }
+    }
+
+    fn summary(taken_at: i64, queue_depth: i64) -> SiteSummary {
+        SiteSummary {
+            taken_at: UnixMs(taken_at),
+            time_zone: "Europe/Berlin".into(),
+            trend: crate::view::history::Trend::Growing,
+            queue_depth,
+            oldest_queued_at: None,
+            devices_offline: 0,
+            alert: None,
+            outbox_pending: 0,
+            outbox_lag_ms: 0,
+            view_url: Some("https://dc-1.example:8443/site/".into()),
+        }
+    }
+
+    #[test]
+    fn the_latest_summary_is_kept_and_one_taken_earlier_arriving_late_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            let with = |taken_at, depth| CentralBatch {
+                summary: Some(summary(taken_at, depth)),
+                ..batch(Vec::new())
+            };
+            assert!(check(&with(10, 4)).is_ok());
+            ingest(conn, &with(10, 4), UnixMs(11)).unwrap();
+            assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
+            ingest(conn, &with(9, 7), UnixMs(12)).unwrap();
+            assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
+            ingest(conn, &batch(Vec::new()), UnixMs(13)).unwrap();
+            let site = &sites(conn).unwrap()[0];
+            assert_eq!(
+                (site.last_seen_at, &site.summary),
+                (UnixMs(13), &Some(summary(10, 4)))
+            );
+            ingest(conn, &with(20, 0), UnixMs(21)).unwrap();
+            assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(20, 0)));
+        });
+    }
+
+    #[test]
+    fn a_summary_with_a_negative_count_or_a_url_that_is_not_the_web_is_refused() {
+        let mut bad = summary(1, -1);
+        let refused = |s: &SiteSummary| {
+            check(&CentralBatch {
+                summary: Some(s.clone()),
+                ..batch(Vec::new())
+            })
+        };
+        assert_eq!(
+            refused(&bad),
+            Err(BatchError::Summary(SummaryError::Negative("queue_depth")))
+        );
+        bad.queue_depth = 0;
+        bad.view_url = Some("javascript:alert(1)".into());
+        assert_eq!(
+            refused(&bad),
+            Err(BatchError::Summary(SummaryError::ViewUrl))
+        );
+        bad.view_url = None;
+        bad.time_zone = "\u{7}".into();
+        assert_eq!(
+            refused(&bad),
+            Err(BatchError::Summary(SummaryError::TimeZone))
+        );
     }
 
     #[test]

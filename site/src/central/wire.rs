@@ -1,9 +1,13 @@
 //! What a site sends a central and what the central answers: a batch of
 //! the site's hops in outbox order, signed as terminal batches are
 //! (HMAC-SHA256 over `"<timestamp>.<body>"`, the same headers and age
-//! window, [`crate::terminal_wire`]).
+//! window, [`crate::terminal_wire`]), with, now and then, a summary of how
+//! the site is doing for the central's view of every site.
 
 use serde::{Deserialize, Serialize};
+use stockhop::time::UnixMs;
+
+use crate::view::history::{Alert, Trend};
 
 /// Where a central takes site batches.
 pub const CENTRAL_HOPS_PATH: &str = "/v1/central/hops";
@@ -21,6 +25,92 @@ pub const KEY_MISMATCH: &str = "KEY_MISMATCH";
 pub struct CentralBatch {
     pub site_id: String,
     pub hops: Vec<CentralHop>,
+    /// How the site is doing as it sends the batch; a site attaches one
+    /// every [`SUMMARY_EVERY_MS`] (alone in a batch without hops while it
+    /// has none to send).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SiteSummary>,
+}
+
+/// How often a site sends its summary: the central's view of a site is at
+/// most this old while the site reaches it, for one status read a period.
+pub const SUMMARY_EVERY_MS: i64 = 10_000;
+
+/// The longest `time_zone` a summary may carry: IANA names are far
+/// shorter; anything past this is not one.
+pub const SUMMARY_TIME_ZONE_CHARS_MAX: usize = 64;
+/// The longest `view_url` a summary may carry, the usual URL bound of
+/// browsers and proxies.
+pub const SUMMARY_VIEW_URL_CHARS_MAX: usize = 2048;
+
+/// A site's status in brief, as the central shows it beside the site's
+/// last contact: the same facts the site's own `/v1/site/status` gives.
+/// Unknown fields are taken and dropped, so a newer site can say more to
+/// an older central.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteSummary {
+    /// When the site read it, on the site's clock.
+    pub taken_at: UnixMs,
+    /// The site's time zone (IANA name), to show the site's times in.
+    pub time_zone: String,
+    pub trend: Trend,
+    /// The sum of the site's devices' latest heartbeat depths.
+    pub queue_depth: i64,
+    /// The oldest item queued on any of the site's devices.
+    pub oldest_queued_at: Option<UnixMs>,
+    pub devices_offline: i64,
+    /// The highest priority among the offline devices, null with none.
+    pub alert: Option<Alert>,
+    /// Hops waiting in the site's outbox to this central.
+    pub outbox_pending: i64,
+    /// How long the oldest of them has waited since it was recorded, in
+    /// milliseconds (0 with none).
+    pub outbox_lag_ms: i64,
+    /// The site's own view (`https://…/site/`), when the site knows its
+    /// address.
+    pub view_url: Option<String>,
+}
+
+/// Why a summary is refused (the whole batch is, 400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SummaryError {
+    #[error("summary.time_zone must be 1 to {SUMMARY_TIME_ZONE_CHARS_MAX} printable characters")]
+    TimeZone,
+    #[error("summary.view_url must be an http or https URL of at most {SUMMARY_VIEW_URL_CHARS_MAX} characters")]
+    ViewUrl,
+    #[error("summary.{0} must not be negative")]
+    Negative(&'static str),
+}
+
+impl SiteSummary {
+    /// Checks what the central would store and show.
+    pub fn check(&self) -> Result<(), SummaryError> {
+        let printable = |text: &str| text.chars().all(|c| !c.is_control());
+        if self.time_zone.is_empty()
+            || self.time_zone.chars().count() > SUMMARY_TIME_ZONE_CHARS_MAX
+            || !printable(&self.time_zone)
+        {
+            return Err(SummaryError::TimeZone);
+        }
+        if let Some(url) = &self.view_url {
+            let web = reqwest::Url::parse(url)
+                .is_ok_and(|parsed| matches!(parsed.scheme(), "http" | "https"));
+            if !web || url.chars().count() > SUMMARY_VIEW_URL_CHARS_MAX {
+                return Err(SummaryError::ViewUrl);
+            }
+        }
+        for (name, value) in [
+            ("queue_depth", self.queue_depth),
+            ("devices_offline", self.devices_offline),
+            ("outbox_pending", self.outbox_pending),
+            ("outbox_lag_ms", self.outbox_lag_ms),
+        ] {
+            if value < 0 {
+                return Err(SummaryError::Negative(name));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -36,6 +36,17 @@ pub enum Trend {
     Escalated,
 }
 
+/// An offline device's alert priority (beside [`Trend`], so a site's
+/// summary to its central can carry both without the whole status).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Alert {
+    P1,
+    P2,
+    P3,
+}
+
 /// The window of `median_sync_latency_ms`: the last hour.
 pub const LATENCY_WINDOW_MS: i64 = 60 * 60 * 1000;
 

@@ -4,6 +4,7 @@
 //! `/metrics`, all for admin tokens only ([`admin`]).
 //!
 //! [`status`] (devices online and offline by profile, the trend),
+//! [`summary`] (the same in brief, for the central),
 //! [`alerts`] (the conditions raised to a webhook),
 //! [`history`] (the heartbeat history behind the chart), [`chart`] (the
 //! chart as SVG), [`decisions`] (what waits for a person), [`enroll`]
@@ -30,6 +31,7 @@ pub mod printers;
 pub mod sign_in;
 pub mod station_labels;
 pub mod status;
+pub mod summary;
 pub mod workbench;
 pub mod workbench_api;
 

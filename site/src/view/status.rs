@@ -20,15 +20,7 @@ pub use super::history::ESCALATE_AFTER_MS;
 /// Dead letters listed on the dashboard (newest first).
 pub const MAX_DEAD_LETTERS_LISTED: usize = 50;
 
-/// An offline device's alert priority.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub enum Alert {
-    P1,
-    P2,
-    P3,
-}
+pub use super::history::Alert;
 
 /// The priority an offline device of `profile` is raised at.
 pub fn alert_priority(profile: Profile) -> Alert {

@@ -260,7 +260,100 @@ function renderStatus(status) {
     ),
   );
   $('central').hidden = !forwards && status.central_sites.length === 0;
+  renderSites(status.central_sites, now);
 }
+
+// ---- the company's view (on a central) -------------------------------------
+// #sites lists every site as a card (a[data-site][data-trend][data-contact]
+// inside #site-cards, linking to #site=ID); #site-detail shows one site's
+// summary (#site-detail-facts, dt/dd pairs; #site-detail-view links to the
+// site's own view when it sent its address). A site's times are shown on
+// its own clock (summary.time_zone).
+
+// A site sends its summary every 10 s; past a minute without contact its
+// card says how long it has been silent.
+const SITE_LATE_MS = 60_000;
+let lastSites = [];
+let lastSitesNow = 0;
+
+const clockIn = (rfc3339, zone) => {
+  if (!rfc3339) return 'never';
+  return new Date(rfc3339).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: zone });
+};
+
+const selectedSite = () => {
+  const match = /^#site=(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]) : null;
+};
+
+/** The facts of one site's summary, as label and value pairs. */
+function siteFacts(site, now) {
+  const s = site.summary;
+  const late = now - Date.parse(site.last_seen_at) > SITE_LATE_MS;
+  const contact = `${late ? `silent for ${age(site.last_seen_at, now)}` : `${age(site.last_seen_at, now)} ago`} (${clockIn(site.last_seen_at, s?.time_zone ?? siteZone)})`;
+  if (!s) return [['Last contact', contact], ['Status', 'not sent yet (the site runs an older release)']];
+  const offline = s.devices_offline === 0
+    ? 'none'
+    : el('span', {}, `${s.devices_offline} `, el('span', { class: 'prio', dataset: { alert: s.alert ?? '' } }, s.alert ?? ''));
+  return [
+    ['Queue depth', s.queue_depth],
+    ['Oldest item', s.oldest_queued_at ? `${age(s.oldest_queued_at, now)} (since ${clockIn(s.oldest_queued_at, s.time_zone)})` : 'none waiting'],
+    ['Devices offline', offline],
+    ['Outbox', s.outbox_pending === 0 ? 'sent' : `${s.outbox_pending} waiting, ${latency(s.outbox_lag_ms)} behind`],
+    ['Last contact', contact],
+  ];
+}
+
+function factList(target, pairs) {
+  target.replaceChildren(...pairs.flatMap(([label, value]) => [el('dt', {}, label), el('dd', {}, value)]));
+}
+
+function renderSites(sites, now) {
+  lastSites = sites;
+  lastSitesNow = now;
+  const selected = selectedSite();
+  const site = sites.find((s) => s.site_id === selected);
+  $('sites').hidden = sites.length === 0 || site !== undefined;
+  $('sites-count').textContent = sites.length ? `· ${sites.length}` : '';
+  $('site-cards').replaceChildren(
+    ...sites.map((s) => {
+      const trend = s.summary?.trend ?? 'unknown';
+      const late = now - Date.parse(s.last_seen_at) > SITE_LATE_MS;
+      const facts = el('dl', { class: 'facts' });
+      factList(facts, siteFacts(s, now).filter(([label]) => label !== 'Last contact' || late));
+      return el(
+        'li',
+        {},
+        el(
+          'a',
+          { class: 'site-card', href: `#site=${encodeURIComponent(s.site_id)}`, dataset: { site: s.site_id, trend, contact: late ? 'late' : 'ok' } },
+          el('span', { class: 'name' }, s.site_id, el('span', { class: 'state' }, TREND_WORDS[trend] ?? 'No status yet')),
+          facts,
+        ),
+      );
+    }),
+  );
+  $('site-detail').hidden = site === undefined;
+  if (!site) return;
+  const trend = site.summary?.trend ?? 'unknown';
+  $('site-detail-name').textContent = site.summary ? `${site.site_id} · ${site.summary.time_zone}` : site.site_id;
+  $('site-detail-trend').dataset.trend = trend;
+  $('site-detail-trend').textContent = TREND_WORDS[trend] ?? 'No status yet';
+  factList($('site-detail-facts'), [
+    ...siteFacts(site, now),
+    ['Status taken', site.summary ? clockIn(site.summary.taken_at, site.summary.time_zone) : '–'],
+    ['Hops received', site.hops_received],
+    ['First contact', `${new Date(site.first_seen_at).toLocaleDateString('en-CA', { timeZone: site.summary?.time_zone ?? siteZone })} ${clockIn(site.first_seen_at, site.summary?.time_zone ?? siteZone)}`],
+  ]);
+  const view = $('site-detail-view');
+  view.hidden = !site.summary?.view_url;
+  if (site.summary?.view_url) view.href = site.summary.view_url;
+}
+
+window.addEventListener('hashchange', () => {
+  renderSites(lastSites, lastSitesNow);
+  window.scrollTo(0, 0);
+});
 
 // ---- the decision workbench ------------------------------------------------
 // #counts, #grns and #corrections list the open decisions of
