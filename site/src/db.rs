@@ -112,6 +112,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "decisions",
         sql: include_str!("../migrations/0014_decisions.sql"),
     },
+    Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../migrations/0015_set_aside.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -186,6 +191,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 14,
         name: "decisions",
         sql: include_str!("../migrations/postgres/0014_decisions.sql"),
+    },
+    Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../migrations/postgres/0015_set_aside.sql"),
     },
 ];
 
