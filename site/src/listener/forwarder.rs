@@ -56,8 +56,9 @@ pub const RETRY_DELAY_MAX: Millis = Millis::from_secs(60);
 /// Most bytes of a rejecting answer kept with a dead letter.
 pub const DEAD_BODY_BYTES_MAX: usize = 4096;
 /// Deliveries the ledger may fail (5xx) for one record before it is set
-/// aside: at the retry cadence five attempts span half a minute (2, 4, 8
-/// and 16 s apart), past a blip, and the records behind it wait no longer.
+/// aside: at the retry cadence five attempts come within about a minute
+/// (2, 4, 8, 16 s apart, and 32 s more when a whole batch failed first),
+/// past a blip, and the records behind it wait no longer.
 pub const SET_ASIDE_AFTER_ATTEMPTS: u32 = 5;
 /// How often a set-aside record is tried again: a fix on the ledger's side
 /// reaches it within ten minutes, and a record the ledger keeps failing

@@ -8,8 +8,11 @@
 //! the rules' windows move only after that commit. The forwarder reads
 //! pending rows in FIFO order ([`pending_batch`]) and settles them in one
 //! transaction ([`settle`]): the durable served record first, then the
-//! queue rows marked done or dead. Rows are never deleted during a drain;
-//! [`prune`] removes old done rows separately.
+//! queue rows marked done or dead, or a failed attempt counted. A row the
+//! ledger kept failing is set aside: still pending, but out of
+//! [`pending_batch`] and read alone by [`due_set_aside`] when its next
+//! attempt falls due. Rows are never deleted during a drain; [`prune`]
+//! removes old done rows separately.
 
 use std::collections::HashMap;
 
