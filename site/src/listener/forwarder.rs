@@ -473,7 +473,10 @@ impl Drain {
         if set_aside && !row.set_aside {
             tracing::warn!(key = %row.record.key, attempts, %error, "the ledger keeps failing a terminal record; set aside so the records behind it flow");
         }
-        let end = error.floor_char_boundary(DEAD_BODY_BYTES_MAX);
+        let mut end = error.len().min(DEAD_BODY_BYTES_MAX);
+        while !error.is_char_boundary(end) {
+            end -= 1;
+        }
         Settled::Failed {
             error: error[..end].to_owned(),
             set_aside_for: set_aside.then_some(self.cadence.set_aside_retry),
