@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop_site::listener::forwarder::{Drain, Read, Step};
+use stockhop_site::listener::forwarder::{self, Batch, Drain, Step};
 use stockhop_site::listener::queue::{self, NewRecord, Queued, Write};
 use stockhop_site::listener::rules::{Capture, ReaderRates, Rules};
 use stockhop_site::terminal_wire::{TerminalEventKind, TerminalHeartbeat, TerminalSource};
@@ -212,18 +212,13 @@ impl Listener {
         }
     }
 
-    /// What the forwarder's next attempt reads.
-    pub fn next_batch(&mut self) -> anyhow::Result<(Vec<Queued>, Vec<TerminalHeartbeat>)> {
-        let Read {
-            limit,
-            with_heartbeats,
-        } = self.drain.read();
-        let heartbeats = if with_heartbeats {
-            queue::pending_heartbeats(&mut self.conn)?
-        } else {
-            Vec::new()
-        };
-        Ok((queue::pending_batch(&mut self.conn, limit)?, heartbeats))
+    /// What the forwarder's next attempt reads at `now`.
+    pub fn next_batch(&mut self, now: UnixMs) -> anyhow::Result<Batch> {
+        Ok(forwarder::read_batch(
+            &mut self.conn,
+            self.drain.read(),
+            now,
+        )?)
     }
 
     /// Settles a step's rows at `now`; with `crash` the process dies at

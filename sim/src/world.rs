@@ -669,8 +669,16 @@ impl World {
         if !listener.up || listener.generation != generation || listener.in_flight.is_some() {
             return Ok(());
         }
-        let (rows, heartbeats) = self.listener.next_batch()?;
+        let batch = self.listener.next_batch(self.now)?;
+        let (rows, heartbeats) = (batch.rows, batch.heartbeats);
         if rows.is_empty() && heartbeats.is_empty() {
+            // An idle forwarder wakes when a set-aside record falls due.
+            if let Some(at) = batch.next_set_aside_at {
+                self.schedule(
+                    at.0.saturating_sub(self.now.0).max(1),
+                    Event::ForwarderStep(generation),
+                );
+            }
             return Ok(());
         }
         self.next_forward += 1;

@@ -113,6 +113,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0014_decisions.sql"),
     },
     Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../migrations/0015_set_aside.sql"),
+    },
+    Migration {
         version: 16,
         name: "central_summaries",
         sql: include_str!("../migrations/0016_central_summaries.sql"),
@@ -191,6 +196,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 14,
         name: "decisions",
         sql: include_str!("../migrations/postgres/0014_decisions.sql"),
+    },
+    Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../migrations/postgres/0015_set_aside.sql"),
     },
     Migration {
         version: 16,

@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::forwarder::Cadence;
 use super::iclock::Handshake;
 use super::rules::ReaderRates;
 use super::zone::{TerminalZone, ZoneError};
@@ -145,6 +146,9 @@ pub struct ListenerConfig {
     /// The profile of a reader not named there (`reader_profile`): the
     /// fixed gate, the reader the listener is for.
     pub default_reader_profile: Profile,
+    /// The forwarder's retry and set-aside waits (not read from the file:
+    /// the named defaults, shortened only by tests).
+    pub forwarding: Cadence,
 }
 
 impl Default for ListenerConfig {
@@ -159,6 +163,7 @@ impl Default for ListenerConfig {
             ledger: None,
             reader_profiles: HashMap::new(),
             default_reader_profile: Profile::Fxr90,
+            forwarding: Cadence::default(),
         }
     }
 }

@@ -11,6 +11,16 @@
 //! re-sent one record at a time, so only the record the ledger refuses is
 //! dead-lettered (with the answer's body) and the records behind it go on.
 //!
+//! A 5xx is the ledger failing, which one record can cause (a stored value
+//! it trips over) as well as an outage. A record the ledger answers 5xx
+//! (500, or any 5xx but 502, 503 and 504, which speak of the ledger or the
+//! way to it, never of one record) gets an attempt counted with that
+//! answer; a batch answered so is re-sent one record at a time to find
+//! which. After [`SET_ASIDE_AFTER_ATTEMPTS`] such attempts the record is
+//! set aside: kept in the queue with its attempts and last error, left out
+//! of the FIFO drain so the records behind it flow, and tried alone again
+//! every [`SET_ASIDE_RETRY`] until the ledger takes (or refuses) it.
+//!
 //! A delivered row is settled in one durable transaction: the served record
 //! for the duplicate window, then the row marked done (never deleted here;
 //! [`run_pruner`] removes old done rows on its own schedule). A crash
@@ -24,7 +34,7 @@ use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use stockhop::time::Millis;
+use stockhop::time::{Millis, UnixMs};
 use tokio::sync::watch;
 
 use super::queue::{self, QueueError, Queued, Settled};
@@ -45,6 +55,15 @@ pub const RETRY_DELAY_FIRST: Millis = Millis::from_secs(2);
 pub const RETRY_DELAY_MAX: Millis = Millis::from_secs(60);
 /// Most bytes of a rejecting answer kept with a dead letter.
 pub const DEAD_BODY_BYTES_MAX: usize = 4096;
+/// Deliveries the ledger may fail (5xx) for one record before it is set
+/// aside: at the retry cadence five attempts come within about a minute
+/// (2, 4, 8, 16 s apart, and 32 s more when a whole batch failed first),
+/// past a blip, and the records behind it wait no longer.
+pub const SET_ASIDE_AFTER_ATTEMPTS: u32 = 5;
+/// How often a set-aside record is tried again: a fix on the ledger's side
+/// reaches it within ten minutes, and a record the ledger keeps failing
+/// costs it six requests an hour.
+pub const SET_ASIDE_RETRY: Millis = Millis::from_secs(10 * 60);
 /// How often the prune pass runs.
 pub const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
 /// Wait before re-reading the queue after a local database error.
@@ -110,14 +129,55 @@ pub fn classify(status: u16) -> Disposition {
     }
 }
 
+/// Whether a 5xx answer for a record counts as an attempt the ledger
+/// failed that record with: 502, 503 and 504 say the ledger (or a proxy in
+/// front of it) cannot take anything now, busy or out of storage among
+/// them, so they are waited out like an outage and never set a record
+/// aside.
+pub fn fails_the_record(status: u16) -> bool {
+    (500..=599).contains(&status) && !matches!(status, 502..=504)
+}
+
 /// The wait after `failures` failed deliveries in a row: 2 s, 4 s, 8 s, …
 /// capped at 60 s; none before the first failure.
 pub fn retry_delay(failures: u32) -> Millis {
-    if failures == 0 {
-        return Millis(0);
+    Cadence::default().retry_delay(failures)
+}
+
+/// The forwarder's waits: [`RETRY_DELAY_FIRST`], [`RETRY_DELAY_MAX`] and
+/// [`SET_ASIDE_RETRY`] unless a test needs its minutes in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cadence {
+    pub retry_delay_first: Millis,
+    pub retry_delay_max: Millis,
+    pub set_aside_retry: Millis,
+}
+
+impl Default for Cadence {
+    fn default() -> Cadence {
+        Cadence {
+            retry_delay_first: RETRY_DELAY_FIRST,
+            retry_delay_max: RETRY_DELAY_MAX,
+            set_aside_retry: SET_ASIDE_RETRY,
+        }
     }
-    let doublings = (failures - 1).min(16);
-    Millis((RETRY_DELAY_FIRST.0 << doublings).min(RETRY_DELAY_MAX.0))
+}
+
+impl Cadence {
+    /// The wait after `failures` failed deliveries in a row, doubling from
+    /// the first delay to the cap; none before the first failure.
+    pub fn retry_delay(&self, failures: u32) -> Millis {
+        if failures == 0 {
+            return Millis(0);
+        }
+        let doublings = (failures - 1).min(16);
+        Millis(
+            self.retry_delay_first
+                .0
+                .saturating_mul(1 << doublings)
+                .min(self.retry_delay_max.0),
+        )
+    }
 }
 
 /// `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`.
@@ -279,8 +339,10 @@ fn with_causes(err: &dyn std::error::Error) -> String {
 #[derive(Debug, Default)]
 pub struct Drain {
     failures: u32,
-    /// Records still to send one at a time after a batch was rejected.
+    /// Records still to send one at a time after a batch was rejected or
+    /// failed.
     isolating: usize,
+    cadence: Cadence,
 }
 
 /// What one delivery attempt decided for its rows.
@@ -298,6 +360,46 @@ pub struct Read {
     pub limit: usize,
     /// Whether the terminals' last-seen times go with them.
     pub with_heartbeats: bool,
+    /// Whether a set-aside record whose next attempt is due goes first,
+    /// alone (never while a batch's records are being sent one at a time).
+    pub set_aside: bool,
+}
+
+/// What [`read_batch`] found: rows to send (one set-aside row alone, or
+/// the oldest pending rows) with the heartbeats to send beside them, and
+/// when the next set-aside row falls due, so an idle forwarder wakes then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub rows: Vec<Queued>,
+    pub heartbeats: Vec<TerminalHeartbeat>,
+    pub next_set_aside_at: Option<UnixMs>,
+}
+
+/// Reads what [`Drain::read`] asked for at `now`: a due set-aside row
+/// alone when one is due and asked for, else the oldest pending rows.
+pub fn read_batch(
+    conn: &mut rusqlite::Connection,
+    read: Read,
+    now: UnixMs,
+) -> Result<Batch, QueueError> {
+    let next_set_aside_at = queue::next_set_aside_at(conn)?;
+    if read.set_aside && next_set_aside_at.is_some_and(|at| at <= now) {
+        return Ok(Batch {
+            rows: queue::due_set_aside(conn, now, 1)?,
+            heartbeats: Vec::new(),
+            next_set_aside_at,
+        });
+    }
+    let heartbeats = if read.with_heartbeats {
+        queue::pending_heartbeats(conn)?
+    } else {
+        Vec::new()
+    };
+    Ok(Batch {
+        rows: queue::pending_batch(conn, read.limit)?,
+        heartbeats,
+        next_set_aside_at,
+    })
 }
 
 /// What one delivery decided: the rows to settle in one transaction (with
@@ -311,12 +413,21 @@ pub struct Step {
 }
 
 impl Drain {
+    /// A drain that waits as `cadence` says.
+    pub fn new(cadence: Cadence) -> Drain {
+        Drain {
+            cadence,
+            ..Drain::default()
+        }
+    }
+
     /// What the next attempt reads. Records sent one at a time go alone,
     /// so a refused heartbeat cannot get a good record dead-lettered.
     pub fn read(&self) -> Read {
         Read {
             limit: self.batch_limit(),
             with_heartbeats: self.isolating == 0,
+            set_aside: self.isolating == 0,
         }
     }
 
@@ -350,7 +461,25 @@ impl Drain {
             } else {
                 Vec::new()
             },
-            wait: plan.retry.then(|| retry_delay(self.failures)),
+            wait: plan.retry.then(|| self.cadence.retry_delay(self.failures)),
+        }
+    }
+
+    /// `row` failed by the ledger once more with `error`: set aside (again)
+    /// when that makes [`SET_ASIDE_AFTER_ATTEMPTS`] or it already was.
+    fn failed(&self, row: &Queued, error: String) -> Settled {
+        let attempts = row.attempts.saturating_add(1);
+        let set_aside = row.set_aside || attempts >= SET_ASIDE_AFTER_ATTEMPTS;
+        if set_aside && !row.set_aside {
+            tracing::warn!(key = %row.record.key, attempts, %error, "the ledger keeps failing a terminal record; set aside so the records behind it flow");
+        }
+        let mut end = error.len().min(DEAD_BODY_BYTES_MAX);
+        while !error.is_char_boundary(end) {
+            end -= 1;
+        }
+        Settled::Failed {
+            error: error[..end].to_owned(),
+            set_aside_for: set_aside.then_some(self.cadence.set_aside_retry),
         }
     }
 
@@ -411,6 +540,24 @@ impl Drain {
                                     },
                                 ));
                             }
+                            Disposition::Retry if fails_the_record(result.status) => {
+                                let error = failure_text(
+                                    result.status,
+                                    result.code.as_deref(),
+                                    result.message.as_deref(),
+                                );
+                                let failed = self.failed(row, error);
+                                if matches!(
+                                    failed,
+                                    Settled::Failed {
+                                        set_aside_for: None,
+                                        ..
+                                    }
+                                ) {
+                                    plan.retry = true;
+                                }
+                                plan.settle.push((row, failed));
+                            }
                             Disposition::Retry => plan.retry = true,
                         }
                     }
@@ -450,6 +597,39 @@ impl Drain {
                     retry: false,
                 }
             }
+            Err(DeliveryError::Status { status, body })
+                if fails_the_record(status) && !rows.is_empty() =>
+            {
+                if rows.len() > 1 || with_heartbeats {
+                    // Which record (or heartbeat) the ledger fails on is
+                    // unknown: after the usual wait, each goes alone.
+                    tracing::warn!(
+                        status,
+                        rows = rows.len(),
+                        "ledger failed a batch; sending its records one at a time"
+                    );
+                    self.isolating = rows.len();
+                    Plan {
+                        settle: Vec::new(),
+                        retry: true,
+                    }
+                } else {
+                    let row = &rows[0];
+                    let failed = self.failed(row, format!("{status} {body}"));
+                    tracing::warn!(key = %row.record.key, status, attempts = row.attempts + 1, "ledger failed a terminal record; will retry");
+                    let retry = matches!(
+                        failed,
+                        Settled::Failed {
+                            set_aside_for: None,
+                            ..
+                        }
+                    );
+                    Plan {
+                        settle: vec![(row, failed)],
+                        retry,
+                    }
+                }
+            }
             Err(err) => {
                 tracing::warn!(%err, failures = self.failures + 1, "terminal batch not delivered; will retry");
                 Plan {
@@ -461,42 +641,56 @@ impl Drain {
         if plan.retry {
             self.failures = self.failures.saturating_add(1);
         } else {
-            self.failures = 0;
+            // Setting a record aside is no sign the ledger is well again:
+            // the waits keep growing until it takes something.
+            let only_failed = !plan.settle.is_empty()
+                && plan
+                    .settle
+                    .iter()
+                    .all(|(_, settled)| matches!(settled, Settled::Failed { .. }));
+            if !only_failed {
+                self.failures = 0;
+            }
             self.isolating = self.isolating.saturating_sub(rows.len().max(1));
         }
         plan
     }
 }
 
-/// Drains the queue until `shutdown` turns true. `writes` changes on every
-/// committed queue write: a write after the queue was last read starts a
-/// drain at once and cuts a retry wait short.
+/// A record's failure as the dashboard shows it: `500 CODE: message`.
+fn failure_text(status: u16, code: Option<&str>, message: Option<&str>) -> String {
+    match (code, message) {
+        (Some(code), Some(message)) => format!("{status} {code}: {message}"),
+        (Some(text), None) | (None, Some(text)) => format!("{status} {text}"),
+        (None, None) => status.to_string(),
+    }
+}
+
+/// Drains the queue until `shutdown` turns true, waiting as `cadence`
+/// says. `writes` changes on every committed queue write: a write after
+/// the queue was last read starts a drain at once and cuts a retry wait
+/// short. An idle forwarder also wakes when a set-aside row falls due.
 pub async fn run(
     db: Db,
     sink: Arc<dyn LedgerSink>,
+    cadence: Cadence,
     mut writes: watch::Receiver<u64>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut drain = Drain::default();
+    let mut drain = Drain::new(cadence);
     while !*shutdown.borrow() {
-        let Read {
-            limit,
-            with_heartbeats,
-        } = drain.read();
+        let read = drain.read();
         // Everything written up to here is in the read below.
         writes.borrow_and_update();
-        let read = db
-            .call_local(move |conn| -> Result<_, QueueError> {
-                let heartbeats = if with_heartbeats {
-                    queue::pending_heartbeats(conn)?
-                } else {
-                    Vec::new()
-                };
-                Ok((queue::pending_batch(conn, limit)?, heartbeats))
-            })
+        let batch = db
+            .call_local(move |conn| read_batch(conn, read, unix_now()))
             .await;
-        let (rows, heartbeats) = match read {
-            Ok(read) => read,
+        let Batch {
+            rows,
+            heartbeats,
+            next_set_aside_at,
+        } = match batch {
+            Ok(batch) => batch,
             Err(err) => {
                 tracing::error!(%err, "cannot read the terminal queue");
                 pause(DB_ERROR_DELAY, &mut writes, &mut shutdown).await;
@@ -504,9 +698,17 @@ pub async fn run(
             }
         };
         if rows.is_empty() && heartbeats.is_empty() {
-            tokio::select! {
-                _ = writes.changed() => {}
-                _ = shutdown.changed() => {}
+            match next_set_aside_at {
+                Some(at) => {
+                    let wait = Millis(u64::try_from(at.0 - unix_now().0).unwrap_or(0));
+                    pause(Duration::from_millis(wait.0), &mut writes, &mut shutdown).await;
+                }
+                None => {
+                    tokio::select! {
+                        _ = writes.changed() => {}
+                        _ = shutdown.changed() => {}
+                    }
+                }
             }
             continue;
         }
@@ -587,6 +789,8 @@ mod tests {
         Queued {
             seq,
             event_id: format!("e{seq}"),
+            attempts: 0,
+            set_aside: false,
             record: TerminalRecord {
                 key: IdempotencyKey::mint().unwrap(),
                 source: TerminalSource::Framed,
@@ -623,6 +827,182 @@ mod tests {
         let secs: Vec<u64> = (0..9).map(|n| retry_delay(n).0 / 1000).collect();
         assert_eq!(secs, [0, 2, 4, 8, 16, 32, 60, 60, 60]);
         assert_eq!(retry_delay(u32::MAX), RETRY_DELAY_MAX);
+    }
+
+    fn server_error(status: u16) -> Result<TerminalBatchResponse, DeliveryError> {
+        Err(DeliveryError::Status {
+            status,
+            body: "disk I/O error".to_owned(),
+        })
+    }
+
+    /// `row` as the queue reads it after the settle `plan` decided.
+    fn after(row: &Queued, settled: &Settled) -> Queued {
+        let mut row = row.clone();
+        if let Settled::Failed { set_aside_for, .. } = settled {
+            row.attempts += 1;
+            row.set_aside |= set_aside_for.is_some();
+        }
+        row
+    }
+
+    #[test]
+    fn only_server_errors_about_the_record_count_as_its_attempts() {
+        let counted: Vec<u16> = [400, 429, 500, 501, 502, 503, 504, 505, 507, 599]
+            .into_iter()
+            .filter(|&status| fails_the_record(status))
+            .collect();
+        assert_eq!(counted, [500, 501, 505, 507, 599]);
+    }
+
+    #[test]
+    fn a_record_the_ledger_keeps_failing_is_set_aside_after_five_attempts() {
+        let mut drain = Drain::default();
+        let mut head = row(1);
+        let mut waits = Vec::new();
+        for attempt in 1..=SET_ASIDE_AFTER_ATTEMPTS {
+            let rows = [head.clone()];
+            let step = drain.handle(&rows, Vec::new(), server_error(500));
+            let (_, settled) = &step.settle[0];
+            let Settled::Failed {
+                error,
+                set_aside_for,
+            } = settled
+            else {
+                panic!("{settled:?}");
+            };
+            assert_eq!(error, "500 disk I/O error");
+            let last = attempt == SET_ASIDE_AFTER_ATTEMPTS;
+            assert_eq!(set_aside_for.is_some(), last, "attempt {attempt}");
+            head = after(&head, settled);
+            waits.push(step.wait.map(|w| w.0 / 1000));
+        }
+        assert_eq!(
+            waits,
+            [Some(2), Some(4), Some(8), Some(16), None],
+            "set aside: the records behind it go at once"
+        );
+        assert_eq!(head.attempts, SET_ASIDE_AFTER_ATTEMPTS);
+        assert!(head.set_aside);
+        let next = [row(2)];
+        let step = drain.handle(&next, Vec::new(), server_error(500));
+        assert_eq!(
+            step.wait,
+            Some(Millis::from_secs(32)),
+            "setting a record aside is no sign the ledger is well: the waits keep growing"
+        );
+    }
+
+    #[test]
+    fn a_batch_the_ledger_fails_is_resent_one_record_at_a_time_after_a_wait() {
+        let rows = vec![row(1), row(2), row(3)];
+        let mut drain = Drain::default();
+        let step = drain.handle(&rows, Vec::new(), server_error(500));
+        assert_eq!(step.settle, Vec::new(), "which record fails is unknown");
+        assert_eq!(step.wait, Some(RETRY_DELAY_FIRST));
+        assert_eq!(
+            drain.read(),
+            Read {
+                limit: 1,
+                with_heartbeats: false,
+                set_aside: false
+            }
+        );
+        let step = drain.handle(&rows[..1], Vec::new(), server_error(500));
+        assert!(matches!(
+            step.settle[0].1,
+            Settled::Failed {
+                set_aside_for: None,
+                ..
+            }
+        ));
+        let mut head = after(&rows[0], &step.settle[0].1);
+        head.attempts = SET_ASIDE_AFTER_ATTEMPTS - 1;
+        let step = drain.handle(&[head], Vec::new(), server_error(500));
+        assert!(matches!(
+            step.settle[0].1,
+            Settled::Failed {
+                set_aside_for: Some(SET_ASIDE_RETRY),
+                ..
+            }
+        ));
+        assert_eq!(step.wait, None);
+        assert_eq!(drain.read().limit, 1, "the two behind it still go alone");
+        drain.handle(&rows[1..2], Vec::new(), Ok(answer(&rows[1..2], &[200])));
+        drain.handle(&rows[2..], Vec::new(), Ok(answer(&rows[2..], &[200])));
+        assert_eq!(
+            drain.read(),
+            Read {
+                limit: MAX_RECORDS_PER_BATCH,
+                with_heartbeats: true,
+                set_aside: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_record_failed_in_a_batch_answer_counts_an_attempt_and_the_rest_are_done() {
+        let rows = vec![row(1), row(2)];
+        let mut drain = Drain::default();
+        let mut answered = answer(&rows, &[500, 200]);
+        answered.results[0].message = Some("database disk image is malformed".to_owned());
+        let step = drain.handle(&rows, Vec::new(), Ok(answered));
+        assert_eq!(
+            step.settle[0].1,
+            Settled::Failed {
+                error: "500 bad_record: database disk image is malformed".to_owned(),
+                set_aside_for: None
+            }
+        );
+        assert_eq!(step.settle[1].1, Settled::Done);
+        assert_eq!(step.wait, Some(RETRY_DELAY_FIRST));
+    }
+
+    #[test]
+    fn busy_unavailable_and_gateway_answers_never_count_against_a_record() {
+        for status in [502, 503, 504] {
+            let mut drain = Drain::default();
+            let step = drain.handle(&[row(1)], Vec::new(), server_error(status));
+            assert_eq!(step.settle, Vec::new(), "{status}");
+            assert_eq!(step.wait, Some(RETRY_DELAY_FIRST), "{status}");
+            let rows = [row(1), row(2)];
+            let step = drain.handle(&rows, Vec::new(), Ok(answer(&rows, &[status, 200])));
+            assert_eq!(step.settle, vec![(rows[1].clone(), Settled::Done)]);
+        }
+    }
+
+    #[test]
+    fn a_set_aside_record_failed_again_waits_the_slower_cadence_and_holds_nothing() {
+        let cadence = Cadence {
+            set_aside_retry: Millis(1234),
+            ..Cadence::default()
+        };
+        let mut drain = Drain::new(cadence);
+        let mut aside = row(1);
+        aside.attempts = 9;
+        aside.set_aside = true;
+        let step = drain.handle(&[aside.clone()], Vec::new(), server_error(500));
+        assert!(matches!(
+            step.settle[0].1,
+            Settled::Failed {
+                set_aside_for: Some(Millis(1234)),
+                ..
+            }
+        ));
+        assert_eq!(step.wait, None);
+        let step = drain.handle(&[aside.clone()], Vec::new(), Ok(answer(&[aside], &[200])));
+        assert_eq!(step.settle[0].1, Settled::Done);
+    }
+
+    #[test]
+    fn the_cadence_scales_every_wait() {
+        let quick = Cadence {
+            retry_delay_first: Millis(10),
+            retry_delay_max: Millis(50),
+            set_aside_retry: Millis(100),
+        };
+        let waits: Vec<u64> = (0..6).map(|n| quick.retry_delay(n).0).collect();
+        assert_eq!(waits, [0, 10, 20, 40, 50, 50]);
     }
 
     #[test]
@@ -743,7 +1123,8 @@ mod tests {
             drain.read(),
             Read {
                 limit: MAX_RECORDS_PER_BATCH,
-                with_heartbeats: true
+                with_heartbeats: true,
+                set_aside: true
             }
         );
         let step = drain.handle(

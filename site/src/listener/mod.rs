@@ -303,6 +303,7 @@ pub async fn spawn(
             addr: config.tcp_addr,
             source,
         })?;
+    let cadence = config.forwarding;
     let intake = Intake::open(config, db.clone()).await?;
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
@@ -317,6 +318,7 @@ pub async fn spawn(
             tasks.spawn(forwarder::run(
                 db.clone(),
                 sink,
+                cadence,
                 intake.writes.subscribe(),
                 stopped.clone(),
             ));

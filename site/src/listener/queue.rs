@@ -8,8 +8,11 @@
 //! the rules' windows move only after that commit. The forwarder reads
 //! pending rows in FIFO order ([`pending_batch`]) and settles them in one
 //! transaction ([`settle`]): the durable served record first, then the
-//! queue rows marked done or dead. Rows are never deleted during a drain;
-//! [`prune`] removes old done rows separately.
+//! queue rows marked done or dead, or a failed attempt counted. A row the
+//! ledger kept failing is set aside: still pending, but out of
+//! [`pending_batch`] and read alone by [`due_set_aside`] when its next
+//! attempt falls due. Rows are never deleted during a drain; [`prune`]
+//! removes old done rows separately.
 
 use std::collections::HashMap;
 
@@ -231,55 +234,88 @@ pub struct Queued {
     pub seq: i64,
     pub record: TerminalRecord,
     pub event_id: String,
+    /// Deliveries the ledger failed (5xx) for this record so far.
+    pub attempts: u32,
+    /// Whether it was set aside: out of the FIFO drain, retried alone at
+    /// the slower cadence.
+    pub set_aside: bool,
 }
 
-/// The oldest `limit` pending rows, in the order they were written.
+const QUEUED_COLUMNS: &str = "seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw, attempts, set_aside_at IS NOT NULL";
+
+/// The oldest `limit` pending rows not set aside, in the order they were
+/// written.
 pub fn pending_batch(conn: &mut Connection, limit: usize) -> Result<Vec<Queued>, QueueError> {
-    let mut select = conn.prepare_cached(
-        "SELECT seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw
-         FROM listener_queue WHERE state = 'pending' ORDER BY seq LIMIT ?1",
-    )?;
-    let rows = select.query_map([limit as i64], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, String>(2)?,
-            row.get::<_, String>(3)?,
-            row.get::<_, String>(4)?,
-            row.get::<_, String>(5)?,
-            row.get::<_, String>(6)?,
-            row.get::<_, i64>(7)?,
-            row.get::<_, i64>(8)?,
-            row.get::<_, String>(9)?,
-            row.get::<_, Vec<u8>>(10)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (seq, key, source, device, event_id, kind, subject, occurred, queued, outcome, raw) =
-            row?;
-        let bad = |why: &str| QueueError::Row {
+    let mut select = conn.prepare_cached(&format!(
+        "SELECT {QUEUED_COLUMNS} FROM listener_queue
+         WHERE state = 'pending' AND set_aside_at IS NULL ORDER BY seq LIMIT ?1"
+    ))?;
+    let rows = select.query_map([limit as i64], queued_row)?;
+    rows.map(|row| row?).collect()
+}
+
+/// Up to `limit` set-aside rows whose next attempt is due at `now`, the
+/// longest-waiting first.
+pub fn due_set_aside(
+    conn: &mut Connection,
+    now: UnixMs,
+    limit: usize,
+) -> Result<Vec<Queued>, QueueError> {
+    let mut select = conn.prepare_cached(&format!(
+        "SELECT {QUEUED_COLUMNS} FROM listener_queue
+         WHERE state = 'pending' AND set_aside_at IS NOT NULL AND next_attempt_at <= ?1
+         ORDER BY next_attempt_at, seq LIMIT ?2"
+    ))?;
+    let rows = select.query_map(params![now.0, limit as i64], queued_row)?;
+    rows.map(|row| row?).collect()
+}
+
+/// When the next set-aside row falls due, if any is set aside.
+pub fn next_set_aside_at(conn: &mut Connection) -> Result<Option<UnixMs>, QueueError> {
+    let at: Option<i64> = conn
+        .prepare_cached(
+            "SELECT min(next_attempt_at) FROM listener_queue
+             WHERE state = 'pending' AND set_aside_at IS NOT NULL",
+        )?
+        .query_row([], |row| row.get(0))?;
+    Ok(at.map(UnixMs))
+}
+
+/// One row of [`QUEUED_COLUMNS`]; the outer error is SQLite's, the inner
+/// one a stored value this build cannot read.
+fn queued_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Queued, QueueError>> {
+    let seq: i64 = row.get(0)?;
+    let key: String = row.get(1)?;
+    let source: String = row.get(2)?;
+    let kind: String = row.get(5)?;
+    let outcome: String = row.get(9)?;
+    let raw: Vec<u8> = row.get(10)?;
+    let attempts: i64 = row.get(11)?;
+    let bad = |why: &str| QueueError::Row {
+        seq,
+        why: why.to_owned(),
+    };
+    let read = || -> Result<Queued, QueueError> {
+        Ok(Queued {
             seq,
-            why: why.to_owned(),
-        };
-        out.push(Queued {
-            seq,
-            event_id,
+            event_id: row.get(4)?,
+            attempts: u32::try_from(attempts).map_err(|_| bad("attempts"))?,
+            set_aside: row.get(12)?,
             record: TerminalRecord {
                 key: IdempotencyKey::parse(&key).map_err(|_| bad("key"))?,
                 source: TerminalSource::parse(&source).ok_or_else(|| bad("source"))?,
-                device_serial: device,
+                device_serial: row.get(3)?,
                 kind: TerminalEventKind::parse(&kind).ok_or_else(|| bad("kind"))?,
-                subject,
-                occurred_at: UnixMs(occurred),
-                queued_at: UnixMs(queued),
+                subject: row.get(6)?,
+                occurred_at: UnixMs(row.get(7)?),
+                queued_at: UnixMs(row.get(8)?),
                 rule_outcome: RuleOutcome::parse(&outcome).ok_or_else(|| bad("rule_outcome"))?,
                 // The wire carries text; the queue keeps the exact bytes.
                 raw: String::from_utf8_lossy(&raw).into_owned(),
             },
-        });
-    }
-    Ok(out)
+        })
+    };
+    Ok(read())
 }
 
 /// A terminal's last-seen time is forwarded again only once it has moved
@@ -323,6 +359,13 @@ pub enum Settled {
     Done,
     /// Refused for good: kept as a dead letter with the ledger's answer.
     Dead { status: u16, body: String },
+    /// The ledger failed this very record (a 5xx): one more attempt is
+    /// counted with its `error`. With `set_aside_for` the row is (or stays)
+    /// set aside and is tried again that long from now.
+    Failed {
+        error: String,
+        set_aside_for: Option<Millis>,
+    },
 }
 
 /// Settles delivered rows in one durable transaction: served records
@@ -346,6 +389,12 @@ pub fn settle(
             "UPDATE listener_queue SET state = 'dead', done_at = ?2, dead_status = ?3, dead_body = ?4
              WHERE seq = ?1 AND state = 'pending'",
         )?;
+        let mut failed = tx.prepare_cached(
+            "UPDATE listener_queue SET attempts = attempts + 1, last_error = ?2, last_attempt_at = ?3,
+                    set_aside_at = CASE WHEN ?4 IS NULL THEN set_aside_at ELSE coalesce(set_aside_at, ?3) END,
+                    next_attempt_at = ?4
+             WHERE seq = ?1 AND state = 'pending'",
+        )?;
         for (queued, settled) in rows {
             let r = &queued.record;
             match settled {
@@ -363,6 +412,13 @@ pub fn settle(
                 }
                 Settled::Dead { status, body } => {
                     dead.execute(params![queued.seq, now.0, status, body])?;
+                }
+                Settled::Failed {
+                    error,
+                    set_aside_for,
+                } => {
+                    let next = set_aside_for.map(|wait| now.plus(wait).0);
+                    failed.execute(params![queued.seq, error, now.0, next])?;
                 }
             }
         }
@@ -499,9 +555,12 @@ pub fn load_rules(
 /// Rows by state, for the dashboard and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counts {
+    /// Every row still to be delivered, set-aside ones included.
     pub pending: usize,
     pub done: usize,
     pub dead: usize,
+    /// The pending rows that are set aside.
+    pub set_aside: usize,
 }
 
 pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
@@ -520,6 +579,11 @@ pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
             _ => counts.dead = n,
         }
     }
+    counts.set_aside = conn
+        .prepare_cached(
+            "SELECT count(*) FROM listener_queue WHERE state = 'pending' AND set_aside_at IS NOT NULL",
+        )?
+        .query_row([], |row| row.get::<_, i64>(0))? as usize;
     Ok(counts)
 }
 
@@ -555,13 +619,56 @@ pub fn dead_letters(conn: &Connection, limit: usize) -> Result<Vec<DeadLetter>, 
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
+/// A record set aside because the ledger kept failing it, for the
+/// dashboard: still queued, with its attempts and the last failure.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SetAside {
+    pub seq: i64,
+    pub device_serial: String,
+    pub kind: String,
+    pub subject: String,
+    pub queued_at: UnixMs,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub last_attempt_at: Option<UnixMs>,
+    pub set_aside_at: UnixMs,
+    pub next_attempt_at: Option<UnixMs>,
+}
+
+/// The oldest `limit` set-aside records, oldest first.
+pub fn set_aside(conn: &Connection, limit: usize) -> Result<Vec<SetAside>, QueueError> {
+    let mut select = conn.prepare_cached(
+        "SELECT seq, device_serial, kind, subject, queued_at, attempts, last_error,
+                last_attempt_at, set_aside_at, next_attempt_at
+         FROM listener_queue WHERE state = 'pending' AND set_aside_at IS NOT NULL
+         ORDER BY seq LIMIT ?1",
+    )?;
+    let rows = select.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
+        Ok(SetAside {
+            seq: row.get(0)?,
+            device_serial: row.get(1)?,
+            kind: row.get(2)?,
+            subject: row.get(3)?,
+            queued_at: UnixMs(row.get(4)?),
+            attempts: row.get(5)?,
+            last_error: row.get(6)?,
+            last_attempt_at: row.get::<_, Option<i64>>(7)?.map(UnixMs),
+            set_aside_at: UnixMs(row.get(8)?),
+            next_attempt_at: row.get::<_, Option<i64>>(9)?.map(UnixMs),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// Puts a dead letter back in the queue, so the forwarder sends it to the
-/// ledger again (a person fixed what refused it). Returns whether `seq`
-/// was a dead letter.
+/// ledger again (a person fixed what refused it), with its attempts
+/// counted afresh and in its place in the FIFO drain. Returns whether
+/// `seq` was a dead letter.
 pub fn requeue_dead(conn: &Connection, seq: i64) -> Result<bool, QueueError> {
     let changed = conn.execute(
         "UPDATE listener_queue SET state = 'pending', done_at = NULL, dead_status = NULL,
-                                   dead_body = NULL
+                                   dead_body = NULL, attempts = 0, set_aside_at = NULL,
+                                   next_attempt_at = NULL
          WHERE seq = ?1 AND state = 'dead'",
         [seq],
     )?;
@@ -651,7 +758,8 @@ mod tests {
             Counts {
                 pending: 1,
                 done: 1,
-                dead: 1
+                dead: 1,
+                set_aside: 0,
             }
         );
         assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
@@ -667,9 +775,48 @@ mod tests {
             Counts {
                 pending: 1,
                 done: 0,
-                dead: 1
+                dead: 1,
+                set_aside: 0,
             }
         );
+    }
+
+    #[test]
+    fn a_set_aside_row_leaves_the_fifo_drain_keeps_its_attempts_and_falls_due_later() {
+        let (_dir, mut conn, _) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let failed = |set_aside_for| Settled::Failed {
+            error: "500 disk I/O error".to_owned(),
+            set_aside_for,
+        };
+        settle(&mut conn, NOW, &[(&rows[0], failed(None))], &[]).unwrap();
+        let again = pending_batch(&mut conn, 50).unwrap();
+        assert_eq!(again[0].attempts, 1);
+        assert_eq!(again.len(), 2, "not set aside yet: still first in line");
+        let wait = Millis::from_secs(600);
+        settle(&mut conn, NOW, &[(&again[0], failed(Some(wait)))], &[]).unwrap();
+        let behind = pending_batch(&mut conn, 50).unwrap();
+        let ids: Vec<&str> = behind.iter().map(|r| r.event_id.as_str()).collect();
+        assert_eq!(ids, ["b"], "the set-aside row no longer heads the queue");
+        assert_eq!(next_set_aside_at(&mut conn).unwrap(), Some(NOW.plus(wait)));
+        assert!(due_set_aside(&mut conn, NOW, 1).unwrap().is_empty());
+        let due = due_set_aside(&mut conn, NOW.plus(wait), 1).unwrap();
+        assert_eq!((due[0].event_id.as_str(), due[0].attempts), ("a", 2));
+        assert!(due[0].set_aside);
+        let counted = counts(&mut conn).unwrap();
+        assert_eq!((counted.pending, counted.set_aside), (2, 1));
+        let listed = set_aside(&conn, 10).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].attempts, 2);
+        assert_eq!(listed[0].last_error.as_deref(), Some("500 disk I/O error"));
+        assert_eq!(listed[0].set_aside_at, NOW);
+        settle(&mut conn, NOW.plus(wait), &[(&due[0], Settled::Done)], &[]).unwrap();
+        let counted = counts(&mut conn).unwrap();
+        assert_eq!(
+            (counted.pending, counted.done, counted.set_aside),
+            (1, 1, 0)
+        );
+        assert_eq!(next_set_aside_at(&mut conn).unwrap(), None);
     }
 
     #[test]

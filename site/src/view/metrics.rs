@@ -154,6 +154,11 @@ pub fn render(
         gauge(status.listener.dead_letters_total),
     );
     registry.register(
+        "listener_set_aside",
+        "Terminal records the ledger kept failing, set aside and retried at a slower cadence",
+        gauge(status.listener.set_aside_total),
+    );
+    registry.register(
         "central_outbox_pending",
         "Hops waiting to be forwarded to the central",
         gauge(status.central_outbox.pending),

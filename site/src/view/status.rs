@@ -11,7 +11,7 @@ use super::history;
 use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
-use crate::listener::queue::{self, DeadLetter, QueueError};
+use crate::listener::queue::{self, DeadLetter, QueueError, SetAside};
 use crate::printers::store::{self as printers, PrinterStatus};
 use crate::site_clock::SiteZone;
 
@@ -19,6 +19,9 @@ pub use super::history::ESCALATE_AFTER_MS;
 
 /// Dead letters listed on the dashboard (newest first).
 pub const MAX_DEAD_LETTERS_LISTED: usize = 50;
+/// Set-aside terminal records listed on the dashboard (oldest first), as
+/// many as dead letters: the total says how many more there are.
+pub const MAX_SET_ASIDE_LISTED: usize = 50;
 
 pub use super::history::Alert;
 
@@ -66,6 +69,11 @@ pub struct ListenerStatus {
     pub queue_depth: i64,
     pub dead_letters_total: i64,
     pub dead_letters: Vec<DeadLetter>,
+    /// Records the ledger kept failing (5xx), set aside so the records
+    /// behind them flow: still queued (counted in `queue_depth` too) and
+    /// retried at the slower cadence, each with its attempts and last error.
+    pub set_aside_total: i64,
+    pub set_aside: Vec<SetAside>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -213,6 +221,8 @@ pub fn listener_status(conn: &mut rusqlite::Connection) -> Result<ListenerStatus
         queue_depth: counts.pending as i64,
         dead_letters_total: counts.dead as i64,
         dead_letters: queue::dead_letters(conn, MAX_DEAD_LETTERS_LISTED)?,
+        set_aside_total: counts.set_aside as i64,
+        set_aside: queue::set_aside(conn, MAX_SET_ASIDE_LISTED)?,
     })
 }
 

@@ -220,6 +220,20 @@ function renderStatus(status) {
   );
   $('listener-depth').textContent = status.listener.queue_depth;
   $('dead-total').textContent = status.listener.dead_letters_total;
+  $('set-aside-total').textContent = status.listener.set_aside_total;
+  listOr(
+    $('set-aside'),
+    status.listener.set_aside.map((s) =>
+      row(
+        { dataset: { seq: s.seq } },
+        el('strong', {}, s.device_serial),
+        `${s.kind} ${s.subject}`,
+        `${s.attempts} attempts, last ${stamp(s.last_attempt_at)}: ${s.last_error ?? '?'}`,
+        `next try ${clock(s.next_attempt_at)}`,
+      ),
+    ),
+    'Nothing set aside.',
+  );
   listOr(
     $('dead-letters'),
     status.listener.dead_letters.map((d) =>
