@@ -105,6 +105,35 @@ async fn reference_data_is_put_as_csv_or_json_and_answers_rows_and_changed() {
     )
     .await;
     assert_eq!((status, body), (200, json!({"rows": 2, "changed": 0})));
+    // One bin as it was, one moved to another zone, one new: two changed,
+    // and only those two take a new change number (handhelds fetch them
+    // again, not the one that stayed).
+    let clock = site.count("SELECT seq FROM reference_clock");
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        "bin,zone,location\nA-1,Z-A,L-1\nA-2,Z-B,L-1\nA-3,Z-A,L-2\n",
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"rows": 3, "changed": 2})));
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM bins WHERE ref_seq > {clock} AND bin IN ('A-2', 'A-3')"
+        )),
+        2
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM bins WHERE ref_seq > {clock}"
+        )),
+        2
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM bins WHERE bin = 'A-2' AND zone = 'Z-B'"),
+        1
+    );
 
     let units = json!([
         {"epc": "U-1", "code": "C-1", "sku": "SKU-1", "state": "in_stock", "bin": "A-1"},
@@ -140,7 +169,7 @@ async fn reference_data_is_put_as_csv_or_json_and_answers_rows_and_changed() {
     .await;
     assert_eq!(status, 200);
 
-    assert_eq!(site.count("SELECT count(*) FROM bins"), 2);
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 3);
     assert_eq!(
         site.count("SELECT count(*) FROM units WHERE bin = 'A-1'"),
         1
