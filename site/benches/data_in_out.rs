@@ -1,7 +1,7 @@
 //! Data in and out: handheld sync latency while a 1,000,000-row import of
 //! bins runs beside it, with the quiet figure of the same handheld as its
 //! baseline, and the hop feed's pages per second beside reading the same
-//! pages straight from SQLite.
+//! pages straight from the database.
 //!
 //! The site runs in process over one SQLite file (WAL, synchronous=FULL),
 //! serving over loopback; the import takes the path both `PUT
@@ -11,16 +11,26 @@
 //! quiet, no import turn holding the writer over 100 ms. Prints tables;
 //! asserts nothing.
 //!
+//! PostgreSQL: with `STOCKHOP_BENCH_POSTGRES=postgres://user@host:port/db`
+//! (a cluster's admin URL, e.g. the one `cargo xtask postgres` prints) the
+//! same runs again with the ledger on a database the bench creates and
+//! drops, the feed's baseline read with tokio-postgres.
+//!
 //! `cargo bench -p stockhop-site --profile site --bench data_in_out`
-//! (`STOCKHOP_BENCH_QUICK=1`: small sizes, one round, a few seconds).
+//! (`STOCKHOP_BENCH_QUICK=1`: small sizes, see `support`).
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use stockhop::key::IdempotencyKey;
-use stockhop_site::db::Db;
+use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{self, devices::Profile, import, LedgerState};
 use stockhop_site::AppState;
+
+#[path = "support/handheld.rs"]
+mod handheld;
+mod support;
+
+use handheld::Handheld;
 
 /// The bench's sizes: the issue's million rows, or a quick look.
 struct Sizes {
@@ -30,86 +40,147 @@ struct Sizes {
 }
 
 fn sizes() -> Sizes {
-    if std::env::var_os("STOCKHOP_BENCH_QUICK").is_some() {
-        Sizes {
-            import_rows: 20_000,
-            quiet: Duration::from_secs(2),
-            feed_hops: 5_000,
-        }
-    } else {
-        Sizes {
-            import_rows: 1_000_000,
-            quiet: Duration::from_secs(10),
-            feed_hops: 100_000,
-        }
+    Sizes {
+        import_rows: support::scaled(1_000_000, 5_000),
+        quiet: support::scaled(Duration::from_secs(10), Duration::from_secs(1)),
+        feed_hops: support::scaled(100_000, 2_000),
     }
 }
+
+/// The cluster to run the PostgreSQL half on, if any.
+const POSTGRES_VAR: &str = "STOCKHOP_BENCH_POSTGRES";
+/// The database the PostgreSQL half creates on it, and drops after.
+const POSTGRES_DATABASE: &str = "stockhop_bench_data_in_out";
 
 /// Hops on one feed page: the most a page holds.
 const FEED_PAGE: usize = 1_000;
 /// Units the handheld puts away, over and over (each scan is a hop).
 const UNITS: usize = 100;
-/// Scans a request carries while the feed's hops are made.
-const SCANS_PER_REQUEST: usize = 200;
+/// Scans a request carries while the feed's hops are made: the most a
+/// request may.
+const SCANS_PER_REQUEST: usize = stockhop::wire::MAX_ITEMS_PER_REQUEST;
 
 fn main() {
+    support::announce("data_in_out");
     let sizes = sizes();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let report = runtime.block_on(run(dir.path(), &sizes));
+    let mut reports = Vec::new();
+    let sqlite = Db::open(&dir.path().join("sqlite")).unwrap();
+    reports.push((
+        "SQLite (WAL, synchronous=FULL)",
+        runtime.block_on(run(sqlite, None, dir.path(), &sizes)),
+    ));
+    if let Ok(admin) = std::env::var(POSTGRES_VAR) {
+        let url = runtime.block_on(admin_batch(
+            &admin,
+            &format!(
+                "DROP DATABASE IF EXISTS {POSTGRES_DATABASE}; CREATE DATABASE {POSTGRES_DATABASE}"
+            ),
+        ));
+        let db = Db::connect(
+            &Database::Postgres(url.clone()),
+            &dir.path().join("postgres"),
+        )
+        .unwrap();
+        let report = runtime.block_on(run(db, Some(&url), dir.path(), &sizes));
+        runtime.block_on(admin_batch(
+            &admin,
+            &format!("DROP DATABASE IF EXISTS {POSTGRES_DATABASE} WITH (FORCE)"),
+        ));
+        reports.push(("PostgreSQL (SERIALIZABLE)", report));
+    }
+    print_tables(&reports);
+}
+
+/// Runs `statements` on the cluster `admin` names; returns the URL of the
+/// bench's database on it.
+async fn admin_batch(admin: &str, statements: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(admin, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|err| panic!("connecting to {admin} ({POSTGRES_VAR}): {err}"));
+    tokio::spawn(connection);
+    for statement in statements.split("; ") {
+        client.batch_execute(statement).await.unwrap();
+    }
+    let mut url = url::Url::parse(admin).unwrap();
+    url.set_path(POSTGRES_DATABASE);
+    String::from(url)
+}
+
+fn print_tables(reports: &[(&str, Report)]) {
     println!();
-    println!("handheld POST /v1/sync (1 scan a request, back to back) over loopback, SQLite WAL synchronous=FULL");
+    println!("handheld POST /v1/sync (1 scan a request, back to back) over loopback");
     println!(
-        "| {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
-        "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
+        "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
+        "ledger", "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
     );
     println!(
-        "|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
-        "", "", "", "", "", ""
+        "|{:-<32}|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
+        "", "", "", "", "", "", ""
     );
-    let during = format!("during a {}-row import of bins", report.import.rows);
-    for (name, phase) in [
-        ("quiet (baseline)", &report.quiet),
-        (during.as_str(), &report.during),
-    ] {
+    for (engine, report) in reports {
+        let during = format!("during a {}-row import of bins", report.import.rows);
+        for (name, phase) in [
+            ("quiet (baseline)", &report.quiet),
+            (during.as_str(), &report.during),
+        ] {
+            println!(
+                "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
+                engine, name, phase.syncs, phase.refused, phase.p50_ms, phase.p99_ms, phase.max_ms
+            );
+        }
+    }
+    println!();
+    println!(
+        "| {:<30} | {:>12} | {:>9} | {:>10} | {:>10} | {:>12} | {:>22} |",
+        "ledger", "import rows", "changed", "seconds", "rows/s", "longest ms", "p99 during / quiet"
+    );
+    println!(
+        "|{:-<32}|{:->14}|{:->11}|{:->12}|{:->12}|{:->14}|{:->24}|",
+        "", "", "", "", "", "", ""
+    );
+    for (engine, report) in reports {
         println!(
-            "| {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
-            name, phase.syncs, phase.refused, phase.p50_ms, phase.p99_ms, phase.max_ms
+            "| {:<30} | {:>12} | {:>9} | {:>10.1} | {:>10.0} | {:>12.1} | {:>21.2}x |",
+            engine,
+            report.import.rows,
+            report.import.changed,
+            report.import_time.as_secs_f64(),
+            report.import.rows as f64 / report.import_time.as_secs_f64(),
+            report.import.longest_turn.as_secs_f64() * 1000.0,
+            report.during.p99_ms / report.quiet.p99_ms
         );
     }
-    println!(
-        "p99 during the import / quiet p99: {:.2}x (target: within 2x)",
-        report.during.p99_ms / report.quiet.p99_ms
-    );
-    println!(
-        "import: {} rows, {} changed, in {:.1} s ({:.0} rows/s); longest hold of the writer {:.1} ms (target: under 100 ms)",
-        report.import.rows,
-        report.import.changed,
-        report.import_time.as_secs_f64(),
-        report.import.rows as f64 / report.import_time.as_secs_f64(),
-        report.import.longest_turn.as_secs_f64() * 1000.0
-    );
+    println!("targets: no 503, p99 during the import within 2x of quiet, longest hold of the writer under 100 ms");
     println!();
+    println!("hop feed, pages of {FEED_PAGE} hops");
     println!(
-        "hop feed: {} hops in pages of {FEED_PAGE}",
-        report.feed_hops
+        "| {:<30} | {:<42} | {:>9} | {:>9} | {:>11} |",
+        "ledger", "reader", "hops", "pages/s", "hops/s"
     );
-    println!("| {:<40} | {:>9} | {:>11} |", "reader", "pages/s", "hops/s");
-    println!("|{:-<42}|{:->11}|{:->13}|", "", "", "");
-    for (name, (pages, took)) in [
-        ("raw SQLite: the page's SELECT (baseline)", report.raw_feed),
-        ("GET /v1/hops over loopback", report.feed),
-    ] {
-        let per_sec = pages as f64 / took.as_secs_f64();
-        println!(
-            "| {:<40} | {:>9.0} | {:>11.0} |",
-            name,
-            per_sec,
-            per_sec * FEED_PAGE as f64
-        );
+    println!(
+        "|{:-<32}|{:-<44}|{:->11}|{:->11}|{:->13}|",
+        "", "", "", "", ""
+    );
+    for (engine, report) in reports {
+        for (name, (pages, took)) in [
+            ("the page's SELECT, raw client (baseline)", report.raw_feed),
+            ("GET /v1/hops over loopback", report.feed),
+        ] {
+            let per_sec = pages as f64 / took.as_secs_f64();
+            println!(
+                "| {:<30} | {:<42} | {:>9} | {:>9.0} | {:>11.0} |",
+                engine,
+                name,
+                report.feed_hops,
+                per_sec,
+                per_sec * FEED_PAGE as f64
+            );
+        }
     }
     println!();
 }
@@ -124,12 +195,14 @@ struct Report {
     raw_feed: (usize, Duration),
 }
 
-async fn run(dir: &std::path::Path, sizes: &Sizes) -> Report {
-    let db = Db::open(&dir.join("data")).unwrap();
+/// Runs the bench on `db`; `postgres` is its URL when it is on PostgreSQL,
+/// for the feed's baseline to read it on a connection of its own.
+async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Sizes) -> Report {
     let now = ledger::wall_clock();
     let (token, admin) = db
         .call_blocking(|conn| {
-            let token = ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, now)?;
+            let token =
+                ledger::devices::add(conn, handheld::DEVICE_ID, Profile::Mc3390xr, true, now)?;
             let admin = stockhop_site::view::admin::add(conn, "bench", now)?;
             Ok::<_, ledger::LedgerError>((token, admin))
         })
@@ -215,7 +288,10 @@ async fn run(dir: &std::path::Path, sizes: &Sizes) -> Report {
         })
         .unwrap() as usize;
     let feed = read_feed(&client, &base, &admin).await;
-    let raw_feed = read_raw(db.path().unwrap());
+    let raw_feed = match postgres {
+        Some(url) => read_raw_postgres(url).await,
+        None => read_raw(db.path().unwrap()),
+    };
     let _ = stop.send(());
     server.await.unwrap().unwrap();
     Report {
@@ -252,22 +328,22 @@ async fn read_feed(client: &reqwest::Client, base: &str, admin: &str) -> (usize,
     }
 }
 
+/// The feed's page: its join, as `ledger::hop_feed` runs it.
+const FEED_PAGE_SQL: &str =
+    "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
+        h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts,
+        h.occurred_at, h.booked_at, h.recorded_at, h.source_mode, h.compensates
+ FROM hops h
+ LEFT JOIN sessions s ON s.session_id = h.session_id
+ LEFT JOIN units u ON u.unit_id = h.unit_id
+ WHERE h.hop_id > $1 ORDER BY h.hop_id LIMIT $2";
+
 /// The same pages read with the feed's join straight from SQLite: the
 /// floor under the feed.
 fn read_raw(path: &std::path::Path) -> (usize, Duration) {
     let conn = rusqlite::Connection::open(path).unwrap();
     let started = Instant::now();
-    let mut statement = conn
-        .prepare(
-            "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
-                    h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts,
-                    h.occurred_at, h.booked_at, h.recorded_at, h.source_mode, h.compensates
-             FROM hops h
-             LEFT JOIN sessions s ON s.session_id = h.session_id
-             LEFT JOIN units u ON u.unit_id = h.unit_id
-             WHERE h.hop_id > ?1 ORDER BY h.hop_id LIMIT ?2",
-        )
-        .unwrap();
+    let mut statement = conn.prepare(&FEED_PAGE_SQL.replace('$', "?")).unwrap();
     let mut after = 0_i64;
     let mut pages = 0;
     loop {
@@ -279,6 +355,30 @@ fn read_raw(path: &std::path::Path) -> (usize, Duration) {
         pages += 1;
         match ids.last() {
             Some(last) if ids.len() == FEED_PAGE => after = *last,
+            _ => return (pages, started.elapsed()),
+        }
+    }
+}
+
+/// The same pages read with the feed's join through tokio-postgres, on a
+/// connection of its own to the ledger's database.
+async fn read_raw_postgres(url: &str) -> (usize, Duration) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let started = Instant::now();
+    let statement = client.prepare(FEED_PAGE_SQL).await.unwrap();
+    let mut after = 0_i64;
+    let mut pages = 0;
+    loop {
+        let rows = client
+            .query(&statement, &[&after, &(FEED_PAGE as i64)])
+            .await
+            .unwrap();
+        pages += 1;
+        match rows.last() {
+            Some(last) if rows.len() == FEED_PAGE => after = last.get(0),
             _ => return (pages, started.elapsed()),
         }
     }
@@ -309,7 +409,7 @@ async fn phase(
         );
         i += 1;
         let sent = Instant::now();
-        if !handheld.try_sync(client, url, vec![scan]).await {
+        if handheld.try_sync(client, url, vec![scan]).await.is_err() {
             refused += 1;
         }
         latencies.push(sent.elapsed());
@@ -325,64 +425,5 @@ async fn phase(
         p50_ms: at(0.50),
         p99_ms: at(0.99),
         max_ms: ms(latencies.last().copied().unwrap_or_default()),
-    }
-}
-
-struct Handheld {
-    token: String,
-    session: String,
-    seq: u64,
-}
-
-impl Handheld {
-    fn new(token: String) -> Handheld {
-        Handheld {
-            token,
-            session: IdempotencyKey::mint().unwrap().to_string(),
-            seq: 0,
-        }
-    }
-
-    fn next(&mut self, command: &str, body: Value) -> Value {
-        self.seq += 1;
-        let now = ledger::wall_clock();
-        json!({
-            "key": IdempotencyKey::mint().unwrap().to_string(),
-            "session_id": self.session,
-            "client_seq": self.seq,
-            "command": command,
-            "occurred_at": now.to_string(),
-            "queued_at": now.to_string(),
-            "body": body,
-        })
-    }
-
-    async fn sync(&self, client: &reqwest::Client, url: &str, items: Vec<Value>) {
-        assert!(
-            self.try_sync(client, url, items).await,
-            "a sync was refused"
-        );
-    }
-
-    /// Whether the request was answered 200 with every item applied.
-    async fn try_sync(&self, client: &reqwest::Client, url: &str, items: Vec<Value>) -> bool {
-        let body = json!({"device_id": "HH-1", "sent_at": ledger::wall_clock().to_string(), "items": items});
-        let response = client
-            .post(url)
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        if response.status() != 200 {
-            return false;
-        }
-        let answer: Value = response.json().await.unwrap();
-        let results = answer["results"].as_array().unwrap();
-        assert!(
-            results.iter().all(|r| r["outcome"] == "applied"),
-            "{answer}"
-        );
-        true
     }
 }

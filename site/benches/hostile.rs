@@ -18,8 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use stockhop::key::IdempotencyKey;
+use serde_json::json;
 use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
 use stockhop_site::in_process::InProcessLedger;
@@ -30,7 +29,11 @@ use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+#[path = "support/handheld.rs"]
+mod handheld;
 mod support;
+
+use handheld::Handheld;
 
 /// How long each phase syncs, one scan a request, back to back: 10 s, or
 /// 1 s in the quick mode.
@@ -110,7 +113,13 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
     let db = Db::open(&dir.join("data")).unwrap();
     let token = db
         .call_blocking(|conn| {
-            ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, ledger::wall_clock())
+            ledger::devices::add(
+                conn,
+                handheld::DEVICE_ID,
+                Profile::Mc3390xr,
+                true,
+                ledger::wall_clock(),
+            )
         })
         .unwrap();
     stock(&db);
@@ -145,7 +154,7 @@ async fn run(dir: &std::path::Path) -> (Phase, Phase) {
         "open_session",
         json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
     );
-    handheld.sync(&client, &url, open).await;
+    handheld.sync(&client, &url, vec![open]).await;
 
     let quiet = phase(&client, &url, &mut handheld, "QUIET").await;
     let junking = Arc::new(AtomicBool::new(true));
@@ -234,7 +243,7 @@ async fn phase(
             json!({"mode": "put_away", "epc": format!("{prefix}-{i}"), "unit_version": 1, "bin": BIN}),
         );
         let sent = Instant::now();
-        handheld.sync(client, url, scan).await;
+        handheld.sync(client, url, vec![scan]).await;
         latencies.push(sent.elapsed());
     }
     latencies.sort();
@@ -248,51 +257,5 @@ async fn phase(
         max_ms: ms(*latencies.last().unwrap()),
         junk_uploads: 0,
         junk_kept: 0,
-    }
-}
-
-struct Handheld {
-    token: String,
-    session: String,
-    seq: u64,
-}
-
-impl Handheld {
-    fn new(token: String) -> Handheld {
-        Handheld {
-            token,
-            session: IdempotencyKey::mint().unwrap().to_string(),
-            seq: 0,
-        }
-    }
-
-    fn next(&mut self, command: &str, body: Value) -> Value {
-        self.seq += 1;
-        let now = ledger::wall_clock();
-        json!({
-            "key": IdempotencyKey::mint().unwrap().to_string(),
-            "session_id": self.session,
-            "client_seq": self.seq,
-            "command": command,
-            "occurred_at": now.to_string(),
-            "queued_at": now.to_string(),
-            "body": body,
-        })
-    }
-
-    async fn sync(&self, client: &reqwest::Client, url: &str, item: Value) {
-        let body = json!({"device_id": "HH-1", "sent_at": ledger::wall_clock().to_string(), "items": [item]});
-        let answer: Value = client
-            .post(url)
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let outcome = &answer["results"][0]["outcome"];
-        assert_eq!(outcome, "applied", "{answer}");
     }
 }

@@ -810,6 +810,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "alerts",
     "central",
     "printers",
+    "data_api",
 ];
 
 /// A little more than one whole `cargo xtask test` writes from a clean

@@ -59,9 +59,13 @@ pub const PARSE_AHEAD_ROWS: usize = 4_096;
 /// Rows in one staging `INSERT`: one round trip for many rows on
 /// PostgreSQL, 300 parameters (SQLite allows 32,766).
 pub const STAGE_INSERT_ROWS: usize = 100;
-/// Staged rows one apply turn reads at once (it may apply fewer within
-/// [`TURN_BUDGET`]).
-pub const APPLY_READ_ROWS: i64 = 2_000;
+/// Staged rows an apply turn reads at once, again and again until its
+/// [`TURN_BUDGET`] is spent: few enough to read and decode in a few
+/// milliseconds even in a debug build against PostgreSQL (2,000 at once
+/// took most of a turn there, leaving it one row to apply), and at most
+/// [`bins::UPSERT_MANY_MAX`], as a read of bins is written in one statement.
+pub const APPLY_READ_ROWS: i64 = 250;
+const _: () = assert!(APPLY_READ_ROWS as usize <= bins::UPSERT_MANY_MAX);
 /// Errors one failed import lists: enough to fix a file in one go, few
 /// enough for a terminal or a JSON answer.
 pub const MAX_IMPORT_ERRORS: usize = 100;
@@ -545,7 +549,9 @@ fn apply(
 
 /// One apply transaction of at most about [`TURN_BUDGET`]; the import's
 /// total of changed rows once the last row is applied (and the import's
-/// row gone, in the same transaction), else `None`.
+/// row gone, in the same transaction), else `None`. Staged rows are read
+/// [`APPLY_READ_ROWS`] at a time, so reading never takes the turn's budget
+/// from applying; bins go in one statement a read.
 fn apply_turn(
     conn: &mut Connection,
     import_id: i64,
@@ -555,35 +561,60 @@ fn apply_turn(
 ) -> crate::sql::Result<Option<usize>> {
     let turn = Instant::now();
     let tx = conn.transaction()?;
-    let staged: Vec<(i64, String)> = tx
-        .prepare_cached(
-            "SELECT line, fields FROM import_rows WHERE import_id = ?1 ORDER BY line LIMIT ?2",
-        )?
-        .query_map(params![import_id, APPLY_READ_ROWS], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?
-        .collect::<crate::sql::Result<_>>()?;
     let mut changed = 0_i64;
     let mut last_line = None;
-    for (line, fields) in &staged {
+    let finished = loop {
         if turn.elapsed() >= TURN_BUDGET && last_line.is_some() {
-            break;
+            break false;
         }
-        let row: Row = serde_json::from_str(fields)
-            .map_err(|err| crate::sql::Error::conversion(2, err.to_string()))?;
-        match row.apply(&tx, started_at)? {
-            Applied::Changed => changed += 1,
-            Applied::Same => {}
-            Applied::Skipped(reason) => tracing::warn!(
-                import_id,
-                kind = kind.name(),
-                line,
-                %reason,
-                "an imported row was left out: the ledger changed under it after it was checked"
-            ),
+        let staged: Vec<(i64, String)> = tx
+            .prepare_cached(
+                "SELECT line, fields FROM import_rows WHERE import_id = ?1 AND line > ?2
+                 ORDER BY line LIMIT ?3",
+            )?
+            .query_map(
+                params![import_id, last_line.unwrap_or(i64::MIN), APPLY_READ_ROWS],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?
+            .collect::<crate::sql::Result<_>>()?;
+        let rows = staged
+            .iter()
+            .map(|(line, fields)| {
+                serde_json::from_str::<Row>(fields)
+                    .map(|row| (*line, row))
+                    .map_err(|err| crate::sql::Error::conversion(2, err.to_string()))
+            })
+            .collect::<crate::sql::Result<Vec<(i64, Row)>>>()?;
+        if kind == Kind::Bins {
+            changed += apply_bins(&tx, &rows)? as i64;
+            last_line = rows.last().map(|(line, _)| *line).or(last_line);
+        } else {
+            for (line, row) in &rows {
+                if turn.elapsed() >= TURN_BUDGET && last_line.is_some() {
+                    break;
+                }
+                match row.apply(&tx, started_at)? {
+                    Applied::Changed => changed += 1,
+                    Applied::Same => {}
+                    Applied::Skipped(reason) => tracing::warn!(
+                        import_id,
+                        kind = kind.name(),
+                        line,
+                        %reason,
+                        "an imported row was left out: the ledger changed under it after it was checked"
+                    ),
+                }
+                last_line = Some(*line);
+            }
         }
-        last_line = Some(*line);
-    }
+        // Rows are staged before the flip and none after: a short read
+        // applied to its end was the last.
+        if staged.len() < APPLY_READ_ROWS as usize
+            && last_line == staged.last().map(|(line, _)| *line).or(last_line)
+        {
+            break true;
+        }
+    };
     if let Some(last_line) = last_line {
         tx.execute(
             "DELETE FROM import_rows WHERE import_id = ?1 AND line <= ?2",
@@ -596,16 +627,31 @@ fn apply_turn(
         params![import_id, changed, now.0],
         |row| row.get(0),
     )?;
-    let finished = last_line.is_none()
-        || staged.len() < APPLY_READ_ROWS as usize && {
-            !tx.prepare_cached("SELECT 1 FROM import_rows WHERE import_id = ?1")?
-                .exists([import_id])?
-        };
     if finished {
         tx.execute("DELETE FROM imports WHERE import_id = ?1", [import_id])?;
     }
     tx.commit()?;
     Ok(finished.then_some(total as usize))
+}
+
+/// Writes a read of staged bins in one statement; returns how many changed.
+fn apply_bins(conn: &Connection, rows: &[(i64, Row)]) -> crate::sql::Result<usize> {
+    let bins: Vec<Bin> = rows
+        .iter()
+        .filter_map(|(_, row)| match row {
+            Row::Bin {
+                bin,
+                zone,
+                location,
+            } => Some(Bin {
+                bin: bin.clone(),
+                zone: zone.clone(),
+                location: location.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    bins::upsert_many(conn, &bins)
 }
 
 /// A row, checked on its own, as staged (JSON in `import_rows.fields`).
