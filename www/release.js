@@ -11,10 +11,12 @@
 //   CHECK_EVERY_MS, when the screen wakes and when the network returns;
 //   a new build makes the browser check for a new worker at once.
 // * A new worker, once its shell is cached and its module links, says
-//   `release_ready`. The page waits until no scan is being handled and no
-//   write is out, holds the scans typed from then on (kept in
-//   sessionStorage), asks the new worker to take over, and reloads as it
-//   does; the reloaded page (the new build) handles the held scans first.
+//   `release_ready`. The page holds the scans typed from then on (kept in
+//   sessionStorage), waits until no scan is being handled and no request
+//   is out, asks the new worker to take over, and reloads as it does; the
+//   reloaded page (the new build) handles the held scans first. An offer
+//   the page missed or that went unanswered is made again on the next
+//   check.
 // * A worker whose module or queue did not start (a failed link, a queue
 //   written by a newer release) says why; the page shows it where the
 //   operator sees it, and the worker reports it in the heartbeat.
@@ -22,7 +24,9 @@
 // Element ids: #release-status[data-state="updating"|"ready"] (#release-text,
 // #release-reload) · #worker-status (app.js's alert line) says why capture
 // stopped · body[data-build] (this page's build) · body[data-worker-build] ·
-// body[data-release="current"|"updating"|"ready"|"stopped"].
+// body[data-release="current"|"updating"|"ready"|"stopped"] ·
+// body[data-handover="quiet"|"asking"|"taking-over"|"refused"] (the last
+// hand-over's stage, for the site engineer reading a stuck page).
 
 const $ = (id) => document.getElementById(id);
 
@@ -46,6 +50,8 @@ let idle = [];
 /** The hand-over is under way: scans are held, not handled. */
 let holding = false;
 let handingOver = false;
+/** A worker that said `release_ready` while a hand-over was under way. */
+let missed = null;
 /** The scans held, in typing order: {code, at}. */
 let held = [];
 /** The page's scan chain (app.js): settled when no scan is being handled. */
@@ -157,16 +163,25 @@ async function agree() {
   await reloadWhenQuiet(pair);
 }
 
-/** Resolves once no scan is being handled and nothing is out; then holds scans. */
+/**
+ * Holds the scans typed from now on, then resolves once no scan is being
+ * handled and nothing is out to the worker. Holding first means a steady
+ * stream of scans cannot put the hand-over off; a request that is never
+ * answered delays it by TAKE_OVER_WAIT_MS at most.
+ */
 async function quiet() {
+  holding = true;
+  const deadline = Date.now() + TAKE_OVER_WAIT_MS;
   for (;;) {
     const settled = chain();
     await settled;
-    if (out > 0) await new Promise((resolve) => idle.push(resolve));
-    if (settled === chain() && out === 0) {
-      holding = true;
-      return;
+    if (out > 0) {
+      await Promise.race([
+        new Promise((resolve) => idle.push(resolve)),
+        new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now()))),
+      ]);
     }
+    if (settled === chain() && (out === 0 || Date.now() >= deadline)) return;
   }
 }
 
@@ -189,7 +204,12 @@ function watch(worker) {
 
 function onWorkerMessage(event) {
   const message = event.data || {};
-  if (message.type === 'release_ready' && message.build !== build) offerTakeOver(event.source);
+  if (message.type === 'release_ready' && message.build !== build) {
+    // Said while an offer is under way (to the same worker, before it had
+    // installed): offered again once that one settles.
+    if (handingOver) missed = event.source;
+    else offerTakeOver(event.source);
+  }
   if (message.type === 'release' && message.error) {
     // The worker in charge (or this page's own build) did not start: capture
     // is stopped. Another build that did not install leaves this one running.
@@ -209,12 +229,21 @@ async function offerTakeOver(worker) {
   handingOver = true;
   document.body.dataset.release = 'updating';
   show('updating', 'Updating the app between scans…');
+  // The new worker takes over by itself once it has waited long enough for
+  // a page: that may happen while this page waits for quiet.
+  let took = false;
+  const tookOver = () => { took = true; };
+  navigator.serviceWorker.addEventListener('controllerchange', tookOver, { once: true });
+  document.body.dataset.handover = 'quiet';
   await quiet();
-  const changed = new Promise((resolve) => {
-    navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true });
+  document.body.dataset.handover = 'asking';
+  const changed = took ? Promise.resolve(true) : new Promise((resolve) => {
+    navigator.serviceWorker.addEventListener('controllerchange', () => resolve(true), { once: true });
     setTimeout(() => resolve(false), TAKE_OVER_WAIT_MS);
   });
-  const reply = await ask(worker, { type: 'take_over' });
+  const reply = took ? { ok: true } : await ask(worker, { type: 'take_over' });
+  navigator.serviceWorker.removeEventListener('controllerchange', tookOver);
+  document.body.dataset.handover = reply && reply.ok ? 'taking-over' : 'refused';
   if (reply && reply.ok && (await changed) !== false) {
     sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
     location.reload();
@@ -229,6 +258,12 @@ async function offerTakeOver(worker) {
   for (const scan of scans) replay(scan.code, scan.at);
   document.body.dataset.release = 'current';
   show(null);
+  // The worker in charge may have changed after all (late, or on its own):
+  // compare again, so the page never stays on another build than its worker.
+  await agree();
+  const again = missed;
+  missed = null;
+  if (again && !handingOver) offerTakeOver(again);
 }
 
 /** Asks the site which build it serves; a new one makes the browser look for its worker. */
@@ -237,7 +272,12 @@ export async function check() {
     const response = await fetch('/version.json', { cache: 'no-store', signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     if (!response.ok) return;
     const served = await response.json();
-    if (served.build !== build) await (await navigator.serviceWorker.ready).update();
+    const registration = await navigator.serviceWorker.ready;
+    if (served.build !== build) await registration.update();
+    // A new worker whose offer to take over went unanswered (it had not
+    // installed yet, or the page was busy): offered again.
+    const pending = registration.waiting || registration.installing;
+    if (pending) offerTakeOver(pending);
   } catch {
     // Offline: the next check, or the network's return, asks again.
   }

@@ -250,6 +250,21 @@ async function handOver() {
   await self.skipWaiting();
 }
 
+// Settles once a newer worker has installed and waits to take over: the
+// browser activates it only when this worker's events have ended, so a
+// long event here (a Background Sync drain backing off while the site is
+// down) must end then. Nothing is lost: the items stay queued for the
+// worker that takes over.
+const superseded = new Promise((resolve) => {
+  self.registration.addEventListener('updatefound', () => {
+    const next = self.registration.installing;
+    if (!next) return;
+    next.addEventListener('statechange', () => {
+      if (next.state === 'installed' || next.state === 'activating') resolve();
+    });
+  });
+});
+
 self.addEventListener('install', (event) => {
   event.waitUntil(install().then(handOver));
 });
@@ -259,8 +274,11 @@ self.addEventListener('activate', (event) => {
     self.clients.claim(),
     caches.keys().then((keys) => Promise.all(
       keys.filter((key) => key.startsWith('stockhop-shell-') && key !== SHELL_CACHE).map((key) => caches.delete(key)))),
-    ready().then((q) => q.wake()).catch(() => {}),
   ]));
+  // Not part of activation: the queue may wait for the drain lock the
+  // worker being replaced still holds, and until activation ends no page
+  // of this build can load (a hand-over's reload would hang on it).
+  ready().then((q) => q.wake()).catch(() => {});
 });
 
 self.addEventListener('message', (event) => {
@@ -293,19 +311,23 @@ self.addEventListener('message', (event) => {
     answer({ ok: false, error: { code: 'BUILD_MISMATCH', message: `this page is build ${pageBuild}, the worker runs ${BUILD}: reload` } });
     return;
   }
-  event.waitUntil(
-    ready()
-      .then((q) => q.handleMessage(message, undefined))
-      .then(answer, (err) => {
-        if (failure) report(failure);
-        answer({ ok: false, error: failureOf(err, 'WORKER') });
-      }),
-  );
+  const handled = ready()
+    .then((q) => q.handleMessage(message, undefined))
+    .then(answer, (err) => {
+      if (failure) report(failure);
+      answer({ ok: false, error: failureOf(err, 'WORKER') });
+    });
+  // A write holds the worker until it is answered; a read or a wake (a
+  // drain) does not hold back a newer worker's activation.
+  event.waitUntil(WRITES.has(message.type) ? handled : Promise.race([handled, superseded]));
 });
 
 self.addEventListener('sync', (event) => {
   if (event.tag === SYNC_TAG) {
-    event.waitUntil(ready().then((q) => q.handleSync(event.lastChance)));
+    event.waitUntil(Promise.race([
+      ready().then((q) => q.handleSync(event.lastChance)),
+      superseded.then(() => Promise.reject(new Error('a newer build takes over'))),
+    ]));
   }
 });
 
@@ -320,7 +342,7 @@ self.addEventListener('fetch', (event) => {
   }
   event.respondWith(SHELL.includes(url.pathname) ? fromShell(request) : networkFirst(request));
   if (request.mode === 'navigate') {
-    event.waitUntil(ready().then((q) => q.wake()).catch(() => {}));
+    event.waitUntil(Promise.race([ready().then((q) => q.wake()).catch(() => {}), superseded]));
   }
 });
 

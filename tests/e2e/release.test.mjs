@@ -109,10 +109,20 @@ async function setUp(page, base, token, deviceId) {
 
 /** Waits until the page and its worker are both `build`, the page started. */
 async function onBuild(page, build, timeout = 60_000) {
-  await page.waitForSelector(
-    `body[data-ready="true"][data-build="${build}"][data-worker-build="${build}"][data-release="current"]`,
-    { timeout, state: 'attached' },
-  );
+  try {
+    await page.waitForSelector(
+      `body[data-ready="true"][data-build="${build}"][data-worker-build="${build}"][data-release="current"]`,
+      { timeout, state: 'attached' },
+    );
+  } catch (err) {
+    // Where the page stopped: its build, its worker's and the release state.
+    const state = await page.evaluate(() => ({
+      ...document.body.dataset,
+      controller: navigator.serviceWorker.controller?.scriptURL ?? null,
+      banner: document.getElementById('release-status')?.textContent ?? null,
+    })).catch((e) => String(e));
+    throw new Error(`the page did not reach build ${build}: ${JSON.stringify(state)}`, { cause: err });
+  }
 }
 
 /** Types one scan and waits until the page says it is kept on the handheld. */
@@ -262,7 +272,14 @@ test('a handheld on a persistent profile takes a wasm-only release, a full relea
     let firstOnC = null;
     const maybe = new Set();
     while (firstOnC === null) {
-      if (Date.now() - deployed > 90_000) throw new Error('build C did not take over within 90 s');
+      if (Date.now() - deployed > 90_000) {
+        const state = await page.evaluate(async () => {
+          const r = await navigator.serviceWorker.getRegistration();
+          const w = (x) => x && `${x.state}`;
+          return { ...document.body.dataset, active: w(r.active), waiting: w(r.waiting), installing: w(r.installing), controlled: !!navigator.serviceWorker.controller };
+        }).catch((e) => String(e));
+        throw new Error(`build C did not take over within 90 s: ${JSON.stringify(state)}`);
+      }
       const code = codes[next++];
       const outcome = await deliver(page, code);
       if (outcome === 'not-ready') {
