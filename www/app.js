@@ -581,6 +581,9 @@ function renderBar() {
 }
 
 async function refreshBar() {
+  // While a new build takes over, the bar waits: the old worker's busy
+  // reads would put its replacement's activation off.
+  if (release.updating()) return;
   const counts = await ask({ type: 'counts' });
   if (counts.ok) {
     lastCounts = { ...counts, rejected_unacknowledged: lastCounts ? lastCounts.rejected_unacknowledged : 0 };
@@ -756,6 +759,10 @@ function watchOutcomes() {
   if (outcomeTimer) return;
   outcomeTimer = setTimeout(async () => {
     outcomeTimer = null;
+    if (release.updating()) {
+      watchOutcomes();
+      return;
+    }
     const counts = await ask({ type: 'counts' });
     if (!counts.ok) return;
     const key = ['queued', 'sending', 'done', 'rejected', 'blocked', 'voided'].map((k) => counts[k]).join('/');
@@ -2171,7 +2178,9 @@ async function start() {
   }, REFRESH_EVERY_MS);
   watchOutcomes();
   setInterval(checkOnline, HEALTH_EVERY_MS);
-  setInterval(() => ask({ type: 'wake' }).catch(() => {}), WAKE_EVERY_MS);
+  setInterval(() => {
+    if (!release.updating()) ask({ type: 'wake' }).catch(() => {});
+  }, WAKE_EVERY_MS);
   await release.start({ scanChain: () => scanChain, handle: queueScan });
   document.body.dataset.ready = 'true';
 }

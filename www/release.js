@@ -68,6 +68,11 @@ export function track(promise) {
   });
 }
 
+/** A hand-over to another build is under way: the page's background reads wait. */
+export function updating() {
+  return handingOver;
+}
+
 /** Holds a typed scan while the page hands over; false when it is not. */
 export function hold(code, at) {
   if (!holding) return false;

@@ -295,7 +295,12 @@ self.addEventListener('message', (event) => {
   // A page between scans lets this worker take over (once it is installed).
   if (data.type === 'take_over') {
     answer({ ok: installed });
-    if (installed) takeOver();
+    if (installed) {
+      takeOver();
+      // Asked again once installed and waiting: the browser may not have
+      // acted on the install's own request (it left this worker waiting).
+      if (self.registration.waiting === self.serviceWorker) event.waitUntil(self.skipWaiting());
+    }
     return;
   }
   // Which build this worker runs, and whether its queue started.
