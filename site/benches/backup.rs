@@ -18,14 +18,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use stockhop::key::IdempotencyKey;
+use serde_json::json;
 use stockhop::time::UnixMs;
 use stockhop_site::db::{Db, DB_FILE};
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
 
+#[path = "support/handheld.rs"]
+mod handheld;
 mod support;
+use handheld::Handheld;
 
 /// Hops in the ledger when the backup starts: 1,000,000, or 20,000 in the
 /// quick mode.
@@ -129,7 +131,13 @@ async fn run(dir: &Path) -> Report {
     let db = Db::open(&data).unwrap();
     let token = db
         .call_blocking(|conn| {
-            ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, ledger::wall_clock())
+            ledger::devices::add(
+                conn,
+                handheld::DEVICE_ID,
+                Profile::Mc3390xr,
+                true,
+                ledger::wall_clock(),
+            )
         })
         .unwrap();
     stock(&db);
@@ -151,10 +159,10 @@ async fn run(dir: &Path) -> Report {
         "open_session",
         json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
     );
-    handheld.sync(&client, &url, open).await;
+    handheld.sync(&client, &url, vec![open]).await;
     let mut next_unit = 0;
     for _ in 0..10 {
-        handheld.put_away(&client, &url, &mut next_unit).await;
+        put_away(&mut handheld, &client, &url, &mut next_unit).await;
     }
     let ledger_path = data.join(DB_FILE);
     let hops = grow(&ledger_path, hops_wanted());
@@ -310,7 +318,7 @@ async fn phase(
     let started = Instant::now();
     while !done(started) && *next_unit < units_wanted() {
         let sent = Instant::now();
-        handheld.put_away(client, url, next_unit).await;
+        put_away(handheld, client, url, next_unit).await;
         latencies.push(sent.elapsed());
     }
     if latencies.is_empty() {
@@ -331,57 +339,17 @@ async fn phase(
     }
 }
 
-struct Handheld {
-    token: String,
-    session: String,
-    seq: u64,
-}
-
-impl Handheld {
-    fn new(token: String) -> Handheld {
-        Handheld {
-            token,
-            session: IdempotencyKey::mint().unwrap().to_string(),
-            seq: 0,
-        }
-    }
-
-    fn next(&mut self, command: &str, body: Value) -> Value {
-        self.seq += 1;
-        let now = ledger::wall_clock();
-        json!({
-            "key": IdempotencyKey::mint().unwrap().to_string(),
-            "session_id": self.session,
-            "client_seq": self.seq,
-            "command": command,
-            "occurred_at": now.to_string(),
-            "queued_at": now.to_string(),
-            "body": body,
-        })
-    }
-
-    async fn put_away(&mut self, client: &reqwest::Client, url: &str, next_unit: &mut usize) {
-        let scan = self.next(
-            "scan",
-            json!({"mode": "put_away", "epc": format!("U-{next_unit}"), "unit_version": 1, "bin": BIN}),
-        );
-        *next_unit += 1;
-        self.sync(client, url, scan).await;
-    }
-
-    async fn sync(&self, client: &reqwest::Client, url: &str, item: Value) {
-        let body = json!({"device_id": "HH-1", "sent_at": ledger::wall_clock().to_string(), "items": [item]});
-        let answer: Value = client
-            .post(url)
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let outcome = &answer["results"][0]["outcome"];
-        assert_eq!(outcome, "applied", "{answer}");
-    }
+/// Puts the next unit away into the bench's bin, one scan a request.
+async fn put_away(
+    handheld: &mut Handheld,
+    client: &reqwest::Client,
+    url: &str,
+    next_unit: &mut usize,
+) {
+    let scan = handheld.next(
+        "scan",
+        json!({"mode": "put_away", "epc": format!("U-{next_unit}"), "unit_version": 1, "bin": BIN}),
+    );
+    *next_unit += 1;
+    handheld.sync(client, url, vec![scan]).await;
 }
