@@ -888,7 +888,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     if central_secret.is_some() {
         tracing::info!("taking site batches as a central");
     }
-    first_start_hints(&db, &site_url, plain_listener.local_addr()?)?;
+    first_start_hints(&db, &data, &site_url, plain_listener.local_addr()?)?;
     let state = AppState {
         db,
         www_dir: www_dir.clone(),
@@ -965,18 +965,27 @@ async fn settle_imports(db: Db) {
 
 /// On a site with no admin yet (its first start), where to open the site's
 /// view and the commands that add an admin and a device, on stderr.
-fn first_start_hints(db: &Db, site_url: &str, plain: SocketAddr) -> anyhow::Result<()> {
+fn first_start_hints(
+    db: &Db,
+    data: &Path,
+    site_url: &str,
+    plain: SocketAddr,
+) -> anyhow::Result<()> {
     let admins = db.call_blocking(|conn| view::admin::list(conn))?;
     if !admins.is_empty() {
         return Ok(());
     }
+    // The commands name this site's data directory, so they work from any
+    // folder (without it they would make a new, empty site where they run).
+    let data = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
+    let data = data.display();
     // A log event, not loose lines on stderr: with `--log-format json`
     // every line stays one object.
     tracing::info!(
         site_view = %format!("{site_url}/site/"),
         site_view_here = %format!("http://{plain}/site/"),
-        add_admin = "stockhop-site admin add NAME",
-        add_device = "stockhop-site device add ID --profile mc3390xr",
+        add_admin = %format!("stockhop-site admin add NAME --data {data}"),
+        add_device = %format!("stockhop-site device add ID --profile mc3390xr --data {data}"),
         "first start, no admin yet: open the site's view; add an admin (its token signs in there) and a handheld (open its setup link on it)"
     );
     Ok(())

@@ -112,12 +112,25 @@ pub struct PrinterView {
     pub alert: Option<Alert>,
 }
 
-fn printer_views(conn: &Connection) -> crate::sql::Result<Vec<PrinterView>> {
+/// Each printer with the priority it is raised at: its device record's
+/// while it is offline (`devices`), its profile's while it shows a fault.
+fn printer_views(
+    conn: &Connection,
+    devices: &[DeviceStatus],
+) -> crate::sql::Result<Vec<PrinterView>> {
     Ok(printers::statuses(conn)?
         .into_iter()
-        .map(|status| PrinterView {
-            alert: (!status.faults.is_empty()).then(|| alert_priority(Profile::Zt411r)),
-            status,
+        .map(|status| {
+            let offline = devices
+                .iter()
+                .find(|d| d.device_id == status.printer_id)
+                .and_then(|d| d.alert);
+            PrinterView {
+                alert: offline.or_else(|| {
+                    (!status.faults.is_empty()).then(|| alert_priority(Profile::Zt411r))
+                }),
+                status,
+            }
         })
         .collect())
 }
@@ -238,6 +251,7 @@ pub fn status(
     let median_sync_latency_ms =
         history::median_latency(conn, UnixMs(now.0 - history::LATENCY_WINDOW_MS), now)?;
     let zone = SiteZone::remembered(conn)?;
+    let printers = printer_views(conn, &devices)?;
     Ok(SiteStatus {
         server_time: now,
         time_zone: zone.name().to_owned(),
@@ -251,6 +265,6 @@ pub fn status(
         decisions: decisions::pending(conn)?,
         central_outbox: outbox::status(conn, MAX_DEAD_LETTERS_LISTED)?,
         central_sites: ingest::sites(conn)?,
-        printers: printer_views(conn)?,
+        printers,
     })
 }
