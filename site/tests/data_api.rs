@@ -1107,6 +1107,17 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
     assert!(missing.is_empty(), "routed but not documented: {missing:?}");
     let extra: Vec<_> = documented.difference(&routed).collect();
     assert!(extra.is_empty(), "documented but not routed: {extra:?}");
+    // Every operation has its own id, as the specification requires (a
+    // client generator names its functions after them).
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut ids = HashSet::new();
+    for item in raw["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            if let Some(id) = operation["operationId"].as_str() {
+                assert!(ids.insert(id.to_owned()), "operationId {id} is used twice");
+            }
+        }
+    }
     eprintln!(
         "OpenAPI paths: {} documented, {} routed under /v1",
         documented.len(),

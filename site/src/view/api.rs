@@ -510,6 +510,7 @@ struct Enrolled {
 #[utoipa::path(
     post,
     path = "/v1/site/devices",
+    operation_id = "site_add_device",
     tag = "view",
     description = "Adds a device from the dashboard",
     request_body(content = serde_json::Value, description = "{\"device_id\", \"profile\", \"commissioned\"}", content_type = "application/json"),
@@ -564,6 +565,7 @@ async fn add_device(
 #[utoipa::path(
     post,
     path = "/v1/site/devices/{device_id}/revoke",
+    operation_id = "site_revoke_device",
     tag = "view",
     description = "Revokes a device from the dashboard",
     params(("device_id" = String, Path)),
@@ -592,6 +594,7 @@ async fn revoke_device(
 #[utoipa::path(
     post,
     path = "/v1/site/devices/{device_id}/commission",
+    operation_id = "site_commission_device",
     tag = "view",
     description = "Commissions a device from the dashboard",
     params(("device_id" = String, Path)),
