@@ -294,29 +294,13 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
             response.text().await.unwrap_or_default()
         );
     }
-    let open: Value = client
-        .get(format!("{base}/v1/site/decisions"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let open = open_decisions(&client, &base, &admin).await;
     let listed = open["decisions"].as_array().unwrap().len();
     assert!(listed > 0, "the rejected scans wait: {open}");
     let started = Instant::now();
     let mut settled = 0;
     while settled < decisions() {
-        let open: Value = client
-            .get(format!("{base}/v1/site/decisions"))
-            .bearer_auth(&admin)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let open = open_decisions(&client, &base, &admin).await;
         let ids: Vec<String> = open["decisions"]
             .as_array()
             .unwrap()
@@ -553,4 +537,17 @@ fn main() {
     for row in &central {
         row.row();
     }
+}
+
+/// The site's open decisions, as the workbench lists them.
+async fn open_decisions(client: &reqwest::Client, base: &str, admin: &str) -> Value {
+    client
+        .get(format!("{base}/v1/site/decisions"))
+        .bearer_auth(admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
