@@ -16,7 +16,9 @@
 //! * requests to the site it is set up for: its own origin, any HTTPS
 //!   site, and a plain-HTTP site on this machine's loopback (the plain port
 //!   serves the API to loopback clients only, so nothing else could
-//!   answer).
+//!   answer). A policy's host sources cannot name an IPv6 literal, so
+//!   plain HTTP on `[::1]` is not among them: `localhost` or `127.0.0.1`
+//!   reach the same plain port.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderName, HeaderValue};
@@ -28,7 +30,7 @@ pub const PWA_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'wasm-unsafe-eval'; \
      style-src 'self'; \
      img-src 'self' data: blob:; \
-     connect-src 'self' https: http://localhost:* http://127.0.0.1:* http://[::1]:*; \
+     connect-src 'self' https: http://localhost:* http://127.0.0.1:*; \
      worker-src 'self'; \
      manifest-src 'self'; \
      object-src 'none'; \
