@@ -40,6 +40,8 @@ pub enum BackupError {
     Exists(PathBuf),
     #[error("no ledger at {0}")]
     NoSource(PathBuf),
+    #[error("{0} is not a folder: a backup goes into a folder that exists (make it first)")]
+    NoFolder(PathBuf),
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error(transparent)]
@@ -63,6 +65,14 @@ pub fn backup(source: &Path, dest: &Path) -> Result<Summary, BackupError> {
     }
     if !source.is_file() {
         return Err(BackupError::NoSource(source.to_owned()));
+    }
+    let folder = match dest.parent() {
+        Some(parent) if parent.as_os_str().is_empty() => Path::new("."),
+        Some(parent) => parent,
+        None => Path::new("/"),
+    };
+    if !folder.is_dir() {
+        return Err(BackupError::NoFolder(folder.to_owned()));
     }
     let partial = partial_path(dest);
     let result = copy_to(source, &partial).and_then(|()| {

@@ -929,6 +929,21 @@ async fn a_backup_taken_while_syncing_holds_every_item_acknowledged_before_it_be
         .output()
         .unwrap();
     assert!(!again.status.success());
+    // A DEST in a folder that does not exist is refused, naming the folder.
+    let nowhere = dir.path().join("no-such-folder");
+    let missing_folder = Command::new(BIN)
+        .arg("backup")
+        .arg(nowhere.join("backup.sqlite"))
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!missing_folder.status.success());
+    let said = String::from_utf8_lossy(&missing_folder.stderr);
+    assert!(
+        said.contains(&format!("{} is not a folder", nowhere.display())),
+        "{said}"
+    );
 
     // A site started on the copy holds every item acknowledged before.
     let restored = dir.path().join("restored");

@@ -84,10 +84,10 @@ pub async fn feed(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct CsvQuery {
-    /// RFC 3339: the first instant of the period (recorded at).
-    pub from: String,
-    /// RFC 3339: the end of the period, not included.
-    pub to: String,
+    /// RFC 3339: the first instant of the period (recorded at). Required.
+    pub from: Option<String>,
+    /// RFC 3339: the end of the period, not included. Required.
+    pub to: Option<String>,
 }
 
 /// A period's hops (by when the site recorded them) as CSV, in commit
@@ -99,7 +99,7 @@ pub struct CsvQuery {
     params(CsvQuery),
     responses(
         (status = 200, description = "the period's hops", body = String, content_type = "text/csv"),
-        (status = 400, description = "from or to is not RFC 3339, or to is not after from"),
+        (status = 400, description = "from or to is missing or not RFC 3339, or to is not after from"),
         (status = 401, description = "no admin token")
     ),
     security(("admin_token" = []))
@@ -110,12 +110,19 @@ pub async fn csv(
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     super::admin_bearer(&state, &headers).await?;
-    let instant = |name: &str, text: &str| {
+    // Checked here rather than by the query's extractor, so a missing
+    // bound gets the same JSON error as a bad one.
+    let instant = |name: &str, text: Option<&str>| {
+        let text = text.ok_or_else(|| {
+            malformed(format!(
+                "{name} is required: the period is from=…&to=…, each an RFC 3339 instant"
+            ))
+        })?;
         UnixMs::parse_rfc3339(text)
             .map_err(|err| malformed(format!("{name} is not an RFC 3339 instant: {err}")))
     };
-    let from = instant("from", &query.from)?;
-    let to = instant("to", &query.to)?;
+    let from = instant("from", query.from.as_deref())?;
+    let to = instant("to", query.to.as_deref())?;
     if to <= from {
         return Err(malformed("to must be after from"));
     }

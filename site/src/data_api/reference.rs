@@ -60,19 +60,14 @@ impl From<LineError> for ImportLineError {
     }
 }
 
-/// The kind a path names. Operators are named by the contract but not
-/// taken yet: a clear 404 until their importer is wired in here.
+/// The kind a path names.
 fn kind(name: &str) -> Result<Kind, AppError> {
     match name {
         "bins" => Ok(Kind::Bins),
         "units" => Ok(Kind::Units),
         "grns" => Ok(Kind::Grns),
         "manifests" => Ok(Kind::Manifests),
-        "operators" => Err(AppError::client(
-            StatusCode::NOT_FOUND,
-            UNKNOWN_REFERENCE,
-            "operators cannot be imported by this site yet",
-        )),
+        "operators" => Ok(Kind::Operators),
         other => Err(AppError::client(
             StatusCode::NOT_FOUND,
             UNKNOWN_REFERENCE,
