@@ -316,6 +316,13 @@ async fn each_profile_goes_offline_after_its_own_heartbeat_period_at_its_priorit
     }
     let never = ago(10 * MIN);
     add_device(&site, "never-seen", Profile::Zt411r, never);
+    // A gate added before it is installed, not commissioned and never
+    // heard from, is not in service: its silence raises nothing.
+    site.db
+        .call_blocking(|conn| {
+            ledger::devices::add(conn, "gate-not-installed", Profile::Fxr90, false, never)
+        })
+        .unwrap();
 
     let body = status(&site, &admin).await;
     for (profile, period, alert) in periods {
@@ -338,6 +345,16 @@ async fn each_profile_goes_offline_after_its_own_heartbeat_period_at_its_priorit
     assert_eq!(
         never_seen["offline_since"],
         never.plus(Millis(300_000)).to_string()
+    );
+    let not_installed = device(&body, "gate-not-installed");
+    assert_eq!(
+        (
+            &not_installed["online"],
+            &not_installed["offline_since"],
+            &not_installed["alert"]
+        ),
+        (&Value::Bool(false), &Value::Null, &Value::Null),
+        "{not_installed}"
     );
     // Offline devices come first, P1 before P2 before P3.
     let alerts: Vec<&str> = body["devices"]

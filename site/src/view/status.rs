@@ -44,9 +44,10 @@ pub struct DeviceStatus {
     pub online: bool,
     pub last_seen_at: Option<UnixMs>,
     /// When the silence passed the profile's heartbeat period (from when
-    /// the device was added, if it was never seen); null while online and
-    /// for a device not heard from yet within its first period, so it is
-    /// never after the status's `server_time`.
+    /// the device was added, if it was never seen); null while online, for
+    /// a device not heard from yet within its first period, and for one
+    /// never heard from and not commissioned (not in service yet); never
+    /// after the status's `server_time`.
     pub offline_since: Option<UnixMs>,
     /// The profile's priority while offline, else null.
     pub alert: Option<Alert>,
@@ -151,16 +152,20 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
         let added_at: i64 = row.get(3)?;
         let last_seen_at: Option<i64> = row.get(4)?;
         let period = profile.heartbeat_period_ms();
+        let commissioned: bool = row.get(2)?;
         let silent_since = last_seen_at.unwrap_or(added_at);
         // Silent past its period: offline since the period ran out, which
         // is never after `now`. A device never heard from within its first
-        // period is not online, nor offline yet.
-        let overdue = now.0.saturating_sub(silent_since) > period;
+        // period is not online, nor offline yet; one never heard from and
+        // not commissioned is not in service yet (a gate added before it is
+        // installed), so its silence raises nothing.
+        let in_service = commissioned || last_seen_at.is_some();
+        let overdue = in_service && now.0.saturating_sub(silent_since) > period;
         let online = last_seen_at.is_some() && !overdue;
         Ok(DeviceStatus {
             device_id: row.get(0)?,
             profile: profile_text,
-            commissioned: row.get(2)?,
+            commissioned,
             online,
             last_seen_at: last_seen_at.map(UnixMs),
             offline_since: overdue.then(|| UnixMs(silent_since + period)),
