@@ -231,6 +231,24 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
             "expected {prefix}{reason}, got {stderr}"
         );
     }
+    // A row's check against the ledger (an unknown bin, line 2) is found
+    // after a later row's parse error (line 3); both are told in line
+    // order.
+    let (ok, stderr) = import(
+        dir.path(),
+        &data,
+        "units",
+        "units-two-bad.csv",
+        "epc,code,sku,state,bin\nN-1,,SKU-1,in_stock,Z-9\nN-2,,SKU-1,lost,\n",
+    );
+    assert!(!ok);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("units-two-bad.csv:"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].contains(".csv:2: unknown bin"), "{stderr}");
+    assert!(lines[1].contains(".csv:3: state \"lost\""), "{stderr}");
     for table in [
         "units",
         "grns",

@@ -287,9 +287,13 @@ pub fn run<R: std::io::Read>(
         outcome => {
             abandon(conns, import_id).map_err(sql)?;
             outcome.map_err(sql)?;
+            // A row's parse errors are found as it is read, its checks
+            // against the ledger a little later: told in line order.
+            let mut errors = records.errors;
+            errors.sort_by_key(|error| error.line);
             return Err(ImportError::Invalid {
                 file: file.to_owned(),
-                errors: records.errors,
+                errors,
             });
         }
     };
