@@ -136,6 +136,7 @@ pub fn reason_words(reason: &str) -> String {
         sync_reasons::TARGET_REJECTED => "the scan it undoes was itself refused",
         sync_reasons::TARGET_NOT_APPLIED => "the scan it undoes has not been applied",
         sync_reasons::TARGET_NOT_REJECTED => "the item it acknowledges was not refused",
+        sync_reasons::UNKNOWN_OPERATOR => "the badge is not on the site's list of operators",
         other => return format!("refused ({other})"),
     }
     .to_owned()
@@ -759,4 +760,17 @@ pub fn resolve_grn(
         decision_log::record(conn, &entry)?;
         Ok(entry)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason_words;
+
+    #[test]
+    fn every_reason_the_ledger_gives_has_words() {
+        for reason in stockhop::reason::ALL {
+            let words = reason_words(reason);
+            assert!(!words.starts_with("refused ("), "{reason} has no words");
+        }
+    }
 }
