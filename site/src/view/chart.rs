@@ -103,7 +103,7 @@ fn draw<'a>(
     chart
         .configure_secondary_axes()
         .y_desc("median sync latency (s)")
-        .y_label_formatter(&|seconds| format!("{seconds:.0}"))
+        .y_label_formatter(&|seconds| latency_label(*seconds, max_latency_s))
         .label_style(("sans-serif", 18))
         .draw()?;
     // The trend at each bucket's end, as a band over the bucket.
@@ -169,10 +169,35 @@ fn draw<'a>(
     Ok(())
 }
 
+/// A latency tick in seconds, with as many decimals as the axis's range
+/// needs for its ticks to differ: a site syncing in under a second has
+/// ticks of 0.2 s, not a row of zeros and ones.
+fn latency_label(seconds: f64, max_s: f64) -> String {
+    if max_s < 2.0 {
+        format!("{seconds:.1}")
+    } else if max_s < 20.0 {
+        let whole = format!("{seconds:.1}");
+        whole.strip_suffix(".0").map(str::to_owned).unwrap_or(whole)
+    } else {
+        format!("{seconds:.0}")
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::view::history::Bucket;
+
+    #[test]
+    fn latency_ticks_keep_the_decimals_their_range_needs() {
+        let ticks = |max: f64| -> Vec<String> {
+            (0..=5)
+                .map(|i| latency_label(max * 1.1 * f64::from(i) / 5.0, max))
+                .collect()
+        };
+        assert_eq!(ticks(1.0), ["0.0", "0.2", "0.4", "0.7", "0.9", "1.1"]);
+        assert_eq!(ticks(5.0), ["0", "1.1", "2.2", "3.3", "4.4", "5.5"]);
+        assert_eq!(ticks(100.0), ["0", "22", "44", "66", "88", "110"]);
+    }
 
     #[test]
     fn the_chart_is_an_svg_with_both_lines_and_clock_labels() {
