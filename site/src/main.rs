@@ -205,6 +205,20 @@ enum PrinterCommand {
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
+    /// Move a printer to another address, or have more stations print at
+    /// it (`device revoke ID` takes a printer out of service).
+    Set {
+        printer_id: String,
+        /// Its new HOST:PORT (port 9100 when not given).
+        #[arg(long)]
+        address: Option<String>,
+        /// A handheld whose station prints here from now on; repeat for
+        /// several.
+        #[arg(long = "station")]
+        stations: Vec<String>,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -521,6 +535,32 @@ fn main() -> anyhow::Result<()> {
                     )
                 })
                 .map_err(|err| anyhow::anyhow!("adding printer {printer_id}: {err}"))?;
+            eprintln!("printer {printer_id} at {}", printer.address());
+            Ok(())
+        }
+        Command::Printer {
+            command:
+                PrinterCommand::Set {
+                    printer_id,
+                    address,
+                    stations,
+                    data,
+                },
+        } => {
+            if address.is_none() && stations.is_empty() {
+                anyhow::bail!("printer set {printer_id}: give --address, --station or both");
+            }
+            let db = open(&data, database)?;
+            let printer = db
+                .call_blocking(|conn| {
+                    stockhop_site::printers::store::update(
+                        conn,
+                        &printer_id,
+                        address.as_deref(),
+                        &stations,
+                    )
+                })
+                .map_err(|err| anyhow::anyhow!("changing printer {printer_id}: {err}"))?;
             eprintln!("printer {printer_id} at {}", printer.address());
             Ok(())
         }

@@ -919,4 +919,50 @@ fn printer_add_on_the_command_line_registers_it_at_port_9100_by_default() {
             port: 9100
         }]
     );
+    drop(db);
+
+    // Moved to another address, and a station prints at it from then on.
+    let handheld = run(&["device", "add", "HH-1", "--profile", "mc3390xr"]);
+    assert!(handheld.status.success());
+    let moved = run(&[
+        "printer",
+        "set",
+        "ZT-9",
+        "--address",
+        "127.0.0.1:6101",
+        "--station",
+        "HH-1",
+    ]);
+    assert!(
+        moved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&moved.stderr)
+    );
+    for refused in [
+        run(&["printer", "set", "ZT-9"]),
+        run(&["printer", "set", "ZT-7", "--address", "127.0.0.1"]),
+        run(&["printer", "set", "ZT-9", "--address", "printer:0"]),
+        run(&["printer", "set", "ZT-9", "--station", "NOBODY"]),
+    ] {
+        assert!(!refused.status.success());
+    }
+    let db = backend::open_db(&data);
+    let (printers, station) = db
+        .call_blocking(|conn| {
+            let station: String = conn.query_row(
+                "SELECT printer_id FROM printer_stations WHERE device_id = 'HH-1'",
+                [],
+                |row| row.get(0),
+            )?;
+            Ok::<_, stockhop_site::sql::Error>((store::list(conn)?, station))
+        })
+        .unwrap();
+    assert_eq!(printers[0].address(), "127.0.0.1:6101");
+    assert_eq!(station, "ZT-9");
+    drop(db);
+
+    // Revoked, it is out of service: no longer polled or listed.
+    assert!(run(&["device", "revoke", "ZT-9"]).status.success());
+    let db = backend::open_db(&data);
+    assert_eq!(db.call_blocking(|conn| store::list(conn)).unwrap(), []);
 }

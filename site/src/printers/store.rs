@@ -149,8 +149,69 @@ pub fn add(
         "INSERT INTO printers (printer_id, host, port, added_at) VALUES (?1, ?2, ?3, ?4)",
         params![printer_id, host, i64::from(port), now.0],
     )?;
+    assign_stations(&tx, printer_id, stations)?;
+    tx.commit()?;
+    Ok(Printer {
+        printer_id: printer_id.to_owned(),
+        host,
+        port,
+    })
+}
+
+/// Moves a registered printer to another address and, with `stations`,
+/// has those handhelds' stations print at it (a station moved from
+/// another printer leaves that one). A revoked printer is not found.
+pub fn update(
+    conn: &mut Connection,
+    printer_id: &str,
+    address: Option<&str>,
+    stations: &[String],
+) -> Result<Printer, LedgerError> {
+    let parsed = address.map(parse_address).transpose()?;
+    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    let found: Option<(String, i64)> = tx
+        .query_row(
+            "SELECT p.host, p.port FROM printers p
+             WHERE p.printer_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)",
+            [printer_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    let Some((host, port)) = found else {
+        return Err(refused(
+            404,
+            crate::ledger::codes::DEVICE_NOT_FOUND,
+            format!("no printer {printer_id:?} (revoked, or never added)"),
+        ));
+    };
+    let (host, port) = match parsed {
+        Some((host, port)) => {
+            tx.execute(
+                "UPDATE printers SET host = ?2, port = ?3 WHERE printer_id = ?1",
+                params![printer_id, host, i64::from(port)],
+            )?;
+            (host, port)
+        }
+        None => (host, u16::try_from(port).unwrap_or(DEFAULT_RAW_PORT)),
+    };
+    assign_stations(&tx, printer_id, stations)?;
+    tx.commit()?;
+    Ok(Printer {
+        printer_id: printer_id.to_owned(),
+        host,
+        port,
+    })
+}
+
+/// Has each handheld of `stations` print at `printer_id`.
+fn assign_stations(
+    conn: &Connection,
+    printer_id: &str,
+    stations: &[String],
+) -> Result<(), LedgerError> {
     for station in stations {
-        let known: Option<String> = tx
+        let known: Option<String> = conn
             .query_row(
                 "SELECT profile FROM devices WHERE device_id = ?1",
                 [station.as_str()],
@@ -169,18 +230,13 @@ pub fn add(
                 format!("no handheld {station:?} to print for"),
             ));
         }
-        tx.execute(
+        conn.execute(
             "INSERT INTO printer_stations (device_id, printer_id) VALUES (?1, ?2)
              ON CONFLICT (device_id) DO UPDATE SET printer_id = excluded.printer_id",
             params![station, printer_id],
         )?;
     }
-    tx.commit()?;
-    Ok(Printer {
-        printer_id: printer_id.to_owned(),
-        host,
-        port,
-    })
+    Ok(())
 }
 
 /// Every printer that is not revoked.
