@@ -167,6 +167,7 @@ async function worker() {
 }
 
 async function ask(message) {
+  await release.passage();
   const target = await worker();
   return release.track(new Promise((resolve) => {
     const channel = new MessageChannel();

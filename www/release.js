@@ -14,9 +14,14 @@
 //   `release_ready`. The page holds the scans typed from then on (kept in
 //   sessionStorage), waits until no scan is being handled and no request
 //   is out, asks the new worker to take over, and reloads as it does; the
-//   reloaded page (the new build) handles the held scans first. An offer
-//   the page missed or that went unanswered is made again on the next
-//   check.
+//   reloaded page (the new build) handles the held scans first. From the
+//   question on, the page sends nothing to the old worker (`passage()`):
+//   the browser activates the new worker only once it has stopped the old
+//   one, and a message reaching the old worker as it stops starts it again.
+//   A page whose accepted offer brought no new worker in CONTROL_WAIT_MS
+//   reloads anyway: the navigation makes the browser stop the old worker
+//   again. An offer the page missed or that went unanswered is made again
+//   on the next check.
 // * A worker whose module or queue did not start (a failed link, a queue
 //   written by a newer release) says why; the page shows it where the
 //   operator sees it, and the worker reports it in the heartbeat.
@@ -39,6 +44,15 @@ const CHECK_EVERY_MS = 30 * 1000;
 const CHECK_TIMEOUT_MS = 4000;
 /** How long the page holds scans for a worker that was asked to take over. */
 const TAKE_OVER_WAIT_MS = 10 * 1000;
+/**
+ * How long a page whose offer was accepted waits for the new worker to take
+ * control: it takes over once every open page has asked (each within
+ * TAKE_OVER_WAIT_MS of its offer) and the old worker has stopped.
+ */
+const CONTROL_WAIT_MS = 3 * TAKE_OVER_WAIT_MS;
+/** Settled while the page may talk to its worker; pending once it asked another to take over. */
+let gate = Promise.resolve();
+let openGate = () => {};
 /** Scans typed while the page hands over, replayed by the page that loads next. */
 const HELD_KEY = 'stockhop.held_scans';
 /** The page build → worker build pair this tab last reloaded for (no reload loops). */
@@ -66,6 +80,15 @@ export function track(promise) {
     out -= 1;
     if (out === 0) for (const resolve of idle.splice(0)) resolve();
   });
+}
+
+/**
+ * Resolves when the page may send its worker a message: at once, except
+ * from the moment it asked a new worker to take over until the offer ends
+ * (then the page reloads, or goes on with the worker it has).
+ */
+export function passage() {
+  return gate;
 }
 
 /** A hand-over to another build is under way: the page's background reads wait. */
@@ -242,20 +265,26 @@ async function offerTakeOver(worker) {
   document.body.dataset.handover = 'quiet';
   await quiet();
   document.body.dataset.handover = 'asking';
+  gate = new Promise((resolve) => { openGate = resolve; });
   const changed = took ? Promise.resolve(true) : new Promise((resolve) => {
     navigator.serviceWorker.addEventListener('controllerchange', () => resolve(true), { once: true });
-    setTimeout(() => resolve(false), TAKE_OVER_WAIT_MS);
+    setTimeout(() => resolve(false), CONTROL_WAIT_MS);
   });
   const reply = took ? { ok: true } : await ask(worker, { type: 'take_over' });
   navigator.serviceWorker.removeEventListener('controllerchange', tookOver);
   document.body.dataset.handover = reply && reply.ok ? 'taking-over' : 'refused';
-  if (reply && reply.ok && (await changed) !== false) {
+  if (reply && reply.ok) {
+    // Taken over, or not yet: the old worker was started again as it
+    // stopped, and the reload's navigation has the browser stop it again.
+    // The reloaded page hands over again if it is still the old build.
+    await changed;
     sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
     location.reload();
     return;
   }
-  // Not installed yet (it says release_ready when it is), or it did not
-  // take over: the held scans are handled here, in order.
+  // Not installed yet (it says release_ready when it is): the held scans
+  // are handled here, in order.
+  openGate();
   holding = false;
   handingOver = false;
   const scans = held.splice(0);
@@ -273,6 +302,7 @@ async function offerTakeOver(worker) {
 
 /** Asks the site which build it serves; a new one makes the browser look for its worker. */
 export async function check() {
+  if (handingOver) return;
   try {
     const response = await fetch('/version.json', { cache: 'no-store', signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     if (!response.ok) return;

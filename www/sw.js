@@ -42,6 +42,12 @@ const MODULE = '/pkg/stockhop_bg.wasm';
 // before it takes over anyway: a page from before builds had ids never
 // asks, and a worker that never activates leaves that handheld behind.
 const HANDOVER_WAIT_MS = 60 * 1000;
+// Requests that never touch the worker: the browser sends them straight to
+// the network without waking it (static routing, where the browser has
+// it). The API, /healthz and /version.json are never answered from the
+// cache, and a request that woke the old worker while the browser stopped
+// it for a hand-over would start it again and hold the new one back.
+const NETWORK_ROUTES = ['/v1/*', '/healthz', '/version.json'];
 // The heartbeat a worker whose module did not start sends itself, at most
 // this often (the module's own heartbeat is not running).
 const REPORT_EVERY_MS = 60 * 1000;
@@ -58,8 +64,10 @@ let failure = null;
 /** This worker's shell is cached and its module links: it may take over. */
 let installed = false;
 let reportedAt = 0;
-let takeOver;
-const takeOverAsked = new Promise((resolve) => { takeOver = resolve; });
+/** The pages (client ids) that asked this installed worker to take over. */
+const askedBy = new Set();
+/** Called when one more page asks. */
+let pageAsked = () => {};
 
 function failureOf(err, code) {
   if (err && typeof err.code === 'string') return { code: err.code, message: String(err.message) };
@@ -239,13 +247,24 @@ async function install() {
   }
 }
 
-// Waits for a page to hand over between scans, unless no older worker is
-// running, or no page is open, or the pages do not ask in time.
+// Waits until every open page has asked to hand over (each between scans,
+// and from then on sending nothing to the old worker), unless no older
+// worker is running, or no page is open, or the pages do not ask in time.
+// The browser activates this worker once it has stopped the old one, and
+// asks it to stop only once: a page's request that reaches the old worker
+// while it stops starts it again, and it then runs on for as long as any
+// page keeps talking to it. So the take-over waits for the last page.
 async function handOver() {
-  const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  if (self.registration.active && pages.length > 0) {
+  const deadline = Date.now() + HANDOVER_WAIT_MS;
+  const pages = () => self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  if (self.registration.active && (await pages()).length > 0) {
     announce({ type: 'release_ready', build: BUILD });
-    await Promise.race([takeOverAsked, new Promise((resolve) => setTimeout(resolve, HANDOVER_WAIT_MS))]);
+    while (Date.now() < deadline && !(await pages()).every((page) => askedBy.has(page.id))) {
+      await new Promise((resolve) => {
+        pageAsked = resolve;
+        setTimeout(resolve, deadline - Date.now());
+      });
+    }
   }
   await self.skipWaiting();
 }
@@ -255,17 +274,28 @@ async function handOver() {
 // long event here (a Background Sync drain backing off while the site is
 // down) must end then. Nothing is lost: the items stay queued for the
 // worker that takes over.
+// A worker started again while a newer one installs or waits (the browser
+// stops an idle worker and starts it for the next event) watches that one
+// too: its `updatefound` came before this life of the worker.
 const superseded = new Promise((resolve) => {
-  self.registration.addEventListener('updatefound', () => {
-    const next = self.registration.installing;
-    if (!next) return;
+  const watch = (next) => {
+    if (!next || next === self.serviceWorker) return;
+    if (next.state === 'installed' || next.state === 'activating') resolve();
     next.addEventListener('statechange', () => {
       if (next.state === 'installed' || next.state === 'activating') resolve();
     });
-  });
+  };
+  self.registration.addEventListener('updatefound', () => watch(self.registration.installing));
+  watch(self.registration.installing);
+  watch(self.registration.waiting);
 });
 
 self.addEventListener('install', (event) => {
+  if (event.addRoutes) {
+    const routes = NETWORK_ROUTES.map((urlPattern) => ({ condition: { urlPattern }, source: 'network' }));
+    // Without the routes every request still works, through the fetch handler.
+    event.waitUntil(event.addRoutes(routes).catch(() => {}));
+  }
   event.waitUntil(install().then(handOver));
 });
 
@@ -294,9 +324,13 @@ self.addEventListener('message', (event) => {
   }
   // A page between scans lets this worker take over (once it is installed).
   if (data.type === 'take_over') {
-    answer({ ok: installed });
-    if (installed) {
-      takeOver();
+    // Installed in this life, or in an earlier one (a waiting worker the
+    // browser stopped and started again for this message).
+    const ready = installed || ['installed', 'activating', 'activated'].includes(self.serviceWorker?.state);
+    answer({ ok: ready });
+    if (ready) {
+      if (event.source) askedBy.add(event.source.id);
+      pageAsked();
       // Asked again once installed and waiting: the browser may not have
       // acted on the install's own request (it left this worker waiting).
       if (self.registration.waiting === self.serviceWorker) event.waitUntil(self.skipWaiting());
