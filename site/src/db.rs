@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use rusqlite::OpenFlags;
 
+use crate::checkpoint::{self, Checkpointer};
 use crate::sql::{self, Connection, PgPool};
 
 /// The database file inside the data directory.
@@ -325,6 +326,9 @@ enum Backend {
     Sqlite {
         conn: Arc<Mutex<Connection>>,
         path: PathBuf,
+        /// Copies the log back off the writer's path; stops with the
+        /// last clone.
+        _checkpoints: Option<Arc<Checkpointer>>,
     },
     Postgres {
         pool: PgPool,
@@ -374,10 +378,21 @@ impl Db {
     fn open_sqlite(path: &Path) -> Result<Db, DbError> {
         let mut conn = open_connection(path)?;
         migrate(&mut conn)?;
+        let checkpoints = match Checkpointer::start(path) {
+            Ok(checkpoints) => {
+                checkpoint::leave_to_thread(&conn)?;
+                Some(Arc::new(checkpoints))
+            }
+            Err(err) => {
+                tracing::warn!(%err, "no checkpoint thread: commits checkpoint the log themselves");
+                None
+            }
+        };
         Ok(Db {
             backend: Backend::Sqlite {
                 conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
                 path: path.to_owned(),
+                _checkpoints: checkpoints,
             },
         })
     }

@@ -9,6 +9,7 @@
 pub mod accept;
 pub mod backup;
 pub mod central;
+pub mod checkpoint;
 pub mod commands;
 pub mod data_api;
 pub mod db;

@@ -1,0 +1,163 @@
+//! WAL checkpoints off the writer's path.
+//!
+//! SQLite's default copies the write-ahead log back into the database
+//! file (a checkpoint) inside the commit that takes the log past 1,000
+//! pages, on the committing connection: that commit then holds the site's
+//! one writer for as long as the copy and its `fsync` take, hundreds of
+//! milliseconds on a busy disk, and every sync waits behind it. So the
+//! writer connection does no checkpoints of its own
+//! (`wal_autocheckpoint=0`), and a thread of its own, on a connection of
+//! its own, runs a `PASSIVE` checkpoint every [`CHECKPOINT_EVERY`]: a
+//! passive checkpoint never takes the writer's lock nor waits on a reader,
+//! so writes go on while it copies.
+//!
+//! The log still cannot grow without end: a checkpoint that finds every
+//! frame copied lets the next write start the log again from its
+//! beginning, and should the thread fall behind (or stop), the writer
+//! checkpoints itself again once the log passes [`WRITER_FALLBACK_PAGES`]
+//! pages, as SQLite would by default, only later.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the checkpoint thread copies the log into the database:
+/// often enough that the log stays a few megabytes under steady sync
+/// traffic, seldom enough to cost nothing when the site is idle.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// Pages (4 KiB each) the log may hold before the writer checkpoints in
+/// its own commit after all: 40 times SQLite's default of 1,000, about
+/// 160 MiB, reached only if the checkpoint thread cannot keep up.
+pub const WRITER_FALLBACK_PAGES: u32 = 40_000;
+
+/// The checkpoint thread of one database file; stops when dropped.
+pub struct Checkpointer {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Starts checkpointing the SQLite file at `path` (in WAL mode) every
+    /// [`CHECKPOINT_EVERY`] on a connection of its own.
+    pub fn start(path: &Path) -> std::io::Result<Checkpointer> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let path: PathBuf = path.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("wal-checkpoint".into())
+            .spawn(move || run(&path, &stopped))?;
+        Ok(Checkpointer {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(path: &Path, stopped: &mpsc::Receiver<()>) {
+    let conn = match open(path) {
+        Ok(conn) => conn,
+        Err(err) => {
+            tracing::warn!(%err, path = %path.display(), "no checkpoint thread: the writer checkpoints itself past its fallback");
+            return;
+        }
+    };
+    let mut failing = false;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+        match checkpoint(&conn) {
+            Ok(()) => failing = false,
+            Err(err) if !failing => {
+                failing = true;
+                tracing::warn!(%err, "a WAL checkpoint failed; trying again");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn open(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // Its own checkpoint never waits: busy means another checkpoint is
+    // running, and the next turn comes soon.
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+/// One passive checkpoint; another checkpoint already running is no
+/// failure.
+fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        Err(rusqlite::Error::SqliteFailure(err, _))
+            if err.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Has the writer connection `conn` leave checkpoints to the thread, up
+/// to [`WRITER_FALLBACK_PAGES`].
+pub fn leave_to_thread(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_FALLBACK_PAGES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The database file's length: pages reach it only by a checkpoint.
+    fn file_len(path: &Path) -> u64 {
+        std::fs::metadata(path).unwrap().len()
+    }
+
+    #[test]
+    fn the_thread_copies_the_log_back_and_the_writer_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let writer = crate::db::open_connection(&path).unwrap();
+        leave_to_thread(&writer).unwrap();
+        let autocheckpoint: u32 = writer
+            .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
+            .unwrap();
+        assert_eq!(autocheckpoint, WRITER_FALLBACK_PAGES);
+        writer.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+        let written = |rows: usize| {
+            for _ in 0..rows {
+                writer
+                    .execute("INSERT INTO t VALUES (zeroblob(8192))", [])
+                    .unwrap();
+            }
+        };
+        // SQLite's default would have checkpointed past 1,000 pages; the
+        // writer leaves its 2,400 pages in the log.
+        written(1_200);
+        assert!(file_len(&path) < 1_000 * 4096, "{}", file_len(&path));
+
+        // The thread copies them back within a few of its turns.
+        let checkpointer = Checkpointer::start(&path).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while file_len(&path) < 1_200 * 8192 {
+            assert!(std::time::Instant::now() < deadline, "{}", file_len(&path));
+            std::thread::sleep(CHECKPOINT_EVERY / 5);
+        }
+        drop(checkpointer);
+        let count: i64 = writer
+            .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(count, 1_200);
+    }
+}
