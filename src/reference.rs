@@ -528,6 +528,37 @@ mod tests {
     }
 
     #[test]
+    fn a_load_that_fails_part_way_resumes_from_the_last_page_written() {
+        let mut pulls = Pulls::restore(None);
+        let mut meta = ReferenceMeta::empty("https://site");
+        for cursor in ["250", "500"] {
+            pulls.poll_transmit(T0, &meta).unwrap();
+            meta = meta.after_page(&head(cursor, true), T0);
+            pulls.handle_page(T0, &head(cursor, true));
+        }
+        let third = pulls.poll_transmit(T0, &meta).unwrap();
+        assert_eq!(third.after.as_deref(), Some("500"));
+        pulls.handle_failed(T0);
+        assert!(!pulls.is_loading(), "the run stops at the failure");
+        assert!(!meta.complete && meta.refreshed_at.is_none());
+
+        let retry = T0.plus(REFERENCE_RETRY_AFTER);
+        let resumed = pulls.poll_transmit(retry, &meta).unwrap();
+        assert_eq!(
+            resumed.after.as_deref(),
+            Some("500"),
+            "the retry asks for the page that failed, not the first"
+        );
+        pulls.handle_failed(retry);
+        pulls.handle_refresh();
+        let asked = pulls.poll_transmit(retry, &meta).unwrap();
+        assert_eq!(asked.after.as_deref(), Some("500"), "so does a refresh");
+        meta = meta.after_page(&head("730", false), retry);
+        assert!(pulls.handle_page(retry, &head("730", false)));
+        assert!(meta.complete);
+    }
+
+    #[test]
     fn a_device_record_without_commissioned_is_read_as_commissioned() {
         let said: DeviceProfile = serde_json::from_str(
             r#"{"device_id":"HH-1","profile":"mc3390xr","modes":[],"encode":true,"commissioned":false}"#,

@@ -1024,8 +1024,17 @@ where
             self.refresh_riding.extend(asked);
         }
         let transport = self.transport.clone();
+        // The fetch and its body's read run as a task of their own: the
+        // page's timeout covers the site and the network only, never a
+        // turn of this loop that is busy with captures or the drain (a
+        // page the site answered in milliseconds was once abandoned
+        // because its body was read only after the timeout).
+        let (sent, page) = oneshot::channel();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = sent.send(transport.reference(&device, &pull).await);
+        });
         self.page_in_flight = Some(Box::pin(async move {
-            transport.reference(&device, &pull).await
+            page.await.unwrap_or(Err(QueueError::Offline))
         }));
     }
 
