@@ -359,9 +359,14 @@ impl Pulls {
 
     /// The pull failed at `now` (no answer, an error answer, a page that
     /// could not be written): try again after [`REFERENCE_RETRY_AFTER`].
+    /// A refresh or trigger that came during the run is spent: its caller
+    /// hears the failure, and pulling again at once would only hammer a
+    /// site that is not answering.
     pub fn handle_failed(&mut self, now: UnixMs) {
         self.in_flight = false;
         self.paging = false;
+        self.due = false;
+        self.deferred_to = None;
         self.failed_at = Some(now);
         self.last_finished = Some(now);
     }
@@ -538,8 +543,14 @@ mod tests {
         }
         let third = pulls.poll_transmit(T0, &meta).unwrap();
         assert_eq!(third.after.as_deref(), Some("500"));
+        pulls.handle_refresh();
         pulls.handle_failed(T0);
         assert!(!pulls.is_loading(), "the run stops at the failure");
+        assert_eq!(
+            pulls.poll_transmit(T0, &meta),
+            None,
+            "a refresh asked during the run does not pull again at once"
+        );
         assert!(!meta.complete && meta.refreshed_at.is_none());
 
         let retry = T0.plus(REFERENCE_RETRY_AFTER);
