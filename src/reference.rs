@@ -359,9 +359,14 @@ impl Pulls {
 
     /// The pull failed at `now` (no answer, an error answer, a page that
     /// could not be written): try again after [`REFERENCE_RETRY_AFTER`].
+    /// A refresh or trigger that came during the run is spent: its caller
+    /// hears the failure, and pulling again at once would only hammer a
+    /// site that is not answering.
     pub fn handle_failed(&mut self, now: UnixMs) {
         self.in_flight = false;
         self.paging = false;
+        self.due = false;
+        self.deferred_to = None;
         self.failed_at = Some(now);
         self.last_finished = Some(now);
     }
@@ -525,6 +530,43 @@ mod tests {
         assert!(pulls
             .poll_transmit(T0.plus(REFERENCE_RETRY_AFTER), &meta)
             .is_some());
+    }
+
+    #[test]
+    fn a_load_that_fails_part_way_resumes_from_the_last_page_written() {
+        let mut pulls = Pulls::restore(None);
+        let mut meta = ReferenceMeta::empty("https://site");
+        for cursor in ["250", "500"] {
+            pulls.poll_transmit(T0, &meta).unwrap();
+            meta = meta.after_page(&head(cursor, true), T0);
+            pulls.handle_page(T0, &head(cursor, true));
+        }
+        let third = pulls.poll_transmit(T0, &meta).unwrap();
+        assert_eq!(third.after.as_deref(), Some("500"));
+        pulls.handle_refresh();
+        pulls.handle_failed(T0);
+        assert!(!pulls.is_loading(), "the run stops at the failure");
+        assert_eq!(
+            pulls.poll_transmit(T0, &meta),
+            None,
+            "a refresh asked during the run does not pull again at once"
+        );
+        assert!(!meta.complete && meta.refreshed_at.is_none());
+
+        let retry = T0.plus(REFERENCE_RETRY_AFTER);
+        let resumed = pulls.poll_transmit(retry, &meta).unwrap();
+        assert_eq!(
+            resumed.after.as_deref(),
+            Some("500"),
+            "the retry asks for the page that failed, not the first"
+        );
+        pulls.handle_failed(retry);
+        pulls.handle_refresh();
+        let asked = pulls.poll_transmit(retry, &meta).unwrap();
+        assert_eq!(asked.after.as_deref(), Some("500"), "so does a refresh");
+        meta = meta.after_page(&head("730", false), retry);
+        assert!(pulls.handle_page(retry, &head("730", false)));
+        assert!(meta.complete);
     }
 
     #[test]

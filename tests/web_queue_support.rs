@@ -82,6 +82,9 @@ pub struct FakeSite {
     pub pulls: Rc<RefCell<Vec<PullAsked>>>,
     /// How long a reference page takes to come back, in ms.
     pub page_delay_ms: Rc<Cell<u32>>,
+    /// Reference pulls after this many answer offline (a link lost part
+    /// way through a load).
+    pub pages_before_offline: Rc<Cell<Option<usize>>>,
 }
 
 pub fn applied(item: &SyncItem) -> serde_json::Value {
@@ -104,6 +107,7 @@ impl Default for FakeSite {
             )),
             pulls: Rc::default(),
             page_delay_ms: Rc::default(),
+            pages_before_offline: Rc::default(),
         }
     }
 }
@@ -193,7 +197,11 @@ impl Transport for FakeSite {
             .push((pull.after.clone(), pull.limit));
         // The answer comes back on a later task, as fetch's does.
         gloo_timers::future::TimeoutFuture::new(self.page_delay_ms.get()).await;
-        if self.offline() {
+        let lost = self
+            .pages_before_offline
+            .get()
+            .is_some_and(|pages| self.pulls.borrow().len() > pages);
+        if self.offline() || lost {
             return Err(QueueError::Offline);
         }
         let after: u64 = pull.after.as_deref().unwrap_or("0").parse().unwrap();

@@ -135,6 +135,42 @@ async fn the_cache_fills_in_pages_then_follows_the_changes_after_its_cursor() {
 }
 
 #[wasm_bindgen_test]
+async fn a_load_that_fails_part_way_resumes_from_the_last_page_written() {
+    let name = db_name("ref-resume");
+    let site = stocked(1_200);
+    site.pages_before_offline.set(Some(2));
+    let clock = TestClock::at(T0);
+    let queue = manual_queue(&name, &site, &clock).await;
+
+    let failed = queue.reference_refresh().await;
+    assert!(matches!(failed, Err(QueueError::Offline)), "{failed:?}");
+    let status = queue.reference_status().await.unwrap();
+    assert!(!status.complete && !status.loading);
+    let written = (2 * REFERENCE_PAGE_ROWS).to_string();
+    assert_eq!(
+        status.cursor.as_deref(),
+        Some(written.as_str()),
+        "two pages written"
+    );
+
+    site.pages_before_offline.set(None);
+    let status = queue.reference_refresh().await.unwrap();
+    assert!(status.complete);
+    assert_eq!(status.units, 1_200);
+    let pulls: Vec<_> = site
+        .pulls
+        .borrow()
+        .iter()
+        .map(|(after, _)| after.clone())
+        .collect();
+    assert_eq!(
+        pulls[2..4],
+        [Some(written.clone()), Some(written)],
+        "the page that failed is asked for again, not the first"
+    );
+}
+
+#[wasm_bindgen_test]
 async fn find_unit_answers_offline_by_epc_or_serial_with_its_bin_and_the_caches_age() {
     let name = db_name("ref-find");
     let site = stocked(10);

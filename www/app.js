@@ -578,7 +578,22 @@ function renderBar() {
     flag.hidden = !attention;
     flag.textContent = `${attention} to decide`;
   }
-  $('bar-cache').textContent = `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
+  const loading = reference && !reference.complete && reference.loading;
+  $('bar-cache').textContent = loading ? `cache ${reference.units.toLocaleString('en')} units…`
+    : `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
+}
+
+/**
+ * How far a first load of the reference cache got, from a
+ * `reference_status` answer (`''` once it has been complete): a load of a
+ * large site takes a while, and a load that failed part-way resumes from
+ * where this says.
+ */
+function referenceProgress(status) {
+  if (!status || status.complete || !(status.loading || status.units)) return '';
+  const units = status.units.toLocaleString('en');
+  return status.loading ? `Loading reference data: ${units} units so far`
+    : `Reference data: ${units} units so far; the load resumes from there`;
 }
 
 async function refreshBar() {
@@ -1967,9 +1982,9 @@ async function retryNow() {
 function renderMenu() {
   const d = reference && reference.device;
   show('menu-device', deviceId ? `${deviceId}${d ? ` · ${d.profile}${d.encode ? ' · encodes' : ''}` : ''} → ${siteUrl}` : 'Not set up.');
-  show('menu-reference', reference
+  show('menu-reference', referenceProgress(reference) || (reference
     ? `Reference copy: ${reference.units} units, ${reference.bins} bins, ${reference.grns} GRNs, ${reference.counts} counts; ${reference.refreshed_at ? `${ago(reference.age_ms)} old` : 'never complete'}${reference.loading ? ' (loading)' : ''}`
-    : 'Reference copy: –');
+    : 'Reference copy: –'));
   $('menu-switch').disabled = !session;
   renderSettings();
   storage();
