@@ -40,7 +40,7 @@ use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
 use crate::queue::heartbeat::beat;
 use crate::queue::{BeatOutcome, Capture, Counts, Drain, Heartbeats, Item, TransportOutcome};
-use crate::reference::{Pull, Pulls, ReferenceMeta, RowKind, REFERENCE_PAGE_ROWS};
+use crate::reference::{Pulls, ReferenceMeta, RowKind};
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 use js_sys::Array;
@@ -1023,25 +1023,19 @@ where
             let asked = std::mem::take(&mut self.refresh_waiting);
             self.refresh_riding.extend(asked);
         }
-        self.page_in_flight = Some(self.fetch_page(device, pull));
-    }
-
-    /// Fetches a page as a task of its own: the request, its body's read
-    /// and its parse go on while this loop is busy, so the page's timeout
-    /// covers the site and the network only, never a turn spent on
-    /// captures or the drain (a page the site answered in milliseconds was
-    /// once abandoned because its body was read only after the timeout).
-    fn fetch_page(
-        &self,
-        device: DeviceConfig,
-        pull: Pull,
-    ) -> LocalBoxFuture<'static, Result<FetchedPage, QueueError>> {
         let transport = self.transport.clone();
+        // The fetch and its body's read run as a task of their own: the
+        // page's timeout covers the site and the network only, never a
+        // turn of this loop that is busy with captures or the drain (a
+        // page the site answered in milliseconds was once abandoned
+        // because its body was read only after the timeout).
         let (sent, page) = oneshot::channel();
         wasm_bindgen_futures::spawn_local(async move {
             let _ = sent.send(transport.reference(&device, &pull).await);
         });
-        Box::pin(async move { page.await.unwrap_or(Err(QueueError::Offline)) })
+        self.page_in_flight = Some(Box::pin(async move {
+            page.await.unwrap_or(Err(QueueError::Offline))
+        }));
     }
 
     /// Writes a page that came back, with the meta record after it, in one
@@ -1066,33 +1060,13 @@ where
             }
         };
         let after = meta.after_page(&page.head, now);
-        // While the site says `more`, the next page is fetched as this one
-        // is written: the load waits for the slower of the two, not both.
-        // It is the pull the schedule starts next (after this page's
-        // cursor), and it is dropped if this page cannot be written.
-        let next = match self.device().await {
-            Ok(Some(device)) if page.head.more => Some(self.fetch_page(
-                device,
-                Pull {
-                    after: after.cursor.clone(),
-                    limit: REFERENCE_PAGE_ROWS,
-                },
-            )),
-            _ => None,
-        };
         if let Err(err) = self.store.write_reference_page(&page, &after).await {
             self.reference = None;
             self.pulls.handle_failed(now);
             return self.answer_refresh(Err(err));
         }
-        self.reference = Some(after.clone());
-        let last = self.pulls.handle_page(now, &page.head);
-        if let Some(next) = next {
-            if self.pulls.poll_transmit(now, &after).is_some() {
-                self.page_in_flight = Some(next);
-            }
-        }
-        if last && !self.refresh_riding.is_empty() {
+        self.reference = Some(after);
+        if self.pulls.handle_page(now, &page.head) && !self.refresh_riding.is_empty() {
             let status = self.reference_status().await;
             for reply in std::mem::take(&mut self.refresh_riding) {
                 let _ = reply.send(status.clone());
