@@ -12,10 +12,10 @@ use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::{self, Listed, Profile};
 use crate::ledger::modes::cycle_count;
 use crate::ledger::{periods, wall_clock, LedgerError};
+use crate::state::AppState;
 use crate::view::enroll;
 
 fn malformed(message: impl Into<String>) -> AppError {

@@ -13,8 +13,8 @@ use stockhop::wire::codes as wire_codes;
 
 use crate::central;
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
+use crate::state::AppState;
 
 fn malformed(message: impl Into<String>) -> AppError {
     AppError::client(

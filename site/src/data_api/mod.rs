@@ -18,8 +18,8 @@ use axum::routing::{get, post, put};
 use axum::Router;
 
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::auth;
+use crate::state::AppState;
 use crate::view::{admin, codes};
 
 /// The routes, merged into the site router.

@@ -13,9 +13,9 @@ use serde::Serialize;
 use stockhop::wire::codes as wire_codes;
 
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::import::{self, ImportError, Kind, LineError, Source};
 use crate::ledger::wall_clock;
+use crate::state::AppState;
 
 /// Largest body an import may carry: a million units as CSV is about
 /// 60 MB, as JSON about twice that.

@@ -19,8 +19,8 @@ use super::{
     auth, codes, hops, sessions, sync, terminal, wall_clock, InFlightGuard, LedgerError, Refusal,
 };
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::limits::SIGNED_BODY_DEADLINE;
+use crate::state::AppState;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };

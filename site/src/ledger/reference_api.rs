@@ -16,7 +16,7 @@ use super::manifests::{self, Manifest};
 use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
 use super::{codes, units};
 use crate::error::AppError;
-use crate::http::AppState;
+use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

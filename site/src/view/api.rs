@@ -14,10 +14,10 @@ use stockhop::wire::codes as wire_codes;
 
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
 use crate::ledger::{auth, wall_clock, LedgerError};
 use crate::listener::queue::QueueError;
+use crate::state::AppState;
 
 /// Largest body a view request may carry: a sign-in or a device to add.
 pub const MAX_VIEW_BODY_BYTES: usize = 16 * 1024;

@@ -15,12 +15,12 @@ use axum::{Extension, Json, Router};
 use super::api::{caller, changing_caller, json_body};
 use super::{admin, codes as view_codes};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::Profile;
 use crate::ledger::{auth, bins, units, wall_clock, LedgerError};
 use crate::printers::driver::Wake;
 use crate::printers::store::{self, Decision, JobView, LabelKind, NewJob, MAX_JOB_ID_CHARS};
 use crate::printers::{codes, zpl};
+use crate::state::AppState;
 
 /// The printers' routes, merged into the view's.
 pub fn routes() -> Router<AppState> {

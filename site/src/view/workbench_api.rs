@@ -11,11 +11,11 @@ use axum::{Json, Router};
 use super::api::{caller, changing_caller, from_queue, json_body};
 use super::workbench::{self, Decision, Settle};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::decision_log::{self, actions, Entry, Subject};
 use crate::ledger::{codes, savepoint, wall_clock, LedgerError, Refusal};
 use crate::listener::queue::{self, DeadLetter};
 use crate::sql::retry_conflicts;
+use crate::state::AppState;
 
 /// Dead letters read to find the unsettled ones among them: the newest
 /// this many (each settled one is skipped, so the window is wider than
