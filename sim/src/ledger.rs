@@ -11,9 +11,9 @@ use std::sync::Arc;
 use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::db;
+use stockhop_site::delivery::DeliveryError;
 use stockhop_site::ledger::devices::{self, Device, Profile};
 use stockhop_site::ledger::{auth, import, sync, terminal, LedgerError};
-use stockhop_site::listener::forwarder::DeliveryError;
 use stockhop_site::sql::Connection;
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 

@@ -12,6 +12,7 @@ pub mod central;
 pub mod commands;
 pub mod data_api;
 pub mod db;
+pub mod delivery;
 pub mod error;
 pub mod fuzz;
 pub mod handshakes;
