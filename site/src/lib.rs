@@ -8,6 +8,7 @@
 
 pub mod accept;
 pub mod backup;
+pub mod caller;
 pub mod central;
 pub mod commands;
 pub mod data_api;
