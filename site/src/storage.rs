@@ -20,11 +20,8 @@ use axum::response::{IntoResponse, Response};
 use prometheus_client::metrics::gauge::Gauge;
 
 use crate::error::AppError;
+pub use crate::limits::DEFAULT_MIN_FREE_BYTES;
 
-/// The free space below which the site stops taking writes: room for the
-/// SQLite WAL to checkpoint, the listener's queue to drain and an operator
-/// to act, far above what a day of scans needs.
-pub const DEFAULT_MIN_FREE_BYTES: u64 = 256 * 1024 * 1024;
 /// How long a free-space reading stands: one `statvfs` a second at most,
 /// however many requests arrive.
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(1);

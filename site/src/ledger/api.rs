@@ -20,15 +20,12 @@ use super::{
 };
 use crate::caller::{device_of, device_token, unknown_device_token, DeviceCaller};
 use crate::error::AppError;
+pub use crate::limits::MAX_APP_VERSION_CHARS;
 use crate::limits::SIGNED_BODY_DEADLINE;
 use crate::state::AppState;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
-
-/// Longest `app_version` a heartbeat may carry: a version string, shown on
-/// the dashboard, not a place to store text.
-pub const MAX_APP_VERSION_CHARS: usize = 64;
 
 /// The ledger's routes, merged into the site router.
 pub fn routes() -> Router<AppState> {
