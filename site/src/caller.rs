@@ -15,7 +15,7 @@ use stockhop::wire::codes as wire_codes;
 
 use crate::db::Db;
 use crate::error::AppError;
-use crate::ledger::devices::Device;
+use crate::ledger::devices::{self, Device};
 use crate::ledger::{auth, wall_clock};
 use crate::view::{admin, codes};
 
@@ -62,7 +62,7 @@ pub fn device_token(headers: &HeaderMap) -> Result<&str, AppError> {
 /// The device whose bearer token the request carries, or 401.
 pub async fn device_of(db: &Db, headers: &HeaderMap) -> Result<Device, AppError> {
     let token = device_token(headers)?.to_owned();
-    db.call(move |conn| -> Result<_, AppError> { Ok(auth::authenticate(conn, &token)?) })
+    db.call(move |conn| -> Result<_, AppError> { Ok(devices::authenticate(conn, &token)?) })
         .await?
         .ok_or_else(unknown_device_token)
 }
@@ -161,7 +161,7 @@ pub async fn admin_caller(db: &Db, headers: &HeaderMap) -> Result<Caller, AppErr
             if let Some(admin) = admin::authenticate(conn, &token)? {
                 return Ok(Caller::Token { admin });
             }
-            if auth::authenticate(conn, &token)?.is_some() {
+            if devices::authenticate(conn, &token)?.is_some() {
                 return Err(AppError::client(
                     StatusCode::FORBIDDEN,
                     codes::ADMIN_REQUIRED,

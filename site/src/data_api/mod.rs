@@ -18,7 +18,7 @@ use axum::routing::{get, post, put};
 use axum::Router;
 
 use crate::error::AppError;
-use crate::ledger::auth;
+use crate::ledger::{auth, devices};
 use crate::state::AppState;
 use crate::view::{admin, codes};
 
@@ -75,7 +75,7 @@ pub async fn admin_bearer(state: &AppState, headers: &HeaderMap) -> Result<Strin
             if let Some(name) = admin::authenticate(conn, &token)? {
                 return Ok(name);
             }
-            if auth::authenticate(conn, &token)?.is_some() {
+            if devices::authenticate(conn, &token)?.is_some() {
                 return Err(AppError::client(
                     StatusCode::FORBIDDEN,
                     codes::ADMIN_REQUIRED,

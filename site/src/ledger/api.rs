@@ -172,7 +172,7 @@ async fn run_admitted(
         .db
         .call(move |conn| -> Result<_, AppError> {
             let hash = auth::token_hash(&token);
-            let checked = auth::authenticate(conn, &token)?
+            let checked = devices::authenticate(conn, &token)?
                 .filter(|checked| checked.device_id == device.device_id);
             gate.remember(hash, checked.clone());
             let Some(device) = checked else {

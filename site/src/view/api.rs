@@ -2,9 +2,8 @@
 //! cookie with its CSRF token on every state-changing request), limits and
 //! JSON at the edge; the work runs on the database's blocking thread.
 
-use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -12,16 +11,13 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use super::request::{from_queue, json_body};
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::caller::{AdminCaller, Caller, ChangingAdminCaller};
 use crate::error::AppError;
 use crate::ledger::devices::{self, Profile};
 use crate::ledger::{wall_clock, LedgerError};
-use crate::listener::queue::QueueError;
 use crate::state::AppState;
-
-/// Largest body a view request may carry: a sign-in or a device to add.
-pub const MAX_VIEW_BODY_BYTES: usize = 16 * 1024;
 
 /// Marks requests that came in over TLS (the site router on `--https`
 /// carries it as an extension), so the session cookie is `Secure` there.
@@ -65,50 +61,6 @@ pub fn routes() -> Router<AppState> {
 
 fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
     AppError::client(status, code, message)
-}
-
-pub(super) fn from_queue(err: QueueError) -> AppError {
-    match err {
-        QueueError::Sqlite(err) => AppError::from(err),
-        QueueError::Db(err) => AppError::from(err),
-        other => AppError::Internal(other.to_string()),
-    }
-}
-
-/// A JSON body of at most [`MAX_VIEW_BODY_BYTES`], sent as JSON (a form
-/// post from another site cannot be).
-pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<T, AppError> {
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|value| value.trim().eq_ignore_ascii_case("application/json"));
-    if !is_json {
-        return Err(client(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            wire_codes::MALFORMED_REQUEST,
-            "send the body as application/json",
-        ));
-    }
-    let bytes: Bytes = axum::body::to_bytes(body, MAX_VIEW_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                wire_codes::BODY_TOO_LARGE,
-                format!("view requests are limited to {MAX_VIEW_BODY_BYTES} bytes"),
-            )
-        })?;
-    serde_json::from_slice(&bytes).map_err(|err| {
-        client(
-            StatusCode::BAD_REQUEST,
-            wire_codes::MALFORMED_REQUEST,
-            err.to_string(),
-        )
-    })
 }
 
 #[derive(serde::Deserialize)]

@@ -13,13 +13,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
-use super::api::json_body;
+use super::request::json_body;
 use super::{admin, codes as view_codes};
 use crate::caller::{bearer_of, changing_admin_caller, AdminCaller, Caller, ChangingAdminCaller};
 use crate::db::Db;
 use crate::error::AppError;
 use crate::ledger::devices::Profile;
-use crate::ledger::{auth, bins, units, wall_clock, LedgerError};
+use crate::ledger::{bins, devices, units, wall_clock, LedgerError};
 use crate::printers::driver::Wake;
 use crate::printers::store::{self, Decision, JobView, LabelKind, NewJob, MAX_JOB_ID_CHARS};
 use crate::printers::{codes, zpl};
@@ -168,7 +168,7 @@ async fn requester(db: &Db, headers: &HeaderMap) -> Result<Requester, AppError> 
         if let Some(admin) = admin::authenticate(conn, &token)? {
             return Ok(Requester::Admin(admin));
         }
-        let Some(device) = auth::authenticate(conn, &token)? else {
+        let Some(device) = devices::authenticate(conn, &token)? else {
             return Err(AppError::client(
                 StatusCode::UNAUTHORIZED,
                 view_codes::ADMIN_REQUIRED,

@@ -7,7 +7,7 @@ use axum::extract::{Path, Request, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use super::api::{from_queue, json_body};
+use super::request::{from_queue, json_body};
 use super::workbench::{self, Decision, Settle};
 use crate::caller::{AdminCaller, ChangingAdminCaller};
 use crate::error::AppError;
