@@ -204,3 +204,52 @@ pub async fn changing_admin_caller(db: &Db, headers: &HeaderMap) -> Result<Calle
     }
     Ok(caller)
 }
+
+/// The admin whose bearer token the request carries, for the admin API
+/// that scripts call (no session there). No token or an unknown one is
+/// 401, a device's token 403.
+pub struct AdminTokenCaller(pub String);
+
+impl<S> FromRequestParts<S> for AdminTokenCaller
+where
+    Db: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        admin_token_caller(&Db::from_ref(state), &parts.headers)
+            .await
+            .map(AdminTokenCaller)
+    }
+}
+
+/// The admin whose bearer token the request carries. No token or an
+/// unknown one is 401, a device's token 403.
+pub async fn admin_token_caller(db: &Db, headers: &HeaderMap) -> Result<String, AppError> {
+    let token = bearer_of(headers).map(str::to_owned).ok_or_else(|| {
+        AppError::client(
+            StatusCode::UNAUTHORIZED,
+            codes::ADMIN_REQUIRED,
+            "an admin's bearer token is required",
+        )
+    })?;
+    db.call(move |conn| -> Result<String, AppError> {
+        if let Some(name) = admin::authenticate(conn, &token)? {
+            return Ok(name);
+        }
+        if devices::authenticate(conn, &token)?.is_some() {
+            return Err(AppError::client(
+                StatusCode::FORBIDDEN,
+                codes::ADMIN_REQUIRED,
+                "a device's token does not open the admin API",
+            ));
+        }
+        Err(AppError::client(
+            StatusCode::UNAUTHORIZED,
+            codes::ADMIN_REQUIRED,
+            "unknown admin token",
+        ))
+    })
+    .await
+}

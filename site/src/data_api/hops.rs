@@ -4,13 +4,14 @@
 
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use crate::caller::AdminTokenCaller;
 use crate::central;
 use crate::error::AppError;
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
@@ -54,9 +55,8 @@ fn central(state: &AppState) -> bool {
 pub async fn feed(
     State(state): State<AppState>,
     Query(query): Query<FeedQuery>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<FeedPage>, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let after = hop_feed::parse_cursor(query.after.as_deref())
         .ok_or_else(|| malformed("after is the next of a page"))?;
     let limit = match query.limit.as_deref() {
@@ -107,9 +107,8 @@ pub struct CsvQuery {
 pub async fn csv(
     State(state): State<AppState>,
     Query(query): Query<CsvQuery>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Response, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let instant = |name: &str, text: &str| {
         UnixMs::parse_rfc3339(text)
             .map_err(|err| malformed(format!("{name} is not an RFC 3339 instant: {err}")))
