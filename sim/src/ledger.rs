@@ -11,9 +11,9 @@ use std::sync::Arc;
 use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::db;
+use stockhop_site::delivery::DeliveryError;
 use stockhop_site::ledger::devices::{self, Device, Profile};
-use stockhop_site::ledger::{auth, import, sync, terminal, LedgerError};
-use stockhop_site::listener::forwarder::DeliveryError;
+use stockhop_site::ledger::{import, sync, terminal, LedgerError};
 use stockhop_site::sql::Connection;
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 
@@ -117,7 +117,7 @@ impl Ledger {
 
     /// `POST /v1/sync` with `token` and `body`, handled at server time `now`.
     pub fn sync(&mut self, token: &str, body: &[u8], now: UnixMs) -> Answer {
-        let device = match auth::authenticate(&self.conn, token) {
+        let device = match devices::authenticate(&self.conn, token) {
             Ok(Some(device)) => device,
             Ok(None) => return error(401, "UNAUTHORIZED", "unknown device token"),
             Err(err) => return error(500, "INTERNAL", &err.to_string()),

@@ -35,9 +35,9 @@ use stockhop::queue::session::{Capture, Session};
 use stockhop::queue::{acknowledge, discard};
 use stockhop::time::UnixMs;
 use stockhop::wire::{Command, ItemOutcome, Mode, OpenSessionBody, SyncResponse};
+use stockhop_site::delivery::{DeliveryError, DELIVERY_TIMEOUT};
 use stockhop_site::ident::IDENT_MAX_CHARS as MAX_FIELD_CHARS;
 use stockhop_site::ledger::import::Kind;
-use stockhop_site::listener::forwarder::{DeliveryError, DELIVERY_TIMEOUT};
 use stockhop_site::listener::queue::{NewRecord, Write};
 use stockhop_site::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalEventKind, TerminalSource,

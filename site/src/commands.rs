@@ -15,7 +15,7 @@ use axum::Router;
 use barcoders::generators::svg::{Color, SVG};
 use barcoders::sym::code128::Code128;
 
-use crate::http::AppState;
+use crate::state::AppState;
 
 /// One command barcode: what it does, for the sheet, and what the scanner
 /// types.

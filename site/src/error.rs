@@ -11,6 +11,16 @@ use crate::db::DbError;
 
 /// How long a client is told to wait after an overload answer.
 pub const RETRY_AFTER_SECS: u32 = 2;
+/// What a handheld or terminal is told to wait before it retries a write
+/// refused because the site is out of storage.
+pub const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 30;
+/// The error code of a write refused for lack of space.
+pub const STORAGE_FULL: &str = "STORAGE_FULL";
+
+/// Marks a response the database refused for lack of space
+/// (`AppError` sets it), so the storage watch hears of it.
+#[derive(Debug, Clone, Copy)]
+pub struct DatabaseFull;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -34,7 +44,7 @@ pub enum AppError {
         retry_after_secs: u64,
     },
     /// The database refused a write for lack of space: 503
-    /// `STORAGE_FULL` with Retry-After ([`crate::storage`]).
+    /// `STORAGE_FULL` with Retry-After (see [`AppError::storage_full`]).
     #[error("storage full: {0}")]
     StorageFull(String),
     /// Anything else: logged, answered 500 without details.
@@ -43,6 +53,17 @@ pub enum AppError {
 }
 
 impl AppError {
+    /// The answer to a write refused because the site is out of storage:
+    /// 503 `STORAGE_FULL` with Retry-After.
+    pub fn storage_full() -> AppError {
+        AppError::Later {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: STORAGE_FULL,
+            message: "the site is out of storage: keep the items and send them again later".into(),
+            retry_after_secs: STORAGE_FULL_RETRY_AFTER_SECS,
+        }
+    }
+
     pub fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
         AppError::Client {
             status,
@@ -113,10 +134,8 @@ impl IntoResponse for AppError {
             }
             AppError::StorageFull(detail) => {
                 crate::warn_sampled!(%detail, "the database is out of space");
-                let mut response = crate::storage::Storage::refusal().into_response();
-                response
-                    .extensions_mut()
-                    .insert(crate::storage::DatabaseFull);
+                let mut response = AppError::storage_full().into_response();
+                response.extensions_mut().insert(DatabaseFull);
                 return response;
             }
             AppError::Internal(detail) => {

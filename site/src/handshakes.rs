@@ -11,16 +11,10 @@
 //! take a few milliseconds on a site LAN, so real clients rarely hold a
 //! place at all.
 
+pub use crate::limits::{TLS_HANDSHAKES_MAX, TLS_HANDSHAKES_PER_ADDRESS_MAX};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-
-/// Handshakes in progress from one address (IPv6 by /64): a handheld opens
-/// a handful of connections at once, a browser at most six per origin.
-pub const TLS_HANDSHAKES_PER_ADDRESS_MAX: usize = 16;
-/// Handshakes in progress from all addresses together: under the HTTPS
-/// port's connection cap, so finished handshakes always find room.
-pub const TLS_HANDSHAKES_MAX: usize = 256;
 
 /// Why a handshake was not started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -14,9 +14,7 @@
 //!
 //! A leaf: it imports nothing of the crate, so any module may call it.
 
-/// Longest identifier, in characters: label codes, serials and names are
-/// well under it, and the site's view and `/metrics` show it whole.
-pub const IDENT_MAX_CHARS: usize = 64;
+pub use crate::limits::IDENT_MAX_CHARS;
 
 /// Why an identifier was refused; it names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,8 +6,9 @@
 //! comes back as the status the HTTP endpoint would have answered.
 
 use crate::db::Db;
+use crate::delivery::DeliveryError;
 use crate::ledger;
-use crate::listener::forwarder::{Delivery, DeliveryError, LedgerSink};
+use crate::listener::forwarder::{Delivery, LedgerSink};
 use crate::terminal_wire::TerminalBatch;
 
 pub struct InProcessLedger {

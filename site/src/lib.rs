@@ -8,11 +8,13 @@
 
 pub mod accept;
 pub mod backup;
+pub mod caller;
 pub mod central;
 pub mod checkpoint;
 pub mod commands;
 pub mod data_api;
 pub mod db;
+pub mod delivery;
 pub mod error;
 pub mod fuzz;
 pub mod handshakes;
@@ -29,8 +31,10 @@ pub mod printers;
 pub mod release;
 pub mod security_headers;
 pub mod server;
+pub mod shell_path;
 pub mod site_clock;
 pub mod sql;
+pub mod state;
 pub mod storage;
 pub mod terminal_wire;
 pub mod throttle;
@@ -40,7 +44,8 @@ pub mod view;
 use std::future::Future;
 use std::path::PathBuf;
 
-pub use http::{app, AppState};
+pub use http::app;
+pub use state::AppState;
 
 /// Serves `state` over plain HTTP on `listener` until `shutdown` resolves,
 /// then finishes the requests in flight and returns. Connections are capped

@@ -3,26 +3,14 @@
 //! lines, and the size of what the ledger keeps. Every limit carries its
 //! unit in its name or type and the reason for its value beside it.
 //!
-//! Limits that belong to one protocol's grammar stay with its parser and
-//! are listed here by re-export, so this module reads as the whole budget.
+//! Limits that belong to one protocol's grammar or one store are defined
+//! here too, and that parser or store takes them from here: this module
+//! imports nothing of the site's, so every module can read it.
 
 use std::time::Duration;
 
 use stockhop::time::Millis;
-
-pub use crate::handshakes::{TLS_HANDSHAKES_MAX, TLS_HANDSHAKES_PER_ADDRESS_MAX};
-pub use crate::ledger::admission::{BACKLOG_WAITING_MAX, BACKLOG_WAIT_MAX, LIVE_WAITING_MAX};
-pub use crate::ledger::api::MAX_APP_VERSION_CHARS;
-pub use crate::listener::framed::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
-pub use crate::listener::http_message::{MAX_HEADERS, MAX_HEAD_BYTES};
-pub use crate::listener::iclock::{MAX_PIN_BYTES, MAX_SERIAL_CHARS};
-pub use crate::printers::store::{MAX_JOB_ID_CHARS, SETTLED_JOB_RETENTION_MS};
-pub use crate::printers::zpl::{
-    MAX_COPIES, MAX_EPC_HEX_CHARS, MAX_FIELD_CHARS as MAX_LABEL_FIELD_CHARS, MAX_STATUS_BYTES,
-};
-pub use crate::storage::DEFAULT_MIN_FREE_BYTES;
-pub use crate::throttle::{SIGN_IN_ADDRESSES_MAX, SIGN_IN_FAILURES_MAX, SIGN_IN_WINDOW};
-pub use stockhop::wire::{MAX_ITEMS_PER_REQUEST, MAX_REQUEST_BYTES};
+use stockhop::wire::MAX_REQUEST_BYTES;
 
 // --- Connections -----------------------------------------------------------
 
@@ -130,9 +118,9 @@ pub const CENTRAL_OUTBOX_DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 360
 
 // --- What the ledger takes (the listener checks these before it acks) ------
 
-/// Longest identifier (device, serial, site, operator, bin, GRN, manifest,
-/// count, a terminal's subject), in characters, at every ingress.
-pub use crate::ident::IDENT_MAX_CHARS;
+/// Longest identifier, in characters: label codes, serials and names are
+/// well under it, and the site's view and `/metrics` show it whole.
+pub const IDENT_MAX_CHARS: usize = 64;
 /// Longest raw terminal record the ledger keeps for audit, in bytes: an
 /// ATTLOG line or a gate's JSON object is well under this.
 pub const LEDGER_MAX_RAW_BYTES: usize = 64 * 1024;
@@ -162,3 +150,91 @@ pub const MAX_CLOCK_SKEW_MS: i64 = 10 * 366 * 24 * 3600 * 1000;
 /// commits on its own, so a long backlog never holds the write lock for
 /// more than a few milliseconds at a time.
 pub const DRAIN_CHUNK_ITEMS: usize = 256;
+
+// --- TLS handshakes, the admission gate and admin sign-ins -----------------
+
+/// Handshakes in progress from all addresses together: under the HTTPS
+/// port's connection cap, so finished handshakes always find room.
+pub const TLS_HANDSHAKES_MAX: usize = 256;
+/// Handshakes in progress from one address (IPv6 by /64): a handheld opens
+/// a handful of connections at once, a browser at most six per origin.
+pub const TLS_HANDSHAKES_PER_ADDRESS_MAX: usize = 16;
+
+/// Backlog requests that may wait for their turn; more are answered 503
+/// with Retry-After. A site's whole fleet returning at once is a few
+/// hundred handhelds with one request each in flight.
+pub const BACKLOG_WAITING_MAX: usize = 2_048;
+/// The longest a backlog request waits for its turn before it is answered
+/// 503 with Retry-After: under the handheld's 10 s fetch timeout, so the
+/// ledger never applies a request its device has already given up on.
+pub const BACKLOG_WAIT_MAX: Duration = Duration::from_secs(8);
+/// Live requests that may wait for their turn; more are answered 503. The
+/// live fleet is the operators scanning now, one request each.
+pub const LIVE_WAITING_MAX: usize = 256;
+
+/// Addresses followed at once: a site's admins sign in from a handful; past
+/// it the address heard from longest ago is forgotten first, so a spray from
+/// many addresses costs bounded memory.
+pub const SIGN_IN_ADDRESSES_MAX: usize = 4096;
+/// Failed sign-ins an address may make within [`SIGN_IN_WINDOW`].
+pub const SIGN_IN_FAILURES_MAX: usize = 10;
+/// The window failed sign-ins are counted over.
+pub const SIGN_IN_WINDOW: Duration = Duration::from_secs(60);
+
+// --- Terminal protocols ----------------------------------------------------
+
+/// Largest frame payload: 256 KB, the cap every terminal protocol shares,
+/// well under the ledger's 1 MiB body cap.
+pub const MAX_FRAME_BYTES: usize = 256 * 1024;
+/// Longest record `id`, in characters: enough for a UUID or a device
+/// counter with a prefix, small enough to store unchecked.
+pub const MAX_ID_CHARS: usize = 128;
+/// Longest scan value (`person`, `epc`, `code`), in characters.
+pub const MAX_SUBJECT_CHARS: usize = 256;
+
+/// Most headers taken in one request head, bounding the parse work.
+pub const MAX_HEADERS: usize = 64;
+/// Longest request head taken: an iclock request line with its query and a
+/// handful of headers is well under 1 KB; 16 KB leaves room for proxies.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// The longest PIN taken (the firmware allows 9–24 digits).
+pub const MAX_PIN_BYTES: usize = 64;
+/// The longest serial taken from a terminal (real ones are 13–20 characters);
+/// it bounds what an unauthenticated request can make the listener store.
+pub const MAX_SERIAL_CHARS: usize = 64;
+
+// --- Heartbeats ------------------------------------------------------------
+
+/// Longest `app_version` a heartbeat may carry: a version string, shown on
+/// the dashboard, not a place to store text.
+pub const MAX_APP_VERSION_CHARS: usize = 64;
+
+// --- Label printers --------------------------------------------------------
+
+/// Longest job id a caller may give: a UUID is 36 characters, and the id
+/// is printed into the format's comment and the tag's verification header.
+pub const MAX_JOB_ID_CHARS: usize = 64;
+/// How long a printed or dismissed job stays in the log for the view and
+/// for retries of its request (then it is deleted): a week of a busy
+/// receiving dock is a few thousand rows.
+pub const SETTLED_JOB_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Most copies of one label a job prints (`^PQ`).
+pub const MAX_COPIES: u32 = 100;
+/// Longest EPC the site writes, in hex characters: 496 bits, the most an
+/// EPC memory bank's PC word can announce (31 words).
+pub const MAX_EPC_HEX_CHARS: usize = 124;
+/// Longest text printed in one field; longer values are refused before a
+/// job is accepted (a bin or serial that long is not a label's business).
+pub const MAX_LABEL_FIELD_CHARS: usize = 64;
+/// Longest host-status answer the parser waits for before calling it
+/// garbage: the three strings are well under 100 bytes on any printer.
+pub const MAX_STATUS_BYTES: usize = 512;
+
+// --- Storage ---------------------------------------------------------------
+
+/// The free space below which the site stops taking writes: room for the
+/// SQLite WAL to checkpoint, the listener's queue to drain and an operator
+/// to act, far above what a day of scans needs.
+pub const DEFAULT_MIN_FREE_BYTES: u64 = 256 * 1024 * 1024;

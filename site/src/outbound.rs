@@ -1,7 +1,7 @@
 //! The HTTP client this server reaches another server with: a site's
 //! forwarder posting hops to its central, a terminal listener posting
 //! batches to a remote ledger. Both are signed machine-to-machine posts
-//! ([`crate::listener::forwarder::SignedEndpoint`]); this module decides how
+//! ([`crate::delivery::SignedEndpoint`]); this module decides how
 //! they travel.
 //!
 //! `https://` goes through rustls with the ring provider the HTTPS server
@@ -18,13 +18,12 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::Url;
 use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
-
-use crate::listener::forwarder::DELIVERY_TIMEOUT;
 
 /// Whom the client trusts for an `https://` peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +62,13 @@ pub enum OutboundError {
 /// The client for signed posts to `url` (its origin is checked here:
 /// `http://` or `https://` with a host), trusting `trust` for HTTPS. A CA
 /// file is read whatever the scheme, so a bad one fails at start either way;
-/// the system's store is read only for an `https://` URL.
-pub fn signed_post_client(url: &str, trust: &Trust) -> Result<reqwest::Client, OutboundError> {
+/// the system's store is read only for an `https://` URL. A request that
+/// has no whole answer within `timeout` fails.
+pub fn signed_post_client(
+    url: &str,
+    trust: &Trust,
+    timeout: Duration,
+) -> Result<reqwest::Client, OutboundError> {
     let parsed = parse(url)?;
     let roots = match trust {
         Trust::CaFile(path) => ca_file_roots(path)?,
@@ -81,7 +85,7 @@ pub fn signed_post_client(url: &str, trust: &Trust) -> Result<reqwest::Client, O
     reqwest::Client::builder()
         .use_preconfigured_tls(tls)
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(DELIVERY_TIMEOUT)
+        .timeout(timeout)
         .build()
         .map_err(|err| OutboundError::Build(err.to_string()))
 }
@@ -184,7 +188,7 @@ mod tests {
     #[test]
     fn a_url_without_an_http_scheme_or_host_and_a_bad_ca_file_are_refused() {
         for url in ["central.example:8443", "ftp://central.example", "not a url"] {
-            let err = signed_post_client(url, &Trust::System).unwrap_err();
+            let err = signed_post_client(url, &Trust::System, Duration::from_secs(10)).unwrap_err();
             assert!(
                 matches!(
                     err,
@@ -208,9 +212,13 @@ mod tests {
             (&empty, "no PEM certificate"),
             (&garbled, "certificate 1 is not usable"),
         ] {
-            let err = signed_post_client("https://central.example", &Trust::CaFile(path.clone()))
-                .unwrap_err()
-                .to_string();
+            let err = signed_post_client(
+                "https://central.example",
+                &Trust::CaFile(path.clone()),
+                Duration::from_secs(10),
+            )
+            .unwrap_err()
+            .to_string();
             assert!(err.contains(&path.display().to_string()), "{err}");
             assert!(err.contains(says), "{err}");
         }

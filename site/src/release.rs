@@ -32,7 +32,7 @@ use axum::{Json, Router};
 use sha2::{Digest, Sha256};
 
 use crate::error::AppError;
-use crate::http::AppState;
+use crate::state::AppState;
 
 /// The shell: every file the service worker caches for offline use, under
 /// `www/`. Their bytes make the build id.
@@ -123,7 +123,7 @@ async fn with_build(
     headers: &HeaderMap,
 ) -> Response {
     let path = root.join(file);
-    if !crate::http::serves_inside(root, file) {
+    if !crate::shell_path::serves_inside(root, file) {
         return StatusCode::NOT_FOUND.into_response();
     }
     let (text, build) = match (tokio::fs::read(&path).await, served_build(root).await) {

@@ -14,17 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::metrics::gauge::Gauge;
 
-use crate::error::AppError;
+use crate::error::{AppError, DatabaseFull};
+pub use crate::limits::DEFAULT_MIN_FREE_BYTES;
 
-/// The free space below which the site stops taking writes: room for the
-/// SQLite WAL to checkpoint, the listener's queue to drain and an operator
-/// to act, far above what a day of scans needs.
-pub const DEFAULT_MIN_FREE_BYTES: u64 = 256 * 1024 * 1024;
 /// How long a free-space reading stands: one `statvfs` a second at most,
 /// however many requests arrive.
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(1);
@@ -32,16 +28,6 @@ pub const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 /// lack of space, when the free space it reads is above the watermark (a
 /// quota, or space taken back for a moment): then it tries again.
 pub const FULL_HOLD: Duration = Duration::from_secs(10);
-/// What a handheld or terminal is told to wait before it retries.
-pub const RETRY_AFTER_SECS: u64 = 30;
-/// The error code of a write refused for lack of space.
-pub const STORAGE_FULL: &str = "STORAGE_FULL";
-
-/// Marks a response the database refused for lack of space
-/// (`AppError` sets it), so the watch hears of it.
-#[derive(Debug, Clone, Copy)]
-pub struct DatabaseFull;
-
 /// The site's view of its storage, shared by every request.
 #[derive(Clone, Debug)]
 pub struct Storage {
@@ -168,12 +154,7 @@ impl Storage {
 
     /// The answer to a write refused because the site is full.
     pub fn refusal() -> AppError {
-        AppError::Later {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            code: STORAGE_FULL,
-            message: "the site is out of storage: keep the items and send them again later".into(),
-            retry_after_secs: RETRY_AFTER_SECS,
-        }
+        AppError::storage_full()
     }
 }
 

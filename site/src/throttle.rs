@@ -9,18 +9,10 @@
 //! given, so a host cannot step around the limit by changing its address.
 //! A leaf: the view's middleware drives it with `now`.
 
+pub use crate::limits::{SIGN_IN_ADDRESSES_MAX, SIGN_IN_FAILURES_MAX, SIGN_IN_WINDOW};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
-
-/// Failed sign-ins an address may make within [`SIGN_IN_WINDOW`].
-pub const SIGN_IN_FAILURES_MAX: usize = 10;
-/// The window failed sign-ins are counted over.
-pub const SIGN_IN_WINDOW: Duration = Duration::from_secs(60);
-/// Addresses followed at once: a site's admins sign in from a handful; past
-/// it the address heard from longest ago is forgotten first, so a spray from
-/// many addresses costs bounded memory.
-pub const SIGN_IN_ADDRESSES_MAX: usize = 4096;
 
 /// The failures of each address within the window.
 #[derive(Debug, Default)]

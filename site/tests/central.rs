@@ -21,7 +21,7 @@ use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop_site::central::wire::CENTRAL_HOPS_PATH;
 use stockhop_site::db::{Database, Db};
-use stockhop_site::listener::forwarder::signature;
+use stockhop_site::delivery::signature;
 use stockhop_site::terminal_wire::{SIGNATURE_HEADER, TIMESTAMP_HEADER};
 
 const SECRET: &str = "central-test-secret";

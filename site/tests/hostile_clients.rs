@@ -464,7 +464,7 @@ async fn a_drain_left_parked_by_a_crash_goes_on_with_the_devices_next_request() 
     // chunk: the session's cursor stays parked on a buffered slot.
     let token = a.token.clone();
     let parked = site.db.call_blocking(move |conn| {
-        let device = stockhop_site::ledger::auth::authenticate(conn, &token)
+        let device = stockhop_site::ledger::devices::authenticate(conn, &token)
             .unwrap()
             .unwrap();
         let open = stockhop_site::ledger::sync::Incoming::from_value(&open).unwrap();

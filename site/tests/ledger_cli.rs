@@ -45,7 +45,7 @@ fn device_add_prints_only_the_token_which_is_stored_hashed() {
     assert_ne!(stored, token);
     assert!(!commissioned);
     let device = db
-        .call_blocking(|conn| stockhop_site::ledger::auth::authenticate(conn, token))
+        .call_blocking(|conn| stockhop_site::ledger::devices::authenticate(conn, token))
         .unwrap()
         .unwrap();
     assert_eq!(device.device_id, "HH-0042");

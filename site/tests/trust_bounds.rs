@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
 use stockhop_site::db::Db;
+use stockhop_site::delivery::signature;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
-use stockhop_site::listener::forwarder::signature;
 use stockhop_site::terminal_wire::{SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER};
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -1008,7 +1008,12 @@ async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
     ));
     let url = format!("https://localhost:{}/healthz", addr.port());
     let trust = stockhop_site::outbound::Trust::CaFile(certs.ca_cert_path().unwrap());
-    let client = stockhop_site::outbound::signed_post_client(&url, &trust).unwrap();
+    let client = stockhop_site::outbound::signed_post_client(
+        &url,
+        &trust,
+        stockhop_site::delivery::DELIVERY_TIMEOUT,
+    )
+    .unwrap();
     let healthz = || async {
         let started = Instant::now();
         let response = client.get(&url).send().await.unwrap();

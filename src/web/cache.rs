@@ -105,13 +105,6 @@ pub fn text_field(row: &JsValue, name: &str) -> Option<String> {
     Reflect::get(row, &name.into()).ok()?.as_string()
 }
 
-/// A stored unit's `version`, when it holds a whole one.
-pub fn unit_version(row: &JsValue) -> Option<u64> {
-    let version = Reflect::get(row, &"version".into()).ok()?.as_f64()?;
-    (version >= 0.0 && version.fract() == 0.0 && version <= 9_007_199_254_740_991.0)
-        .then_some(version as u64)
-}
-
 impl Store {
     /// The cache's meta record; `None` before anything was cached.
     pub async fn reference_meta(&self) -> Result<Option<ReferenceMeta>, QueueError> {

@@ -45,3 +45,12 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, String> {
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|err| err.to_string())
 }
+
+/// A stored unit's `version`, when it holds a whole one.
+pub fn unit_version(row: &JsValue) -> Option<u64> {
+    let version = js_sys::Reflect::get(row, &"version".into())
+        .ok()?
+        .as_f64()?;
+    (version >= 0.0 && version.fract() == 0.0 && version <= 9_007_199_254_740_991.0)
+        .then_some(version as u64)
+}

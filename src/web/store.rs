@@ -38,8 +38,7 @@ use crate::reference::{set_unit_version, wants_unit_version};
 use crate::time::{Millis, UnixMs};
 use crate::wire::OpenSessionBody;
 
-use super::cache::unit_version;
-use super::convert::{from_record, to_js};
+use super::convert::{from_record, to_js, unit_version};
 use super::error::QueueError;
 use super::schema::{self, BY_SESSION_SEQ, BY_STATE, ITEMS, META, SESSIONS, UNITS};
 

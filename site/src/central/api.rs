@@ -14,9 +14,9 @@ use super::ingest;
 use super::secrets::{self, SiteKey};
 use super::wire::{CentralBatch, CentralBatchResponse, CENTRAL_HOPS_PATH};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::api::read_signed_unverified;
 use crate::ledger::{codes, wall_clock};
+use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route(CENTRAL_HOPS_PATH, post(central_hops))

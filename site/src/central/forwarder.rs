@@ -29,11 +29,11 @@ use super::wire::{
     CentralBatch, CentralBatchResponse, SiteSummary, CENTRAL_HOPS_PATH, SUMMARY_EVERY_MS,
 };
 use crate::db::{Db, DbError};
-use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
-use crate::listener::forwarder::{
+use crate::delivery::{
     classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DB_ERROR_DELAY,
     DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
+use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
 use crate::listener::unix_now;
 use crate::outbound::{OutboundError, Trust};
 use crate::sql::Connection;

@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use crate::caller::AdminTokenCaller;
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::{self, Listed, Profile};
 use crate::ledger::modes::cycle_count;
 use crate::ledger::{periods, wall_clock, LedgerError};
+use crate::state::AppState;
 use crate::view::enroll;
 
 fn malformed(message: impl Into<String>) -> AppError {
@@ -63,10 +64,9 @@ pub struct CountOpened {
 )]
 pub async fn open_count(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
     request: Result<Json<OpenCount>, JsonRejection>,
 ) -> Result<(StatusCode, Json<CountOpened>), AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let OpenCount { location, zone } = body(request)?;
     let count_id = state
         .db
@@ -98,10 +98,9 @@ pub struct ClosePeriod {
 )]
 pub async fn close_period(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
     request: Result<Json<ClosePeriod>, JsonRejection>,
 ) -> Result<StatusCode, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let ClosePeriod { until } = body(request)?;
     let until = UnixMs::parse_rfc3339(&until)
         .map_err(|err| malformed(format!("until is not an RFC 3339 instant: {err}")))?;
@@ -162,9 +161,9 @@ fn request_host(headers: &HeaderMap) -> Option<String> {
 pub async fn add_device(
     State(state): State<AppState>,
     headers: HeaderMap,
+    AdminTokenCaller(admin): AdminTokenCaller,
     request: Result<Json<NewDevice>, JsonRejection>,
 ) -> Result<(StatusCode, Json<DeviceLink>), AppError> {
-    let admin = super::admin_bearer(&state, &headers).await?;
     let new = body(request)?;
     let profile = Profile::parse(&new.profile)
         .ok_or_else(|| malformed("profile is one of fxr90, mc3390xr, rfd40, zt411r"))?;
@@ -201,9 +200,8 @@ pub async fn add_device(
 )]
 pub async fn list_devices(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<Vec<Listed>>, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     Ok(Json(
         state
             .db
@@ -228,9 +226,8 @@ pub async fn list_devices(
 pub async fn commission_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<StatusCode, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     state
         .db
         .call(move |conn| devices::commission(conn, &device_id))
@@ -254,9 +251,8 @@ pub async fn commission_device(
 pub async fn revoke_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
-    headers: HeaderMap,
+    AdminTokenCaller(admin): AdminTokenCaller,
 ) -> Result<StatusCode, AppError> {
-    let admin = super::admin_bearer(&state, &headers).await?;
     let id = device_id.clone();
     state
         .db
@@ -283,8 +279,8 @@ pub async fn link_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
     headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<DeviceLink>, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let host = request_host(&headers);
     let id = device_id.clone();
     let (token, site) = state
@@ -318,9 +314,8 @@ pub async fn link_device(
 pub async fn cancel_count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,
-    headers: HeaderMap,
+    AdminTokenCaller(admin): AdminTokenCaller,
 ) -> Result<StatusCode, AppError> {
-    let admin = super::admin_bearer(&state, &headers).await?;
     let id = count_id.clone();
     state
         .db

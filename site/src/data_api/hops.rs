@@ -4,17 +4,18 @@
 
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use crate::caller::AdminTokenCaller;
 use crate::central;
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
+use crate::state::AppState;
 
 fn malformed(message: impl Into<String>) -> AppError {
     AppError::client(
@@ -54,9 +55,8 @@ fn central(state: &AppState) -> bool {
 pub async fn feed(
     State(state): State<AppState>,
     Query(query): Query<FeedQuery>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<FeedPage>, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     let after = hop_feed::parse_cursor(query.after.as_deref())
         .ok_or_else(|| malformed("after is the next of a page"))?;
     let limit = match query.limit.as_deref() {
@@ -107,9 +107,8 @@ pub struct CsvQuery {
 pub async fn csv(
     State(state): State<AppState>,
     Query(query): Query<CsvQuery>,
-    headers: HeaderMap,
+    AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Response, AppError> {
-    super::admin_bearer(&state, &headers).await?;
     // Checked here rather than by the query's extractor, so a missing
     // bound gets the same JSON error as a bad one.
     let instant = |name: &str, text: Option<&str>| {

@@ -13,14 +13,10 @@ pub mod hops;
 pub mod openapi;
 pub mod reference;
 
-use axum::http::{header, HeaderMap, StatusCode};
 use axum::routing::{get, post, put};
 use axum::Router;
 
-use crate::error::AppError;
-use crate::http::AppState;
-use crate::ledger::auth;
-use crate::view::{admin, codes};
+use crate::state::AppState;
 
 /// The routes, merged into the site router.
 pub fn routes() -> Router<AppState> {
@@ -51,42 +47,4 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/hops", get(hops::feed))
         .route("/v1/hops.csv", get(hops::csv))
         .route("/v1/openapi.json", get(openapi::document))
-}
-
-/// The admin whose bearer token the request carries. No token or an
-/// unknown one is 401, a device's token 403.
-pub async fn admin_bearer(state: &AppState, headers: &HeaderMap) -> Result<String, AppError> {
-    let token = auth::bearer(
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok()),
-    )
-    .map(str::to_owned)
-    .ok_or_else(|| {
-        AppError::client(
-            StatusCode::UNAUTHORIZED,
-            codes::ADMIN_REQUIRED,
-            "an admin's bearer token is required",
-        )
-    })?;
-    state
-        .db
-        .call(move |conn| -> Result<String, AppError> {
-            if let Some(name) = admin::authenticate(conn, &token)? {
-                return Ok(name);
-            }
-            if auth::authenticate(conn, &token)?.is_some() {
-                return Err(AppError::client(
-                    StatusCode::FORBIDDEN,
-                    codes::ADMIN_REQUIRED,
-                    "a device's token does not open the admin API",
-                ));
-            }
-            Err(AppError::client(
-                StatusCode::UNAUTHORIZED,
-                codes::ADMIN_REQUIRED,
-                "unknown admin token",
-            ))
-        })
-        .await
 }

@@ -12,10 +12,11 @@ use axum::Json;
 use serde::Serialize;
 use stockhop::wire::codes as wire_codes;
 
+use crate::caller::AdminTokenCaller;
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::import::{self, ImportError, Kind, LineError, Source};
 use crate::ledger::wall_clock;
+use crate::state::AppState;
 
 /// Largest body an import may carry: a million units as CSV is about
 /// 60 MB, as JSON about twice that.
@@ -126,9 +127,9 @@ pub async fn put_reference(
     State(state): State<AppState>,
     Path(name): Path<String>,
     headers: HeaderMap,
+    AdminTokenCaller(admin): AdminTokenCaller,
     body: Body,
 ) -> Result<Response, AppError> {
-    let admin = super::admin_bearer(&state, &headers).await?;
     let kind = kind(&name)?;
     let format = format(&headers)?;
     let bytes = axum::body::to_bytes(body, MAX_IMPORT_BODY_BYTES)

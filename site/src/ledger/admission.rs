@@ -37,6 +37,7 @@ use stockhop::time::{Millis, UnixMs};
 use tokio::sync::oneshot;
 
 use super::devices::Device;
+pub use crate::limits::{BACKLOG_WAITING_MAX, BACKLOG_WAIT_MAX, LIVE_WAITING_MAX};
 
 /// A request whose newest item was captured this recently (before its
 /// `sent_at`) is live: an operator is scanning now, a few retries of the
@@ -53,17 +54,6 @@ pub const WRITER_SLOTS: usize = 2;
 /// The backlog is paced while a live request arrived this recently: an
 /// operator scans every few seconds.
 pub const PACE_WHILE_LIVE_WITHIN: Duration = Duration::from_secs(10);
-/// Live requests that may wait for their turn; more are answered 503. The
-/// live fleet is the operators scanning now, one request each.
-pub const LIVE_WAITING_MAX: usize = 256;
-/// Backlog requests that may wait for their turn; more are answered 503
-/// with Retry-After. A site's whole fleet returning at once is a few
-/// hundred handhelds with one request each in flight.
-pub const BACKLOG_WAITING_MAX: usize = 2_048;
-/// The longest a backlog request waits for its turn before it is answered
-/// 503 with Retry-After: under the handheld's 10 s fetch timeout, so the
-/// ledger never applies a request its device has already given up on.
-pub const BACKLOG_WAIT_MAX: Duration = Duration::from_secs(8);
 
 /// Tokens the gate remembers the device of, so a known device's request
 /// reaches its turn without a trip to the writer for its token; past this

@@ -18,16 +18,14 @@ use super::devices::{self, Device};
 use super::{
     auth, codes, hops, sessions, sync, terminal, wall_clock, InFlightGuard, LedgerError, Refusal,
 };
+use crate::caller::{device_of, device_token, unknown_device_token, DeviceCaller};
 use crate::error::AppError;
-use crate::http::AppState;
+pub use crate::limits::MAX_APP_VERSION_CHARS;
 use crate::limits::SIGNED_BODY_DEADLINE;
+use crate::state::AppState;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
-
-/// Longest `app_version` a heartbeat may carry: a version string, shown on
-/// the dashboard, not a place to store text.
-pub const MAX_APP_VERSION_CHARS: usize = 64;
 
 /// The ledger's routes, merged into the site router.
 pub fn routes() -> Router<AppState> {
@@ -39,44 +37,8 @@ pub fn routes() -> Router<AppState> {
         .merge(super::reference_api::routes())
 }
 
-pub(super) fn client(
-    status: StatusCode,
-    code: &'static str,
-    message: impl Into<String>,
-) -> AppError {
+fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
     AppError::client(status, code, message)
-}
-
-/// The bearer token the request carries, or 401.
-fn bearer_token(headers: &HeaderMap) -> Result<&str, AppError> {
-    let header = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    auth::bearer(header).ok_or_else(|| {
-        client(
-            StatusCode::UNAUTHORIZED,
-            wire_codes::UNAUTHORIZED,
-            "a device bearer token is required",
-        )
-    })
-}
-
-/// The device whose bearer token the request carries, or 401.
-pub(super) async fn device_of(state: &AppState, headers: &HeaderMap) -> Result<Device, AppError> {
-    let token = bearer_token(headers)?.to_owned();
-    state
-        .db
-        .call(move |conn| -> Result<_, AppError> { Ok(auth::authenticate(conn, &token)?) })
-        .await?
-        .ok_or_else(unknown_token)
-}
-
-fn unknown_token() -> AppError {
-    client(
-        StatusCode::UNAUTHORIZED,
-        wire_codes::UNAUTHORIZED,
-        "unknown device token",
-    )
 }
 
 /// Reads a body of at most [`MAX_REQUEST_BYTES`]; a larger one is 413
@@ -170,12 +132,12 @@ async fn sync_items(
 /// the token again, so a sync request goes to the writer once, in the
 /// gate's order, and a revoked token is refused there.
 async fn sync_device(state: &AppState, headers: &HeaderMap) -> Result<(String, Device), AppError> {
-    let token = bearer_token(headers)?.to_owned();
+    let token = device_token(headers)?.to_owned();
     let hash = auth::token_hash(&token);
     if let Some(device) = state.ledger.admission.known_device(&hash) {
         return Ok((token, device));
     }
-    let device = device_of(state, headers).await?;
+    let device = device_of(&state.db, headers).await?;
     state.ledger.admission.remember(hash, Some(device.clone()));
     Ok((token, device))
 }
@@ -210,11 +172,11 @@ async fn run_admitted(
         .db
         .call(move |conn| -> Result<_, AppError> {
             let hash = auth::token_hash(&token);
-            let checked = auth::authenticate(conn, &token)?
+            let checked = devices::authenticate(conn, &token)?
                 .filter(|checked| checked.device_id == device.device_id);
             gate.remember(hash, checked.clone());
             let Some(device) = checked else {
-                return Err(unknown_token());
+                return Err(unknown_device_token());
             };
             let ran = sync::run_parked(conn, &device, parsed.sent_at, &parsed.items, &held, now);
             // The keys and the next turn are released when the work is
@@ -259,9 +221,8 @@ async fn drain_parked(db: crate::db::Db, device: devices::Device, mut sessions: 
 async fn session_hops(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
-    headers: HeaderMap,
+    DeviceCaller(device): DeviceCaller,
 ) -> Result<Json<SessionHops>, AppError> {
-    let device = device_of(&state, &headers).await?;
     let Ok(session_uuid) = uuid::Uuid::try_parse(&session_id) else {
         return Err(client(
             StatusCode::NOT_FOUND,
@@ -308,10 +269,10 @@ async fn session_hops(
 async fn heartbeat(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
+    DeviceCaller(device): DeviceCaller,
     request: Request,
 ) -> Result<Json<HeartbeatAck>, AppError> {
     let (parts, body) = request.into_parts();
-    let device = device_of(&state, &parts.headers).await?;
     if device.device_id != device_id {
         return Err(client(
             StatusCode::FORBIDDEN,

@@ -1,10 +1,7 @@
 //! Device bearer tokens: minted by `stockhop-site device add`, shown once,
 //! kept only as their SHA-256, and checked on every ledger request.
 
-use crate::sql::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
-
-use super::devices::Device;
 
 /// Random bytes in a token: 256 bits, beyond guessing.
 pub const TOKEN_BYTES: usize = 32;
@@ -32,16 +29,6 @@ pub fn bearer(header: Option<&str>) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-/// The device a token belongs to, if any.
-pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<Device>> {
-    conn.query_row(
-        "SELECT device_id, profile, commissioned FROM devices WHERE token_sha256 = ?1",
-        [token_hash(token)],
-        Device::from_row,
-    )
-    .optional()
 }
 
 #[cfg(test)]

@@ -307,3 +307,13 @@ pub fn relink(conn: &Connection, device_id: &str) -> Result<String, LedgerError>
     }
     Ok(token)
 }
+
+/// The device a token belongs to, if any.
+pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<Device>> {
+    conn.query_row(
+        "SELECT device_id, profile, commissioned FROM devices WHERE token_sha256 = ?1",
+        [auth::token_hash(token)],
+        Device::from_row,
+    )
+    .optional()
+}

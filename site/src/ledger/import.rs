@@ -38,9 +38,9 @@ use stockhop::time::UnixMs;
 
 use super::bins::{self, Bin};
 use super::operators::{self, Operator};
-use super::sync::MAX_FIELD_CHARS;
 use super::units::{self, UnitFacts, UnitState};
 use super::{grns, manifests};
+use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 
 /// The longest one transaction of an import runs before it commits and
 /// lets the writer go: a fifth of the 100 ms the writer may be held at a

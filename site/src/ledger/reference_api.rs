@@ -4,19 +4,19 @@
 //! another device's work.
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use super::api::{client, device_of};
 use super::counts::{self, CountView};
 use super::grns::{self, Grn};
 use super::manifests::{self, Manifest};
 use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
 use super::{codes, units};
+use crate::caller::DeviceCaller;
 use crate::error::AppError;
-use crate::http::AppState;
+use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -44,12 +44,11 @@ struct PageQuery {
 )]
 async fn reference_page(
     State(state): State<AppState>,
-    headers: HeaderMap,
     Query(query): Query<PageQuery>,
+    DeviceCaller(device): DeviceCaller,
 ) -> Result<Json<ReferencePage>, AppError> {
-    let device = device_of(&state, &headers).await?;
     let after = reference::parse_cursor(query.after.as_deref()).ok_or_else(|| {
-        client(
+        AppError::client(
             StatusCode::BAD_REQUEST,
             codes::INVALID_CURSOR,
             "after is a cursor a page answered",
@@ -62,7 +61,7 @@ async fn reference_page(
             .ok()
             .filter(|n| (1..=MAX_PAGE_ROWS).contains(n))
             .ok_or_else(|| {
-                client(
+                AppError::client(
                     StatusCode::BAD_REQUEST,
                     stockhop::wire::codes::MALFORMED_REQUEST,
                     format!("limit runs from 1 to {MAX_PAGE_ROWS}"),
@@ -81,18 +80,16 @@ async fn reference_page(
 /// Reads one object for an authenticated device; 404 when there is none.
 async fn one<T: Send + 'static>(
     state: &AppState,
-    headers: &HeaderMap,
     what: &'static str,
     read: impl FnOnce(&crate::sql::Connection) -> crate::sql::Result<Option<T>> + Send + 'static,
 ) -> Result<Json<T>, AppError> {
-    device_of(state, headers).await?;
     state
         .db
         .call(move |conn| -> Result<_, AppError> { Ok(read(conn)?) })
         .await?
         .map(Json)
         .ok_or_else(|| {
-            client(
+            AppError::client(
                 StatusCode::NOT_FOUND,
                 codes::NOT_FOUND,
                 format!("no such {what}"),
@@ -112,9 +109,9 @@ async fn one<T: Send + 'static>(
 async fn unit(
     State(state): State<AppState>,
     Path(epc): Path<String>,
-    headers: HeaderMap,
+    DeviceCaller(_): DeviceCaller,
 ) -> Result<Json<UnitView>, AppError> {
-    one(&state, &headers, "unit", move |conn| {
+    one(&state, "unit", move |conn| {
         Ok(units::find(conn, Some(&epc), None)?.map(UnitView::from))
     })
     .await
@@ -132,9 +129,9 @@ async fn unit(
 async fn grn(
     State(state): State<AppState>,
     Path(grn): Path<String>,
-    headers: HeaderMap,
+    DeviceCaller(_): DeviceCaller,
 ) -> Result<Json<Grn>, AppError> {
-    one(&state, &headers, "GRN", move |conn| grns::find(conn, &grn)).await
+    one(&state, "GRN", move |conn| grns::find(conn, &grn)).await
 }
 
 #[utoipa::path(
@@ -149,9 +146,9 @@ async fn grn(
 async fn manifest(
     State(state): State<AppState>,
     Path(manifest): Path<String>,
-    headers: HeaderMap,
+    DeviceCaller(_): DeviceCaller,
 ) -> Result<Json<Manifest>, AppError> {
-    one(&state, &headers, "manifest", move |conn| {
+    one(&state, "manifest", move |conn| {
         manifests::find(conn, &manifest)
     })
     .await
@@ -169,10 +166,7 @@ async fn manifest(
 async fn count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,
-    headers: HeaderMap,
+    DeviceCaller(_): DeviceCaller,
 ) -> Result<Json<CountView>, AppError> {
-    one(&state, &headers, "count", move |conn| {
-        counts::view(conn, &count_id)
-    })
-    .await
+    one(&state, "count", move |conn| counts::view(conn, &count_id)).await
 }

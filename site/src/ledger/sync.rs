@@ -56,10 +56,6 @@ use super::{operators, periods};
 use super::{savepoint, LedgerError, Refusal};
 use crate::sql::retry_conflicts;
 
-/// Longest free-text field in an item body (EPC, code, bin, operator):
-/// real values are tens of characters; this stops a body from smuggling
-/// kilobytes into indexed columns.
-pub use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 use crate::limits::{
     DRAIN_CHUNK_ITEMS, MAX_BODY_DEPTH, MAX_BODY_STRING_CHARS, MAX_CLOCK_SKEW_MS,
     MAX_ITEM_BODY_BYTES,
@@ -68,10 +64,10 @@ use crate::limits::{
 /// signed 64-bit. There is no lower cap: the ledger takes any backlog.
 pub const MAX_CLIENT_SEQ: u64 = i64::MAX as u64;
 
-/// Rejection reasons: business refusals, stored and replayed like any
-/// answer. Every one the ledger gives is in the core's leaf module, which
-/// the handheld reads too.
-pub use stockhop::reason as reasons;
+// Rejection reasons: business refusals, stored and replayed like any
+// answer. Every one the ledger gives is in the core's leaf module, which
+// the handheld and the modes read too.
+use stockhop::reason as reasons;
 
 /// One item as received: its typed form, the hash of its canonical JSON,
 /// and that canonical JSON (kept while the item is buffered).

@@ -1,5 +1,8 @@
 //! The listener's configuration: a TOML file, then the environment on top,
-//! then the command line on top of that (in `main`).
+//! then the command line on top of that (in `main`). The remote ledger's
+//! URL and secret (`STOCKHOP_LEDGER_URL`, `STOCKHOP_LEDGER_SECRET`) are
+//! settings of the whole site, read once with its command line, which
+//! hands them to [`ListenerConfig::set_ledger`].
 //!
 //! Terminals can do neither TLS nor authentication, so the serial allowlist
 //! is the gate: empty by default, which refuses every terminal until the
@@ -48,8 +51,6 @@ pub const DEFAULT_TCP_ADDR: &str = "0.0.0.0:8082";
 pub const ENV_ALLOW: &str = "STOCKHOP_TERMINAL_ALLOW";
 pub const ENV_TIME_ZONE: &str = "STOCKHOP_TERMINAL_TZ";
 pub const ENV_REALTIME: &str = "STOCKHOP_TERMINAL_REALTIME";
-pub const ENV_LEDGER_URL: &str = "STOCKHOP_LEDGER_URL";
-pub const ENV_LEDGER_SECRET: &str = "STOCKHOP_LEDGER_SECRET";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -225,7 +226,7 @@ impl ListenerConfig {
         if let Some(realtime) = var(ENV_REALTIME) {
             self.handshake.realtime = parse_bool(ENV_REALTIME, &realtime)?;
         }
-        self.set_ledger(var(ENV_LEDGER_URL), var(ENV_LEDGER_SECRET))
+        Ok(())
     }
 
     /// Sets the remote ledger; a URL needs a secret, and either may be

@@ -5,7 +5,7 @@
 //! HMAC-signed POST of the same JSON). Batches hold up to
 //! [`MAX_RECORDS_PER_BATCH`] records in queue order. Network errors,
 //! timeouts, 408, 429, 5xx (and redirects, which are never followed) are
-//! retried with [`retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
+//! retried with [`crate::delivery::retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
 //! new record is written; so are 401 and 403, which refuse the listener's
 //! signature rather than a record. Any other 4xx is permanent: a rejected batch is
 //! re-sent one record at a time, so only the record the ledger refuses is
@@ -32,29 +32,23 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 use stockhop::time::{Millis, UnixMs};
 use tokio::sync::watch;
 
 use super::queue::{self, QueueError, Queued, Settled};
 use super::unix_now;
 use crate::db::Db;
-use crate::outbound::{signed_post_client, OutboundError, Trust};
+use crate::delivery::{
+    backoff, classify, fails_the_record, DeliveryError, Disposition, SignedEndpoint,
+    DB_ERROR_DELAY, DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, PRUNE_INTERVAL, RETRY_DELAY_FIRST,
+    RETRY_DELAY_MAX,
+};
+use crate::outbound::{OutboundError, Trust};
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
-    TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, SIGNATURE_HEADER,
-    TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+    TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, TERMINAL_EVENTS_PATH,
 };
 
-/// Longest wait for the ledger's answer to one batch.
-pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
-/// First retry delay after a failed delivery; it doubles from here.
-pub const RETRY_DELAY_FIRST: Millis = Millis::from_secs(2);
-/// The retry delay's cap: an outage ends within a minute of the ledger's return.
-pub const RETRY_DELAY_MAX: Millis = Millis::from_secs(60);
-/// Most bytes of a rejecting answer kept with a dead letter.
-pub const DEAD_BODY_BYTES_MAX: usize = 4096;
 /// Deliveries the ledger may fail (5xx) for one record before it is set
 /// aside: at the retry cadence five attempts come within about a minute
 /// (2, 4, 8, 16 s apart, and 32 s more when a whole batch failed first),
@@ -64,25 +58,6 @@ pub const SET_ASIDE_AFTER_ATTEMPTS: u32 = 5;
 /// reaches it within ten minutes, and a record the ledger keeps failing
 /// costs it six requests an hour.
 pub const SET_ASIDE_RETRY: Millis = Millis::from_secs(10 * 60);
-/// How often the prune pass runs.
-pub const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
-/// Wait before re-reading the queue after a local database error.
-pub const DB_ERROR_DELAY: Duration = Duration::from_secs(1);
-
-/// Why a batch did not get a per-record answer (from the ledger, or a
-/// site's central).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeliveryError {
-    /// No answer: connection refused or reset, timeout, TLS, …
-    #[error("unreachable: {0}")]
-    Unreachable(String),
-    /// An answer other than a batch response.
-    #[error("answered {status}: {body}")]
-    Status { status: u16, body: String },
-    /// A 200 whose body is not a batch response for this batch.
-    #[error("unreadable answer: {0}")]
-    BadAnswer(String),
-}
 
 /// The future a [`LedgerSink`] returns.
 pub type Delivery<'a> =
@@ -104,44 +79,6 @@ pub type Delivery<'a> =
 /// ```
 pub trait LedgerSink: Send + Sync {
     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_>;
-}
-
-/// What to do after a status the ledger answered a batch or a record with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Disposition {
-    Delivered,
-    /// Network trouble, 408, 429, 5xx, a redirect (never followed), or
-    /// 401/403 (the listener's credentials, not the record, are refused).
-    Retry,
-    /// Any other 4xx: the ledger will never take it.
-    Reject,
-}
-
-pub fn classify(status: u16) -> Disposition {
-    match status {
-        200..=299 => Disposition::Delivered,
-        408 | 429 => Disposition::Retry,
-        // The ledger refusing this listener (a wrong or rotated secret), not
-        // a record: dead-lettering would empty the queue one record at a time.
-        401 | 403 => Disposition::Retry,
-        400..=499 => Disposition::Reject,
-        _ => Disposition::Retry,
-    }
-}
-
-/// Whether a 5xx answer for a record counts as an attempt the ledger
-/// failed that record with: 502, 503 and 504 say the ledger (or a proxy in
-/// front of it) cannot take anything now, busy or out of storage among
-/// them, so they are waited out like an outage and never set a record
-/// aside.
-pub fn fails_the_record(status: u16) -> bool {
-    (500..=599).contains(&status) && !matches!(status, 502..=504)
-}
-
-/// The wait after `failures` failed deliveries in a row: 2 s, 4 s, 8 s, …
-/// capped at 60 s; none before the first failure.
-pub fn retry_delay(failures: u32) -> Millis {
-    Cadence::default().retry_delay(failures)
 }
 
 /// The forwarder's waits: [`RETRY_DELAY_FIRST`], [`RETRY_DELAY_MAX`] and
@@ -167,131 +104,7 @@ impl Cadence {
     /// The wait after `failures` failed deliveries in a row, doubling from
     /// the first delay to the cap; none before the first failure.
     pub fn retry_delay(&self, failures: u32) -> Millis {
-        if failures == 0 {
-            return Millis(0);
-        }
-        let doublings = (failures - 1).min(16);
-        Millis(
-            self.retry_delay_first
-                .0
-                .saturating_mul(1 << doublings)
-                .min(self.retry_delay_max.0),
-        )
-    }
-}
-
-/// `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`.
-pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
-    mac.update(timestamp.to_string().as_bytes());
-    mac.update(b".");
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// A server on another machine that takes signed POSTs at one URL with a
-/// shared secret: the remote ledger a terminal listener forwards to, or a
-/// site's central.
-pub struct SignedEndpoint {
-    client: reqwest::Client,
-    url: String,
-    /// Without one (an alert webhook given no secret) posts go unsigned.
-    secret: Option<Vec<u8>>,
-}
-
-impl SignedEndpoint {
-    /// `path` on `base_url`, the server's origin (`http://host:port`, or
-    /// `https://` checked against `trust`).
-    pub fn new(
-        base_url: &str,
-        path: &str,
-        secret: &str,
-        trust: &Trust,
-    ) -> Result<SignedEndpoint, OutboundError> {
-        Ok(SignedEndpoint {
-            client: signed_post_client(base_url, trust)?,
-            url: format!("{}{path}", base_url.trim_end_matches('/')),
-            secret: Some(secret.as_bytes().to_vec()),
-        })
-    }
-
-    /// The whole `url` (an alert webhook), signed when `secret` is given.
-    pub fn to_url(
-        url: &str,
-        secret: Option<&str>,
-        trust: &Trust,
-    ) -> Result<SignedEndpoint, OutboundError> {
-        Ok(SignedEndpoint {
-            client: signed_post_client(url, trust)?,
-            url: url.to_owned(),
-            secret: secret.map(|secret| secret.as_bytes().to_vec()),
-        })
-    }
-
-    /// POSTs `message` as [`SignedEndpoint::post`] does, for a receiver
-    /// whose answer carries nothing: any 2xx is delivered.
-    pub async fn post_accepted<M: serde::Serialize>(
-        &self,
-        message: &M,
-    ) -> Result<(), DeliveryError> {
-        let (status, bytes) = self.send(message).await?;
-        if !(200..300).contains(&status) {
-            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
-            return Err(DeliveryError::Status {
-                status,
-                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
-            });
-        }
-        Ok(())
-    }
-
-    async fn send<M: serde::Serialize>(
-        &self,
-        message: &M,
-    ) -> Result<(u16, bytes::Bytes), DeliveryError> {
-        let body =
-            serde_json::to_vec(message).map_err(|err| DeliveryError::BadAnswer(err.to_string()))?;
-        let mut request = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json");
-        if let Some(secret) = &self.secret {
-            let timestamp = unix_now().0.div_euclid(1000);
-            request = request
-                .header(TIMESTAMP_HEADER, timestamp.to_string())
-                .header(SIGNATURE_HEADER, signature(secret, timestamp, &body));
-        }
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|err| DeliveryError::Unreachable(with_causes(&err)))?;
-        Ok((status, bytes))
-    }
-
-    /// POSTs `message` as JSON, HMAC-signed over `"<timestamp>.<body>"`,
-    /// and reads a 200's JSON answer; any other status is
-    /// [`DeliveryError::Status`] with the first [`DEAD_BODY_BYTES_MAX`]
-    /// bytes of its body.
-    pub async fn post<M, A>(&self, message: &M) -> Result<A, DeliveryError>
-    where
-        M: serde::Serialize,
-        A: serde::de::DeserializeOwned,
-    {
-        let (status, bytes) = self.send(message).await?;
-        if status != 200 {
-            let end = bytes.len().min(DEAD_BODY_BYTES_MAX);
-            return Err(DeliveryError::Status {
-                status,
-                body: String::from_utf8_lossy(&bytes[..end]).into_owned(),
-            });
-        }
-        serde_json::from_slice(&bytes).map_err(|err| DeliveryError::BadAnswer(err.to_string()))
+        backoff(self.retry_delay_first, self.retry_delay_max, failures)
     }
 }
 
@@ -314,23 +127,6 @@ impl LedgerSink for RemoteLedgerSink {
     fn deliver(&self, batch: TerminalBatch) -> Delivery<'_> {
         Box::pin(async move { self.0.post(&batch).await })
     }
-}
-
-/// An error and its causes, `: `-joined: reqwest's own message names only
-/// the request, and the reason (refused, a certificate that does not chain
-/// to a trusted CA, a name it is not issued for) is in its sources.
-fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.ends_with(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The drain loop's state between attempts, sans-IO: [`run`] reads what
@@ -779,6 +575,7 @@ pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::delivery::retry_delay;
     use crate::terminal_wire::{
         RuleOutcome, TerminalEventKind, TerminalRecord, TerminalResult, TerminalSource,
     };
@@ -820,13 +617,6 @@ mod tests {
                 })
                 .collect(),
         }
-    }
-
-    #[test]
-    fn retry_delay_doubles_from_two_seconds_to_a_minute() {
-        let secs: Vec<u64> = (0..9).map(|n| retry_delay(n).0 / 1000).collect();
-        assert_eq!(secs, [0, 2, 4, 8, 16, 32, 60, 60, 60]);
-        assert_eq!(retry_delay(u32::MAX), RETRY_DELAY_MAX);
     }
 
     fn server_error(status: u16) -> Result<TerminalBatchResponse, DeliveryError> {
@@ -1006,25 +796,6 @@ mod tests {
     }
 
     #[test]
-    fn statuses_are_classified_as_the_design_says() {
-        for (status, expected) in [
-            (200, Disposition::Delivered),
-            (301, Disposition::Retry),
-            (400, Disposition::Reject),
-            (401, Disposition::Retry),
-            (403, Disposition::Retry),
-            (404, Disposition::Reject),
-            (408, Disposition::Retry),
-            (422, Disposition::Reject),
-            (429, Disposition::Retry),
-            (500, Disposition::Retry),
-            (503, Disposition::Retry),
-        ] {
-            assert_eq!(classify(status), expected, "{status}");
-        }
-    }
-
-    #[test]
     fn a_record_refused_in_a_batch_answer_is_dead_and_the_rest_are_done() {
         let rows = vec![row(1), row(2), row(3)];
         let mut drain = Drain::default();
@@ -1150,13 +921,5 @@ mod tests {
             "refused alone: settled, or it would be refused forever"
         );
         assert_eq!(step.wait, None);
-    }
-
-    #[test]
-    fn the_signature_covers_timestamp_and_body() {
-        let sig = signature(b"0123456789abcdef", 1_800_000_000, b"{}");
-        assert!(sig.starts_with("sha256=") && sig.len() == 7 + 64);
-        assert_ne!(sig, signature(b"0123456789abcdef", 1_800_000_001, b"{}"));
-        assert_ne!(sig, signature(b"0123456789abcdef", 1_800_000_000, b"[]"));
     }
 }

@@ -11,17 +11,10 @@ use serde_json::Value;
 use stockhop::time::UnixMs;
 
 use super::iclock::MAX_SERIAL_CHARS;
+pub use crate::limits::{MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_SUBJECT_CHARS};
 
 /// Bytes of the length prefix.
 pub const LENGTH_PREFIX_BYTES: usize = 4;
-/// Largest frame payload: 256 KB, the cap every terminal protocol shares,
-/// well under the ledger's 1 MiB body cap.
-pub const MAX_FRAME_BYTES: usize = 256 * 1024;
-/// Longest record `id`, in characters: enough for a UUID or a device
-/// counter with a prefix, small enough to store unchecked.
-pub const MAX_ID_CHARS: usize = 128;
-/// Longest scan value (`person`, `epc`, `code`), in characters.
-pub const MAX_SUBJECT_CHARS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoded<'a> {

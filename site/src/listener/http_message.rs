@@ -13,13 +13,8 @@
 
 use std::time::{Duration, SystemTime};
 
+pub use crate::limits::{MAX_HEADERS, MAX_HEAD_BYTES};
 use stockhop::time::UnixMs;
-
-/// Longest request head taken: an iclock request line with its query and a
-/// handful of headers is well under 1 KB; 16 KB leaves room for proxies.
-pub const MAX_HEAD_BYTES: usize = 16 * 1024;
-/// Most headers taken in one request head, bounding the parse work.
-pub const MAX_HEADERS: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {

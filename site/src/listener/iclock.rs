@@ -13,12 +13,7 @@ use stockhop::time::UnixMs;
 
 use super::http_message::{query_param, Method};
 use super::zone::UtcOffset;
-
-/// The longest serial taken from a terminal (real ones are 13–20 characters);
-/// it bounds what an unauthenticated request can make the listener store.
-pub const MAX_SERIAL_CHARS: usize = 64;
-/// The longest PIN taken (the firmware allows 9–24 digits).
-pub const MAX_PIN_BYTES: usize = 64;
+pub use crate::limits::{MAX_PIN_BYTES, MAX_SERIAL_CHARS};
 
 /// What a terminal asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,7 @@ use crate::ledger::devices::{self, Profile};
 use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
 use crate::ledger::modes::derived_key;
 use crate::ledger::{periods, units, LedgerError, Refusal};
+pub use crate::limits::{MAX_JOB_ID_CHARS, SETTLED_JOB_RETENTION_MS};
 use crate::sql::{params, Connection, OptionalExtension, Row};
 
 /// Where a printer's answers are recorded in the heartbeat view.
@@ -21,15 +22,6 @@ pub const SOURCE_PRINTER: &str = "printer";
 
 /// The raw port a printer listens on unless its address names another.
 pub const DEFAULT_RAW_PORT: u16 = 9100;
-
-/// How long a printed or dismissed job stays in the log for the view and
-/// for retries of its request (then it is deleted): a week of a busy
-/// receiving dock is a few thousand rows.
-pub const SETTLED_JOB_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
-
-/// Longest job id a caller may give: a UUID is 36 characters, and the id
-/// is printed into the format's comment and the tag's verification header.
-pub const MAX_JOB_ID_CHARS: usize = 64;
 
 /// Jobs listed as decisions on the view (the oldest first).
 pub const MAX_DECISIONS_LISTED: i64 = 100;

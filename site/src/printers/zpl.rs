@@ -5,6 +5,10 @@
 //! touches a socket; `link.rs` moves the bytes. The wire facts are written
 //! down in `docs/printers.md`.
 
+pub use crate::limits::{
+    MAX_COPIES, MAX_EPC_HEX_CHARS, MAX_LABEL_FIELD_CHARS as MAX_FIELD_CHARS, MAX_STATUS_BYTES,
+};
+
 /// Start of a host-status string.
 pub const STX: u8 = 0x02;
 /// End of a host-status string, followed by CR LF.
@@ -13,21 +17,6 @@ pub const ETX: u8 = 0x03;
 /// Asks for the host status: answered at once, ahead of any format still
 /// queued, with three STX … ETX CR LF strings.
 pub const HOST_STATUS_QUERY: &[u8] = b"~HS";
-
-/// Longest EPC the site writes, in hex characters: 496 bits, the most an
-/// EPC memory bank's PC word can announce (31 words).
-pub const MAX_EPC_HEX_CHARS: usize = 124;
-
-/// Longest text printed in one field; longer values are refused before a
-/// job is accepted (a bin or serial that long is not a label's business).
-pub const MAX_FIELD_CHARS: usize = 64;
-
-/// Most copies of one label a job prints (`^PQ`).
-pub const MAX_COPIES: u32 = 100;
-
-/// Longest host-status answer the parser waits for before calling it
-/// garbage: the three strings are well under 100 bytes on any printer.
-pub const MAX_STATUS_BYTES: usize = 512;
 
 /// The field number the tag's read-back is kept in (`^FN`) and returned
 /// from (`^HV`).

@@ -19,6 +19,7 @@
 //! 40001, which [`Error::is_busy`] counts as busy (retried, or 503).
 
 mod pg_driver;
+mod pg_error;
 mod postgres;
 mod value;
 
@@ -42,7 +43,7 @@ pub enum Engine {
 pub enum Error {
     #[error("sqlite: {0}")]
     Sqlite(rusqlite::Error),
-    #[error("postgres: {}", postgres::describe(.0))]
+    #[error("postgres: {}", pg_error::describe(.0))]
     Postgres(tokio_postgres::Error),
     /// No connection to PostgreSQL could be had (the pool's wait ran out,
     /// or the server refused).

@@ -31,8 +31,13 @@ use deadpool::managed::{Metrics, RecycleError, RecycleResult};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::config::Host;
 
-use super::postgres::{describe, PG_WAIT};
+use super::pg_error::describe;
 use super::Error;
+
+/// How long work waits for a free connection, or for a new one to open,
+/// before it fails as busy (503 with `Retry-After`, like SQLite's busy
+/// timeout).
+pub const PG_WAIT: Duration = Duration::from_secs(5);
 
 /// PostgreSQL's port when the URL names none.
 const PG_DEFAULT_PORT: u16 = 5432;

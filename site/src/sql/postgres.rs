@@ -23,18 +23,14 @@ use tokio_postgres::config::{LoadBalanceHosts, TargetSessionAttrs};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 
-use super::pg_driver::Opener;
+use super::pg_driver::{Opener, PG_WAIT};
+use super::pg_error::describe;
 use super::{Connection, Error, Value, ValueRef};
 
 /// Connections a site server keeps to PostgreSQL: the admission gate lets
 /// two sync requests write at once; the rest serve reads (reference pages,
 /// the site's view) and the CLI beside them.
 pub const PG_POOL_SIZE: usize = 8;
-
-/// How long work waits for a free connection, or for a new one to open,
-/// before it fails as busy (503 with `Retry-After`, like SQLite's busy
-/// timeout).
-pub const PG_WAIT: Duration = Duration::from_secs(5);
 
 /// How long a statement waits for a lock another transaction holds before
 /// it fails as busy: SQLite's busy timeout, for the same reason.
@@ -462,32 +458,6 @@ impl<'a> FromSql<'a> for Column {
 
     fn accepts(_: &Type) -> bool {
         true
-    }
-}
-
-/// The server's own words for an error: severity, SQLSTATE, message and,
-/// where there is one, the constraint.
-pub(super) fn describe(err: &tokio_postgres::Error) -> String {
-    match err.as_db_error() {
-        Some(db) => {
-            let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
-            if let Some(constraint) = db.constraint() {
-                text.push_str(&format!(" (constraint {constraint})"));
-            }
-            if let Some(detail) = db.detail() {
-                text.push_str(&format!("; {detail}"));
-            }
-            text
-        }
-        None => {
-            let mut text = err.to_string();
-            let mut source = err.source();
-            while let Some(cause) = source {
-                text.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
-            text
-        }
     }
 }
 

@@ -2,9 +2,8 @@
 //! cookie with its CSRF token on every state-changing request), limits and
 //! JSON at the edge; the work runs on the database's blocking thread.
 
-use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -12,15 +11,13 @@ use cookie::{Cookie, SameSite};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use super::request::{from_queue, json_body};
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
+use crate::caller::{AdminCaller, Caller, ChangingAdminCaller};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::{self, Profile};
-use crate::ledger::{auth, wall_clock, LedgerError};
-use crate::listener::queue::QueueError;
-
-/// Largest body a view request may carry: a sign-in or a device to add.
-pub const MAX_VIEW_BODY_BYTES: usize = 16 * 1024;
+use crate::ledger::{wall_clock, LedgerError};
+use crate::state::AppState;
 
 /// Marks requests that came in over TLS (the site router on `--https`
 /// carries it as an extension), so the session cookie is `Secure` there.
@@ -66,151 +63,6 @@ fn client(status: StatusCode, code: &'static str, message: impl Into<String>) ->
     AppError::client(status, code, message)
 }
 
-pub(super) fn from_queue(err: QueueError) -> AppError {
-    match err {
-        QueueError::Sqlite(err) => AppError::from(err),
-        QueueError::Db(err) => AppError::from(err),
-        other => AppError::Internal(other.to_string()),
-    }
-}
-
-/// Who is asking.
-pub(crate) enum Caller {
-    /// An admin token in `Authorization: Bearer` (scripts, Prometheus):
-    /// never sent by a browser on its own, so no CSRF token is needed.
-    Token { admin: String },
-    /// The dashboard's session cookie.
-    Session {
-        cookie: String,
-        session: admin::Session,
-    },
-}
-
-impl Caller {
-    pub(crate) fn admin(&self) -> &str {
-        match self {
-            Caller::Token { admin } => admin,
-            Caller::Session { session, .. } => &session.admin,
-        }
-    }
-}
-
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(Cookie::split_parse)
-        .filter_map(Result::ok)
-        .find(|cookie| cookie.name() == admin::SESSION_COOKIE)
-        .map(|cookie| cookie.value().to_owned())
-}
-
-fn admin_required(message: &str) -> AppError {
-    client(StatusCode::UNAUTHORIZED, codes::ADMIN_REQUIRED, message)
-}
-
-/// The admin behind the request: its bearer token or its session cookie.
-/// A device's token is refused with 403: it never opens the view.
-pub(crate) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
-    let bearer = auth::bearer(
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok()),
-    )
-    .map(str::to_owned);
-    let cookie = session_cookie(headers);
-    let now = wall_clock();
-    state
-        .db
-        .call(move |conn| -> Result<Caller, AppError> {
-            if let Some(token) = bearer {
-                if let Some(admin) = admin::authenticate(conn, &token)? {
-                    return Ok(Caller::Token { admin });
-                }
-                if auth::authenticate(conn, &token)?.is_some() {
-                    return Err(client(
-                        StatusCode::FORBIDDEN,
-                        codes::ADMIN_REQUIRED,
-                        "a device token does not open the site's view",
-                    ));
-                }
-                return Err(admin_required("unknown admin token"));
-            }
-            if let Some(cookie) = cookie {
-                if let Some(session) = admin::session(conn, &cookie, now)? {
-                    return Ok(Caller::Session { cookie, session });
-                }
-                return Err(admin_required("the session has ended: sign in again"));
-            }
-            Err(admin_required(
-                "an admin token or a signed-in session is required",
-            ))
-        })
-        .await
-}
-
-/// [`caller`] for a state-changing request: a session must echo its CSRF
-/// token in [`admin::CSRF_HEADER`].
-pub(crate) async fn changing_caller(
-    state: &AppState,
-    headers: &HeaderMap,
-) -> Result<Caller, AppError> {
-    let caller = caller(state, headers).await?;
-    if let Caller::Session { session, .. } = &caller {
-        let presented = headers
-            .get(admin::CSRF_HEADER)
-            .and_then(|value| value.to_str().ok());
-        if !admin::csrf_matches(session, presented) {
-            return Err(client(
-                StatusCode::FORBIDDEN,
-                codes::CSRF_REJECTED,
-                format!(
-                    "a signed-in change needs the session's {} header",
-                    admin::CSRF_HEADER
-                ),
-            ));
-        }
-    }
-    Ok(caller)
-}
-
-/// A JSON body of at most [`MAX_VIEW_BODY_BYTES`], sent as JSON (a form
-/// post from another site cannot be).
-pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<T, AppError> {
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|value| value.trim().eq_ignore_ascii_case("application/json"));
-    if !is_json {
-        return Err(client(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            wire_codes::MALFORMED_REQUEST,
-            "send the body as application/json",
-        ));
-    }
-    let bytes: Bytes = axum::body::to_bytes(body, MAX_VIEW_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                wire_codes::BODY_TOO_LARGE,
-                format!("view requests are limited to {MAX_VIEW_BODY_BYTES} bytes"),
-            )
-        })?;
-    serde_json::from_slice(&bytes).map_err(|err| {
-        client(
-            StatusCode::BAD_REQUEST,
-            wire_codes::MALFORMED_REQUEST,
-            err.to_string(),
-        )
-    })
-}
-
 #[derive(serde::Deserialize)]
 struct Login {
     token: String,
@@ -251,7 +103,11 @@ async fn login(
         .db
         .call(move |conn| -> Result<_, AppError> {
             let Some(admin) = admin::authenticate(conn, &token)? else {
-                return Err(admin_required("not an admin token"));
+                return Err(client(
+                    StatusCode::UNAUTHORIZED,
+                    codes::ADMIN_REQUIRED,
+                    "not an admin token",
+                ));
             };
             Ok(admin::open_session(conn, &admin, now)?)
         })
@@ -282,8 +138,11 @@ async fn login(
     responses((status = 204, description = "done"), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
-async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
-    if let Caller::Session { cookie, .. } = changing_caller(&state, &headers).await? {
+async fn logout(
+    State(state): State<AppState>,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
+) -> Result<Response, AppError> {
+    if let Caller::Session { cookie, .. } = caller {
         state
             .db
             .call(move |conn| -> Result<_, AppError> { Ok(admin::close_session(conn, &cookie)?) })
@@ -308,11 +167,8 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Res
     responses((status = 200, description = "the admin and the CSRF token", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
-async fn session(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Json<SessionView>, AppError> {
-    Ok(Json(match caller(&state, &headers).await? {
+async fn session(AdminCaller(caller): AdminCaller) -> Result<Json<SessionView>, AppError> {
+    Ok(Json(match caller {
         Caller::Token { admin } => SessionView {
             admin,
             csrf_token: None,
@@ -353,9 +209,8 @@ struct StatusView {
 )]
 async fn site_status(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Json<StatusView>, AppError> {
-    caller(&state, &headers).await?;
     let status = read_status(&state, wall_clock()).await?;
     let storage = if state.ledger.storage.is_full() {
         "full"
@@ -375,9 +230,8 @@ async fn site_status(
 )]
 async fn site_builds(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Json<builds::Fleet>, AppError> {
-    caller(&state, &headers).await?;
     let served = crate::release::served_build(&state.www_dir).await?;
     let now = wall_clock();
     let devices = state
@@ -427,9 +281,8 @@ async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, Ap
 async fn series(
     State(state): State<AppState>,
     Query(query): Query<SeriesQuery>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Json<history::Series>, AppError> {
-    caller(&state, &headers).await?;
     let hours = hours(&query)?;
     Ok(Json(read_series(&state, hours).await?))
 }
@@ -446,9 +299,8 @@ async fn series(
 async fn chart_svg(
     State(state): State<AppState>,
     Query(query): Query<SeriesQuery>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Response, AppError> {
-    caller(&state, &headers).await?;
     let hours = hours(&query)?;
     let series = read_series(&state, hours).await?;
     let zone = state
@@ -468,9 +320,8 @@ async fn chart_svg(
 
 async fn prometheus(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Response, AppError> {
-    caller(&state, &headers).await?;
     let status = read_status(&state, wall_clock()).await?;
     let firing = state
         .db
@@ -519,10 +370,10 @@ struct Enrolled {
 )]
 async fn add_device(
     State(state): State<AppState>,
+    ChangingAdminCaller(_): ChangingAdminCaller,
     request: Request,
 ) -> Result<Json<Enrolled>, AppError> {
     let (parts, body) = request.into_parts();
-    changing_caller(&state, &parts.headers).await?;
     let new: NewDevice = json_body(&parts.headers, body).await?;
     let Some(profile) = Profile::parse(&new.profile) else {
         return Err(client(
@@ -575,9 +426,8 @@ async fn add_device(
 async fn revoke_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<StatusCode, AppError> {
-    let caller = changing_caller(&state, &headers).await?;
     let now = wall_clock();
     let id = device_id.clone();
     state
@@ -604,9 +454,8 @@ async fn revoke_device(
 async fn commission_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<StatusCode, AppError> {
-    let caller = changing_caller(&state, &headers).await?;
     let id = device_id.clone();
     state
         .db
@@ -628,9 +477,9 @@ async fn commission_device(
 async fn approve_count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<StatusCode, AppError> {
-    decide(&state, &headers, move |conn, admin, now| {
+    decide(&state, &caller, move |conn, admin, now| {
         workbench::approve_count(conn, &count_id, admin, now)
     })
     .await
@@ -648,9 +497,9 @@ async fn approve_count(
 async fn resolve_grn(
     State(state): State<AppState>,
     Path(grn_id): Path<String>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<StatusCode, AppError> {
-    decide(&state, &headers, move |conn, admin, now| {
+    decide(&state, &caller, move |conn, admin, now| {
         workbench::resolve_grn(conn, &grn_id, admin, now)
     })
     .await
@@ -660,12 +509,11 @@ async fn resolve_grn(
 /// database with the deciding admin's name and the wall clock.
 async fn decide<T: Send + 'static>(
     state: &AppState,
-    headers: &HeaderMap,
+    caller: &Caller,
     work: impl FnOnce(&mut crate::sql::Connection, &str, UnixMs) -> Result<T, LedgerError>
         + Send
         + 'static,
 ) -> Result<StatusCode, AppError> {
-    let caller = changing_caller(state, headers).await?;
     let admin = caller.admin().to_owned();
     let now = wall_clock();
     state

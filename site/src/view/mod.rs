@@ -28,6 +28,7 @@ pub mod history;
 pub mod metrics;
 pub mod page;
 pub mod printers;
+pub mod request;
 pub mod sign_in;
 pub mod station_labels;
 pub mod status;

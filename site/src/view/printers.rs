@@ -6,21 +6,24 @@
 //! A print request is checked and its ZPL made here, then kept in the job
 //! log before the answer (202); the printers' driver sends it.
 
-use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::{FromRef, FromRequestParts, Path, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
-use super::api::{caller, changing_caller, json_body};
+use super::request::json_body;
 use super::{admin, codes as view_codes};
+use crate::caller::{bearer_of, changing_admin_caller, AdminCaller, Caller, ChangingAdminCaller};
+use crate::db::Db;
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::Profile;
-use crate::ledger::{auth, bins, units, wall_clock, LedgerError};
+use crate::ledger::{bins, devices, units, wall_clock, LedgerError};
 use crate::printers::driver::Wake;
 use crate::printers::store::{self, Decision, JobView, LabelKind, NewJob, MAX_JOB_ID_CHARS};
 use crate::printers::{codes, zpl};
+use crate::state::AppState;
 
 /// The printers' routes, merged into the view's.
 pub fn routes() -> Router<AppState> {
@@ -67,10 +70,10 @@ struct Added {
 )]
 async fn add_printer(
     State(state): State<AppState>,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
     request: Request,
 ) -> Result<Json<Added>, AppError> {
     let (parts, body) = request.into_parts();
-    let caller = changing_caller(&state, &parts.headers).await?;
     let new: NewPrinter = json_body(&parts.headers, body).await?;
     let profile = match new.profile.as_deref() {
         None => Profile::Zt411r,
@@ -144,51 +147,55 @@ fn not_allowed(message: impl Into<String>) -> AppError {
 
 /// An admin (token, or session with its CSRF token), or the device token
 /// of a commissioned handheld with a receive session open.
-async fn requester(state: &AppState, headers: &HeaderMap) -> Result<Requester, AppError> {
-    let bearer = auth::bearer(
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok()),
-    )
-    .map(str::to_owned);
-    let Some(token) = bearer else {
-        let caller = changing_caller(state, headers).await?;
+impl<S> FromRequestParts<S> for Requester
+where
+    Db: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        requester(&Db::from_ref(state), &parts.headers).await
+    }
+}
+
+async fn requester(db: &Db, headers: &HeaderMap) -> Result<Requester, AppError> {
+    let Some(token) = bearer_of(headers).map(str::to_owned) else {
+        let caller = changing_admin_caller(db, headers).await?;
         return Ok(Requester::Admin(caller.admin().to_owned()));
     };
-    state
-        .db
-        .call(move |conn| -> Result<Requester, AppError> {
-            if let Some(admin) = admin::authenticate(conn, &token)? {
-                return Ok(Requester::Admin(admin));
-            }
-            let Some(device) = auth::authenticate(conn, &token)? else {
-                return Err(AppError::client(
-                    StatusCode::UNAUTHORIZED,
-                    view_codes::ADMIN_REQUIRED,
-                    "an admin token or a handheld's device token is required",
-                ));
-            };
-            if !device.profile.runs_handheld_modes() || !device.commissioned {
-                return Err(not_allowed(format!(
-                    "device {} is not a commissioned handheld",
-                    device.device_id
-                )));
-            }
-            let receiving = conn
-                .prepare_cached(
-                    "SELECT 1 FROM sessions
+    db.call(move |conn| -> Result<Requester, AppError> {
+        if let Some(admin) = admin::authenticate(conn, &token)? {
+            return Ok(Requester::Admin(admin));
+        }
+        let Some(device) = devices::authenticate(conn, &token)? else {
+            return Err(AppError::client(
+                StatusCode::UNAUTHORIZED,
+                view_codes::ADMIN_REQUIRED,
+                "an admin token or a handheld's device token is required",
+            ));
+        };
+        if !device.profile.runs_handheld_modes() || !device.commissioned {
+            return Err(not_allowed(format!(
+                "device {} is not a commissioned handheld",
+                device.device_id
+            )));
+        }
+        let receiving = conn
+            .prepare_cached(
+                "SELECT 1 FROM sessions
                      WHERE device_id = ?1 AND state = 'open' AND mode = 'receive'",
-                )?
-                .exists([device.device_id.as_str()])?;
-            if !receiving {
-                return Err(not_allowed(format!(
-                    "device {} has no receive session open",
-                    device.device_id
-                )));
-            }
-            Ok(Requester::Device(device.device_id))
-        })
-        .await
+            )?
+            .exists([device.device_id.as_str()])?;
+        if !receiving {
+            return Err(not_allowed(format!(
+                "device {} has no receive session open",
+                device.device_id
+            )));
+        }
+        Ok(Requester::Device(device.device_id))
+    })
+    .await
 }
 
 fn mint_job_id() -> Result<String, AppError> {
@@ -214,10 +221,10 @@ async fn print(
     State(state): State<AppState>,
     Path(printer_id): Path<String>,
     wake: Option<Extension<Wake>>,
+    requester: Requester,
     request: Request,
 ) -> Result<Response, AppError> {
     let (parts, body) = request.into_parts();
-    let requester = requester(&state, &parts.headers).await?;
     let ask: PrintRequest = json_body(&parts.headers, body).await?;
     let job_id = match ask.job_id.clone() {
         Some(id)
@@ -336,9 +343,8 @@ async fn print(
 async fn read_job(
     State(state): State<AppState>,
     Path(job_id): Path<String>,
-    headers: HeaderMap,
+    AdminCaller(_): AdminCaller,
 ) -> Result<Json<JobView>, AppError> {
-    caller(&state, &headers).await?;
     let found = state
         .db
         .call(move |conn| -> Result<_, AppError> { Ok(store::job(conn, &job_id)?) })
@@ -354,12 +360,11 @@ async fn read_job(
 
 async fn decide(
     state: AppState,
-    headers: HeaderMap,
+    caller: Caller,
     job_id: String,
     decision: Decision,
     wake: Option<Extension<Wake>>,
 ) -> Result<Json<JobView>, AppError> {
-    let caller = changing_caller(&state, &headers).await?;
     let now = wall_clock();
     let job = state
         .db
@@ -385,9 +390,9 @@ async fn reprint(
     State(state): State<AppState>,
     Path(job_id): Path<String>,
     wake: Option<Extension<Wake>>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<Json<JobView>, AppError> {
-    decide(state, headers, job_id, Decision::Reprint, wake).await
+    decide(state, caller, job_id, Decision::Reprint, wake).await
 }
 
 #[utoipa::path(
@@ -403,7 +408,7 @@ async fn dismiss(
     State(state): State<AppState>,
     Path(job_id): Path<String>,
     wake: Option<Extension<Wake>>,
-    headers: HeaderMap,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
 ) -> Result<Json<JobView>, AppError> {
-    decide(state, headers, job_id, Decision::Dismiss, wake).await
+    decide(state, caller, job_id, Decision::Dismiss, wake).await
 }

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use crate::error::AppError;
-use crate::http::AppState;
+use crate::state::AppState;
 
 /// The error code of a sign-in refused for too many failures.
 pub const SIGN_IN_THROTTLED: &str = "SIGN_IN_THROTTLED";

@@ -18,12 +18,12 @@ use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::devices::Profile;
 use crate::ledger::modes::receive;
-use crate::ledger::{auth, codes as ledger_codes, wall_clock};
+use crate::ledger::{auth, codes as ledger_codes, devices, wall_clock};
 use crate::printers::store::{self, JobView, PrinterStatus};
 use crate::printers::{codes, station};
+use crate::state::AppState;
 
 /// The routes, merged into the printers' own.
 pub fn routes() -> Router<AppState> {
@@ -92,7 +92,7 @@ fn the_device(
             "a device token is required",
         )
     })?;
-    let device = auth::authenticate(conn, token)?.ok_or_else(|| {
+    let device = devices::authenticate(conn, token)?.ok_or_else(|| {
         AppError::client(
             StatusCode::UNAUTHORIZED,
             wire_codes::UNAUTHORIZED,

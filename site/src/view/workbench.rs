@@ -16,10 +16,10 @@ use stockhop::time::UnixMs;
 
 use crate::ledger::decision_log::{self, actions, kinds, Entry, Subject};
 use crate::ledger::modes::{cycle_count, derived_key, reasons as mode_reasons, receive};
-use crate::ledger::sync::reasons as sync_reasons;
 use crate::ledger::{codes, corrections, counts, grns, hops, LedgerError, Refusal};
 use crate::listener::queue::DeadLetter;
 use crate::sql::{params, Connection, OptionalExtension};
+use stockhop::reason as sync_reasons;
 
 /// Decisions of one kind the open list carries; the rest wait their turn.
 pub const MAX_LISTED_PER_KIND: usize = 100;

@@ -4,18 +4,18 @@
 //! "correct","note":…}`), `GET /v1/site/decision-log` reads the audit log.
 
 use axum::extract::{Path, Request, State};
-use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use super::api::{caller, changing_caller, from_queue, json_body};
+use super::request::{from_queue, json_body};
 use super::workbench::{self, Decision, Settle};
+use crate::caller::{AdminCaller, ChangingAdminCaller};
 use crate::error::AppError;
-use crate::http::AppState;
 use crate::ledger::decision_log::{self, actions, Entry, Subject};
 use crate::ledger::{codes, savepoint, wall_clock, LedgerError, Refusal};
 use crate::listener::queue::{self, DeadLetter};
 use crate::sql::retry_conflicts;
+use crate::state::AppState;
 
 /// Dead letters read to find the unsettled ones among them: the newest
 /// this many (each settled one is skipped, so the window is wider than
@@ -59,8 +59,10 @@ async fn dead_letters(state: &AppState) -> Result<Vec<DeadLetter>, AppError> {
     responses((status = 200, description = "{\"decisions\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
-async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Open>, AppError> {
-    caller(&state, &headers).await?;
+async fn list(
+    State(state): State<AppState>,
+    AdminCaller(_): AdminCaller,
+) -> Result<Json<Open>, AppError> {
     let dead = dead_letters(&state).await?;
     let decisions = state
         .db
@@ -77,8 +79,10 @@ async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<
     responses((status = 200, description = "{\"entries\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
-async fn log(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Log>, AppError> {
-    caller(&state, &headers).await?;
+async fn log(
+    State(state): State<AppState>,
+    AdminCaller(_): AdminCaller,
+) -> Result<Json<Log>, AppError> {
     let entries = state
         .db
         .call(|conn| -> Result<_, AppError> {
@@ -101,11 +105,11 @@ async fn log(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<L
 async fn settle(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    // Who asks first: a body is read only for an admin.
+    ChangingAdminCaller(caller): ChangingAdminCaller,
     request: Request,
 ) -> Result<Json<Settled>, AppError> {
     let (parts, body) = request.into_parts();
-    // Who asks first: a body is read only for an admin.
-    let caller = changing_caller(&state, &parts.headers).await?;
     let settle: Settle = json_body(&parts.headers, body).await?;
     let decision = settle_as(&state, caller.admin().to_owned(), id, settle).await?;
     Ok(Json(Settled { decision }))

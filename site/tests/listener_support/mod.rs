@@ -18,8 +18,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use rusqlite::Connection;
 use stockhop_site::db::Db;
+use stockhop_site::delivery::signature;
 use stockhop_site::listener::config::Allowlist;
-use stockhop_site::listener::forwarder::signature;
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink, Running};
 pub use stockhop_site::outbound::Trust;
 use stockhop_site::terminal_wire::{

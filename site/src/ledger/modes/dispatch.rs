@@ -8,9 +8,9 @@ use crate::sql::Connection;
 use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
 use crate::ledger::manifests::{self, states};
-use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitState};
 use crate::ledger::LedgerError;
+use stockhop::reason::STALE_STATE;
 
 /// Whether a dispatch verify session may open for `manifest`.
 pub fn open_refusal(

@@ -32,9 +32,9 @@ use stockhop::wire::{codes as wire_codes, Command, Mode, OpenSessionBody, SyncIt
 use super::devices::{Device, Profile};
 use super::hops::{self, HopFacts, NewHop, SourceMode};
 use super::sessions::Session;
-use super::sync::MAX_FIELD_CHARS;
 use super::units::Unit;
 use super::{LedgerError, Refusal};
+use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 
 /// The rejection reasons (the modes' and the sync protocol's alike).
 pub use stockhop::reason as reasons;

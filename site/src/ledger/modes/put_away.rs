@@ -7,9 +7,9 @@ use crate::sql::Connection;
 
 use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
-use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitState};
 use crate::ledger::LedgerError;
+use stockhop::reason::STALE_STATE;
 
 pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError> {
     let body = &ctx.body;

@@ -13,10 +13,10 @@ use crate::sql::Connection;
 use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::grns::{self, states};
 use crate::ledger::hops::kinds;
-use crate::ledger::sync::reasons::STALE_STATE;
 use crate::ledger::units::{self, Unit, UnitFacts, UnitState};
 use crate::ledger::{LedgerError, Refusal};
 use crate::printers::station;
+use stockhop::reason::STALE_STATE;
 
 /// Whether a receive session may open for `grn`.
 pub fn open_refusal(

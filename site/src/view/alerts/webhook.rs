@@ -16,10 +16,10 @@ use tokio::sync::watch;
 use super::conditions::{self, Storage};
 use super::outbox::{self, Delivered, WebhookAlert};
 use crate::db::{Db, DbError};
-use crate::ledger::{savepoint, wall_clock, LedgerError};
-use crate::listener::forwarder::{
+use crate::delivery::{
     classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DELIVERY_TIMEOUT,
 };
+use crate::ledger::{savepoint, wall_clock, LedgerError};
 use crate::outbound::{OutboundError, Trust};
 use crate::site_clock::SiteZone;
 use crate::view::status;
