@@ -38,6 +38,8 @@ pub struct Summary {
 pub enum BackupError {
     #[error("{0} exists: a backup never overwrites a file; name a new one")]
     Exists(PathBuf),
+    #[error("{0} is a folder: name the backup's file, e.g. {0}/stockhop.sqlite")]
+    IsFolder(PathBuf),
     #[error("no ledger at {0}")]
     NoSource(PathBuf),
     #[error("{0} is not a folder: a backup goes into a folder that exists (make it first)")]
@@ -60,6 +62,9 @@ pub enum BackupError {
 /// Copies the ledger at `source` to `dest` (which must not exist).
 pub fn backup(source: &Path, dest: &Path) -> Result<Summary, BackupError> {
     let started = Instant::now();
+    if dest.is_dir() {
+        return Err(BackupError::IsFolder(dest.to_owned()));
+    }
     if dest.exists() {
         return Err(BackupError::Exists(dest.to_owned()));
     }

@@ -64,20 +64,20 @@ impl Drop for Checkpointer {
 }
 
 fn run(path: &Path, stopped: &mpsc::Receiver<()>) {
-    let conn = match open(path) {
-        Ok(conn) => conn,
-        Err(err) => {
-            tracing::warn!(%err, path = %path.display(), "no checkpoint thread: the writer checkpoints itself past its fallback");
-            return;
-        }
-    };
+    // Opened on the first turn, and again on a later one should that
+    // fail (another process may hold the file a moment as it opens it).
+    let mut conn = None;
     let mut failing = false;
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
-        match checkpoint(&conn) {
+        let turn = match &conn {
+            Some(conn) => checkpoint(conn),
+            None => open(path).map(|opened| conn = Some(opened)),
+        };
+        match turn {
             Ok(()) => failing = false,
             Err(err) if !failing => {
                 failing = true;
-                tracing::warn!(%err, "a WAL checkpoint failed; trying again");
+                tracing::warn!(%err, path = %path.display(), "a WAL checkpoint failed; trying again");
             }
             Err(_) => {}
         }
@@ -89,9 +89,9 @@ fn open(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    // Its own checkpoint never waits: busy means another checkpoint is
-    // running, and the next turn comes soon.
-    conn.busy_timeout(Duration::ZERO)?;
+    // For opening only: a passive checkpoint never calls the busy handler,
+    // and one that finds another checkpoint running is skipped.
+    conn.busy_timeout(crate::db::BUSY_TIMEOUT)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
 }

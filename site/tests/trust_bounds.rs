@@ -929,6 +929,20 @@ async fn a_backup_taken_while_syncing_holds_every_item_acknowledged_before_it_be
         .output()
         .unwrap();
     assert!(!again.status.success());
+    // A DEST that is a folder is refused, saying to name a file.
+    let folder = Command::new(BIN)
+        .arg("backup")
+        .arg(dir.path())
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!folder.status.success());
+    assert!(
+        String::from_utf8_lossy(&folder.stderr).contains("is a folder"),
+        "{}",
+        String::from_utf8_lossy(&folder.stderr)
+    );
     // A DEST in a folder that does not exist is refused, naming the folder.
     let nowhere = dir.path().join("no-such-folder");
     let missing_folder = Command::new(BIN)

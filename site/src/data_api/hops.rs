@@ -84,9 +84,11 @@ pub async fn feed(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct CsvQuery {
-    /// RFC 3339: the first instant of the period (recorded at). Required.
+    /// RFC 3339: the first instant of the period (recorded at).
+    #[param(required = true)]
     pub from: Option<String>,
-    /// RFC 3339: the end of the period, not included. Required.
+    /// RFC 3339: the end of the period, not included.
+    #[param(required = true)]
     pub to: Option<String>,
 }
 

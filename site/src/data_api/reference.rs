@@ -170,7 +170,10 @@ pub async fn put_reference(
             StatusCode::UNPROCESSABLE_ENTITY,
             Json(ImportRefused {
                 code: IMPORT_INVALID,
-                message: format!("{} rows are wrong: nothing was imported", errors.len()),
+                message: match errors.len() {
+                    1 => "1 error in the file: nothing was imported".to_owned(),
+                    n => format!("{n} errors in the file: nothing was imported"),
+                },
                 errors: errors.into_iter().map(ImportLineError::from).collect(),
             }),
         )
