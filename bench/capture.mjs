@@ -278,15 +278,15 @@ async function measureBaseline({ single, burst, warmup, perTx }) {
 // it again (and it then stays up for the browser's idle timeout), so a
 // stop that does not hold within STOP_WAIT_MS is asked again, at most
 // STOP_ATTEMPTS times.
-async function stopAll(cdp, running, versions) {
+async function stopAll(cdp, versions) {
+  const allStopped = () => [...versions.values()].every((v) => v.running === 'stopped');
   for (let attempt = 1; ; attempt++) {
     await cdp.send('ServiceWorker.stopAllWorkers');
     const t = Date.now();
-    while ([...running.values()].some((status) => status !== 'stopped')) {
-      if (Date.now() - t > STOP_WAIT_MS) break;
+    while (!allStopped() && Date.now() - t <= STOP_WAIT_MS) {
       await new Promise((ok) => setTimeout(ok, 10));
     }
-    if ([...running.values()].every((status) => status === 'stopped')) return;
+    if (allStopped()) return;
     if (attempt === STOP_ATTEMPTS) {
       throw new Error(`a worker did not stop, asked ${STOP_ATTEMPTS} times ${STOP_WAIT_MS} ms apart: ` +
         JSON.stringify([...versions.values()]));
@@ -301,11 +301,9 @@ async function stopAll(cdp, running, versions) {
 // module and opening IndexedDB) and the strict write. `COLD` times each.
 async function coldStarts(page) {
   const cdp = await page.context().newCDPSession(page);
-  const running = new Map();
   const versions = new Map();
   cdp.on('ServiceWorker.workerVersionUpdated', ({ versions: updated }) => {
     for (const v of updated) {
-      running.set(v.versionId, v.runningStatus);
       versions.set(v.versionId, { id: v.versionId, running: v.runningStatus, status: v.status, url: v.scriptURL });
     }
   });
@@ -318,7 +316,7 @@ async function coldStarts(page) {
   });
   const times = [];
   for (let i = 0; i < COLD; i++) {
-    await stopAll(cdp, running, versions);
+    await stopAll(cdp, versions);
     times.push(await page.evaluate(async ({ session_id, n }) => {
       const ask = window.baseline ? window.baseline.ask : window.stockhop.ask;
       const t0 = performance.now();

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use stockhop::time::UnixMs;
 use stockhop_site::db::{Db, DB_FILE};
-use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::ledger::{self, LedgerState};
 use stockhop_site::AppState;
 
 #[path = "support/handheld.rs"]
@@ -129,17 +129,7 @@ struct Report {
 async fn run(dir: &Path) -> Report {
     let data = dir.join("data");
     let db = Db::open(&data).unwrap();
-    let token = db
-        .call_blocking(|conn| {
-            ledger::devices::add(
-                conn,
-                handheld::DEVICE_ID,
-                Profile::Mc3390xr,
-                true,
-                ledger::wall_clock(),
-            )
-        })
-        .unwrap();
+    let token = handheld::add(&db);
     stock(&db);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

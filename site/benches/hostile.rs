@@ -22,7 +22,7 @@ use serde_json::json;
 use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
 use stockhop_site::in_process::InProcessLedger;
-use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::ledger::{self, LedgerState};
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig};
 use stockhop_site::AppState;
@@ -111,17 +111,7 @@ struct Phase {
 
 async fn run(dir: &std::path::Path) -> (Phase, Phase) {
     let db = Db::open(&dir.join("data")).unwrap();
-    let token = db
-        .call_blocking(|conn| {
-            ledger::devices::add(
-                conn,
-                handheld::DEVICE_ID,
-                Profile::Mc3390xr,
-                true,
-                ledger::wall_clock(),
-            )
-        })
-        .unwrap();
+    let token = handheld::add(&db);
     stock(&db);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let config = ListenerConfig {

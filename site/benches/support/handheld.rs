@@ -12,6 +12,21 @@ use stockhop_site::ledger;
 /// The device every bench handheld is added as.
 pub const DEVICE_ID: &str = "HH-1";
 
+/// Adds [`DEVICE_ID`] to `db`, commissioned; returns its token.
+#[allow(dead_code)] // Not every bench that includes this adds it so.
+pub fn add(db: &stockhop_site::db::Db) -> String {
+    db.call_blocking(|conn| {
+        ledger::devices::add(
+            conn,
+            DEVICE_ID,
+            ledger::devices::Profile::Mc3390xr,
+            true,
+            ledger::wall_clock(),
+        )
+    })
+    .unwrap()
+}
+
 pub struct Handheld {
     token: String,
     session: String,

@@ -161,39 +161,23 @@ pub fn update(
 ) -> Result<Printer, LedgerError> {
     let parsed = address.map(parse_address).transpose()?;
     let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
-    let found: Option<(String, i64)> = tx
-        .query_row(
-            "SELECT p.host, p.port FROM printers p
-             WHERE p.printer_id = ?1
-               AND NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)",
-            [printer_id],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?;
-    let Some((host, port)) = found else {
+    let Some(mut printer) = find(&tx, printer_id)? else {
         return Err(refused(
             404,
             crate::ledger::codes::DEVICE_NOT_FOUND,
             format!("no printer {printer_id:?} (revoked, or never added)"),
         ));
     };
-    let (host, port) = match parsed {
-        Some((host, port)) => {
-            tx.execute(
-                "UPDATE printers SET host = ?2, port = ?3 WHERE printer_id = ?1",
-                params![printer_id, host, i64::from(port)],
-            )?;
-            (host, port)
-        }
-        None => (host, u16::try_from(port).unwrap_or(DEFAULT_RAW_PORT)),
-    };
+    if let Some((host, port)) = parsed {
+        tx.execute(
+            "UPDATE printers SET host = ?2, port = ?3 WHERE printer_id = ?1",
+            params![printer_id, host, i64::from(port)],
+        )?;
+        (printer.host, printer.port) = (host, port);
+    }
     assign_stations(&tx, printer_id, stations)?;
     tx.commit()?;
-    Ok(Printer {
-        printer_id: printer_id.to_owned(),
-        host,
-        port,
-    })
+    Ok(printer)
 }
 
 /// Has each handheld of `stations` print at `printer_id`.
@@ -231,21 +215,36 @@ fn assign_stations(
     Ok(())
 }
 
+/// The printers that are not revoked, as a query's WHERE clause.
+const IN_SERVICE: &str =
+    "NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)";
+
 /// Every printer that is not revoked.
 pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Printer>> {
-    conn.prepare_cached(
-        "SELECT p.printer_id, p.host, p.port FROM printers p
-         WHERE NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)
-         ORDER BY p.printer_id",
-    )?
-    .query_map([], |row| {
-        Ok(Printer {
-            printer_id: row.get(0)?,
-            host: row.get(1)?,
-            port: u16::try_from(row.get::<_, i64>(2)?).unwrap_or(DEFAULT_RAW_PORT),
-        })
-    })?
+    conn.prepare_cached(&format!(
+        "SELECT p.printer_id, p.host, p.port FROM printers p WHERE {IN_SERVICE}
+         ORDER BY p.printer_id"
+    ))?
+    .query_map([], printer_row)?
     .collect()
+}
+
+/// The printer `printer_id`, unless it is revoked.
+fn find(conn: &Connection, printer_id: &str) -> crate::sql::Result<Option<Printer>> {
+    conn.prepare_cached(&format!(
+        "SELECT p.printer_id, p.host, p.port FROM printers p
+         WHERE p.printer_id = ?1 AND {IN_SERVICE}"
+    ))?
+    .query_row([printer_id], printer_row)
+    .optional()
+}
+
+fn printer_row(row: &Row<'_>) -> crate::sql::Result<Printer> {
+    Ok(Printer {
+        printer_id: row.get(0)?,
+        host: row.get(1)?,
+        port: u16::try_from(row.get::<_, i64>(2)?).unwrap_or(DEFAULT_RAW_PORT),
+    })
 }
 
 /// Records a host status read at `now`: the printer is heard (the
