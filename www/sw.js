@@ -16,22 +16,12 @@ import init, {
 
 const BUILD = '__STOCKHOP_BUILD__';
 const SHELL_CACHE = `stockhop-shell-${BUILD}`;
-// The shell as the site's build id counts it (its `release::SHELL_FILES`)
-// and `/`; the glue comes with this script.
-const SHELL = [
-  '/',
-  '/index.html',
-  '/app.js',
-  '/reasons.js',
-  '/signal.js',
-  '/release.js',
-  '/labels.js',
-  '/app.css',
-  '/manifest.webmanifest',
-  '/icons/icon-192.png',
-  '/icons/icon-512.png',
-  '/pkg/stockhop_bg.wasm',
-];
+// The shell: the files shell.json lists (the site's build id hashes the
+// same list), and `/`. The list is read at install and kept in this
+// build's cache with the files; the worker script itself and its glue
+// (which comes with this script) are not answered from the cache.
+const SHELL_LIST = '/shell.json';
+const NOT_CACHED = ['sw.js', 'pkg/stockhop.js'];
 // The site's command barcode sheet, kept for offline use when the site
 // serves it; a shell served without the site (a bench's static server)
 // still installs.
@@ -230,7 +220,10 @@ async function servedBuild() {
 async function install() {
   const cache = await caches.open(SHELL_CACHE);
   try {
-    await cache.addAll(SHELL.map((path) => new Request(path, { cache: 'no-cache' })));
+    const listed = await fetch(new Request(SHELL_LIST, { cache: 'no-cache' }));
+    if (!listed.ok) throw new Error(`${SHELL_LIST}: ${listed.status}`);
+    const paths = shellPaths(await listed.json());
+    await cache.addAll([...paths].map((path) => new Request(path, { cache: 'no-cache' })));
     await Promise.all(OPTIONAL.map((path) => cache.add(new Request(path, { cache: 'no-cache' })).catch(() => {})));
     const served = await servedBuild();
     if (served !== null && served !== BUILD) {
@@ -379,11 +372,39 @@ self.addEventListener('fetch', (event) => {
       || url.pathname === '/healthz' || url.pathname === '/version.json') {
     return;
   }
-  event.respondWith(SHELL.includes(url.pathname) ? fromShell(request) : networkFirst(request));
+  event.respondWith(answer(request, url.pathname));
   if (request.mode === 'navigate') {
     event.waitUntil(Promise.race([ready().then((q) => q.wake()).catch(() => {}), superseded]));
   }
 });
+
+// The paths the shell answers, from shell.json's list of files.
+function shellPaths(files) {
+  return new Set(['/', ...files.filter((file) => !NOT_CACHED.includes(file)).map((file) => `/${file}`)]);
+}
+
+// This build's shell paths, read once per worker life from the list in
+// its own cache (null while the cache has none).
+let shell = null;
+function cachedShell() {
+  if (!shell) {
+    shell = caches.open(SHELL_CACHE)
+      .then((cache) => cache.match(SHELL_LIST))
+      .then((listed) => (listed ? listed.json() : null))
+      .then((files) => {
+        if (!files) shell = null;
+        return files && shellPaths(files);
+      });
+  }
+  return shell;
+}
+
+// A shell file from this build's cache, anything else network-first.
+async function answer(request, path) {
+  const paths = await cachedShell();
+  if (!paths) return fetch(request);
+  return paths.has(path) ? fromShell(request) : networkFirst(request);
+}
 
 // The shell from this worker's own build: the page it serves is the build
 // it runs. The network only when the cache lacks the file (before this

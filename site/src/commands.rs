@@ -1,8 +1,8 @@
 //! The command barcodes: a printable page (`GET /commands`) of Code 128
 //! barcodes an operator scans into the handheld's scan field instead of
 //! touching the screen (close the session, undo the last scan, switch
-//! mode, confirm). The handheld page recognises the same payloads
-//! (`www/app.js`); the barcodes are drawn by `barcoders` as SVG once, when
+//! mode, confirm). The handheld page recognises the same payloads, read
+//! from `GET /v1/handheld/constants` (`handheld_constants.rs`); the barcodes are drawn by `barcoders` as SVG once, when
 //! the page is first asked for, and the page is compiled into the binary
 //! like the site's view.
 
@@ -24,30 +24,37 @@ pub struct CommandBarcode {
     pub label: &'static str,
     pub help: &'static str,
     pub payload: &'static str,
+    /// What the handheld page does on it: `close`, `undo`, `mode` or
+    /// `confirm`.
+    pub action: &'static str,
 }
 
-/// The commands, in the order the sheet prints them. The payloads are the
-/// handheld page's `COMMANDS` (`www/app.js`).
+/// The commands, in the order the sheet prints them; the handheld page
+/// reads them from `GET /v1/handheld/constants`.
 pub const COMMANDS: [CommandBarcode; 4] = [
     CommandBarcode {
         label: "Close session",
         help: "Closes the open session; what it captured drains on.",
         payload: "STOCKHOP:CLOSE",
+        action: "close",
     },
     CommandBarcode {
         label: "Undo last",
         help: "Undoes this session's last scan, within 120 s of capturing it.",
         payload: "STOCKHOP:UNDO",
+        action: "undo",
     },
     CommandBarcode {
         label: "Switch mode",
         help: "Closes the open session and shows the modes this device runs.",
         payload: "STOCKHOP:MODE",
+        action: "mode",
     },
     CommandBarcode {
         label: "Confirm",
         help: "Acknowledges the alert on the screen (an unmatched tag at the dock).",
         payload: "STOCKHOP:CONFIRM",
+        action: "confirm",
     },
 ];
 

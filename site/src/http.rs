@@ -48,6 +48,7 @@ pub fn app(state: AppState) -> Router {
             &state,
         ))
         .merge(crate::commands::routes())
+        .merge(crate::handheld_constants::routes())
         // The page and the worker script are served here, with the build id
         // in them: the same security headers as every other shell file.
         .merge(crate::release::routes().layer(axum::middleware::from_fn(

@@ -17,6 +17,7 @@ pub mod db;
 pub mod delivery;
 pub mod error;
 pub mod fuzz;
+pub mod handheld_constants;
 pub mod handshakes;
 pub mod http;
 pub mod ident;

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use axum::body::Body;
@@ -34,23 +34,19 @@ use sha2::{Digest, Sha256};
 use crate::error::AppError;
 use crate::state::AppState;
 
+/// The shell's list, `www/shell.json`: the one list of the files the
+/// service worker caches for offline use (it reads the same file), the
+/// list itself among them.
+const SHELL_LIST: &str = include_str!("../../www/shell.json");
+
 /// The shell: every file the service worker caches for offline use, under
-/// `www/`. Their bytes make the build id.
-pub const SHELL_FILES: [&str; 13] = [
-    "index.html",
-    "app.js",
-    "reasons.js",
-    "signal.js",
-    "release.js",
-    "labels.js",
-    "app.css",
-    "sw.js",
-    "manifest.webmanifest",
-    "icons/icon-192.png",
-    "icons/icon-512.png",
-    "pkg/stockhop.js",
-    "pkg/stockhop_bg.wasm",
-];
+/// `www/`, in `www/shell.json`'s order. Their bytes make the build id.
+pub fn shell_files() -> &'static [String] {
+    static FILES: LazyLock<Vec<String>> = LazyLock::new(|| {
+        serde_json::from_str(SHELL_LIST).expect("www/shell.json is a JSON array of paths")
+    });
+    &FILES
+}
 
 /// What `sw.js` and `index.html` hold in place of the build id on disk.
 pub const BUILD_MARKER: &str = "__STOCKHOP_BUILD__";
@@ -172,10 +168,10 @@ fn memo() -> &'static Mutex<HashMap<PathBuf, (Fingerprint, String)>> {
 }
 
 /// The build id of the shell in `www`: SHA-256 over each shell file's
-/// name, length and bytes (or that it is absent), in [`SHELL_FILES`]'
+/// name, length and bytes (or that it is absent), in [`shell_files`]'
 /// order; the first [`BUILD_ID_HEX_CHARS`] hex digits. Blocking.
 pub fn build_id(www: &Path) -> std::io::Result<String> {
-    let fingerprint: Fingerprint = SHELL_FILES
+    let fingerprint: Fingerprint = shell_files()
         .iter()
         .map(|file| {
             std::fs::metadata(www.join(file)).ok().map(|meta| {
@@ -192,7 +188,7 @@ pub fn build_id(www: &Path) -> std::io::Result<String> {
         }
     }
     let mut hash = Sha256::new();
-    for file in SHELL_FILES {
+    for file in shell_files() {
         hash.update(file.as_bytes());
         match std::fs::read(www.join(file)) {
             Ok(bytes) => {
@@ -311,7 +307,7 @@ mod tests {
     use super::*;
 
     fn shell(dir: &Path) {
-        for file in SHELL_FILES {
+        for file in shell_files() {
             let path = dir.join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, format!("{file} v1")).unwrap();
@@ -328,7 +324,7 @@ mod tests {
             .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         let mut seen = vec![first.clone()];
-        for file in SHELL_FILES {
+        for file in shell_files() {
             std::fs::write(dir.path().join(file), format!("{file} v2")).unwrap();
             let id = build_id(dir.path()).unwrap();
             assert!(!seen.contains(&id), "{file} changed the id");
@@ -340,6 +336,23 @@ mod tests {
             first,
             "the same bytes, the same id"
         );
+    }
+
+    #[test]
+    fn the_shell_list_names_the_page_the_worker_its_module_and_itself() {
+        let files = shell_files();
+        for needed in [
+            "index.html",
+            "app.js",
+            "sw.js",
+            "shell.json",
+            "pkg/stockhop.js",
+            "pkg/stockhop_bg.wasm",
+        ] {
+            assert!(files.iter().any(|file| file == needed), "{needed}");
+        }
+        let unique: std::collections::HashSet<_> = files.iter().collect();
+        assert_eq!(unique.len(), files.len(), "each file once");
     }
 
     #[test]

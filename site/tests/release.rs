@@ -9,15 +9,15 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{CACHE_CONTROL, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use reqwest::StatusCode;
 use stockhop_site::db::Db;
-use stockhop_site::release::{Version, BUILD_ID_HEX_CHARS, BUILD_MARKER, SHELL_FILES};
+use stockhop_site::release::{shell_files, Version, BUILD_ID_HEX_CHARS, BUILD_MARKER};
 use stockhop_site::AppState;
 
 /// A shell whose files say `tag`; `sw.js` and `index.html` hold the marker.
 fn write_shell(www: &Path, tag: &str) {
-    for file in SHELL_FILES {
+    for file in shell_files() {
         let path = www.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let text = match file {
+        let text = match file.as_str() {
             "sw.js" => format!("const BUILD = '{BUILD_MARKER}'; // {tag}\n"),
             "index.html" => format!(
                 "<!doctype html><meta name=\"stockhop-build\" content=\"{BUILD_MARKER}\"><title>{tag}</title>\n"
@@ -171,7 +171,7 @@ async fn shell_files_carry_content_etags_and_a_rollback_is_never_answered_304() 
     write_shell(&new, "new");
     // The older release's files are older on disk, as a kept directory's are.
     let long_ago = SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
-    for file in SHELL_FILES {
+    for file in shell_files() {
         let handle = std::fs::File::options()
             .write(true)
             .open(old.join(file))

@@ -37,6 +37,7 @@ use utoipa::OpenApi;
         crate::ledger::reference_api::grn,
         crate::ledger::reference_api::manifest,
         crate::ledger::reference_api::count,
+        crate::handheld_constants::constants,
         crate::central::api::central_hops,
         crate::view::api::login,
         crate::view::api::logout,

@@ -1,0 +1,83 @@
+// The status bar that never scrolls away: the site's light, what waits in
+// the queue and its oldest age, what waits for a decision, and the
+// reference cache's age (or its first load's progress).
+
+import { $, ago } from './dom.js';
+import { on } from './events.js';
+import { walkQueue } from './outcomes.js';
+import { takeReference } from './site.js';
+import * as state from './state.js';
+import { ask } from './worker.js';
+import * as release from '../release.js';
+
+/** Oldest waiting item the bar shows in plain colours; older is flagged. */
+export const OLDEST_WARN_MS = 60 * 1000;
+/** How soon after a capture the bar is read again: once for a whole wedge burst. */
+const BAR_AFTER_ACTION_MS = 250;
+
+let barQueued = null;
+
+export function renderBar() {
+  const online = state.online();
+  const reference = state.reference();
+  const lastCounts = state.counts();
+  const net = $('net-status');
+  net.dataset.net = online == null ? 'unknown' : online ? 'online' : 'offline';
+  net.textContent = online == null ? (state.device().siteUrl ? '…' : 'No site') : online ? 'Online' : 'Offline';
+  if (lastCounts) {
+    $('bar-queue').textContent = String(lastCounts.queued + lastCounts.sending);
+    const age = lastCounts.oldest_queued_age_ms;
+    const oldest = $('bar-oldest');
+    oldest.textContent = age == null ? '' : `oldest ${ago(age)}`;
+    oldest.dataset.old = String(age != null && age > OLDEST_WARN_MS);
+    const attention = lastCounts.blocked + lastCounts.rejected_unacknowledged;
+    const flag = $('bar-attention');
+    flag.hidden = !attention;
+    flag.textContent = `${attention} to decide`;
+  }
+  const loading = reference && !reference.complete && reference.loading;
+  $('bar-cache').textContent = loading ? `cache ${reference.units.toLocaleString('en')} units…`
+    : `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
+}
+
+/**
+ * How far a first load of the reference cache got, from a
+ * `reference_status` answer (`''` once it has been complete): a load of a
+ * large site takes a while, and a load that failed part-way resumes from
+ * where this says.
+ */
+export function referenceProgress(status) {
+  if (!status || status.complete || !(status.loading || status.units)) return '';
+  const units = status.units.toLocaleString('en');
+  return status.loading ? `Loading reference data: ${units} units so far`
+    : `Reference data: ${units} units so far; the load resumes from there`;
+}
+
+/** Reads the queue's counts, the cache's status and the queue again, and draws the bar. */
+export async function refreshBar() {
+  // While a new build takes over, the bar waits: the old worker's busy
+  // reads would put its replacement's activation off.
+  if (release.updating()) return;
+  const counts = await ask({ type: 'counts' });
+  if (counts.ok) state.takeCounts(counts);
+  const status = await ask({ type: 'reference_status' });
+  if (status.ok) await takeReference(status);
+  await walkQueue();
+  renderBar();
+}
+
+/** The bar again soon after an action (a burst of scans asks once). */
+export function scheduleBar() {
+  if (barQueued) return;
+  barQueued = setTimeout(() => {
+    barQueued = null;
+    refreshBar();
+  }, BAR_AFTER_ACTION_MS);
+}
+
+export function wire() {
+  on('reference', renderBar);
+  on('queue', renderBar);
+  on('online', renderBar);
+  on('captured', scheduleBar);
+}

@@ -1,0 +1,86 @@
+// What stops the operator: the blocking alert (an unmatched tag at the
+// dock, acknowledged by a tap or the CONFIRM barcode), the yes/no question
+// (a tap, or CONFIRM for yes), and the open mode's notice line (a
+// refusal such as dispatch verify's offline one).
+
+import { $ } from './dom.js';
+import { result } from './results.js';
+import { focusScan } from './screens.js';
+import * as state from './state.js';
+import { signal } from '../signal.js';
+
+/** The open question's resolver while it is shown. */
+let confirmAnswer = null;
+/** The blocking alert is shown: scans wait for its acknowledgement. */
+let alertShown = false;
+
+/** Whether a yes/no question waits for its answer. */
+export function asking() {
+  return confirmAnswer !== null;
+}
+
+/** Answers the open question (no-op when none is open). */
+export function answer(yes) {
+  if (confirmAnswer) confirmAnswer(yes);
+}
+
+/** Asks a yes/no question over the screen; resolves true for yes (a tap, or the CONFIRM barcode). */
+export function confirmBox(title, text, yes, no) {
+  $('confirm-title').textContent = title;
+  $('confirm-text').textContent = text;
+  $('confirm-yes').textContent = yes;
+  $('confirm-no').textContent = no;
+  $('confirm').hidden = false;
+  signal('alert');
+  return new Promise((resolve) => {
+    confirmAnswer = (yesNo) => {
+      confirmAnswer = null;
+      $('confirm').hidden = true;
+      resolve(yesNo);
+      focusScan();
+    };
+  });
+}
+
+export function alertOpen() {
+  return alertShown;
+}
+
+export function openAlert(title, text) {
+  alertShown = true;
+  $('alert-title').textContent = title;
+  $('alert-text').textContent = text;
+  $('alert').hidden = false;
+  focusScan();
+}
+
+export function closeAlert() {
+  alertShown = false;
+  $('alert').hidden = true;
+}
+
+export function acknowledgeAlert() {
+  const session = state.session();
+  if (session && session.pending_alert) {
+    session.dock_acked.push(session.pending_alert);
+    delete session.pending_alert;
+    state.saveSession();
+  }
+  closeAlert();
+  result('confirm', 'Alert acknowledged.', 'ok');
+  focusScan();
+}
+
+/** The open mode's notice line; empty text hides it. */
+export function notice(text, kind) {
+  const box = $('mode-notice');
+  box.hidden = !text;
+  box.textContent = text || '';
+  box.className = 'notice' + (kind ? ` ${kind}` : '');
+}
+
+export function wire() {
+  $('confirm-yes').addEventListener('click', () => answer(true));
+  $('confirm-no').addEventListener('click', () => answer(false));
+  $('alert-ack').addEventListener('click', acknowledgeAlert);
+}

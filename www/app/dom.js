@@ -1,0 +1,52 @@
+// Small helpers over the page's elements and values, shared by every
+// module of the handheld app; no state of its own.
+
+export const $ = (id) => document.getElementById(id);
+
+/** Sets a status line's text and its kind (`error`, `warn` or none). */
+export function show(id, text, kind) {
+  const node = $(id);
+  node.textContent = text;
+  node.className = node.className.split(' ').filter((c) => c && c !== 'error' && c !== 'warn').concat(kind ? [kind] : []).join(' ');
+}
+
+/** A worker reply's error in words. */
+export function failure(reply) {
+  return reply && reply.error ? `${reply.error.code}: ${reply.error.message}` : 'no reply';
+}
+
+/** An element with attributes (`text`, `dataset`, the rest as attributes) and children. */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (name === 'text') node.textContent = value;
+    else if (name === 'dataset') Object.assign(node.dataset, value);
+    else node.setAttribute(name, value === true ? '' : value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+/** A span of milliseconds as the screens say it: `12 s`, `3 min`, `2 h`, `1 d`. */
+export function ago(ms) {
+  if (ms == null) return '–';
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
+export function loadJson(key, fallback) {
+  try {
+    return JSON.parse(localStorage.getItem(key)) ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** `promise`'s value, or null once `ms` have passed. */
+export function withTimeout(promise, ms) {
+  return Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(null), ms))]);
+}

@@ -1,0 +1,80 @@
+// What a scanned code is, from the worker's reference cache: a tag (an
+// EPC), a unit's serial, a bin label, a GRN, a count session or an
+// operator badge. A code the cache lacks asks the site first when it
+// answers (a bin or unit added mid-shift).
+
+import { askSiteFirst } from './site.js';
+import { operatorName } from './operators.js';
+import * as state from './state.js';
+import { ask } from './worker.js';
+
+/** A tag's EPC as the scanners type it: 96 bits in hex. */
+export const EPC_PATTERN = /^[0-9A-Fa-f]{24}$/;
+
+/**
+ * `find_unit` with a serial read whatever its case: as scanned, then in
+ * upper and in lower case (a label printed in one case and typed in
+ * another is the same unit).
+ */
+export async function findCached(code) {
+  const code2 = EPC_PATTERN.test(code) ? code.toUpperCase() : code;
+  let found = await ask({ type: 'find_unit', code: code2 });
+  for (const other of [code.toUpperCase(), code.toLowerCase()]) {
+    if (!found.ok || found.unit || other === code2) continue;
+    const again = await ask({ type: 'find_unit', code: other });
+    if (again.ok && again.unit) found = again;
+  }
+  return found;
+}
+
+/** A scanned code as an EPC: itself when it is one, else the cached unit whose serial it is. */
+export async function epcOf(code) {
+  if (EPC_PATTERN.test(code)) return code.toUpperCase();
+  const found = await findCached(code);
+  return found.ok && found.unit ? found.unit.epc : null;
+}
+
+/**
+ * A bin label's cached row: a code that is not a tag, a bin or a cached
+ * unit's serial asks the site first (a bin added mid-shift).
+ */
+export async function binOf(code) {
+  const bins = state.bins();
+  if (bins.has(code)) return bins.get(code);
+  if (EPC_PATTERN.test(code)) return null;
+  const unit = await findCached(code);
+  if (unit.ok && unit.unit) return null;
+  if (await askSiteFirst()) return state.bins().get(code) || null;
+  return null;
+}
+
+/** A cached row by kind and id; on a miss, read again after the site's changes. */
+export async function cached(kind, id) {
+  const get = () => ask({ type: 'reference_get', kind, id });
+  let reply = await get();
+  if (reply.ok && !reply.row && await askSiteFirst()) reply = await get();
+  return reply.ok ? reply : { row: null };
+}
+
+/** What else a code may be, when it is not what the screen takes: a GRN, a count, a badge. */
+export async function otherKind(code) {
+  if (operatorName(code)) return 'an operator badge';
+  for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {
+    const reply = await ask({ type: 'reference_get', kind, id: code });
+    if (reply.ok && reply.row) return words;
+  }
+  return null;
+}
+
+/** What a scanned code is when it cannot be a badge (a tag, a bin, a unit's serial, a GRN, a count), else null. */
+export async function notABadge(code) {
+  if (EPC_PATTERN.test(code)) return 'a tag';
+  if (state.bins().has(code)) return 'a bin label';
+  const unit = await findCached(code);
+  if (unit.ok && unit.unit) return `the serial of unit ${unit.unit.epc}`;
+  for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {
+    const reply = await ask({ type: 'reference_get', kind, id: code });
+    if (reply.ok && reply.row) return words;
+  }
+  return null;
+}

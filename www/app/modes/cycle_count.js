@@ -1,0 +1,227 @@
+// Cycle count: a count session (a zone, or one bin), then bin by bin the
+// tags in each. The figures are the site's (expected, seen, missing,
+// unexpected: live when it answers, else as it last said, with their age)
+// and this device's tags since. Closing the session closes the count for
+// the whole zone, so it asks first, with the figures.
+
+import { capture } from '../capture.js';
+import { confirmBox } from '../dialogs.js';
+import { ago, el, loadJson } from '../dom.js';
+import { emit } from '../events.js';
+import { binOf, cached, epcOf } from '../lookup.js';
+import { refuse, result } from '../results.js';
+import { openSession } from '../session.js';
+import { siteGet } from '../site.js';
+import * as state from '../state.js';
+import { ask } from '../worker.js';
+
+export const title = 'Cycle count';
+export const blurb = 'Count a zone bin by bin.';
+/** The screen shows the bin last scanned. */
+export const showsBin = true;
+/** Its figures count the queue's items: redrawn on each walk of the queue. */
+export const figuresFromQueue = true;
+
+/** A count's expected total as the site last said it, per count id. */
+const COUNT_EXPECTED_KEY = 'stockhop.count_expected';
+/** How soon after this device's scans land the figures are read again: once for a burst. */
+const VIEW_AFTER_ACTION_MS = 250;
+
+/** The count's figures as the site last said them, and whether that was just now. */
+let countView = null;
+let countViewQueued = null;
+
+export function reset() {
+  countView = null;
+}
+
+/** After a reload: the count's figures again. */
+export function resume(session) {
+  if (session.context.count_id) loadCountView();
+}
+
+export function needs(session) {
+  const c = session.context;
+  return [
+    { need: 'count', label: c.count_id ? `count ${c.count_id}` : 'count session', met: !!c.count_id },
+    { need: 'bin', label: session.bin ? `bin ${session.bin}` : 'bin label', met: !!session.bin },
+  ];
+}
+
+export function prompt(session) {
+  const c = session.context;
+  if (!c.count_id) return ['Scan or tap a count session', ''];
+  return session.bin ? [`Scan tags in bin ${session.bin}`, 'or the next bin label'] : ['Scan a bin label', `zone ${session.zone || ''}`];
+}
+
+/** The open counts to tap while none is chosen; undefined once one is. */
+export async function choices(session) {
+  if (session.context.count_id) return undefined;
+  const list = await ask({ type: 'reference_list', kind: 'counts' });
+  const rows = list.ok ? list.rows.filter((c) => c.state === 'open') : [];
+  if (!rows.length) return [el('p', { class: 'status warn', text: 'No open count in this device\'s copy: scan one.' })];
+  return rows.map((c) => el('button', { type: 'button', 'data-count': c.count_id },
+    el('strong', { text: c.count_id }), el('span', { text: `${c.location} · zone ${c.zone}` })));
+}
+
+/** A tapped choice (`button[data-count]`). */
+export function choose(button) {
+  return chooseCount(button.dataset.count);
+}
+
+async function chooseCount(id) {
+  const session = state.session();
+  const row = (await cached('count', id)).row;
+  if (!row) return refuse(id, `Not a count this device knows: ${id}`, state.online() === false ? 'Offline: scan it again once the site answers.' : 'Check the count sheet.');
+  if (row.state !== 'open') return refuse(id, `Count ${id} is ${row.state}: it takes no scans`, 'Tap a count that is open.');
+  session.zone = row.zone;
+  session.location = row.location;
+  // A count of one bin: that bin is the only one it takes.
+  if (row.bin) {
+    session.count_bin = row.bin;
+    session.bin = row.bin;
+  }
+  if (await openSession({ count_id: id })) {
+    result(id, `Count ${id} · zone ${row.zone}`, 'ok');
+    loadCountView();
+  }
+}
+
+/** The count's expected total: live when the site answers, else as it last said. */
+async function loadCountView() {
+  const id = state.session().context.count_id;
+  const asked = Date.now();
+  const live = await siteGet(`/v1/counts/${encodeURIComponent(id)}`);
+  const kept = loadJson(COUNT_EXPECTED_KEY, {});
+  if (live.body) {
+    const { expected, seen, missing, unexpected, state: countState } = live.body;
+    // The figures as of the instant the site was asked: scans recorded later are this device's "since".
+    kept[id] = { expected, seen, missing, unexpected, state: countState, at: asked };
+    localStorage.setItem(COUNT_EXPECTED_KEY, JSON.stringify(kept));
+    countView = { ...kept[id], live: true };
+  } else if (kept[id]) {
+    countView = { seen: 0, ...kept[id], live: false };
+  } else {
+    countView = null;
+  }
+  const session = state.session();
+  if (session && session.mode === 'cycle_count') emit('detail');
+}
+
+/** A scan row changed: the count's figures are read again soon (a burst asks once). */
+export function rowsChanged() {
+  const open = () => {
+    const session = state.session();
+    return session && session.mode === 'cycle_count' && session.context.count_id;
+  };
+  if (countViewQueued || !open()) return;
+  countViewQueued = setTimeout(() => {
+    countViewQueued = null;
+    if (open()) loadCountView();
+  }, VIEW_AFTER_ACTION_MS);
+}
+
+/**
+ * The count's figures: the site's (expected, seen, missing, unexpected,
+ * as last read, with their age) and this device's tags since, which the
+ * site's figures cannot hold yet. A tag since that the site listed missing
+ * is seen now; one it did not expect and had not seen is unexpected.
+ */
+function countFigures(session) {
+  const items = state.sessionItems();
+  const view = countView || { expected: null, seen: 0, missing: null, unexpected: [] };
+  const undone = new Set(items.filter((i) => i.command === 'undo' && !['rejected', 'blocked', 'voided'].includes(i.state))
+    .map((i) => i.body && i.body.target_key));
+  const counted = (i) => i.command === 'scan' && i.body && i.body.epc && !undone.has(i.key) && !['rejected', 'blocked', 'voided'].includes(i.state);
+  const since = (i) => i.state === 'queued' || i.state === 'sending' || (i.state === 'done' && (view.at == null || i.recorded_at == null || i.recorded_at > view.at));
+  const landed = new Set(items.filter((i) => counted(i) && !since(i)).map((i) => i.body.epc));
+  const here = new Set(items.filter((i) => counted(i) && since(i)).map((i) => i.body.epc));
+  // Scans kept on this page that the queue walk has not listed yet.
+  for (const epc of session.seen) if (!landed.has(epc) && !items.some((i) => counted(i) && i.body.epc === epc)) here.add(epc);
+  const missingThen = new Set(view.missing || []);
+  const unexpectedThen = new Set(view.unexpected || []);
+  const newHere = [...here].filter((epc) => !landed.has(epc) && !unexpectedThen.has(epc));
+  const surprises = view.missing ? newHere.filter((epc) => !missingThen.has(epc)) : [];
+  return {
+    expected: view.expected,
+    seen: view.seen + newHere.length,
+    missing: view.missing ? view.missing.filter((epc) => !here.has(epc)) : null,
+    unexpected: [...(view.unexpected || []), ...surprises],
+    since: newHere.length,
+    view,
+  };
+}
+
+export function renderDetail(box) {
+  box.replaceChildren(...detail(state.session()));
+}
+
+function detail(session) {
+  if (!session.context.count_id) return [];
+  const f = countFigures(session);
+  const age = countView ? `${ago(Date.now() - countView.at)} old` : null;
+  const list = (epcs) => (epcs.length > 3 ? `${epcs.slice(0, 3).join(', ')} and ${epcs.length - 3} more` : epcs.join(', '));
+  return [
+    el('p', { id: 'count-progress', class: 'big-figure' },
+      'Seen ', el('span', { id: 'count-seen', text: String(f.seen) }), ' / expected ', el('span', { id: 'count-expected', text: f.expected == null ? '?' : String(f.expected) })),
+    el('p', { class: 'count-variance' },
+      'Missing ', el('strong', { id: 'count-missing', text: f.missing ? String(f.missing.length) : '?' }),
+      ' · unexpected ', el('strong', { id: 'count-unexpected', text: f.missing ? String(f.unexpected.length) : '?' })),
+    f.missing && f.missing.length ? el('p', { id: 'count-missing-list', class: 'status muted epcs', text: `Missing: ${list(f.missing)}` }) : null,
+    f.unexpected.length ? el('p', { id: 'count-unexpected-list', class: 'status muted epcs', text: `Unexpected: ${list(f.unexpected)}` }) : null,
+    el('p', { id: 'count-age', class: 'status muted', text: `Zone ${session.zone || '?'} at ${session.location || '?'}${session.count_bin ? `, bin ${session.count_bin} only` : ''}. ` +
+      (age ? `The site's figures ${age}` : 'The site\'s figures: not read yet (offline)') + `; +${f.since} tag${f.since === 1 ? '' : 's'} from this device since.` }),
+  ];
+}
+
+export async function scan(code, at) {
+  const session = state.session();
+  if (!session.context.count_id) return chooseCount(code);
+  const bin = await binOf(code);
+  if (bin) {
+    if (session.count_bin && code !== session.count_bin) return refuse(code, `This count is of bin ${session.count_bin} only: ${code} is not counted`, `Scan tags in bin ${session.count_bin}.`);
+    if (session.zone && bin.zone !== session.zone) return refuse(code, `Bin ${code} is in zone ${bin.zone}, not this count's zone ${session.zone}`, 'Scan a bin of this count\'s zone.');
+    session.bin = code;
+    state.saveSession();
+    emit('mode');
+    return result(code, `Bin ${code}`, 'ok');
+  }
+  if (!session.bin) return refuse(code, `Scan a bin label first: ${code} was not captured.`, 'Scan the bin\'s label, then its tags.');
+  const epc = await epcOf(code);
+  if (!epc) return refuse(code, `${code}: not a tag or a bin label`, 'Scan a tag or a bin label.');
+  const reply = await capture({ mode: 'cycle_count', count_id: session.context.count_id, epc, bin: session.bin }, at, code);
+  if (reply && reply.ok && !session.seen.includes(epc)) {
+    session.seen.push(epc);
+    state.saveSession();
+    emit('detail');
+  }
+}
+
+/** An undone scan's tag comes off the figures. */
+export function undone(entry) {
+  const session = state.session();
+  const epc = entry.code.toUpperCase();
+  session.seen = session.seen.filter((seen) => seen !== epc);
+  state.saveSession();
+}
+
+/**
+ * Closing a count session closes the count for the whole zone (the site
+ * computes its variance), so it asks first, with the figures; true to close.
+ */
+export async function beforeClose(session) {
+  if (!session.session_id) return true;
+  await loadCountView();
+  const f = countFigures(session);
+  const figures = f.missing
+    ? ` Missing ${f.missing.length}, unexpected ${f.unexpected.length} (the site's figures ${ago(Date.now() - f.view.at)} old, and this device's scans since).`
+    : '';
+  return confirmBox(`Close count ${session.context.count_id}?`,
+    `This closes the count for all of zone ${session.zone || '?'}; the site then works out the variance.${figures}`,
+    'Close the count', 'Keep counting');
+}
+
+/** An open count is left for its operator at idle: closing it closes the zone's count, which a person confirms. */
+export function keepsOperator(session) {
+  return !!session.session_id;
+}

@@ -1,0 +1,57 @@
+// Put-away: a bin label, then the units that go into it (by tag or
+// serial). A burst of tags goes straight on; only a code the cache lacks
+// waits for the site.
+
+import { capture } from '../capture.js';
+import { emit } from '../events.js';
+import { binOf, EPC_PATTERN, otherKind } from '../lookup.js';
+import { refuse, result } from '../results.js';
+import { openSession } from '../session.js';
+import * as state from '../state.js';
+
+export const title = 'Put-away';
+export const blurb = 'Scan a bin label, then its units.';
+/** The screen shows the bin last scanned. */
+export const showsBin = true;
+
+/** Opens at once: it needs nothing but the device. */
+export async function opened() {
+  await openSession({});
+}
+
+export function needs(session) {
+  return [{ need: 'bin', label: session.bin ? `bin ${session.bin}` : 'bin label', met: !!session.bin }];
+}
+
+export function prompt(session) {
+  return session.bin ? [`Scan units for bin ${session.bin}`, 'or another bin label'] : ['Scan a bin label', 'unit scans wait for it'];
+}
+
+export function renderDetail(box) {
+  box.replaceChildren();
+}
+
+export async function scan(code, at) {
+  const session = state.session();
+  // A burst of tags goes straight on (the cache answers bins at once);
+  // only a code the cache lacks waits for the site.
+  const bin = state.bins().get(code) || (!EPC_PATTERN.test(code) && await binOf(code));
+  if (bin) {
+    session.bin = code;
+    state.saveSession();
+    emit('mode');
+    result(code, `Bin ${code}`, 'ok');
+    return;
+  }
+  if (!EPC_PATTERN.test(code)) {
+    const other = await otherKind(code);
+    if (other) return refuse(code, `${code} is ${other}, not a unit or a bin label: not captured.`, 'Scan a unit\'s tag or serial, or a bin label.');
+  }
+  if (!session.bin) return refuse(code, `Scan a bin label first: ${code} was not captured.`, 'Scan the bin\'s label, then its units.');
+  const body = { mode: 'put_away', bin: session.bin };
+  if (EPC_PATTERN.test(code)) body.epc = code.toUpperCase();
+  else body.code = code;
+  // Not awaited: a burst's captures go out in order and are acknowledged
+  // as their transactions complete.
+  capture(body, at, code);
+}

@@ -1,0 +1,177 @@
+// Receive: a GRN (its QC accepted), then its tags, each counted against
+// the GRN's lines by SKU; a tag the site does not know takes the SKU label
+// scanned before it. The lines show the site's received figures from the
+// cache and this device's scans since. With encode on, each tag's label
+// prints at the station's printer (labels.js).
+
+import { capture } from '../capture.js';
+import { ago, el } from '../dom.js';
+import { emit } from '../events.js';
+import { cached, epcOf } from '../lookup.js';
+import { refuse, result } from '../results.js';
+import { openSession } from '../session.js';
+import * as state from '../state.js';
+import { ask } from '../worker.js';
+import * as labels from '../../labels.js';
+
+export const title = 'Receive';
+export const blurb = 'Count tags against a GRN.';
+/** Its figures count the queue's items: redrawn on each walk of the queue. */
+export const figuresFromQueue = true;
+
+/** The GRN row from the cache, and when that copy last reached the site's end. */
+let grnRow = null;
+let grnAt = null;
+
+export function reset() {
+  grnRow = null;
+}
+
+/** After a reload: the open GRN's row again. */
+export async function resume(session) {
+  if (session.context.grn) await loadGrn();
+}
+
+/** The cache moved on: the open GRN's row again. */
+export async function referenceChanged(session) {
+  if (session.context.grn) await loadGrn();
+}
+
+async function loadGrn() {
+  const reply = await ask({ type: 'reference_get', kind: 'grn', id: state.session().context.grn });
+  grnRow = reply.ok ? reply.row : null;
+  // The row and the instant its copy last reached the site's end come from
+  // one answer: the scans counted "since" are those the row cannot hold.
+  grnAt = reply.ok ? reply.refreshed_at : null;
+}
+
+export function needs(session) {
+  const c = session.context;
+  return [{ need: 'grn', label: c.grn ? `GRN ${c.grn}` : 'GRN', met: !!c.grn }];
+}
+
+export function prompt(session) {
+  const c = session.context;
+  if (!c.grn) return ['Scan or tap a GRN', 'receiving needs a GRN with QC accepted'];
+  return [`Scan tags for ${c.grn}`, session.sku ? `new tags are SKU ${session.sku}` : 'a tag the site does not know needs its SKU label first'];
+}
+
+/** The GRNs to tap while none is chosen; undefined once one is. */
+export async function choices(session) {
+  if (session.context.grn) return undefined;
+  const list = await ask({ type: 'reference_list', kind: 'grns' });
+  const rows = list.ok ? list.rows.filter((g) => g.state !== 'complete') : [];
+  if (!rows.length) return [el('p', { class: 'status warn', text: 'No GRN waiting in this device\'s copy: scan one.' })];
+  return rows.map((g) => el('button', {
+    type: 'button', 'data-grn': g.grn, disabled: g.qc !== 'accepted',
+  }, el('strong', { text: g.grn }), el('span', { text: g.qc === 'accepted' ? `${g.lines.length} line(s) · ${g.state}` : `QC ${g.qc}` })));
+}
+
+/** A tapped choice (`button[data-grn]`). */
+export function choose(button) {
+  return chooseGrn(button.dataset.grn);
+}
+
+/** A tap on the detail: the encode toggle. */
+export function detailClicked(event) {
+  if (!event.target.closest('#encode-toggle')) return;
+  const session = state.session();
+  session.encode = !session.encode;
+  state.saveSession();
+  emit('detail');
+}
+
+/**
+ * This device's scans of the open GRN that the cached row cannot count
+ * yet (waiting here, or recorded after the copy was read), by SKU: +1 a
+ * scan, −1 an undo of one; refused and discarded ones count nothing.
+ */
+function queuedSince(session) {
+  const items = state.sessionItems();
+  const by = {};
+  const byKey = new Map(items.map((item) => [item.key, item]));
+  const notInRow = (item) => item.state === 'queued' || item.state === 'sending'
+    || (item.state === 'done' && (grnAt == null || item.recorded_at == null || item.recorded_at > grnAt));
+  const skuOf = (item) => item && item.command === 'scan' && item.body && item.body.grn === session.context.grn
+    && (item.body.sku || session.skus[item.key]);
+  for (const item of items) {
+    if (!notInRow(item)) continue;
+    const undone = item.command === 'undo' && item.body ? byKey.get(item.body.target_key) : null;
+    const sku = undone ? skuOf(undone) : skuOf(item);
+    if (sku) by[sku] = (by[sku] || 0) + (undone ? -1 : 1);
+  }
+  return by;
+}
+
+export function renderDetail(box) {
+  box.replaceChildren(...detail(state.session()));
+}
+
+function detail(session) {
+  const parts = [];
+  if (state.canEncode()) {
+    parts.push(el('div', { class: 'row' }, el('button', {
+      type: 'button', id: 'encode-toggle', class: 'toggle', 'aria-pressed': String(!!session.encode),
+    }, session.encode ? 'Encode tags: on' : 'Encode tags: off')));
+    if (session.encode) parts.push(labels.stationLine(el));
+  }
+  if (!session.context.grn) return parts;
+  parts.push(el('p', { id: 'receive-sku', class: 'status', text: session.sku ? `SKU ${session.sku}` : 'No SKU label scanned' }));
+  if (!grnRow) {
+    parts.push(el('p', { class: 'status warn', text: 'This GRN is not in the device\'s copy yet.' }));
+    return parts;
+  }
+  const queued = queuedSince(session);
+  const rows = grnRow.lines.map((line) => {
+    const mine = queued[line.sku] || 0;
+    return el('tr', { dataset: { sku: line.sku, full: String(line.received + mine >= line.expected) } },
+      el('td', { text: line.sku }), el('td', { class: 'num', text: String(line.expected) }),
+      el('td', { class: 'num', text: String(line.received) }), el('td', { class: 'num', text: mine > 0 ? `+${mine}` : mine < 0 ? `−${-mine}` : '0' }));
+  });
+  parts.push(el('table', { id: 'grn-lines' },
+    el('thead', {}, el('tr', {}, el('th', { text: 'SKU' }), el('th', { class: 'num', text: 'Expected' }),
+      el('th', { class: 'num', text: 'Received' }), el('th', { class: 'num', text: 'Queued here' }))),
+    el('tbody', {}, ...rows)));
+  parts.push(el('p', { id: 'grn-age', class: 'status muted', text: `Received as the site said ${grnAt == null ? '(never read)' : `${ago(Date.now() - grnAt)} ago`}; queued here: this device's scans since.` }));
+  return parts;
+}
+
+async function chooseGrn(id) {
+  const reply = await cached('grn', id);
+  const row = reply.row;
+  if (!row) return refuse(id, `Not a GRN this device knows: ${id}`, state.online() === false ? 'Offline: scan it again once the site answers.' : 'Check the number with the delivery papers.');
+  if (row.qc !== 'accepted') return refuse(id, `GRN ${id}: QC ${row.qc}; receiving needs accepted`, 'Ask QC; receive another GRN meanwhile.');
+  grnRow = row;
+  grnAt = reply.refreshed_at;
+  if (await openSession({ grn: id })) result(id, `GRN ${id}`, 'ok');
+}
+
+export async function scan(code, at) {
+  const session = state.session();
+  if (!session.context.grn) return chooseGrn(code);
+  if (grnRow && grnRow.lines.some((line) => line.sku === code)) {
+    session.sku = code;
+    state.saveSession();
+    emit('mode');
+    return result(code, `SKU ${code}`, 'ok');
+  }
+  const epc = await epcOf(code);
+  if (!epc) return refuse(code, `${code}: not a tag, nor a SKU of ${session.context.grn}`);
+  const found = await ask({ type: 'find_unit', code: epc });
+  const unit = found.ok ? found.unit : null;
+  const body = { mode: 'receive', grn: session.context.grn, epc, encode: !!session.encode };
+  let sku = unit && unit.sku;
+  if (!sku) {
+    if (!session.sku) return refuse(code, `${epc}: the site does not know this tag; scan its SKU label first`);
+    sku = session.sku;
+    body.sku = sku;
+  }
+  const reply = await capture(body, at, code);
+  if (reply && reply.ok) {
+    session.skus[reply.key] = sku;
+    state.saveSession();
+    state.sessionItems().push({ key: reply.key, command: 'scan', body: reply.body, state: 'queued' });
+    if (body.encode) labels.follow(reply.key, epc);
+    emit('detail');
+  }
+}

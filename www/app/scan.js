@@ -1,0 +1,98 @@
+// The scan field: a keyboard wedge types each scan and ends it with Enter.
+// Scans are handled one after another, in the order typed, each with its
+// input event's instant: an answer to the open question, a command
+// barcode, a badge on the picker, or the open mode's scan.
+
+import { $, show } from './dom.js';
+import * as constants from './constants.js';
+import { acknowledgeAlert, alertOpen, answer, asking } from './dialogs.js';
+import { operatorLabel } from './operators.js';
+import { closeSession } from './picker.js';
+import { countRefused, refuse, result } from './results.js';
+import { signIn, signOut, touch } from './sign_in.js';
+import * as state from './state.js';
+import { undoLast } from './undo.js';
+import { current } from './modes/index.js';
+import * as release from '../release.js';
+
+/** Scans are handled one after another, in the order the wedge typed them. */
+let scanChain = Promise.resolve();
+
+/** The chain as it stands: settled when no scan is being handled. */
+export function chain() {
+  return scanChain;
+}
+
+/** Runs `step` after every scan typed before it. */
+export function enqueue(step) {
+  scanChain = scanChain.then(step);
+  return scanChain;
+}
+
+export function onScanKey(event) {
+  if (event.key !== 'Enter') return;
+  event.preventDefault();
+  // Read and clear synchronously: the wedge's next burst is already queued
+  // behind this event, and awaiting first would mix it into this code. The
+  // capture instant is this input event's.
+  const input = $('scan-input');
+  const code = input.value.trim();
+  input.value = '';
+  if (!code) return;
+  const at = Math.round(performance.timeOrigin + event.timeStamp);
+  if (release.hold(code, at)) return;
+  queueScan(code, at);
+}
+
+/** Handles `code`, captured at `at`, after the scans before it. */
+export function queueScan(code, at) {
+  scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
+}
+
+async function handleScan(code, at) {
+  touch();
+  if (!constants.known()) {
+    // Without the site's command barcodes a command would be captured as a scan.
+    const text = `Not captured: ${code}. This handheld has not read the site's settings yet; reconnect to the site and scan again.`;
+    if (state.screen() === 'mode') return refuse(code, text);
+    countRefused();
+    show('picker-status', text, 'error');
+    return;
+  }
+  const command = constants.commandOf(code);
+  if (asking()) {
+    if (command === 'confirm') return answer(true);
+    return refuse(code, `Answer the question first: ${code} was not captured.`, 'Tap an answer, or scan CONFIRM for yes.');
+  }
+  if (command) return runCommand(command);
+  if (alertOpen()) return refuse(code, `Acknowledge the alert first: ${code} was not captured.`);
+  const session = state.session();
+  if (state.screen() === 'picker' || !session) {
+    if (state.awaitingOperator() || !state.operator()) return signIn(code);
+    countRefused();
+    show('picker-status', `Choose a mode first: ${code} was not captured.`, 'error');
+    return;
+  }
+  const mode = current(session);
+  if (!mode) return refuse(code, `unknown mode ${session.mode}`);
+  return mode.scan(code, at);
+}
+
+async function runCommand(command) {
+  switch (command) {
+    case 'close': {
+      // The end of a shift: the session closes and the operator signs out.
+      const operator = state.operator();
+      return signOut(operator ? `${operatorLabel(operator)} signed out (CLOSE).` : 'No one signed in.');
+    }
+    case 'undo':
+      return undoLast();
+    case 'mode':
+      return closeSession();
+    case 'confirm':
+      if (alertOpen()) return acknowledgeAlert();
+      return result('confirm', 'Nothing to confirm.', 'refused');
+    default:
+      return undefined;
+  }
+}

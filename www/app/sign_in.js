@@ -1,0 +1,84 @@
+// The operator: the picker's first scan signs in (a badge the site lists,
+// once it lists any), CLOSE and Sign out sign out, and an operator idle
+// past the device's setting (the shift is over) is signed out.
+
+import { $, ago, show } from './dom.js';
+import { alertOpen, asking } from './dialogs.js';
+import { notABadge } from './lookup.js';
+import { anyListed, operatorName, operatorLabel } from './operators.js';
+import { closeSession, renderPicker } from './picker.js';
+import { countRefused } from './results.js';
+import { focusScan, go } from './screens.js';
+import { askSiteFirst } from './site.js';
+import * as state from './state.js';
+import { current } from './modes/index.js';
+import { signal } from '../signal.js';
+
+/** Sign-out after this many idle minutes (the operator's shift ends), per device. */
+export const IDLE_KEY = 'stockhop.idle_minutes';
+const IDLE_DEFAULT_MIN = 30;
+export const IDLE_CHOICES_MIN = [5, 15, 30, 60, 120, 240];
+const LAST_ACTIVITY_KEY = 'stockhop.last_activity';
+
+/** The last scan or tap, for the idle sign-out. */
+let lastActivity = Number(localStorage.getItem(LAST_ACTIVITY_KEY)) || Date.now();
+
+/** The picker's first scan signs the operator in, when it is a badge. */
+export async function signIn(code) {
+  // A badge added since the cache last read the site is asked about first.
+  if (!operatorName(code) && anyListed()) await askSiteFirst();
+  const known = anyListed();
+  let wrong = null;
+  const kind = operatorName(code) ? null : await notABadge(code);
+  if (kind) wrong = `${code} is ${kind}, not an operator badge`;
+  else if (known && !operatorName(code)) wrong = `${code} is not an operator badge the site knows`;
+  if (wrong) {
+    countRefused();
+    show('picker-prompt', 'Scan your operator badge', 'error');
+    show('picker-status', `${wrong}: not signed in. Scan your own badge.`, 'error');
+    signal('refused');
+    return;
+  }
+  state.setOperator(code);
+  touch();
+  renderPicker();
+  show('picker-status', `Signed in: ${operatorLabel(code)}`);
+  signal('kept');
+}
+
+/** Signs the operator out (closing an open session first): the next scan is a badge again. */
+export async function signOut(why) {
+  if (state.session() && !(await closeSession())) return;
+  state.setOperator('');
+  go('picker');
+  show('picker-status', why);
+}
+
+export function idleMinutes() {
+  const minutes = Number(localStorage.getItem(IDLE_KEY));
+  return minutes > 0 ? minutes : IDLE_DEFAULT_MIN;
+}
+
+/** A scan or a tap: the operator is still here. */
+export function touch() {
+  lastActivity = Date.now();
+  localStorage.setItem(LAST_ACTIVITY_KEY, String(lastActivity));
+}
+
+/** Signs out an operator idle for longer than the device's setting (the shift is over). */
+export function checkIdle() {
+  const session = state.session();
+  const mode = current(session);
+  if (!state.operator() || alertOpen() || asking() || (mode && mode.keepsOperator && mode.keepsOperator(session))) return;
+  const idle = Date.now() - lastActivity;
+  if (idle > idleMinutes() * 60 * 1000) signOut(`Signed out after ${ago(idle)} without a scan. Scan your badge to go on.`);
+}
+
+export function wire() {
+  $('operator-change').addEventListener('click', () => {
+    state.awaitOperator();
+    renderPicker();
+    focusScan();
+  });
+  $('operator-signout').addEventListener('click', () => signOut(`${operatorLabel(state.operator())} signed out.`));
+}
