@@ -7,15 +7,13 @@
 //
 // Until the page has read them once, it cannot tell a command barcode
 // from a code to capture, so every scan is refused with the reason
-// (`known()` false); each time the site's light turns on they are read
-// again.
+// (`known()` false), and they are read again each time the site's light
+// turns on.
 
-import { withTimeout } from './dom.js';
+import { SITE_TIMEOUT_MS } from './site.js';
 
 const CONSTANTS_KEY = 'stockhop.constants';
 const CONSTANTS_PATH = '/v1/handheld/constants';
-/** How long the read may take before the kept copy is used. */
-const READ_TIMEOUT_MS = 4000;
 
 let constants = stored();
 
@@ -35,10 +33,9 @@ function usable(body) {
 
 /** Reads the site's answer (this page's own origin), keeping it; resolves true when the page knows the constants. */
 export async function load() {
-  const read = fetch(CONSTANTS_PATH, { cache: 'no-store' })
+  const body = usable(await fetch(CONSTANTS_PATH, { cache: 'no-store', signal: AbortSignal.timeout(SITE_TIMEOUT_MS) })
     .then((res) => (res.ok ? res.json() : null))
-    .catch(() => null);
-  const body = usable(await withTimeout(read, READ_TIMEOUT_MS));
+    .catch(() => null));
   if (body) {
     constants = body;
     localStorage.setItem(CONSTANTS_KEY, JSON.stringify(body));
