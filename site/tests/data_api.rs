@@ -1249,3 +1249,38 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
     );
     site.stop().await;
 }
+
+/// An import's turn commits without waiting on the disk while it holds
+/// the writer; the writer is back to flushing every commit after it, even
+/// after a turn that panicked, and the importer's flush of the log works.
+#[test]
+fn an_import_turn_runs_unflushed_and_leaves_the_writer_flushing_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut conn =
+        stockhop_site::sql::Connection::Sqlite(stockhop_site::db::open_connection(&path).unwrap());
+    // SQLite's synchronous levels: 1 NORMAL, 2 FULL.
+    let level = |conn: &stockhop_site::sql::Connection| -> i64 {
+        conn.as_sqlite()
+            .unwrap()
+            .pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap()
+    };
+    assert_eq!(level(&conn), 2);
+    let during = stockhop_site::checkpoint::unflushed(&mut conn, |conn| {
+        conn.as_sqlite()
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+            .unwrap();
+        level(conn)
+    });
+    assert_eq!((during, level(&conn)), (1, 2));
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stockhop_site::checkpoint::unflushed(&mut conn, |_| panic!("a turn failed"))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(level(&conn), 2, "FULL again after a panic");
+    stockhop_site::checkpoint::flush_log(&path).unwrap();
+    // A file without a log has nothing to flush.
+    stockhop_site::checkpoint::flush_log(&dir.path().join("none.sqlite")).unwrap();
+}
