@@ -13,6 +13,8 @@ pub mod backoff;
 pub mod body;
 pub mod classify;
 pub mod key;
+#[cfg(feature = "openapi")]
+mod openapi;
 pub mod queue;
 pub mod reason;
 pub mod reference;

@@ -45,6 +45,7 @@ pub mod codes {
 
 /// `POST /v1/sync` request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SyncRequest {
     pub device_id: String,
     /// The device clock when the request left; the server derives
@@ -55,6 +56,7 @@ pub struct SyncRequest {
 
 /// One queued item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SyncItem {
     pub key: IdempotencyKey,
     pub session_id: Uuid,
@@ -65,6 +67,8 @@ pub struct SyncItem {
     pub occurred_at: UnixMs,
     /// Queue-write clock (device).
     pub queued_at: UnixMs,
+    /// The command's own fields: `OpenSessionBody`, `ScanBody`,
+    /// `UndoBody`, `VoidBody` or `AcknowledgeBody`; `{}` to close a session.
     #[serde(default)]
     pub body: Body,
 }
@@ -78,6 +82,7 @@ impl SyncItem {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Command {
     OpenSession,
     Scan,
@@ -115,6 +120,7 @@ impl Command {
 /// The five capture modes (docs/design.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Mode {
     CycleCount,
     Receive,
@@ -145,16 +151,19 @@ impl Mode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OpenSessionBody {
     pub operator_id: String,
     pub mode: Mode,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub context: Context,
 }
 
 /// The facts of a scan: what was read, where. The server computes every
 /// quantity and variance from these.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ScanBody {
     pub mode: Mode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,6 +178,7 @@ pub struct ScanBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UndoBody {
     pub target_key: IdempotencyKey,
 }
@@ -176,6 +186,7 @@ pub struct UndoBody {
 /// An `acknowledge` item's body: the rejected item the operator dealt
 /// with, and the scan that replaced it when the operator scanned again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcknowledgeBody {
     pub target_key: IdempotencyKey,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,12 +194,14 @@ pub struct AcknowledgeBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VoidBody {
     pub void_seq: u64,
 }
 
 /// `POST /v1/sync` answer: one result per item, in request order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SyncResponse {
     pub server_time: UnixMs,
     pub results: Vec<ItemResult>,
@@ -196,6 +209,7 @@ pub struct SyncResponse {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ItemOutcome {
     Applied,
     Rejected,
@@ -224,6 +238,7 @@ impl ItemOutcome {
 
 /// One item's result: what a request for that item alone would have answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ItemResult {
     pub key: IdempotencyKey,
     pub client_seq: u64,
@@ -246,6 +261,7 @@ pub struct ItemResult {
 
 /// A failure of a request as a whole: `{"code","message"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub code: String,
     pub message: String,
@@ -253,6 +269,7 @@ pub struct ErrorBody {
 
 /// `POST /v1/devices/{device_id}/heartbeat` request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Heartbeat {
     pub sent_at: UnixMs,
     pub queue_depth: u64,
@@ -263,6 +280,7 @@ pub struct Heartbeat {
 
 /// One row of `GET /v1/sessions/{session_id}/hops`, in applied order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HopView {
     pub hop_id: i64,
     pub key: IdempotencyKey,
@@ -288,6 +306,7 @@ pub struct HopView {
 
 /// `GET /v1/sessions/{session_id}/hops` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionHops {
     pub session_id: Uuid,
     pub hops: Vec<HopView>,
@@ -295,6 +314,7 @@ pub struct SessionHops {
 
 /// `POST /v1/devices/{device_id}/heartbeat` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HeartbeatAck {
     pub server_time: UnixMs,
     /// The device's heartbeat period by its profile, in ms: the device

@@ -157,6 +157,38 @@ fn print_tables(reports: &[(&str, Report)]) {
     }
     println!("targets: no 503, p99 during the import within 2x of quiet, longest hold of the writer under 100 ms");
     println!();
+    println!("the import's turns at the writer (each one transaction, its commit included)");
+    println!(
+        "| {:<30} | {:>7} | {:>9} | {:>9} | {:>9} | {:>9} | {:>10} |",
+        "ledger", "turns", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "over 50 ms"
+    );
+    println!(
+        "|{:-<32}|{:->9}|{:->11}|{:->11}|{:->11}|{:->11}|{:->12}|",
+        "", "", "", "", "", "", ""
+    );
+    for (engine, report) in reports {
+        let holds = &report.holds;
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let at = |q: f64| {
+            holds
+                .get(((holds.len() as f64 * q) as usize).min(holds.len().saturating_sub(1)))
+                .map_or(0.0, |d| ms(*d))
+        };
+        println!(
+            "| {:<30} | {:>7} | {:>9.2} | {:>9.2} | {:>9.2} | {:>9.2} | {:>10} |",
+            engine,
+            holds.len(),
+            at(0.50),
+            at(0.99),
+            at(0.999),
+            holds.last().map_or(0.0, |d| ms(*d)),
+            holds
+                .iter()
+                .filter(|d| **d > Duration::from_millis(50))
+                .count()
+        );
+    }
+    println!();
     println!("hop feed, pages of {FEED_PAGE} hops");
     println!(
         "| {:<30} | {:<42} | {:>9} | {:>9} | {:>11} |",
@@ -190,6 +222,8 @@ struct Report {
     during: Phase,
     import: import::Summary,
     import_time: Duration,
+    /// Every turn the import held the writer for, shortest first.
+    holds: Vec<Duration>,
     feed_hops: usize,
     feed: (usize, Duration),
     raw_feed: (usize, Duration),
@@ -252,7 +286,10 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
         }
         text
     };
-    let importing = db.clone();
+    let importing = Turns {
+        db: db.clone(),
+        held: Default::default(),
+    };
     let started = Instant::now();
     let import = tokio::task::spawn_blocking(move || {
         let summary = import::run(
@@ -263,10 +300,11 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
             &ledger::wall_clock,
         )
         .unwrap();
-        (summary, started.elapsed())
+        (summary, started.elapsed(), importing.held.into_inner())
     });
     let during = phase(&client, &url, &mut handheld, || import.is_finished()).await;
-    let (summary, import_time) = import.await.unwrap();
+    let (summary, import_time, mut holds) = import.await.unwrap();
+    holds.sort();
 
     // The feed's hops: put-away scans, many a request.
     let mut made = 0;
@@ -299,9 +337,28 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
         during,
         import: summary,
         import_time,
+        holds,
         feed_hops,
         feed,
         raw_feed,
+    }
+}
+
+/// The site's database as the import takes it, a turn at a time, with
+/// how long each turn held the writer.
+struct Turns {
+    db: Db,
+    held: std::cell::RefCell<Vec<Duration>>,
+}
+
+impl import::Connections for Turns {
+    fn turn<T>(
+        &self,
+        work: impl FnOnce(&mut stockhop_site::sql::Connection) -> T,
+    ) -> (T, Duration) {
+        let (out, took) = self.db.turn(work);
+        self.held.borrow_mut().push(took);
+        (out, took)
     }
 }
 

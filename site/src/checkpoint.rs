@@ -109,6 +109,47 @@ fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// Runs `work` on the writer connection `conn` with its commits left
+/// unflushed (`synchronous=NORMAL`), then restores `synchronous=FULL`
+/// (even if `work` panics): for a long job's turns (an import), whose
+/// writes [`flush_log`] then puts on the disk once the writer is let go,
+/// so the writer is never held waiting on the disk for them. A commit so
+/// made is as atomic as any (a killed process loses nothing the operating
+/// system holds), and the log is written in order, so the next flushed
+/// commit (a sync's, or the job's own flush) makes it durable with
+/// everything before it. Not SQLite: `work` runs as it is.
+pub fn unflushed<T>(
+    conn: &mut crate::sql::Connection,
+    work: impl FnOnce(&mut crate::sql::Connection) -> T,
+) -> T {
+    let set = |conn: &crate::sql::Connection, level: &str| {
+        if let Some(sqlite) = conn.as_sqlite() {
+            if let Err(err) = sqlite.pragma_update(None, "synchronous", level) {
+                tracing::warn!(%err, level, "could not set synchronous");
+            }
+        }
+    };
+    set(conn, "NORMAL");
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(conn)));
+    set(conn, "FULL");
+    out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Puts the write-ahead log of the SQLite file at `path` on the disk
+/// (`fdatasync`): what commits made [`unflushed`] wrote. Runs off the
+/// writer: other connections' work goes on meanwhile.
+pub fn flush_log(path: &Path) -> std::io::Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    match std::fs::File::open(PathBuf::from(wal)) {
+        Ok(file) => file.sync_data(),
+        // No log: nothing unflushed (every frame was checkpointed and the
+        // log removed).
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
 /// Has the writer connection `conn` leave checkpoints to the thread, up
 /// to [`WRITER_FALLBACK_PAGES`].
 pub fn leave_to_thread(conn: &rusqlite::Connection) -> rusqlite::Result<()> {

@@ -25,14 +25,14 @@ pub const SIGNATURE_MAX_AGE_SECS: i64 = 300;
 /// Records in one forwarded batch.
 pub const MAX_RECORDS_PER_BATCH: usize = 50;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TerminalBatch {
     pub records: Vec<TerminalRecord>,
     #[serde(default)]
     pub heartbeats: Vec<TerminalHeartbeat>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TerminalRecord {
     /// Minted by the listener when it wrote the record to its queue.
     pub key: IdempotencyKey,
@@ -51,7 +51,7 @@ pub struct TerminalRecord {
     pub raw: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalSource {
     Iclock,
@@ -80,7 +80,7 @@ impl TerminalSource {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalEventKind {
     /// A person at an attendance terminal (iclock ATTLOG, framed `person`).
@@ -113,7 +113,7 @@ impl TerminalEventKind {
 }
 
 /// The listener's time rules' verdict (docs/design.md §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleOutcome {
     Accepted,
@@ -148,7 +148,7 @@ impl RuleOutcome {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TerminalHeartbeat {
     pub device_serial: String,
     pub source: TerminalSource,
@@ -156,12 +156,12 @@ pub struct TerminalHeartbeat {
 }
 
 /// The ledger's answer: one result per record, in batch order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TerminalBatchResponse {
     pub results: Vec<TerminalResult>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TerminalResult {
     pub key: IdempotencyKey,
     /// 200 recorded; a 4xx with `code` for a record the ledger will never take.

@@ -414,14 +414,22 @@ async fn the_commands_have_endpoints_that_do_what_the_command_line_does() {
         "{body}"
     );
     assert_eq!(site.get("/v1/reference", &token).await.0, 200);
-    let (status, _) = post_json(
+    let (status, body) = post_json(
         &site,
         "/v1/admin/devices",
         Some(&admin),
         json!({"device_id": "HH-9", "profile": "mc3390xr"}),
     )
     .await;
-    assert_eq!(status, 409);
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("DEVICE_EXISTS")),
+        "{body}"
+    );
+    // The product's words, never the schema's constraint.
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("\"HH-9\" exists already"), "{body}");
+    assert!(!message.contains("devices."), "{body}");
     assert_eq!(
         post_json(
             &site,
@@ -685,6 +693,25 @@ async fn the_feed_pages_hops_with_their_facts_and_refuses_bad_requests() {
             empty["next"].as_str()
         ),
         (0, Some(next.as_str()))
+    );
+    // A cursor past the last hop (a reader resuming after the ledger was
+    // restored from an older backup) is refused, naming the last hop, not
+    // answered as caught up.
+    let last: i64 = next.parse().unwrap();
+    let (status, ahead) = site
+        .get(&format!("/v1/hops?after={}", last + 1), &admin)
+        .await;
+    assert_eq!(
+        (status, ahead["code"].as_str()),
+        (409, Some("CURSOR_AHEAD")),
+        "{ahead}"
+    );
+    assert!(
+        ahead["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("past the last hop, {last}:")),
+        "{ahead}"
     );
 
     for bad in [
@@ -1128,10 +1155,132 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
             }
         }
     }
+    // Every schema a reference names is in the document.
+    fn refs<'a>(value: &'a serde_json::Value, found: &mut Vec<&'a str>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.as_str(), value.as_str()) {
+                        ("$ref", Some(target)) => found.push(target),
+                        _ => refs(value, found),
+                    }
+                }
+            }
+            serde_json::Value::Array(values) => values.iter().for_each(|value| refs(value, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    refs(&raw, &mut found);
+    for target in found {
+        let name = target
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("a reference outside the schemas: {target}"));
+        assert!(
+            raw["components"]["schemas"][name].is_object(),
+            "{target} is named but not in the document"
+        );
+    }
+    // A handheld's sync is described by its wire types, not left empty.
+    let sync = &raw["paths"]["/v1/sync"]["post"];
+    let schema = |at: &serde_json::Value| at["content"]["application/json"]["schema"].clone();
+    assert_eq!(
+        schema(&sync["requestBody"])["$ref"],
+        "#/components/schemas/SyncRequest"
+    );
+    assert_eq!(
+        schema(&sync["responses"]["200"])["$ref"],
+        "#/components/schemas/SyncResponse"
+    );
+    let schemas = &raw["components"]["schemas"];
+    for (name, fields) in [
+        ("SyncRequest", &["device_id", "sent_at", "items"][..]),
+        (
+            "SyncItem",
+            &[
+                "key",
+                "session_id",
+                "client_seq",
+                "command",
+                "occurred_at",
+                "queued_at",
+                "body",
+            ],
+        ),
+        ("SyncResponse", &["server_time", "results"]),
+        (
+            "ItemResult",
+            &["key", "client_seq", "status", "outcome", "code", "hop_ids"],
+        ),
+        ("ScanBody", &["mode", "epc", "bin"]),
+    ] {
+        for field in fields {
+            assert!(
+                schemas[name]["properties"][field].is_object(),
+                "{name}.{field}: {}",
+                schemas[name]
+            );
+        }
+    }
+    // Answers still described as any JSON at all.
+    let untyped: Vec<String> = raw["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, operation)| {
+                    operation["responses"].as_object().is_some_and(|responses| {
+                        responses.iter().any(|(status, response)| {
+                            status.starts_with('2')
+                                && schema(response).as_object().is_some_and(|s| s.is_empty())
+                        })
+                    })
+                })
+                .map(move |(method, _)| format!("{method} {path}"))
+        })
+        .collect();
     eprintln!(
-        "OpenAPI paths: {} documented, {} routed under /v1",
+        "OpenAPI paths: {} documented, {} routed under /v1; answers still untyped: {untyped:?}",
         documented.len(),
         routed.len()
     );
     site.stop().await;
+}
+
+/// An import's turn commits without waiting on the disk while it holds
+/// the writer; the writer is back to flushing every commit after it, even
+/// after a turn that panicked, and the importer's flush of the log works.
+#[test]
+fn an_import_turn_runs_unflushed_and_leaves_the_writer_flushing_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut conn =
+        stockhop_site::sql::Connection::Sqlite(stockhop_site::db::open_connection(&path).unwrap());
+    // SQLite's synchronous levels: 1 NORMAL, 2 FULL.
+    let level = |conn: &stockhop_site::sql::Connection| -> i64 {
+        conn.as_sqlite()
+            .unwrap()
+            .pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap()
+    };
+    assert_eq!(level(&conn), 2);
+    let during = stockhop_site::checkpoint::unflushed(&mut conn, |conn| {
+        conn.as_sqlite()
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+            .unwrap();
+        level(conn)
+    });
+    assert_eq!((during, level(&conn)), (1, 2));
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stockhop_site::checkpoint::unflushed(&mut conn, |_| panic!("a turn failed"))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(level(&conn), 2, "FULL again after a panic");
+    stockhop_site::checkpoint::flush_log(&path).unwrap();
+    // A file without a log has nothing to flush.
+    stockhop_site::checkpoint::flush_log(&dir.path().join("none.sqlite")).unwrap();
 }

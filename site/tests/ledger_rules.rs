@@ -31,16 +31,19 @@ async fn one_open_session_per_device_and_per_operator_is_a_4xx_session_conflict(
     let mut a2 = a.clone();
     a2.new_session();
     let second_on_device = a2.open("op-2");
-    assert_code(
-        &site.sync_ok(&a2, &[second_on_device]).await[0],
-        409,
-        "SESSION_CONFLICT",
+    let refused = &site.sync_ok(&a2, &[second_on_device]).await[0];
+    assert_code(refused, 409, "SESSION_CONFLICT");
+    // The product's words, never the schema's constraint.
+    assert_eq!(
+        refused["message"],
+        "this device already has a session open: close it first"
     );
     let same_operator = b.open("op-1");
-    assert_code(
-        &site.sync_ok(&b, std::slice::from_ref(&same_operator)).await[0],
-        409,
-        "SESSION_CONFLICT",
+    let refused = &site.sync_ok(&b, std::slice::from_ref(&same_operator)).await[0];
+    assert_code(refused, 409, "SESSION_CONFLICT");
+    assert_eq!(
+        refused["message"],
+        "this operator already has a session open on another device: close it first"
     );
 
     // Closing frees both; the refused open was not stored, so it now applies.
@@ -457,6 +460,24 @@ fn every_unique_constraint_in_the_schema_maps_to_a_4xx_code() {
                         .unwrap_or_else(|| panic!("{sql}: not a unique violation: {err}"));
                     assert_eq!(refusal.code, code, "{sql}");
                     assert!((400..500).contains(&refusal.status), "{sql}");
+                    // Every one is answered in the product's words: the
+                    // schema's table and column names stay inside.
+                    for table in [
+                        "devices",
+                        "sessions",
+                        "receipts",
+                        "seq_voids",
+                        "units",
+                        "hops",
+                        "terminal_events",
+                        "periods",
+                    ] {
+                        assert!(
+                            !refusal.message.contains(&format!("{table}.")),
+                            "{sql}: {}",
+                            refusal.message
+                        );
+                    }
                 }
             }
         }

@@ -28,7 +28,7 @@ pub fn routes() -> Router<AppState> {
     tag = "central",
     description = "A site's signed batch of hops, on a central (HMAC-SHA256 headers)",
     request_body(content = serde_json::Value, description = "CentralBatch: site_id, hops, and now and then the site's summary", content_type = "application/json"),
-    responses((status = 200, description = "one result per hop", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+    responses((status = 200, description = "one result per hop", body = super::wire::CentralBatchResponse), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody))
 )]
 async fn central_hops(
     State(state): State<AppState>,

@@ -23,6 +23,12 @@ pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<F
     Ok(FeedPage::new(hops, after))
 }
 
+/// The receipt number of the last hop the central took; 0 with none.
+pub fn last_id(conn: &Connection) -> crate::sql::Result<i64> {
+    conn.prepare_cached("SELECT coalesce(max(received_id), 0) FROM central_hops")?
+        .query_row([], |row| row.get(0))
+}
+
 /// One step of a CSV export, as [`crate::ledger::hop_feed::scan`].
 pub fn scan(
     conn: &Connection,

@@ -150,12 +150,12 @@ pub struct SiteHop {
 }
 
 /// The central's answer: one result per hop, in batch order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CentralBatchResponse {
     pub results: Vec<CentralResult>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CentralResult {
     pub seq: i64,
     pub key: String,

@@ -15,6 +15,7 @@ use crate::caller::AdminTokenCaller;
 use crate::central;
 use crate::error::AppError;
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
+use crate::ledger::LedgerError;
 use crate::state::AppState;
 
 fn malformed(message: impl Into<String>) -> AppError {
@@ -48,7 +49,8 @@ fn central(state: &AppState) -> bool {
     responses(
         (status = 200, description = "the hops after the cursor; resume from next", body = FeedPage),
         (status = 400, description = "a bad cursor or limit"),
-        (status = 401, description = "no admin token")
+        (status = 401, description = "no admin token"),
+        (status = 409, body = stockhop::wire::ErrorBody, description = "CURSOR_AHEAD: the cursor is past the last hop (the ledger was restored from an earlier backup, so ids after its last hop, named in the message, will be given out again); resume from a cursor no later than it")
     ),
     security(("admin_token" = []))
 )]
@@ -71,11 +73,22 @@ pub async fn feed(
     let page = state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            Ok(if central {
+            let page = if central {
                 central::feed::page(conn, after, limit)?
             } else {
                 hop_feed::page(conn, after, limit)?
-            })
+            };
+            if page.hops.is_empty() && after > 0 {
+                let last = if central {
+                    central::feed::last_id(conn)?
+                } else {
+                    hop_feed::last_id(conn)?
+                };
+                if after > last {
+                    return Err(LedgerError::Refused(hop_feed::cursor_ahead(after, last)).into());
+                }
+            }
+            Ok(page)
         })
         .await?;
     Ok(Json(page))

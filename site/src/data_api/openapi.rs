@@ -62,6 +62,13 @@ use utoipa::OpenApi;
         crate::view::station_labels::station_printer,
         crate::view::station_labels::scan_print_job,
     ),
+    components(schemas(
+        stockhop::wire::OpenSessionBody,
+        stockhop::wire::ScanBody,
+        stockhop::wire::UndoBody,
+        stockhop::wire::VoidBody,
+        stockhop::wire::AcknowledgeBody,
+    )),
     modifiers(&Tokens),
     tags(
         (name = "admin", description = "Reference data and commands, for an admin's bearer token"),

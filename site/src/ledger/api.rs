@@ -84,8 +84,8 @@ fn refusal(refusal: Refusal) -> AppError {
     path = "/v1/sync",
     tag = "ledger",
     description = "A handheld's queued items, applied once each in client_seq order per session (docs/design.md §4)",
-    request_body(content = serde_json::Value, description = "SyncRequest: device_id, sent_at, items", content_type = "application/json"),
-    responses((status = 200, description = "the per-item results", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    request_body(content = stockhop::wire::SyncRequest, description = "the device's queued items", content_type = "application/json"),
+    responses((status = 200, description = "the per-item results", body = stockhop::wire::SyncResponse), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody), (status = 503, description = "OVERLOADED: busy, send again after Retry-After", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn sync_items(
@@ -215,7 +215,7 @@ async fn drain_parked(db: crate::db::Db, device: devices::Device, mut sessions: 
     tag = "ledger",
     description = "The hops a session of the asking device recorded, in applied order",
     params(("session_id" = String, Path)),
-    responses((status = 200, description = "the session's hops", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the session's hops", body = stockhop::wire::SessionHops), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn session_hops(
@@ -262,8 +262,8 @@ async fn session_hops(
     tag = "ledger",
     description = "A handheld's heartbeat: its queue depth and oldest queued item",
     params(("device_id" = String, Path)),
-    request_body(content = serde_json::Value, description = "Heartbeat: sent_at, queue_depth, oldest_queued_at, app_version", content_type = "application/json"),
-    responses((status = 200, description = "the heartbeat period to keep", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    request_body(content = stockhop::wire::Heartbeat, description = "the device's queue as it stands", content_type = "application/json"),
+    responses((status = 200, description = "the heartbeat period to keep", body = stockhop::wire::HeartbeatAck), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn heartbeat(
@@ -320,8 +320,8 @@ async fn heartbeat(
     path = "/v1/terminal/events",
     tag = "ledger",
     description = "A signed batch of terminal records from a remote listener (HMAC-SHA256 headers)",
-    request_body(content = serde_json::Value, description = "TerminalBatch", content_type = "application/json"),
-    responses((status = 200, description = "one result per record", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+    request_body(content = crate::terminal_wire::TerminalBatch, description = "the listener's records and terminal heartbeats", content_type = "application/json"),
+    responses((status = 200, description = "one result per record", body = crate::terminal_wire::TerminalBatchResponse), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody))
 )]
 async fn terminal_events(
     State(state): State<AppState>,

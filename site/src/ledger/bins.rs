@@ -4,7 +4,7 @@
 use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Bin {
     pub bin: String,
     pub zone: String,

@@ -24,7 +24,7 @@ pub mod states {
 const STATE: &str = "CASE WHEN cancelled_at IS NULL THEN state ELSE 'cancelled' END";
 
 /// A count as the handheld caches it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Count {
     pub count_id: String,
     pub location: String,
@@ -35,7 +35,7 @@ pub struct Count {
 }
 
 /// A count with its variance, as `GET /v1/counts/{count_id}` answers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct CountView {
     pub count_id: String,
     pub location: String,

@@ -119,7 +119,15 @@ pub fn add(
             commissioned,
             now.0
         ],
-    )?;
+    )
+    .map_err(|err| match err.unique_violation().as_deref() {
+        Some("devices.device_id") => LedgerError::Refused(Refusal::new(
+            409,
+            super::codes::DEVICE_EXISTS,
+            format!("device {device_id:?} exists already: give the new one another id"),
+        )),
+        _ => LedgerError::from(err),
+    })?;
     Ok(token)
 }
 

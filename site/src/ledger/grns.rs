@@ -6,14 +6,14 @@
 use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct GrnLine {
     pub sku: String,
     pub expected: u64,
     pub received: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Grn {
     pub grn: String,
     pub qc: String,

@@ -106,6 +106,29 @@ pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<F
     Ok(FeedPage::new(hops, after))
 }
 
+/// The id of the site's last hop; 0 with none.
+pub fn last_id(conn: &Connection) -> crate::sql::Result<i64> {
+    conn.prepare_cached("SELECT coalesce(max(hop_id), 0) FROM hops")?
+        .query_row([], |row| row.get(0))
+}
+
+/// The answer to a cursor `after` past the feed's `last` hop id. A reader
+/// only ever holds a cursor a page gave it, so one past the end means the
+/// ledger lost hops it had shown (a restore from an older backup), and
+/// the ids after `last` will name other hops: answering an empty page
+/// would have the reader skip them as if caught up.
+pub fn cursor_ahead(after: i64, last: i64) -> super::Refusal {
+    super::Refusal::new(
+        409,
+        super::codes::CURSOR_AHEAD,
+        format!(
+            "the cursor {after} is past the last hop, {last}: the ledger was restored from \
+             an earlier backup and hop ids after {last} will be given out again; resume from \
+             a cursor no later than {last}"
+        ),
+    )
+}
+
 /// One step of a CSV export: the hops with ids in `(after, after +
 /// CSV_SCAN_IDS]` recorded in `[from, to)`, and whether hops past the step
 /// exist.

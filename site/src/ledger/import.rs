@@ -43,10 +43,12 @@ use super::{grns, manifests};
 use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 
 /// The longest one transaction of an import runs before it commits and
-/// lets the writer go: a fifth of the 100 ms the writer may be held at a
-/// time, the rest for the commit's flush and, for an import from another
-/// process, SQLite's busy handler, which sleeps in growing steps.
-pub const TURN_BUDGET: Duration = Duration::from_millis(20);
+/// lets the writer go: a tenth of the 100 ms the writer may be held at a
+/// time, the rest for a machine that stalls the thread mid-turn and, for
+/// an import from another process, SQLite's busy handler, which sleeps in
+/// growing steps. A sync that arrives during a turn waits for the rest of
+/// it, so this is what an import adds to a sync's latency at worst.
+pub const TURN_BUDGET: Duration = Duration::from_millis(10);
 /// The share of the writer's time an import on the site's database takes:
 /// after a turn of `t` it rests `t × (1 − share) / share`, so a sync that
 /// arrives during a turn finds the writer free right after it, and the
@@ -188,13 +190,24 @@ pub trait Connections {
 }
 
 impl Connections for crate::db::Db {
+    /// On SQLite a turn's commit does not wait for the disk while it holds
+    /// the writer: the turn's writes are flushed once it is let go, before
+    /// the next turn (see [`crate::checkpoint::unflushed`]). So a turn holds
+    /// the writer for its work alone, never for a flush that a busy disk
+    /// can stretch to tens of milliseconds; each turn is on the disk before
+    /// the next begins, and the import returns only once its last one is.
     fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration) {
         // Timed inside: the writer is held from here, not while waiting.
         let (out, took) = self.call_blocking(|conn| {
             let start = Instant::now();
-            let out = work(conn);
+            let out = crate::checkpoint::unflushed(conn, work);
             (out, start.elapsed())
         });
+        if let Some(path) = self.path() {
+            if let Err(err) = crate::checkpoint::flush_log(path) {
+                tracing::warn!(%err, "an import turn's writes could not be flushed; the next commit flushes them");
+            }
+        }
         std::thread::sleep(took.mul_f64((1.0 - IMPORT_WRITER_SHARE) / IMPORT_WRITER_SHARE));
         (out, took)
     }

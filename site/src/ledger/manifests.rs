@@ -5,13 +5,13 @@
 use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ManifestUnit {
     pub epc: String,
     pub verified: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Manifest {
     pub manifest: String,
     pub state: String,

@@ -308,84 +308,145 @@ pub mod codes {
     pub const COUNT_NOT_CLOSED: &str = "COUNT_NOT_CLOSED";
     pub const COUNT_APPROVED: &str = "COUNT_APPROVED";
     pub const INVALID_CURSOR: &str = "INVALID_CURSOR";
+    /// A hop feed cursor past the last hop: the ledger was restored from
+    /// a backup older than the reader's place, so ids after its last hop
+    /// will be given out again.
+    pub const CURSOR_AHEAD: &str = "CURSOR_AHEAD";
 }
 
 /// Each unique constraint of the ledger's schema, as SQLite names it in
 /// its error message (PostgreSQL's constraint names spell the same
-/// columns), and the 4xx answer it maps to.
-pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str)] = &[
+/// columns), the 4xx answer it maps to, and what that answer says: the
+/// product's own words, never the schema's.
+pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str, &str)] = &[
     (
         "receipts.scope, receipts.key",
         409,
         stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+        "this idempotency key was already used for a different request",
     ),
     (
         "receipts.session_id, receipts.client_seq",
         409,
         stockhop::wire::codes::SEQ_ALREADY_USED,
+        "the session already has an item at this client_seq",
     ),
     (
         "seq_voids.session_id, seq_voids.seq",
         409,
         stockhop::wire::codes::SEQ_ALREADY_USED,
+        "the session already has an item at this client_seq",
     ),
     (
         "sessions.session_id",
         403,
         stockhop::wire::codes::SESSION_NOT_YOURS,
+        "the session belongs to another device",
     ),
     (
         "sessions.device_id",
         409,
         stockhop::wire::codes::SESSION_CONFLICT,
+        "this device already has a session open: close it first",
     ),
     (
         "sessions.operator_id",
         409,
         stockhop::wire::codes::SESSION_CONFLICT,
+        "this operator already has a session open on another device: close it first",
     ),
-    ("units.epc", 409, codes::UNIT_CONFLICT),
-    ("units.code", 409, codes::UNIT_CONFLICT),
-    ("hops.compensates", 409, codes::ALREADY_UNDONE),
+    (
+        "units.epc",
+        409,
+        codes::UNIT_CONFLICT,
+        "another unit has this EPC",
+    ),
+    (
+        "units.code",
+        409,
+        codes::UNIT_CONFLICT,
+        "another unit has this code",
+    ),
+    (
+        "hops.compensates",
+        409,
+        codes::ALREADY_UNDONE,
+        "that hop is undone already",
+    ),
     (
         "hops.device_id, hops.key",
         409,
         stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+        "the device already recorded a hop under this idempotency key",
     ),
     (
         "terminal_events.key",
         409,
         stockhop::wire::codes::IDEMPOTENCY_KEY_REUSED,
+        "the site already took a terminal event under this key",
     ),
-    ("devices.device_id", 409, codes::DEVICE_EXISTS),
-    ("decision_log.decision_id", 409, codes::ALREADY_SETTLED),
-    ("devices.token_sha256", 409, codes::DEVICE_EXISTS),
-    ("periods.closed_until", 409, codes::PERIOD_NOT_LATER),
+    (
+        "devices.device_id",
+        409,
+        codes::DEVICE_EXISTS,
+        "a device with this id exists already",
+    ),
+    (
+        "decision_log.decision_id",
+        409,
+        codes::ALREADY_SETTLED,
+        "the decision is settled already",
+    ),
+    (
+        "devices.token_sha256",
+        409,
+        codes::DEVICE_EXISTS,
+        "another device was given the same token: add the device again",
+    ),
+    (
+        "periods.closed_until",
+        409,
+        codes::PERIOD_NOT_LATER,
+        "a period closes only after the last one closed",
+    ),
     // One open count per place (an expression index: SQLite names it,
     // PostgreSQL's name spells its columns).
     (
         "index 'counts_one_open_per_place'",
         409,
         codes::COUNT_ALREADY_OPEN,
+        "a count is open already for this place",
     ),
     (
         "counts.location, counts.zone, counts.bin",
         409,
         codes::COUNT_ALREADY_OPEN,
+        "a count is open already for this place",
     ),
 ];
+
+/// What a violation of a unique constraint [`UNIQUE_CONSTRAINTS`] does not
+/// list says.
+pub const CONSTRAINT_CONFLICT_MESSAGE: &str = "the site has a record that conflicts with this one";
 
 /// The 4xx answer for a unique-constraint violation, if `err` is one.
 pub fn unique_violation(err: &crate::sql::Error) -> Option<Refusal> {
     let columns = err.unique_violation()?;
     let columns = columns.as_str();
-    let (status, code) = UNIQUE_CONSTRAINTS
+    let (status, code, message) = UNIQUE_CONSTRAINTS
         .iter()
-        .find(|(name, _, _)| *name == columns)
-        .map_or((409, codes::CONSTRAINT_CONFLICT), |(_, status, code)| {
-            (*status, *code)
-        });
-    Some(Refusal::new(status, code, format!("conflict on {columns}")))
+        .find(|(name, ..)| *name == columns)
+        .map_or_else(
+            || {
+                tracing::warn!(
+                    constraint = columns,
+                    "a unique constraint the ledger's answers do not name"
+                );
+                (409, codes::CONSTRAINT_CONFLICT, CONSTRAINT_CONFLICT_MESSAGE)
+            },
+            |(_, status, code, message)| (*status, *code, *message),
+        );
+    Some(Refusal::new(status, code, message))
 }
 
 impl crate::sql::Conflicting for LedgerError {

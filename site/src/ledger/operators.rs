@@ -8,7 +8,7 @@
 use crate::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Operator {
     pub badge: String,
     pub name: String,

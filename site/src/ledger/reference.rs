@@ -29,7 +29,7 @@ pub const DEFAULT_PAGE_ROWS: usize = 500;
 pub const MAX_PAGE_ROWS: usize = 2_000;
 
 /// A unit as the handheld caches it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct UnitView {
     pub epc: Option<String>,
     pub code: Option<String>,
@@ -55,7 +55,7 @@ impl From<Unit> for UnitView {
 /// What the site knows of the device reading its reference data: its
 /// profile and what that lets it do, so the handheld offers only the modes
 /// it can open (the ledger refuses the others `mode_not_allowed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct DeviceView {
     pub device_id: String,
     pub profile: &'static str,
@@ -88,7 +88,7 @@ impl DeviceView {
 }
 
 /// `GET /v1/reference` answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ReferencePage {
     /// Pass it back as `after` for the next page or, once `more` is
     /// false, for the next round of changes.

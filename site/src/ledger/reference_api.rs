@@ -39,7 +39,7 @@ struct PageQuery {
     tag = "ledger",
     description = "The handheld's reference cache: every row changed after the cursor",
     params(("after" = Option<String>, Query), ("limit" = Option<String>, Query)),
-    responses((status = 200, description = "a page of bins, units, GRNs and counts", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "a page of bins, units, GRNs and counts", body = crate::ledger::reference::ReferencePage), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn reference_page(
@@ -103,7 +103,7 @@ async fn one<T: Send + 'static>(
     tag = "ledger",
     description = "One unit by EPC",
     params(("epc" = String, Path)),
-    responses((status = 200, description = "the unit", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the unit", body = crate::ledger::reference::UnitView), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn unit(
@@ -123,7 +123,7 @@ async fn unit(
     tag = "ledger",
     description = "One GRN with its lines",
     params(("grn" = String, Path)),
-    responses((status = 200, description = "the GRN", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the GRN", body = crate::ledger::grns::Grn), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn grn(
@@ -140,7 +140,7 @@ async fn grn(
     tag = "ledger",
     description = "One manifest with its units, read live by dispatch verify",
     params(("manifest" = String, Path)),
-    responses((status = 200, description = "the manifest", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the manifest", body = crate::ledger::manifests::Manifest), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn manifest(
@@ -160,7 +160,7 @@ async fn manifest(
     tag = "ledger",
     description = "One count session with what it expected and saw",
     params(("count_id" = String, Path)),
-    responses((status = 200, description = "the count", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the count", body = crate::ledger::counts::CountView), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn count(

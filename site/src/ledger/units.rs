@@ -8,7 +8,7 @@ use serde::Serialize;
 use stockhop::time::UnixMs;
 
 /// Where a unit stands in the warehouse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnitState {
     /// Received (or announced), not yet put away.
