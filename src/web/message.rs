@@ -17,7 +17,7 @@ use crate::reference::{DeviceProfile, ListKind, ReferenceMeta, RowKind};
 use crate::time::UnixMs;
 use crate::wire::{Command, Mode};
 
-use super::convert::from_js;
+use super::convert::{field, from_js};
 use super::error::QueueError;
 use super::store::DeviceConfig;
 
@@ -38,52 +38,61 @@ pub const CAPTURE_MANY_MAX: usize = 1_000;
 pub enum PageRequest {
     /// Device setup: where the site is and how this device signs in.
     Setup {
+        #[serde(deserialize_with = "field")]
         site_url: String,
+        #[serde(deserialize_with = "field")]
         device_token: String,
+        #[serde(deserialize_with = "field")]
         device_id: String,
         /// Days a done item stays on the device (default 7).
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         done_retention_days: Option<u32>,
     },
     /// The stored setup (without the token).
     Device {},
     OpenSession {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         session_id: Option<Uuid>,
+        #[serde(deserialize_with = "field")]
         operator_id: String,
+        #[serde(deserialize_with = "field")]
         mode: Mode,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         context: Context,
     },
     /// A scan (or an undo, with `command: "undo"`). `occurred_at` is the
     /// page's input-event instant (Unix ms); absent, the worker's clock.
     Capture {
+        #[serde(deserialize_with = "field")]
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         body: Body,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         occurred_at: Option<f64>,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
     /// acknowledged only once its own transaction has completed.
     /// `occurred_at`, when given, holds one instant per body.
     CaptureMany {
+        #[serde(deserialize_with = "field")]
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
+        #[serde(deserialize_with = "field")]
         bodies: Vec<Body>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         occurred_at: Option<Vec<f64>>,
     },
     CloseSession {
+        #[serde(deserialize_with = "field")]
         session_id: Uuid,
     },
     List {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         after: Option<u64>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         limit: Option<u32>,
     },
     Counts {},
@@ -91,13 +100,15 @@ pub enum PageRequest {
     /// A wake-up from the page (visible, online): drain on schedule.
     Wake {},
     Discard {
+        #[serde(deserialize_with = "field")]
         id: u64,
     },
     /// A rejected item dealt with: `rescan_key` names the scan that
     /// replaced it, when the operator scanned again.
     Acknowledge {
+        #[serde(deserialize_with = "field")]
         id: u64,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "field")]
         rescan_key: Option<IdempotencyKey>,
     },
     Storage {},
@@ -108,19 +119,24 @@ pub enum PageRequest {
     ReferenceRefresh {},
     /// A unit by EPC, else by code (serial or barcode), from the cache.
     FindUnit {
+        #[serde(deserialize_with = "field")]
         code: String,
     },
     /// One cached row of a kind by its key.
     ReferenceGet {
+        #[serde(deserialize_with = "field")]
         kind: RowKind,
+        #[serde(deserialize_with = "field")]
         id: String,
     },
     /// Every cached bin, GRN or count.
     ReferenceList {
+        #[serde(deserialize_with = "field")]
         kind: ListKind,
     },
     /// Reads a unit live from the site and keeps it in the cache.
     RefreshUnit {
+        #[serde(deserialize_with = "field")]
         epc: String,
     },
 }
@@ -131,7 +147,7 @@ fn scan() -> Command {
 
 /// A capture's command: `scan` when `undefined` or `null` too.
 fn scan_unless_named<'de, D: Deserializer<'de>>(command: D) -> Result<Command, D::Error> {
-    Ok(Option::<Command>::deserialize(command)?.unwrap_or(Command::Scan))
+    Ok(field::<D, Option<Command>>(command)?.unwrap_or(Command::Scan))
 }
 
 impl PageRequest {
