@@ -124,6 +124,8 @@ const BACKOFF: [Duration; 5] = [
     Duration::from_secs(16),
     Duration::from_secs(30),
 ];
+/// How often a backing-off handheld looks whether the run has ended.
+const BACKOFF_STEP: Duration = Duration::from_millis(100);
 /// The unloaded phase: the one handheld syncs back to back this long,
 /// and each other endpoint is asked this many times, one at a time.
 fn unloaded_sync() -> Duration {
@@ -482,10 +484,16 @@ impl Server {
                     }
                     _ if matches!(entry["level"].as_str(), Some("WARN" | "ERROR")) => {
                         let level = entry["level"].as_str().unwrap_or_default();
+                        // What the line says of its cause, where it does.
+                        let detail = ["detail", "err", "reason", "why"]
+                            .iter()
+                            .find_map(|name| fields[*name].as_str())
+                            .map(|detail| format!(": {detail}"))
+                            .unwrap_or_default();
                         *kept
                             .lock()
                             .unwrap()
-                            .entry(format!("{level} {message}"))
+                            .entry(format!("{level} {message}{detail}"))
                             .or_insert(0) += 1;
                     }
                     _ => {}
@@ -622,33 +630,57 @@ const ENDPOINTS: [&str; 9] = [
     ICLOCK,
 ];
 
-/// Every answer of one phase: endpoint → (status, latency); status 0 is a
-/// timeout.
-#[derive(Default)]
-struct Samples(Mutex<BTreeMap<&'static str, Vec<(u16, Duration)>>>);
+/// Every answer of one phase: endpoint → (status, latency, when it was
+/// sent since the phase began); status 0 is a timeout.
+struct Samples {
+    began: Instant,
+    all: Mutex<BTreeMap<&'static str, Vec<(u16, Duration, Duration)>>>,
+}
 
 impl Samples {
-    fn add(&self, endpoint: &'static str, status: u16, took: Duration) {
-        self.0
-            .lock()
-            .unwrap()
-            .entry(endpoint)
-            .or_default()
-            .push((status, took));
+    fn new() -> Samples {
+        Samples {
+            began: Instant::now(),
+            all: Mutex::default(),
+        }
+    }
+
+    fn add(&self, endpoint: &'static str, status: u16, sent: Instant) {
+        self.all.lock().unwrap().entry(endpoint).or_default().push((
+            status,
+            sent.elapsed(),
+            sent.saturating_duration_since(self.began),
+        ));
+    }
+
+    fn clear(&self) {
+        self.all.lock().unwrap().clear();
     }
 
     fn row(&self, endpoint: &str) -> Row {
-        let samples = self.0.lock().unwrap();
+        let samples = self.all.lock().unwrap();
         let all = samples.get(endpoint).map_or(&[][..], Vec::as_slice);
-        let mut ms: Vec<f64> = all.iter().map(|(_, d)| d.as_secs_f64() * 1000.0).collect();
+        let mut ms: Vec<f64> = all
+            .iter()
+            .map(|(_, d, _)| d.as_secs_f64() * 1000.0)
+            .collect();
         ms.sort_by(f64::total_cmp);
         let at = |q: f64| {
             (!ms.is_empty())
                 .then(|| ms[((ms.len() as f64 * q).ceil() as usize).clamp(1, ms.len()) - 1])
         };
+        let mut failed: BTreeMap<u16, usize> = BTreeMap::new();
+        for (status, _, _) in all.iter().filter(|(s, _, _)| !(200..300).contains(s)) {
+            *failed.entry(*status).or_default() += 1;
+        }
         Row {
             n: all.len(),
-            failed: all.iter().filter(|(s, _)| !(200..300).contains(s)).count(),
+            failed,
+            first_failure: all
+                .iter()
+                .filter(|(s, _, _)| !(200..300).contains(s))
+                .map(|(_, _, sent)| sent.as_secs_f64())
+                .min_by(f64::total_cmp),
             p50: at(0.50),
             p99: at(0.99),
             max: at(1.0),
@@ -658,7 +690,10 @@ impl Samples {
 
 struct Row {
     n: usize,
-    failed: usize,
+    /// Answers other than 2xx, by status (0: no answer in time).
+    failed: BTreeMap<u16, usize>,
+    /// When the first of them was sent, in seconds into the phase.
+    first_failure: Option<f64>,
     p50: Option<f64>,
     p99: Option<f64>,
     max: Option<f64>,
@@ -682,11 +717,11 @@ async fn timed(
     };
     match answer {
         Ok((status, body)) => {
-            samples.add(endpoint, status, sent.elapsed());
+            samples.add(endpoint, status, sent);
             Some((status, body))
         }
         Err(err) if err.is_timeout() => {
-            samples.add(endpoint, 0, sent.elapsed());
+            samples.add(endpoint, 0, sent);
             None
         }
         Err(err) => panic!("{endpoint}: the site did not answer: {err}"),
@@ -728,13 +763,18 @@ impl Handheld {
     }
 
     /// Sends what it holds until empty, 50 a request, backing off after a
-    /// refusal or a timeout; gives up once `ending` is set and an attempt
-    /// failed. Returns the items applied.
+    /// refusal or a timeout, until `ending` is set. Returns the items
+    /// applied.
     async fn drain(&self, ctx: &Ctx, ending: &AtomicBool) -> u64 {
         let _one = self.draining.lock().await;
         let mut failures = 0;
         let mut applied = 0;
         loop {
+            // Past the run's end a handheld sends nothing more: what is in
+            // flight is answered, what is queued is counted as left.
+            if ending.load(Ordering::SeqCst) {
+                return applied;
+            }
             let items: Vec<Value> = {
                 let queue = self.queue.lock().await;
                 queue.1.iter().take(ITEMS_PER_REQUEST).cloned().collect()
@@ -759,10 +799,14 @@ impl Handheld {
                 ),
             };
             let Some(answer) = answer else {
+                // The backoff, cut short when the run ends.
+                let retry = Instant::now() + BACKOFF[failures.min(BACKOFF.len() - 1)];
+                while Instant::now() < retry && !ending.load(Ordering::SeqCst) {
+                    tokio::time::sleep(BACKOFF_STEP).await;
+                }
                 if ending.load(Ordering::SeqCst) {
                     return applied;
                 }
-                tokio::time::sleep(BACKOFF[failures.min(BACKOFF.len() - 1)]).await;
                 failures += 1;
                 continue;
             };
@@ -812,7 +856,7 @@ impl Ctx {
                 .unwrap(),
             api: server.api.clone(),
             terminals: server.terminals.clone(),
-            samples: Samples::default(),
+            samples: Samples::new(),
             applied: AtomicU64::new(0),
             scans: AtomicU64::new(0),
             heartbeats: AtomicU64::new(0),
@@ -1180,7 +1224,7 @@ async fn unloaded(ctx: &Ctx, site: &Site) -> Duration {
         .await;
     handheld.drain(ctx, &never).await;
     // The rate counts from here: scans only.
-    ctx.samples.0.lock().unwrap().clear();
+    ctx.samples.clear();
     let started = Instant::now();
     let mut n = 0;
     while started.elapsed() < unloaded_sync() && n < solo_units() {
@@ -1293,12 +1337,16 @@ fn print(site: &Site, report: &Report, server: &Server) {
     let load_secs = report.load.took.as_secs_f64();
     println!();
     println!(
+        "the load ran {load_secs:.1} s: {:.0} s of clients, then the answers in flight",
+        load_length().as_secs_f64()
+    );
+    println!(
         "site load over loopback: `stockhop-site serve` in its own process, SQLite WAL synchronous=FULL; {} handhelds ({} scanning at once, 1 scan / {} s, in turns: {} of {:.1} s each), {} RFID portals ({} reads / report / s), {} iclock gates (1 punch / {} s each), {} supervisors polling every {} s; {} s of shift compressed {:.0}x into {:.1} s (heartbeat periods and turns {:.0}x faster; scan, read, punch and poll rates real)",
         site.devices.len(),
         scanning_at_once(),
         SCAN_EVERY.as_secs(),
         scanning_groups(),
-        load_secs / scanning_groups() as f64,
+        load_length().as_secs_f64() / scanning_groups() as f64,
         portals(),
         READS_PER_REPORT,
         gates(),
@@ -1307,14 +1355,15 @@ fn print(site: &Site, report: &Report, server: &Server) {
         POLL_EVERY.as_secs(),
         SHIFT.as_secs(),
         compression(),
-        load_secs,
+        load_length().as_secs_f64(),
         compression(),
     );
     println!(
-        "| {:<38} | {:>8} | {:>7} | {:>8} | {:>8} | {:>8} | {:>14} | {:>14} |",
+        "| {:<38} | {:>8} | {:>7} | {:>9} | {:>8} | {:>8} | {:>8} | {:>14} | {:>14} |",
         "endpoint",
         "requests",
         "non-2xx",
+        "first at s",
         "p50 ms",
         "p99 ms",
         "max ms",
@@ -1322,18 +1371,19 @@ fn print(site: &Site, report: &Report, server: &Server) {
         "alone p99 ms"
     );
     println!(
-        "|{:-<40}|{:->10}|{:->9}|{:->10}|{:->10}|{:->10}|{:->16}|{:->16}|",
-        "", "", "", "", "", "", "", ""
+        "|{:-<40}|{:->10}|{:->9}|{:->11}|{:->10}|{:->10}|{:->10}|{:->16}|{:->16}|",
+        "", "", "", "", "", "", "", "", ""
     );
     let figure = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
     for endpoint in ENDPOINTS {
         let load = report.load.samples.row(endpoint);
         let alone = report.unloaded.samples.row(endpoint);
         println!(
-            "| {:<38} | {:>8} | {:>7} | {:>8} | {:>8} | {:>8} | {:>14} | {:>14} |",
+            "| {:<38} | {:>8} | {:>7} | {:>9} | {:>8} | {:>8} | {:>8} | {:>14} | {:>14} |",
             endpoint,
             load.n,
-            load.failed,
+            load.failed.values().sum::<usize>(),
+            figure(load.first_failure),
             figure(load.p50),
             figure(load.p99),
             figure(load.max),
@@ -1341,6 +1391,30 @@ fn print(site: &Site, report: &Report, server: &Server) {
             figure(alone.p99),
         );
     }
+    let failures: Vec<String> = ENDPOINTS
+        .iter()
+        .filter_map(|endpoint| {
+            let failed = report.load.samples.row(endpoint).failed;
+            (!failed.is_empty()).then(|| {
+                let statuses: Vec<String> = failed
+                    .iter()
+                    .map(|(status, n)| match status {
+                        0 => format!("{n} no answer in {} s", REQUEST_TIMEOUT.as_secs()),
+                        status => format!("{n} × {status}"),
+                    })
+                    .collect();
+                format!("{endpoint}: {}", statuses.join(", "))
+            })
+        })
+        .collect();
+    println!(
+        "non-2xx by status (first at s: when the first was sent, into the load): {}",
+        if failures.is_empty() {
+            "none".to_owned()
+        } else {
+            failures.join("; ")
+        }
+    );
     let solo_rate = report.unloaded.applied as f64 / report.solo_sync.as_secs_f64();
     println!();
     println!(
