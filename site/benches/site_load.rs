@@ -634,8 +634,12 @@ const ENDPOINTS: [&str; 9] = [
 /// sent since the phase began); status 0 is a timeout.
 struct Samples {
     began: Instant,
-    all: Mutex<BTreeMap<&'static str, Vec<(u16, Duration, Duration)>>>,
+    all: Mutex<BTreeMap<&'static str, Vec<Answer>>>,
 }
+
+/// One answer: its status (0: none in time), how long it took, and when
+/// it was sent since the phase began.
+type Answer = (u16, Duration, Duration);
 
 impl Samples {
     fn new() -> Samples {
