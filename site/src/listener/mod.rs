@@ -49,7 +49,7 @@ pub use forwarder::{LedgerSink, RemoteLedgerSink};
 
 use crate::db::Db;
 use queue::{QueueError, Write, WriteReport};
-use rules::Rules;
+use rules::{ReaderRates, Rules};
 use unknown::{UnknownCounts, UnknownRequests};
 
 /// The site clock, read only at the I/O edge and passed into the rules.
@@ -93,6 +93,8 @@ pub struct Intake {
     unknown: Arc<UnknownRequests>,
     raw_budget: Arc<Mutex<RawBudget>>,
     pacing: Arc<Mutex<pacing::Pacing>>,
+    /// Each RFID reader's reads per second: its pacing rate.
+    reader_rates: Arc<ReaderRates>,
     db: Db,
 }
 
@@ -101,6 +103,7 @@ impl Intake {
     /// and starts its queue writer.
     pub async fn open(config: ListenerConfig, db: Db) -> Result<Intake, QueueError> {
         let readers = config.reader_rates();
+        let reader_rates = Arc::new(readers.clone());
         let rules = db
             .call_local(move |conn| queue::load_rules(conn, unix_now(), readers))
             .await?;
@@ -114,6 +117,7 @@ impl Intake {
             unknown: Arc::default(),
             raw_budget: Arc::new(Mutex::new(RawBudget::full(std::time::Instant::now()))),
             pacing: Arc::default(),
+            reader_rates,
             db,
         })
     }
@@ -127,9 +131,13 @@ impl Intake {
     /// ([`pacing`]); `Err` with the wait when one is past it (the request
     /// is then answered "try again" and nothing is kept).
     pub fn pace(&self, write: &Write) -> Result<(), std::time::Duration> {
-        let counts = pacing::counts(write.records.iter().map(|r| r.capture.device.as_str()));
+        let spends = pacing::spends(write.records.iter().map(|record| {
+            let serial = record.capture.device.as_str();
+            let reads = self.reader_rates.reads_per_sec(serial);
+            (serial, pacing::records_per_second(record.kind, reads))
+        }));
         let mut pacing = self.pacing.lock().unwrap_or_else(|p| p.into_inner());
-        pacing.take(&counts, std::time::Instant::now())
+        pacing.take(&spends, std::time::Instant::now())
     }
 
     /// Takes `bytes` of the budget for bodies kept raw; `false` when it is
