@@ -6,7 +6,11 @@ use crate::run::FUZZ_SECONDS_DEFAULT;
 
 /// The project's build, serve and test entry point.
 #[derive(Parser)]
-#[command(name = "xtask", bin_name = "cargo xtask", arg_required_else_help = true)]
+#[command(
+    name = "xtask",
+    bin_name = "cargo xtask",
+    arg_required_else_help = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
