@@ -288,6 +288,18 @@ pub enum Database {
     Postgres(String),
 }
 
+/// What a command other than `serve` says when the SQLite file it was
+/// pointed at does not exist: where it looked, and how a site is named or
+/// made.
+pub fn no_site_at(path: &Path) -> String {
+    format!(
+        "no site database at {}: name the site's data directory with --data DIR \
+         (or STOCKHOP_DATA), or its file with --database; \
+         `stockhop-site serve --data DIR` makes a new site there on its first start",
+        path.display()
+    )
+}
+
 impl Database {
     /// Reads `--database`: unset is the data directory's SQLite file, a
     /// `postgres://` or `postgresql://` URL is PostgreSQL, anything else is

@@ -649,7 +649,18 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
     }
 }
 
+/// Opens the ledger of a site that exists, for a command other than
+/// `serve`: only `serve` makes a new site, so a forgotten or mistyped
+/// --data is refused rather than answered from a new, empty one.
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
+    if let Database::Sqlite(path) = Database::from_arg(database, data) {
+        anyhow::ensure!(path.exists(), "{}", stockhop_site::db::no_site_at(&path));
+    }
+    open_or_make(data, database)
+}
+
+/// Opens the site's ledger, making it on `serve`'s first start.
+fn open_or_make(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     let database = Database::from_arg(database, data);
     let db = Db::connect(&database, data)
         .with_context(|| format!("opening the database {}", database.describe()))?;
@@ -814,7 +825,7 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
     let shutdown = shutdown_signal();
     let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
     let terminal = terminal.config(ledger_secret.clone())?;
-    let db = open(&data, database)?;
+    let db = open_or_make(&data, database)?;
     tokio::spawn(settle_imports(db.clone()));
     let forwarding = match (
         &central.central_url,

@@ -92,6 +92,9 @@ impl Server {
     /// A site (on the suite's backend) that forwards to no central.
     fn alone(dir: &Path, site_id: &str) -> Server {
         let data = dir.join(site_id);
+        // The site exists before its first start: its reference data and
+        // handheld go in from the command line first.
+        drop(backend::open_db(&data));
         let args = backend::database_args(&data);
         Server::new(data, args)
     }

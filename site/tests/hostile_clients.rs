@@ -58,6 +58,10 @@ async fn raw_exchange(addr: &str, request: &[u8], within: Duration) -> String {
     String::from_utf8_lossy(&reply).into_owned()
 }
 
+/// How many times (50 ms apart, 20 s in all) the descriptor test looks
+/// for the server's first failed accept before it gives up.
+const ACCEPT_FAILURE_WAIT_POLLS: usize = 400;
+
 fn addr_of(base: &str) -> String {
     base.trim_start_matches("http://").to_owned()
 }
@@ -101,7 +105,22 @@ async fn out_of_file_descriptors_the_server_backs_off_logs_once_and_recovers() {
     for _ in 0..140 {
         idle.push(TcpStream::connect(&api_addr).await.unwrap());
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let accept_failures = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .matches("accept failed")
+            .count()
+    };
+    // The server has run out: its first failed accept is in the log.
+    let mut out_of_descriptors = false;
+    for _ in 0..ACCEPT_FAILURE_WAIT_POLLS {
+        if accept_failures() > 0 {
+            out_of_descriptors = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(out_of_descriptors, "no failed accept was logged");
     // A terminal arrives while no descriptor is free: its connection waits
     // in the backlog and every accept() of it fails for now.
     let terminal = tokio::spawn(async move {
@@ -112,15 +131,6 @@ async fn out_of_file_descriptors_the_server_backs_off_logs_once_and_recovers() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let failures = std::fs::read_to_string(&log)
-        .unwrap()
-        .matches("accept failed")
-        .count();
-    assert!(
-        (1..=3).contains(&failures),
-        "a failing accept is logged once per interval, not once per retry: {failures} lines"
-    );
     // Idle connections are closed at the head deadline, and the terminal
     // and the health check are answered.
     let health = raw_exchange(
@@ -132,6 +142,13 @@ async fn out_of_file_descriptors_the_server_backs_off_logs_once_and_recovers() {
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     let answer = terminal.await.unwrap();
     assert!(answer.ends_with("OK"), "{answer}");
+    // Counted once descriptors are free again, over the whole time they
+    // were not: every accept retried (pausing at most a second) all along.
+    let failures = accept_failures();
+    assert!(
+        (1..=3).contains(&failures),
+        "a failing accept is logged once per interval, not once per retry: {failures} lines"
+    );
     drop(idle);
     child.kill().unwrap();
     child.wait().unwrap();

@@ -60,6 +60,24 @@ async fn trickle(
     tasks
 }
 
+/// Waits until the listener has closed one of `attackers` at once: it
+/// closes an unknown peer's connection on accept only while every general
+/// slot is taken, so the others then hold all of them. A close before
+/// `deadline` (under the first-frame and head deadlines) can only be that.
+async fn wait_until_slots_are_held(
+    attackers: &[tokio::task::JoinHandle<bool>],
+    deadline: Duration,
+) {
+    let held = eventually(deadline.as_secs(), || {
+        attackers.iter().any(tokio::task::JoinHandle::is_finished)
+    })
+    .await;
+    assert!(
+        held,
+        "no connection past the general slots was closed within {deadline:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_upload_of_junk_lines_is_one_raw_record_not_one_row_a_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,7 +115,7 @@ async fn slow_framed_connections_cannot_lock_out_a_known_bridge() {
     assert_eq!(first, [r#"{"ack":"r-1"}"#]);
     // More trickling connections than the port has slots.
     let attackers = trickle(listener.tcp, TCP_MAX_CONNECTIONS + 44, b"\x00\x00\x00\x40{").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_slots_are_held(&attackers, FIRST_FRAME_DEADLINE / 2).await;
     let again = tokio::time::timeout(
         FIRST_FRAME_DEADLINE / 2,
         send_frames(listener.tcp, &[framed_record("bridge-1", "r-2", "1453", 1)]),
@@ -125,7 +143,7 @@ async fn slow_http_connections_cannot_lock_out_a_known_terminal() {
         b"GET /iclock/getrequest?SN=0316144680030 HTTP/1.1\r\nX: ",
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_slots_are_held(&attackers, TERMINAL_HEAD_DEADLINE / 2).await;
     let upload = attlog_request(SN, &att_line("1", &local_time(1)));
     let reply = tokio::time::timeout(TERMINAL_HEAD_DEADLINE / 2, exchange(listener.http, &upload))
         .await

@@ -449,6 +449,7 @@ async fn sighup_reloads_the_sites_own_certificate_without_dropping_connections()
 #[test]
 fn the_setup_link_from_device_add_uses_the_https_address() {
     let dir = tempfile::tempdir().unwrap();
+    drop(stockhop_site::db::Db::open(dir.path()).unwrap());
     let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["device", "add", "HH-7", "--profile", "mc3390xr"])
         .args(["--https", "0.0.0.0:8443", "--tls-name", "stockhop.lan"])

@@ -15,9 +15,61 @@ fn run(args: &[&str], data: &std::path::Path) -> Output {
         .unwrap()
 }
 
+/// A data directory with a site in it, as the server's first start leaves.
+fn new_site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    drop(backend::open_db(dir.path()));
+    dir
+}
+
+#[test]
+fn a_command_without_a_site_refuses_names_the_path_and_makes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mistyped = dir.path().join("stockhop-dta");
+    let database = mistyped.join(stockhop_site::db::DB_FILE);
+    for args in [
+        &["device", "add", "HH-1", "--profile", "mc3390xr"][..],
+        &["admin", "list"],
+        &["period", "close", "2026-11-01T00:00:00Z"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+            .args(args)
+            .arg("--data")
+            .arg(&mistyped)
+            .env_remove("STOCKHOP_DATABASE")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} ran without a site");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("no site database at {}", database.display()))
+                && stderr.contains("--data DIR")
+                && stderr.contains("stockhop-site serve"),
+            "{stderr}"
+        );
+        assert!(!mistyped.exists(), "{args:?} made a site");
+    }
+    // Without --data the default directory is taken, and refused the same.
+    let out = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["admin", "list"])
+        .current_dir(dir.path())
+        .env_remove("STOCKHOP_DATA")
+        .env_remove("STOCKHOP_DATABASE")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no site database at ./stockhop-data/"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.path().join("stockhop-data").exists());
+}
+
 #[test]
 fn device_add_prints_only_the_token_which_is_stored_hashed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = new_site();
     let out = run(
         &["device", "add", "HH-0042", "--profile", "mc3390xr"],
         dir.path(),
@@ -79,7 +131,7 @@ fn device_add_prints_only_the_token_which_is_stored_hashed() {
 
 #[test]
 fn device_add_commissioned_and_period_close_from_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = new_site();
     let out = run(
         &[
             "device",

@@ -150,7 +150,7 @@ fn assert_applied(results: &[Value]) {
 #[test]
 fn kill_9_at_random_points_then_resending_everything_leaves_each_key_once_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     let add = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args([
             "device",

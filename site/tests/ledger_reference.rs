@@ -48,7 +48,7 @@ const UNITS: &str = "epc,code,sku,state,bin\nU-1,C-1,SKU-1,in_stock,A-1\nU-2,,SK
 #[test]
 fn a_good_file_imports_and_importing_it_again_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     let (ok, stderr) = import(dir.path(), &data, "bins", "bins.csv", BINS);
     assert!(ok, "{stderr}");
     assert!(stderr.ends_with("bins.csv: 2 rows, 2 changed"), "{stderr}");
@@ -83,7 +83,7 @@ fn a_good_file_imports_and_importing_it_again_changes_nothing() {
 #[test]
 fn a_row_that_changes_a_unit_bumps_its_version_and_only_that_units() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     import(dir.path(), &data, "bins", "bins.csv", BINS);
     import(dir.path(), &data, "units", "units.csv", UNITS);
     let moved = "epc,code,sku,state,bin\nU-1,C-1,SKU-1,in_stock,A-2\nU-2,,SKU-1,new,\n";
@@ -110,7 +110,7 @@ fn a_row_that_changes_a_unit_bumps_its_version_and_only_that_units() {
 #[test]
 fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     import(dir.path(), &data, "bins", "bins.csv", BINS);
     let cases = [
         (
@@ -271,7 +271,7 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
 #[test]
 fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     import(dir.path(), &data, "bins", "bins.csv", BINS);
     import(dir.path(), &data, "units", "units.csv", UNITS);
     import(
@@ -366,7 +366,7 @@ fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() 
 #[test]
 fn supervisors_count_one_bin_and_cancel_a_count_opened_by_mistake() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     import(dir.path(), &data, "bins", "bins.csv", BINS);
     import(dir.path(), &data, "units", "units.csv", UNITS);
     let count = |args: &[&str]| {

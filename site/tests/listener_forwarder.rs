@@ -10,8 +10,12 @@ use std::sync::Arc;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use listener_support::*;
+use stockhop::time::Millis;
+use stockhop_site::listener::forwarder::Cadence;
 
 const DEVICE: &str = "bridge-1";
+/// A retry wait no run of this suite lasts.
+const HOUR: Millis = Millis::from_secs(3600);
 
 #[tokio::test]
 async fn records_reach_the_ledger_in_order_and_rows_are_marked_done_not_deleted() {
@@ -72,17 +76,25 @@ async fn a_busy_ledger_is_retried_and_a_new_frame_skips_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = TestLedger::start(&dir.path().join("ledger.sqlite")).await;
     ledger.fail_next(2);
-    let listener = start(dir.path(), config(DEVICE), Some(&ledger.url)).await;
+    // Retry waits far longer than the test may take, so an attempt after a
+    // failure can only come from a new frame cutting the wait short.
+    let mut config = config(DEVICE);
+    config.forwarding = Cadence {
+        retry_delay_first: HOUR,
+        retry_delay_max: HOUR,
+        ..Cadence::default()
+    };
+    let listener = start(dir.path(), config, Some(&ledger.url)).await;
     send_frames(listener.tcp, &[framed_record(DEVICE, "a", "p1", 1)]).await;
-    assert!(eventually(5, || ledger.batches() == 1).await);
-    // The forwarder now waits 2 s; a new frame starts the next attempt at once.
+    assert!(eventually(30, || ledger.batches() == 1).await);
+    // The forwarder now waits; a new frame starts the next attempt at once.
     send_frames(listener.tcp, &[framed_record(DEVICE, "b", "p2", 1)]).await;
     assert!(
-        eventually(1, || ledger.batches() >= 2).await,
+        eventually(30, || ledger.batches() >= 2).await,
         "the new frame cut the wait short"
     );
     send_frames(listener.tcp, &[framed_record(DEVICE, "c", "p3", 1)]).await;
-    assert!(eventually(5, || ledger.events() == 3).await);
+    assert!(eventually(30, || ledger.events() == 3).await);
     assert!(
         eventually(5, || listener.count(
             "SELECT count(*) FROM listener_queue WHERE state = 'pending'"

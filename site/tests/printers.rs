@@ -889,7 +889,7 @@ async fn a_handheld_reads_its_stations_printer_and_each_receive_label_by_its_sca
 #[test]
 fn printer_add_on_the_command_line_registers_it_at_port_9100_by_default() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let data = backend::new_site(dir.path());
     let run = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
             .args(args)

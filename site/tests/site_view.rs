@@ -730,6 +730,7 @@ async fn metrics_parse_as_prometheus_text() {
 #[test]
 fn admin_add_prints_only_a_token_and_list_and_revoke_manage_admins() {
     let dir = tempfile::tempdir().unwrap();
+    drop(backend::open_db(dir.path()));
     let data = dir.path().to_str().unwrap();
     let run = |args: &[&str]| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_stockhop-site"))

@@ -131,6 +131,7 @@ fn central_sites(db: &Db) -> Vec<String> {
 async fn a_central_takes_a_sites_batch_only_under_that_sites_own_secret() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("central");
+    drop(Db::open(&data).unwrap());
     let east = run(&["central", "add-site", "DC-EAST"], &data);
     let west = run(&["central", "add-site", "DC-WEST"], &data);
     assert_eq!(east.len(), 64, "the secret alone on stdout: {east:?}");

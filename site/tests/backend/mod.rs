@@ -137,6 +137,15 @@ pub fn database_args(data_dir: &Path) -> Vec<String> {
     database_for(data_dir).map_or_else(Vec::new, |url| vec!["--database".to_owned(), url])
 }
 
+/// A new site's data directory under `dir`, its ledger made as the
+/// server's first start makes it: a command other than `serve` works only
+/// on a site that exists.
+pub fn new_site(dir: &Path) -> std::path::PathBuf {
+    let data = dir.join("data");
+    drop(open_db(&data));
+    data
+}
+
 /// `data_dir`'s ledger, opened in this process as the server opens it.
 pub fn open_db(data_dir: &Path) -> Db {
     let Some(url) = database_for(data_dir) else {
