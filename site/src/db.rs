@@ -289,13 +289,14 @@ pub enum Database {
 }
 
 /// What a command other than `serve` says when the SQLite file it was
-/// pointed at does not exist: where it looked, and how a site is named or
-/// made.
+/// pointed at, and its folder, do not exist: where it looked, and how a
+/// site is named or made.
 pub fn no_site_at(path: &Path) -> String {
     format!(
-        "no site database at {}: name the site's data directory with --data DIR \
-         (or STOCKHOP_DATA), or its file with --database; \
-         `stockhop-site serve --data DIR` makes a new site there on its first start",
+        "no site database at {} (its folder does not exist): name the site's data \
+         directory with --data DIR (or STOCKHOP_DATA), or its file with --database; \
+         `stockhop-site serve --data DIR` makes a new site there on its first start, \
+         and a command run on an existing empty folder sets a site up there",
         path.display()
     )
 }

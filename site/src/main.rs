@@ -649,12 +649,23 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
     }
 }
 
-/// Opens the ledger of a site that exists, for a command other than
-/// `serve`: only `serve` makes a new site, so a forgotten or mistyped
-/// --data is refused rather than answered from a new, empty one.
+/// Opens the ledger of a site for a command other than `serve`. A site's
+/// database is made only in a folder that exists (one `serve` made on its
+/// first start, or one the site engineer made to set the site up before
+/// it first serves), so a forgotten or mistyped --data, which names a
+/// folder that is not there, is refused rather than answered from a new,
+/// empty site.
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     if let Database::Sqlite(path) = Database::from_arg(database, data) {
-        anyhow::ensure!(path.exists(), "{}", stockhop_site::db::no_site_at(&path));
+        let folder = path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        anyhow::ensure!(
+            path.exists() || folder.is_dir(),
+            "{}",
+            stockhop_site::db::no_site_at(&path)
+        );
     }
     open_or_make(data, database)
 }

@@ -65,6 +65,21 @@ fn a_command_without_a_site_refuses_names_the_path_and_makes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!dir.path().join("stockhop-data").exists());
+    // A folder made to set a site up before its first start is a site.
+    let empty = dir.path().join("new-site");
+    std::fs::create_dir(&empty).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["admin", "list", "--data"])
+        .arg(&empty)
+        .env_remove("STOCKHOP_DATABASE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(empty.join(stockhop_site::db::DB_FILE).exists());
 }
 
 #[test]
