@@ -34,15 +34,17 @@ use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use uuid::Uuid;
 
+use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
 use crate::queue::heartbeat::beat;
-use crate::queue::{BeatOutcome, Drain, Heartbeats, Item, Session, TransportOutcome};
+use crate::queue::{BeatOutcome, Drain, Heartbeats, Item, ItemState, Session, TransportOutcome};
 use crate::reference::{Pulls, ReferenceMeta};
 use crate::time::UnixMs;
 
 use super::error::QueueError;
 use super::handle::{Command, DrainReport, Found, Options, Reply, PRUNE_EVERY};
-use super::records::{CaptureRequest, DeviceConfig, ReferenceStatus};
+use super::plant::{planted, Bug};
+use super::records::{plan_capture, CaptureRequest, DeviceConfig, ReferenceStatus};
 use super::traits::{Clock, Page, Platform, Store, Transport};
 
 /// What woke the actor.
@@ -130,6 +132,8 @@ pub(super) struct Runtime<S: Store, T, C: Clock, P: Platform> {
     /// Callers of `reference_refresh` whose run of pages began after they
     /// asked: answered once it reaches the site's end (or fails).
     refresh_riding: Vec<Reply<ReferenceStatus>>,
+    /// Items a planted bug holds back from the restored drain.
+    held_back: Vec<Item>,
     /// Units read live for `refresh_unit`, each with its caller.
     unit_reads: Vec<LocalBoxFuture<'static, Event<S, P::Lock>>>,
 }
@@ -177,6 +181,7 @@ where
             refresh_waiting: Vec::new(),
             refresh_riding: Vec::new(),
             unit_reads: Vec::new(),
+            held_back: Vec::new(),
         }
     }
 
@@ -307,13 +312,38 @@ where
     /// Writes one group of captures in one strict transaction and answers
     /// each capture once it has committed.
     async fn write_group(&mut self, batch: Vec<(CaptureRequest, Reply<Item>)>) {
-        let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+        let mut requests = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        for (request, reply) in batch {
+            match self.platform.mint_key() {
+                Ok(key) => {
+                    requests.push((request, key));
+                    replies.push(Some(reply));
+                }
+                Err(err) => {
+                    let _ = reply.send(Err(err));
+                }
+            }
+        }
         let now = self.clock.now();
+        if planted(Bug::AckBeforeCommit) {
+            // The bug: each capture hears "kept" as planned, before its
+            // transaction has committed.
+            let mut sessions = self.sessions.clone();
+            for ((request, key), reply) in requests.iter().zip(&mut replies) {
+                let planned = plan_capture(&mut sessions, request, *key, now, None);
+                if let (Ok(item), Some(reply)) = (planned, reply.take()) {
+                    let _ = reply.send(Ok(item));
+                }
+            }
+        }
         match self.write_captures(&requests, now).await {
             Ok(results) => {
                 let written: Vec<Item> = results.iter().flatten().cloned().collect();
                 for (result, reply) in results.into_iter().zip(replies) {
-                    let _ = reply.send(result);
+                    if let Some(reply) = reply {
+                        let _ = reply.send(result);
+                    }
                 }
                 // The captures are acknowledged first: the registration is
                 // the browser's own write and need not hold up the page.
@@ -326,7 +356,7 @@ where
                 }
             }
             Err(err) => {
-                for reply in replies {
+                for reply in replies.into_iter().flatten() {
                     let _ = reply.send(Err(err.clone()));
                 }
             }
@@ -337,12 +367,12 @@ where
     /// remembers; should that fail, once more from what storage says.
     async fn write_captures(
         &mut self,
-        requests: &[CaptureRequest],
+        requests: &[(CaptureRequest, IdempotencyKey)],
         now: UnixMs,
     ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
         let remembered = requests
             .iter()
-            .any(|request| self.sessions.contains_key(&request.session_id()));
+            .any(|(request, _)| self.sessions.contains_key(&request.session_id()));
         let mut written = self
             .store
             .write_captures(requests, &self.sessions, now)
@@ -486,7 +516,10 @@ where
                 let _ = reply.send(self.store.counts(now).await);
             }
             Command::Discard(id, reply) => {
-                let discarded = self.store.discard(id, now).await;
+                let discarded = match self.platform.mint_key() {
+                    Ok(key) => self.store.discard(id, key, now).await,
+                    Err(err) => Err(err),
+                };
                 self.took_seq(discarded.as_ref().map(|(_, void)| void).map_err(|_| ()));
                 if let (Ok((item, void)), Some(drain)) = (&discarded, self.drain.as_mut()) {
                     drain.handle_captured([item.clone(), void.clone()]);
@@ -495,7 +528,10 @@ where
                 let _ = reply.send(discarded);
             }
             Command::Acknowledge(id, rescan, reply) => {
-                let acknowledged = self.store.acknowledge(id, rescan, now).await;
+                let acknowledged = match self.platform.mint_key() {
+                    Ok(key) => self.store.acknowledge(id, rescan, key, now).await,
+                    Err(err) => Err(err),
+                };
                 self.took_seq(acknowledged.as_ref().map(|(_, ack)| ack).map_err(|_| ()));
                 if let (Ok((item, ack)), Some(drain)) = (&acknowledged, self.drain.as_mut()) {
                     drain.handle_captured([item.clone(), ack.clone()]);
@@ -550,7 +586,16 @@ where
         let drain = match self.drain.take() {
             Some(drain) => drain,
             None => match self.store.load_drain().await {
-                Ok(snapshot) => {
+                Ok(mut snapshot) => {
+                    if planted(Bug::LaterSeqFirstAfterRestart) {
+                        // The bug: items found sending wait behind the
+                        // first request of this life.
+                        let (held, rest) = std::mem::take(&mut snapshot.pending)
+                            .into_iter()
+                            .partition(|item| item.state == ItemState::Sending);
+                        snapshot.pending = rest;
+                        self.held_back = held;
+                    }
                     Drain::restore(&snapshot.sessions, snapshot.pending, snapshot.backoff)
                 }
                 Err(err) => return self.fail_waiting(&err),
@@ -571,6 +616,13 @@ where
         if let Err(err) = self.store.put_items(&lease.items, None).await {
             let _ = drain.handle_lease_failed(lease.batch_id);
             return self.fail_waiting(&err);
+        }
+        if planted(Bug::LaterSeqFirstAfterRestart) && !self.held_back.is_empty() {
+            let held = std::mem::take(&mut self.held_back);
+            drain.handle_stored(held.into_iter().map(|mut item| {
+                item.state = ItemState::Queued;
+                item
+            }));
         }
         self.report.requests += 1;
         self.report.items_sent += lease.items.len() as u32;
@@ -600,9 +652,23 @@ where
             return;
         };
         let now = self.clock.now();
-        let Ok(recorded) = drain.handle_outcome(now, answered.batch_id, &answered.outcome) else {
+        let Ok(mut recorded) = drain.handle_outcome(now, answered.batch_id, &answered.outcome)
+        else {
             return;
         };
+        let delete = planted(Bug::DeleteOn4xx)
+            && recorded
+                .items
+                .iter()
+                .any(|item| item.state == ItemState::Rejected);
+        if delete {
+            // The bug: a refused item is deleted (done long ago, pruned).
+            for item in &mut recorded.items {
+                if item.state == ItemState::Rejected {
+                    item.set_state(ItemState::Done, UnixMs(0));
+                }
+            }
+        }
         if let Err(err) = self
             .store
             .put_items(&recorded.items, Some(recorded.backoff))
@@ -610,6 +676,8 @@ where
         {
             self.drain = None;
             self.fail_waiting(&err);
+        } else if delete {
+            let _ = self.store.prune_done(now, crate::time::Millis(0)).await;
         }
     }
 

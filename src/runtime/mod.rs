@@ -21,6 +21,9 @@ pub mod plant;
 pub mod records;
 pub mod traits;
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+
 pub use error::QueueError;
 pub use handle::{DrainReport, Found, Options, Queue, APP_VERSION, PRUNE_EVERY};
 pub use records::{

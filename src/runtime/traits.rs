@@ -52,29 +52,36 @@ pub trait Store {
 
     /// Writes a capture group in ONE strict transaction. `remembered`
     /// holds sessions as this runtime last committed them: a session found
-    /// there is not read back. Each capture gets a fresh key and the next
-    /// seq of its session ([`super::plan_capture`]); a refused one takes
-    /// neither. The outer error is the transaction's (nothing of the group
+    /// there is not read back. Each capture takes the key given with it
+    /// and the next seq of its session ([`super::plan_capture`]); a
+    /// refused one takes no seq. The outer error is the transaction's (nothing of the group
     /// was written: a remembered session may be behind storage, and a
     /// reused `(session_id, client_seq)` is refused by the store).
     async fn write_captures(
         &mut self,
-        requests: &[CaptureRequest],
+        requests: &[(CaptureRequest, IdempotencyKey)],
         remembered: &BTreeMap<Uuid, Session>,
         now: UnixMs,
     ) -> Result<Written, QueueError>;
 
-    /// Discards a blocked item and adds its `void` (the session's next
-    /// seq), in one strict transaction; both items as written.
-    async fn discard(&mut self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError>;
+    /// Discards a blocked item and adds its `void` under `key` (the
+    /// session's next seq), in one strict transaction; both items as
+    /// written.
+    async fn discard(
+        &mut self,
+        id: u64,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Result<(Item, Item), QueueError>;
 
     /// Records the acknowledgement of a rejected item (replaced by the scan
-    /// `rescan`, if so) and adds the `acknowledge` that tells the site, in
-    /// one strict transaction.
+    /// `rescan`, if so) and adds the `acknowledge` that tells the site
+    /// under `key`, in one strict transaction.
     async fn acknowledge(
         &mut self,
         id: u64,
         rescan: Option<IdempotencyKey>,
+        key: IdempotencyKey,
         now: UnixMs,
     ) -> Result<(Item, Item), QueueError>;
 
@@ -191,4 +198,7 @@ pub trait Platform {
     async fn register_sync(&self) -> bool;
     /// Runs `task` beside the runtime, on the same thread.
     fn spawn(&self, task: impl Future<Output = ()> + 'static);
+    /// A fresh idempotency key (a session id, too) from the platform's
+    /// randomness.
+    fn mint_key(&self) -> Result<IdempotencyKey, QueueError>;
 }

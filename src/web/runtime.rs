@@ -9,6 +9,7 @@
 
 use std::future::Future;
 
+use crate::key::IdempotencyKey;
 use crate::runtime::{Clock, Platform, Transport};
 
 use super::browser::{self, LockGuard};
@@ -42,6 +43,10 @@ impl Platform for Browser {
 
     fn spawn(&self, task: impl Future<Output = ()> + 'static) {
         wasm_bindgen_futures::spawn_local(task);
+    }
+
+    fn mint_key(&self) -> Result<IdempotencyKey, QueueError> {
+        Ok(IdempotencyKey::mint()?)
     }
 }
 

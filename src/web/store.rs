@@ -146,14 +146,14 @@ impl QueueStore for Store {
     /// [`QueueStore::write_captures`]).
     async fn write_captures(
         &mut self,
-        requests: &[CaptureRequest],
+        requests: &[(CaptureRequest, IdempotencyKey)],
         remembered: &BTreeMap<Uuid, Session>,
         now: UnixMs,
     ) -> Result<Written, QueueError> {
         // A scan that names a unit without its version reads the cached
         // unit in this same transaction (only then is the unit store in
         // its scope, so other groups never wait behind the cache's fill).
-        let reads_units = requests.iter().any(|request| {
+        let reads_units = requests.iter().any(|(request, _)| {
             matches!(request, CaptureRequest::Capture { capture, .. }
                 if wants_unit_version(&capture.body).is_some())
         });
@@ -170,7 +170,7 @@ impl QueueStore for Store {
         let mut touched: BTreeMap<Uuid, Session> = BTreeMap::new();
         let mut results = Vec::with_capacity(requests.len());
         let mut adds = Vec::with_capacity(requests.len());
-        for request in requests {
+        for (request, key) in requests {
             let session_id = request.session_id();
             if let Entry::Vacant(vacant) = touched.entry(session_id) {
                 let session = match remembered.get(&session_id) {
@@ -185,7 +185,7 @@ impl QueueStore for Store {
                     vacant.insert(session);
                 }
             }
-            let key = IdempotencyKey::mint()?;
+            let key = *key;
             // A body IndexedDB could not hold as given (a number beyond
             // ±2^53) is refused before it takes a seq.
             let item = match request {
@@ -346,7 +346,12 @@ impl QueueStore for Store {
     }
 
     /// Discards a blocked item and queues its `void`, in one strict transaction.
-    async fn discard(&mut self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
+    async fn discard(
+        &mut self,
+        id: u64,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
         let mut item = get_item(&tx, id).await?;
         let sessions = tx.object_store(SESSIONS)?;
@@ -358,7 +363,7 @@ impl QueueStore for Store {
             .map(|s| record(s, "session"))
             .transpose()?
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
-        let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
+        let mut void = discard(&mut item, &mut session, key, now)?;
         let items = tx.object_store(ITEMS)?;
         items.put(plain(&item)?).build()?;
         let added = items
@@ -378,6 +383,7 @@ impl QueueStore for Store {
         &mut self,
         id: u64,
         rescan: Option<IdempotencyKey>,
+        key: IdempotencyKey,
         now: UnixMs,
     ) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
@@ -391,13 +397,7 @@ impl QueueStore for Store {
             .map(|s| record(s, "session"))
             .transpose()?
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
-        let mut ack = acknowledge(
-            &mut item,
-            &mut session,
-            rescan,
-            IdempotencyKey::mint()?,
-            now,
-        )?;
+        let mut ack = acknowledge(&mut item, &mut session, rescan, key, now)?;
         let items = tx.object_store(ITEMS)?;
         items.put(plain(&item)?).build()?;
         let added = items.add(plain(&ack)?).with_key_type::<f64>().primitive()?;
