@@ -1,9 +1,12 @@
 //! Stockhop's offline capture core.
 //!
-//! Everything outside [`web`] is sans-IO: plain Rust that takes `now` and
-//! data and returns decisions. It compiles natively, where it is unit-tested
-//! and shared with the site server (`stockhop-site`) for the wire types, and
-//! for `wasm32`, where the [`web`] module wraps it for the service worker.
+//! Everything outside [`web`] and [`runtime`] is sans-IO: plain Rust that
+//! takes `now` and data and returns decisions; [`runtime`] drives it
+//! through traits for storage, network, time and platform. It compiles
+//! natively, where it is unit-tested, run by the simulation and shared
+//! with the site server (`stockhop-site`) for the wire types, and for
+//! `wasm32`, where the [`web`] module implements the runtime's traits for
+//! the service worker.
 //!
 //! Architecture invariant: no module here but [`web`] touches `JsValue`,
 //! `web_sys`, IndexedDB, a socket or a clock, and every type here is the
@@ -19,6 +22,7 @@ pub mod queue;
 pub mod reason;
 pub mod reference;
 pub mod release;
+pub mod runtime;
 pub mod time;
 pub mod undo;
 pub mod wire;

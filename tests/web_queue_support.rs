@@ -5,7 +5,10 @@
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
@@ -13,6 +16,8 @@ use indexed_db_futures::Build;
 use serde_json::json;
 use stockhop::queue::{BeatOutcome, TransportOutcome};
 use stockhop::reference::Pull;
+#[allow(unused_imports)]
+pub use stockhop::runtime::Store as _;
 use stockhop::time::UnixMs;
 use stockhop::web::cache::FetchedPage;
 use stockhop::web::clock::Clock;
@@ -38,22 +43,60 @@ pub async fn fresh(name: &str) -> Store {
     Store::open(name).await.unwrap()
 }
 
-/// A clock that only moves when the test moves it.
-#[derive(Clone)]
-pub struct TestClock(pub Rc<Cell<i64>>);
+/// A clock that only moves when the test moves it; a runtime's timer on
+/// it fires when the test moves it past the timer's instant.
+#[derive(Clone, Default)]
+pub struct TestClock {
+    now: Rc<Cell<i64>>,
+    sleepers: Rc<RefCell<Vec<Waker>>>,
+}
 
 impl TestClock {
     pub fn at(now: UnixMs) -> TestClock {
-        TestClock(Rc::new(Cell::new(now.0)))
+        let clock = TestClock::default();
+        clock.now.set(now.0);
+        clock
     }
+    /// Moves the clock to `now`; timers due by then fire.
     pub fn set(&self, now: UnixMs) {
-        self.0.set(now.0);
+        self.now.set(now.0);
+        for waker in self.sleepers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+    /// Timers armed on this clock and not yet fired.
+    pub fn sleeping(&self) -> usize {
+        self.sleepers.borrow().len()
+    }
+}
+
+/// A timer on a [`TestClock`].
+pub struct TestSleep {
+    clock: TestClock,
+    at: UnixMs,
+}
+
+impl Future for TestSleep {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.clock.now() >= self.at {
+            return Poll::Ready(());
+        }
+        self.clock.sleepers.borrow_mut().push(cx.waker().clone());
+        Poll::Pending
     }
 }
 
 impl Clock for TestClock {
+    type Sleep = TestSleep;
     fn now(&self) -> UnixMs {
-        UnixMs(self.0.get())
+        UnixMs(self.now.get())
+    }
+    fn sleep_until(&self, at: UnixMs) -> TestSleep {
+        TestSleep {
+            clock: self.clone(),
+            at,
+        }
     }
 }
 
@@ -164,6 +207,9 @@ impl FakeSite {
 }
 
 impl Transport for FakeSite {
+    type PageRows = [js_sys::Array; 4];
+    type Unit = wasm_bindgen::JsValue;
+
     async fn send(&self, _device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
         self.requests.borrow_mut().push(request.clone());
         if let Some(outcome) = self.whole.borrow().clone() {

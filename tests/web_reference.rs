@@ -183,14 +183,14 @@ async fn find_unit_answers_offline_by_epc_or_serial_with_its_bin_and_the_caches_
     let by_epc = queue.find_unit("E3".into()).await.unwrap();
     assert_eq!(value(by_epc.row), unit("E3", Some("SN-3"), "A-2", 1));
     assert_eq!(
-        value(by_epc.bin),
+        value(by_epc.bin.unwrap()),
         json!({"bin": "A-2", "zone": "Z-A", "location": "L-1"})
     );
     assert_eq!(by_epc.meta.age_ms(T0.plus(Millis(42_000))), Some(42_000));
     let by_serial = queue.find_unit("SN-4".into()).await.unwrap();
     assert_eq!(value(by_serial.row)["epc"], "E4");
     let unknown = queue.find_unit("E404".into()).await.unwrap();
-    assert!(unknown.row.is_null() && unknown.bin.is_null());
+    assert!(unknown.row.is_null() && unknown.bin.unwrap().is_null());
 
     let grn = queue
         .reference_get(RowKind::Grn, "G-1".into())
@@ -421,14 +421,14 @@ async fn refresh_unit_reads_the_unit_live_and_keeps_it() {
     queue.reference_refresh().await.unwrap();
     // The site moves E2 and the device has not pulled since.
     site.change("units", unit("E2", Some("SN-2"), "A-1", 2));
-    let live = value(queue.refresh_unit("E2".into()).await.unwrap());
+    let live = value(queue.refresh_unit("E2".into()).await.unwrap().unwrap());
     assert_eq!(
         (live["bin"].clone(), live["version"].clone()),
         (json!("A-1"), json!(2))
     );
     let cached = queue.find_unit("SN-2".into()).await.unwrap();
     assert_eq!(value(cached.row), live);
-    assert!(queue.refresh_unit("E404".into()).await.unwrap().is_null());
+    assert!(queue.refresh_unit("E404".into()).await.unwrap().is_none());
     site.answer_whole(TransportOutcome::Offline);
     assert_eq!(
         queue.refresh_unit("E2".into()).await.unwrap_err(),

@@ -70,7 +70,7 @@ pub fn all(
     for (d, device) in devices.iter().enumerate() {
         // Nothing crashes after the last event, so what the store holds
         // is everything committed, relaxed writes included.
-        let captured = &device.store.visible().items;
+        let captured = &device.items_by_key();
         for key in &acknowledged[d] {
             if !captured.contains_key(key) {
                 found.push(violation(

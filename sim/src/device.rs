@@ -1,112 +1,199 @@
-//! A handheld inside the simulation: the real sans-IO session and drain
-//! (`stockhop::queue`) around a model of the service worker's IndexedDB.
+//! A handheld inside the simulation: the shipped queue runtime
+//! (`stockhop::runtime`) on a single-threaded pool, over the device's
+//! database model (`store.rs`), a transport whose requests the world
+//! carries, a clock the world moves and a platform drawing keys from the
+//! seed.
 //!
-//! The store keeps what a committed transaction holds, by durability:
-//!
-//! * **strict** writes (a capture, a close, a discard, an acknowledgement:
-//!   what only the device knows) are durable when they complete, and so is
-//!   every write committed before them;
-//! * **relaxed** writes (the drain's lease and its outcomes, which a resend
-//!   under the same keys recovers) complete at once but are durable only
-//!   once a later strict write commits. A worker kill keeps a prefix of
-//!   them, drawn from the seed: IndexedDB commits in order, so what
-//!   survives is never a later write without the earlier ones.
-//!
-//! The runtime steps mirror the service worker's: a capture is written
-//! strictly, then drains at once; the drain leases (relaxed), sends,
-//! records the outcome (relaxed) and either goes on or waits for the
-//! backoff. A killed worker loses its memory (the drain, the request in
-//! flight) and restarts from what the store kept.
+//! The world drives a device by turns: it moves the device's clock, fires
+//! the timers due, and runs the pool until every task waits again. A sync
+//! request the runtime sent is then in the outbox for the world to carry;
+//! its outcome comes back through the request's one-shot in a later turn.
+//! A killed worker is its pool dropped (the runtime, its requests and any
+//! transaction not yet committed with it) and the database crashed; the
+//! next worker restarts from what the database kept.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
-use rand::Rng;
-use stockhop::backoff::Backoff;
+use futures_channel::oneshot;
+use futures_executor::{LocalPool, LocalSpawner};
+use futures_util::task::LocalSpawnExt;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use stockhop::key::IdempotencyKey;
-use stockhop::queue::drain::{Drain, Lease};
 use stockhop::queue::item::{Item, ItemState};
-use stockhop::queue::outcome::TransportOutcome;
 use stockhop::queue::session::Session;
+use stockhop::queue::{BeatOutcome, TransportOutcome};
+use stockhop::reference::{PageHead, Pull};
+use stockhop::runtime::{
+    Clock, DeviceConfig, Options, Page, Platform, Queue, QueueError, Transport,
+};
 use stockhop::time::UnixMs;
+use stockhop::wire::{Heartbeat, SyncRequest};
 use uuid::Uuid;
 
-/// What the store holds: items by key, sessions by id, the backoff.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub items: BTreeMap<IdempotencyKey, Item>,
-    pub sessions: BTreeMap<Uuid, Session>,
-    pub backoff: Backoff,
+use crate::store::{Database, SimStore};
+
+/// The device's clock: the world's plus the device's skew, moved by the
+/// world; a sleep is ready once the world has moved it far enough.
+#[derive(Clone, Default)]
+pub struct SimClock(Rc<ClockState>);
+
+#[derive(Default)]
+struct ClockState {
+    now: Cell<i64>,
+    /// Sleeps waiting, by their instant.
+    timers: RefCell<Vec<(UnixMs, Waker)>>,
 }
 
-/// One relaxed write: items and, for an outcome, the backoff.
-#[derive(Debug, Clone)]
-struct Write {
-    items: Vec<Item>,
-    backoff: Option<Backoff>,
-}
-
-impl Snapshot {
-    fn apply(&mut self, write: &Write) {
-        for item in &write.items {
-            self.items.insert(item.key, item.clone());
+impl SimClock {
+    /// Moves the clock to `now` and wakes the sleeps due by then.
+    fn set(&self, now: UnixMs) {
+        self.0.now.set(now.0);
+        let due: Vec<Waker> = {
+            let mut timers = self.0.timers.borrow_mut();
+            let (due, later) = std::mem::take(&mut *timers)
+                .into_iter()
+                .partition(|(at, _)| *at <= now);
+            *timers = later;
+            due.into_iter().map(|(_, waker)| waker).collect()
+        };
+        for waker in due {
+            waker.wake();
         }
-        if let Some(backoff) = write.backoff {
-            self.backoff = backoff;
+    }
+
+    fn next_timer(&self) -> Option<UnixMs> {
+        self.0.timers.borrow().iter().map(|(at, _)| *at).min()
+    }
+
+    fn forget_timers(&self) {
+        self.0.timers.borrow_mut().clear();
+    }
+}
+
+/// A sleep on a [`SimClock`].
+pub struct SimSleep {
+    clock: SimClock,
+    at: UnixMs,
+    armed: bool,
+}
+
+impl Future for SimSleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.clock.now() >= self.at {
+            return Poll::Ready(());
+        }
+        if !self.armed {
+            self.armed = true;
+            let entry = (self.at, cx.waker().clone());
+            self.clock.0.timers.borrow_mut().push(entry);
+        }
+        Poll::Pending
+    }
+}
+
+impl Clock for SimClock {
+    type Sleep = SimSleep;
+    fn now(&self) -> UnixMs {
+        UnixMs(self.0.now.get())
+    }
+    fn sleep_until(&self, at: UnixMs) -> SimSleep {
+        SimSleep {
+            clock: self.clone(),
+            at,
+            armed: false,
         }
     }
 }
 
-/// The device's IndexedDB, as far as durability goes.
-#[derive(Debug, Default)]
-pub struct Store {
-    durable: Snapshot,
-    relaxed: Vec<Write>,
+/// Sync requests the runtime sent, each with the one-shot its outcome goes
+/// back on.
+type Outbox = Rc<RefCell<Vec<(SyncRequest, oneshot::Sender<TransportOutcome>)>>>;
+
+/// The runtime's transport: a sync request goes to the outbox for the
+/// world to carry. The heartbeat and the reference reads do not travel
+/// the simulated network: the heartbeat is taken, and the site's reference
+/// data never changes (every page is empty and the last).
+#[derive(Clone)]
+struct SimTransport {
+    outbox: Outbox,
 }
 
-impl Store {
-    /// What a live worker reads: everything committed, durable or not.
-    pub fn visible(&self) -> Snapshot {
-        let mut view = self.durable.clone();
-        for write in &self.relaxed {
-            view.apply(write);
-        }
-        view
+impl Transport for SimTransport {
+    type PageRows = ();
+    type Unit = ();
+
+    async fn send(&self, _device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
+        let (answer, outcome) = oneshot::channel();
+        self.outbox.borrow_mut().push((request.clone(), answer));
+        // A request the world drops (its worker killed) never answers.
+        outcome.await.unwrap_or(TransportOutcome::Offline)
     }
 
-    /// A strict write: durable with everything before it.
-    fn strict(&mut self, items: Vec<Item>, session: Option<Session>) {
-        for write in std::mem::take(&mut self.relaxed) {
-            self.durable.apply(&write);
-        }
-        self.durable.apply(&Write {
-            items,
-            backoff: None,
-        });
-        if let Some(session) = session {
-            self.durable.sessions.insert(session.session_id, session);
-        }
+    async fn heartbeat(&self, _device: &DeviceConfig, _beat: &Heartbeat) -> BeatOutcome {
+        BeatOutcome::Acknowledged { period: None }
     }
 
-    fn relaxed(&mut self, items: Vec<Item>, backoff: Option<Backoff>) {
-        self.relaxed.push(Write { items, backoff });
+    async fn reference(&self, device: &DeviceConfig, pull: &Pull) -> Result<Page<()>, QueueError> {
+        Ok(Page {
+            head: PageHead {
+                cursor: pull.after.clone().unwrap_or_else(|| "0".into()),
+                more: false,
+                device: None,
+                operators: serde_json::Value::Null,
+            },
+            rows: (),
+            site: device.site_url.clone(),
+        })
     }
 
-    /// A kill: the first `kept` relaxed writes survive, the rest are lost.
-    fn crash(&mut self, kept: usize) -> usize {
-        let writes = std::mem::take(&mut self.relaxed);
-        let lost = writes.len().saturating_sub(kept);
-        for write in writes.into_iter().take(kept) {
-            self.durable.apply(&write);
-        }
-        lost
+    async fn unit(&self, _device: &DeviceConfig, _epc: &str) -> Result<Option<()>, QueueError> {
+        Ok(None)
     }
 }
 
-/// A request the worker has sent and waits on.
-#[derive(Debug, Clone)]
-pub struct InFlight {
-    pub batch_id: u64,
-    pub request_id: u64,
+/// The runtime's platform: no lock to share (one worker a device), no
+/// Background Sync (the world restarts workers), keys from the seed.
+#[derive(Clone)]
+struct SimPlatform {
+    spawner: LocalSpawner,
+    keys: Rc<RefCell<ChaCha8Rng>>,
+}
+
+impl Platform for SimPlatform {
+    type Lock = ();
+
+    async fn lock(&self) -> Option<()> {
+        Some(())
+    }
+
+    async fn register_sync(&self) -> bool {
+        false
+    }
+
+    fn spawn(&self, task: impl Future<Output = ()> + 'static) {
+        self.spawner
+            .spawn_local(task)
+            .expect("the pool outlives its runtime");
+    }
+
+    fn mint_key(&self) -> Result<IdempotencyKey, QueueError> {
+        Ok(IdempotencyKey::from_random_bytes(
+            self.keys.borrow_mut().random(),
+        ))
+    }
+}
+
+/// A running worker: the pool its runtime runs on, and the handle.
+struct Worker {
+    pool: LocalPool,
+    queue: Queue<SimStore>,
 }
 
 /// One simulated handheld.
@@ -115,28 +202,48 @@ pub struct Device {
     pub token: String,
     /// Device clock minus the world's clock.
     pub skew_ms: i64,
-    pub store: Store,
-    /// The running worker's drain; `None` while the worker is down.
-    pub drain: Option<Drain>,
-    pub in_flight: Option<InFlight>,
+    pub db: Rc<RefCell<Database>>,
+    clock: SimClock,
+    outbox: Outbox,
+    keys: Rc<RefCell<ChaCha8Rng>>,
+    worker: Option<Worker>,
     /// Bumped at every worker start: answers to an earlier worker's
     /// requests reach nobody.
     pub generation: u64,
+    /// The request in flight: its id and the one-shot its outcome goes on.
+    pub in_flight: Option<(u64, oneshot::Sender<TransportOutcome>)>,
+    /// The world time of the wake the world has scheduled for the timers.
+    pub wake_at: Option<UnixMs>,
     /// The session scans go into, if one is open.
     pub open_session: Option<Uuid>,
+    /// Every capture whose "kept" reached the operator.
+    pub acknowledged: Rc<RefCell<Vec<IdempotencyKey>>>,
 }
 
 impl Device {
-    pub fn new(device_id: String, token: String, skew_ms: i64) -> Device {
+    /// A handheld set up for the site before the shift; `seed` draws its keys.
+    pub fn new(device_id: String, token: String, skew_ms: i64, seed: u64) -> Device {
+        let mut db = Database::default();
+        db.set_up(DeviceConfig {
+            site_url: "https://site.sim".into(),
+            device_token: token.clone(),
+            device_id: device_id.clone(),
+            done_retention_days: None,
+        });
         Device {
             device_id,
             token,
             skew_ms,
-            store: Store::default(),
-            drain: None,
-            in_flight: None,
+            db: Rc::new(RefCell::new(db)),
+            clock: SimClock::default(),
+            outbox: Outbox::default(),
+            keys: Rc::new(RefCell::new(ChaCha8Rng::seed_from_u64(seed))),
+            worker: None,
             generation: 0,
+            in_flight: None,
+            wake_at: None,
             open_session: None,
+            acknowledged: Rc::default(),
         }
     }
 
@@ -144,100 +251,154 @@ impl Device {
         UnixMs(world_now.0 + self.skew_ms)
     }
 
-    /// Starts the worker from what the store holds (the service worker's
-    /// restore on every wake-up).
-    pub fn start_worker(&mut self) {
-        let view = self.store.visible();
-        let pending = view
-            .items
-            .values()
-            .filter(|item| item.state.is_pending())
-            .cloned();
-        self.drain = Some(Drain::restore(
-            view.sessions.values(),
-            pending,
-            view.backoff,
-        ));
+    /// Starts a worker on what the database holds, woken to drain (the
+    /// service worker's start for a page's message or a sync event).
+    pub fn start_worker(&mut self, world_now: UnixMs) {
+        self.clock.set(self.clock(world_now));
+        let pool = LocalPool::new();
+        let platform = SimPlatform {
+            spawner: pool.spawner(),
+            keys: Rc::clone(&self.keys),
+        };
+        let store = SimStore {
+            db: Rc::clone(&self.db),
+            clock: self.clock.clone(),
+        };
+        let transport = SimTransport {
+            outbox: Rc::clone(&self.outbox),
+        };
+        let queue = Queue::start(
+            store,
+            transport,
+            self.clock.clone(),
+            platform,
+            Options::default(),
+            "sim".into(),
+        );
         self.generation += 1;
         self.in_flight = None;
+        self.wake_at = None;
+        self.worker = Some(Worker { pool, queue });
+        self.spawn(|queue| async move {
+            let _ = queue.drain(false).await;
+        });
     }
 
     /// Kills the worker; returns how many relaxed writes were lost.
     pub fn kill_worker(&mut self, rng: &mut impl Rng) -> usize {
-        let kept = rng.random_range(0..=self.store.relaxed.len());
-        self.drain = None;
+        self.worker = None;
         self.in_flight = None;
-        self.store.crash(kept)
+        self.wake_at = None;
+        self.outbox.borrow_mut().clear();
+        self.clock.forget_timers();
+        let mut db = self.db.borrow_mut();
+        let kept = rng.random_range(0..=db.at_risk());
+        db.crash(kept)
     }
 
     pub fn worker_running(&self) -> bool {
-        self.drain.is_some()
+        self.worker.is_some()
     }
 
-    /// Writes captured items (and their session) strictly, then tells the
-    /// drain, which skips its wait.
-    pub fn captured(&mut self, items: Vec<Item>, session: Option<Session>) {
-        self.store.strict(items.clone(), session.clone());
-        if let Some(drain) = self.drain.as_mut() {
-            drain.handle_captured(items);
+    /// Runs `task` on the worker's pool with a handle on its queue (the
+    /// page's message to a running worker); the world runs the pool.
+    pub fn spawn<F: Future<Output = ()> + 'static>(&self, task: impl FnOnce(Queue<SimStore>) -> F) {
+        if let Some(worker) = &self.worker {
+            let queue = worker.queue.clone();
+            worker
+                .pool
+                .spawner()
+                .spawn_local(task(queue))
+                .expect("the pool is running");
         }
     }
 
-    /// The next lease if one is due: written relaxed, ready to send.
-    pub fn next_lease(&mut self, world_now: UnixMs) -> Option<Lease> {
-        let now = self.clock(world_now);
-        let lease = self.drain.as_mut()?.poll_transmit(now)?;
-        self.store.relaxed(lease.items.clone(), None);
-        Some(lease)
+    /// Captures on the worker; the key is acknowledged once the operator
+    /// hears "kept".
+    pub fn kept<F>(&self, task: impl FnOnce(Queue<SimStore>) -> F)
+    where
+        F: Future<Output = Result<Item, QueueError>> + 'static,
+    {
+        let acknowledged = Rc::clone(&self.acknowledged);
+        self.spawn(|queue| {
+            let kept = task(queue);
+            async move {
+                if let Ok(item) = kept.await {
+                    acknowledged.borrow_mut().push(item.key);
+                }
+            }
+        });
     }
 
-    /// The transport's outcome for the request in flight. Returns whether
-    /// the drain goes on at once (`false`: it waits for its backoff).
-    pub fn outcome(&mut self, world_now: UnixMs, outcome: &TransportOutcome) -> bool {
-        let now = self.clock(world_now);
-        let Some(in_flight) = self.in_flight.take() else {
-            return false;
-        };
-        let Some(drain) = self.drain.as_mut() else {
-            return false;
-        };
-        let recorded = drain
-            .handle_outcome(now, in_flight.batch_id, outcome)
-            .expect("the outcome is for the lease in flight");
-        self.store
-            .relaxed(recorded.items.clone(), Some(recorded.backoff));
-        !recorded.stopped
+    /// One turn: the clock moved to `world_now`, the timers due fired, and
+    /// every task run until it waits again.
+    pub fn run(&mut self, world_now: UnixMs) {
+        self.clock.set(self.clock(world_now));
+        if let Some(worker) = self.worker.as_mut() {
+            worker.pool.run_until_stalled();
+        }
     }
 
-    /// When the drain wants to be woken, in world time.
-    pub fn wake_at(&self, world_now: UnixMs) -> Option<UnixMs> {
-        let at = self.drain.as_ref()?.poll_timeout(self.clock(world_now))?;
-        Some(UnixMs(at.0.saturating_sub(self.skew_ms)))
+    /// The sync requests the runtime sent since the last turn.
+    pub fn take_requests(&mut self) -> Vec<(SyncRequest, oneshot::Sender<TransportOutcome>)> {
+        std::mem::take(&mut *self.outbox.borrow_mut())
     }
 
-    /// Items not yet done or decided, by the live view.
+    /// When the earliest timer is due, in world time.
+    pub fn next_timer(&self) -> Option<UnixMs> {
+        self.worker.as_ref()?;
+        let at = self.clock.next_timer()?;
+        Some(UnixMs(at.0 - self.skew_ms))
+    }
+
+    /// Items not yet done or decided, as the database holds them.
     pub fn pending(&self) -> usize {
-        self.store
-            .visible()
+        self.db
+            .borrow()
+            .live()
             .items
             .values()
             .filter(|item| item.state.is_pending())
             .count()
     }
 
-    /// The open session, as the store holds it.
+    /// A session as the database holds it.
     pub fn session(&self, id: Uuid) -> Option<Session> {
-        self.store.visible().sessions.get(&id).cloned()
+        self.db.borrow().live().sessions.get(&id).cloned()
     }
 
-    /// Items waiting for a person in the live view.
+    /// Items of a session, as the database holds them.
+    pub fn session_items(&self, id: Uuid) -> Vec<Item> {
+        self.db
+            .borrow()
+            .live()
+            .items
+            .values()
+            .filter(|item| item.session_id == id)
+            .cloned()
+            .collect()
+    }
+
+    /// Items waiting for a person.
     pub fn waiting_for_a_person(&self, state: ItemState) -> Vec<Item> {
-        self.store
-            .visible()
+        self.db
+            .borrow()
+            .live()
             .items
             .values()
             .filter(|item| item.state == state && !item.acknowledged)
             .cloned()
+            .collect()
+    }
+
+    /// Every item the database holds, by key.
+    pub fn items_by_key(&self) -> BTreeMap<IdempotencyKey, Item> {
+        self.db
+            .borrow()
+            .live()
+            .items
+            .values()
+            .map(|item| (item.key, item.clone()))
             .collect()
     }
 }

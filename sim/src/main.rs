@@ -1,19 +1,23 @@
 //! `stockhop-sim`: a deterministic simulation of handhelds, operators, a
 //! faulty network and the site ledger, one world per seed.
 //!
-//! The handhelds run the real sans-IO session and drain from `stockhop`
-//! over a model of IndexedDB's durability (`device.rs`); the ledger is the
+//! The handhelds run the shipped queue runtime (`stockhop::runtime`) on a
+//! single-threaded pool (`device.rs`) over a model of IndexedDB's
+//! durability (`store.rs`); the ledger is the
 //! real ledger code on a real SQLite file (`ledger.rs`); fixed terminals
 //! push through the real listener queue and forwarder (`terminal.rs`); the world
 //! (`world.rs`) draws every fault from the seed and keeps its own clock, so
 //! `--seeds 1 --from SEED` replays a run exactly. A violation prints the
 //! seed, the invariant (`check.rs`) and the shortest trace that still
 //! breaks it, and the run exits non-zero. The last line reads
-//! `sim: N seeds from S, V violations`.
+//! `sim: N seeds from S, V violations`. `--plant BUG` plants a known bug
+//! in the handheld's runtime (`stockhop::runtime::plant`) to show a seed
+//! that catches it.
 
 mod check;
 mod device;
 mod ledger;
+mod store;
 mod terminal;
 mod world;
 
@@ -21,6 +25,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use stockhop::runtime::plant::{plant, Bug};
 
 use world::{Run, World};
 
@@ -39,6 +44,20 @@ struct Args {
     /// Print every seed's trace, not only a failing one's.
     #[arg(long)]
     verbose: bool,
+    /// Plant a known bug in the handheld's runtime, to see the simulation
+    /// catch it: later-seq-first, delete-on-4xx or ack-before-commit.
+    #[arg(long, value_parser = planted_bug)]
+    plant: Option<Bug>,
+}
+
+fn planted_bug(name: &str) -> Result<Bug, String> {
+    Bug::ALL
+        .into_iter()
+        .find(|bug| bug.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = Bug::ALL.iter().map(|bug| bug.name()).collect();
+            format!("no such bug; one of {}", names.join(", "))
+        })
 }
 
 /// A directory for SQLite files: in memory-backed storage where the
@@ -112,7 +131,11 @@ const WORKERS_MAX: usize = 8;
 /// Runs seeds `from..end`, one world a thread on as many cores as there
 /// are (each world alone is single-threaded and deterministic), and yields
 /// their runs in seed order as they finish.
-fn parallel_runs(from: u64, end: u64) -> impl Iterator<Item = anyhow::Result<Run>> {
+fn parallel_runs(
+    from: u64,
+    end: u64,
+    bug: Option<Bug>,
+) -> impl Iterator<Item = anyhow::Result<Run>> {
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(WORKERS_MAX);
@@ -122,6 +145,7 @@ fn parallel_runs(from: u64, end: u64) -> impl Iterator<Item = anyhow::Result<Run
         let next = std::sync::Arc::clone(&next);
         let sender = sender.clone();
         std::thread::spawn(move || loop {
+            plant(bug);
             let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             if seed >= end || sender.send((seed, run_seed(seed, None))).is_err() {
                 return;
@@ -153,7 +177,8 @@ fn main() -> anyhow::Result<ExitCode> {
     let mut reads = 0u64;
     let mut forwards = 0u64;
     let end = args.from.saturating_add(args.seeds);
-    let runs = parallel_runs(args.from, end);
+    plant(args.plant);
+    let runs = parallel_runs(args.from, end, args.plant);
     for (seed, run) in (args.from..end).zip(runs) {
         let run = run?;
         captures += run.stats.captures;

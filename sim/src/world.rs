@@ -29,10 +29,9 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use stockhop::key::IdempotencyKey;
-use stockhop::queue::item::{Item, ItemState};
+use stockhop::queue::item::ItemState;
 use stockhop::queue::outcome::TransportOutcome;
-use stockhop::queue::session::{Capture, Session};
-use stockhop::queue::{acknowledge, discard};
+use stockhop::queue::session::Capture;
 use stockhop::time::UnixMs;
 use stockhop::wire::{Command, ItemOutcome, Mode, OpenSessionBody, SyncResponse};
 use stockhop_site::delivery::{DeliveryError, DELIVERY_TIMEOUT};
@@ -45,7 +44,7 @@ use stockhop_site::terminal_wire::{
 use uuid::Uuid;
 
 use crate::check::{self, Answer, TerminalAnswer, Violation};
-use crate::device::{Device, InFlight};
+use crate::device::Device;
 use crate::ledger::Ledger;
 use crate::terminal::{Forward, Listener, Reading, Terminal};
 
@@ -66,6 +65,9 @@ const START: UnixMs = UnixMs(1_796_025_600_000);
 /// How long a terminal waits for the listener's ack before it counts the
 /// push as failed, and waits again before the next push.
 const TERMINAL_RETRY_MS: i64 = 10_000;
+/// How long after an operator step a worker kill drawn at it may come: a
+/// kill within the strict commit time loses the step's transaction.
+const KILL_WITHIN_MS: i64 = 2 * crate::store::COMMIT_MS;
 /// Most records one terminal push carries.
 const TERMINAL_PUSH_MAX: usize = 20;
 
@@ -119,6 +121,8 @@ enum Event {
     Wake(usize, u64),
     /// The worker of device `d` starts again after a kill.
     WorkerStart(usize),
+    /// The worker of device `d` is killed.
+    Kill(usize),
     /// A request reaches the ledger.
     Arrive {
         device: usize,
@@ -222,8 +226,6 @@ pub struct World {
     operations_left: usize,
     healed: bool,
     answers: Vec<Answer>,
-    /// Every capture an operator was told is kept, by device.
-    acknowledged: Vec<Vec<IdempotencyKey>>,
     terminals: Vec<Terminal>,
     listener: Listener,
     /// Each terminal push in flight: its terminal and the records it carries.
@@ -269,13 +271,12 @@ impl World {
             } else {
                 rng.random_range(-10 * 60_000..=10 * 60_000)
             };
-            let mut device = Device::new(device_id, token, skew_ms);
-            device.start_worker();
+            let mut device = Device::new(device_id, token, skew_ms, rng.random());
+            device.start_worker(START);
             devices.push(device);
         }
         let operations_left =
             max_operations.map_or(shape.operations, |max| max.min(shape.operations));
-        let shape_devices = shape.devices;
         let mut world = World {
             rng,
             shape,
@@ -291,7 +292,6 @@ impl World {
             operations_left,
             healed: false,
             answers: Vec::new(),
-            acknowledged: vec![Vec::new(); shape_devices],
             terminals,
             listener,
             pushes: HashMap::new(),
@@ -307,6 +307,7 @@ impl World {
         world.stats.operations = world.shape.operations;
         world.note(format!("shape {:?}", world.shape));
         for d in 0..world.devices.len() {
+            world.turn(d);
             let skew = world.devices[d].skew_ms;
             world.note(format!("HH-{d} clock skew {skew} ms"));
             let first = world.rng.random_range(0..5_000);
@@ -336,10 +337,6 @@ impl World {
             .push(format!("{:>9.3}s {line}", at as f64 / 1000.0));
     }
 
-    fn key(&mut self) -> IdempotencyKey {
-        IdempotencyKey::from_random_bytes(self.rng.random())
-    }
-
     /// Runs the world to its end and checks the invariants.
     pub fn run(mut self) -> anyhow::Result<Run> {
         let mut heal_deadline = None;
@@ -358,12 +355,12 @@ impl World {
                 break;
             }
         }
-        let mut violations = check::all(
-            &self.devices,
-            &self.acknowledged,
-            &self.ledger,
-            &self.answers,
-        )?;
+        let acknowledged: Vec<Vec<IdempotencyKey>> = self
+            .devices
+            .iter()
+            .map(|device| device.acknowledged.borrow().clone())
+            .collect();
+        let mut violations = check::all(&self.devices, &acknowledged, &self.ledger, &self.answers)?;
         violations.extend(check::terminals(
             &self.terminals,
             &self.accepted,
@@ -389,12 +386,12 @@ impl World {
         self.partitioned = false;
         for d in 0..self.devices.len() {
             if !self.devices[d].worker_running() {
-                self.devices[d].start_worker();
+                self.devices[d].start_worker(self.now);
             }
-            if let Some(drain) = self.devices[d].drain.as_mut() {
-                drain.handle_retry_now();
-            }
-            self.pump(d);
+            self.devices[d].spawn(|queue| async move {
+                let _ = queue.retry_now().await;
+            });
+            self.turn(d);
             self.schedule(PERSON_EVERY_MS, Event::Person(d));
         }
         if !self.listener.up {
@@ -435,14 +432,23 @@ impl World {
             }
             Event::Wake(d, generation) => {
                 if self.devices[d].generation == generation {
-                    self.pump(d);
+                    self.devices[d].wake_at = None;
+                    self.turn(d);
                 }
             }
             Event::WorkerStart(d) => {
                 if !self.devices[d].worker_running() {
-                    self.devices[d].start_worker();
+                    self.devices[d].start_worker(self.now);
                     self.note(format!("HH-{d} worker starts"));
-                    self.pump(d);
+                    self.turn(d);
+                }
+            }
+            Event::Kill(d) => {
+                if self.devices[d].worker_running() {
+                    let lost = self.devices[d].kill_worker(&mut self.rng);
+                    self.note(format!("HH-{d} worker killed ({lost} relaxed writes lost)"));
+                    let back = self.rng.random_range(1_000..60_000);
+                    self.schedule(back, Event::WorkerStart(d));
                 }
             }
             Event::Arrive {
@@ -463,18 +469,16 @@ impl World {
                     && current
                         .in_flight
                         .as_ref()
-                        .is_some_and(|f| f.request_id == request_id);
+                        .is_some_and(|(id, _)| *id == request_id);
                 if live {
                     self.note(format!(
                         "HH-{device} request {request_id}: {}",
                         describe(&outcome)
                     ));
-                    let go_on = self.devices[device].outcome(self.now, &outcome.outcome());
-                    if go_on {
-                        self.pump(device);
-                    } else {
-                        self.schedule_wake(device);
+                    if let Some((_, answer)) = self.devices[device].in_flight.take() {
+                        let _ = answer.send(outcome.outcome());
                     }
+                    self.turn(device);
                 }
             }
             Event::LedgerBack => {
@@ -488,10 +492,10 @@ impl World {
             }
             Event::Person(d) => {
                 if !self.devices[d].worker_running() {
-                    self.devices[d].start_worker();
+                    self.devices[d].start_worker(self.now);
                 }
-                let now = self.devices[d].clock(self.now);
-                while self.decide(d, now) {}
+                self.decide(d);
+                self.turn(d);
                 self.schedule(PERSON_EVERY_MS, Event::Person(d));
             }
             Event::TerminalRead(t) => {
@@ -876,10 +880,10 @@ impl World {
     /// Faults drawn at each operator step, before it.
     fn faults(&mut self, d: usize) {
         if self.rng.random_bool(self.shape.kill_worker) && self.devices[d].worker_running() {
-            let lost = self.devices[d].kill_worker(&mut self.rng);
-            self.note(format!("HH-{d} worker killed ({lost} relaxed writes lost)"));
-            let back = self.rng.random_range(1_000..60_000);
-            self.schedule(back, Event::WorkerStart(d));
+            // At the step or a moment after it: while the step's
+            // transaction may still be committing.
+            let at = self.rng.random_range(0..=KILL_WITHIN_MS);
+            self.schedule(at, Event::Kill(d));
         }
         if self.ledger_up && self.rng.random_bool(self.shape.restart_ledger) {
             self.ledger_up = false;
@@ -899,45 +903,45 @@ impl World {
     }
 
     /// One operator action on device `d` (the page's message wakes a
-    /// stopped worker first, as it does in the browser).
+    /// stopped worker first, as it does in the browser), through the
+    /// worker's queue as the page's messages go.
     fn operate(&mut self, d: usize) {
         if !self.devices[d].worker_running() {
-            self.devices[d].start_worker();
+            self.devices[d].start_worker(self.now);
             self.note(format!("HH-{d} worker woken by the page"));
         }
-        let now = self.devices[d].clock(self.now);
         let session = self.devices[d]
             .open_session
             .and_then(|id| self.devices[d].session(id))
             .filter(|s| !s.closed);
-        let Some(mut session) = session else {
+        let Some(session) = session else {
             let session_id = Uuid::from_bytes(self.rng.random());
             let body = OpenSessionBody {
                 operator_id: format!("op-{d}"),
                 mode: Mode::PutAway,
                 context: Default::default(),
             };
-            let key = self.key();
-            let (session, item) = Session::open(session_id, body, key, now);
-            self.note(format!("HH-{d} opens session {session_id} (key {key})"));
+            self.note(format!("HH-{d} opens session {session_id}"));
             self.devices[d].open_session = Some(session_id);
-            self.capture(d, vec![item], session);
+            self.stats.captures += 1;
+            self.devices[d]
+                .kept(move |queue| async move { queue.open_session(Some(session_id), body).await });
+            self.turn(d);
             return;
         };
+        let session_id = session.session_id;
         let roll: f64 = self.rng.random();
         if roll < 0.06 {
-            let key = self.key();
-            let item = session.close(key, now).expect("the session is open");
             self.note(format!(
-                "HH-{d} closes session {} with {} pending",
-                session.session_id,
+                "HH-{d} closes session {session_id} with {} pending",
                 self.devices[d].pending()
             ));
-            self.capture(d, vec![item], session);
+            self.stats.captures += 1;
+            self.devices[d].kept(move |queue| async move { queue.close_session(session_id).await });
         } else if roll < 0.14 {
-            self.undo(d, session, now);
+            self.undo(d, session_id);
         } else if roll < 0.20 {
-            self.decide(d, now);
+            self.decide(d);
         } else {
             let epc = epc(self.rng.random_range(0..UNITS));
             let bin = bin(self.rng.random_range(0..BINS));
@@ -945,130 +949,88 @@ impl World {
             if self.rng.random_bool(0.2) {
                 body["unit_version"] = serde_json::json!(self.rng.random_range(0..4u64));
             }
-            let key = self.key();
-            let item = session
-                .capture(
-                    Capture {
-                        command: Command::Scan,
-                        body,
-                    },
-                    key,
-                    now,
-                )
-                .expect("a scan in an open session");
-            self.note(format!(
-                "HH-{d} scans #{} {epc} → {bin} (key {key})",
-                item.client_seq
-            ));
-            self.capture(d, vec![item], session);
+            self.note(format!("HH-{d} scans {epc} → {bin}"));
+            let capture = Capture {
+                command: Command::Scan,
+                body,
+            };
+            self.stats.captures += 1;
+            self.devices[d]
+                .kept(move |queue| async move { queue.capture(session_id, capture).await });
         }
+        self.turn(d);
     }
 
     /// Undo of a recent scan of the open session: sometimes within the
     /// 120 s window, sometimes after it (the ledger decides).
-    fn undo(&mut self, d: usize, mut session: Session, now: UnixMs) {
-        let scans: Vec<Item> = self.devices[d]
-            .store
-            .visible()
-            .items
-            .values()
-            .filter(|item| item.session_id == session.session_id && item.command == Command::Scan)
-            .cloned()
+    fn undo(&mut self, d: usize, session_id: Uuid) {
+        let scans: Vec<_> = self.devices[d]
+            .session_items(session_id)
+            .into_iter()
+            .filter(|item| item.command == Command::Scan)
             .collect();
         if scans.is_empty() {
             return;
         }
         let target = &scans[self.rng.random_range(0..scans.len())];
         let body = serde_json::json!({ "target_key": target.key.to_string() });
-        let key = self.key();
-        let target_seq = target.client_seq;
-        let item = session
-            .capture(
-                Capture {
-                    command: Command::Undo,
-                    body,
-                },
-                key,
-                now,
-            )
-            .expect("an undo in an open session");
-        self.note(format!(
-            "HH-{d} undoes #{target_seq} as #{} (key {key})",
-            item.client_seq
-        ));
-        self.capture(d, vec![item], session);
-    }
-
-    /// An operator's decision: discard a blocked item or acknowledge a
-    /// rejected one. Returns whether there was one to make.
-    fn decide(&mut self, d: usize, now: UnixMs) -> bool {
-        let blocked = self.devices[d].waiting_for_a_person(ItemState::Blocked);
-        if let Some(mut item) = blocked.into_iter().next() {
-            let Some(mut session) = self.devices[d].session(item.session_id) else {
-                return false;
-            };
-            let void_key = self.key();
-            let void = discard(&mut item, &mut session, void_key, now).expect("a blocked item");
-            self.note(format!(
-                "HH-{d} discards blocked #{} ({:?}); void #{}",
-                item.client_seq, item.reason, void.client_seq
-            ));
-            self.acknowledged[d].push(void.key);
-            self.devices[d].captured(vec![item, void], Some(session));
-            self.pump(d);
-            return true;
-        }
-        let rejected = self.devices[d].waiting_for_a_person(ItemState::Rejected);
-        if let Some(mut item) = rejected.into_iter().next() {
-            let Some(mut session) = self.devices[d].session(item.session_id) else {
-                return false;
-            };
-            let ack_key = self.key();
-            let ack =
-                acknowledge(&mut item, &mut session, None, ack_key, now).expect("a rejected item");
-            self.note(format!(
-                "HH-{d} acknowledges rejected #{} ({:?}) as #{}",
-                item.client_seq, item.reason, ack.client_seq
-            ));
-            self.acknowledged[d].push(ack.key);
-            self.devices[d].captured(vec![item, ack], Some(session));
-            self.pump(d);
-            return true;
-        }
-        false
-    }
-
-    fn capture(&mut self, d: usize, items: Vec<Item>, session: Session) {
-        self.stats.captures += items.len() as u64;
-        self.acknowledged[d].extend(items.iter().map(|item| item.key));
-        self.devices[d].captured(items, Some(session));
-        self.pump(d);
-    }
-
-    /// Sends the next lease if the drain has one due, else waits for it.
-    fn pump(&mut self, d: usize) {
-        if self.devices[d].in_flight.is_some() || !self.devices[d].worker_running() {
-            return;
-        }
-        let Some(lease) = self.devices[d].next_lease(self.now) else {
-            self.schedule_wake(d);
-            return;
+        self.note(format!("HH-{d} undoes #{}", target.client_seq));
+        let capture = Capture {
+            command: Command::Undo,
+            body,
         };
-        let device = &self.devices[d];
-        let body = serde_json::to_vec(&lease.request(&device.device_id, device.clock(self.now)))
-            .expect("a request serialises");
-        self.next_request += 1;
-        let request_id = self.next_request;
-        self.stats.requests += 1;
-        let generation = device.generation;
-        self.devices[d].in_flight = Some(InFlight {
-            batch_id: lease.batch_id,
-            request_id,
-        });
-        let seqs: Vec<u64> = lease.items.iter().map(|i| i.client_seq).collect();
-        self.note(format!("HH-{d} sends request {request_id}: seqs {seqs:?}"));
-        self.requests.insert(request_id, (d, generation, body));
-        self.transmit(d, generation, request_id);
+        self.stats.captures += 1;
+        self.devices[d].kept(move |queue| async move { queue.capture(session_id, capture).await });
+    }
+
+    /// A person's decisions: discard every blocked item and acknowledge
+    /// every rejected one, through the queue screen.
+    fn decide(&mut self, d: usize) {
+        for item in self.devices[d].waiting_for_a_person(ItemState::Blocked) {
+            let Some(id) = item.id else { continue };
+            self.note(format!(
+                "HH-{d} discards blocked #{} ({:?})",
+                item.client_seq, item.reason
+            ));
+            self.devices[d]
+                .kept(move |queue| async move { queue.discard(id).await.map(|(_, void)| void) });
+        }
+        for item in self.devices[d].waiting_for_a_person(ItemState::Rejected) {
+            let Some(id) = item.id else { continue };
+            self.note(format!(
+                "HH-{d} acknowledges rejected #{} ({:?})",
+                item.client_seq, item.reason
+            ));
+            self.devices[d].kept(move |queue| async move {
+                queue.acknowledge(id, None).await.map(|(_, ack)| ack)
+            });
+        }
+    }
+
+    /// One turn of device `d`'s worker: then the request it sent goes on
+    /// the network, and a wake is set for its next timer.
+    fn turn(&mut self, d: usize) {
+        self.devices[d].run(self.now);
+        for (request, answer) in self.devices[d].take_requests() {
+            let device = &self.devices[d];
+            let body = serde_json::to_vec(&request).expect("a request serialises");
+            self.next_request += 1;
+            let request_id = self.next_request;
+            self.stats.requests += 1;
+            let generation = device.generation;
+            self.devices[d].in_flight = Some((request_id, answer));
+            let seqs: Vec<u64> = request.items.iter().map(|i| i.client_seq).collect();
+            self.note(format!("HH-{d} sends request {request_id}: seqs {seqs:?}"));
+            self.requests.insert(request_id, (d, generation, body));
+            self.transmit(d, generation, request_id);
+        }
+        if let Some(at) = self.devices[d].next_timer() {
+            if self.devices[d].wake_at.is_none_or(|w| at < w) {
+                self.devices[d].wake_at = Some(at);
+                let generation = self.devices[d].generation;
+                self.schedule(at.0 - self.now.0, Event::Wake(d, generation));
+            }
+        }
     }
 
     /// The network's share of one request.
@@ -1223,14 +1185,6 @@ impl World {
                 outcome,
             },
         );
-    }
-
-    fn schedule_wake(&mut self, d: usize) {
-        if let Some(at) = self.devices[d].wake_at(self.now) {
-            let generation = self.devices[d].generation;
-            let after = at.0.saturating_sub(self.now.0).max(1);
-            self.schedule(after, Event::Wake(d, generation));
-        }
     }
 }
 

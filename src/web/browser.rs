@@ -42,10 +42,11 @@ impl Drop for LockGuard {
     }
 }
 
-/// Waits for the exclusive lock `name`, shared by the worker and its pages.
-pub async fn lock(name: &str) -> Result<LockGuard, QueueError> {
+/// Waits for the exclusive lock `name`, shared by the worker and its pages
+/// (`None`: the browser refused the request).
+pub async fn lock(name: &str) -> Option<LockGuard> {
     let Some(locks) = navigator_field("locks") else {
-        return Ok(LockGuard { release: None });
+        return Some(LockGuard { release: None });
     };
     let locks: LockManager = locks.unchecked_into();
     let mut release: Option<Function> = None;
@@ -58,13 +59,9 @@ pub async fn lock(name: &str) -> Result<LockGuard, QueueError> {
         held.into()
     });
     // The request's own promise settles only when the lock is released.
-    let _released = locks
-        .request(name, callback.unchecked_ref())
-        .map_err(QueueError::browser)?;
-    JsFuture::from(acquired)
-        .await
-        .map_err(QueueError::browser)?;
-    Ok(LockGuard { release })
+    let _released = locks.request(name, callback.unchecked_ref()).ok()?;
+    JsFuture::from(acquired).await.ok()?;
+    Some(LockGuard { release })
 }
 
 /// Registers a Background Sync tag where the browser has it (service

@@ -17,6 +17,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 
 use crate::reference::{usable_key, PageHead, ReferenceMeta, RowKind};
+use crate::runtime::Page;
 
 use super::convert::from_record;
 use super::error::QueueError;
@@ -39,14 +40,9 @@ pub fn store_of(kind: RowKind) -> &'static str {
 const ROW_STORES: [&str; 4] = [UNITS, BINS, GRNS, COUNTS];
 
 /// A page as the browser parsed it: the head through serde, each kind's
-/// rows as the site sent them (a JS array of objects).
-pub struct FetchedPage {
-    pub head: PageHead,
-    /// Units, bins, GRNs and counts, in [`RowKind::ALL`]'s order.
-    pub rows: [Array; 4],
-    /// The site it was read from (a setup naming another drops it).
-    pub site: String,
-}
+/// rows as the site sent them (a JS array of objects), in
+/// [`RowKind::ALL`]'s order.
+pub type FetchedPage = Page<[Array; 4]>;
 
 impl FetchedPage {
     /// Reads a `GET /v1/reference` answer parsed by `JSON.parse`.

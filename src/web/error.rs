@@ -1,61 +1,12 @@
-//! The runtime's errors, and their one conversion to a `JsValue` at the
-//! edge: `{code, message}`, the shape the page shows.
+//! The runtime's error ([`QueueError`]) at the browser's edge: made from
+//! IndexedDB's errors and thrown JS values, and turned into a `JsValue`
+//! once: `{code, message}`, the shape the page shows.
 
 use wasm_bindgen::JsValue;
 
-use crate::key::KeyError;
-use crate::queue::{ActionError, CaptureError};
-
-/// Why a queue operation failed. A capture that fails is never acknowledged.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum QueueError {
-    /// IndexedDB refused or aborted (quota, a constraint, a closed
-    /// database), or a stored record could not be read.
-    #[error("storage: {0}")]
-    Storage(String),
-    #[error(transparent)]
-    Capture(#[from] CaptureError),
-    #[error(transparent)]
-    Action(#[from] ActionError),
-    #[error(transparent)]
-    Key(#[from] KeyError),
-    #[error("no item with queue id {0}")]
-    NoItem(u64),
-    #[error("bad message: {0}")]
-    BadMessage(String),
-    #[error("browser: {0}")]
-    Browser(String),
-    /// The site could not be reached (no network, no answer in time).
-    #[error("offline: the site did not answer")]
-    Offline,
-    /// The site answered a read with an error, or with something unreadable.
-    #[error("site: {0}")]
-    Site(String),
-    /// The queue's runtime has stopped (its database closed under it).
-    #[error("the queue has stopped")]
-    Stopped,
-}
+pub use crate::runtime::QueueError;
 
 impl QueueError {
-    /// A stable code for the page.
-    pub fn code(&self) -> &'static str {
-        match self {
-            QueueError::Storage(_) => "STORAGE",
-            QueueError::Capture(CaptureError::SessionClosed(_)) => "SESSION_CLOSED",
-            QueueError::Capture(CaptureError::UnknownSession(_)) => "UNKNOWN_SESSION",
-            QueueError::Capture(CaptureError::SessionExists(_)) => "SESSION_EXISTS",
-            QueueError::Capture(CaptureError::ReservedCommand(_)) => "RESERVED_COMMAND",
-            QueueError::Action(_) => "NOT_ALLOWED",
-            QueueError::Key(_) => "KEY",
-            QueueError::NoItem(_) => "NO_ITEM",
-            QueueError::BadMessage(_) => "BAD_MESSAGE",
-            QueueError::Browser(_) => "BROWSER",
-            QueueError::Offline => "OFFLINE",
-            QueueError::Site(_) => "SITE",
-            QueueError::Stopped => "STOPPED",
-        }
-    }
-
     pub(crate) fn browser(value: JsValue) -> QueueError {
         QueueError::Browser(describe(&value))
     }

@@ -13,8 +13,7 @@ use wasm_bindgen::JsValue;
 use crate::body::{Body, Context};
 use crate::key::IdempotencyKey;
 use crate::queue::{Item, ItemState};
-use crate::reference::{DeviceProfile, ListKind, ReferenceMeta, RowKind};
-use crate::time::UnixMs;
+use crate::reference::{ListKind, RowKind};
 use crate::wire::{Command, Mode};
 
 use super::convert::{field, from_js};
@@ -310,41 +309,4 @@ impl From<Option<(f64, f64)>> for StorageReply {
     }
 }
 
-/// `reference_status`'s reply (and `reference_refresh`'s).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReferenceStatus {
-    pub cursor: Option<String>,
-    pub complete: bool,
-    /// A pull is out or pages remain.
-    pub loading: bool,
-    /// When the cache last reached the site's end (Unix ms).
-    pub refreshed_at: Option<i64>,
-    pub age_ms: Option<i64>,
-    pub units: u32,
-    pub bins: u32,
-    pub grns: u32,
-    pub counts: u32,
-    pub device: Option<DeviceProfile>,
-    /// The site's operators by badge (`{badge: {badge, name}}`, null
-    /// before any), for names and badge checks offline.
-    pub operators: serde_json::Value,
-}
-
-impl ReferenceStatus {
-    pub fn new(meta: &ReferenceMeta, loading: bool, rows: [u32; 4], now: UnixMs) -> Self {
-        let [units, bins, grns, counts] = rows;
-        ReferenceStatus {
-            cursor: meta.cursor.clone(),
-            complete: meta.complete,
-            loading,
-            refreshed_at: meta.refreshed_at.map(|at| at.0),
-            age_ms: meta.age_ms(now),
-            units,
-            bins,
-            grns,
-            counts,
-            device: meta.device.clone(),
-            operators: meta.operators.clone(),
-        }
-    }
-}
+pub use crate::runtime::ReferenceStatus;

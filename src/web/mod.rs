@@ -1,14 +1,16 @@
-//! The browser glue, compiled only for wasm32: the service worker's queue
-//! runtime around the sans-IO core in [`crate::queue`].
+//! The browser glue, compiled only for wasm32: [`crate::runtime`]'s traits
+//! for the service worker, and its messages. None of the queue's logic is
+//! here.
 //!
 //! * [`worker`]: [`ServiceWorker`], the one type `sw.js` drives;
 //! * [`message`]: the page ↔ worker protocol;
-//! * [`runtime`]: the actor that owns the store and the drain;
-//! * [`store`]: every IndexedDB read and write, through `indexed_db_futures`;
+//! * [`runtime`]: the queue on IndexedDB, and the browser as its platform;
+//! * [`store`]: the runtime's store: every IndexedDB read and write, through
+//!   `indexed_db_futures`;
 //! * [`cache`]: the reference cache's IndexedDB side;
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`convert`]: serde at the JS edge (`serde-wasm-bindgen`);
-//! * [`transport`]: `fetch` to `/v1/sync` behind a trait tests substitute;
+//! * [`transport`]: the runtime's transport: `fetch`;
 //! * [`browser`]: bindings web-sys lacks (Web Locks, Background Sync, storage);
 //! * [`clock`], [`error`].
 

@@ -16,6 +16,7 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
+use std::future::Future;
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
@@ -23,6 +24,7 @@ use indexed_db_futures::transaction::{
     Transaction, TransactionDurability, TransactionMode, TransactionOptions,
 };
 use indexed_db_futures::KeyRange;
+use js_sys::Array;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -30,85 +32,27 @@ use wasm_bindgen::JsValue;
 
 use crate::backoff::Backoff;
 use crate::key::IdempotencyKey;
-use crate::queue::capture::capture_instant;
 use crate::queue::{
-    acknowledge, discard, Blockers, Capture, CaptureError, Counts, Item, ItemState, Session,
+    acknowledge, discard, Blockers, CaptureError, Counts, Item, ItemState, Session,
 };
-use crate::reference::{set_unit_version, wants_unit_version};
+use crate::reference::{wants_unit_version, ReferenceMeta, RowKind};
+use crate::runtime::traits::Store as QueueStore;
+use crate::runtime::{plan_capture, Page, Written};
 use crate::time::{Millis, UnixMs};
-use crate::wire::OpenSessionBody;
 
 use super::convert::{from_record, to_js, unit_version};
 use super::error::QueueError;
 use super::schema::{self, BY_SESSION_SEQ, BY_STATE, ITEMS, META, SESSIONS, UNITS};
+pub use crate::runtime::{CaptureRequest, DeviceConfig, DrainSnapshot};
 
 const META_BACKOFF: &str = "backoff";
 pub(super) const META_DEVICE: &str = "device";
-
-/// The device's setup, kept in IndexedDB so every wake-up can drain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeviceConfig {
-    /// The site server's origin, e.g. `https://site.example:8443`.
-    pub site_url: String,
-    pub device_token: String,
-    pub device_id: String,
-    /// Days a `done` item stays on the device; absent is
-    /// [`crate::queue::item::DONE_RETENTION`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub done_retention_days: Option<u32>,
-}
-
-impl DeviceConfig {
-    /// How long a `done` item stays on this device.
-    pub fn done_retention(&self) -> Millis {
-        match self.done_retention_days {
-            Some(days) => Millis::from_secs(u64::from(days) * 24 * 60 * 60),
-            None => crate::queue::item::DONE_RETENTION,
-        }
-    }
-}
 
 /// A row of the meta store: `{name, value}`.
 #[derive(Serialize, Deserialize)]
 struct MetaRecord<T> {
     name: String,
     value: T,
-}
-
-/// One write a capture group carries.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CaptureRequest {
-    Open {
-        session_id: Uuid,
-        body: OpenSessionBody,
-    },
-    /// A scan or undo; `occurred_at` is the page's capture instant (Unix
-    /// ms), checked against the writer's clock when it is written.
-    Capture {
-        session_id: Uuid,
-        capture: Capture,
-        occurred_at: Option<f64>,
-    },
-    Close {
-        session_id: Uuid,
-    },
-}
-
-impl CaptureRequest {
-    fn session_id(&self) -> Uuid {
-        match self {
-            CaptureRequest::Open { session_id, .. }
-            | CaptureRequest::Capture { session_id, .. }
-            | CaptureRequest::Close { session_id } => *session_id,
-        }
-    }
-}
-
-/// What storage holds for the drain: sessions, pending items, backoff.
-pub struct DrainSnapshot {
-    pub sessions: Vec<Session>,
-    pub pending: Vec<Item>,
-    pub backoff: Backoff,
 }
 
 /// Most done items one prune deletes: one short transaction, however long
@@ -118,12 +62,6 @@ pub const PRUNE_MAX_ITEMS: usize = 1_000;
 /// The queue's database.
 pub struct Store {
     db: Database,
-    /// Every session this connection has read or written, as last
-    /// committed. The runtime is the queue's only writer, so what it
-    /// committed is what storage holds, and a capture need not read its
-    /// session back inside its transaction. Cleared after any failed
-    /// write, so the next one reads storage again.
-    sessions: BTreeMap<Uuid, Session>,
 }
 
 /// A record read from storage, with the field that did not fit named.
@@ -141,13 +79,7 @@ impl Store {
     pub async fn open(name: &str) -> Result<Store, QueueError> {
         Ok(Store {
             db: schema::open(name).await?,
-            sessions: BTreeMap::new(),
         })
-    }
-
-    /// Closes this connection; later operations on it fail as a storage error.
-    pub fn close(self) {
-        self.db.close();
     }
 
     pub(super) fn read<'a>(&'a self, stores: &[&str]) -> Result<Transaction<'a>, QueueError> {
@@ -169,42 +101,59 @@ impl Store {
             .build()?)
     }
 
-    /// Writes a group of captures in ONE strict transaction. The outer error
-    /// is the transaction's (nothing of the group was written); the inner
-    /// ones are captures refused before writing (a closed session).
-    pub async fn write_captures(
-        &mut self,
-        requests: &[CaptureRequest],
-        now: UnixMs,
-    ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
-        let remembered = requests
-            .iter()
-            .any(|request| self.sessions.contains_key(&request.session_id()));
-        let mut written = self.write_captures_once(requests, now).await;
-        if written.is_err() && remembered {
-            // What this connection remembered may be behind storage: a
-            // worker being replaced by a newer one can write for a moment
-            // beside it, and the unique (session_id, client_seq) index then
-            // refuses a reused seq. Nothing of the group was written; write
-            // it once more from what storage says.
-            self.sessions.clear();
-            written = self.write_captures_once(requests, now).await;
-        }
-        if written.is_err() {
-            self.sessions.clear();
-        }
-        written
+    pub async fn backoff(&self) -> Result<Backoff, QueueError> {
+        let tx = self.read(&[META])?;
+        Ok(get_meta(&tx, META_BACKOFF).await?.unwrap_or_default())
     }
 
-    async fn write_captures_once(
+    pub async fn set_device(&self, config: &DeviceConfig) -> Result<(), QueueError> {
+        let tx = self.write(&[META], TransactionDurability::Strict)?;
+        put_meta(&tx, META_DEVICE, config)?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn item(&self, id: u64) -> Result<Item, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        get_item(&tx, id).await
+    }
+
+    /// Every item of a session, in seq order (for tests and diagnostics).
+    pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
+        let tx = self.read(&[ITEMS])?;
+        let items = tx.object_store(ITEMS)?;
+        let index = items.index(BY_SESSION_SEQ)?;
+        let id = JsValue::from_str(&session_id.to_string());
+        let lower: JsValue = js_sys::Array::of2(&id, &JsValue::from_f64(0.0)).into();
+        let upper: JsValue = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX)).into();
+        let rows = index
+            .get_all::<JsValue>()
+            .with_query::<JsValue, _>(KeyRange::Bound(lower, false, upper, false))
+            .primitive()?
+            .await?;
+        all(rows, "item")
+    }
+}
+
+/// The runtime's store: IndexedDB, one transaction per call. The
+/// reference cache's side is in [`super::cache`].
+impl QueueStore for Store {
+    type Row = JsValue;
+    type Rows = Array;
+    type PageRows = [Array; 4];
+
+    /// Writes a group of captures in ONE strict transaction (see
+    /// [`QueueStore::write_captures`]).
+    async fn write_captures(
         &mut self,
-        requests: &[CaptureRequest],
+        requests: &[(CaptureRequest, IdempotencyKey)],
+        remembered: &BTreeMap<Uuid, Session>,
         now: UnixMs,
-    ) -> Result<Vec<Result<Item, QueueError>>, QueueError> {
+    ) -> Result<Written, QueueError> {
         // A scan that names a unit without its version reads the cached
         // unit in this same transaction (only then is the unit store in
         // its scope, so other groups never wait behind the cache's fill).
-        let reads_units = requests.iter().any(|request| {
+        let reads_units = requests.iter().any(|(request, _)| {
             matches!(request, CaptureRequest::Capture { capture, .. }
                 if wants_unit_version(&capture.body).is_some())
         });
@@ -221,10 +170,10 @@ impl Store {
         let mut touched: BTreeMap<Uuid, Session> = BTreeMap::new();
         let mut results = Vec::with_capacity(requests.len());
         let mut adds = Vec::with_capacity(requests.len());
-        for request in requests {
+        for (request, key) in requests {
             let session_id = request.session_id();
             if let Entry::Vacant(vacant) = touched.entry(session_id) {
-                let session = match self.sessions.get(&session_id) {
+                let session = match remembered.get(&session_id) {
                     Some(session) => Some(session.clone()),
                     None => {
                         let stored: Option<JsValue> =
@@ -236,46 +185,23 @@ impl Store {
                     vacant.insert(session);
                 }
             }
-            let key = IdempotencyKey::mint()?;
+            let key = *key;
+            // A body IndexedDB could not hold as given (a number beyond
+            // ±2^53) is refused before it takes a seq.
             let item = match request {
-                CaptureRequest::Open { body, .. } => match touched.get(&session_id) {
-                    Some(_) => Err(CaptureError::SessionExists(session_id).into()),
-                    None => {
-                        let (session, item) = Session::open(session_id, body.clone(), key, now);
-                        touched.insert(session_id, session);
-                        Ok(item)
-                    }
-                },
-                // A body IndexedDB could not hold as given (a number
-                // beyond ±2^53) is refused before it takes a seq.
-                CaptureRequest::Capture {
-                    capture,
-                    occurred_at,
-                    ..
-                } => match (to_js(&capture.body), capture_instant(*occurred_at, now)) {
-                    (Err(why), _) => Err(QueueError::BadMessage(format!("body: {why}"))),
-                    (_, Err(why)) => Err(QueueError::BadMessage(why.to_string())),
-                    (Ok(_), Ok(occurred_at)) => {
-                        let mut capture = capture.clone();
+                CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
+                    Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
+                    Ok(_) => {
+                        let mut version = None;
                         if let Some(epc) = wants_unit_version(&capture.body) {
                             let unit: Option<JsValue> =
                                 tx.object_store(UNITS)?.get(epc).primitive()?.await?;
-                            if let Some(version) = unit.as_ref().and_then(unit_version) {
-                                set_unit_version(&mut capture.body, version);
-                            }
+                            version = unit.as_ref().and_then(unit_version);
                         }
-                        touched
-                            .get_mut(&session_id)
-                            .ok_or(CaptureError::UnknownSession(session_id))
-                            .and_then(|s| s.capture_at(capture, key, occurred_at, now))
-                            .map_err(QueueError::from)
+                        plan_capture(&mut touched, request, key, now, version)
                     }
                 },
-                CaptureRequest::Close { .. } => touched
-                    .get_mut(&session_id)
-                    .ok_or(CaptureError::UnknownSession(session_id))
-                    .and_then(|s| s.close(key, now))
-                    .map_err(QueueError::from),
+                _ => plan_capture(&mut touched, request, key, now, None),
             };
             if let Ok(item) = &item {
                 let add = items.add(plain(item)?).with_key_type::<f64>().primitive()?;
@@ -296,12 +222,14 @@ impl Store {
             }
         }
         tx.commit().await?;
-        self.sessions.extend(touched);
-        Ok(results)
+        Ok(Written {
+            results,
+            sessions: touched,
+        })
     }
 
     /// What the drain needs after a wake-up.
-    pub async fn load_drain(&self) -> Result<DrainSnapshot, QueueError> {
+    async fn load_drain(&self) -> Result<DrainSnapshot, QueueError> {
         let tx = self.read(&[ITEMS, SESSIONS, META])?;
         let sessions = all(
             tx.object_store(SESSIONS)?
@@ -340,11 +268,7 @@ impl Store {
     /// receipts; a lost backoff only means an earlier attempt. Captures,
     /// discards and acknowledgements, which record what only the device
     /// knows, stay "strict".
-    pub async fn put_items(
-        &self,
-        items: &[Item],
-        backoff: Option<Backoff>,
-    ) -> Result<(), QueueError> {
+    async fn put_items(&self, items: &[Item], backoff: Option<Backoff>) -> Result<(), QueueError> {
         let tx = self.write(&[ITEMS, META], TransactionDurability::Relaxed)?;
         let store = tx.object_store(ITEMS)?;
         for item in items {
@@ -357,26 +281,14 @@ impl Store {
         Ok(())
     }
 
-    pub async fn backoff(&self) -> Result<Backoff, QueueError> {
-        let tx = self.read(&[META])?;
-        Ok(get_meta(&tx, META_BACKOFF).await?.unwrap_or_default())
-    }
-
-    pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+    async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
         let tx = self.read(&[META])?;
         get_meta(&tx, META_DEVICE).await
     }
 
-    pub async fn set_device(&self, config: &DeviceConfig) -> Result<(), QueueError> {
-        let tx = self.write(&[META], TransactionDurability::Strict)?;
-        put_meta(&tx, META_DEVICE, config)?;
-        tx.commit().await?;
-        Ok(())
-    }
-
     /// A page of items in capture order after queue id `after`, each with
     /// the reason it waits (its own, or the blocked item it is behind).
-    pub async fn list(
+    async fn list(
         &self,
         after: Option<u64>,
         limit: u32,
@@ -408,7 +320,7 @@ impl Store {
     }
 
     /// Items by state and the oldest item still to go out.
-    pub async fn counts(&self, now: UnixMs) -> Result<Counts, QueueError> {
+    async fn counts(&self, now: UnixMs) -> Result<Counts, QueueError> {
         let tx = self.read(&[ITEMS])?;
         let items = tx.object_store(ITEMS)?;
         let by_state = items.index(BY_STATE)?;
@@ -433,27 +345,13 @@ impl Store {
         Ok(counts.with_oldest(oldest, now))
     }
 
-    pub async fn item(&self, id: u64) -> Result<Item, QueueError> {
-        let tx = self.read(&[ITEMS])?;
-        get_item(&tx, id).await
-    }
-
     /// Discards a blocked item and queues its `void`, in one strict transaction.
-    pub async fn discard(&mut self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
-        let discarded = self.discard_once(id, now).await;
-        match &discarded {
-            Ok((_, void)) => {
-                // The void took the session's next seq: remember it.
-                if let Some(session) = self.sessions.get_mut(&void.session_id) {
-                    session.next_seq = session.next_seq.max(void.client_seq + 1);
-                }
-            }
-            Err(_) => self.sessions.clear(),
-        }
-        discarded
-    }
-
-    async fn discard_once(&self, id: u64, now: UnixMs) -> Result<(Item, Item), QueueError> {
+    async fn discard(
+        &mut self,
+        id: u64,
+        key: IdempotencyKey,
+        now: UnixMs,
+    ) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
         let mut item = get_item(&tx, id).await?;
         let sessions = tx.object_store(SESSIONS)?;
@@ -465,7 +363,7 @@ impl Store {
             .map(|s| record(s, "session"))
             .transpose()?
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
-        let mut void = discard(&mut item, &mut session, IdempotencyKey::mint()?, now)?;
+        let mut void = discard(&mut item, &mut session, key, now)?;
         let items = tx.object_store(ITEMS)?;
         items.put(plain(&item)?).build()?;
         let added = items
@@ -481,29 +379,11 @@ impl Store {
     /// Records the operator's acknowledgement of a rejected item (replaced
     /// by the scan `rescan`, for a re-scan) and queues the `acknowledge`
     /// that tells the site, in one strict transaction.
-    pub async fn acknowledge(
+    async fn acknowledge(
         &mut self,
         id: u64,
         rescan: Option<IdempotencyKey>,
-        now: UnixMs,
-    ) -> Result<(Item, Item), QueueError> {
-        let acknowledged = self.acknowledge_once(id, rescan, now).await;
-        match &acknowledged {
-            Ok((_, ack)) => {
-                // The acknowledgement took the session's next seq.
-                if let Some(session) = self.sessions.get_mut(&ack.session_id) {
-                    session.next_seq = session.next_seq.max(ack.client_seq + 1);
-                }
-            }
-            Err(_) => self.sessions.clear(),
-        }
-        acknowledged
-    }
-
-    async fn acknowledge_once(
-        &self,
-        id: u64,
-        rescan: Option<IdempotencyKey>,
+        key: IdempotencyKey,
         now: UnixMs,
     ) -> Result<(Item, Item), QueueError> {
         let tx = self.write(&[ITEMS, SESSIONS], TransactionDurability::Strict)?;
@@ -517,13 +397,7 @@ impl Store {
             .map(|s| record(s, "session"))
             .transpose()?
             .ok_or(CaptureError::UnknownSession(item.session_id))?;
-        let mut ack = acknowledge(
-            &mut item,
-            &mut session,
-            rescan,
-            IdempotencyKey::mint()?,
-            now,
-        )?;
+        let mut ack = acknowledge(&mut item, &mut session, rescan, key, now)?;
         let items = tx.object_store(ITEMS)?;
         items.put(plain(&item)?).build()?;
         let added = items.add(plain(&ack)?).with_key_type::<f64>().primitive()?;
@@ -536,7 +410,7 @@ impl Store {
     /// Deletes items done for at least `retention` ([`Item::is_prunable`]),
     /// at most [`PRUNE_MAX_ITEMS`]; returns how many. Relaxed: a lost
     /// delete only leaves a done item a little longer.
-    pub async fn prune_done(&self, now: UnixMs, retention: Millis) -> Result<usize, QueueError> {
+    async fn prune_done(&self, now: UnixMs, retention: Millis) -> Result<usize, QueueError> {
         let tx = self.write(&[ITEMS], TransactionDurability::Relaxed)?;
         let items = tx.object_store(ITEMS)?;
         let by_state = items.index(BY_STATE)?;
@@ -561,20 +435,63 @@ impl Store {
         Ok(pruned)
     }
 
-    /// Every item of a session, in seq order (for tests and diagnostics).
-    pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
-        let tx = self.read(&[ITEMS])?;
-        let items = tx.object_store(ITEMS)?;
-        let index = items.index(BY_SESSION_SEQ)?;
-        let id = JsValue::from_str(&session_id.to_string());
-        let lower: JsValue = js_sys::Array::of2(&id, &JsValue::from_f64(0.0)).into();
-        let upper: JsValue = js_sys::Array::of2(&id, &JsValue::from_f64(f64::MAX)).into();
-        let rows = index
-            .get_all::<JsValue>()
-            .with_query::<JsValue, _>(KeyRange::Bound(lower, false, upper, false))
-            .primitive()?
-            .await?;
-        all(rows, "item")
+    fn set_device(
+        &self,
+        config: &DeviceConfig,
+        clear_cache: bool,
+    ) -> impl Future<Output = Result<(), QueueError>> {
+        self.set_device_and_cache(config, clear_cache)
+    }
+
+    // The reference cache's side is in `cache.rs`; these hand its futures
+    // on as they are (no wrapping state machine in the module).
+
+    fn reference_meta(&self) -> impl Future<Output = Result<Option<ReferenceMeta>, QueueError>> {
+        Store::reference_meta(self)
+    }
+
+    fn reference_counts(&self) -> impl Future<Output = Result<[u32; 4], QueueError>> {
+        Store::reference_counts(self)
+    }
+
+    fn write_reference_page(
+        &self,
+        page: &Page<[Array; 4]>,
+        meta: &ReferenceMeta,
+    ) -> impl Future<Output = Result<(), QueueError>> {
+        Store::write_reference_page(self, page, meta)
+    }
+
+    fn put_unit(&self, unit: &JsValue) -> impl Future<Output = Result<(), QueueError>> {
+        Store::put_unit(self, unit)
+    }
+
+    fn find_unit(
+        &self,
+        code: &str,
+    ) -> impl Future<Output = Result<(JsValue, JsValue), QueueError>> {
+        Store::find_unit(self, code)
+    }
+
+    fn reference_row(
+        &self,
+        kind: RowKind,
+        id: &str,
+    ) -> impl Future<Output = Result<JsValue, QueueError>> {
+        Store::reference_row(self, kind, id)
+    }
+
+    fn reference_rows(
+        &self,
+        kind: RowKind,
+        limit: u32,
+    ) -> impl Future<Output = Result<Array, QueueError>> {
+        Store::reference_rows(self, kind, limit)
+    }
+
+    /// Closes this connection; later operations on it fail as a storage error.
+    fn close(self) {
+        self.db.close();
     }
 }
 

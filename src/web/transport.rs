@@ -29,22 +29,7 @@ use super::store::DeviceConfig;
 /// (docs/design.md §3.5), so a dead link does not hold the drain lock.
 pub const SYNC_TIMEOUT: Millis = Millis::from_secs(10);
 
-/// Sends one sync request, or one heartbeat, reads the reference data,
-/// and reports what came back.
-#[allow(async_fn_in_trait)]
-pub trait Transport {
-    async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome;
-    async fn heartbeat(&self, device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome;
-    /// One page of `GET /v1/reference` (its JSON parsed and its head read
-    /// here, outside the runtime's turn).
-    async fn reference(
-        &self,
-        device: &DeviceConfig,
-        pull: &Pull,
-    ) -> Result<FetchedPage, QueueError>;
-    /// `GET /v1/units/{epc}`: the unit, or `None` for a 404.
-    async fn unit(&self, device: &DeviceConfig, epc: &str) -> Result<Option<JsValue>, QueueError>;
-}
+pub use crate::runtime::Transport;
 
 #[wasm_bindgen]
 extern "C" {
@@ -58,6 +43,9 @@ extern "C" {
 pub struct FetchTransport;
 
 impl Transport for FetchTransport {
+    type PageRows = [js_sys::Array; 4];
+    type Unit = JsValue;
+
     async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
         let Some(body) = request_body(request) else {
             return TransportOutcome::Http {

@@ -311,7 +311,7 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             let (refreshed_at, age_ms) = freshness(&meta);
             plain(&UnitFound {
                 unit: row,
-                bin,
+                bin: bin.unwrap_or(JsValue::NULL),
                 refreshed_at,
                 age_ms,
             })
@@ -332,7 +332,7 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             plain(&Rows { rows: rows.into() })
         }
         PageRequest::RefreshUnit { epc } => plain(&UnitRead {
-            unit: queue.refresh_unit(epc).await?,
+            unit: queue.refresh_unit(epc).await?.unwrap_or(JsValue::NULL),
         }),
     }
 }

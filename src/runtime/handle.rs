@@ -1,0 +1,368 @@
+//! The handheld queue as its callers see it: [`Queue`], a handle on the
+//! runtime's actor ([`super::actor`]). Every call is a command on the
+//! actor's channel with a one-shot reply; a capture's reply comes only
+//! once the transaction holding it has committed.
+
+use futures_channel::{mpsc, oneshot};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::key::IdempotencyKey;
+use crate::queue::{Capture, Counts, Item};
+use crate::reference::{ReferenceMeta, RowKind};
+use crate::time::{Millis, UnixMs};
+use crate::wire::OpenSessionBody;
+
+use super::actor::Runtime;
+use super::error::QueueError;
+use super::records::{CaptureRequest, DeviceConfig, ReferenceStatus};
+use super::traits::{Clock, Platform, Store, Transport};
+
+/// How often an idle runtime prunes done items: hourly is plenty for a
+/// retention counted in days, and each prune is one short transaction.
+pub const PRUNE_EVERY: Millis = Millis::from_secs(60 * 60);
+/// The version the heartbeat reports when the worker names no build (a
+/// queue opened by tests, or by a shell served without a build id): this
+/// crate's.
+pub const APP_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How the runtime wakes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Drain whenever there is something to send (off in tests that drive
+    /// the drain step by step: then it runs only when asked).
+    pub drain_after_capture: bool,
+    /// Arm a timer for the next attempt (or heartbeat) after a drain stops.
+    pub wake_on_timer: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            drain_after_capture: true,
+            wake_on_timer: true,
+        }
+    }
+}
+
+/// How a drain ended: what it sent since it was asked for, and what is left.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DrainReport {
+    /// Requests sent and items in them.
+    pub requests: u32,
+    pub items_sent: u32,
+    /// Pending items left (queued, sending or blocked).
+    pub pending: u64,
+    /// When the next attempt is due, if anything is left to send.
+    pub next_attempt_at: Option<UnixMs>,
+    /// Nothing was sent because the device is not set up.
+    pub not_configured: bool,
+}
+
+impl DrainReport {
+    /// Items are still waiting to go out (a `sync` event's failure).
+    pub fn still_waiting(&self) -> bool {
+        self.next_attempt_at.is_some() && !self.not_configured
+    }
+}
+
+pub(super) type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
+
+/// What the actor is asked to do.
+pub(super) enum Command<S: Store> {
+    Write(CaptureRequest, Reply<Item>),
+    /// Drain now (`skip_wait`) or on schedule; the reply comes when the
+    /// drain is idle. `sync` is a Background Sync event's `lastChance`.
+    Drain {
+        skip_wait: bool,
+        sync: Option<bool>,
+        reply: Reply<DrainReport>,
+    },
+    Setup(DeviceConfig, Reply<()>),
+    Device(Reply<Option<DeviceConfig>>),
+    List {
+        after: Option<u64>,
+        limit: u32,
+        reply: Reply<Vec<(Item, Option<String>)>>,
+    },
+    Counts(Reply<Counts>),
+    Discard(u64, Reply<(Item, Item)>),
+    Acknowledge(u64, Option<IdempotencyKey>, Reply<(Item, Item)>),
+    /// The reference cache's status; with `refresh`, once a pull has read
+    /// to the site's end.
+    ReferenceStatus {
+        refresh: bool,
+        reply: Reply<ReferenceStatus>,
+    },
+    FindUnit(String, Reply<Found<S::Row>>),
+    ReferenceGet(RowKind, String, Reply<Found<S::Row>>),
+    ReferenceList(RowKind, u32, Reply<S::Rows>),
+    RefreshUnit(String, Reply<Option<S::Row>>),
+    Close(Reply<()>),
+}
+
+/// A cached row (the store's "none" when there is none), the bin a unit
+/// is in (only for a unit found by code), and the cache's meta record
+/// (how old it is).
+pub struct Found<R> {
+    pub row: R,
+    pub bin: Option<R>,
+    pub meta: ReferenceMeta,
+}
+
+/// The handheld queue as its callers see it: a handle on the runtime.
+pub struct Queue<S: Store> {
+    commands: mpsc::UnboundedSender<Command<S>>,
+}
+
+impl<S: Store> Clone for Queue<S> {
+    fn clone(&self) -> Queue<S> {
+        Queue {
+            commands: self.commands.clone(),
+        }
+    }
+}
+
+impl<S: Store + 'static> Queue<S> {
+    /// Starts the runtime on `store` (opened, upgraded) beside the caller,
+    /// through `platform`; its heartbeat names `app_version`.
+    pub fn start<T, C, P>(
+        store: S,
+        transport: T,
+        clock: C,
+        platform: P,
+        options: Options,
+        app_version: String,
+    ) -> Queue<S>
+    where
+        T: Transport<PageRows = S::PageRows, Unit = S::Row> + Clone + 'static,
+        C: Clock + 'static,
+        P: Platform + Clone + 'static,
+    {
+        let (commands, inbox) = mpsc::unbounded();
+        let runtime = Runtime::new(
+            store,
+            transport,
+            clock,
+            platform.clone(),
+            options,
+            app_version,
+        );
+        platform.spawn(runtime.run(inbox));
+        Queue { commands }
+    }
+
+    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command<S>) -> Result<T, QueueError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .unbounded_send(command(reply))
+            .map_err(|_| QueueError::Stopped)?;
+        answer.await.map_err(|_| QueueError::Stopped)?
+    }
+
+    /// Stores the device setup; the drain starts at once.
+    pub async fn setup(&self, config: DeviceConfig) -> Result<(), QueueError> {
+        self.ask(|reply| Command::Setup(config, reply)).await
+    }
+
+    pub async fn device(&self) -> Result<Option<DeviceConfig>, QueueError> {
+        self.ask(Command::Device).await
+    }
+
+    /// Opens a session (a fresh UUID unless the page minted one); resolves
+    /// with its `open_session` item once that is durably written.
+    pub async fn open_session(
+        &self,
+        session_id: Option<Uuid>,
+        body: OpenSessionBody,
+    ) -> Result<Item, QueueError> {
+        let session_id = match session_id {
+            Some(id) => id,
+            None => *IdempotencyKey::mint()?.as_uuid(),
+        };
+        self.write(CaptureRequest::Open { session_id, body }).await
+    }
+
+    /// Captures into a session; resolves only after the strict transaction
+    /// holding the item has completed.
+    pub async fn capture(&self, session_id: Uuid, capture: Capture) -> Result<Item, QueueError> {
+        self.capture_at(session_id, capture, None).await
+    }
+
+    /// Captures into a session a scan the page read at `occurred_at` (Unix
+    /// ms; `None`: when it is written).
+    pub async fn capture_at(
+        &self,
+        session_id: Uuid,
+        capture: Capture,
+        occurred_at: Option<f64>,
+    ) -> Result<Item, QueueError> {
+        self.write(CaptureRequest::Capture {
+            session_id,
+            capture,
+            occurred_at,
+        })
+        .await
+    }
+
+    /// Queues the session's `close_session`; its queued items stay.
+    pub async fn close_session(&self, session_id: Uuid) -> Result<Item, QueueError> {
+        self.write(CaptureRequest::Close { session_id }).await
+    }
+
+    /// Captures a burst (an RFID sled's read) into a session: all of it is
+    /// queued for the runtime at once, and each result comes back once its
+    /// transaction has completed (or with the error that kept it out).
+    pub async fn capture_many(
+        &self,
+        session_id: Uuid,
+        captures: Vec<Capture>,
+    ) -> Vec<Result<Item, QueueError>> {
+        let captures = captures.into_iter().map(|c| (c, None)).collect();
+        self.capture_many_at(session_id, captures).await
+    }
+
+    /// [`Queue::capture_many`] with each scan's capture instant (Unix ms;
+    /// `None`: when it is written).
+    pub async fn capture_many_at(
+        &self,
+        session_id: Uuid,
+        captures: Vec<(Capture, Option<f64>)>,
+    ) -> Vec<Result<Item, QueueError>> {
+        let answers: Vec<_> = captures
+            .into_iter()
+            .map(|(capture, occurred_at)| {
+                let (reply, answer) = oneshot::channel();
+                let request = CaptureRequest::Capture {
+                    session_id,
+                    capture,
+                    occurred_at,
+                };
+                let _ = self.commands.unbounded_send(Command::Write(request, reply));
+                answer
+            })
+            .collect();
+        let mut results = Vec::with_capacity(answers.len());
+        for answer in answers {
+            results.push(answer.await.unwrap_or(Err(QueueError::Stopped)));
+        }
+        results
+    }
+
+    async fn write(&self, request: CaptureRequest) -> Result<Item, QueueError> {
+        self.ask(|reply| Command::Write(request, reply)).await
+    }
+
+    /// Drains what IndexedDB holds and answers once the drain is idle.
+    /// `skip_wait` (a new capture, "retry now") skips the backoff wait.
+    pub async fn drain(&self, skip_wait: bool) -> Result<DrainReport, QueueError> {
+        self.ask(|reply| Command::Drain {
+            skip_wait,
+            sync: None,
+            reply,
+        })
+        .await
+    }
+
+    /// The Background Sync `sync` event: drain now. `last_chance` is the
+    /// event's own: the browser will not fire this registration again.
+    pub async fn sync(&self, last_chance: bool) -> Result<DrainReport, QueueError> {
+        self.ask(|reply| Command::Drain {
+            skip_wait: true,
+            sync: Some(last_chance),
+            reply,
+        })
+        .await
+    }
+
+    /// "Retry now": skip the wait and drain.
+    pub async fn retry_now(&self) -> Result<DrainReport, QueueError> {
+        self.drain(true).await
+    }
+
+    /// A page of the queue screen (see [`Store::list`]).
+    pub async fn list(
+        &self,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<(Item, Option<String>)>, QueueError> {
+        self.ask(|reply| Command::List {
+            after,
+            limit,
+            reply,
+        })
+        .await
+    }
+
+    pub async fn counts(&self) -> Result<Counts, QueueError> {
+        self.ask(Command::Counts).await
+    }
+
+    /// Discards a blocked item; its `void` drains at once.
+    pub async fn discard(&self, id: u64) -> Result<(Item, Item), QueueError> {
+        self.ask(|reply| Command::Discard(id, reply)).await
+    }
+
+    /// Acknowledges a rejected item (re-scanned as `rescan`, if so); its
+    /// `acknowledge` drains at once.
+    pub async fn acknowledge(
+        &self,
+        id: u64,
+        rescan: Option<IdempotencyKey>,
+    ) -> Result<(Item, Item), QueueError> {
+        self.ask(|reply| Command::Acknowledge(id, rescan, reply))
+            .await
+    }
+
+    /// The reference cache's status.
+    pub async fn reference_status(&self) -> Result<ReferenceStatus, QueueError> {
+        self.ask(|reply| Command::ReferenceStatus {
+            refresh: false,
+            reply,
+        })
+        .await
+    }
+
+    /// Pulls the site's changes now until the site says there are no more;
+    /// then the cache's status. [`QueueError::Offline`] when the site does
+    /// not answer.
+    pub async fn reference_refresh(&self) -> Result<ReferenceStatus, QueueError> {
+        self.ask(|reply| Command::ReferenceStatus {
+            refresh: true,
+            reply,
+        })
+        .await
+    }
+
+    /// A unit by EPC, else by code, with its bin, from the cache.
+    pub async fn find_unit(&self, code: String) -> Result<Found<S::Row>, QueueError> {
+        self.ask(|reply| Command::FindUnit(code, reply)).await
+    }
+
+    /// One cached row by kind and key.
+    pub async fn reference_get(
+        &self,
+        kind: RowKind,
+        id: String,
+    ) -> Result<Found<S::Row>, QueueError> {
+        self.ask(|reply| Command::ReferenceGet(kind, id, reply))
+            .await
+    }
+
+    /// Every cached row of a kind, at most `limit`.
+    pub async fn reference_list(&self, kind: RowKind, limit: u32) -> Result<S::Rows, QueueError> {
+        self.ask(|reply| Command::ReferenceList(kind, limit, reply))
+            .await
+    }
+
+    /// Reads a unit live from the site and keeps it in the cache; `None`
+    /// when the site has none.
+    pub async fn refresh_unit(&self, epc: String) -> Result<Option<S::Row>, QueueError> {
+        self.ask(|reply| Command::RefreshUnit(epc, reply)).await
+    }
+
+    /// Stops the runtime and closes its database connection.
+    pub async fn close(self) -> Result<(), QueueError> {
+        self.ask(Command::Close).await
+    }
+}
