@@ -71,9 +71,39 @@ fn invisible(c: char) -> bool {
     )
 }
 
+/// Hex digits in the EPC a handheld reads and writes (96 bits).
+pub const EPC_HEX_DIGITS: usize = 24;
+
+/// An EPC as the handheld sends it: a code of [`EPC_HEX_DIGITS`] hex
+/// digits in upper case, whatever case a file gave it, so an imported unit
+/// and a scan of its tag name the same unit. Any other code is kept as it
+/// is (a serial, a test's `U-1`).
+pub fn canonical_epc(value: String) -> String {
+    if value.len() == EPC_HEX_DIGITS && value.bytes().all(|b| b.is_ascii_hexdigit()) {
+        value.to_ascii_uppercase()
+    } else {
+        value
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_epc_of_24_hex_digits_is_upper_case_and_anything_else_kept() {
+        assert_eq!(
+            canonical_epc("3034257bf400000000000001".into()),
+            "3034257BF400000000000001"
+        );
+        assert_eq!(
+            canonical_epc("E280C7000000000000000059".into()),
+            "E280C7000000000000000059"
+        );
+        for kept in ["u-1", "3034257bf4", "3034257bf40000000000000g", "abc"] {
+            assert_eq!(canonical_epc(kept.into()), kept);
+        }
+    }
 
     #[test]
     fn real_codes_pass_and_markup_controls_and_invisible_marks_do_not() {

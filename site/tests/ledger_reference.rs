@@ -81,6 +81,30 @@ fn a_good_file_imports_and_importing_it_again_changes_nothing() {
 }
 
 #[test]
+fn an_imported_epc_is_spelled_as_the_handheld_scans_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = backend::new_site(dir.path());
+    import(dir.path(), &data, "bins", "bins.csv", BINS);
+    // A tag's EPC in lower case, as many exports write it; the handheld
+    // sends a read of it in upper case.
+    let units = "epc,code,sku,state,bin\n3034257bf400000000000001,,SKU-1,in_stock,A-1\n";
+    let (ok, stderr) = import(dir.path(), &data, "units", "units.csv", units);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        scalar(
+            &data,
+            "SELECT count(*) FROM units WHERE epc = '3034257BF400000000000001'"
+        ),
+        1
+    );
+    // The same file again is the same unit, not a second spelling of it.
+    let (ok, stderr) = import(dir.path(), &data, "units", "again.csv", units);
+    assert!(ok, "{stderr}");
+    assert!(stderr.ends_with("1 rows, 0 changed"), "{stderr}");
+    assert_eq!(scalar(&data, "SELECT count(*) FROM units"), 1);
+}
+
+#[test]
 fn a_row_that_changes_a_unit_bumps_its_version_and_only_that_units() {
     let dir = tempfile::tempdir().unwrap();
     let data = backend::new_site(dir.path());

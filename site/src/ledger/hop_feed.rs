@@ -122,9 +122,9 @@ pub fn cursor_ahead(after: i64, last: i64) -> super::Refusal {
         409,
         super::codes::CURSOR_AHEAD,
         format!(
-            "the cursor {after} is past the last hop, {last}: the ledger was restored from \
-             an earlier backup and hop ids after {last} will be given out again; resume from \
-             a cursor no later than {last}"
+            "the cursor {after} is past the last hop, {last}: a cursor is a `next` this feed \
+             gave; if it was, the ledger was restored from an earlier backup and hop ids after \
+             {last} will be given out again; resume from a cursor no later than {last}"
         ),
     )
 }

@@ -1026,7 +1026,7 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Units => {
                 let row: UnitRow = read(record, &self.headers)?;
-                let epc = identifier(&row.epc, "epc")?;
+                let epc = crate::ident::canonical_epc(identifier(&row.epc, "epc")?);
                 let code = optional_identifier(&row.code, "code")?;
                 let sku = required(&row.sku, "sku")?;
                 if UnitState::parse(&row.state).is_none() {
@@ -1076,7 +1076,7 @@ impl<R: std::io::Read> Records<R> {
                 let row: ManifestRow = read(record, &self.headers)?;
                 let manifest = identifier(&row.manifest, "manifest")?;
                 one_of(&row.state, "state", &manifests::states::ALL)?;
-                let epc = identifier(&row.epc, "epc")?;
+                let epc = crate::ident::canonical_epc(identifier(&row.epc, "epc")?);
                 checked.agrees(format!("manifest\0{manifest}"), &row.state, line, "state")?;
                 checked.once(
                     format!("unit\0{manifest}\0{epc}"),

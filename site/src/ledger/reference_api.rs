@@ -111,8 +111,15 @@ async fn unit(
     Path(epc): Path<String>,
     DeviceCaller(_): DeviceCaller,
 ) -> Result<Json<UnitView>, AppError> {
+    // As the handheld spells it first, then as asked (a unit kept before
+    // imports spelled EPCs one way).
+    let canonical = crate::ident::canonical_epc(epc.clone());
     one(&state, "unit", move |conn| {
-        Ok(units::find(conn, Some(&epc), None)?.map(UnitView::from))
+        let unit = match units::find(conn, Some(&canonical), None)? {
+            Some(unit) => Some(unit),
+            None => units::find(conn, Some(&epc), None)?,
+        };
+        Ok(unit.map(UnitView::from))
     })
     .await
 }

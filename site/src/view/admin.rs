@@ -63,7 +63,7 @@ pub fn add(conn: &Connection, name: &str, now: UnixMs) -> Result<String, LedgerE
         "INSERT INTO admins (name, token_sha256, added_at) VALUES (?1, ?2, ?3)",
         params![name, auth::token_hash(&token), now.0],
     )
-    .map_err(|err| match crate::ledger::unique_violation(&err) {
+    .map_err(|err| match err.unique_violation() {
         Some(_) => refused(
             409,
             super::codes::ADMIN_EXISTS,
