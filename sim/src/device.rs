@@ -12,12 +12,10 @@
 //! transaction not yet committed with it) and the database crashed; the
 //! next worker restarts from what the database kept.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use futures_channel::oneshot;
 use futures_executor::{LocalPool, LocalSpawner};
@@ -29,88 +27,13 @@ use stockhop::queue::item::{Item, ItemState};
 use stockhop::queue::session::Session;
 use stockhop::queue::{BeatOutcome, TransportOutcome};
 use stockhop::reference::{PageHead, Pull};
-use stockhop::runtime::{
-    Clock, DeviceConfig, Options, Page, Platform, Queue, QueueError, Transport,
-};
+use stockhop::runtime::{DeviceConfig, Options, Page, Platform, Queue, QueueError, Transport};
 use stockhop::time::UnixMs;
 use stockhop::wire::{Heartbeat, SyncRequest};
 use uuid::Uuid;
 
+use crate::clock::SimClock;
 use crate::store::{Database, SimStore};
-
-/// The device's clock: the world's plus the device's skew, moved by the
-/// world; a sleep is ready once the world has moved it far enough.
-#[derive(Clone, Default)]
-pub struct SimClock(Rc<ClockState>);
-
-#[derive(Default)]
-struct ClockState {
-    now: Cell<i64>,
-    /// Sleeps waiting, by their instant.
-    timers: RefCell<Vec<(UnixMs, Waker)>>,
-}
-
-impl SimClock {
-    /// Moves the clock to `now` and wakes the sleeps due by then.
-    fn set(&self, now: UnixMs) {
-        self.0.now.set(now.0);
-        let due: Vec<Waker> = {
-            let mut timers = self.0.timers.borrow_mut();
-            let (due, later) = std::mem::take(&mut *timers)
-                .into_iter()
-                .partition(|(at, _)| *at <= now);
-            *timers = later;
-            due.into_iter().map(|(_, waker)| waker).collect()
-        };
-        for waker in due {
-            waker.wake();
-        }
-    }
-
-    fn next_timer(&self) -> Option<UnixMs> {
-        self.0.timers.borrow().iter().map(|(at, _)| *at).min()
-    }
-
-    fn forget_timers(&self) {
-        self.0.timers.borrow_mut().clear();
-    }
-}
-
-/// A sleep on a [`SimClock`].
-pub struct SimSleep {
-    clock: SimClock,
-    at: UnixMs,
-    armed: bool,
-}
-
-impl Future for SimSleep {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.clock.now() >= self.at {
-            return Poll::Ready(());
-        }
-        if !self.armed {
-            self.armed = true;
-            let entry = (self.at, cx.waker().clone());
-            self.clock.0.timers.borrow_mut().push(entry);
-        }
-        Poll::Pending
-    }
-}
-
-impl Clock for SimClock {
-    type Sleep = SimSleep;
-    fn now(&self) -> UnixMs {
-        UnixMs(self.0.now.get())
-    }
-    fn sleep_until(&self, at: UnixMs) -> SimSleep {
-        SimSleep {
-            clock: self.clone(),
-            at,
-            armed: false,
-        }
-    }
-}
 
 /// Sync requests the runtime sent, each with the one-shot its outcome goes
 /// back on.

@@ -15,6 +15,7 @@
 //! that catches it.
 
 mod check;
+mod clock;
 mod device;
 mod ledger;
 mod store;

@@ -29,7 +29,7 @@ use stockhop::runtime::{
 use stockhop::time::{Millis, UnixMs};
 use uuid::Uuid;
 
-use crate::device::SimClock;
+use crate::clock::SimClock;
 
 /// How long a strict transaction takes to commit, in device ms: the window
 /// in which a kill loses it.

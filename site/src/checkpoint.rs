@@ -22,6 +22,12 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// How long the checkpoint thread's connection waits, while it opens,
+/// for another process opening or migrating the database (a command run
+/// beside the server): a turn that still finds it busy is skipped and the
+/// next one tries again.
+pub const OPEN_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How often the checkpoint thread copies the log into the database:
 /// often enough that the log stays a few megabytes under steady sync
 /// traffic, seldom enough to cost nothing when the site is idle.
@@ -91,7 +97,7 @@ fn open(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     )?;
     // For opening only: a passive checkpoint never calls the busy handler,
     // and one that finds another checkpoint running is skipped.
-    conn.busy_timeout(crate::db::BUSY_TIMEOUT)?;
+    conn.busy_timeout(OPEN_BUSY_TIMEOUT)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
 }

@@ -41,8 +41,8 @@ use crate::queue::{BeatOutcome, Drain, Heartbeats, Item, ItemState, Session, Tra
 use crate::reference::{Pulls, ReferenceMeta};
 use crate::time::UnixMs;
 
+use super::command::{Command, DrainReport, Found, Options, Reply, PRUNE_EVERY};
 use super::error::QueueError;
-use super::handle::{Command, DrainReport, Found, Options, Reply, PRUNE_EVERY};
 use super::plant::{planted, Bug};
 use super::records::{plan_capture, CaptureRequest, DeviceConfig, ReferenceStatus};
 use super::traits::{Clock, Page, Platform, Store, Transport};

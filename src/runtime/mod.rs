@@ -6,7 +6,8 @@
 //! (`crate::web`); the simulation runs it over its own models of those,
 //! so what the simulation checks is the code that ships.
 //!
-//! * [`handle`]: [`Queue`], the handle callers hold, and its commands;
+//! * [`handle`]: [`Queue`], the handle callers hold;
+//! * [`command`]: what passes between the handle and the actor;
 //! * [`actor`]: the actor's turns;
 //! * [`traits`]: [`Store`], [`Transport`], [`Clock`], [`Platform`], and
 //!   the durability every store keeps;
@@ -15,6 +16,7 @@
 //! * [`error`]: the one error type, [`QueueError`].
 
 mod actor;
+pub mod command;
 pub mod error;
 pub mod handle;
 pub mod plant;
@@ -24,8 +26,9 @@ pub mod traits;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
+pub use command::{DrainReport, Found, Options, APP_VERSION, PRUNE_EVERY};
 pub use error::QueueError;
-pub use handle::{DrainReport, Found, Options, Queue, APP_VERSION, PRUNE_EVERY};
+pub use handle::Queue;
 pub use records::{
     plan_capture, CaptureRequest, DeviceConfig, DrainSnapshot, ReferenceStatus, Written,
 };
