@@ -221,7 +221,11 @@ fn main() -> anyhow::Result<ExitCode> {
         {
             println!("  => {}: {}", v.invariant, v.detail);
         }
-        println!("sim: replay with `cargo xtask sim --seeds 1 --from {seed}`");
+        let planted = args
+            .plant
+            .map(|bug| format!(" --plant {}", bug.name()))
+            .unwrap_or_default();
+        println!("sim: replay with `cargo xtask sim --seeds 1 --from {seed}{planted}`");
     }
     let elapsed = started.elapsed().as_secs_f64();
     eprintln!(
