@@ -105,6 +105,31 @@ fn an_imported_epc_is_spelled_as_the_handheld_scans_it() {
 }
 
 #[test]
+fn a_file_with_more_bad_rows_than_are_listed_says_the_import_stopped_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = backend::new_site(dir.path());
+    // 150 units in a bin the site does not know.
+    let units: String = std::iter::once("epc,code,sku,state,bin\n".to_owned())
+        .chain((0..150).map(|n| format!("U-{n},,SKU-1,in_stock,NOWHERE\n")))
+        .collect();
+    let (ok, stderr) = import(dir.path(), &data, "units", "units.csv", &units);
+    assert!(!ok);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let listed = lines.iter().filter(|l| l.contains("unknown bin")).count();
+    assert_eq!(
+        listed,
+        stockhop_site::ledger::import::MAX_IMPORT_ERRORS,
+        "{stderr}"
+    );
+    assert!(
+        lines.iter().any(|l| l
+            .ends_with("stopped at the first 100 errors; the rest of the file was not checked")),
+        "{stderr}"
+    );
+    assert_eq!(scalar(&data, "SELECT count(*) FROM units"), 0);
+}
+
+#[test]
 fn a_row_that_changes_a_unit_bumps_its_version_and_only_that_units() {
     let dir = tempfile::tempdir().unwrap();
     let data = backend::new_site(dir.path());

@@ -172,6 +172,10 @@ pub async fn put_reference(
                 code: IMPORT_INVALID,
                 message: match errors.len() {
                     1 => "1 error in the file: nothing was imported".to_owned(),
+                    n if n >= import::MAX_IMPORT_ERRORS => format!(
+                        "the first {n} errors in the file: nothing was imported; \
+                         the import stopped at them and did not check the rest"
+                    ),
                     n => format!("{n} errors in the file: nothing was imported"),
                 },
                 errors: errors.into_iter().map(ImportLineError::from).collect(),

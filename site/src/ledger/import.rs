@@ -158,11 +158,22 @@ pub enum ImportError {
 }
 
 fn invalid_lines(file: &str, errors: &[LineError]) -> String {
-    errors
+    let mut lines: Vec<String> = errors
         .iter()
         .map(|error| format!("{file}:{}: {}", error.line, error.message))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if errors.len() >= MAX_IMPORT_ERRORS {
+        lines.push(stopped_at_cap(file));
+    }
+    lines.join("\n")
+}
+
+/// What a refusal that listed [`MAX_IMPORT_ERRORS`] errors adds: the
+/// import stopped reading there, so the rest of the file may hold more.
+fn stopped_at_cap(file: &str) -> String {
+    format!(
+        "{file}: stopped at the first {MAX_IMPORT_ERRORS} errors; the rest of the file was not checked"
+    )
 }
 
 /// What an import did.
