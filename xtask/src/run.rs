@@ -39,6 +39,7 @@ impl Project {
     /// The simulation, built in the site's optimised profile (a campaign
     /// runs thousands of seeds), with `args` passed on.
     pub fn sim(&self, args: &[String]) -> Result<()> {
+        step("the simulation (built first with the site profile: minutes on a first run)");
         let mut cmd = self.sim_cmd();
         cmd.args(args);
         run(&mut cmd)
