@@ -401,17 +401,22 @@ where
         }
     }
 
-    /// Remembers the session seq an added item (a void, an acknowledge)
-    /// took; forgets every session after a failed write.
-    fn took_seq(&mut self, added: Result<&Item, ()>) {
-        match added {
-            Ok(item) => {
-                if let Some(session) = self.sessions.get_mut(&item.session_id) {
-                    session.next_seq = session.next_seq.max(item.client_seq + 1);
-                }
-            }
-            Err(()) => self.sessions.clear(),
+    /// After a write that changed an item and added one beside it (a
+    /// discard's void, an acknowledge): remembers the session seq the added
+    /// item took and hands both to the drain, asking it to send at once;
+    /// after a failed write, forgets every session.
+    fn wrote_beside(&mut self, written: &Result<(Item, Item), QueueError>) {
+        let Ok((item, added)) = written else {
+            self.sessions.clear();
+            return;
+        };
+        if let Some(session) = self.sessions.get_mut(&added.session_id) {
+            session.next_seq = session.next_seq.max(added.client_seq + 1);
         }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.handle_captured([item.clone(), added.clone()]);
+        }
+        self.skip_wait = true;
     }
 
     async fn handle(&mut self, command: Command<S>) {
@@ -520,11 +525,7 @@ where
                     Ok(key) => self.store.discard(id, key, now).await,
                     Err(err) => Err(err),
                 };
-                self.took_seq(discarded.as_ref().map(|(_, void)| void).map_err(|_| ()));
-                if let (Ok((item, void)), Some(drain)) = (&discarded, self.drain.as_mut()) {
-                    drain.handle_captured([item.clone(), void.clone()]);
-                }
-                self.skip_wait |= discarded.is_ok();
+                self.wrote_beside(&discarded);
                 let _ = reply.send(discarded);
             }
             Command::Acknowledge(id, rescan, reply) => {
@@ -532,11 +533,7 @@ where
                     Ok(key) => self.store.acknowledge(id, rescan, key, now).await,
                     Err(err) => Err(err),
                 };
-                self.took_seq(acknowledged.as_ref().map(|(_, ack)| ack).map_err(|_| ()));
-                if let (Ok((item, ack)), Some(drain)) = (&acknowledged, self.drain.as_mut()) {
-                    drain.handle_captured([item.clone(), ack.clone()]);
-                }
-                self.skip_wait |= acknowledged.is_ok();
+                self.wrote_beside(&acknowledged);
                 let _ = reply.send(acknowledged);
             }
         }
