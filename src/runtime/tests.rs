@@ -335,6 +335,15 @@ fn start(store: &MemStore, site: &Site) -> (LocalPool, Queue<MemStore>) {
     (pool, queue)
 }
 
+/// A runtime over a fresh store and site, with session `n` opened.
+fn opened(n: u128) -> (MemStore, Site, LocalPool, Queue<MemStore>, Uuid) {
+    let (store, site) = (MemStore::default(), Site::default());
+    let (mut pool, queue) = start(&store, &site);
+    let session = Uuid::from_u128(n);
+    block_on(&mut pool, queue.open_session(Some(session), open_body())).unwrap();
+    (store, site, pool, queue, session)
+}
+
 fn scan(epc: &str) -> Capture {
     Capture {
         command: Command::Scan,
@@ -365,10 +374,7 @@ fn block_on<T>(pool: &mut LocalPool, future: impl Future<Output = T>) -> T {
 
 #[test]
 fn a_burst_is_written_in_one_group_with_contiguous_seqs() {
-    let (store, site) = (MemStore::default(), Site::default());
-    let (mut pool, queue) = start(&store, &site);
-    let session = Uuid::from_u128(7);
-    block_on(&mut pool, queue.open_session(Some(session), open_body())).unwrap();
+    let (store, _, mut pool, queue, session) = opened(7);
     let writes = store.0.borrow().group_writes;
     let scans = (0..5).map(|n| scan(&format!("E{n}"))).collect();
     let items = block_on(&mut pool, queue.capture_many(session, scans));
@@ -382,10 +388,7 @@ fn a_burst_is_written_in_one_group_with_contiguous_seqs() {
 
 #[test]
 fn a_group_refused_behind_a_remembered_session_is_written_from_storage() {
-    let (store, site) = (MemStore::default(), Site::default());
-    let (mut pool, queue) = start(&store, &site);
-    let session = Uuid::from_u128(8);
-    block_on(&mut pool, queue.open_session(Some(session), open_body())).unwrap();
+    let (store, _, mut pool, queue, session) = opened(8);
     // Another writer took seq 2 meanwhile: what the runtime remembers is
     // behind, and the store refuses a group that trusts it.
     store
@@ -402,10 +405,7 @@ fn a_group_refused_behind_a_remembered_session_is_written_from_storage() {
 
 #[test]
 fn a_failed_group_is_reported_and_nothing_is_acknowledged() {
-    let (store, site) = (MemStore::default(), Site::default());
-    let (mut pool, queue) = start(&store, &site);
-    let session = Uuid::from_u128(9);
-    block_on(&mut pool, queue.open_session(Some(session), open_body())).unwrap();
+    let (store, _, mut pool, queue, session) = opened(9);
     store.0.borrow_mut().failing_groups = 2;
     let failed = block_on(&mut pool, queue.capture(session, scan("E1")));
     assert_eq!(failed, Err(storage()));
@@ -415,10 +415,7 @@ fn a_failed_group_is_reported_and_nothing_is_acknowledged() {
 
 #[test]
 fn a_drain_sends_in_seq_order_and_a_failed_record_restores_from_storage() {
-    let (store, site) = (MemStore::default(), Site::default());
-    let (mut pool, queue) = start(&store, &site);
-    let session = Uuid::from_u128(10);
-    block_on(&mut pool, queue.open_session(Some(session), open_body())).unwrap();
+    let (store, site, mut pool, queue, session) = opened(10);
     block_on(&mut pool, queue.capture(session, scan("E1"))).unwrap();
     let report = block_on(&mut pool, queue.drain(true)).unwrap();
     assert_eq!((report.requests, report.pending), (1, 0));
