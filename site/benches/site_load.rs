@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop::wire::SYNC_PATH;
+use stockhop::wire::{MAX_ITEMS_PER_REQUEST, SYNC_PATH};
 use stockhop_site::db::{open_connection, Db};
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::unix_now;
@@ -114,16 +114,6 @@ fn supervisors() -> usize {
 const POLL_EVERY: Duration = Duration::from_secs(5);
 /// The handheld's fetch timeout.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Items one sync request carries at most (docs/design.md §3.3).
-const ITEMS_PER_REQUEST: usize = 50;
-/// The handheld's backoff after a failed attempt.
-const BACKOFF: [Duration; 5] = [
-    Duration::from_secs(2),
-    Duration::from_secs(4),
-    Duration::from_secs(8),
-    Duration::from_secs(16),
-    Duration::from_secs(30),
-];
 /// How often a backing-off handheld looks whether the run has ended.
 const BACKOFF_STEP: Duration = Duration::from_millis(100);
 /// The unloaded phase: the one handheld syncs back to back this long,
@@ -781,7 +771,12 @@ impl Handheld {
             }
             let items: Vec<Value> = {
                 let queue = self.queue.lock().await;
-                queue.1.iter().take(ITEMS_PER_REQUEST).cloned().collect()
+                queue
+                    .1
+                    .iter()
+                    .take(MAX_ITEMS_PER_REQUEST)
+                    .cloned()
+                    .collect()
             };
             if items.is_empty() {
                 return applied;
@@ -804,7 +799,7 @@ impl Handheld {
             };
             let Some(answer) = answer else {
                 // The backoff, cut short when the run ends.
-                let retry = Instant::now() + BACKOFF[failures.min(BACKOFF.len() - 1)];
+                let retry = Instant::now() + support::backoff(failures);
                 while Instant::now() < retry && !ending.load(Ordering::SeqCst) {
                     tokio::time::sleep(BACKOFF_STEP).await;
                 }

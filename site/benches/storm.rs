@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::{Millis, UnixMs};
-use stockhop::wire::SYNC_PATH;
+use stockhop::wire::{MAX_ITEMS_PER_REQUEST, SYNC_PATH};
 use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::AppState;
@@ -90,18 +90,8 @@ fn quiet_slice() -> Duration {
 fn unloaded_devices() -> usize {
     support::scaled(50, 5)
 }
-/// Items one sync request carries at most (docs/design.md §3.3).
-const ITEMS_PER_REQUEST: usize = 50;
 /// The handheld's fetch timeout.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// The handheld's backoff after a failed attempt.
-const BACKOFF: [Duration; 5] = [
-    Duration::from_secs(2),
-    Duration::from_secs(4),
-    Duration::from_secs(8),
-    Duration::from_secs(16),
-    Duration::from_secs(30),
-];
 /// The separated arrangement's cores: the server's and the handhelds'.
 const SERVER_CPU: &str = "1";
 const LOAD_CPU: &str = "0";
@@ -766,7 +756,7 @@ impl Handheld {
                 queue
                     .pending
                     .iter()
-                    .take(ITEMS_PER_REQUEST)
+                    .take(MAX_ITEMS_PER_REQUEST)
                     .cloned()
                     .collect()
             };
@@ -794,7 +784,7 @@ impl Handheld {
                 }
             };
             let Some(answer) = answered else {
-                tokio::time::sleep(BACKOFF[failures.min(BACKOFF.len() - 1)]).await;
+                tokio::time::sleep(support::backoff(failures)).await;
                 failures += 1;
                 continue;
             };

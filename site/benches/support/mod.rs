@@ -31,3 +31,11 @@ pub fn announce(bench: &str) {
         println!("{bench}: quick mode ({QUICK_VAR}=1): small sizes, one round; figures not comparable to a full run");
     }
 }
+
+/// A simulated handheld's wait after its `failures`-th failed sync in a
+/// row, counted from 0: the service worker's schedule (2/4/8/16 s, then
+/// 30 s), read from the core.
+#[allow(dead_code)] // Only the benches that drain as handhelds call it.
+pub fn backoff(failures: usize) -> std::time::Duration {
+    std::time::Duration::from_millis(stockhop::backoff::delay_after(failures as u32 + 1).0)
+}
