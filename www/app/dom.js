@@ -28,6 +28,15 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Replaces `box`'s children with `nodes`, skipping the `null`s a screen
+ * puts for a part it does not show (as `el` does): `replaceChildren`
+ * would write them as the text "null".
+ */
+export function fill(box, nodes) {
+  box.replaceChildren(...nodes.filter((node) => node != null));
+}
+
 /** A span of milliseconds as the screens say it: `12 s`, `3 min`, `2 h`, `1 d`. */
 export function ago(ms) {
   if (ms == null) return '–';

@@ -6,7 +6,7 @@
 
 import { capture } from '../capture.js';
 import { confirmBox } from '../dialogs.js';
-import { ago, el, loadJson } from '../dom.js';
+import { ago, el, fill, loadJson } from '../dom.js';
 import { emit } from '../events.js';
 import { binOf, cached, epcOf } from '../lookup.js';
 import { refuse, result } from '../results.js';
@@ -153,7 +153,7 @@ function countFigures(session) {
 }
 
 export function renderDetail(box) {
-  box.replaceChildren(...detail(state.session()));
+  fill(box, detail(state.session()));
 }
 
 function detail(session) {

@@ -5,7 +5,7 @@
 
 import { capture } from '../capture.js';
 import { notice, openAlert } from '../dialogs.js';
-import { ago, el } from '../dom.js';
+import { ago, el, fill } from '../dom.js';
 import { emit } from '../events.js';
 import { EPC_PATTERN, epcOf } from '../lookup.js';
 import { refuse, result } from '../results.js';
@@ -81,7 +81,7 @@ async function chooseManifest(id) {
 }
 
 export function renderDetail(box) {
-  box.replaceChildren(...detail());
+  fill(box, detail());
 }
 
 function detail() {

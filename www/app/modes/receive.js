@@ -5,7 +5,7 @@
 // prints at the station's printer (labels.js).
 
 import { capture } from '../capture.js';
-import { ago, el } from '../dom.js';
+import { ago, el, fill } from '../dom.js';
 import { emit } from '../events.js';
 import { cached, epcOf } from '../lookup.js';
 import { refuse, result } from '../results.js';
@@ -104,7 +104,7 @@ function queuedSince(session) {
 }
 
 export function renderDetail(box) {
-  box.replaceChildren(...detail(state.session()));
+  fill(box, detail(state.session()));
 }
 
 function detail(session) {
