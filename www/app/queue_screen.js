@@ -50,6 +50,18 @@ function undoTargets() {
     .map((i) => i.body && i.body.target_key));
 }
 
+/** A scan row offers Undo as results.undoable() decides it for the scan screen. */
+function canUndo(item, undone, now) {
+  return item.command === 'scan' && item.body && constants.undoable(item.body.mode)
+    && !['rejected', 'blocked', 'voided'].includes(item.state) && !(item.state === 'done' && !(item.hop_ids || []).length)
+    && !undone.has(item.key) && now - item.occurred_at < constants.undoWindowMs();
+}
+
+/** The age line's words; the one part of a row that changes in place. */
+function ageText(item, now) {
+  return `captured ${ago(now - item.occurred_at)} ago`;
+}
+
 function queueRow(item, undone, now) {
   const actions = el('div', { class: 'q-actions' });
   const button = (action, label) => el('button', { type: 'button', 'data-action': action, 'data-id': String(item.id), text: label });
@@ -58,11 +70,7 @@ function queueRow(item, undone, now) {
     if (item.reason === 'stale_state' && item.body && item.body.epc) actions.append(button('rescan', 'Re-scan'));
     actions.append(button('acknowledge', 'Acknowledge'));
   }
-  // As results.undoable() decides it for a scan row.
-  const canUndo = item.command === 'scan' && item.body && constants.undoable(item.body.mode)
-    && !['rejected', 'blocked', 'voided'].includes(item.state) && !(item.state === 'done' && !(item.hop_ids || []).length)
-    && !undone.has(item.key) && now - item.occurred_at < constants.undoWindowMs();
-  if (canUndo) actions.append(button('undo', 'Undo'));
+  if (canUndo(item, undone, now)) actions.append(button('undo', 'Undo'));
   const why = explain(item.reason || item.why);
   const label = `${sessionLabel(item.session_id)} #${item.client_seq} ${item.command}`;
   return el('li', { dataset: { id: String(item.id), state: item.state, label, decide: String(toDecide(item)) } },
@@ -71,7 +79,7 @@ function queueRow(item, undone, now) {
     el('div', { class: 'q-what', text: describe(item) }),
     why ? el('div', { class: 'q-why' }, el('span', { text: item.acknowledged ? `${why.words} (acknowledged)` : why.words }),
       el('span', { class: 'q-next', text: item.acknowledged ? '' : why.next }), el('small', { class: 'code', text: why.code })) : null,
-    el('div', { class: 'muted', text: `captured ${ago(now - item.occurred_at)} ago` }),
+    el('div', { class: 'muted q-age', text: ageText(item, now) }),
     actions.childElementCount ? actions : null);
 }
 
@@ -86,9 +94,9 @@ function queueOrder() {
 
 /**
  * Draws the queue screen from the last walk of the queue. Rows are kept by
- * item id and redrawn only when what they show changed (their age moves
- * in minutes), so a refresh neither collapses the pages shown nor swaps a
- * button from under a finger.
+ * item id and redrawn only when their state or their buttons changed; the
+ * age line is rewritten in place. So a refresh neither collapses the pages
+ * shown nor swaps a button from under a finger.
  */
 function renderQueue() {
   const all = state.queueItems();
@@ -98,10 +106,14 @@ function renderQueue() {
   const shown = order.slice(0, queueShown);
   queueItems = new Map(all.map((item) => [item.id, item]));
   const rows = shown.map((item) => {
-    const sig = JSON.stringify([item.state, item.reason, item.why, item.acknowledged, undone.has(item.key),
-      now - item.occurred_at < constants.undoWindowMs(), ago(now - item.occurred_at), state.training()]);
+    const sig = JSON.stringify([item.state, item.reason, item.why, item.acknowledged, canUndo(item, undone, now), state.training()]);
     const drawn = queueRows.get(item.id);
-    if (drawn && drawn.sig === sig) return drawn.li;
+    if (drawn && drawn.sig === sig) {
+      const age = drawn.li.querySelector('.q-age');
+      const text = ageText(item, now);
+      if (age.textContent !== text) age.textContent = text;
+      return drawn.li;
+    }
     const li = queueRow(item, undone, now);
     if (drawn) drawn.li.replaceWith(li);
     queueRows.set(item.id, { sig, li });
