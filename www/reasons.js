@@ -34,7 +34,7 @@ export const REASONS = {
   not_on_manifest: { words: 'This unit is not on the manifest.', next: 'Keep it off the truck and tell a supervisor.' },
   // Codes that block an item (the site will never accept it as sent), as §5.4 words them.
   INVALID_ITEM: { words: 'The scan is missing something the site needs, or names another session\'s GRN, count or manifest.', next: 'Discard it and scan again; tell a supervisor if it repeats.' },
-  SESSION_CONFLICT: { words: 'This device or operator already has another session open on the site.', next: 'Close the other session (or sign out there), then discard this and start again.' },
+  SESSION_CONFLICT: { words: 'This device or operator already has another session open on the site.', next: 'Sign out on the other handheld; if it is lost or was reset, ask a supervisor to close its session on the site\'s view (Devices, Close session). Then discard this and start again.' },
   SESSION_NOT_YOURS: { words: 'The session belongs to another device.', next: 'Discard it and start a new session.' },
   SEQ_ALREADY_USED: { words: 'The site already holds another item in this place of the session.', next: 'Discard it; scan again if it should stand.' },
   IDEMPOTENCY_KEY_REUSED: { words: 'The site holds a different item under the same key.', next: 'Discard it and scan again.' },

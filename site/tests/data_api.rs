@@ -617,6 +617,99 @@ async fn a_count_is_cancelled_through_its_endpoint_as_the_command_line_cancels_i
     site.stop().await;
 }
 
+/// A handheld reset (its storage cleared) comes back with a new session
+/// while the ledger still holds its old one open: the open is refused
+/// `SESSION_CONFLICT` until a supervisor closes the old session, and what
+/// the old session still sends lands as for any closed session.
+#[tokio::test]
+async fn a_supervisor_closes_the_session_a_reset_handheld_left_open() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let mut hh = site.handheld("HH-RESET").await;
+    let opened = hh.open("op-1");
+    site.sync_applied(&hh, &[opened]).await;
+    let old_session = hh.session.to_string();
+    let late_scan = hh.scan("EPC-1", "B-1");
+
+    // Storage lost: the same device, a new session, nothing of the old.
+    let mut reset = hh.clone();
+    reset.new_session();
+    let refused = site.sync_ok(&reset, &[reset.clone().open("op-1")]).await;
+    assert_eq!(refused[0]["code"], "SESSION_CONFLICT", "{refused:?}");
+
+    let (status, listed) = site.get("/v1/site/status", &admin).await;
+    assert_eq!(status, 200);
+    let row = listed["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device_id"] == "HH-RESET")
+        .unwrap();
+    assert_eq!(row["open_session"]["session_id"], old_session.as_str());
+    assert_eq!(row["open_session"]["operator_id"], "op-1");
+    assert_eq!(row["open_session"]["mode"], "put_away");
+
+    let close = "/v1/admin/devices/HH-RESET/close-session";
+    let device_token = hh.token.clone();
+    assert_eq!(
+        post_json(&site, close, Some(&device_token), json!({}))
+            .await
+            .0,
+        403
+    );
+    assert_eq!(post_json(&site, close, None, json!({})).await.0, 401);
+    let (status, closed) = post_json(&site, close, Some(&admin), json!({})).await;
+    assert_eq!(
+        (status, closed["session_id"].as_str()),
+        (200, Some(old_session.as_str())),
+        "{closed}"
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM sessions WHERE session_id = '{old_session}' AND state = 'closed'"
+        )),
+        1,
+        "the ledger holds it closed"
+    );
+    let (status, again) = post_json(&site, close, Some(&admin), json!({})).await;
+    assert_eq!(
+        (status, again["code"].as_str()),
+        (409, Some("NO_OPEN_SESSION"))
+    );
+    let (status, none) = post_json(
+        &site,
+        "/v1/admin/devices/NOPE/close-session",
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        (status, none["code"].as_str()),
+        (404, Some("DEVICE_NOT_FOUND"))
+    );
+
+    // The device, set up again, opens its new session; the old session's
+    // late scan (from another copy of its queue) still lands.
+    let mut fresh = reset.clone();
+    fresh.new_session();
+    let reopened = fresh.open("op-1");
+    site.sync_applied(&fresh, &[reopened]).await;
+    site.sync_applied(&hh, &[late_scan]).await;
+    let (_, status) = site.get("/v1/site/status", &admin).await;
+    let row = status["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device_id"] == "HH-RESET")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        row["open_session"]["session_id"],
+        fresh.session.to_string().as_str()
+    );
+    site.stop().await;
+}
+
 fn all_hop_keys(site: &Site) -> HashSet<String> {
     site.db
         .call_blocking(|conn| {

@@ -420,3 +420,59 @@ test('a site whose central cannot be reached shows its outbox waiting and why', 
     await site.stop();
   }
 });
+
+/** One `open_session` of `deviceId` for `operator` in a new session; answers the item's result. */
+async function openOn(site, deviceId, token, operator) {
+  const at = new Date().toISOString();
+  const res = await fetch(`${site.base}/v1/sync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      device_id: deviceId,
+      sent_at: at,
+      items: [{
+        key: randomUUID(),
+        session_id: randomUUID(),
+        client_seq: 1,
+        command: 'open_session',
+        occurred_at: at,
+        queued_at: at,
+        body: { operator_id: operator, mode: 'put_away', context: {} },
+      }],
+    }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).results[0];
+}
+
+test('a supervisor closes the session a reset handheld left open, and the handheld opens a new one', async () => {
+  const dataDir = tempDataDir();
+  await importCsv(dataDir, 'operators', [['badge', 'name'], ['op-reset', 'Reset Operator']]);
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-RESET');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    assert.equal((await openOn(site, 'HH-RESET', token, 'op-reset')).outcome, 'applied');
+    // Its storage cleared, the handheld comes back with a new session: refused.
+    assert.equal((await openOn(site, 'HH-RESET', token, 'op-reset')).code, 'SESSION_CONFLICT');
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await signedIn(context, site, adminToken);
+    const cell = '#devices tr[data-device="HH-RESET"] td[data-session]';
+    await waitText(page, cell, /op-reset · put away since/);
+    await page.locator('#devices').screenshot({ path: join(artifactsDir(), 'dashboard-open-session.png') });
+    const close = page.locator(`${cell} button[data-action="close-session"]`);
+    await close.click();
+    assert.match(await close.textContent(), /Close HH-RESET's session\?/);
+    await close.click();
+    await page.waitForSelector(cell, { state: 'detached' });
+
+    // The ledger holds it closed: the handheld's new session opens.
+    assert.equal((await openOn(site, 'HH-RESET', token, 'op-reset')).outcome, 'applied');
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});

@@ -1,6 +1,7 @@
 //! The commands `stockhop-site` runs on the server machine, as endpoints
 //! for an admin's scripts: open and cancel a count, close a period, add,
-//! list, commission, revoke and re-link devices. Each calls the library
+//! list, commission, revoke and re-link devices, close a device's open
+//! session. Each calls the library
 //! function the command line calls.
 
 use axum::extract::rejection::JsonRejection;
@@ -15,6 +16,7 @@ use crate::caller::AdminTokenCaller;
 use crate::error::AppError;
 use crate::ledger::devices::{self, Listed, Profile};
 use crate::ledger::modes::cycle_count;
+use crate::ledger::session_close::{self, OpenSession};
 use crate::ledger::{periods, wall_clock, LedgerError};
 use crate::state::AppState;
 use crate::view::enroll;
@@ -295,6 +297,36 @@ pub async fn link_device(
         device_id,
         token,
     }))
+}
+
+/// Closes the session a device has open (a handheld that lost its storage
+/// cannot send `close_session`): its operator, or the device set up
+/// again, can open one again.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/devices/{device_id}/close-session",
+    tag = "admin",
+    params(("device_id" = String, Path)),
+    responses(
+        (status = 200, description = "the session closed", body = OpenSession),
+        (status = 401, description = "no admin token"),
+        (status = 404, description = "no such device"),
+        (status = 409, description = "the device has no session open (NO_OPEN_SESSION)")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn close_device_session(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    AdminTokenCaller(admin): AdminTokenCaller,
+) -> Result<Json<OpenSession>, AppError> {
+    let id = device_id.clone();
+    let closed = state
+        .db
+        .call(move |conn| session_close::close_for_device(conn, &id, wall_clock()))
+        .await?;
+    tracing::info!(%device_id, session_id = %closed.session_id, %admin, "device's session closed through the admin API");
+    Ok(Json(closed))
 }
 
 /// Cancels a count: nothing it counted posts.

@@ -41,6 +41,10 @@ pub fn routes() -> Router<AppState> {
             post(commands::revoke_device),
         )
         .route(
+            "/v1/admin/devices/{device_id}/close-session",
+            post(commands::close_device_session),
+        )
+        .route(
             "/v1/admin/devices/{device_id}/link",
             post(commands::link_device),
         )

@@ -40,6 +40,7 @@ pub mod periods;
 pub mod receipts;
 pub mod reference;
 pub mod reference_api;
+pub mod session_close;
 pub mod sessions;
 pub mod sync;
 pub mod terminal;
@@ -295,6 +296,8 @@ pub mod codes {
     pub const DEVICE_EXISTS: &str = "DEVICE_EXISTS";
     pub const DEVICE_MISMATCH: &str = "DEVICE_MISMATCH";
     pub const SESSION_NOT_FOUND: &str = "SESSION_NOT_FOUND";
+    /// A supervisor asked to close a device's session and it has none open.
+    pub const NO_OPEN_SESSION: &str = "NO_OPEN_SESSION";
     pub const DEVICE_NOT_FOUND: &str = "DEVICE_NOT_FOUND";
     pub const NOT_FOUND: &str = "NOT_FOUND";
     pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";

@@ -16,6 +16,7 @@ use super::{admin, builds, chart, codes, enroll, history, metrics, page, status,
 use crate::caller::{AdminCaller, Caller, ChangingAdminCaller};
 use crate::error::AppError;
 use crate::ledger::devices::{self, Profile};
+use crate::ledger::session_close::{self, OpenSession};
 use crate::ledger::{wall_clock, LedgerError};
 use crate::state::AppState;
 
@@ -49,6 +50,10 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/chart.svg", get(chart_svg))
         .route("/v1/site/devices", post(add_device))
         .route("/v1/site/devices/{device_id}/revoke", post(revoke_device))
+        .route(
+            "/v1/site/devices/{device_id}/close-session",
+            post(close_device_session),
+        )
         .route(
             "/v1/site/devices/{device_id}/commission",
             post(commission_device),
@@ -436,6 +441,37 @@ async fn revoke_device(
         .await?;
     tracing::info!(%device_id, admin = caller.admin(), "device revoked");
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Closes the session a device has open, for a handheld that lost its
+/// storage or broke mid-shift: its operator (or the device, set up again)
+/// can open a session again. Answers the session it closed.
+#[utoipa::path(
+    post,
+    path = "/v1/site/devices/{device_id}/close-session",
+    operation_id = "site_close_device_session",
+    tag = "view",
+    description = "Closes a device's open session from the dashboard",
+    params(("device_id" = String, Path)),
+    responses(
+        (status = 200, description = "the session closed", body = OpenSession),
+        (status = "4XX", description = "refused, with code and message (NO_OPEN_SESSION, DEVICE_NOT_FOUND)")
+    ),
+    security(("admin_token" = []))
+)]
+async fn close_device_session(
+    State(state): State<AppState>,
+    Path(device_id): Path<String>,
+    ChangingAdminCaller(caller): ChangingAdminCaller,
+) -> Result<Json<OpenSession>, AppError> {
+    let now = wall_clock();
+    let id = device_id.clone();
+    let closed = state
+        .db
+        .call(move |conn| session_close::close_for_device(conn, &id, now))
+        .await?;
+    tracing::info!(%device_id, session_id = %closed.session_id, admin = caller.admin(), "device's session closed by a supervisor");
+    Ok(Json(closed))
 }
 
 /// Commissions a device: its items post for real from now on (the same

@@ -97,6 +97,7 @@ mod tests {
             queue_depth: None,
             oldest_queued_at: None,
             app_version: app_version.map(str::to_owned),
+            open_session: None,
         }
     }
 

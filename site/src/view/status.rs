@@ -11,6 +11,7 @@ use super::history;
 use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
+use crate::ledger::session_close::OpenSession;
 use crate::listener::queue::{self, DeadLetter, QueueError, SetAside};
 use crate::printers::store::{self as printers, PrinterStatus};
 use crate::site_clock::SiteZone;
@@ -54,6 +55,10 @@ pub struct DeviceStatus {
     pub queue_depth: Option<i64>,
     pub oldest_queued_at: Option<UnixMs>,
     pub app_version: Option<String>,
+    /// The session it has open on the ledger, if any: a supervisor closes
+    /// it for a handheld that lost its storage or broke mid-shift.
+    #[serde(default)]
+    pub open_session: Option<OpenSession>,
 }
 
 /// A terminal seen through the listener.
@@ -140,8 +145,10 @@ fn printer_views(
 pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT d.device_id, d.profile, d.commissioned, d.added_at,
-                h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version
+                h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version,
+                s.session_id, s.operator_id, s.mode, s.opened_at
          FROM devices d LEFT JOIN device_heartbeats h ON h.device_id = d.device_id
+         LEFT JOIN sessions s ON s.device_id = d.device_id AND s.state = 'open'
          WHERE NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = d.device_id)",
     )?;
     let rows = select.query_map([], |row| {
@@ -173,6 +180,17 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
             queue_depth: row.get(5)?,
             oldest_queued_at: row.get::<_, Option<i64>>(6)?.map(UnixMs),
             app_version: row.get(7)?,
+            open_session: row
+                .get::<_, Option<String>>(8)?
+                .map(|session_id| -> crate::sql::Result<OpenSession> {
+                    Ok(OpenSession {
+                        session_id,
+                        operator_id: row.get(9)?,
+                        mode: row.get(10)?,
+                        opened_at: row.get::<_, Option<i64>>(11)?.map(UnixMs),
+                    })
+                })
+                .transpose()?,
         })
     })?;
     let mut devices = rows.collect::<crate::sql::Result<Vec<_>>>()?;

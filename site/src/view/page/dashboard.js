@@ -5,7 +5,8 @@
 //
 // Element ids the tests read: #trend (data-trend), #site-depth,
 // #site-latency, #alerts (.alert[data-device][data-alert]), #devices rows
-// (tr[data-device][data-online]), #chart, #enroll-*, #terminals,
+// (tr[data-device][data-online], td[data-session] with
+// button[data-action=close-session]), #chart, #enroll-*, #terminals,
 // #dead-letters, #counts, #grns, #corrections, #printers rows
 // (tr[data-printer][data-faults]), printer faults in #alerts
 // (.alert[data-printer][data-fault]), #printer-*, #print-jobs
@@ -141,6 +142,21 @@ function commissionButton(deviceId) {
   return button;
 }
 
+/**
+ * A device's open session, with Close session: for a handheld that lost its
+ * storage or broke mid-shift, whose operator (or itself, set up again) is
+ * refused a new session until this one is closed.
+ */
+function sessionCell(d) {
+  const s = d.open_session;
+  if (!s) return el('td', { class: 'muted' }, '–');
+  const what = `${s.operator_id ?? '?'} · ${(s.mode ?? '').replace('_', ' ')}${s.opened_at ? ` since ${clock(s.opened_at)}` : ''}`;
+  const button = confirmButton('Close session', `Close ${d.device_id}'s session?`, () =>
+    api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/close-session`, { method: 'POST' }));
+  button.dataset.action = 'close-session';
+  return el('td', { dataset: { session: s.session_id } }, what, ' ', button);
+}
+
 function renderStatus(status) {
   const now = Date.parse(status.server_time);
   siteZone = status.time_zone;
@@ -207,6 +223,7 @@ function renderStatus(status) {
         el('td', {}, clock(d.last_seen_at)),
         el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth ?? '–'),
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
+        sessionCell(d),
         el('td', {}, confirmButton('Revoke', `Revoke ${d.device_id}?`, () =>
           api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/revoke`, { method: 'POST' }))),
       ),
