@@ -129,6 +129,43 @@ async fn a_gate_read_of_a_known_unit_records_an_observing_hop_and_replays_as_rep
         .is_some());
 }
 
+/// A Zebra reader's EPC in lower case names the unit imported (and
+/// scanned by handhelds) in upper case.
+#[tokio::test]
+async fn a_gate_read_in_lower_case_names_the_unit_imported_in_upper_case() {
+    let site = Site::start_stocked().await;
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\ne2806894000040017790e471,,SKU-1,in_stock,B-1\n",
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc = 'E2806894000040017790E471'"),
+        1,
+        "the import keeps the handheld's spelling"
+    );
+    let batch = TerminalBatch {
+        records: vec![record(
+            TerminalEventKind::TagRead,
+            "e2806894000040017790e471",
+            RuleOutcome::Accepted,
+        )],
+        heartbeats: vec![],
+    };
+    let at = now();
+    let answer = site
+        .db
+        .call_blocking(move |conn| terminal::ingest(conn, &batch, at))
+        .unwrap();
+    assert_eq!(answer.results[0].hop_ids.len(), 1, "{:?}", answer.results);
+    assert_eq!(
+        site.count(
+            "SELECT count(*) FROM hops h JOIN units u ON u.unit_id = h.unit_id
+             WHERE h.kind = 'GATE_READ' AND u.epc = 'E2806894000040017790E471'"
+        ),
+        1
+    );
+}
+
 #[tokio::test]
 async fn the_terminal_endpoint_takes_only_fresh_correctly_signed_batches() {
     let site = Site::start().await;

@@ -209,7 +209,13 @@ fn gate_read(
         return Ok(None);
     }
     let unit = match record.kind {
-        TerminalEventKind::TagRead => units::find(conn, Some(&record.subject), None)?,
+        // A Zebra reader sends its EPCs in lower case; the ledger holds them
+        // as the handheld sends them (upper case, `ident::canonical_epc`).
+        TerminalEventKind::TagRead => units::find(
+            conn,
+            Some(&crate::ident::canonical_epc(record.subject.clone())),
+            None,
+        )?,
         TerminalEventKind::CodeRead => units::find(conn, None, Some(&record.subject))?,
         TerminalEventKind::Attendance => None,
     };
