@@ -1335,6 +1335,35 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
                 .map(move |(method, _)| format!("{method} {path}"))
         })
         .collect();
+    // Every refusal names its body: the error body, or an import's lines.
+    let bare: Vec<String> = raw["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .iter()
+                .flat_map(move |(method, operation)| {
+                    operation["responses"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .filter(|(status, response)| {
+                            !status.starts_with('2')
+                                && response["content"]["application/json"]["schema"].is_null()
+                        })
+                        .map(move |(status, _)| format!("{method} {path} {status}"))
+                })
+        })
+        .collect();
+    assert!(bare.is_empty(), "refusals without a body schema: {bare:?}");
+    assert_eq!(
+        schemas["ErrorBody"]["required"],
+        json!(["code", "message"]),
+        "{}",
+        schemas["ErrorBody"]
+    );
     eprintln!(
         "OpenAPI paths: {} documented, {} routed under /v1; answers still untyped: {untyped:?}",
         documented.len(),

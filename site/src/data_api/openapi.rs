@@ -70,8 +70,9 @@ use utoipa::OpenApi;
         stockhop::wire::UndoBody,
         stockhop::wire::VoidBody,
         stockhop::wire::AcknowledgeBody,
+        stockhop::wire::ErrorBody,
     )),
-    modifiers(&Tokens),
+    modifiers(&Tokens, &Refusals),
     tags(
         (name = "admin", description = "Reference data and commands, for an admin's bearer token"),
         (name = "hops", description = "The hop feed, for an admin's bearer token"),
@@ -95,6 +96,41 @@ impl utoipa::Modify for Tokens {
                 name,
                 SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
             );
+        }
+    }
+}
+
+/// Every refusal (4xx, 5xx) is the API's error body, `{"code","message"}`
+/// (an import's 422 adds its lines, and says so where it is annotated):
+/// written once here rather than beside each of the handlers' refusals.
+struct Refusals;
+
+impl utoipa::Modify for Refusals {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr};
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                for (status, response) in operation.responses.responses.iter_mut() {
+                    let refusal = status.starts_with('4') || status.starts_with('5');
+                    if let (true, RefOr::T(response)) = (refusal, response) {
+                        if response.content.is_empty() {
+                            response.content.insert(
+                                "application/json".to_owned(),
+                                ContentBuilder::new()
+                                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                    .build(),
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 }
