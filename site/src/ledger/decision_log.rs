@@ -97,13 +97,14 @@ impl Subject {
 }
 
 /// One settlement, as logged.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Entry {
     pub decision_id: String,
     pub kind: String,
     pub action: String,
     pub settled_by: String,
     pub note: String,
+    #[schema(value_type = String, format = DateTime)]
     pub settled_at: UnixMs,
     pub hop_ids: Vec<i64>,
     pub summary: String,

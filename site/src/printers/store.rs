@@ -319,7 +319,7 @@ pub struct NewJob<'a> {
 }
 
 /// A job as the API and the view show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JobView {
     pub job_id: String,
     pub printer_id: String,
@@ -333,7 +333,9 @@ pub struct JobView {
     pub read_back: Option<String>,
     pub hop_id: Option<i64>,
     pub requested_by: String,
+    #[schema(value_type = String, format = DateTime)]
     pub accepted_at: UnixMs,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub settled_at: Option<UnixMs>,
 }
 

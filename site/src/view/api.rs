@@ -68,12 +68,12 @@ fn client(status: StatusCode, code: &'static str, message: impl Into<String>) ->
     AppError::client(status, code, message)
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::ToSchema)]
 struct Login {
     token: String,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct SessionView {
     admin: String,
     /// Echo it in `x-csrf-token` on every POST; null for a bearer token,
@@ -93,8 +93,8 @@ fn set_cookie(response: &mut Response, cookie: Cookie<'_>) -> Result<(), AppErro
     path = "/v1/site/login",
     tag = "view",
     description = "Trades an admin token for the dashboard's session cookie",
-    request_body(content = serde_json::Value, description = "an admin token: {\"token\"}", content_type = "application/json"),
-    responses((status = 200, description = "the session and its CSRF token", body = serde_json::Value), (status = "4XX", description = "refused, with code and message"))
+    request_body(content = Login, description = "an admin token", content_type = "application/json"),
+    responses((status = 200, description = "the session and its CSRF token", body = SessionView), (status = "4XX", description = "refused, with code and message"))
 )]
 async fn login(
     State(state): State<AppState>,
@@ -169,7 +169,7 @@ async fn logout(
     path = "/v1/site/session",
     tag = "view",
     description = "Who is signed in",
-    responses((status = 200, description = "the admin and the CSRF token", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the admin and the CSRF token", body = SessionView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn session(AdminCaller(caller): AdminCaller) -> Result<Json<SessionView>, AppError> {

@@ -52,7 +52,7 @@ struct NewPrinter {
     stations: Vec<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct Added {
     printer_id: String,
     address: String,
@@ -65,7 +65,7 @@ struct Added {
     tag = "view",
     description = "Adds a label printer",
     request_body(content = serde_json::Value, description = "{\"printer_id\", \"address\", \"profile\", \"stations\"}", content_type = "application/json"),
-    responses((status = 200, description = "the printer: {\"printer_id\", \"address\", \"profile\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the printer", body = Added), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn add_printer(
@@ -214,7 +214,7 @@ fn mint_job_id() -> Result<String, AppError> {
     description = "Prints a bin or unit label; an admin, or a commissioned handheld with a receive session open (unit labels only)",
     params(("printer_id" = String, Path)),
     request_body(content = serde_json::Value, description = "{\"label\": \"bin\" | \"unit\", \"bin\", \"epc\", \"encode\", \"copies\", \"job_id\"}", content_type = "application/json"),
-    responses((status = 202, description = "the job, kept in the job log for the driver to send", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 202, description = "the job, kept in the job log for the driver to send", body = JobView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []), ("device_token" = []))
 )]
 async fn print(
@@ -337,7 +337,7 @@ async fn print(
     tag = "view",
     description = "A print job and where it stands",
     params(("job_id" = String, Path)),
-    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the job", body = JobView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn read_job(
@@ -383,7 +383,7 @@ async fn decide(
     tag = "view",
     description = "Prints a job that read back wrong or went unanswered again",
     params(("job_id" = String, Path)),
-    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the job", body = JobView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn reprint(
@@ -401,7 +401,7 @@ async fn reprint(
     tag = "view",
     description = "Gives up on a job that read back wrong or went unanswered",
     params(("job_id" = String, Path)),
-    responses((status = 200, description = "the job", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the job", body = JobView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn dismiss(

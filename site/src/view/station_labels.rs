@@ -36,11 +36,12 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// A printer as a handheld at its station sees it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct StationPrinter {
     pub printer_id: String,
     pub address: String,
     /// When the site last read its host status; null before it ever did.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub status_at: Option<UnixMs>,
     /// Silent past its profile's period (or never heard): its jobs wait.
     pub offline: bool,
@@ -68,7 +69,7 @@ impl StationPrinter {
 }
 
 /// A receive scan's label: the job and the printer it waits at.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ScanPrintJob {
     pub job: JobView,
     pub printer: Option<StationPrinter>,
@@ -126,7 +127,7 @@ fn printer_status(
     tag = "ledger",
     description = "The printer the handheld's station prints and encodes at, and its state",
     params(("device_id" = String, Path)),
-    responses((status = 200, description = "{\"printer_id\", \"address\", \"status_at\", \"offline\", \"faults\", \"last_error\", \"jobs_pending\"}", body = serde_json::Value), (status = 404, description = "PRINTER_NOT_FOUND: no printer is set for this station"), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "{\"printer_id\", \"address\", \"status_at\", \"offline\", \"faults\", \"last_error\", \"jobs_pending\"}", body = StationPrinter), (status = 404, description = "PRINTER_NOT_FOUND: no printer is set for this station"), (status = "4XX", description = "refused, with code and message")),
     security(("device_token" = []))
 )]
 async fn station_printer(
@@ -160,7 +161,7 @@ async fn station_printer(
     tag = "ledger",
     description = "The label a receive scan with encode queued at the station's printer (by the scan's key), and the printer's state",
     params(("device_id" = String, Path), ("key" = String, Path, description = "the scan's idempotency key")),
-    responses((status = 200, description = "{\"job\": the print job, \"printer\": the printer's state}", body = serde_json::Value), (status = 404, description = "JOB_NOT_FOUND: the scan queued no label (not applied yet, or the station has no printer)"), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "{\"job\": the print job, \"printer\": the printer's state}", body = ScanPrintJob), (status = 404, description = "JOB_NOT_FOUND: the scan queued no label (not applied yet, or the station has no printer)"), (status = "4XX", description = "refused, with code and message")),
     security(("device_token" = []))
 )]
 async fn scan_print_job(

@@ -25,7 +25,7 @@ use stockhop::reason as sync_reasons;
 pub const MAX_LISTED_PER_KIND: usize = 100;
 
 /// One line of a GRN to resolve, with the tags received on it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GrnLineIssue {
     pub sku: String,
     pub expected: u64,
@@ -37,7 +37,7 @@ pub struct GrnLineIssue {
 }
 
 /// A decision waiting for a person, with its context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Decision {
     pub id: String,
     pub kind: String,
@@ -63,8 +63,10 @@ pub struct Decision {
     pub missing: Vec<String>,
     pub unexpected: Vec<String>,
     /// When the device (or terminal) captured it.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub captured_at: Option<UnixMs>,
     /// When the site recorded it.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub recorded_at: Option<UnixMs>,
     /// What settles it: `dismiss` always, `correct` where a correction
     /// exists.
@@ -584,7 +586,7 @@ pub fn find_open(
 }
 
 /// How a person settles a decision.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 pub struct Settle {
     pub action: String,
     #[serde(default)]

@@ -29,17 +29,17 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/decision-log", get(log))
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct Open {
     decisions: Vec<Decision>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct Settled {
     decision: Entry,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct Log {
     entries: Vec<Entry>,
 }
@@ -56,7 +56,7 @@ async fn dead_letters(state: &AppState) -> Result<Vec<DeadLetter>, AppError> {
     path = "/v1/site/decisions",
     tag = "view",
     description = "The decisions that wait, each with its context",
-    responses((status = 200, description = "{\"decisions\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the decisions that wait", body = Open), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn list(
@@ -76,7 +76,7 @@ async fn list(
     path = "/v1/site/decision-log",
     tag = "view",
     description = "The newest settled decisions, newest first",
-    responses((status = 200, description = "{\"entries\"}", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the settlements, newest first", body = Log), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn log(
@@ -98,8 +98,8 @@ async fn log(
     tag = "view",
     description = "Settles a decision: corrects or dismisses it, with a note",
     params(("id" = String, Path)),
-    request_body(content = serde_json::Value, description = "{\"action\": \"dismiss\" | \"correct\", \"note\"}", content_type = "application/json"),
-    responses((status = 200, description = "{\"decision\"}: the log entry", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    request_body(content = Settle, description = "action: dismiss or correct; note: up to 500 characters", content_type = "application/json"),
+    responses((status = 200, description = "the log entry", body = Settled), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn settle(
