@@ -2,6 +2,8 @@
 //! served certificate over real TLS on loopback, SIGHUP reloads, clear
 //! errors for bad files, and the plain port's answer to LAN clients.
 
+mod listening;
+
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -268,54 +270,6 @@ fn serve_command(data: &Path, extra: &[&str]) -> Command {
     command
 }
 
-/// Starts `command` with its stderr read on a thread, and waits for the
-/// log line saying where it listens for HTTPS; returns the child, that
-/// address, and the thread, which returns all it logged once it exits.
-fn spawn_listening(command: &mut Command) -> (Child, SocketAddr, std::thread::JoinHandle<String>) {
-    use std::io::BufRead;
-    let mut child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (found, listening) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut logged = String::new();
-        for line in stderr.lines() {
-            let line = line.unwrap();
-            if line.contains("site server listening (https)") {
-                let _ = found.send(https_addr_in(&line));
-            }
-            logged.push_str(&line);
-            logged.push('\n');
-        }
-        logged
-    });
-    match listening.recv() {
-        Ok(https) => (child, https, reader),
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the site exited before it listened:\n{}",
-                reader.join().unwrap()
-            );
-        }
-    }
-}
-
-/// The loopback address in the text or JSON log line of the HTTPS port.
-fn https_addr_in(line: &str) -> SocketAddr {
-    let at = line.find("127.0.0.1:").expect("the line names the address");
-    let rest = &line[at..];
-    let end = "127.0.0.1:".len()
-        + rest["127.0.0.1:".len()..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len() - "127.0.0.1:".len());
-    rest[..end].parse().unwrap()
-}
-
 /// Runs `serve` to its end (it must fail fast) and returns its stderr.
 fn failed_start(data: &Path, extra: &[&str]) -> String {
     let output = serve_command(data, extra)
@@ -403,8 +357,11 @@ impl Drop for Site {
 }
 
 fn start_site(data: &Path, extra: &[&str]) -> Site {
-    let (child, https, _logs) = spawn_listening(&mut serve_command(data, extra));
-    Site { child, https }
+    let site = listening::spawn(&mut serve_command(data, extra));
+    Site {
+        child: site.child,
+        https: site.https,
+    }
 }
 
 #[tokio::test]
@@ -653,7 +610,9 @@ async fn plain_http_from_the_lan_is_pointed_to_https_and_loopback_is_served() {
 /// what it logged.
 fn logs_of_a_run(extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, _, logs) = spawn_listening(&mut serve_command(dir.path(), extra));
+    let listening::Listening {
+        mut child, logs, ..
+    } = listening::spawn(&mut serve_command(dir.path(), extra));
     assert!(Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
