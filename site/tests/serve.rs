@@ -179,3 +179,59 @@ fn a_terminal_config_with_an_unknown_key_stops_the_start_naming_the_file_and_the
     assert!(stderr.contains("unknown field `oplog`"), "{stderr}");
     assert!(stderr.contains("line 5"), "{stderr}");
 }
+
+#[tokio::test]
+async fn the_whole_site_starts_in_process_on_port_0_and_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    write_shell(&www);
+    let data = dir.path().join("data");
+    let site = stockhop_site::Site::start(stockhop_site::SiteConfig {
+        www_dir: www,
+        ..stockhop_site::SiteConfig::on_loopback(data.clone())
+    })
+    .await
+    .unwrap();
+    for addr in [
+        site.http_addr(),
+        site.https_addr(),
+        site.terminal_http_addr(),
+        site.terminal_tcp_addr(),
+    ] {
+        assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+    }
+    assert!(data.join("stockhop.sqlite").exists());
+
+    let health: serde_json::Value = reqwest::get(format!("http://{}/healthz", site.http_addr()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+    // Over TLS, trusting the site CA the start made.
+    let ca = std::fs::read(data.join("tls").join("ca.crt")).unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+        .build()
+        .unwrap();
+    let port = site.https_addr().port();
+    let page = client
+        .get(format!("https://localhost:{port}/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Stockhop"));
+    assert!(site.site_url().ends_with(&format!(":{port}")));
+    tokio::net::TcpStream::connect(site.terminal_tcp_addr())
+        .await
+        .unwrap();
+
+    let http = site.http_addr();
+    site.stop().await.unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(http).await.is_err(),
+        "nothing listens once the site has stopped"
+    );
+}
