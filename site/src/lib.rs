@@ -4,7 +4,9 @@
 //! handhelds' sync protocol against the site ledger, and keeps everything in
 //! one embedded SQLite database ([`db`]). [`app`] builds the HTTP router
 //! from a state so tests drive it without a socket; [`serve`] runs it on a
-//! listener until a shutdown future resolves, so tests bind port 0.
+//! listener until a shutdown future resolves; [`Site::start`] starts the
+//! whole site (every port and task `stockhop-site serve` runs) and hands
+//! back its bound addresses, so tests start it in-process on port 0.
 
 pub mod accept;
 pub mod backup;
@@ -33,6 +35,7 @@ pub mod release;
 pub mod security_headers;
 pub mod server;
 pub mod shell_path;
+pub mod site;
 pub mod site_clock;
 pub mod sql;
 pub mod state;
@@ -46,12 +49,13 @@ use std::future::Future;
 use std::path::PathBuf;
 
 pub use http::app;
+pub use site::{Site, SiteConfig};
 pub use state::AppState;
 
 /// Serves `state` over plain HTTP on `listener` until `shutdown` resolves,
 /// then finishes the requests in flight and returns. Connections are capped
 /// and their heads bounded in time by [`server::serve_connections`]. (The
-/// site binary also serves HTTPS and guards the plain port; see `main.rs`.)
+/// whole site also serves HTTPS and guards the plain port; see [`Site`].)
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,

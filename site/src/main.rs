@@ -3,19 +3,16 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use stockhop::time::UnixMs;
-use stockhop_site::central::{self, forwarder::CentralClient, outbox};
+use stockhop_site::central;
 use stockhop_site::db::{Database, Db};
-use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, devices::Profile};
-use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink};
-use stockhop_site::outbound;
-use stockhop_site::tls::{self, CertSource, CertStore, Issued};
-use stockhop_site::{lan, server, view, AppState};
+use stockhop_site::listener::ListenerConfig;
+use stockhop_site::site::{CentralConfig, Site, SiteConfig};
+use stockhop_site::view;
 
 #[derive(Parser)]
 #[command(
@@ -672,11 +669,7 @@ fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
 
 /// Opens the site's ledger, making it on `serve`'s first start.
 fn open_or_make(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
-    let database = Database::from_arg(database, data);
-    let db = Db::connect(&database, data)
-        .with_context(|| format!("opening the database {}", database.describe()))?;
-    tracing::debug!(database = %database.describe(), "ledger database open");
-    Ok(db)
+    Ok(stockhop_site::site::open_or_make(data, database)?)
 }
 
 fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> {
@@ -821,270 +814,41 @@ async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Result<()> {
         central,
         terminal,
     } = args;
-    let webhook = alert_webhook
-        .as_deref()
-        .map(|url| {
-            view::alerts::webhook::Webhook::new(
-                url,
-                alert_secret.as_deref(),
-                &outbound::Trust::from_ca_file(None),
-            )
-        })
-        .transpose()
-        .context("building the client for --alert-webhook")?;
-    let site_zone = stockhop_site::site_clock::SiteZone::configured(site_tz.as_deref())?;
     let shutdown = shutdown_signal();
-    let ledger_trust = outbound::Trust::from_ca_file(terminal.ledger_ca.clone());
+    let ledger_ca = terminal.ledger_ca.clone();
     let terminal = terminal.config(ledger_secret.clone())?;
-    let db = open_or_make(&data, database)?;
-    tokio::spawn(settle_imports(db.clone()));
-    let forwarding = match (
-        &central.central_url,
-        &central.site_id,
-        &central.central_secret,
-    ) {
-        (Some(url), Some(site_id), Some(secret)) => {
-            let trust = outbound::Trust::from_ca_file(central.central_ca.clone());
-            let client = CentralClient::new(url, secret, &trust)
-                .context("building the client for --central-url")?;
-            if outbound::plain_off_loopback(url) {
-                tracing::warn!(
-                    central = %url,
-                    "the central is reached over plain HTTP: hops are signed but readable on the way; give an https:// --central-url"
-                );
-            }
-            Some((
-                outbox::Forwarding {
-                    site_id: site_id.clone(),
-                    central_url: url.clone(),
-                },
-                client,
-            ))
-        }
-        _ => None,
+    let config = SiteConfig {
+        data_dir: data,
+        database: database.map(str::to_owned),
+        http_addr: http,
+        https_addr: https.https,
+        tls_cert: https.tls_cert,
+        tls_key: https.tls_key,
+        tls_names: https.tls_names,
+        www_dir: www.unwrap_or_else(stockhop_site::default_www_dir),
+        ledger_secret,
+        min_free_bytes: min_free,
+        site_tz,
+        alert_webhook,
+        alert_secret,
+        central: CentralConfig {
+            url: central.central_url,
+            secret: central.central_secret,
+            site_id: central.site_id,
+            ca: central.central_ca,
+        },
+        terminal,
+        ledger_ca,
     };
-    let backlog = db
-        .call_blocking(|conn| {
-            outbox::configure(
-                conn,
-                forwarding.as_ref().map(|(f, _)| f),
-                ledger::wall_clock(),
-            )
-        })
-        .context("recording the central forwarding")?;
-    if backlog > 0 {
-        tracing::info!(
-            hops = backlog,
-            "enqueued the hops appended without forwarding for the central"
-        );
-    }
-    let www_dir = www.unwrap_or_else(stockhop_site::default_www_dir);
-    if !www_dir.join("pkg").exists() {
-        tracing::warn!(www = %www_dir.display(), "no built wasm package in www/pkg: run `cargo xtask serve`");
-    }
-    let certs = open_certs(&data, &https)?;
-    let plain_listener = tokio::net::TcpListener::bind(http)
-        .await
-        .with_context(|| format!("binding {http}"))?;
-    let tls_listener = tokio::net::TcpListener::bind(https.https)
-        .await
-        .with_context(|| format!("binding {}", https.https))?;
-    let https_addr = tls_listener.local_addr()?;
-    let site_url = https.site_url(https_addr.port());
-    db.call_blocking(|conn| view::enroll::remember_site_url(conn, &site_url))
-        .context("recording the site's address")?;
-    db.call_blocking(|conn| site_zone.remember(conn))
-        .context("recording the site's time zone")?;
-    let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
-        Some(remote) => Arc::new(
-            RemoteLedgerSink::new(&remote.url, &remote.secret, &ledger_trust)
-                .context("building the ledger client")?,
-        ),
-        None => Arc::new(InProcessLedger::new(db.clone())),
-    };
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let stopped_rx = stopped.clone();
-    let stop_signal = move || {
-        let mut stopped = stopped.clone();
-        async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        }
-    };
-    let terminals = listener::spawn(terminal, db.clone(), Some(sink), stop_signal())
-        .await
-        .context("starting the terminal listener")?;
-    let alert_settings = view::alerts::webhook::Settings {
-        site_id: central
-            .site_id
-            .clone()
-            .or_else(|| https.tls_names.first().cloned())
-            .unwrap_or_else(|| "site".to_owned()),
-        data_dir: data.clone(),
-        webhook,
-        evaluate_every: view::alerts::webhook::EVALUATE_INTERVAL,
-    };
-    if let Some(url) = &alert_webhook {
-        tracing::info!(webhook = %url, site_id = %alert_settings.site_id, "alerts go to the webhook");
-    }
-    let alerts = tokio::spawn(view::alerts::webhook::run(
-        db.clone(),
-        alert_settings,
-        stopped_rx.clone(),
-    ));
-    let forwarder = forwarding.map(|(forwarding, client)| {
-        tracing::info!(site_id = %forwarding.site_id, central = %forwarding.central_url, "forwarding hops to the central");
-        tokio::spawn(central::forwarder::run(
-            db.clone(),
-            forwarding.site_id,
-            client,
-            view::summary::summary,
-            stopped_rx.clone(),
-        ))
-    });
-    // Without --central-url the secret makes this server a central.
-    let central_secret = central
-        .central_url
-        .is_none()
-        .then_some(central.central_secret)
-        .flatten();
-    if central_secret.is_some() {
-        tracing::info!("taking site batches as a central");
-    }
-    first_start_hints(&db, &data, &site_url, plain_listener.local_addr()?)?;
-    let state = AppState {
-        db,
-        www_dir: www_dir.clone(),
-        ledger: ledger::LedgerState::new(ledger_secret)
-            .with_central_secret(central_secret)
-            .with_storage(Some(data.clone()), min_free),
-    };
-    let printer_wake = stockhop_site::printers::driver::Wake::default();
-    let printers = tokio::spawn(stockhop_site::printers::driver::run(
-        state.db.clone(),
-        printer_wake.clone(),
-        Default::default(),
-        stop_signal(),
-    ));
-    let site = stockhop_site::app(state)
-        .merge(lan::ca_routes(certs.ca_cert_path()))
-        .layer(axum::Extension(printer_wake));
-    let plain = lan::https_only_off_loopback(site.clone(), &site_url);
-    let site = site.layer(axum::Extension(view::api::OverTls));
-    tracing::info!(addr = %plain_listener.local_addr()?, www = %www_dir.display(), "site server listening (http)");
-    tracing::info!(addr = %https_addr, %site_url, "site server listening (https)");
-    let reloads = tokio::spawn(reload_certs(certs.clone(), stop_signal()));
-    let plain = tokio::spawn(server::serve_connections(
-        plain_listener,
-        None,
-        plain,
-        stop_signal(),
-    ));
-    let secure = tokio::spawn(server::serve_connections(
-        tls_listener,
-        Some(certs.server_config()),
-        site,
-        stop_signal(),
-    ));
-    shutdown.await;
-    let _ = stop.send(true);
-    plain.await??;
-    secure.await??;
-    reloads.await?;
-    terminals.join().await;
-    printers.await?;
-    if let Some(forwarder) = forwarder {
-        forwarder.await?;
-    }
-    alerts.await?;
-    tracing::info!("site server stopped");
+    let site = Site::start(config).await?;
+    wait_for_shutdown(&site, shutdown).await;
+    site.stop().await?;
     Ok(())
 }
 
-/// Finishes an import a killed importer left (decided: applied; not yet:
-/// swept), at start and again once its lease has surely run out, beside
-/// the serving site: an import's turns never hold the writer for long.
-async fn settle_imports(db: Db) {
-    let lease = std::time::Duration::from_millis(ledger::import::IMPORT_LEASE_MS as u64);
-    for wait in [
-        std::time::Duration::ZERO,
-        lease + std::time::Duration::from_secs(1),
-    ] {
-        tokio::time::sleep(wait).await;
-        let db = db.clone();
-        let settled =
-            tokio::task::spawn_blocking(move || ledger::import::settle(&db, ledger::wall_clock()))
-                .await;
-        match settled {
-            Ok(Ok(0)) => {}
-            Ok(Ok(imports)) => {
-                tracing::info!(imports, "finished imports a killed importer had decided")
-            }
-            Ok(Err(err)) => tracing::error!(%err, "finishing an import a killed importer left"),
-            Err(err) => tracing::error!(%err, "finishing an import a killed importer left"),
-        }
-    }
-}
-
-/// On a site with no admin yet (its first start), where to open the site's
-/// view and the commands that add an admin and a device, on stderr.
-fn first_start_hints(
-    db: &Db,
-    data: &Path,
-    site_url: &str,
-    plain: SocketAddr,
-) -> anyhow::Result<()> {
-    let admins = db.call_blocking(|conn| view::admin::list(conn))?;
-    if !admins.is_empty() {
-        return Ok(());
-    }
-    // The commands name this site's data directory, so they work from any
-    // folder (without it they would make a new, empty site where they run).
-    let data = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
-    let data = data.display();
-    // A log event, not loose lines on stderr: with `--log-format json`
-    // every line stays one object.
-    tracing::info!(
-        site_view = %format!("{site_url}/site/"),
-        site_view_here = %format!("http://{plain}/site/"),
-        add_admin = %format!("stockhop-site admin add NAME --data {data}"),
-        add_device = %format!("stockhop-site device add ID --profile mc3390xr --data {data}"),
-        "first start, no admin yet: open the site's view; add an admin (its token signs in there) and a handheld (open its setup link on it)"
-    );
-    Ok(())
-}
-
-/// The served certificate: the site's own (--tls-cert/--tls-key) or one
-/// issued from the site CA in DATA/tls/. A missing or unreadable file stops
-/// the start with an error naming it; there is no plain-HTTP fallback.
-fn open_certs(data: &Path, https: &HttpsArgs) -> anyhow::Result<CertStore> {
-    let source = match (&https.tls_cert, &https.tls_key) {
-        (Some(cert), Some(key)) => CertSource::Own {
-            cert: cert.clone(),
-            key: key.clone(),
-        },
-        _ => CertSource::SiteCa {
-            dir: data.join("tls"),
-            names: tls::site_names(tls::host_name().as_deref(), &https.tls_names)?,
-        },
-    };
-    let (certs, issued) = CertStore::open(source).context("preparing the HTTPS certificate")?;
-    match issued {
-        Issued::Own => tracing::info!("serving the site's own certificate"),
-        Issued::Reused => tracing::info!("serving the site CA's server certificate"),
-        Issued::NewCa => tracing::info!(
-            dir = %data.join("tls").display(),
-            "made a new site CA and server certificate: devices trust the CA from /ca.crt"
-        ),
-        Issued::NewServer => tracing::info!("issued a new server certificate from the site CA"),
-    }
-    Ok(certs)
-}
-
-/// Reloads the certificate on SIGHUP (a renewed certificate of the site's
-/// own, or changed files), and checks daily whether the site CA's server
-/// certificate is due for renewal. New handshakes get the new certificate;
-/// open connections keep theirs. A failed reload keeps the old one.
-async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = ()>) {
+/// Waits for `shutdown`, reloading the certificate on every SIGHUP
+/// meanwhile (a renewed certificate of the site's own, or changed files).
+async fn wait_for_shutdown(site: &Site, shutdown: impl std::future::Future<Output = ()>) {
     let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(signal) => Some(signal),
         Err(err) => {
@@ -1092,20 +856,11 @@ async fn reload_certs(certs: CertStore, stop: impl std::future::Future<Output = 
             None
         }
     };
-    let mut daily = tokio::time::interval(tls::RENEW_CHECK_INTERVAL);
-    daily.tick().await;
-    tokio::pin!(stop);
+    tokio::pin!(shutdown);
     loop {
-        let why = tokio::select! {
-            () = &mut stop => return,
-            Some(()) = async { hangups.as_mut()?.recv().await } => "SIGHUP",
-            _ = daily.tick() => "daily check",
-        };
-        match certs.reload() {
-            Ok(issued) => tracing::info!(why, ?issued, "certificate reloaded"),
-            Err(err) => {
-                tracing::error!(why, %err, "certificate reload failed; still serving the previous one")
-            }
+        tokio::select! {
+            () = &mut shutdown => return,
+            Some(()) = async { hangups.as_mut()?.recv().await } => site.reload_certificate("SIGHUP"),
         }
     }
 }

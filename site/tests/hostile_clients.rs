@@ -6,10 +6,10 @@
 
 mod backend;
 mod ledger_common;
-mod ports;
+mod listening;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,48 +69,40 @@ fn addr_of(base: &str) -> String {
 #[tokio::test]
 async fn out_of_file_descriptors_the_server_backs_off_logs_once_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let (api, terminal_http, terminal_tcp) =
-        (ports::free_port(), ports::free_port(), ports::free_port());
-    let log = dir.path().join("stderr.log");
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -n 128 && exec "$0" "$@""#)
-        .arg(env!("CARGO_BIN_EXE_stockhop-site"))
-        .args(["serve", "--http", &format!("127.0.0.1:{api}")])
-        .args(["--terminal-http", &format!("127.0.0.1:{terminal_http}")])
-        .args(["--terminal-tcp", &format!("127.0.0.1:{terminal_tcp}")])
-        .arg("--data")
-        .arg(dir.path().join("data"))
-        .arg("--www")
-        .arg(dir.path())
-        .env("STOCKHOP_TERMINAL_ALLOW", "T-1")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let api_addr = format!("127.0.0.1:{api}");
-    let mut up = false;
-    for _ in 0..200 {
-        if TcpStream::connect(&api_addr).await.is_ok() {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server started");
+    // Every port on loopback where the system chooses; info logs name them.
+    let listening::Listening {
+        mut child,
+        http: api_addr,
+        terminal_http,
+        so_far,
+        ..
+    } = listening::spawn(
+        Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -n 128 && exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_stockhop-site"))
+            .args(["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"])
+            .args([
+                "--terminal-http",
+                "127.0.0.1:0",
+                "--terminal-tcp",
+                "127.0.0.1:0",
+            ])
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .arg("--www")
+            .arg(dir.path())
+            .env("STOCKHOP_TERMINAL_ALLOW", "T-1")
+            .env("RUST_LOG", "info"),
+    );
+    let api_addr = api_addr.to_string();
     // More idle connections than the process has descriptors: each sends
     // nothing at all.
     let mut idle = Vec::new();
     for _ in 0..140 {
         idle.push(TcpStream::connect(&api_addr).await.unwrap());
     }
-    let accept_failures = || {
-        std::fs::read_to_string(&log)
-            .unwrap()
-            .matches("accept failed")
-            .count()
-    };
+    let accept_failures = || so_far.lock().unwrap().matches("accept failed").count();
     // The server has run out: its first failed accept is in the log.
     let mut out_of_descriptors = false;
     for _ in 0..ACCEPT_FAILURE_WAIT_POLLS {
@@ -125,7 +117,7 @@ async fn out_of_file_descriptors_the_server_backs_off_logs_once_and_recovers() {
     // in the backlog and every accept() of it fails for now.
     let terminal = tokio::spawn(async move {
         raw_exchange(
-            &format!("127.0.0.1:{terminal_http}"),
+            &terminal_http.to_string(),
             b"GET /iclock/getrequest?SN=T-1 HTTP/1.1\r\n\r\n",
             Duration::from_secs(40),
         )

@@ -2,7 +2,7 @@
 //! served certificate over real TLS on loopback, SIGHUP reloads, clear
 //! errors for bad files, and the plain port's answer to LAN clients.
 
-mod ports;
+mod listening;
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
@@ -260,35 +260,19 @@ fn site_command(args: &[&str]) -> Command {
     command
 }
 
-/// `stockhop-site serve` on free loopback ports with `data` as its data
-/// and www folder and `extra` arguments; returns the command and the HTTPS
-/// address it will listen on.
-fn serve_command(data: &Path, extra: &[&str]) -> (Command, SocketAddr) {
-    let http = format!("127.0.0.1:{}", ports::free_port());
-    let https: SocketAddr = format!("127.0.0.1:{}", ports::free_port()).parse().unwrap();
-    let https_text = https.to_string();
-    let mut args = vec!["serve", "--http", &http, "--https", &https_text];
+/// `stockhop-site serve` on loopback ports the system chooses, with
+/// `data` as its data and www folder and `extra` arguments.
+fn serve_command(data: &Path, extra: &[&str]) -> Command {
+    let mut args = vec!["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     let mut command = site_command(&args);
     command.arg("--data").arg(data).arg("--www").arg(data);
-    (command, https)
-}
-
-/// Whether something listens on `addr` within 10 s.
-fn listening_soon(addr: SocketAddr) -> bool {
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(addr).is_ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
+    command
 }
 
 /// Runs `serve` to its end (it must fail fast) and returns its stderr.
 fn failed_start(data: &Path, extra: &[&str]) -> String {
-    let (mut command, _) = serve_command(data, extra);
-    let output = command
+    let output = serve_command(data, extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
@@ -373,19 +357,11 @@ impl Drop for Site {
 }
 
 fn start_site(data: &Path, extra: &[&str]) -> Site {
-    let (mut command, https) = serve_command(data, extra);
-    // Held in `Site` at once, so a site that never listens is killed and
-    // reaped by its Drop when the wait below fails.
-    let site = Site {
-        child: command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-        https,
-    };
-    assert!(listening_soon(https), "the site did not listen on {https}");
-    site
+    let site = listening::spawn(&mut serve_command(data, extra));
+    Site {
+        child: site.child,
+        https: site.https,
+    }
 }
 
 #[tokio::test]
@@ -634,21 +610,16 @@ async fn plain_http_from_the_lan_is_pointed_to_https_and_loopback_is_served() {
 /// what it logged.
 fn logs_of_a_run(extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let (mut command, https) = serve_command(dir.path(), extra);
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert!(listening_soon(https), "the site did not listen on {https}");
+    let listening::Listening {
+        mut child, logs, ..
+    } = listening::spawn(&mut serve_command(dir.path(), extra));
     assert!(Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap()
         .success());
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    String::from_utf8(output.stderr).unwrap()
+    assert!(child.wait().unwrap().success());
+    logs.join().unwrap()
 }
 
 #[test]

@@ -1,16 +1,16 @@
-//! A listener forwarding to a real `stockhop-site` ledger over HTTPS: the
+//! A listener forwarding to a whole site's ledger (started in-process, as
+//! `stockhop-site serve` starts it) over HTTPS: the
 //! ledger's certificate is checked against the CA the listener is given
 //! (`--ledger-ca`), and a listener trusting another CA delivers nothing and
 //! keeps every record queued.
 
 mod listener_support;
-mod ports;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use listener_support::*;
+use stockhop_site::{Site, SiteConfig};
 
 const DEVICE: &str = "bridge-tls";
 /// How long the untrusting listener is given to try (and fail) before the
@@ -18,42 +18,15 @@ const DEVICE: &str = "bridge-tls";
 /// its retries 1 s apart and doubling.
 const REFUSED_ATTEMPTS: Duration = Duration::from_secs(2);
 
-/// A site whose ledger takes terminal batches signed with [`SECRET`], on
-/// HTTPS at the returned port, once its site CA exists.
-async fn spawn_ledger(data: &Path) -> (Child, u16) {
-    let https_port = ports::free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-        .arg("serve")
-        .arg("--data")
-        .arg(data)
-        .args(["--http", &format!("127.0.0.1:{}", ports::free_port())])
-        .args(["--https", &format!("127.0.0.1:{https_port}")])
-        .args([
-            "--terminal-http",
-            "127.0.0.1:0",
-            "--terminal-tcp",
-            "127.0.0.1:0",
-        ])
-        .args(["--ledger-secret", SECRET])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Generous: the whole workspace's suites may be loading the machine.
-    for _ in 0..600 {
-        if data.join("tls").join("ca.crt").exists()
-            && tokio::net::TcpStream::connect(("127.0.0.1", https_port))
-                .await
-                .is_ok()
-        {
-            return (child, https_port);
-        }
-        assert!(child.try_wait().unwrap().is_none(), "the ledger exited");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = child.kill();
-    panic!("the ledger did not start");
+/// A site whose ledger takes terminal batches signed with [`SECRET`],
+/// started in-process on loopback ports of its own choosing.
+async fn start_ledger(data: &Path) -> Site {
+    Site::start(SiteConfig {
+        ledger_secret: Some(SECRET.to_owned()),
+        ..SiteConfig::on_loopback(data.to_path_buf())
+    })
+    .await
+    .unwrap()
 }
 
 /// A CA of no site's, written as PEM under `dir`.
@@ -77,7 +50,8 @@ fn ledger_events(data: &Path) -> i64 {
 async fn records_reach_a_ledger_over_https_only_when_its_ca_is_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let ledger_data = dir.path().join("ledger");
-    let (mut ledger, https_port) = spawn_ledger(&ledger_data).await;
+    let ledger = start_ledger(&ledger_data).await;
+    let https_port = ledger.https_addr().port();
     // A name the site CA's certificate carries, on loopback.
     let url = format!("https://localhost:{https_port}");
     let records: Vec<String> = (0..5)
@@ -112,6 +86,5 @@ async fn records_reach_a_ledger_over_https_only_when_its_ca_is_trusted() {
         .await
     );
     listener.stop().await;
-    ledger.kill().unwrap();
-    ledger.wait().unwrap();
+    ledger.stop().await.unwrap();
 }

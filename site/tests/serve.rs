@@ -1,10 +1,9 @@
 //! The site server over real HTTP on loopback, against a real SQLite file.
 
-mod ports;
+mod listening;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use stockhop_site::db::Db;
 use stockhop_site::AppState;
@@ -108,36 +107,34 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     write_shell(&dir.path().join("www"));
     let data = dir.path().join("data");
-    let port = ports::free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .args(["--https", "127.0.0.1:0"])
-        .arg("--data")
-        .arg(&data)
-        .arg("--www")
-        .arg(dir.path().join("www"))
-        .args([
-            "--terminal-http",
-            "127.0.0.1:0",
-            "--terminal-tcp",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut healthy = false;
-    for _ in 0..100 {
-        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            use std::io::{Read, Write};
-            stream.write_all(b"GET /healthz HTTP/1.0\r\n\r\n").unwrap();
-            let mut reply = String::new();
-            stream.read_to_string(&mut reply).unwrap();
-            healthy = reply.starts_with("HTTP/1.0 200") && reply.contains("\"ok\"");
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let listening::Listening {
+        mut child,
+        http,
+        logs,
+        ..
+    } = listening::spawn(
+        Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+            .args(["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"])
+            .arg("--data")
+            .arg(&data)
+            .arg("--www")
+            .arg(dir.path().join("www"))
+            .args([
+                "--terminal-http",
+                "127.0.0.1:0",
+                "--terminal-tcp",
+                "127.0.0.1:0",
+            ])
+            .env("RUST_LOG", "info"),
+    );
+    let healthy = {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(http).unwrap();
+        stream.write_all(b"GET /healthz HTTP/1.0\r\n\r\n").unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply.starts_with("HTTP/1.0 200") && reply.contains("\"ok\"")
+    };
     assert!(healthy, "server did not answer /healthz");
     assert!(data.join("stockhop.sqlite").exists());
     let pid = child.id().to_string();
@@ -148,6 +145,8 @@ fn the_binary_creates_its_database_and_stops_cleanly_on_sigterm() {
         .success());
     let status = child.wait().unwrap();
     assert!(status.success(), "exit after SIGTERM: {status:?}");
+    let logs = logs.join().unwrap();
+    assert!(logs.contains("site server stopped"), "{logs}");
 }
 
 #[test]
@@ -179,4 +178,60 @@ fn a_terminal_config_with_an_unknown_key_stops_the_start_naming_the_file_and_the
     assert!(stderr.contains(&config.display().to_string()), "{stderr}");
     assert!(stderr.contains("unknown field `oplog`"), "{stderr}");
     assert!(stderr.contains("line 5"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_whole_site_starts_in_process_on_port_0_and_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    write_shell(&www);
+    let data = dir.path().join("data");
+    let site = stockhop_site::Site::start(stockhop_site::SiteConfig {
+        www_dir: www,
+        ..stockhop_site::SiteConfig::on_loopback(data.clone())
+    })
+    .await
+    .unwrap();
+    for addr in [
+        site.http_addr(),
+        site.https_addr(),
+        site.terminal_http_addr(),
+        site.terminal_tcp_addr(),
+    ] {
+        assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+    }
+    assert!(data.join("stockhop.sqlite").exists());
+
+    let health: serde_json::Value = reqwest::get(format!("http://{}/healthz", site.http_addr()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+    // Over TLS, trusting the site CA the start made.
+    let ca = std::fs::read(data.join("tls").join("ca.crt")).unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+        .build()
+        .unwrap();
+    let port = site.https_addr().port();
+    let page = client
+        .get(format!("https://localhost:{port}/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Stockhop"));
+    assert!(site.site_url().ends_with(&format!(":{port}")));
+    tokio::net::TcpStream::connect(site.terminal_tcp_addr())
+        .await
+        .unwrap();
+
+    let http = site.http_addr();
+    site.stop().await.unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(http).await.is_err(),
+        "nothing listens once the site has stopped"
+    );
 }

@@ -9,7 +9,6 @@
 mod backend;
 mod ledger_common;
 mod listener_support;
-mod ports;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -744,49 +743,17 @@ async fn a_full_disk_answers_503_storage_full_loses_nothing_and_recovers() {
 
 // --- Backups -----------------------------------------------------------------
 
-/// `stockhop-site serve` on `data`, with its ports; killed on drop.
-struct Child {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_binary(data: &Path) -> Child {
-    let port = ports::free_port();
-    let child = Command::new(BIN)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .args(["--https", "127.0.0.1:0"])
-        .args([
-            "--terminal-http",
-            "127.0.0.1:0",
-            "--terminal-tcp",
-            "127.0.0.1:0",
-        ])
-        .args(["--min-free", "0"])
-        .arg("--data")
-        .arg(data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Killed and waited for on drop, whether it started or not.
-    let child = Child {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return child;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the site did not start");
+/// The whole site on `data`, in-process on loopback ports of its own
+/// choosing, with no free-space floor (the backups fill the disk a little).
+async fn serve_whole_site(data: &Path) -> (stockhop_site::Site, String) {
+    let site = stockhop_site::Site::start(stockhop_site::SiteConfig {
+        min_free_bytes: 0,
+        ..stockhop_site::SiteConfig::on_loopback(data.to_path_buf())
+    })
+    .await
+    .unwrap();
+    let base = format!("http://{}", site.http_addr());
+    (site, base)
 }
 
 /// Syncs sessions of 20 scans as fast as the site answers until `stop` is
@@ -859,11 +826,11 @@ async fn a_backup_taken_while_syncing_holds_every_item_acknowledged_before_it_be
         .unwrap()
         .call_blocking(|conn| ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, now()))
         .unwrap();
-    let site = serve_binary(&data);
+    let (site, base) = serve_whole_site(&data).await;
     let stop = Arc::new(AtomicBool::new(false));
     let acknowledged = Arc::new(Mutex::new(Vec::new()));
     let syncing = tokio::spawn(sync_until(
-        site.base.clone(),
+        base,
         Handheld::new("HH-1", token),
         stop.clone(),
         acknowledged.clone(),
@@ -989,7 +956,7 @@ async fn a_backup_taken_while_syncing_holds_every_item_acknowledged_before_it_be
         took
     );
     restored_site.stop().await;
-    drop(site);
+    site.stop().await.unwrap();
 }
 
 // --- TLS handshakes ----------------------------------------------------------
