@@ -46,12 +46,13 @@ export function siteCommand(args) {
 }
 
 /**
- * Starts the site server on a free port (or `port`), serving `www` (the
- * tree's www/ by default); resolves once /healthz answers.
+ * Starts the site server on a port the system gives it (or on `port`, to
+ * come back on the same one), serving `www` (the tree's www/ by default);
+ * resolves once /healthz answers. Its address is read from its own
+ * "listening" line, so no port is probed and released for another process
+ * to take in between.
  */
 export async function startSite({ dataDir = tempDataDir(), port, www = env('STOCKHOP_WWW'), extraArgs = [] } = {}) {
-  port ??= await freePort();
-  const base = `http://127.0.0.1:${port}`;
   const child = spawn(
     env('STOCKHOP_SITE_BIN'),
     [
@@ -59,7 +60,7 @@ export async function startSite({ dataDir = tempDataDir(), port, www = env('STOC
       '--data',
       dataDir,
       '--http',
-      `127.0.0.1:${port}`,
+      `127.0.0.1:${port ?? 0}`,
       '--www',
       www,
       // Terminal ports on free loopback ports, so suites never collide.
@@ -76,16 +77,26 @@ export async function startSite({ dataDir = tempDataDir(), port, www = env('STOC
   child.stderr.on('data', (d) => (log += d));
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const deadline = Date.now() + 20_000;
+  let base = null;
   for (;;) {
-    try {
-      const res = await fetch(`${base}/healthz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
+    if (!base) {
+      const bound = /site server listening \(http\) addr=127\.0\.0\.1:(\d+)/.exec(log);
+      if (bound) {
+        port = Number(bound[1]);
+        base = `http://127.0.0.1:${port}`;
+      }
+    }
+    if (base) {
+      try {
+        const res = await fetch(`${base}/healthz`);
+        if (res.ok) break;
+      } catch {
+        // not answering yet
+      }
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`site server did not come up on ${base}:\n${log}`);
+      throw new Error(`site server did not come up on ${base ?? 'its HTTP port'}:\n${log}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
