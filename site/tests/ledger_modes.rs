@@ -1003,3 +1003,29 @@ async fn a_count_of_one_bin_closes_only_itself_and_counts_against_that_bin_alone
         "in_stock"
     );
 }
+
+/// A client that sends an EPC in lower case (a bridge from another
+/// scanner, a script) names the unit the handheld names in upper case.
+#[tokio::test]
+async fn a_scan_with_its_epc_in_lower_case_names_the_unit_held_in_upper_case() {
+    let site = Site::start_stocked().await;
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\nE2801190200050AA00000005,,SKU-1,new,\n",
+    );
+    let mut hh = site.handheld("HH-LOWER").await;
+    let items = [hh.open("op-1"), hh.scan("e2801190200050aa00000005", "B-2")];
+    site.sync_applied(&hh, &items).await;
+    assert_eq!(
+        site.count(
+            "SELECT count(*) FROM units
+             WHERE epc = 'E2801190200050AA00000005' AND bin = 'B-2' AND version = 2"
+        ),
+        1
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE lower(epc) = 'e2801190200050aa00000005'"),
+        1,
+        "no second unit in the other spelling"
+    );
+}

@@ -36,14 +36,14 @@ async fn one_open_session_per_device_and_per_operator_is_a_4xx_session_conflict(
     // The product's words, never the schema's constraint.
     assert_eq!(
         refused["message"],
-        "this device already has a session open: close it first"
+        "this device already has a session open: close it first (a handheld that lost it: a supervisor closes it, Devices, Close session)"
     );
     let same_operator = b.open("op-1");
     let refused = &site.sync_ok(&b, std::slice::from_ref(&same_operator)).await[0];
     assert_code(refused, 409, "SESSION_CONFLICT");
     assert_eq!(
         refused["message"],
-        "this operator already has a session open on another device: close it first"
+        "this operator already has a session open (on this device or another): sign out there first, or a supervisor closes it (Devices, Close session)"
     );
 
     // Closing frees both; the refused open was not stored, so it now applies.

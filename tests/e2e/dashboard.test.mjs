@@ -465,6 +465,13 @@ test('a supervisor closes the session a reset handheld left open, and the handhe
     const close = page.locator(`${cell} button[data-action="close-session"]`);
     await close.click();
     assert.match(await close.textContent(), /Close HH-RESET's session\?/);
+    // The next refresh draws the table again: the button still asks, so the second tap acts.
+    await page.$eval(`${cell} button`, (button) => { button.__drawnBefore = true; });
+    await page.waitForFunction((sel) => {
+      const button = document.querySelector(sel);
+      return button && !button.__drawnBefore;
+    }, `${cell} button`, { timeout: 20_000 });
+    assert.match(await close.textContent(), /Close HH-RESET's session\?/, 'still asking after a refresh');
     await close.click();
     await page.waitForSelector(cell, { state: 'detached' });
 

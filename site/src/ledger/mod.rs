@@ -350,13 +350,13 @@ pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str, &str)] = &[
         "sessions.device_id",
         409,
         stockhop::wire::codes::SESSION_CONFLICT,
-        "this device already has a session open: close it first",
+        "this device already has a session open: close it first (a handheld that lost it: a supervisor closes it, Devices, Close session)",
     ),
     (
         "sessions.operator_id",
         409,
         stockhop::wire::codes::SESSION_CONFLICT,
-        "this operator already has a session open on another device: close it first",
+        "this operator already has a session open (on this device or another): sign out there first, or a supervisor closes it (Devices, Close session)",
     ),
     (
         "units.epc",

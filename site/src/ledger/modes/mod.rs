@@ -58,7 +58,10 @@ impl Profile {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ModeScan {
     pub mode: Mode,
-    #[serde(default)]
+    /// In the one spelling the ledger holds EPCs in
+    /// (`ident::canonical_epc`): a client that sends one in lower case
+    /// names the same unit as the handheld that sends it in upper case.
+    #[serde(default, deserialize_with = "canonical_epc")]
     pub epc: Option<String>,
     #[serde(default)]
     pub code: Option<String>,
@@ -76,6 +79,12 @@ pub struct ModeScan {
     pub count_id: Option<String>,
     #[serde(default)]
     pub manifest: Option<String>,
+}
+
+fn canonical_epc<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.map(crate::ident::canonical_epc))
 }
 
 /// The mode an item names, if it is one that names a mode.

@@ -112,15 +112,31 @@ function listOr(target, items, none) {
   target.replaceChildren(...(items.length ? items : [el('li', { class: 'none' }, none)]));
 }
 
-/** A button that asks once more before it acts (no modal dialogs). */
-function confirmButton(label, confirmLabel, action) {
+/** How long a button asked once stays asking: across the refreshes that redraw it. */
+const ARMED_MS = 15_000;
+/** Buttons asked once, by what they act on, until when they stay asking. */
+const armed = new Map();
+
+/**
+ * A button that asks once more before it acts (no modal dialogs). `key`
+ * names what it acts on: a refresh redraws the button, and one asked
+ * within {@link ARMED_MS} is drawn asking still, so the second tap acts.
+ */
+function confirmButton(label, confirmLabel, action, key) {
   const button = el('button', { type: 'button', class: 'quiet' }, label);
+  const arm = () => {
+    button.dataset.armed = 'true';
+    button.textContent = confirmLabel;
+  };
+  if ((armed.get(key) ?? 0) > Date.now()) arm();
+  else armed.delete(key);
   button.addEventListener('click', async () => {
     if (button.dataset.armed !== 'true') {
-      button.dataset.armed = 'true';
-      button.textContent = confirmLabel;
+      armed.set(key, Date.now() + ARMED_MS);
+      arm();
       return;
     }
+    armed.delete(key);
     button.disabled = true;
     try {
       await action();
@@ -137,7 +153,7 @@ function confirmButton(label, confirmLabel, action) {
 /** Commission: a device in training (its items land as simulation) posts for real from now on. */
 function commissionButton(deviceId) {
   const button = confirmButton('Commission', `Post ${deviceId}'s scans for real?`, () =>
-    api(`/v1/site/devices/${encodeURIComponent(deviceId)}/commission`, { method: 'POST' }));
+    api(`/v1/site/devices/${encodeURIComponent(deviceId)}/commission`, { method: 'POST' }), `commission ${deviceId}`);
   button.dataset.action = 'commission';
   return button;
 }
@@ -152,7 +168,7 @@ function sessionCell(d) {
   if (!s) return el('td', { class: 'muted' }, '–');
   const what = `${s.operator_id ?? '?'} · ${(s.mode ?? '').replace('_', ' ')}${s.opened_at ? ` since ${clock(s.opened_at)}` : ''}`;
   const button = confirmButton('Close session', `Close ${d.device_id}'s session?`, () =>
-    api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/close-session`, { method: 'POST' }));
+    api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/close-session`, { method: 'POST' }), `close-session ${s.session_id}`);
   button.dataset.action = 'close-session';
   return el('td', { dataset: { session: s.session_id } }, what, ' ', button);
 }
@@ -225,7 +241,7 @@ function renderStatus(status) {
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
         sessionCell(d),
         el('td', {}, confirmButton('Revoke', `Revoke ${d.device_id}?`, () =>
-          api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/revoke`, { method: 'POST' }))),
+          api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/revoke`, { method: 'POST' }), `revoke ${d.device_id}`)),
       ),
     ),
   );
@@ -454,12 +470,12 @@ function decisionRow(d) {
   };
   const buttons = [];
   if (d.actions.includes('correct')) {
-    const button = confirmButton(CORRECT_LABELS[d.kind] ?? 'Correct', 'Confirm', settle('correct'));
+    const button = confirmButton(CORRECT_LABELS[d.kind] ?? 'Correct', 'Confirm', settle('correct'), `correct ${d.id}`);
     button.dataset.action = 'correct';
     button.title = d.correct_words ?? '';
     buttons.push(button);
   }
-  const dismiss = confirmButton(DISMISS_LABELS[d.kind] ?? 'Dismiss', 'Confirm', settle('dismiss'));
+  const dismiss = confirmButton(DISMISS_LABELS[d.kind] ?? 'Dismiss', 'Confirm', settle('dismiss'), `dismiss ${d.id}`);
   dismiss.dataset.action = 'dismiss';
   dismiss.title = d.dismiss_words;
   buttons.push(dismiss);
@@ -507,9 +523,9 @@ function renderPrintJobs(jobs) {
         `${j.label} ${j.subject} at ${j.printer_id}`,
         j.read_back ? `read ${j.read_back}` : '',
         confirmButton('Reprint', 'Confirm reprint', () =>
-          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/reprint`, { method: 'POST' })),
+          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/reprint`, { method: 'POST' }), `reprint ${j.job_id}`),
         confirmButton('Dismiss', 'Confirm dismiss', () =>
-          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/dismiss`, { method: 'POST' })),
+          api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/dismiss`, { method: 'POST' }), `dismiss job ${j.job_id}`),
       ),
     ),
     'No print job waits.',
