@@ -9,7 +9,7 @@ mod support;
 use serde_json::json;
 use stockhop::queue::heartbeat::HEARTBEAT_PERIOD_DEFAULT;
 use stockhop::queue::{Capture, TransportOutcome};
-use stockhop::time::Millis;
+use stockhop::time::{Millis, UnixMs};
 use stockhop::web::runtime::{Queue, APP_VERSION};
 use stockhop::wire::{Command, Mode, OpenSessionBody};
 use support::*;
@@ -34,18 +34,21 @@ fn scan(epc: &str) -> Capture {
     }
 }
 
-/// Lets the runtime take the heartbeat's answer (it is awaited beside the
-/// channel, after the drain has answered).
-async fn settle() {
-    gloo_timers::future::TimeoutFuture::new(50).await;
-}
-
-/// (queue_depth, oldest_queued_at is set) of every heartbeat sent.
-fn beats(site: &FakeSite) -> Vec<(u64, bool)> {
+/// (sent_at, queue_depth, oldest_queued_at is set) of every heartbeat
+/// sent. A heartbeat goes out after the drain has answered, so a test
+/// waits for it ([`FakeSite::heartbeats_reach`]); that none went out at a
+/// wake shows in the next one's `sent_at`.
+fn beats(site: &FakeSite) -> Vec<(UnixMs, u64, bool)> {
     site.heartbeats
         .borrow()
         .iter()
-        .map(|beat| (beat.queue_depth, beat.oldest_queued_at.is_some()))
+        .map(|beat| {
+            (
+                beat.sent_at,
+                beat.queue_depth,
+                beat.oldest_queued_at.is_some(),
+            )
+        })
         .collect()
 }
 
@@ -64,23 +67,23 @@ async fn a_heartbeat_follows_each_drain_run_and_otherwise_waits_its_period() {
 
     let report = queue.drain(true).await.unwrap();
     assert_eq!(report.requests, 1);
-    settle().await;
-    assert_eq!(beats(&site), [(0, false)], "the drained queue, once");
+    site.heartbeats_reach(1).await;
+    assert_eq!(beats(&site), [(T0, 0, false)], "the drained queue, once");
     let beat = site.heartbeats.borrow()[0].clone();
     assert_eq!(beat.app_version, APP_VERSION);
-    assert_eq!(beat.sent_at, T0);
 
-    // A wake with nothing sent and the period not up sends nothing.
-    clock.set(T0.plus(Millis(HEARTBEAT_PERIOD_DEFAULT.0 - 1)));
+    // A wake with nothing sent and the period not up sends nothing: the
+    // next heartbeat is the one sent when the period is up.
+    let almost = T0.plus(Millis(HEARTBEAT_PERIOD_DEFAULT.0 - 1));
+    clock.set(almost);
     queue.drain(false).await.unwrap();
-    settle().await;
-    assert_eq!(site.heartbeats.borrow().len(), 1);
 
     // Once the period is up, a wake sends one.
-    clock.set(T0.plus(HEARTBEAT_PERIOD_DEFAULT));
+    let due = T0.plus(HEARTBEAT_PERIOD_DEFAULT);
+    clock.set(due);
     queue.drain(false).await.unwrap();
-    settle().await;
-    assert_eq!(beats(&site), [(0, false), (0, false)]);
+    site.heartbeats_reach(2).await;
+    assert_eq!(beats(&site), [(T0, 0, false), (due, 0, false)]);
     assert_eq!(
         site.requests.borrow().len(),
         1,
@@ -99,26 +102,30 @@ async fn during_an_outage_heartbeats_carry_the_backlog_and_retry_on_the_drains_s
     queue.capture(session, scan("E2800002")).await.unwrap();
 
     queue.drain(true).await.unwrap();
-    settle().await;
-    assert_eq!(beats(&site), [(2, true)], "the failed run's backlog");
+    site.heartbeats_reach(1).await;
+    assert_eq!(beats(&site), [(T0, 2, true)], "the failed run's backlog");
 
-    // Neither the drain nor the heartbeat is due before the 2 s step.
+    // Neither the drain nor the heartbeat is due before the 2 s step: no
+    // request now, and the next heartbeat is the one sent at 2 s.
     clock.set(T0.plus(Millis(1_999)));
-    queue.drain(false).await.unwrap();
-    settle().await;
-    assert_eq!(site.heartbeats.borrow().len(), 1);
+    assert_eq!(queue.drain(false).await.unwrap().requests, 0);
     assert_eq!(site.requests.borrow().len(), 1);
 
-    clock.set(T0.plus(Millis::from_secs(2)));
+    let step = T0.plus(Millis::from_secs(2));
+    clock.set(step);
     queue.drain(false).await.unwrap();
-    settle().await;
-    assert_eq!(beats(&site), [(2, true), (2, true)]);
+    site.heartbeats_reach(2).await;
+    assert_eq!(beats(&site), [(T0, 2, true), (step, 2, true)]);
 
     // The site returns: the drain empties the queue and the heartbeat says so.
     site.answer_each(applied);
-    clock.set(T0.plus(Millis::from_secs(6)));
+    let back = T0.plus(Millis::from_secs(6));
+    clock.set(back);
     let report = queue.drain(false).await.unwrap();
     assert_eq!(report.pending, 0);
-    settle().await;
-    assert_eq!(beats(&site), [(2, true), (2, true), (0, false)]);
+    site.heartbeats_reach(3).await;
+    assert_eq!(
+        beats(&site),
+        [(T0, 2, true), (step, 2, true), (back, 0, false)]
+    );
 }

@@ -604,28 +604,29 @@ async fn operator_actions_and_counts() {
     assert_eq!(next[0].1.as_deref(), Some("stale_state"));
 }
 
-async fn sleep_ms(ms: u32) {
-    gloo_timers::future::TimeoutFuture::new(ms).await;
-}
-
 #[wasm_bindgen_test]
 async fn a_capture_drains_at_once_and_a_failed_attempt_retries_on_its_own_timer() {
-    use stockhop::web::clock::SystemClock;
     use stockhop::web::runtime::Options;
     let name = db_name("wake");
-    let site = FakeSite::new();
+    let (site, clock) = (FakeSite::new(), TestClock::at(T0));
     site.answer_whole(TransportOutcome::Timeout);
-    let queue = set_up_queue(&name, &site, SystemClock, Options::default()).await;
+    // The runtime as the worker runs it: a capture drains, and the timer
+    // wakes it.
+    let queue = set_up_queue(&name, &site, clock.clone(), Options::default()).await;
     let open = queue.open_session(None, open_body("op-1")).await.unwrap();
-    sleep_ms(300).await;
-    assert_eq!(
-        site.requests.borrow().len(),
-        1,
-        "the capture drained at once"
-    );
+    // The clock has not moved: the capture drained at once.
+    site.requests_reach(1).await;
 
+    // The failed attempt arms the timer for the 2 s backoff step; when the
+    // clock reaches it, the runtime sends again by itself.
+    let step = T0.plus(Millis(2_000));
+    clock.timer_armed_for(step).await;
     site.answer_each(applied);
-    sleep_ms(2_500).await;
+    clock.set(step);
+    site.requests_reach(2).await;
+    // A drain asked for now is answered once that attempt has been taken.
+    let report = queue.drain(false).await.unwrap();
+    assert_eq!(report.pending, 0, "{report:?}");
     assert_eq!(
         site.requests.borrow().len(),
         2,

@@ -1,6 +1,7 @@
 //! Shared by the browser queue suites: a substitute network that records
 //! every request and heartbeat and answers per item, and a clock the test
-//! moves.
+//! moves. Both let a test wait for what the runtime does (a request sent,
+//! a timer armed) instead of sleeping for it.
 #![cfg(target_arch = "wasm32")]
 #![allow(dead_code)]
 
@@ -43,12 +44,42 @@ pub async fn fresh(name: &str) -> Store {
     Store::open(name).await.unwrap()
 }
 
+/// Tasks waiting for something the runtime does: woken each time it
+/// happens, each checks whether what it waits for is there yet.
+#[derive(Clone, Default)]
+pub struct Signal {
+    waiting: Rc<RefCell<Vec<Waker>>>,
+}
+
+impl Signal {
+    /// Something happened: every waiting task looks again.
+    pub fn notify(&self) {
+        for waker in self.waiting.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+    /// Ready once `done` holds, looked at now and after each notice.
+    pub async fn until(&self, done: impl Fn() -> bool) {
+        std::future::poll_fn(|cx| {
+            if done() {
+                return Poll::Ready(());
+            }
+            self.waiting.borrow_mut().push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+}
+
 /// A clock that only moves when the test moves it; a runtime's timer on
 /// it fires when the test moves it past the timer's instant.
 #[derive(Clone, Default)]
 pub struct TestClock {
     now: Rc<Cell<i64>>,
     sleepers: Rc<RefCell<Vec<Waker>>>,
+    /// Every instant a timer was armed for, in order.
+    armed: Rc<RefCell<Vec<UnixMs>>>,
+    arming: Signal,
 }
 
 impl TestClock {
@@ -67,6 +98,16 @@ impl TestClock {
     /// Timers armed on this clock and not yet fired.
     pub fn sleeping(&self) -> usize {
         self.sleepers.borrow().len()
+    }
+    /// Every instant a timer was armed for on this clock, in order.
+    pub fn armed(&self) -> Vec<UnixMs> {
+        self.armed.borrow().clone()
+    }
+    /// Ready once a timer has been armed for `at`.
+    pub async fn timer_armed_for(&self, at: UnixMs) {
+        self.arming
+            .until(|| self.armed.borrow().contains(&at))
+            .await
     }
 }
 
@@ -93,6 +134,8 @@ impl Clock for TestClock {
         UnixMs(self.now.get())
     }
     fn sleep_until(&self, at: UnixMs) -> TestSleep {
+        self.armed.borrow_mut().push(at);
+        self.arming.notify();
         TestSleep {
             clock: self.clone(),
             at,
@@ -128,6 +171,8 @@ pub struct FakeSite {
     /// Reference pulls after this many answer offline (a link lost part
     /// way through a load).
     pub pages_before_offline: Rc<Cell<Option<usize>>>,
+    /// Notified at each sync request and heartbeat that reaches the site.
+    arrivals: Signal,
 }
 
 pub fn applied(item: &SyncItem) -> serde_json::Value {
@@ -151,6 +196,7 @@ impl Default for FakeSite {
             pulls: Rc::default(),
             page_delay_ms: Rc::default(),
             pages_before_offline: Rc::default(),
+            arrivals: Signal::default(),
         }
     }
 }
@@ -191,6 +237,23 @@ impl FakeSite {
         )
     }
 
+    /// Ready once `n` sync requests have reached the site.
+    pub async fn requests_reach(&self, n: usize) {
+        self.arrivals
+            .until(|| self.requests.borrow().len() >= n)
+            .await
+    }
+
+    /// Ready once `n` heartbeats have reached the site. This site answers
+    /// a heartbeat at once and the runtime takes that answer before it
+    /// next awaits anything, so by the time the waiting test runs the
+    /// runtime has taken it too.
+    pub async fn heartbeats_reach(&self, n: usize) {
+        self.arrivals
+            .until(|| self.heartbeats.borrow().len() >= n)
+            .await
+    }
+
     /// (session id, client_seq) of every item sent, request by request.
     pub fn sent(&self) -> Vec<Vec<(String, u64)>> {
         self.requests
@@ -212,6 +275,7 @@ impl Transport for FakeSite {
 
     async fn send(&self, _device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
         self.requests.borrow_mut().push(request.clone());
+        self.arrivals.notify();
         if let Some(outcome) = self.whole.borrow().clone() {
             return outcome;
         }
@@ -225,6 +289,7 @@ impl Transport for FakeSite {
 
     async fn heartbeat(&self, _device: &DeviceConfig, beat: &Heartbeat) -> BeatOutcome {
         self.heartbeats.borrow_mut().push(beat.clone());
+        self.arrivals.notify();
         match *self.whole.borrow() {
             Some(TransportOutcome::Offline | TransportOutcome::Timeout) => BeatOutcome::Failed,
             _ => BeatOutcome::Acknowledged { period: None },
