@@ -38,7 +38,7 @@ use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
 use crate::queue::heartbeat::beat;
 use crate::queue::{BeatOutcome, Drain, Heartbeats, Item, ItemState, Session, TransportOutcome};
-use crate::reference::{Pulls, ReferenceMeta};
+use crate::reference::{Pull, Pulls, ReferenceMeta};
 use crate::time::UnixMs;
 
 use super::command::{Command, DrainReport, Found, Options, Reply, PRUNE_EVERY};
@@ -226,15 +226,18 @@ where
         self.store.close();
     }
 
-    /// The next command, answer or timer, whichever is ready first.
+    /// The next answer, timer or command. What came back from the network
+    /// or the timer goes before the commands waiting: a page that scans
+    /// back to back keeps the inbox from ever being empty, and an answer
+    /// polled only then waited seconds (a reference page read in 50 ms
+    /// was written 2 s later, and a sync answer held the next drain
+    /// request as long). Each of those is one event per request out, so
+    /// the commands never wait behind more than a few.
     async fn next_event(
         &mut self,
         inbox: &mut mpsc::UnboundedReceiver<Command<S>>,
     ) -> Option<Event<S, P::Lock>> {
         std::future::poll_fn(|cx| {
-            if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
-                return Poll::Ready(command.map(Event::Command));
-            }
             if let Some(request) = self.in_flight.as_mut() {
                 if let Poll::Ready(answered) = request.as_mut().poll(cx) {
                     self.in_flight = None;
@@ -264,6 +267,9 @@ where
                     self.timer = None;
                     return Poll::Ready(Some(Event::Timer));
                 }
+            }
+            if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
+                return Poll::Ready(command.map(Event::Command));
             }
             Poll::Pending
         })
@@ -462,7 +468,22 @@ where
                     self.pulls.handle_refresh();
                     self.refresh_waiting.push(reply);
                 } else {
-                    let _ = reply.send(self.reference_status().await);
+                    // Its row counts are read beside the loop too: a count
+                    // walks its whole store (100,000 units), and the page
+                    // asks every refresh.
+                    let meta = self.reference_meta().await;
+                    let loading = self.page_in_flight.is_some() || self.pulls.is_loading();
+                    let store = self.store.clone();
+                    self.platform.spawn(async move {
+                        let status = match meta {
+                            Ok(meta) => store
+                                .reference_counts()
+                                .await
+                                .map(|rows| ReferenceStatus::new(&meta, loading, rows, now)),
+                            Err(err) => Err(err),
+                        };
+                        let _ = reply.send(status);
+                    });
                 }
             }
             Command::FindUnit(code, reply) => {
@@ -510,15 +531,26 @@ where
             Command::Device(reply) => {
                 let _ = reply.send(self.device().await);
             }
+            // The page's reads of the queue are answered beside the loop:
+            // the page walks the whole queue in pages every refresh (and
+            // while answers are awaited), and each read held the captures,
+            // the drain and the reference pages behind it, for seconds once
+            // a few thousand items were kept.
             Command::List {
                 after,
                 limit,
                 reply,
             } => {
-                let _ = reply.send(self.store.list(after, limit).await);
+                let store = self.store.clone();
+                self.platform.spawn(async move {
+                    let _ = reply.send(store.list(after, limit).await);
+                });
             }
             Command::Counts(reply) => {
-                let _ = reply.send(self.store.counts(now).await);
+                let store = self.store.clone();
+                self.platform.spawn(async move {
+                    let _ = reply.send(store.counts(now).await);
+                });
             }
             Command::Discard(id, reply) => {
                 let discarded = match self.platform.mint_key() {
@@ -805,6 +837,11 @@ where
             let asked = std::mem::take(&mut self.refresh_waiting);
             self.refresh_riding.extend(asked);
         }
+        self.fetch_page(device, pull);
+    }
+
+    /// Sends a pull for its page.
+    fn fetch_page(&mut self, device: DeviceConfig, pull: Pull) {
         let transport = self.transport.clone();
         // The fetch and its body's read run as a task of their own: the
         // page's timeout covers the site and the network only, never a
@@ -841,8 +878,16 @@ where
                 return self.answer_refresh(Err(err));
             }
         };
+        if let Ok(Some(device)) = self.device().await {
+            if let Some(pull) = self.pulls.poll_ahead(&page.head) {
+                self.fetch_page(device, pull);
+            }
+        }
         let after = meta.after_page(&page.head, now);
-        if let Err(err) = self.store.write_reference_page(&page, &after).await {
+        let written = self.store.write_reference_page(&page, &after).await;
+        if let Err(err) = written {
+            // The page read ahead would follow a page that is not there.
+            self.page_in_flight = None;
             self.reference = None;
             self.pulls.handle_failed(now);
             return self.answer_refresh(Err(err));
