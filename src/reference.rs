@@ -246,7 +246,8 @@ pub struct Pull {
 }
 
 /// When the cache pulls: one request out at a time, paging on at once
-/// while the site says `more`, then at the next trigger.
+/// while the site says `more` (the next page read while one is written),
+/// then at the next trigger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pulls {
     /// A pull should start as soon as none is out.
