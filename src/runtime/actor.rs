@@ -126,6 +126,9 @@ pub(super) struct Runtime<S: Store, T, C: Clock, P: Platform> {
     /// The reference page out: fetched and parsed beside the channel, so
     /// captures are written while it is out; written in its own turn.
     page_in_flight: Option<LocalBoxFuture<'static, Result<Page<S::PageRows>, QueueError>>>,
+    /// The last turn wrote a reference page: the commands waiting go
+    /// before the next, so a load and the captures take turns.
+    page_turn: bool,
     /// Callers of `reference_refresh` waiting for a pull to start: a run
     /// of pages already under way may have begun before they asked.
     refresh_waiting: Vec<Reply<ReferenceStatus>>,
@@ -178,6 +181,7 @@ where
             reference: None,
             pulls: Pulls::default(),
             page_in_flight: None,
+            page_turn: false,
             refresh_waiting: Vec::new(),
             refresh_riding: Vec::new(),
             unit_reads: Vec::new(),
@@ -187,6 +191,7 @@ where
 
     pub(super) async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command<S>>) {
         while let Some(event) = self.next_event(&mut inbox).await {
+            self.page_turn = matches!(event, Event::Page(_));
             let closing = match event {
                 Event::Command(command) => self.take_commands(command, &mut inbox).await,
                 Event::Answered(answered) => {
@@ -232,7 +237,10 @@ where
     /// polled only then waited seconds (a reference page read in 50 ms
     /// was written 2 s later, and a sync answer held the next drain
     /// request as long). Each of those is one event per request out, so
-    /// the commands never wait behind more than a few.
+    /// the commands never wait behind more than a few; and a reference
+    /// page never follows a page's turn while commands wait (a load read
+    /// ahead has its next page ready at once, and captures would wait for
+    /// page after page).
     async fn next_event(
         &mut self,
         inbox: &mut mpsc::UnboundedReceiver<Command<S>>,
@@ -250,10 +258,9 @@ where
                     return Poll::Ready(Some(Event::Beat(sent_at, outcome)));
                 }
             }
-            if let Some(page) = self.page_in_flight.as_mut() {
-                if let Poll::Ready(page) = page.as_mut().poll(cx) {
-                    self.page_in_flight = None;
-                    return Poll::Ready(Some(Event::Page(page)));
+            if !self.page_turn {
+                if let Some(page) = self.poll_page(cx) {
+                    return Poll::Ready(Some(page));
                 }
             }
             for index in 0..self.unit_reads.len() {
@@ -271,9 +278,22 @@ where
             if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
                 return Poll::Ready(command.map(Event::Command));
             }
+            if let Some(page) = self.poll_page(cx) {
+                return Poll::Ready(Some(page));
+            }
             Poll::Pending
         })
         .await
+    }
+
+    /// The reference page out, if it came back.
+    fn poll_page(&mut self, cx: &mut std::task::Context<'_>) -> Option<Event<S, P::Lock>> {
+        let page = self.page_in_flight.as_mut()?;
+        let Poll::Ready(page) = page.as_mut().poll(cx) else {
+            return None;
+        };
+        self.page_in_flight = None;
+        Some(Event::Page(page))
     }
 
     /// Handles `first` and whatever else is already waiting: captures join
