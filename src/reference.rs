@@ -246,12 +246,15 @@ pub struct Pull {
 }
 
 /// When the cache pulls: one request out at a time, paging on at once
-/// while the site says `more`, then at the next trigger.
+/// while the site says `more` (the next page read while one is written),
+/// then at the next trigger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pulls {
     /// A pull should start as soon as none is out.
     due: bool,
     in_flight: bool,
+    /// The page after the one being written is out (read ahead).
+    ahead: bool,
     /// The site said `more`: the next page goes at once.
     paging: bool,
     /// When the last pull (a page or a failure) finished.
@@ -343,11 +346,27 @@ impl Pulls {
         })
     }
 
+    /// A page came back and is about to be written: while the site says
+    /// `more`, the next one (after this page's cursor) is read during the
+    /// write, so a load waits for the site and for IndexedDB at once
+    /// rather than one after the other. That pull is out from here on;
+    /// [`Pulls::handle_page`] of the page being written keeps it out.
+    pub fn poll_ahead(&mut self, head: &PageHead) -> Option<Pull> {
+        if !head.more || self.ahead {
+            return None;
+        }
+        self.ahead = true;
+        Some(Pull {
+            after: Some(head.cursor.clone()),
+            limit: REFERENCE_PAGE_ROWS,
+        })
+    }
+
     /// A page was written at `now`: page on at once while the site says
-    /// `more`. Returns whether this was the last page (the cache is at the
-    /// site's end).
+    /// `more` (the next page may be out already, read ahead). Returns
+    /// whether this was the last page (the cache is at the site's end).
     pub fn handle_page(&mut self, now: UnixMs, head: &PageHead) -> bool {
-        self.in_flight = false;
+        self.in_flight = std::mem::take(&mut self.ahead);
         self.paging = head.more;
         self.failed_at = None;
         self.last_finished = Some(now);
@@ -358,12 +377,15 @@ impl Pulls {
     }
 
     /// The pull failed at `now` (no answer, an error answer, a page that
-    /// could not be written): try again after [`REFERENCE_RETRY_AFTER`].
+    /// could not be written; a page read ahead of one that could not be
+    /// written is dropped with it): try again after
+    /// [`REFERENCE_RETRY_AFTER`], from the cursor of the last page written.
     /// A refresh or trigger that came during the run is spent: its caller
     /// hears the failure, and pulling again at once would only hammer a
     /// site that is not answering.
     pub fn handle_failed(&mut self, now: UnixMs) {
         self.in_flight = false;
+        self.ahead = false;
         self.paging = false;
         self.due = false;
         self.deferred_to = None;
@@ -567,6 +589,46 @@ mod tests {
         meta = meta.after_page(&head("730", false), retry);
         assert!(pulls.handle_page(retry, &head("730", false)));
         assert!(meta.complete);
+    }
+
+    #[test]
+    fn the_next_page_is_read_while_one_is_written_and_dropped_with_a_failed_write() {
+        let mut pulls = Pulls::restore(None);
+        let mut meta = ReferenceMeta::empty("https://site");
+        pulls.poll_transmit(T0, &meta).unwrap();
+        let first = head("250", true);
+        let ahead = pulls.poll_ahead(&first).unwrap();
+        assert_eq!(
+            ahead.after.as_deref(),
+            Some("250"),
+            "after the page being written"
+        );
+        assert_eq!(ahead.limit, REFERENCE_PAGE_ROWS);
+        assert_eq!(pulls.poll_ahead(&first), None, "one read ahead at a time");
+        meta = meta.after_page(&first, T0);
+        assert!(!pulls.handle_page(T0, &first));
+        assert!(pulls.is_loading());
+        assert_eq!(
+            pulls.poll_transmit(T0, &meta),
+            None,
+            "the page read ahead is the one out"
+        );
+
+        let second = head("500", true);
+        pulls.poll_ahead(&second).unwrap();
+        // The second page's write fails: the third, read ahead, is dropped
+        // and the retry starts after the first.
+        pulls.handle_failed(T0);
+        assert!(!pulls.is_loading());
+        let retry = pulls
+            .poll_transmit(T0.plus(REFERENCE_RETRY_AFTER), &meta)
+            .unwrap();
+        assert_eq!(retry.after.as_deref(), Some("250"));
+
+        let last = head("730", false);
+        assert_eq!(pulls.poll_ahead(&last), None, "nothing after the last page");
+        assert!(pulls.handle_page(T0, &last));
+        assert!(!pulls.is_loading());
     }
 
     #[test]

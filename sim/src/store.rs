@@ -151,6 +151,7 @@ impl Database {
 }
 
 /// The runtime's store on a device's [`Database`].
+#[derive(Clone)]
 pub struct SimStore {
     pub db: Rc<RefCell<Database>>,
     pub clock: SimClock,

@@ -38,7 +38,7 @@ use crate::key::IdempotencyKey;
 use crate::queue::capture::{Group, GROUP_COMMIT_MAX_ITEMS};
 use crate::queue::heartbeat::beat;
 use crate::queue::{BeatOutcome, Drain, Heartbeats, Item, ItemState, Session, TransportOutcome};
-use crate::reference::{Pulls, ReferenceMeta};
+use crate::reference::{Pull, Pulls, ReferenceMeta};
 use crate::time::UnixMs;
 
 use super::command::{Command, DrainReport, Found, Options, Reply, PRUNE_EVERY};
@@ -126,6 +126,9 @@ pub(super) struct Runtime<S: Store, T, C: Clock, P: Platform> {
     /// The reference page out: fetched and parsed beside the channel, so
     /// captures are written while it is out; written in its own turn.
     page_in_flight: Option<LocalBoxFuture<'static, Result<Page<S::PageRows>, QueueError>>>,
+    /// The last turn wrote a reference page: the commands waiting go
+    /// before the next, so a load and the captures take turns.
+    page_turn: bool,
     /// Callers of `reference_refresh` waiting for a pull to start: a run
     /// of pages already under way may have begun before they asked.
     refresh_waiting: Vec<Reply<ReferenceStatus>>,
@@ -178,6 +181,7 @@ where
             reference: None,
             pulls: Pulls::default(),
             page_in_flight: None,
+            page_turn: false,
             refresh_waiting: Vec::new(),
             refresh_riding: Vec::new(),
             unit_reads: Vec::new(),
@@ -187,6 +191,7 @@ where
 
     pub(super) async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command<S>>) {
         while let Some(event) = self.next_event(&mut inbox).await {
+            self.page_turn = matches!(event, Event::Page(_));
             let closing = match event {
                 Event::Command(command) => self.take_commands(command, &mut inbox).await,
                 Event::Answered(answered) => {
@@ -226,15 +231,21 @@ where
         self.store.close();
     }
 
-    /// The next command, answer or timer, whichever is ready first.
+    /// The next answer, timer or command. What came back from the network
+    /// or the timer goes before the commands waiting: a page that scans
+    /// back to back keeps the inbox from ever being empty, and an answer
+    /// polled only then waited seconds (a reference page read in 50 ms
+    /// was written 2 s later, and a sync answer held the next drain
+    /// request as long). Each of those is one event per request out, so
+    /// the commands never wait behind more than a few; and a reference
+    /// page never follows a page's turn while commands wait (a load read
+    /// ahead has its next page ready at once, and captures would wait for
+    /// page after page).
     async fn next_event(
         &mut self,
         inbox: &mut mpsc::UnboundedReceiver<Command<S>>,
     ) -> Option<Event<S, P::Lock>> {
         std::future::poll_fn(|cx| {
-            if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
-                return Poll::Ready(command.map(Event::Command));
-            }
             if let Some(request) = self.in_flight.as_mut() {
                 if let Poll::Ready(answered) = request.as_mut().poll(cx) {
                     self.in_flight = None;
@@ -247,10 +258,9 @@ where
                     return Poll::Ready(Some(Event::Beat(sent_at, outcome)));
                 }
             }
-            if let Some(page) = self.page_in_flight.as_mut() {
-                if let Poll::Ready(page) = page.as_mut().poll(cx) {
-                    self.page_in_flight = None;
-                    return Poll::Ready(Some(Event::Page(page)));
+            if !self.page_turn {
+                if let Some(page) = self.poll_page(cx) {
+                    return Poll::Ready(Some(page));
                 }
             }
             for index in 0..self.unit_reads.len() {
@@ -265,9 +275,25 @@ where
                     return Poll::Ready(Some(Event::Timer));
                 }
             }
+            if let Poll::Ready(command) = inbox.poll_next_unpin(cx) {
+                return Poll::Ready(command.map(Event::Command));
+            }
+            if let Some(page) = self.poll_page(cx) {
+                return Poll::Ready(Some(page));
+            }
             Poll::Pending
         })
         .await
+    }
+
+    /// The reference page out, if it came back.
+    fn poll_page(&mut self, cx: &mut std::task::Context<'_>) -> Option<Event<S, P::Lock>> {
+        let page = self.page_in_flight.as_mut()?;
+        let Poll::Ready(page) = page.as_mut().poll(cx) else {
+            return None;
+        };
+        self.page_in_flight = None;
+        Some(Event::Page(page))
     }
 
     /// Handles `first` and whatever else is already waiting: captures join
@@ -462,7 +488,22 @@ where
                     self.pulls.handle_refresh();
                     self.refresh_waiting.push(reply);
                 } else {
-                    let _ = reply.send(self.reference_status().await);
+                    // Its row counts are read beside the loop too: a count
+                    // walks its whole store (100,000 units), and the page
+                    // asks every refresh.
+                    let meta = self.reference_meta().await;
+                    let loading = self.page_in_flight.is_some() || self.pulls.is_loading();
+                    let store = self.store.clone();
+                    self.platform.spawn(async move {
+                        let status = match meta {
+                            Ok(meta) => store
+                                .reference_counts()
+                                .await
+                                .map(|rows| ReferenceStatus::new(&meta, loading, rows, now)),
+                            Err(err) => Err(err),
+                        };
+                        let _ = reply.send(status);
+                    });
                 }
             }
             Command::FindUnit(code, reply) => {
@@ -510,15 +551,26 @@ where
             Command::Device(reply) => {
                 let _ = reply.send(self.device().await);
             }
+            // The page's reads of the queue are answered beside the loop:
+            // the page walks the whole queue in pages every refresh (and
+            // while answers are awaited), and each read held the captures,
+            // the drain and the reference pages behind it, for seconds once
+            // a few thousand items were kept.
             Command::List {
                 after,
                 limit,
                 reply,
             } => {
-                let _ = reply.send(self.store.list(after, limit).await);
+                let store = self.store.clone();
+                self.platform.spawn(async move {
+                    let _ = reply.send(store.list(after, limit).await);
+                });
             }
             Command::Counts(reply) => {
-                let _ = reply.send(self.store.counts(now).await);
+                let store = self.store.clone();
+                self.platform.spawn(async move {
+                    let _ = reply.send(store.counts(now).await);
+                });
             }
             Command::Discard(id, reply) => {
                 let discarded = match self.platform.mint_key() {
@@ -805,6 +857,11 @@ where
             let asked = std::mem::take(&mut self.refresh_waiting);
             self.refresh_riding.extend(asked);
         }
+        self.fetch_page(device, pull);
+    }
+
+    /// Sends a pull for its page.
+    fn fetch_page(&mut self, device: DeviceConfig, pull: Pull) {
         let transport = self.transport.clone();
         // The fetch and its body's read run as a task of their own: the
         // page's timeout covers the site and the network only, never a
@@ -841,8 +898,16 @@ where
                 return self.answer_refresh(Err(err));
             }
         };
+        if let Ok(Some(device)) = self.device().await {
+            if let Some(pull) = self.pulls.poll_ahead(&page.head) {
+                self.fetch_page(device, pull);
+            }
+        }
         let after = meta.after_page(&page.head, now);
-        if let Err(err) = self.store.write_reference_page(&page, &after).await {
+        let written = self.store.write_reference_page(&page, &after).await;
+        if let Err(err) = written {
+            // The page read ahead would follow a page that is not there.
+            self.page_in_flight = None;
             self.reference = None;
             self.pulls.handle_failed(now);
             return self.answer_refresh(Err(err));

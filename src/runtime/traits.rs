@@ -39,9 +39,10 @@ pub struct Page<R> {
     pub site: String,
 }
 
-/// The queue's durable storage. The runtime is its only writer.
+/// The queue's durable storage. The runtime is its only writer; a clone
+/// is the same storage, for the reads the runtime answers beside its loop.
 #[allow(async_fn_in_trait)]
-pub trait Store {
+pub trait Store: Clone {
     /// A cached reference row as the site sent it; "none" is a row too
     /// (the browser's `null`), so a lookup always has one to hand back.
     type Row: 'static;

@@ -60,6 +60,7 @@ struct MetaRecord<T> {
 pub const PRUNE_MAX_ITEMS: usize = 1_000;
 
 /// The queue's database.
+#[derive(Clone)]
 pub struct Store {
     db: Database,
 }
