@@ -254,7 +254,7 @@ test('a supervisor watches the site: offline and back, an outage grows and drain
     await handheld.close();
 
     // Revoked from the page, the new device's token stops working.
-    const revoke = page.locator('#devices tr[data-device="HH-NEW"] button');
+    const revoke = page.locator('#devices tr[data-device="HH-NEW"] button[data-action="revoke"]');
     await revoke.click();
     await revoke.click();
     await page.waitForSelector('#devices tr[data-device="HH-NEW"]', { state: 'detached' });

@@ -5,8 +5,8 @@
 //
 // Element ids the tests read: #trend (data-trend), #site-depth,
 // #site-latency, #alerts (.alert[data-device][data-alert]), #devices rows
-// (tr[data-device][data-online], td[data-session] with
-// button[data-action=close-session]), #chart, #enroll-*, #terminals,
+// (tr[data-device][data-online], button[data-action=revoke|commission],
+// td[data-session] with button[data-action=close-session]), #chart, #enroll-*, #terminals,
 // #dead-letters, #counts, #grns, #corrections, #printers rows
 // (tr[data-printer][data-faults]), printer faults in #alerts
 // (.alert[data-printer][data-fault]), #printer-*, #print-jobs
@@ -158,6 +158,14 @@ function commissionButton(deviceId) {
   return button;
 }
 
+/** Revoke: the device's token stops working at once. */
+function revokeButton(deviceId) {
+  const button = confirmButton('Revoke', `Revoke ${deviceId}?`, () =>
+    api(`/v1/site/devices/${encodeURIComponent(deviceId)}/revoke`, { method: 'POST' }), `revoke ${deviceId}`);
+  button.dataset.action = 'revoke';
+  return button;
+}
+
 /**
  * A device's open session, with Close session: for a handheld that lost its
  * storage or broke mid-shift, whose operator (or itself, set up again) is
@@ -240,8 +248,7 @@ function renderStatus(status) {
         el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth ?? '–'),
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
         sessionCell(d),
-        el('td', {}, confirmButton('Revoke', `Revoke ${d.device_id}?`, () =>
-          api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/revoke`, { method: 'POST' }), `revoke ${d.device_id}`)),
+        el('td', {}, revokeButton(d.device_id)),
       ),
     ),
   );
