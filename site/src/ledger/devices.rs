@@ -139,6 +139,17 @@ fn no_such_device(device_id: &str) -> LedgerError {
     ))
 }
 
+/// The site's device `device_id`, revoked or not; `404 DEVICE_NOT_FOUND`
+/// when there is none.
+pub fn find(conn: &Connection, device_id: &str) -> Result<Device, LedgerError> {
+    conn.prepare_cached(
+        "SELECT device_id, profile, commissioned FROM devices WHERE device_id = ?1",
+    )?
+    .query_row([device_id], Device::from_row)
+    .optional()?
+    .ok_or_else(|| no_such_device(device_id))
+}
+
 /// Marks a device commissioned: its items post for real from now on. A
 /// revoked device is no longer one the site knows.
 pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError> {

@@ -11,11 +11,11 @@
 //! applies as for any closed session: its scans land, and its own
 //! `close_session` is refused `session_already_closed`.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::sql::{Connection, OptionalExtension};
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
-use super::devices::Device;
+use super::devices;
 use super::sessions::{self, SessionState};
 use super::{codes, modes, LedgerError, Refusal};
 
@@ -56,19 +56,7 @@ pub fn close_for_device(
     device_id: &str,
     now: UnixMs,
 ) -> Result<OpenSession, LedgerError> {
-    let device = conn
-        .prepare_cached(
-            "SELECT device_id, profile, commissioned FROM devices WHERE device_id = ?1",
-        )?
-        .query_row(params![device_id], Device::from_row)
-        .optional()?
-        .ok_or_else(|| {
-            LedgerError::Refused(Refusal::new(
-                404,
-                codes::DEVICE_NOT_FOUND,
-                format!("no device {device_id:?}"),
-            ))
-        })?;
+    let device = devices::find(conn, device_id)?;
     let open = open_of(conn, device_id)?.ok_or_else(|| {
         LedgerError::Refused(Refusal::new(
             409,
