@@ -325,6 +325,14 @@ enum DeviceCommand {
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
+    /// Close the session a device has open (a handheld reset or broken
+    /// mid-shift), with its mode's closing work: its operator can open a
+    /// session again.
+    CloseSession {
+        device_id: String,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -742,6 +750,21 @@ fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::Result<()> 
             })
             .map_err(|err| anyhow::anyhow!("revoking {device_id}: {err}"))?;
             eprintln!("device {device_id} revoked: its token no longer works");
+            Ok(())
+        }
+        DeviceCommand::CloseSession { device_id, data } => {
+            let db = open(&data, database)?;
+            let closed = db
+                .call_blocking(|conn| {
+                    ledger::session_close::close_for_device(conn, &device_id, ledger::wall_clock())
+                })
+                .map_err(|err| anyhow::anyhow!("closing {device_id}'s session: {err}"))?;
+            eprintln!(
+                "session {} of {device_id} ({} by {}) closed: its operator can open a session again",
+                closed.session_id,
+                closed.mode.as_deref().unwrap_or("no mode"),
+                closed.operator_id.as_deref().unwrap_or("no operator"),
+            );
             Ok(())
         }
         DeviceCommand::Commission { device_id, data } => {

@@ -710,6 +710,56 @@ async fn a_supervisor_closes_the_session_a_reset_handheld_left_open() {
     site.stop().await;
 }
 
+/// The command line closes a device's open session the same way: the
+/// ledger holds it closed, the device's next session opens, and a second
+/// close says there is none.
+#[tokio::test]
+async fn the_command_line_closes_a_devices_open_session() {
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-CLI").await;
+    let opened = hh.open("op-1");
+    site.sync_applied(&hh, &[opened]).await;
+    let session = hh.session.to_string();
+    let close = |device: &str| {
+        let data = site.data.clone();
+        let device = device.to_owned();
+        std::thread::spawn(move || {
+            Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+                .args(["device", "close-session", &device, "--data"])
+                .arg(&data)
+                .args(backend::database_args(&data))
+                .output()
+                .unwrap()
+        })
+        .join()
+        .unwrap()
+    };
+    let out = close("HH-CLI");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&session) && stderr.contains("put_away") && stderr.contains("op-1"),
+        "{stderr}"
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM sessions WHERE session_id = '{session}' AND state = 'closed'"
+        )),
+        1
+    );
+    let again = close("HH-CLI");
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("HH-CLI has no session open"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(!close("NOPE").status.success());
+    hh.new_session();
+    let reopened = hh.open("op-1");
+    site.sync_applied(&hh, &[reopened]).await;
+}
+
 fn all_hop_keys(site: &Site) -> HashSet<String> {
     site.db
         .call_blocking(|conn| {
