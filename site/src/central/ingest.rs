@@ -189,10 +189,12 @@ fn insert(
 }
 
 /// A site the central has heard from.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct CentralSite {
     pub site_id: String,
+    #[schema(value_type = String, format = DateTime)]
     pub first_seen_at: UnixMs,
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: UnixMs,
     pub hops_received: i64,
     /// The last outbox seq it holds from the site.

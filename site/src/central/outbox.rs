@@ -271,17 +271,18 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<usize> {
 }
 
 /// A dead-lettered row, for the site's view.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct DeadHop {
     pub seq: i64,
     pub key: String,
     pub status: Option<i64>,
     pub reason: String,
+    #[schema(value_type = String, format = DateTime)]
     pub settled_at: UnixMs,
 }
 
 /// The outbox as the site's view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct OutboxStatus {
     /// The site id it forwards as; null when forwarding is off.
     pub site_id: Option<String>,
@@ -289,6 +290,7 @@ pub struct OutboxStatus {
     /// Rows waiting to be sent.
     pub pending: i64,
     /// The oldest pending row's hop, when it was recorded.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub oldest_pending_at: Option<UnixMs>,
     pub dead_letters_total: i64,
     /// The newest first, at most `dead_limit`.
@@ -296,6 +298,7 @@ pub struct OutboxStatus {
     /// Why the last delivery got no usable answer (e.g. the central's
     /// certificate is not trusted), until one does.
     pub last_error: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_error_at: Option<UnixMs>,
 }
 

@@ -47,9 +47,10 @@ pub const SUMMARY_VIEW_URL_CHARS_MAX: usize = 2048;
 /// last contact: the same facts the site's own `/v1/site/status` gives.
 /// Unknown fields are taken and dropped, so a newer site can say more to
 /// an older central.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SiteSummary {
     /// When the site read it, on the site's clock.
+    #[schema(value_type = String, format = DateTime)]
     pub taken_at: UnixMs,
     /// The site's time zone (IANA name), to show the site's times in.
     pub time_zone: String,
@@ -57,6 +58,7 @@ pub struct SiteSummary {
     /// The sum of the site's devices' latest heartbeat depths.
     pub queue_depth: i64,
     /// The oldest item queued on any of the site's devices.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub oldest_queued_at: Option<UnixMs>,
     pub devices_offline: i64,
     /// The highest priority among the offline devices, null with none.

@@ -588,12 +588,13 @@ pub fn counts(conn: &mut Connection) -> Result<Counts, QueueError> {
 }
 
 /// A record the ledger refused for good, with its answer, for the dashboard.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct DeadLetter {
     pub seq: i64,
     pub device_serial: String,
     pub kind: String,
     pub subject: String,
+    #[schema(value_type = String, format = DateTime)]
     pub queued_at: UnixMs,
     pub status: Option<i64>,
     pub body: Option<String>,
@@ -621,17 +622,21 @@ pub fn dead_letters(conn: &Connection, limit: usize) -> Result<Vec<DeadLetter>, 
 
 /// A record set aside because the ledger kept failing it, for the
 /// dashboard: still queued, with its attempts and the last failure.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct SetAside {
     pub seq: i64,
     pub device_serial: String,
     pub kind: String,
     pub subject: String,
+    #[schema(value_type = String, format = DateTime)]
     pub queued_at: UnixMs,
     pub attempts: i64,
     pub last_error: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_attempt_at: Option<UnixMs>,
+    #[schema(value_type = String, format = DateTime)]
     pub set_aside_at: UnixMs,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_attempt_at: Option<UnixMs>,
 }
 

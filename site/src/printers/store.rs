@@ -671,11 +671,12 @@ pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
 }
 
 /// A printer as the site's view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PrinterStatus {
     pub printer_id: String,
     pub address: String,
     /// When its last host status was read; null before one was.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub status_at: Option<UnixMs>,
     pub paper_out: bool,
     pub paused: bool,

@@ -197,10 +197,12 @@ async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus
 }
 
 /// The status and the site's storage (`"ok"` or `"full"`).
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct StatusView {
     #[serde(flatten)]
     status: status::SiteStatus,
+    /// `ok`, or `full` while the site refuses writes for want of space.
+    #[schema(value_type = String)]
     storage: &'static str,
 }
 
@@ -209,7 +211,7 @@ struct StatusView {
     path = "/v1/site/status",
     tag = "view",
     description = "Devices online and offline, queue depth, median sync latency and the trend",
-    responses((status = 200, description = "the site's status", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the site's status", body = StatusView), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn site_status(
@@ -230,7 +232,7 @@ async fn site_status(
     path = "/v1/site/builds",
     tag = "view",
     description = "The handhelds by the build they run, beside the build the site serves",
-    responses((status = 200, description = "the fleet by build", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the fleet by build", body = builds::Fleet), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn site_builds(
@@ -280,7 +282,7 @@ async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, Ap
     tag = "view",
     description = "The site's queue depth and sync latency over the last hours",
     params(("hours" = Option<String>, Query)),
-    responses((status = 200, description = "the series", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    responses((status = 200, description = "the series", body = history::Series), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn series(

@@ -11,7 +11,7 @@ use stockhop::release::read_app_version;
 use super::status::DeviceStatus;
 
 /// `GET /v1/site/builds`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Fleet {
     /// The build the site serves (`/version.json`'s).
     pub served: String,
@@ -24,14 +24,14 @@ pub struct Fleet {
     pub devices: Vec<DeviceBuild>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct BuildCount {
     pub build: String,
     pub devices: u64,
     pub served: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct DeviceBuild {
     pub device_id: String,
     pub build: String,

@@ -22,7 +22,7 @@ pub const MAX_LISTED: usize = 100;
 
 /// A count session closed and waiting for approval of its variance.
 /// `missing` and `unexpected` (EPCs) are shown before the approve button.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct CountVariance {
     pub count_id: String,
     pub location: String,
@@ -36,7 +36,7 @@ pub struct CountVariance {
 
 /// A GRN with unresolved short or excess lines: `short` and `excess` are
 /// units summed over its lines.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct GrnIssue {
     pub grn_id: String,
     pub short: u64,
@@ -45,7 +45,7 @@ pub struct GrnIssue {
 
 /// An item the ledger rejected: it stays on its device until an operator
 /// resolves it (DESIGN rule 5), and a person decides what happened.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Correction {
     pub device_id: String,
     pub key: String,
@@ -53,11 +53,14 @@ pub struct Correction {
     pub client_seq: Option<i64>,
     pub command: String,
     pub reason: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
     pub received_at: UnixMs,
 }
 
 /// Everything waiting for a person.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 pub struct Decisions {
     pub count_variances: Vec<CountVariance>,
     pub grns: Vec<GrnIssue>,

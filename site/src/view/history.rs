@@ -25,7 +25,9 @@ pub const TREND_LOOKBACK_MS: i64 = 5 * 60 * 1000;
 pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
 
 /// Whether the backlog drains, grows or is escalated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Trend {
     /// The backlog is not growing and nothing is overdue.
@@ -39,7 +41,16 @@ pub enum Trend {
 /// An offline device's alert priority (beside [`Trend`], so a site's
 /// summary to its central can carry both without the whole status).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
 )]
 pub enum Alert {
     P1,
@@ -116,9 +127,10 @@ fn median(values: &mut [i64]) -> Option<i64> {
 }
 
 /// One 5-minute bucket of the chart.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Bucket {
     /// The bucket's start.
+    #[schema(value_type = String, format = DateTime)]
     pub at: UnixMs,
     /// The site's total queue depth at the bucket's end (or now, for the
     /// bucket now is in).
@@ -135,7 +147,7 @@ pub struct Bucket {
 }
 
 /// `GET /v1/site/series`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Series {
     pub hours: u32,
     pub bucket_ms: i64,

@@ -37,22 +37,25 @@ pub fn alert_priority(profile: Profile) -> Alert {
 
 pub use super::history::Trend;
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct DeviceStatus {
     pub device_id: String,
     pub profile: String,
     pub commissioned: bool,
     pub online: bool,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_seen_at: Option<UnixMs>,
     /// When the silence passed the profile's heartbeat period (from when
     /// the device was added, if it was never seen); null while online, for
     /// a device not heard from yet within its first period, and for one
     /// never heard from and not commissioned (not in service yet); never
     /// after the status's `server_time`.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub offline_since: Option<UnixMs>,
     /// The profile's priority while offline, else null.
     pub alert: Option<Alert>,
     pub queue_depth: Option<i64>,
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub oldest_queued_at: Option<UnixMs>,
     pub app_version: Option<String>,
     /// The session it has open on the ledger, if any: a supervisor closes
@@ -62,14 +65,15 @@ pub struct DeviceStatus {
 }
 
 /// A terminal seen through the listener.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct TerminalStatus {
     pub device_id: String,
     pub source: String,
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: UnixMs,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct ListenerStatus {
     /// Records waiting to be forwarded to the ledger.
     pub queue_depth: i64,
@@ -82,8 +86,9 @@ pub struct ListenerStatus {
     pub set_aside: Vec<SetAside>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct SiteStatus {
+    #[schema(value_type = String, format = DateTime)]
     pub server_time: UnixMs,
     /// The site's time zone (IANA name): every time the view and the
     /// handhelds show is read in it.
@@ -111,7 +116,7 @@ pub struct SiteStatus {
 
 /// A printer on the view: its status, and the priority its faults are
 /// raised at (its profile's, as when it is offline), null without one.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct PrinterView {
     #[serde(flatten)]
     pub status: PrinterStatus,
