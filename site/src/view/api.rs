@@ -346,15 +346,17 @@ async fn prometheus(
         .into_response())
 }
 
-#[derive(serde::Deserialize)]
+/// A device added from the dashboard.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
 struct NewDevice {
     device_id: String,
+    /// `fxr90`, `mc3390xr`, `rfd40` or `zt411r`.
     profile: String,
     #[serde(default)]
     commissioned: bool,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, utoipa::ToSchema)]
 struct Enrolled {
     device_id: String,
     profile: String,
@@ -371,8 +373,8 @@ struct Enrolled {
     operation_id = "site_add_device",
     tag = "view",
     description = "Adds a device from the dashboard",
-    request_body(content = serde_json::Value, description = "{\"device_id\", \"profile\", \"commissioned\"}", content_type = "application/json"),
-    responses((status = 200, description = "its token, setup link and QR code", body = serde_json::Value), (status = "4XX", description = "refused, with code and message")),
+    request_body(content = NewDevice, description = "the device", content_type = "application/json"),
+    responses((status = 200, description = "its token, setup link and QR code", body = Enrolled), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn add_device(
