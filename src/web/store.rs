@@ -166,12 +166,32 @@ impl QueueStore for Store {
         let tx = self.write(scope, TransactionDurability::Strict)?;
         let items = tx.object_store(ITEMS)?;
         let sessions = tx.object_store(SESSIONS)?;
+        // Every cached unit the group names is asked for at once, before
+        // any is read: one wait for IndexedDB a group, not one a scan.
+        let mut versions = vec![None; requests.len()];
+        if reads_units {
+            let units = tx.object_store(UNITS)?;
+            let mut gets = Vec::new();
+            for (index, (request, _)) in requests.iter().enumerate() {
+                if let CaptureRequest::Capture { capture, .. } = request {
+                    if let Some(epc) = wants_unit_version(&capture.body) {
+                        gets.push((index, units.get(epc).primitive()?));
+                    }
+                }
+            }
+            // Requests finish in the order they were made: once the last
+            // is answered, the others are read without waiting on each.
+            let last = gets.pop();
+            for (index, get) in last.into_iter().chain(gets) {
+                versions[index] = get.await?.as_ref().and_then(unit_version);
+            }
+        }
         // The sessions this group touches, as they will be after it (a
         // session not found stays out, and each capture for it is refused).
         let mut touched: BTreeMap<Uuid, Session> = BTreeMap::new();
         let mut results = Vec::with_capacity(requests.len());
         let mut adds = Vec::with_capacity(requests.len());
-        for (request, key) in requests {
+        for ((request, key), version) in requests.iter().zip(versions) {
             let session_id = request.session_id();
             if let Entry::Vacant(vacant) = touched.entry(session_id) {
                 let session = match remembered.get(&session_id) {
@@ -186,23 +206,14 @@ impl QueueStore for Store {
                     vacant.insert(session);
                 }
             }
-            let key = *key;
             // A body IndexedDB could not hold as given (a number beyond
             // ±2^53) is refused before it takes a seq.
             let item = match request {
                 CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
                     Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
-                    Ok(_) => {
-                        let mut version = None;
-                        if let Some(epc) = wants_unit_version(&capture.body) {
-                            let unit: Option<JsValue> =
-                                tx.object_store(UNITS)?.get(epc).primitive()?.await?;
-                            version = unit.as_ref().and_then(unit_version);
-                        }
-                        plan_capture(&mut touched, request, key, now, version)
-                    }
+                    Ok(_) => plan_capture(&mut touched, request, *key, now, version),
                 },
-                _ => plan_capture(&mut touched, request, key, now, None),
+                _ => plan_capture(&mut touched, request, *key, now, None),
             };
             if let Ok(item) = &item {
                 let add = items.add(plain(item)?).with_key_type::<f64>().primitive()?;
@@ -213,16 +224,18 @@ impl QueueStore for Store {
         for session in touched.values() {
             sessions.put(plain(session)?).build()?;
         }
-        // Requests finish in the order they were made; each add's id is
-        // read before the commit, so a failed add aborts the whole group
-        // instead of leaving it written unheard.
+        // The commit is asked for as soon as the last request is made, not
+        // after its answer: one wait for IndexedDB fewer a group. A failed
+        // add aborts the transaction, so the commit fails and the whole
+        // group with it (nothing written unheard); once committed, every
+        // add has its id.
+        tx.commit().await?;
         for (index, add) in adds {
             let id = queue_id(add.await?)?;
             if let Ok(item) = &mut results[index] {
                 item.id = Some(id);
             }
         }
-        tx.commit().await?;
         Ok(Written {
             results,
             sessions: touched,
