@@ -1,6 +1,6 @@
 //! The site server over real HTTP on loopback, against a real SQLite file.
 
-mod listening;
+use crate::listening;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
