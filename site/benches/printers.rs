@@ -1,4 +1,4 @@
-//! Printing to one ZT411R stand-in on loopback (`tests/printer_support/`):
+//! Printing to one ZT411R stand-in on loopback (`tests/site/printer_support/`):
 //! jobs a second through the site (each accepted over HTTP into the job
 //! log, sent by the printer driver, settled on the printer's answer)
 //! beside the same formats written straight to the stand-in on one
@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo bench -p stockhop-site --profile site --bench printers`.
 
-#[path = "../tests/printer_support/mod.rs"]
+#[path = "../tests/site/printer_support/mod.rs"]
 mod printer_support;
 mod support;
 

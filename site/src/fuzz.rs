@@ -1,5 +1,5 @@
 //! The entry points of the parser fuzz targets (`fuzz/fuzz_targets/`) and
-//! of the test that replays their committed corpus (`site/tests/fuzz_corpus.rs`):
+//! of the test that replays their committed corpus (`site/tests/site/fuzz_corpus.rs`):
 //! one function a target, taking the fuzzer's bytes and asserting what must
 //! hold for any input. A panic here is a finding.
 //!

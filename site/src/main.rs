@@ -10,6 +10,8 @@ use stockhop::time::UnixMs;
 use stockhop_site::central;
 use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{self, devices::Profile};
+use stockhop_site::listener::config::{parse_bool, Allowlist, TerminalFlags};
+use stockhop_site::listener::zone::TerminalZone;
 use stockhop_site::listener::ListenerConfig;
 use stockhop_site::site::{CentralConfig, Site, SiteConfig};
 use stockhop_site::view;
@@ -405,8 +407,8 @@ struct CentralArgs {
     central_ca: Option<PathBuf>,
 }
 
-/// The terminal listener's settings; the command line wins over the
-/// environment, which wins over the file.
+/// The terminal listener's settings; the command line (a flag, or else its
+/// environment variable) wins over the file.
 #[derive(clap::Args)]
 struct TerminalArgs {
     /// Terminal HTTP port: iclock/ADMS push and Zebra tag events (default 0.0.0.0:8081).
@@ -418,6 +420,34 @@ struct TerminalArgs {
     /// TOML file with the serial allowlist, time zones and handshake stamps.
     #[arg(long = "terminal-config", env = "STOCKHOP_TERMINAL_CONFIG")]
     terminal_config: Option<PathBuf>,
+    /// Terminal serials let in, comma-separated, `*` for any (over the
+    /// file's `allow`; unset everywhere, every terminal is refused).
+    #[arg(
+        long = "terminal-allow",
+        env = "STOCKHOP_TERMINAL_ALLOW",
+        value_name = "SERIALS",
+        value_parser = |text: &str| Ok::<_, std::convert::Infallible>(Allowlist::parse(text))
+    )]
+    terminal_allow: Option<Allowlist>,
+    /// Site-wide terminal time zone: an IANA name (Europe/Berlin) or a
+    /// fixed offset (+05:30), over the file's `time_zone` (default UTC).
+    #[arg(
+        long = "terminal-tz",
+        env = "STOCKHOP_TERMINAL_TZ",
+        value_name = "ZONE",
+        value_parser = TerminalZone::parse
+    )]
+    terminal_tz: Option<TerminalZone>,
+    /// iclock handshake's Realtime: true/1/yes or false/0/no, over the
+    /// file's `realtime` (default true).
+    #[arg(
+        long = "terminal-realtime",
+        env = "STOCKHOP_TERMINAL_REALTIME",
+        value_name = "BOOL",
+        value_parser = |text: &str| parse_bool("--terminal-realtime", text)
+            .map_err(|_| "expected true/1/yes or false/0/no")
+    )]
+    terminal_realtime: Option<bool>,
     /// Forward terminal records to this remote ledger (http://host:port)
     /// instead of this site's own; needs --ledger-secret.
     #[arg(long = "ledger-url", env = "STOCKHOP_LEDGER_URL")]
@@ -432,6 +462,11 @@ struct TerminalArgs {
 impl TerminalArgs {
     fn config(self, ledger_secret: Option<String>) -> anyhow::Result<ListenerConfig> {
         let mut config = ListenerConfig::load(self.terminal_config.as_deref())?;
+        config.apply_flags(TerminalFlags {
+            allow: self.terminal_allow,
+            time_zone: self.terminal_tz,
+            realtime: self.terminal_realtime,
+        });
         if let Some(http) = self.terminal_http {
             config.http_addr = http;
         }

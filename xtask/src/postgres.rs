@@ -23,7 +23,7 @@ impl Project {
         );
         println!("xtask: run a ledger suite on it from another shell:");
         println!(
-            "  {BACKEND_VAR}=postgres {POSTGRES_URL_VAR}={url} cargo test -p stockhop-site --test ledger_rules"
+            "  {BACKEND_VAR}=postgres {POSTGRES_URL_VAR}={url} cargo test -p stockhop-site --test site -- ledger_rules::"
         );
         println!("xtask: Ctrl-C stops it and deletes its directory");
         // The Ctrl-C handler `Postgres::start` installed stops the cluster

@@ -15,9 +15,14 @@ use crate::process::{run, step};
 use crate::project::Project;
 use crate::setup::Needs;
 
-/// The site test binaries `cargo xtask test` runs a second time with the
-/// ledger on PostgreSQL: every suite whose ledger goes through the test
-/// backend helper (`site/tests/backend/`).
+/// The site's integration tests, one binary (`site/tests/site/`) with a
+/// module a suite.
+const SITE_TESTS: &str = "site";
+
+/// The suites of [`SITE_TESTS`] that `cargo xtask test` runs a second time
+/// with the ledger on PostgreSQL, each selected by its module path: every
+/// suite whose ledger goes through the test backend helper
+/// (`site/tests/site/backend/`).
 const POSTGRES_SUITES: &[&str] = &[
     "ledger_sync",
     "ledger_rules",
@@ -138,16 +143,21 @@ impl Project {
         step("native tests on PostgreSQL (the ledger suites again)");
         // A suite at a time, its databases dropped after it, so the
         // cluster holds one suite's databases (about 9 MB each) rather than
-        // all 82 tests' at once. `--workspace`, as in the step before, so
+        // every suite's at once. `--workspace`, as in the step before, so
         // cargo resolves the same features and reuses that step's build
         // rather than building every dependency again for one package.
         for suite in POSTGRES_SUITES {
             let mut cmd = self.cmd("cargo");
-            cmd.args(["test", "--workspace", "--test", suite])
+            cmd.args(["test", "--workspace", "--test", SITE_TESTS, "--"])
+                .arg(suite_filter(suite))
                 .env(BACKEND_VAR, "postgres")
                 .env(POSTGRES_URL_VAR, &postgres_url);
+            let before = tally.passed;
             counted(&mut cmd, "native on PostgreSQL", &mut tally)
                 .map_err(|err| postgres.explain(err))?;
+            if tally.passed == before {
+                bail!("no test of the site's suite {suite} ran on PostgreSQL: is `{}` still a module of site/tests/site/?", suite_filter(suite));
+            }
             postgres.drop_test_databases()?;
         }
         postgres.warn_of_crashes();
@@ -310,6 +320,13 @@ fn counted(cmd: &mut Command, suite: &str, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
+/// The test-name filter that selects one suite of the site's test binary:
+/// its module path, `ledger_sync::` (a test's name there is
+/// `ledger_sync::a_replay_…`).
+fn suite_filter(suite: &str) -> String {
+    format!("{suite}::")
+}
+
 /// The number written just before `marker` in `text` (`"3 passed"` → 3).
 fn number_before(text: &str, marker: &str) -> u64 {
     text.find(marker)
@@ -333,6 +350,32 @@ mod tests {
         assert_eq!(number_before(line, " passed"), 17);
         assert_eq!(number_before(line, " failed"), 2);
         assert_eq!(number_before("nothing here", " passed"), 0);
+    }
+
+    #[test]
+    fn a_filtered_run_counts_only_what_ran() {
+        let line = "test result: ok. 9 passed; 0 failed; 0 ignored; 0 measured; 237 filtered out; finished in 4.20s";
+        let rest = line.strip_prefix("test result: ").unwrap();
+        assert_eq!(number_before(rest, " passed"), 9);
+        assert_eq!(number_before(rest, " failed"), 0);
+    }
+
+    #[test]
+    fn each_postgres_suite_is_a_module_of_the_site_tests() {
+        let main = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../site/tests")
+                .join(SITE_TESTS)
+                .join("main.rs"),
+        )
+        .unwrap();
+        for suite in POSTGRES_SUITES {
+            assert!(
+                main.lines().any(|line| line == format!("mod {suite};")),
+                "{suite} is not a module of site/tests/{SITE_TESTS}/main.rs"
+            );
+            assert_eq!(suite_filter(suite), format!("{suite}::"));
+        }
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! The listener's configuration: a TOML file, then the environment on top,
-//! then the command line on top of that (in `main`). The remote ledger's
-//! URL and secret (`STOCKHOP_LEDGER_URL`, `STOCKHOP_LEDGER_SECRET`) are
-//! settings of the whole site, read once with its command line, which
-//! hands them to [`ListenerConfig::set_ledger`].
+//! The listener's configuration: a TOML file, then the command line on top
+//! of it. Nothing here reads the environment: `main` reads every setting
+//! once with its command line (each flag with its environment variable,
+//! `--terminal-allow` or `STOCKHOP_TERMINAL_ALLOW` and so on) and lays
+//! them over the file through [`ListenerConfig::apply_flags`]. The remote
+//! ledger's URL and secret (`STOCKHOP_LEDGER_URL`,
+//! `STOCKHOP_LEDGER_SECRET`) are settings of the whole site, handed to
+//! [`ListenerConfig::set_ledger`].
 //!
 //! Terminals can do neither TLS nor authentication, so the serial allowlist
 //! is the gate: empty by default, which refuses every terminal until the
@@ -47,10 +50,15 @@ use crate::ledger::devices::Profile;
 pub const DEFAULT_HTTP_ADDR: &str = "0.0.0.0:8081";
 pub const DEFAULT_TCP_ADDR: &str = "0.0.0.0:8082";
 
-/// Environment variables read on top of the file.
-pub const ENV_ALLOW: &str = "STOCKHOP_TERMINAL_ALLOW";
-pub const ENV_TIME_ZONE: &str = "STOCKHOP_TERMINAL_TZ";
-pub const ENV_REALTIME: &str = "STOCKHOP_TERMINAL_REALTIME";
+/// The settings the command line lays over the file (`--terminal-allow`,
+/// `--terminal-tz`, `--terminal-realtime`, or their environment
+/// variables); `None` keeps the file's.
+#[derive(Debug, Clone, Default)]
+pub struct TerminalFlags {
+    pub allow: Option<Allowlist>,
+    pub time_zone: Option<TerminalZone>,
+    pub realtime: Option<bool>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -119,7 +127,7 @@ impl Allowlist {
             Allowlist::Serials(set) if set.contains(serial) => Ok(()),
             Allowlist::Serials(_) => Err("serial not in the terminal allowlist"),
             Allowlist::Unset => {
-                Err("no terminal allowlist configured (set STOCKHOP_TERMINAL_ALLOW)")
+                Err("no terminal allowlist configured (set STOCKHOP_TERMINAL_ALLOW or --terminal-allow)")
             }
         }
     }
@@ -187,7 +195,7 @@ impl ListenerConfig {
         }
     }
 
-    /// Defaults, then `file` if given, then the process environment.
+    /// Defaults, then `file` if given.
     pub fn load(file: Option<&Path>) -> Result<ListenerConfig, ConfigError> {
         let mut config = ListenerConfig::default();
         if let Some(path) = file {
@@ -202,7 +210,6 @@ impl ListenerConfig {
                     error: Box::new(error),
                 })?;
         }
-        config.apply_env(|name| std::env::var(name).ok())?;
         Ok(config)
     }
 
@@ -211,22 +218,17 @@ impl ListenerConfig {
         ConfigFile::parse(text)?.apply(self)
     }
 
-    /// Applies environment variables, read through `var`.
-    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        if let Some(allow) = var(ENV_ALLOW) {
-            self.allow = Allowlist::parse(&allow);
+    /// Applies the command line's settings on top of this configuration.
+    pub fn apply_flags(&mut self, flags: TerminalFlags) {
+        if let Some(allow) = flags.allow {
+            self.allow = allow;
         }
-        if let Some(zone) = var(ENV_TIME_ZONE) {
-            self.site_time_zone =
-                TerminalZone::parse(&zone).map_err(|error| ConfigError::Zone {
-                    setting: ENV_TIME_ZONE.to_owned(),
-                    error,
-                })?;
+        if let Some(zone) = flags.time_zone {
+            self.site_time_zone = zone;
         }
-        if let Some(realtime) = var(ENV_REALTIME) {
-            self.handshake.realtime = parse_bool(ENV_REALTIME, &realtime)?;
+        if let Some(realtime) = flags.realtime {
+            self.handshake.realtime = realtime;
         }
-        Ok(())
     }
 
     /// Sets the remote ledger; a URL needs a secret, and either may be
@@ -498,11 +500,12 @@ mod tests {
     }
 
     #[test]
-    fn realtime_false_from_the_environment_and_the_file_turns_it_off() {
+    fn realtime_false_from_the_command_line_and_the_file_turns_it_off() {
         let mut config = ListenerConfig::default();
-        config
-            .apply_env(|name| (name == ENV_REALTIME).then(|| "false".to_owned()))
-            .unwrap();
+        config.apply_flags(TerminalFlags {
+            realtime: Some(false),
+            ..TerminalFlags::default()
+        });
         assert!(!config.handshake.realtime);
         let mut config = ListenerConfig::default();
         config.apply_toml("realtime = \"false\"").unwrap();
@@ -513,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_sets_everything_and_the_environment_wins() {
+    fn a_file_sets_everything_and_the_command_line_wins() {
         let mut config = ListenerConfig::default();
         config
             .apply_toml(
@@ -545,10 +548,19 @@ mod tests {
         assert_eq!(rates.reads_per_sec("dock1"), 700);
         assert_eq!(rates.reads_per_sec("sled"), 200);
         assert_eq!(config.ledger.as_ref().unwrap().url, "http://ledger:8080");
-        config
-            .apply_env(|name| (name == ENV_ALLOW).then(|| "*".to_owned()))
-            .unwrap();
+        config.apply_flags(TerminalFlags {
+            allow: Some(Allowlist::parse("*")),
+            time_zone: Some(TerminalZone::parse("-03:00").unwrap()),
+            realtime: None,
+        });
         assert!(config.allow.check("C3").is_ok());
+        assert_eq!(config.time_zone("A1").offset_at(now).minutes(), -180);
+        assert_eq!(
+            config.time_zone("B2").offset_at(now).minutes(),
+            330,
+            "a serial's own zone, kept"
+        );
+        assert_eq!(config.handshake.attlog_stamp, "9999", "the file's, kept");
     }
 
     #[test]

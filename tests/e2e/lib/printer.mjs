@@ -1,6 +1,6 @@
 // A ZT411R stand-in on loopback for the end-to-end suite: a real TCP
 // server speaking the printer's raw port as the site's own stand-in
-// (site/tests/printer_support) does. `~HS` is answered with the three
+// (site/tests/site/printer_support) does. `~HS` is answered with the three
 // host-status strings (STX … ETX CR LF) carrying its flags; a format
 // (`^XA … ^XZ`) is taken in whole and "printed" (kept, with its job id
 // from the `^FX` comment and the EPC `^RFW,H` wrote); a `^HV` in it is

@@ -3,9 +3,7 @@
 //! registration, configuration, time and query exchanges, and `rtlog`
 //! punches landing in the site's ledger.
 
-mod listener_support;
-
-use listener_support::*;
+use crate::listener_support::*;
 use stockhop::time::UnixMs;
 use stockhop_site::listener::push_acc::{encode_time, registry_code, session_id};
 use stockhop_site::listener::unix_now;

@@ -4,15 +4,14 @@
 //! real site server on loopback over a real database (SQLite, or
 //! PostgreSQL with `STOCKHOP_TEST_BACKEND=postgres`).
 
-mod backend;
-mod ledger_common;
+use crate::backend;
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ledger_common::{now, Handheld, Site};
+use crate::ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
 use stockhop_site::ledger;

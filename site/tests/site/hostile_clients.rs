@@ -4,9 +4,7 @@
 //! crashes, nothing starves, and nothing is stored that the site cannot
 //! give back.
 
-mod backend;
-mod ledger_common;
-mod listening;
+use crate::listening;
 
 use std::path::Path;
 use std::process::Command;
@@ -14,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ledger_common::{now, Site, TERMINAL_SECRET};
+use crate::ledger_common::{now, Site, TERMINAL_SECRET};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
 use stockhop_site::db::Db;

@@ -1,6 +1,6 @@
 //! The ledger's command line, run as the built binary.
 
-mod backend;
+use crate::backend;
 
 use std::process::{Command, Output};
 

@@ -2,7 +2,7 @@
 //! served certificate over real TLS on loopback, SIGHUP reloads, clear
 //! errors for bad files, and the plain port's answer to LAN clients.
 
-mod listening;
+use crate::listening;
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;

@@ -1,10 +1,7 @@
 //! `POST /v1/sync` over real HTTP on loopback against a real SQLite file:
 //! claimed keys, replays, request limits and per-session order.
 
-mod backend;
-mod ledger_common;
-
-use ledger_common::{key, now, Site};
+use crate::ledger_common::{key, now, Site};
 use serde_json::{json, Value};
 
 fn outcome(result: &Value) -> (&str, u64) {

@@ -3,12 +3,10 @@
 //! listener write, slow clients that would hold every slot, and nothing
 //! acknowledged that the ledger would refuse.
 
-mod listener_support;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use listener_support::*;
+use crate::listener_support::*;
 use stockhop_site::limits::{
     FIRST_FRAME_DEADLINE, RAW_BYTES_BURST, RAW_BYTES_PER_SECOND, TCP_MAX_CONNECTIONS,
     TERMINAL_HEAD_DEADLINE, TERMINAL_HTTP_MAX_CONNECTIONS,

@@ -2,8 +2,8 @@
 //! file: sessions, stale state, clocks, undo, simulation, closed periods,
 //! unique constraints, overload, the read side and heartbeats.
 
-mod backend;
-mod ledger_common;
+use crate::backend;
+use crate::ledger_common;
 
 use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};

@@ -4,12 +4,10 @@
 //! (`--ledger-ca`), and a listener trusting another CA delivers nothing and
 //! keeps every record queued.
 
-mod listener_support;
-
 use std::path::Path;
 use std::time::Duration;
 
-use listener_support::*;
+use crate::listener_support::*;
 use stockhop_site::{Site, SiteConfig};
 
 const DEVICE: &str = "bridge-tls";

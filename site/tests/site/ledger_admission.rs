@@ -2,10 +2,7 @@
 //! against a real SQLite file: live requests go ahead of backlog ones, and
 //! a backlog request is queued, not refused.
 
-mod backend;
-mod ledger_common;
-
-use ledger_common::{now, Handheld, Site};
+use crate::ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
 use stockhop_site::ledger::admission::{Class, WRITER_SLOTS};

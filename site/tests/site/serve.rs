@@ -1,6 +1,6 @@
 //! The site server over real HTTP on loopback, against a real SQLite file.
 
-mod listening;
+use crate::listening;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -178,6 +178,42 @@ fn a_terminal_config_with_an_unknown_key_stops_the_start_naming_the_file_and_the
     assert!(stderr.contains(&config.display().to_string()), "{stderr}");
     assert!(stderr.contains("unknown field `oplog`"), "{stderr}");
     assert!(stderr.contains("line 5"), "{stderr}");
+}
+
+#[test]
+fn a_bad_terminal_setting_from_a_flag_or_its_variable_stops_the_start_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |flags: &[&str], vars: &[(&str, &str)]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+            .args(["serve", "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"])
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .args(flags)
+            .envs(vars.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "started with {flags:?} {vars:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = serve(&["--terminal-realtime", "maybe"], &[]);
+    assert!(stderr.contains("--terminal-realtime"), "{stderr}");
+    assert!(
+        stderr.contains("expected true/1/yes or false/0/no"),
+        "{stderr}"
+    );
+    let stderr = serve(&[], &[("STOCKHOP_TERMINAL_REALTIME", "off")]);
+    assert!(stderr.contains("--terminal-realtime"), "{stderr}");
+    let stderr = serve(&[], &[("STOCKHOP_TERMINAL_TZ", "Europe/Atlantis")]);
+    assert!(stderr.contains("--terminal-tz"), "{stderr}");
+    assert!(
+        stderr.contains("unknown time zone \"Europe/Atlantis\""),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("data").exists(),
+        "nothing is written before the settings are read"
+    );
 }
 
 #[tokio::test]

@@ -3,14 +3,13 @@
 //! recorded a batch but before the queue rows were marked done. Nothing is
 //! lost and nothing is doubled in the (stand-in) ledger, which claims keys.
 
-mod listener_support;
-mod ports;
+use crate::ports;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use listener_support::*;
+use crate::listener_support::*;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 

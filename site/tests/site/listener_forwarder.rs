@@ -2,14 +2,12 @@
 //! delivery, rows marked done, dead letters that cost one record, retries
 //! with backoff that a new frame cuts short, no redirects followed.
 
-mod listener_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::listener_support::*;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use listener_support::*;
 use stockhop::time::Millis;
 use stockhop_site::listener::forwarder::Cadence;
 

@@ -9,8 +9,8 @@
 //! postgres` starts one by hand. Without it every test here fails, saying
 //! so.
 
-mod backend;
-mod ports;
+use crate::backend;
+use crate::ports;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

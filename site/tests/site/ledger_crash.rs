@@ -3,8 +3,8 @@
 //! exactly once, in `client_seq` order per session, and its receipts and
 //! hops agree. The schedule comes from a seed printed on failure.
 
-mod backend;
-mod ports;
+use crate::backend;
+use crate::ports;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

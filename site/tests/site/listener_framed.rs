@@ -1,11 +1,9 @@
 //! Framed JSON over TCP (protocols.md §3, docs/terminal-protocols.md) byte
 //! by byte, over real TCP on loopback against a real SQLite file.
 
-mod listener_support;
-
 use std::time::Duration;
 
-use listener_support::*;
+use crate::listener_support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

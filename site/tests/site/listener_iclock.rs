@@ -1,9 +1,7 @@
 //! iclock/ADMS exchanges byte by byte (docs/terminal-protocols.md), over real HTTP on
 //! loopback against a real SQLite file.
 
-mod listener_support;
-
-use listener_support::*;
+use crate::listener_support::*;
 use stockhop::time::UnixMs;
 use stockhop_site::listener::unix_now;
 

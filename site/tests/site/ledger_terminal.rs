@@ -1,10 +1,9 @@
 //! Terminal records into the ledger: in process, as the listener's
 //! forwarder calls it, and over the HMAC-signed HTTP endpoint.
 
-mod backend;
-mod ledger_common;
+use crate::backend;
 
-use ledger_common::{key, now, Site, TERMINAL_SECRET};
+use crate::ledger_common::{key, now, Site, TERMINAL_SECRET};
 use serde_json::json;
 use stockhop::time::{Millis, UnixMs};
 use stockhop_site::ledger::{devices, terminal};

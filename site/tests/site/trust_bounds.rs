@@ -6,9 +6,8 @@
 //! and redirects to the configured name, instants from outside taken
 //! without overflow, and online backups that a site starts on.
 
-mod backend;
-mod ledger_common;
-mod listener_support;
+use crate::ledger_common;
+use crate::listener_support;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,7 @@
 //! gating and the read-only mode. Every rejection is a stored answer that
 //! replays as it was.
 
-mod backend;
-mod ledger_common;
+use crate::ledger_common;
 
 use ledger_common::{Handheld, Site};
 use serde_json::{json, Value};

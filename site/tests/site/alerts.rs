@@ -5,17 +5,14 @@
 //! the receiver is down the alert waits and is retried, signed as
 //! terminal batches are. Waits are on the receiver's events, not sleeps.
 
-mod backend;
-mod ledger_common;
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::ledger_common::{now, Site};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use ledger_common::{now, Site};
 use serde_json::Value;
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;

@@ -2,7 +2,7 @@
 //! PostgreSQL cluster: checked where `STOCKHOP_TEST_POSTGRES` names one, as
 //! under `cargo xtask test` or beside `cargo xtask postgres`.
 
-mod backend;
+use crate::backend;
 
 /// The cluster's admin URL, or `None` (after saying so) without one.
 fn cluster() -> Option<String> {

@@ -2,9 +2,7 @@
 //! and still-queued records keep the duplicate window, and queued records
 //! are forwarded by the next process.
 
-mod listener_support;
-
-use listener_support::*;
+use crate::listener_support::*;
 
 const DEVICE: &str = "bridge-1";
 

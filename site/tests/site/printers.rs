@@ -5,16 +5,14 @@
 //! refused, a job accepted offline printed once when the printer is back,
 //! and a connection dropped mid-job never printed twice.
 
-mod backend;
-mod ledger_common;
-mod printer_support;
+use crate::backend;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::ledger_common::Handheld;
+use crate::printer_support::{Faults, StandIn};
 use axum::Extension;
-use ledger_common::Handheld;
-use printer_support::{Faults, StandIn};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
 use stockhop_site::db::Db;
@@ -29,7 +27,7 @@ const EPC: &str = "E28068940000400177906E71";
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/zpl")
+        .join("tests/site/fixtures/zpl")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }

@@ -4,7 +4,7 @@
 //! Checked where `STOCKHOP_TEST_POSTGRES` names a cluster, as under
 //! `cargo xtask test` or beside `cargo xtask postgres`.
 
-mod backend;
+use crate::backend;
 
 use stockhop_site::db::{Database, Db};
 use stockhop_site::sql::Connection;

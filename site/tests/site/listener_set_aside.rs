@@ -10,15 +10,11 @@
 //! The listener queue is the site's own SQLite file whichever engine holds
 //! the ledger, and the trigger is SQLite's: this suite runs on SQLite.
 
-mod backend;
-mod ledger_common;
-mod listener_support;
-
 use std::path::Path;
 use std::sync::Arc;
 
-use ledger_common::{now, Site, TERMINAL_SECRET};
-use listener_support::{config, eventually, framed_record, send_frames};
+use crate::ledger_common::{now, Site, TERMINAL_SECRET};
+use crate::listener_support::{config, eventually, framed_record, send_frames};
 use serde_json::Value;
 use stockhop::time::Millis;
 use stockhop_site::listener::forwarder::{Cadence, SET_ASIDE_AFTER_ATTEMPTS};

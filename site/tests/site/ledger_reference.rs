@@ -3,8 +3,8 @@
 //! side (`GET /v1/reference` pages and changes, one unit, GRN, manifest or
 //! count) over real HTTP on loopback.
 
-mod backend;
-mod ledger_common;
+use crate::backend;
+use crate::ledger_common;
 
 use std::path::Path;
 use std::process::{Command, Output};

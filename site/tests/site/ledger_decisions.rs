@@ -4,8 +4,7 @@
 //! (the hops posted, the audit row, gone from the open list), and a
 //! handheld's acknowledgement settling the decision it answers.
 
-mod backend;
-mod ledger_common;
+use crate::ledger_common;
 
 use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};

@@ -7,8 +7,8 @@
 //! (what a heartbeat handler would have written then); everything is read
 //! back over HTTP.
 
-mod backend;
-mod ledger_common;
+use crate::backend;
+use crate::ledger_common;
 
 use std::collections::HashMap;
 
