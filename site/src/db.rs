@@ -21,8 +21,9 @@
 //! records while the ledger cannot be reached ([`Db::call_local`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::OpenFlags;
 
@@ -338,6 +339,8 @@ impl Database {
 enum Backend {
     Sqlite {
         conn: Arc<Mutex<Connection>>,
+        /// How `conn` is held: the longest hold so far.
+        writer: Arc<Writer>,
         path: PathBuf,
         /// Copies the log back off the writer's path; stops with the
         /// last clone.
@@ -348,6 +351,20 @@ enum Backend {
         /// The site's own SQLite file, for the terminal listener's queue.
         local: Arc<Db>,
     },
+}
+
+/// How SQLite's one writer connection is held.
+#[derive(Default)]
+struct Writer {
+    /// The longest hold since [`Db::take_longest_hold`], in nanoseconds.
+    longest_ns: AtomicU64,
+}
+
+impl Writer {
+    fn held(&self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.longest_ns.fetch_max(ns, Ordering::Relaxed);
+    }
 }
 
 /// The ledger's database: SQLite's one connection for writes, shared
@@ -404,6 +421,7 @@ impl Db {
         Ok(Db {
             backend: Backend::Sqlite {
                 conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
+                writer: Arc::default(),
                 path: path.to_owned(),
                 _checkpoints: checkpoints,
             },
@@ -425,6 +443,20 @@ impl Db {
         }
     }
 
+    /// The longest any caller held SQLite's one writer (its work, commit
+    /// and `fsync` included, not its wait for it) since the last call,
+    /// which starts the count again; zero on PostgreSQL, whose pool has a
+    /// connection for each. What a long job's turns are set beside: a
+    /// quiet sync's own hold is the disk's floor.
+    pub fn take_longest_hold(&self) -> Duration {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => {
+                Duration::from_nanos(writer.longest_ns.swap(0, Ordering::Relaxed))
+            }
+            Backend::Postgres { .. } => Duration::ZERO,
+        }
+    }
+
     /// Runs `work` on a connection on a blocking thread.
     pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
     where
@@ -443,9 +475,12 @@ impl Db {
     /// every statement fails with the reason, so `work`'s errors carry it.
     pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
         match &self.backend {
-            Backend::Sqlite { conn, .. } => {
+            Backend::Sqlite { conn, writer, .. } => {
                 let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                work(&mut guard)
+                let held = Instant::now();
+                let out = work(&mut guard);
+                writer.held(held.elapsed());
+                out
             }
             Backend::Postgres { pool, .. } => work(&mut pool.connection()),
         }
