@@ -381,6 +381,10 @@ impl import::Connections for Turns {
         self.held.borrow_mut().push(took);
         (out, took)
     }
+
+    fn wanted(&self) -> bool {
+        self.db.writer_wanted()
+    }
 }
 
 /// Pages the whole feed over HTTP: the pages read and the time taken.

@@ -21,8 +21,8 @@
 //! records while the ledger cannot be reached ([`Db::call_local`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use rusqlite::OpenFlags;
@@ -339,7 +339,7 @@ impl Database {
 enum Backend {
     Sqlite {
         conn: Arc<Mutex<Connection>>,
-        /// How `conn` is held: the longest hold so far.
+        /// Who waits for `conn`, and the longest it was held.
         writer: Arc<Writer>,
         path: PathBuf,
         /// Copies the log back off the writer's path; stops with the
@@ -356,6 +356,9 @@ enum Backend {
 /// How SQLite's one writer connection is held.
 #[derive(Default)]
 struct Writer {
+    /// Callers waiting for it now: a long job's turn that holds it gives
+    /// way early when any is ([`Db::writer_wanted`]).
+    waiting: AtomicUsize,
     /// The longest hold since [`Db::take_longest_hold`], in nanoseconds.
     longest_ns: AtomicU64,
 }
@@ -457,6 +460,16 @@ impl Db {
         }
     }
 
+    /// Whether another caller waits for SQLite's one writer now (never on
+    /// PostgreSQL, whose pool has a connection for each): a long job's turn
+    /// that holds it commits early and lets it go.
+    pub fn writer_wanted(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => writer.waiting.load(Ordering::SeqCst) > 0,
+            Backend::Postgres { .. } => false,
+        }
+    }
+
     /// Runs `work` on a connection on a blocking thread.
     pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
     where
@@ -476,7 +489,17 @@ impl Db {
     pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
         match &self.backend {
             Backend::Sqlite { conn, writer, .. } => {
-                let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                // Counted among the waiting only if it must wait.
+                let mut guard = match conn.try_lock() {
+                    Ok(guard) => guard,
+                    Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                    Err(TryLockError::WouldBlock) => {
+                        writer.waiting.fetch_add(1, Ordering::SeqCst);
+                        let guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                        writer.waiting.fetch_sub(1, Ordering::SeqCst);
+                        guard
+                    }
+                };
                 let held = Instant::now();
                 let out = work(&mut guard);
                 writer.held(held.elapsed());
@@ -681,6 +704,28 @@ mod tests {
         assert_eq!(pg.describe(), "postgres://ops:…@db.example:5432/ledger");
         let no_password = Database::from_arg(Some("postgresql://ops@db/ledger"), data);
         assert_eq!(no_password.describe(), "postgresql://ops@db/ledger");
+    }
+
+    #[test]
+    fn the_writer_knows_who_waits_for_it_and_its_longest_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.take_longest_hold();
+        assert!(!db.writer_wanted());
+        let waiter = db.clone();
+        let held = Duration::from_millis(20);
+        let thread = db.call_blocking(|_| {
+            let thread = std::thread::spawn(move || waiter.call_blocking(|_| ()));
+            while !db.writer_wanted() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(held);
+            thread
+        });
+        thread.join().unwrap();
+        assert!(!db.writer_wanted());
+        assert!(db.take_longest_hold() >= held);
+        assert_eq!(db.take_longest_hold(), Duration::ZERO);
     }
 
     #[test]
