@@ -64,6 +64,7 @@ pub const TURN_FLOOR: Duration = Duration::from_millis(1);
 fn turn_over(took: Duration, wanted: impl FnOnce() -> bool) -> bool {
     took >= TURN_BUDGET || (took >= TURN_FLOOR && wanted())
 }
+
 /// The share of the writer's time an import on the site's database takes:
 /// after a turn of `t` it rests `t × (1 − share) / share`, so a sync that
 /// arrives during a turn finds the writer free right after it, and the
