@@ -21,8 +21,9 @@
 //! records while the ledger cannot be reached ([`Db::call_local`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
 
 use rusqlite::OpenFlags;
 
@@ -338,6 +339,8 @@ impl Database {
 enum Backend {
     Sqlite {
         conn: Arc<Mutex<Connection>>,
+        /// Who waits for `conn`, and the longest it was held.
+        writer: Arc<Writer>,
         path: PathBuf,
         /// Copies the log back off the writer's path; stops with the
         /// last clone.
@@ -348,6 +351,23 @@ enum Backend {
         /// The site's own SQLite file, for the terminal listener's queue.
         local: Arc<Db>,
     },
+}
+
+/// How SQLite's one writer connection is held.
+#[derive(Default)]
+struct Writer {
+    /// Callers waiting for it now: a long job's turn that holds it gives
+    /// way early when any is ([`Db::writer_wanted`]).
+    waiting: AtomicUsize,
+    /// The longest hold since [`Db::take_longest_hold`], in nanoseconds.
+    longest_ns: AtomicU64,
+}
+
+impl Writer {
+    fn held(&self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.longest_ns.fetch_max(ns, Ordering::Relaxed);
+    }
 }
 
 /// The ledger's database: SQLite's one connection for writes, shared
@@ -404,6 +424,7 @@ impl Db {
         Ok(Db {
             backend: Backend::Sqlite {
                 conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
+                writer: Arc::default(),
                 path: path.to_owned(),
                 _checkpoints: checkpoints,
             },
@@ -425,6 +446,30 @@ impl Db {
         }
     }
 
+    /// The longest any caller held SQLite's one writer (its work, commit
+    /// and `fsync` included, not its wait for it) since the last call,
+    /// which starts the count again; zero on PostgreSQL, whose pool has a
+    /// connection for each. What a long job's turns are set beside: a
+    /// quiet sync's own hold is the disk's floor.
+    pub fn take_longest_hold(&self) -> Duration {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => {
+                Duration::from_nanos(writer.longest_ns.swap(0, Ordering::Relaxed))
+            }
+            Backend::Postgres { .. } => Duration::ZERO,
+        }
+    }
+
+    /// Whether another caller waits for SQLite's one writer now (never on
+    /// PostgreSQL, whose pool has a connection for each): a long job's turn
+    /// that holds it commits early and lets it go.
+    pub fn writer_wanted(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => writer.waiting.load(Ordering::SeqCst) > 0,
+            Backend::Postgres { .. } => false,
+        }
+    }
+
     /// Runs `work` on a connection on a blocking thread.
     pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
     where
@@ -443,9 +488,22 @@ impl Db {
     /// every statement fails with the reason, so `work`'s errors carry it.
     pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
         match &self.backend {
-            Backend::Sqlite { conn, .. } => {
-                let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                work(&mut guard)
+            Backend::Sqlite { conn, writer, .. } => {
+                // Counted among the waiting only if it must wait.
+                let mut guard = match conn.try_lock() {
+                    Ok(guard) => guard,
+                    Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                    Err(TryLockError::WouldBlock) => {
+                        writer.waiting.fetch_add(1, Ordering::SeqCst);
+                        let guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                        writer.waiting.fetch_sub(1, Ordering::SeqCst);
+                        guard
+                    }
+                };
+                let held = Instant::now();
+                let out = work(&mut guard);
+                writer.held(held.elapsed());
+                out
             }
             Backend::Postgres { pool, .. } => work(&mut pool.connection()),
         }
@@ -646,6 +704,28 @@ mod tests {
         assert_eq!(pg.describe(), "postgres://ops:…@db.example:5432/ledger");
         let no_password = Database::from_arg(Some("postgresql://ops@db/ledger"), data);
         assert_eq!(no_password.describe(), "postgresql://ops@db/ledger");
+    }
+
+    #[test]
+    fn the_writer_knows_who_waits_for_it_and_its_longest_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.take_longest_hold();
+        assert!(!db.writer_wanted());
+        let waiter = db.clone();
+        let held = Duration::from_millis(20);
+        let thread = db.call_blocking(|_| {
+            let thread = std::thread::spawn(move || waiter.call_blocking(|_| ()));
+            while !db.writer_wanted() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(held);
+            thread
+        });
+        thread.join().unwrap();
+        assert!(!db.writer_wanted());
+        assert!(db.take_longest_hold() >= held);
+        assert_eq!(db.take_longest_hold(), Duration::ZERO);
     }
 
     #[test]

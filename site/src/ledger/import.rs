@@ -9,7 +9,8 @@
 //! 1. **Staging.** Rows are parsed and checked (fields, control
 //!    characters, repeats within the file, and what they name in the
 //!    ledger) ahead of the writer, then written to `import_rows` a short
-//!    transaction at a time ([`TURN_BUDGET`]); nothing else reads them. A
+//!    transaction at a time ([`TURN_BUDGET`], less when a sync waits:
+//!    [`TURN_FLOOR`]); nothing else reads them. A
 //!    bad row fails the whole import: every error (up to
 //!    [`MAX_IMPORT_ERRORS`]) with its line, and the staged rows are swept.
 //! 2. **The flip.** One statement marks the import `applying`: it is
@@ -46,9 +47,24 @@ use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 /// lets the writer go: a tenth of the 100 ms the writer may be held at a
 /// time, the rest for a machine that stalls the thread mid-turn and, for
 /// an import from another process, SQLite's busy handler, which sleeps in
-/// growing steps. A sync that arrives during a turn waits for the rest of
-/// it, so this is what an import adds to a sync's latency at worst.
+/// growing steps. A turn gives way sooner to a sync that waits for the
+/// writer ([`TURN_FLOOR`]).
 pub const TURN_BUDGET: Duration = Duration::from_millis(10);
+/// The least a turn runs before it commits for someone waiting for the
+/// writer (a sync on the site's database): enough work that the turn's
+/// commit is a small part of it, so the import still moves while syncs
+/// arrive back to back, and a small part of a sync's latency. A sync that
+/// arrives during a turn waits for this, the row or read in hand, and the
+/// commit, instead of the rest of the budget.
+pub const TURN_FLOOR: Duration = Duration::from_millis(1);
+
+/// Whether a turn that has run for `took` commits now: its budget spent,
+/// or past its floor while someone waits for the writer (`wanted`, asked
+/// only then).
+fn turn_over(took: Duration, wanted: impl FnOnce() -> bool) -> bool {
+    took >= TURN_BUDGET || (took >= TURN_FLOOR && wanted())
+}
+
 /// The share of the writer's time an import on the site's database takes:
 /// after a turn of `t` it rests `t × (1 − share) / share`, so a sync that
 /// arrives during a turn finds the writer free right after it, and the
@@ -198,6 +214,13 @@ pub trait Connections {
     /// Runs one turn's transaction and rests after it (see
     /// [`IMPORT_WRITER_SHARE`]); also returns how long the turn took.
     fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration);
+
+    /// Whether someone else waits now for the connection a turn holds: the
+    /// turn then commits once it has run [`TURN_FLOOR`]. No one, unless
+    /// the connection is shared.
+    fn wanted(&self) -> bool {
+        false
+    }
 }
 
 impl Connections for crate::db::Db {
@@ -221,6 +244,11 @@ impl Connections for crate::db::Db {
         }
         std::thread::sleep(took.mul_f64((1.0 - IMPORT_WRITER_SHARE) / IMPORT_WRITER_SHARE));
         (out, took)
+    }
+
+    /// A sync waits for SQLite's one writer (see [`crate::db::Db::writer_wanted`]).
+    fn wanted(&self) -> bool {
+        self.writer_wanted()
     }
 }
 
@@ -342,6 +370,10 @@ impl<C: Connections> Connections for Longest<'_, C> {
         self.longest.set(self.longest.get().max(took));
         (out, took)
     }
+
+    fn wanted(&self) -> bool {
+        self.conns.wanted()
+    }
 }
 
 /// The change number handhelds' reference pages stop at while an import
@@ -408,7 +440,9 @@ fn stage<R: std::io::Read>(
             let now = clock();
             let (consumed, staged, errors) = conns
                 .turn(|conn| {
-                    crate::sql::retry_conflicts(|| stage_turn(conn, import_id, &ahead, clean, now))
+                    crate::sql::retry_conflicts(|| {
+                        stage_turn(conn, import_id, &ahead, clean, now, &|| conns.wanted())
+                    })
                 })
                 .0?;
             ahead.drain(..consumed);
@@ -428,14 +462,15 @@ fn stage<R: std::io::Read>(
 
 /// One staging transaction: checks rows from the front of `ahead` against
 /// the ledger and, while the import is `clean`, writes the good ones, for
-/// at most [`TURN_BUDGET`]. Returns the rows it took, those it staged and
-/// the errors it found.
+/// at most [`TURN_BUDGET`] ([`TURN_FLOOR`] while `wanted`). Returns the
+/// rows it took, those it staged and the errors it found.
 fn stage_turn(
     conn: &mut Connection,
     import_id: i64,
     ahead: &VecDeque<(u64, Row)>,
     clean: bool,
     now: UnixMs,
+    wanted: &dyn Fn() -> bool,
 ) -> crate::sql::Result<(usize, usize, Vec<LineError>)> {
     let turn = Instant::now();
     let tx = conn.transaction()?;
@@ -444,7 +479,7 @@ fn stage_turn(
     let mut errors = Vec::new();
     let mut batch: Vec<(u64, String)> = Vec::with_capacity(STAGE_INSERT_ROWS);
     for (line, row) in ahead {
-        if turn.elapsed() >= TURN_BUDGET && consumed > 0 {
+        if consumed > 0 && turn_over(turn.elapsed(), wanted) {
             break;
         }
         consumed += 1;
@@ -566,7 +601,9 @@ fn apply(
     loop {
         let now = clock();
         let (done, _) = conns.turn(|conn| {
-            crate::sql::retry_conflicts(|| apply_turn(conn, import_id, kind, started_at, now))
+            crate::sql::retry_conflicts(|| {
+                apply_turn(conn, import_id, kind, started_at, now, &|| conns.wanted())
+            })
         });
         let done = done?;
         if let Some(changed) = done {
@@ -575,7 +612,8 @@ fn apply(
     }
 }
 
-/// One apply transaction of at most about [`TURN_BUDGET`]; the import's
+/// One apply transaction of at most about [`TURN_BUDGET`] ([`TURN_FLOOR`]
+/// while `wanted`); the import's
 /// total of changed rows once the last row is applied (and the import's
 /// row gone, in the same transaction), else `None`. Staged rows are read
 /// [`APPLY_READ_ROWS`] at a time, so reading never takes the turn's budget
@@ -586,13 +624,14 @@ fn apply_turn(
     kind: Kind,
     started_at: UnixMs,
     now: UnixMs,
+    wanted: &dyn Fn() -> bool,
 ) -> crate::sql::Result<Option<usize>> {
     let turn = Instant::now();
     let tx = conn.transaction()?;
     let mut changed = 0_i64;
     let mut last_line = None;
     let finished = loop {
-        if turn.elapsed() >= TURN_BUDGET && last_line.is_some() {
+        if last_line.is_some() && turn_over(turn.elapsed(), wanted) {
             break false;
         }
         let staged: Vec<(i64, String)> = tx
@@ -618,7 +657,7 @@ fn apply_turn(
             last_line = rows.last().map(|(line, _)| *line).or(last_line);
         } else {
             for (line, row) in &rows {
-                if turn.elapsed() >= TURN_BUDGET && last_line.is_some() {
+                if last_line.is_some() && turn_over(turn.elapsed(), wanted) {
                     break;
                 }
                 match row.apply(&tx, started_at)? {
@@ -1187,6 +1226,62 @@ struct ManifestRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_gives_way_past_its_floor_only_while_the_writer_is_wanted() {
+        let unasked = || -> bool { panic!("asked before the floor") };
+        assert!(!turn_over(Duration::ZERO, unasked));
+        assert!(!turn_over(TURN_FLOOR - Duration::from_micros(1), unasked));
+        assert!(!turn_over(TURN_FLOOR, || false));
+        assert!(turn_over(TURN_FLOOR, || true));
+        assert!(!turn_over(TURN_BUDGET - Duration::from_micros(1), || false));
+        assert!(turn_over(TURN_BUDGET, || false));
+    }
+
+    /// One connection whose every turn is wanted by someone else.
+    struct Wanted<'a>(std::cell::RefCell<&'a mut Connection>);
+
+    impl Connections for Wanted<'_> {
+        fn turn<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> (T, Duration) {
+            self.0.turn(work)
+        }
+
+        fn wanted(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn an_import_that_gives_way_every_turn_still_lands_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sqlite = crate::db::open_connection(&dir.path().join("db.sqlite")).unwrap();
+        crate::db::migrate(&mut sqlite).unwrap();
+        let mut conn = Connection::Sqlite(sqlite);
+        let rows = 3 * APPLY_READ_ROWS as usize + 1;
+        let mut csv = String::from("bin,zone,location\n");
+        for i in 0..rows {
+            csv.push_str(&format!("B-{i},Z-1,L-1\n"));
+        }
+        let conns = Wanted(std::cell::RefCell::new(&mut conn));
+        let summary = run(
+            &conns,
+            Kind::Bins,
+            "bins.csv",
+            Source::Csv(csv.as_bytes()),
+            &|| UnixMs(1),
+        )
+        .unwrap();
+        assert_eq!((summary.rows, summary.changed), (rows, rows));
+        let (bins, staged, imports): (i64, i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM bins), (SELECT count(*) FROM import_rows),
+                        (SELECT count(*) FROM imports)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((bins, staged, imports), (rows as i64, 0, 0));
+    }
 
     #[test]
     fn a_field_with_a_control_character_is_refused_like_a_scan_of_it() {
