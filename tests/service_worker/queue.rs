@@ -1,21 +1,14 @@
 //! The queue inside a real service worker: capture, the Web Lock and the
 //! drain work in the worker's global scope, and the exported
 //! `ServiceWorker` answers page messages on a reply port.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "web_queue_support.rs"]
-mod support;
-
+use crate::support::*;
 use serde_json::json;
 use stockhop::queue::{Capture, ItemState};
 use stockhop::web::ServiceWorker;
 use stockhop::wire::{Command, Mode, OpenSessionBody};
-use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_service_worker);
 
 #[wasm_bindgen_test]
 async fn a_capture_in_the_worker_is_durable_and_drains_under_the_lock() {

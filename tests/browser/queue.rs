@@ -1,11 +1,7 @@
 //! The queue runtime in a real headless Chromium page: real IndexedDB,
 //! real `Response` objects; the network is substituted only where a test
 //! is about the drain logic above it.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "web_queue_support.rs"]
-mod support;
-
+use crate::support::*;
 use indexed_db_futures::prelude::*;
 use serde_json::json;
 use stockhop::classify::ResultKind;
@@ -17,13 +13,10 @@ use stockhop::web::schema;
 use stockhop::web::store::Store;
 use stockhop::web::transport::{read_response, FetchTransport, Transport};
 use stockhop::wire::{Command, Mode, OpenSessionBody, SyncRequest};
-use support::*;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 fn open_body(operator: &str) -> OpenSessionBody {
     OpenSessionBody {

@@ -1,18 +1,11 @@
 //! The core in a real browser page (headless Chromium): keys from the
 //! browser's crypto, and the same derived-key vectors as natively.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "common/key_vectors.rs"]
-mod key_vectors;
-
 use stockhop::key::IdempotencyKey;
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
 #[wasm_bindgen_test]
 fn derived_legacy_keys_match_the_native_vectors() {
-    key_vectors::check_legacy_key_vectors();
+    crate::key_vectors::check_legacy_key_vectors();
 }
 
 #[wasm_bindgen_test]

@@ -1,22 +1,15 @@
 //! The handheld's heartbeat from the queue runtime in a real headless
 //! Chromium page: real IndexedDB for its figures; the network substituted,
 //! as these tests are about when the runtime sends it and what it carries.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "web_queue_support.rs"]
-mod support;
-
+use crate::support::*;
 use serde_json::json;
 use stockhop::queue::heartbeat::HEARTBEAT_PERIOD_DEFAULT;
 use stockhop::queue::{Capture, TransportOutcome};
 use stockhop::time::{Millis, UnixMs};
 use stockhop::web::runtime::{Queue, APP_VERSION};
 use stockhop::wire::{Command, Mode, OpenSessionBody};
-use support::*;
 use uuid::Uuid;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 async fn open(queue: &Queue) -> Uuid {
     let body = OpenSessionBody {

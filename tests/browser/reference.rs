@@ -4,11 +4,7 @@
 //! tests are about the cache above the fetch; `FetchTransport`'s reads are
 //! checked against a closed loopback port, and the benchmark loads the
 //! cache from a real site.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "web_queue_support.rs"]
-mod support;
-
+use crate::support::*;
 use serde_json::{json, Value};
 use stockhop::queue::{Capture, TransportOutcome};
 use stockhop::reference::{Pull, RowKind, REFERENCE_PAGE_ROWS};
@@ -18,12 +14,9 @@ use stockhop::web::runtime::{Options, Queue};
 use stockhop::web::transport::{FetchTransport, Transport};
 use stockhop::web::ServiceWorker;
 use stockhop::wire::{Command, Mode, OpenSessionBody};
-use support::*;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// A JS value as JSON, for assertions.
 fn value(js: JsValue) -> Value {

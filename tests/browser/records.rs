@@ -2,11 +2,7 @@
 //! by earlier builds still read (fixtures of their shapes, written into a
 //! real IndexedDB), what the store writes reads back the same, and page
 //! messages read into their requests or are refused with the field named.
-#![cfg(target_arch = "wasm32")]
-
-#[path = "web_queue_support.rs"]
-mod support;
-
+use crate::support::*;
 use indexed_db_futures::prelude::*;
 use serde_json::json;
 use stockhop::backoff::Backoff;
@@ -19,12 +15,9 @@ use stockhop::web::error::QueueError;
 use stockhop::web::message::PageRequest;
 use stockhop::web::schema;
 use stockhop::wire::{Command, Mode};
-use support::*;
 use uuid::Uuid;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 const SESSION: Uuid = Uuid::from_u128(0x5f1e_2d3c_4b5a_4697_8877_6655_4433_2211);
 const KEY: &str = "8a0c5e2e-4b1f-4c3d-9e8f-0123456789ab";

@@ -1,14 +1,10 @@
 //! IndexedDB from inside a real service worker: a write committed with
 //! durability "strict" is readable from a fresh connection.
-#![cfg(target_arch = "wasm32")]
-
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{TransactionDurability, TransactionMode, TransactionOptions};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_service_worker);
 
 const STORE: &str = "probe";
 
