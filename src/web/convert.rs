@@ -121,17 +121,58 @@ impl<'de> de::VariantAccess<'de> for Fields<'_> {
     ) -> Result<V::Value, Refusal> {
         self.names = names.iter();
         let kind = self.kind;
-        // A field's error names the field already; one of the message's
-        // own (a missing field) is given its variant.
         visitor
             .visit_map(self)
-            .map_err(|refusal| match refusal.named {
-                true => refusal,
-                false => Refusal {
-                    why: format!("{kind}: {}", refusal.why),
-                    named: true,
-                },
-            })
+            .map_err(|refusal| in_variant(kind, refusal))
+    }
+}
+
+// The error paths below are plain functions, not closures in the generic
+// readers, so the module holds each once rather than once per field type.
+
+/// A message's refusal as the page hears it: a field's error names the
+/// field already; one of the message's own (a missing field) is given its
+/// variant.
+fn in_variant(kind: &str, refusal: Refusal) -> Refusal {
+    match refusal.named {
+        true => refusal,
+        false => Refusal {
+            why: format!("{kind}: {}", refusal.why),
+            named: true,
+        },
+    }
+}
+
+/// A field's value that did not fit, named `kind.name`.
+fn in_field(kind: &str, name: &str, err: serde_wasm_bindgen::Error) -> Refusal {
+    Refusal {
+        why: format!("{kind}.{name}: {}", js_error_text(err)),
+        named: true,
+    }
+}
+
+/// A serde-wasm-bindgen error's text. The error is a JS `Error`; its text
+/// starts with its class name, which is dropped.
+fn js_error_text(err: serde_wasm_bindgen::Error) -> String {
+    let why = err.to_string();
+    match why.strip_prefix("Error: ") {
+        Some(rest) => rest.to_owned(),
+        None => why,
+    }
+}
+
+impl Fields<'_> {
+    /// The next field the variant lists that the message holds, and its
+    /// value.
+    fn next_field(&mut self) -> Option<(&'static str, JsValue)> {
+        for &name in &mut self.names {
+            let value = js_sys::Reflect::get(self.message, &JsValue::from_str(name))
+                .unwrap_or(JsValue::UNDEFINED);
+            if !value.is_undefined() {
+                return Some((name, value));
+            }
+        }
+        None
     }
 }
 
@@ -142,15 +183,11 @@ impl<'de> de::MapAccess<'de> for Fields<'_> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Refusal> {
-        for &name in &mut self.names {
-            let value = js_sys::Reflect::get(self.message, &JsValue::from_str(name))
-                .unwrap_or(JsValue::UNDEFINED);
-            if !value.is_undefined() {
-                self.next = Some((name, value));
-                return seed.deserialize(name.into_deserializer()).map(Some);
-            }
+        self.next = self.next_field();
+        match &self.next {
+            Some((name, _)) => seed.deserialize(name.into_deserializer()).map(Some),
+            None => Ok(None),
         }
-        Ok(None)
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Refusal> {
@@ -158,29 +195,24 @@ impl<'de> de::MapAccess<'de> for Fields<'_> {
             .next
             .take()
             .ok_or_else(|| de::Error::custom("a field's value read before its name"))?;
+        let kind = self.kind;
         seed.deserialize(serde_wasm_bindgen::Deserializer::from(value))
-            .map_err(|err| {
-                // The error is a JS `Error`; its text starts with its class name.
-                let why = err.to_string();
-                let why = why.strip_prefix("Error: ").unwrap_or(&why);
-                Refusal {
-                    why: format!("{}.{name}: {why}", self.kind),
-                    named: true,
-                }
-            })
+            .map_err(|err| in_field(kind, name, err))
     }
 }
 
 /// Reads a record the queue stored as a `T`; the error names `noun` and
-/// what did not fit (`missing field`, `invalid type`). Without the path
-/// of [`from_js`]: a stored record is written by this module from the
+/// what did not fit (`missing field`, `invalid type`). Without the field
+/// of [`read_message`]: a stored record is written by this module from the
 /// same types, and tracking the path doubles every reader's code in the
 /// module.
 pub fn from_record<T: DeserializeOwned>(value: JsValue, noun: &str) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value).map_err(|err| {
-        let why = err.to_string();
-        format!("{noun}: {}", why.strip_prefix("Error: ").unwrap_or(&why))
-    })
+    serde_wasm_bindgen::from_value(value).map_err(|err| in_record(noun, err))
+}
+
+/// A stored record that did not read, named `noun`.
+fn in_record(noun: &str, err: serde_wasm_bindgen::Error) -> String {
+    format!("{noun}: {}", js_error_text(err))
 }
 
 /// Writes `value` as a plain JS value. It fails only on a number no JS
