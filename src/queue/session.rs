@@ -138,11 +138,10 @@ impl Session {
         key: IdempotencyKey,
         now: UnixMs,
     ) -> Item {
-        let body = AcknowledgeBody {
+        let body = acknowledge_body(AcknowledgeBody {
             target_key: target,
             rescan_key: rescan,
-        };
-        let body = serde_json::to_value(body).expect("an acknowledgement is plain JSON");
+        });
         self.next_item(Command::Acknowledge, body, key, now)
     }
 
@@ -198,6 +197,19 @@ fn void_body(void: VoidBody) -> Body {
     Value::Object(body)
 }
 
+/// An `acknowledge`'s body: the [`AcknowledgeBody`] as JSON. Built by
+/// hand, as the others are: `serde_json::to_value` and its `expect` linked
+/// serde_json's error messages into the handheld's module for a failure
+/// that cannot happen.
+fn acknowledge_body(ack: AcknowledgeBody) -> Body {
+    let mut body = Map::new();
+    body.insert("target_key".into(), ack.target_key.to_string().into());
+    if let Some(rescan) = ack.rescan_key {
+        body.insert("rescan_key".into(), rescan.to_string().into());
+    }
+    Value::Object(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +225,17 @@ mod tests {
         assert_eq!(open_body(&open), serde_json::to_value(&open).unwrap());
         let void = VoidBody { void_seq: 9 };
         assert_eq!(void_body(void.clone()), serde_json::to_value(void).unwrap());
+        let target = IdempotencyKey::from_random_bytes([1; 16]);
+        let rescan = IdempotencyKey::from_random_bytes([2; 16]);
+        for rescan_key in [None, Some(rescan)] {
+            let ack = AcknowledgeBody {
+                target_key: target,
+                rescan_key,
+            };
+            assert_eq!(
+                acknowledge_body(ack.clone()),
+                serde_json::to_value(ack).unwrap()
+            );
+        }
     }
 }

@@ -3,6 +3,9 @@
 //! runtime is opened with and what a drain or a lookup reports. Both
 //! sides import this; neither imports the other's internals.
 
+use std::any::Any;
+use std::marker::PhantomData;
+
 use futures_channel::oneshot;
 use serde::Serialize;
 
@@ -63,7 +66,60 @@ impl DrainReport {
     }
 }
 
-pub(super) type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
+/// Where the actor sends a command's answer. Every command's answer goes
+/// through the same one-shot channel, boxed: futures' channel, generic
+/// over what it carries, was compiled once per answer type (a dozen copies
+/// of its send, receive and drop in the handheld's module), and one box a
+/// command costs nothing beside the IndexedDB transaction or fetch that
+/// answers it.
+pub(super) struct Reply<T> {
+    sender: oneshot::Sender<Box<dyn Any>>,
+    answer: PhantomData<fn(T)>,
+}
+
+/// The caller's end of a [`Reply`].
+pub(super) struct Answer<T> {
+    receiver: oneshot::Receiver<Box<dyn Any>>,
+    answer: PhantomData<fn() -> T>,
+}
+
+/// A command's reply channel: the actor's end and the caller's.
+pub(super) fn reply<T: 'static>() -> (Reply<T>, Answer<T>) {
+    let (sender, receiver) = oneshot::channel();
+    let reply = Reply {
+        sender,
+        answer: PhantomData,
+    };
+    let answer = Answer {
+        receiver,
+        answer: PhantomData,
+    };
+    (reply, answer)
+}
+
+impl<T: 'static> Reply<T> {
+    /// Answers the command; fails only when the caller has gone.
+    pub(super) fn send(self, answer: Result<T, QueueError>) -> Result<(), Gone> {
+        self.sender.send(Box::new(answer)).map_err(|_| Gone)
+    }
+}
+
+/// The caller stopped waiting for its answer.
+#[derive(Debug)]
+pub(super) struct Gone;
+
+impl<T: 'static> Answer<T> {
+    /// The command's answer; [`QueueError::Stopped`] when the runtime
+    /// stopped before answering.
+    pub(super) async fn recv(self) -> Result<T, QueueError> {
+        match self.receiver.await {
+            Ok(answer) => answer
+                .downcast::<Result<T, QueueError>>()
+                .map_or(Err(QueueError::Stopped), |answer| *answer),
+            Err(_) => Err(QueueError::Stopped),
+        }
+    }
+}
 
 /// What the actor is asked to do.
 pub(super) enum Command<S: Store> {

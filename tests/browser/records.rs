@@ -502,4 +502,26 @@ fn a_bad_message_is_refused_naming_the_field() {
         PageRequest::read(&JsValue::from_str("counts")),
         Err(QueueError::BadMessage(_))
     ));
+    // The whole line the page shows: the type, then the field when one did
+    // not fit.
+    for (message, line) in [
+        (
+            json!({"type": "capture"}),
+            "capture: missing field `session_id`",
+        ),
+        (
+            json!({"type": "discard", "id": "3"}),
+            "discard.id: invalid type: string \"3\", expected u64",
+        ),
+        (
+            json!({"type": "fly"}),
+            "unknown variant `fly`, expected one of `setup`, `device`, `open_session`, \
+             `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, \
+             `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, \
+             `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, \
+             `refresh_unit`",
+        ),
+    ] {
+        assert_eq!(read(message), Err(QueueError::BadMessage(line.into())));
+    }
 }
