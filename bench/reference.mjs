@@ -36,7 +36,7 @@ const LOOKUPS = flag('--lookups', 1000, 100);
 // Bins the units are spread over.
 const BINS = 1000;
 // Rows a page, as the worker asks (src/reference.rs REFERENCE_PAGE_ROWS).
-const PAGE_ROWS = 250;
+const PAGE_ROWS = 100;
 // How long the load may take before the run gives up: the quick mode's
 // whole run has a minute.
 const LOAD_LIMIT_MS = QUICK ? 40_000 : 600_000;

@@ -21,10 +21,12 @@ use crate::time::{Millis, UnixMs};
 /// Rows the handheld asks for in one page. One page is one IndexedDB
 /// transaction, and a capture that reads the unit store waits behind the
 /// one being written, so this bounds a capture's wait while the cache
-/// fills (`bench/reference.mjs`: at 500 rows the p99 capture during a
-/// 100,000-unit load was 51 ms on a busy 2-core machine); 100,000 units are
-/// 400 pages, a few hundred bytes of request each.
-pub const REFERENCE_PAGE_ROWS: usize = 250;
+/// fills. `bench/reference.mjs`, 100,000 units with captures running on a
+/// 2-core machine: at 250 rows the p99 capture during the load was 85 ms
+/// (load 19.3 s), at 100 rows 43–47 ms (load 23.6–26.1 s; the page read
+/// ahead hides most of the extra requests); 100,000 units are 1,000
+/// pages, a few hundred bytes of request each.
+pub const REFERENCE_PAGE_ROWS: usize = 100;
 /// How often an awake worker follows the site's changes without being
 /// asked: a put-away or count elsewhere on the site reaches this device's
 /// cache within five minutes even when it scans nothing, and an idle
