@@ -181,6 +181,17 @@ function sessionCell(d) {
   return el('td', { dataset: { session: s.session_id } }, what, ' ', button);
 }
 
+/**
+ * Names each cell after its column (data-label), so a narrow screen can
+ * show a table.cards row as a card of labelled lines (dashboard.css).
+ */
+function labelCells(table) {
+  const names = [...table.tHead.rows[0].cells].map((th) => th.textContent.trim());
+  for (const tr of table.tBodies[0].rows) {
+    [...tr.cells].forEach((td, i) => { td.dataset.label = names[i] ?? ''; });
+  }
+}
+
 function renderStatus(status) {
   const now = Date.parse(status.server_time);
   siteZone = status.time_zone;
@@ -235,6 +246,7 @@ function renderStatus(status) {
       ),
     ),
   );
+  labelCells($('printers'));
 
   $('devices').tBodies[0].replaceChildren(
     ...status.devices.map((d) =>
@@ -252,6 +264,7 @@ function renderStatus(status) {
       ),
     ),
   );
+  labelCells($('devices'));
 
   listOr(
     $('terminals'),
