@@ -421,12 +421,15 @@ struct TerminalArgs {
     #[arg(long = "terminal-config", env = "STOCKHOP_TERMINAL_CONFIG")]
     terminal_config: Option<PathBuf>,
     /// Terminal serials let in, comma-separated, `*` for any (over the
-    /// file's `allow`; unset everywhere, every terminal is refused).
+    /// file's `allow`; unset everywhere, every terminal is refused). Each
+    /// is 1-64 characters of A-Z a-z 0-9 . _ -; any other entry stops the start.
     #[arg(
         long = "terminal-allow",
         env = "STOCKHOP_TERMINAL_ALLOW",
         value_name = "SERIALS",
-        value_parser = |text: &str| Ok::<_, std::convert::Infallible>(Allowlist::parse(text))
+        value_parser = |text: &str| Allowlist::parse(text).map_err(|err| {
+            format!("{err}; given by --terminal-allow or its variable STOCKHOP_TERMINAL_ALLOW")
+        })
     )]
     terminal_allow: Option<Allowlist>,
     /// Site-wide terminal time zone: an IANA name (Europe/Berlin) or a

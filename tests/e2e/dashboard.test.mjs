@@ -457,9 +457,40 @@ test('a supervisor closes the session a reset handheld left open, and the handhe
     // Its storage cleared, the handheld comes back with a new session: refused.
     assert.equal((await openOn(site, 'HH-RESET', token, 'op-reset')).code, 'SESSION_CONFLICT');
 
+    const cell = '#devices tr[data-device="HH-RESET"] td[data-session]';
+    // On a phone (480 x 800) each device is a card: every column and both
+    // buttons are on screen without scrolling sideways, and big enough to tap.
+    const narrow = await browser.newContext({ viewport: { width: 480, height: 800 } });
+    const phone = await signedIn(narrow, site, adminToken);
+    await waitText(phone, cell, /op-reset · put away since/);
+    const fits = await phone.$eval('#devices', (table) => {
+      const box = table.closest('.scroll');
+      const row = table.querySelector('tr[data-device="HH-RESET"]');
+      return {
+        overflow: box.scrollWidth - box.clientWidth,
+        labels: [...row.cells].map((td) => td.dataset.label),
+        shown: [...row.cells].every((td) => {
+          const r = td.getBoundingClientRect();
+          return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth;
+        }),
+      };
+    });
+    assert.equal(fits.overflow, 0, 'the devices fit their box at 480 px');
+    assert.deepEqual(fits.labels, ['Device', 'Profile', 'Online', 'Last seen', 'Depth', 'Oldest', 'Session', 'Revoke']);
+    assert.ok(fits.shown, 'every cell of the row is on screen');
+    for (const action of ['close-session', 'revoke']) {
+      const button = phone.locator(`#devices tr[data-device="HH-RESET"] button[data-action="${action}"]`);
+      await button.scrollIntoViewIfNeeded();
+      const r = await button.boundingBox();
+      assert.ok(r.x >= 0 && r.x + r.width <= 480, `${action} is on screen: ${JSON.stringify(r)}`);
+      assert.ok(r.width >= 44 && r.height >= 44, `${action} is big enough to tap: ${JSON.stringify(r)}`);
+    }
+    await phone.locator('#devices').scrollIntoViewIfNeeded();
+    await phone.screenshot({ path: join(artifactsDir(), 'dashboard-devices-480x800.png') });
+    await narrow.close();
+
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await signedIn(context, site, adminToken);
-    const cell = '#devices tr[data-device="HH-RESET"] td[data-session]';
     await waitText(page, cell, /op-reset · put away since/);
     await page.locator('#devices').screenshot({ path: join(artifactsDir(), 'dashboard-open-session.png') });
     const close = page.locator(`${cell} button[data-action="close-session"]`);

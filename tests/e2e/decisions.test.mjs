@@ -108,7 +108,14 @@ test('a supervisor reverses a wrong receive from the page, and the unit and the 
     assert.match(undoText, new RegExp(`EPC ${wrong}`));
     assert.match(undoText, /GRN GRN-7/);
     assert.match(undoText, /operator op-rcv/);
-    assert.match(undoText, new RegExp(`Reverse the receive: ${wrong} leaves its GRN line`));
+    // Each thing once: the button's words, what it does, and why it waits.
+    const times = (text) => undoText.split(text).length - 1;
+    assert.match(undoText, new RegExp(`Reverse the scan: the receive is reversed: ${wrong} leaves its GRN line\\.`));
+    assert.equal(times('Reverse the scan:'), 1, undoText);
+    assert.equal(times('leaves its GRN line'), 1, undoText);
+    assert.equal(times('the undo came more than 120 s after the scan'), 1, undoText);
+    assert.match(undoText, /Why: the undo came more than 120 s after the scan/);
+    assert.match(undoText, /Dismiss: the scan stands as recorded\./);
     assert.match(await page.locator('#grns').textContent(), /No GRN waits/, 'the GRN is complete');
     await page.locator(row).scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(artifactsDir(), 'decisions-wrong-receive-before.png') });

@@ -3,7 +3,7 @@
 //! takes site batches) both read every site's hops.
 
 use axum::body::Body;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -13,7 +13,7 @@ use stockhop::wire::codes as wire_codes;
 
 use crate::caller::AdminTokenCaller;
 use crate::central;
-use crate::error::AppError;
+use crate::error::{ApiQuery, AppError};
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};
 use crate::ledger::LedgerError;
 use crate::state::AppState;
@@ -56,7 +56,7 @@ fn central(state: &AppState) -> bool {
 )]
 pub async fn feed(
     State(state): State<AppState>,
-    Query(query): Query<FeedQuery>,
+    ApiQuery(query): ApiQuery<FeedQuery>,
     AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<FeedPage>, AppError> {
     let after = hop_feed::parse_cursor(query.after.as_deref())
@@ -121,7 +121,7 @@ pub struct CsvQuery {
 )]
 pub async fn csv(
     State(state): State<AppState>,
-    Query(query): Query<CsvQuery>,
+    ApiQuery(query): ApiQuery<CsvQuery>,
     AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Response, AppError> {
     // Checked here rather than by the query's extractor, so a missing

@@ -3,7 +3,7 @@
 //! None of it names a session: a device reads the site's data, never
 //! another device's work.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -15,7 +15,7 @@ use super::manifests::{self, Manifest};
 use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
 use super::{codes, units};
 use crate::caller::DeviceCaller;
-use crate::error::AppError;
+use crate::error::{ApiQuery, AppError};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -44,7 +44,7 @@ struct PageQuery {
 )]
 async fn reference_page(
     State(state): State<AppState>,
-    Query(query): Query<PageQuery>,
+    ApiQuery(query): ApiQuery<PageQuery>,
     DeviceCaller(device): DeviceCaller,
 ) -> Result<Json<ReferencePage>, AppError> {
     let after = reference::parse_cursor(query.after.as_deref()).ok_or_else(|| {

@@ -424,7 +424,7 @@ mod tests {
     /// listener that lets in `allow`.
     fn check(allow: &str, request: &[u8]) -> Answer {
         let config = ListenerConfig {
-            allow: Allowlist::parse(allow),
+            allow: Allowlist::parse(allow).unwrap(),
             ..ListenerConfig::default()
         };
         let Ok(Parsed::Complete(head)) = parse_head(request) else {

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::forwarder::Cadence;
-use super::iclock::Handshake;
+use super::iclock::{check_serial, Handshake, MAX_SERIAL_CHARS};
 use super::rules::ReaderRates;
 use super::zone::{TerminalZone, ZoneError};
 use crate::ledger::devices::Profile;
@@ -92,6 +92,31 @@ impl From<toml::de::Error> for ConfigError {
     }
 }
 
+/// The most serials the start's log line names one by one; a longer
+/// allowlist is logged by its count, so one log line stays readable.
+pub const ALLOWLIST_LOGGED_SERIALS: usize = 16;
+
+/// An allowlist entry no terminal serial can match.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "allowlist entry {entry:?} can never match a terminal serial: a serial is 1 to {MAX_SERIAL_CHARS} characters of A-Z a-z 0-9 . _ - \
+     (entries are separated by commas, spaces around an entry are ignored, * lets in any serial)"
+)]
+pub struct BadAllowEntry {
+    /// The entry as given, cut to twice [`MAX_SERIAL_CHARS`] characters.
+    pub entry: String,
+}
+
+impl BadAllowEntry {
+    fn new(entry: &str) -> BadAllowEntry {
+        let mut shown: String = entry.chars().take(2 * MAX_SERIAL_CHARS).collect();
+        if shown.len() < entry.len() {
+            shown.push('…');
+        }
+        BadAllowEntry { entry: shown }
+    }
+}
+
 /// Which terminal serials are let in.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Allowlist {
@@ -105,18 +130,55 @@ pub enum Allowlist {
 }
 
 impl Allowlist {
-    /// Parses `A,B,C` or `*`.
-    pub fn parse(text: &str) -> Allowlist {
-        let serials: HashSet<String> = text
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect();
+    /// Parses `A,B,C` or `*`. Each entry must be `*` or a serial as the
+    /// listener reads one ([`check_serial`]: 1 to [`MAX_SERIAL_CHARS`]
+    /// characters of `[A-Za-z0-9._-]`), so an entry that could never match
+    /// (`GATE-1;CLOCK-7`, `dock 2`, `bad<x>`) stops the start instead of
+    /// refusing a terminal later. Serials hold no whitespace, so spaces
+    /// around an entry are dropped (`A1, B2` is `A1` and `B2`) and empty
+    /// entries (`A1,,B2`, a trailing comma) are skipped; serials are then
+    /// compared exactly, case included.
+    pub fn parse(text: &str) -> Result<Allowlist, BadAllowEntry> {
+        let mut serials = HashSet::new();
+        for entry in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if entry != "*" && check_serial(entry).is_err() {
+                return Err(BadAllowEntry::new(entry));
+            }
+            serials.insert(entry.to_owned());
+        }
         if serials.contains("*") {
-            Allowlist::Any
+            Ok(Allowlist::Any)
         } else {
-            Allowlist::Serials(serials)
+            Ok(Allowlist::Serials(serials))
+        }
+    }
+
+    /// What the allowlist lets in, for the log line at start: `*`, none, or
+    /// the serials themselves when there are at most
+    /// [`ALLOWLIST_LOGGED_SERIALS`] of them, else their count.
+    pub fn describe(&self) -> String {
+        match self {
+            Allowlist::Any => "any serial (*)".to_owned(),
+            Allowlist::Unset => {
+                "not set: every terminal is refused (set --terminal-allow, STOCKHOP_TERMINAL_ALLOW or the file's allow)".to_owned()
+            }
+            Allowlist::Serials(set) if set.is_empty() => {
+                "empty: every terminal is refused".to_owned()
+            }
+            Allowlist::Serials(set) => {
+                let mut serials: Vec<&str> = set.iter().map(String::as_str).collect();
+                serials.sort_unstable();
+                if serials.len() <= ALLOWLIST_LOGGED_SERIALS {
+                    format!("{} serial(s): {}", serials.len(), serials.join(", "))
+                } else {
+                    format!(
+                        "{} serials ({} … {})",
+                        serials.len(),
+                        serials[0],
+                        serials[serials.len() - 1]
+                    )
+                }
+            }
         }
     }
 
@@ -386,10 +448,14 @@ impl ConfigFile {
             config.tcp_addr = addr;
         }
         if let Some(allow) = &self.allow {
-            config.allow = match allow {
+            let parsed = match allow {
                 Serials::Text(text) => Allowlist::parse(text),
                 Serials::List(serials) => Allowlist::parse(&serials.join(",")),
             };
+            config.allow = parsed.map_err(|err| ConfigError::Invalid {
+                setting: "allow".to_owned(),
+                message: err.to_string(),
+            })?;
         }
         if let Some(zone) = &self.time_zone {
             config.site_time_zone = time_zone("time_zone", zone)?;
@@ -549,7 +615,7 @@ mod tests {
         assert_eq!(rates.reads_per_sec("sled"), 200);
         assert_eq!(config.ledger.as_ref().unwrap().url, "http://ledger:8080");
         config.apply_flags(TerminalFlags {
-            allow: Some(Allowlist::parse("*")),
+            allow: Some(Allowlist::parse("*").unwrap()),
             time_zone: Some(TerminalZone::parse("-03:00").unwrap()),
             realtime: None,
         });
@@ -632,9 +698,74 @@ mod tests {
     }
 
     #[test]
+    fn an_allowlist_entry_no_serial_can_match_is_refused_naming_it() {
+        for (text, entry) in [
+            ("GATE-1;CLOCK-7", "GATE-1;CLOCK-7"),
+            ("GATE-1,bad<serial>, dock 2", "bad<serial>"),
+            ("GATE-1, dock 2", "dock 2"),
+            ("bad<x>", "bad<x>"),
+            ("A1,**", "**"),
+        ] {
+            let err = Allowlist::parse(text).unwrap_err();
+            assert_eq!(err.entry, entry, "{text}");
+            let message = err.to_string();
+            assert!(message.contains(&format!("{entry:?}")), "{message}");
+            assert!(
+                message.contains("1 to 64 characters of A-Z a-z 0-9 . _ -"),
+                "{message}"
+            );
+        }
+        let long = "X".repeat(65);
+        assert!(Allowlist::parse(&long).is_err());
+        assert!(Allowlist::parse(&"X".repeat(64)).is_ok());
+        let huge = "<".repeat(1000);
+        assert_eq!(
+            Allowlist::parse(&huge).unwrap_err().entry.chars().count(),
+            129
+        );
+    }
+
+    #[test]
+    fn spaces_around_an_entry_and_empty_entries_are_dropped_and_serials_match_exactly() {
+        let allow = Allowlist::parse(" GATE-1 ,, dock_2.b ,").unwrap();
+        assert!(allow.check("GATE-1").is_ok());
+        assert!(allow.check("dock_2.b").is_ok());
+        assert!(allow.check("gate-1").is_err());
+        assert!(allow.check(" GATE-1").is_err());
+        assert_eq!(allow.describe(), "2 serial(s): GATE-1, dock_2.b");
+        let many = (0..40)
+            .map(|i| format!("T{i:02}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(
+            Allowlist::parse(&many).unwrap().describe(),
+            "40 serials (T00 … T39)"
+        );
+        assert_eq!(Allowlist::parse("*").unwrap().describe(), "any serial (*)");
+    }
+
+    #[test]
+    fn a_bad_allowlist_entry_in_the_file_names_the_file_and_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("terminals.toml");
+        std::fs::write(&path, "allow = [\"GATE-1\", \"dock 2\"]\n").unwrap();
+        let message = ListenerConfig::load(Some(&path)).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&path.display().to_string()),
+            "{message}"
+        );
+        assert!(
+            message.contains("allow: allowlist entry \"dock 2\""),
+            "{message}"
+        );
+        let mut config = ListenerConfig::default();
+        assert!(config.apply_toml("allow = \"A;B\"").is_err());
+    }
+
+    #[test]
     fn no_allowlist_refuses_every_terminal() {
         assert!(Allowlist::default().check("A1").is_err());
-        assert!(Allowlist::parse("").check("A1").is_err());
-        assert!(Allowlist::parse(" A1 , *").check("Z").is_ok());
+        assert!(Allowlist::parse("").unwrap().check("A1").is_err());
+        assert!(Allowlist::parse(" A1 , *").unwrap().check("Z").is_ok());
     }
 }

@@ -334,7 +334,8 @@ pub async fn spawn(
         None => tracing::warn!("no ledger to forward to: terminal records wait in the queue"),
     }
     tasks.spawn(forwarder::run_pruner(db, stopped));
-    tracing::info!(%http_addr, %tcp_addr, "terminal listener listening");
+    let allow = intake.config().allow.describe();
+    tracing::info!(%http_addr, %tcp_addr, %allow, "terminal listener listening");
     Ok(Running {
         http_addr,
         tcp_addr,

@@ -2,7 +2,7 @@
 //! cookie with its CSRF token on every state-changing request), limits and
 //! JSON at the edge; the work runs on the database's blocking thread.
 
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -14,7 +14,7 @@ use stockhop::wire::codes as wire_codes;
 use super::request::{from_queue, json_body};
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
 use crate::caller::{AdminCaller, Caller, ChangingAdminCaller};
-use crate::error::AppError;
+use crate::error::{ApiQuery, AppError};
 use crate::ledger::devices::{self, Profile};
 use crate::ledger::session_close::{self, OpenSession};
 use crate::ledger::{wall_clock, LedgerError};
@@ -281,13 +281,13 @@ async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, Ap
     path = "/v1/site/series",
     tag = "view",
     description = "The site's queue depth and sync latency over the last hours",
-    params(("hours" = Option<String>, Query)),
+    params(("hours" = Option<u32>, Query, description = "hours back from now, 1 to 24 (12 when not given)", minimum = 1, maximum = 24)),
     responses((status = 200, description = "the series", body = history::Series), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn series(
     State(state): State<AppState>,
-    Query(query): Query<SeriesQuery>,
+    ApiQuery(query): ApiQuery<SeriesQuery>,
     AdminCaller(_): AdminCaller,
 ) -> Result<Json<history::Series>, AppError> {
     let hours = hours(&query)?;
@@ -299,13 +299,13 @@ async fn series(
     path = "/v1/site/chart.svg",
     tag = "view",
     description = "The series as an SVG chart",
-    params(("hours" = Option<String>, Query)),
+    params(("hours" = Option<u32>, Query, description = "hours back from now, 1 to 24 (12 when not given)", minimum = 1, maximum = 24)),
     responses((status = 200, description = "SVG", body = String, content_type = "image/svg+xml"), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
 async fn chart_svg(
     State(state): State<AppState>,
-    Query(query): Query<SeriesQuery>,
+    ApiQuery(query): ApiQuery<SeriesQuery>,
     AdminCaller(_): AdminCaller,
 ) -> Result<Response, AppError> {
     let hours = hours(&query)?;

@@ -41,7 +41,8 @@ pub struct GrnLineIssue {
 pub struct Decision {
     pub id: String,
     pub kind: String,
-    /// What waits, in one sentence.
+    /// What waits, in one sentence; the reason is not repeated here (it is
+    /// `reason_words`).
     pub summary: String,
     /// The ledger's reason code, where there is one.
     pub reason: Option<String>,
@@ -71,7 +72,9 @@ pub struct Decision {
     /// What settles it: `dismiss` always, `correct` where a correction
     /// exists.
     pub actions: Vec<String>,
-    /// What each action would do, in words.
+    /// What each action would do, in words: its effect only, since a page
+    /// puts them after the action's own label (`Dismiss: the refusal
+    /// stands and nothing is posted.`).
     pub dismiss_words: String,
     pub correct_words: Option<String>,
 }
@@ -100,7 +103,7 @@ impl Decision {
             captured_at: None,
             recorded_at: None,
             actions: vec![actions::DISMISS.to_owned()],
-            dismiss_words: "Leave it as it stands.".to_owned(),
+            dismiss_words: "it stays as it stands.".to_owned(),
             correct_words: None,
         }
     }
@@ -109,6 +112,15 @@ impl Decision {
         self.actions.push(actions::CORRECT.to_owned());
         self.correct_words = Some(words);
         self
+    }
+
+    /// The summary with its reason, for the decision log, which shows one
+    /// line an entry.
+    fn logged_summary(&self) -> String {
+        match &self.reason_words {
+            Some(why) => format!("{}: {why}", self.summary),
+            None => self.summary.clone(),
+        }
     }
 }
 
@@ -214,9 +226,9 @@ fn count_decision(
         "the count differs from the stock the site expected in the zone".to_owned()
     });
     decision.dismiss_words =
-        "Leave the stock as it stands: the count stays unapproved and posts nothing.".to_owned();
+        "the stock stays as it stands: the count stays unapproved and posts nothing.".to_owned();
     let correct = format!(
-        "Approve the variance: {} missing unit(s) become missing, {} unexpected unit(s) move into the bin they were counted in (ADJUST hops).",
+        "{} missing unit(s) become missing, {} unexpected unit(s) move into the bin they were counted in (ADJUST hops).",
         view.missing.len(),
         view.unexpected.len()
     );
@@ -315,11 +327,10 @@ fn grn_decision(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Decis
         decision.captured_at = Some(UnixMs(captured));
         decision.recorded_at = Some(UnixMs(recorded));
     }
-    decision.dismiss_words =
-        "Accept the GRN as received: it is complete and nothing is posted.".to_owned();
+    decision.dismiss_words = "the GRN is complete as received and nothing is posted.".to_owned();
     decision.lines = lines;
     Ok(Some(decision.correctable(
-        "Book each short or over line as an ADJUST hop and complete the GRN.".to_owned(),
+        "each short or over line is booked as an ADJUST hop and the GRN completes.".to_owned(),
     )))
 }
 
@@ -452,19 +463,20 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::sql::Result<Deci
         let what = decision.epc.as_deref().unwrap_or("a unit");
         let mode = decision.mode.as_deref().unwrap_or("a scan");
         decision.summary = format!(
-            "Undo #{seq} of {what} ({mode}) on {} could not be made: {}",
-            row.device_id,
-            decision.reason_words.as_deref().unwrap_or_default()
+            "Undo #{seq} of {what} ({mode}) on {} could not be made.",
+            row.device_id
         );
-        decision.dismiss_words = "Keep the scan: it stands as recorded.".to_owned();
+        decision.dismiss_words = "the scan stands as recorded.".to_owned();
         if hop.as_ref().is_some_and(|hop| hop.source_mode == "live") {
             let words = match decision.mode.as_deref() {
-                Some("receive") => format!("Reverse the receive: {what} leaves its GRN line."),
+                Some("receive") => format!("the receive is reversed: {what} leaves its GRN line."),
                 Some("dispatch_verify") => format!(
-                    "Reverse the dispatch: {what} is back in its bin and unverified on the manifest."
+                    "the dispatch is reversed: {what} is back in its bin and unverified on the manifest."
                 ),
-                Some("cycle_count") => format!("Reverse the count scan: {what} is no longer counted."),
-                _ => format!("Reverse the put-away: {what} goes back where it was."),
+                Some("cycle_count") => {
+                    format!("the count scan is reversed: {what} is no longer counted.")
+                }
+                _ => format!("the put-away is reversed: {what} goes back where it was."),
             };
             decision = decision.correctable(words);
         }
@@ -480,12 +492,11 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::sql::Result<Deci
         .unwrap_or("no mode")
         .replace('_', " ");
     decision.summary = format!(
-        "{} #{seq} ({what}, {mode}) on {} refused: {}",
+        "{} #{seq} ({what}, {mode}) on {} was refused.",
         row.command.replace('_', " "),
-        row.device_id,
-        decision.reason_words.as_deref().unwrap_or_default()
+        row.device_id
     );
-    decision.dismiss_words = "The refusal stands: nothing is posted.".to_owned();
+    decision.dismiss_words = "the refusal stands and nothing is posted.".to_owned();
     let puts_away = row.command == "scan"
         && decision.mode.as_deref() == Some("put_away")
         && matches!(
@@ -493,7 +504,7 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::sql::Result<Deci
             sync_reasons::STALE_STATE | mode_reasons::UNIT_STATE
         );
     if let (true, Some(epc), Some(bin)) = (puts_away, &decision.epc, &decision.bin) {
-        let words = format!("Confirm the scan: {epc} is in stock in bin {bin} (an ADJUST hop).");
+        let words = format!("{epc} is in stock in bin {bin} (an ADJUST hop).");
         decision = decision.correctable(words);
     }
     Ok(decision)
@@ -538,9 +549,9 @@ fn terminal_decision(dead: &DeadLetter) -> Decision {
     decision.reason_words = Some(format!(
         "the ledger refused it for good ({status}): {answer}"
     ));
-    decision.dismiss_words = "Drop it: the record stays refused.".to_owned();
+    decision.dismiss_words = "the record stays refused.".to_owned();
     decision.correctable(
-        "Send it to the ledger again (once what refused it is fixed, e.g. the terminal commissioned)."
+        "the record goes to the ledger again (once what refused it is fixed, e.g. the terminal commissioned)."
             .to_owned(),
     )
 }
@@ -684,7 +695,7 @@ pub fn settle(
         note,
         settled_at: now,
         hop_ids,
-        summary: decision.summary.clone(),
+        summary: decision.logged_summary(),
     };
     decision_log::record(conn, &entry)?;
     Ok(entry)

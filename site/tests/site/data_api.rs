@@ -1323,6 +1323,23 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
             "{target} is named but not in the document"
         );
     }
+    // The series' span is a whole number of hours within its bounds.
+    for path in ["/v1/site/series", "/v1/site/chart.svg"] {
+        let params = raw["paths"][path]["get"]["parameters"].as_array().unwrap();
+        let hours = params.iter().find(|p| p["name"] == "hours").unwrap();
+        assert_eq!(hours["in"], "query", "{path}");
+        let schema = &hours["schema"];
+        assert!(
+            schema["type"] == "integer" || schema["type"] == serde_json::json!(["integer", "null"]),
+            "{path}: {schema}"
+        );
+        assert_eq!(schema["minimum"], 1, "{path}");
+        assert_eq!(
+            schema["maximum"],
+            stockhop_site::view::history::MAX_SERIES_HOURS,
+            "{path}"
+        );
+    }
     // A handheld's sync is described by its wire types, not left empty.
     let sync = &raw["paths"]["/v1/sync"]["post"];
     let schema = |at: &serde_json::Value| at["content"]["application/json"]["schema"].clone();

@@ -293,6 +293,18 @@ async fn a_rejected_put_away_is_confirmed_by_correct_and_left_refused_by_dismiss
         .as_str()
         .unwrap()
         .contains("changed on the site"));
+    // The page puts the reason under the summary and each action's words
+    // after its label: the server says each thing once.
+    let summary = waiting["summary"].as_str().unwrap();
+    assert!(!summary.contains("changed on the site"), "{summary}");
+    assert_eq!(
+        waiting["correct_words"],
+        "U-1 is in stock in bin A-2 (an ADJUST hop)."
+    );
+    assert_eq!(
+        waiting["dismiss_words"],
+        "the refusal stands and nothing is posted."
+    );
     let unknown = format!("item:HH-1:{}", items[3]["key"].as_str().unwrap());
     assert_eq!(
         decision(&site, &admin, &unknown).await.unwrap()["actions"],

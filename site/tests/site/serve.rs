@@ -210,6 +210,40 @@ fn a_bad_terminal_setting_from_a_flag_or_its_variable_stops_the_start_naming_the
         stderr.contains("unknown time zone \"Europe/Atlantis\""),
         "{stderr}"
     );
+    for (flags, vars, entry) in [
+        (
+            &["--terminal-allow", "GATE-1;CLOCK-7"][..],
+            &[][..],
+            "GATE-1;CLOCK-7",
+        ),
+        (
+            &[][..],
+            &[("STOCKHOP_TERMINAL_ALLOW", "GATE-1,bad<serial>, dock 2")][..],
+            "bad<serial>",
+        ),
+        (
+            &["--terminal-allow", "GATE-1, dock 2"][..],
+            &[][..],
+            "dock 2",
+        ),
+    ] {
+        let stderr = serve(flags, vars);
+        assert!(stderr.contains("--terminal-allow"), "{stderr}");
+        assert!(stderr.contains("STOCKHOP_TERMINAL_ALLOW"), "{stderr}");
+        assert!(stderr.contains(&format!("{entry:?}")), "{stderr}");
+        assert!(
+            stderr.contains("1 to 64 characters of A-Z a-z 0-9 . _ -"),
+            "{stderr}"
+        );
+    }
+    let file = dir.path().join("terminals.toml");
+    std::fs::write(&file, "allow = \"bad<x>\"\n").unwrap();
+    let stderr = serve(&["--terminal-config", file.to_str().unwrap()], &[]);
+    assert!(stderr.contains(&file.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("allow: allowlist entry \"bad<x>\""),
+        "{stderr}"
+    );
     assert!(
         !dir.path().join("data").exists(),
         "nothing is written before the settings are read"

@@ -534,11 +534,31 @@ async fn the_series_has_five_minute_buckets_of_depth_and_median_latency() {
     let status = status(&site, &admin).await;
     assert_eq!(status["median_sync_latency_ms"], latency);
 
-    for bad in ["0", "25", "x"] {
-        let auth = format!("Bearer {admin}");
-        let path = format!("/v1/site/series?hours={bad}");
-        let (code, _) = get_with(&site, &path, &[("authorization", &auth)]).await;
-        assert_eq!(code, 400, "hours={bad}");
+    // Out of range or not a number, on the series and the chart alike:
+    // the API's JSON error, naming the parameter, never axum's plain text.
+    let auth = format!("Bearer {admin}");
+    for path in ["/v1/site/series", "/v1/site/chart.svg"] {
+        for bad in ["0", "25", "x", "abc", "12&hours=13", "-1"] {
+            let path = format!("{path}?hours={bad}");
+            let (code, body) = get_with(&site, &path, &[("authorization", &auth)]).await;
+            assert_eq!(code, 400, "{path}: {body}");
+            assert_eq!(body["code"], "MALFORMED_REQUEST", "{path}: {body}");
+            let message = body["message"].as_str().unwrap();
+            assert!(message.contains("hours"), "{path}: {message}");
+        }
+    }
+    // The other query strings of /v1 answer the same way.
+    for path in ["/v1/hops?limit=1&limit=2", "/v1/hops.csv?from=1&from=2"] {
+        let (code, body) = get_with(&site, path, &[("authorization", &auth)]).await;
+        assert_eq!(code, 400, "{path}: {body}");
+        assert_eq!(body["code"], "MALFORMED_REQUEST", "{path}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("duplicate field"),
+            "{path}: {body}"
+        );
     }
     let response = site
         .client

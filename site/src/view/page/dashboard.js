@@ -181,6 +181,17 @@ function sessionCell(d) {
   return el('td', { dataset: { session: s.session_id } }, what, ' ', button);
 }
 
+/**
+ * Names each cell after its column (data-label), so a narrow screen can
+ * show a table.cards row as a card of labelled lines (dashboard.css).
+ */
+function labelCells(table) {
+  const names = [...table.tHead.rows[0].cells].map((th) => th.textContent.trim());
+  for (const tr of table.tBodies[0].rows) {
+    [...tr.cells].forEach((td, i) => { td.dataset.label = names[i] ?? ''; });
+  }
+}
+
 function renderStatus(status) {
   const now = Date.parse(status.server_time);
   siteZone = status.time_zone;
@@ -235,6 +246,7 @@ function renderStatus(status) {
       ),
     ),
   );
+  labelCells($('printers'));
 
   $('devices').tBodies[0].replaceChildren(
     ...status.devices.map((d) =>
@@ -252,6 +264,7 @@ function renderStatus(status) {
       ),
     ),
   );
+  labelCells($('devices'));
 
   listOr(
     $('terminals'),
@@ -475,25 +488,29 @@ function decisionRow(d) {
     await api(`/v1/site/decisions/${encodeURIComponent(d.id)}`, { method: 'POST', body: { action, note: note.value.trim() } });
     notes.delete(d.id);
   };
+  // The server's words say only what an action does; each is shown once,
+  // after its button's label.
+  const correctLabel = CORRECT_LABELS[d.kind] ?? 'Correct';
+  const dismissLabel = DISMISS_LABELS[d.kind] ?? 'Dismiss';
+  const correctChoice = d.correct_words ? `${correctLabel}: ${d.correct_words}` : '';
+  const dismissChoice = `${dismissLabel}: ${d.dismiss_words}`;
   const buttons = [];
   if (d.actions.includes('correct')) {
-    const button = confirmButton(CORRECT_LABELS[d.kind] ?? 'Correct', 'Confirm', settle('correct'), `correct ${d.id}`);
+    const button = confirmButton(correctLabel, 'Confirm', settle('correct'), `correct ${d.id}`);
     button.dataset.action = 'correct';
-    button.title = d.correct_words ?? '';
+    button.title = correctChoice;
     buttons.push(button);
   }
-  const dismiss = confirmButton(DISMISS_LABELS[d.kind] ?? 'Dismiss', 'Confirm', settle('dismiss'), `dismiss ${d.id}`);
+  const dismiss = confirmButton(dismissLabel, 'Confirm', settle('dismiss'), `dismiss ${d.id}`);
   dismiss.dataset.action = 'dismiss';
-  dismiss.title = d.dismiss_words;
+  dismiss.title = dismissChoice;
   buttons.push(dismiss);
   return el('li', { ...attrs, class: 'decision' },
     el('p', { class: 'what' }, el('strong', {}, kindLabel(d)), ' ', d.summary),
     el('p', { class: 'muted' }, context(d)),
     d.reason_words ? el('p', { class: 'why' }, `Why: ${d.reason_words}`) : '',
     ...details,
-    el('p', { class: 'muted choices' },
-      d.correct_words ? `${CORRECT_LABELS[d.kind] ?? 'Correct'}: ${d.correct_words} ` : '',
-      `${DISMISS_LABELS[d.kind] ?? 'Dismiss'}: ${d.dismiss_words}`),
+    el('p', { class: 'muted choices' }, correctChoice ? `${correctChoice} ` : '', dismissChoice),
     el('div', { class: 'act' }, note, ...buttons));
 }
 

@@ -71,7 +71,7 @@ pub fn config(allow: &str) -> ListenerConfig {
     ListenerConfig {
         http_addr: "127.0.0.1:0".parse().unwrap(),
         tcp_addr: "127.0.0.1:0".parse().unwrap(),
-        allow: Allowlist::parse(allow),
+        allow: Allowlist::parse(allow).unwrap(),
         ..ListenerConfig::default()
     }
 }
