@@ -182,7 +182,11 @@ pub async fn put_reference(
             }),
         )
             .into_response()),
-        Err(ImportError::Sqlite { source, .. }) => Err(AppError::from(source)),
+        // Decided but not all applied: the site finishes it, and the same
+        // import again (a retry after a 503) changes nothing twice.
+        Err(ImportError::Sqlite { source, .. } | ImportError::Decided { source, .. }) => {
+            Err(AppError::from(source))
+        }
         Err(ImportError::File { reason, .. }) => Err(AppError::Internal(reason)),
     }
 }

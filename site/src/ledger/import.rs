@@ -33,7 +33,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::sql::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
@@ -92,7 +92,8 @@ pub const MAX_IMPORT_ERRORS: usize = 100;
 /// start: a turn takes well under a second, and a killed importer must
 /// not leave the site waiting long.
 pub const IMPORT_LEASE_MS: i64 = 30_000;
-/// How long an import waits between looks when another one is applying.
+/// How long an import waits between looks when another one is applying,
+/// and before it runs again a turn that found the database busy.
 pub const APPLYING_POLL: Duration = Duration::from_millis(100);
 
 /// What a file holds.
@@ -168,6 +169,17 @@ pub enum ImportError {
     File { file: String, reason: String },
     #[error("{file}: {source}")]
     Sqlite {
+        file: String,
+        source: crate::sql::Error,
+    },
+    /// The import was decided (flipped) but applying it stopped: it is not
+    /// lost, and what is left is applied by the next import or the next
+    /// start of the site ([`settle`]); importing the file again is harmless.
+    #[error(
+        "{file}: the import is decided, but applying it stopped: {source}; \
+         the next import or the next start of the site finishes it"
+    )]
+    Decided {
         file: String,
         source: crate::sql::Error,
     },
@@ -350,7 +362,12 @@ pub fn run<R: std::io::Read>(
         }
     };
     flip(conns, import_id, rows, clock).map_err(sql)?;
-    let changed = apply(conns, import_id, kind, started_at, clock).map_err(sql)?;
+    let changed = apply(conns, import_id, kind, started_at, clock).map_err(|source| {
+        ImportError::Decided {
+            file: file.to_owned(),
+            source,
+        }
+    })?;
     Ok(Summary {
         rows,
         changed,
@@ -422,6 +439,26 @@ pub fn settle(conns: &impl Connections, now: UnixMs) -> crate::sql::Result<usize
     Ok(applied)
 }
 
+/// Runs one turn (`work`, a whole transaction) again while the database
+/// is busy: on SQLite another process (the serving site) held the writer
+/// past the busy timeout; on PostgreSQL conflicts went on past
+/// [`crate::sql::CONFLICT_ATTEMPTS`] or no connection was free. Given up
+/// once no turn has finished for [`IMPORT_LEASE_MS`], when the import's
+/// lease is gone and the next import or start takes it over anyway.
+fn while_busy<T>(mut work: impl FnMut() -> crate::sql::Result<T>) -> crate::sql::Result<T> {
+    let since = Instant::now();
+    let lease = Duration::from_millis(IMPORT_LEASE_MS as u64);
+    loop {
+        match work() {
+            Err(err) if err.is_busy() && since.elapsed() < lease => {
+                tracing::warn!(%err, "an import turn found the database busy; running it again");
+                std::thread::sleep(APPLYING_POLL);
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Parses, checks and stages every row; returns how many. Stops staging
 /// (but goes on checking) at the first bad row.
 fn stage<R: std::io::Read>(
@@ -438,13 +475,15 @@ fn stage<R: std::io::Read>(
         while !ahead.is_empty() {
             let clean = records.errors.is_empty();
             let now = clock();
-            let (consumed, staged, errors) = conns
-                .turn(|conn| {
-                    crate::sql::retry_conflicts(|| {
-                        stage_turn(conn, import_id, &ahead, clean, now, &|| conns.wanted())
+            let (consumed, staged, errors) = while_busy(|| {
+                conns
+                    .turn(|conn| {
+                        crate::sql::retry_conflicts(|| {
+                            stage_turn(conn, import_id, &ahead, clean, now, &|| conns.wanted())
+                        })
                     })
-                })
-                .0?;
+                    .0
+            })?;
             ahead.drain(..consumed);
             rows += staged;
             for error in errors {
@@ -473,7 +512,7 @@ fn stage_turn(
     wanted: &dyn Fn() -> bool,
 ) -> crate::sql::Result<(usize, usize, Vec<LineError>)> {
     let turn = Instant::now();
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut consumed = 0;
     let mut staged = 0;
     let mut errors = Vec::new();
@@ -563,13 +602,15 @@ fn flip(
 ) -> crate::sql::Result<()> {
     loop {
         let now = clock();
-        let flipped = conns.with(|conn| {
-            conn.execute(
-                "UPDATE imports SET state = 'applying', row_count = ?2, touched_at = ?3,
-                        watermark = (SELECT seq FROM reference_clock)
-                 WHERE import_id = ?1",
-                params![import_id, rows as i64, now.0],
-            )
+        let flipped = while_busy(|| {
+            conns.with(|conn| {
+                conn.execute(
+                    "UPDATE imports SET state = 'applying', row_count = ?2, touched_at = ?3,
+                            watermark = (SELECT seq FROM reference_clock)
+                     WHERE import_id = ?1",
+                    params![import_id, rows as i64, now.0],
+                )
+            })
         });
         match flipped {
             Ok(_) => return Ok(()),
@@ -600,12 +641,15 @@ fn apply(
 ) -> crate::sql::Result<usize> {
     loop {
         let now = clock();
-        let (done, _) = conns.turn(|conn| {
-            crate::sql::retry_conflicts(|| {
-                apply_turn(conn, import_id, kind, started_at, now, &|| conns.wanted())
-            })
-        });
-        let done = done?;
+        let done = while_busy(|| {
+            conns
+                .turn(|conn| {
+                    crate::sql::retry_conflicts(|| {
+                        apply_turn(conn, import_id, kind, started_at, now, &|| conns.wanted())
+                    })
+                })
+                .0
+        })?;
         if let Some(changed) = done {
             return Ok(changed);
         }
@@ -627,7 +671,7 @@ fn apply_turn(
     wanted: &dyn Fn() -> bool,
 ) -> crate::sql::Result<Option<usize>> {
     let turn = Instant::now();
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut changed = 0_i64;
     let mut last_line = None;
     let finished = loop {
@@ -964,7 +1008,7 @@ struct Records<R> {
 }
 
 enum Input<R> {
-    Csv(csv::StringRecordsIntoIter<R>),
+    Csv(csv::StringRecordsIntoIter<LineCounting<R>>, LineStarts),
     Json(std::iter::Enumerate<std::vec::IntoIter<serde_json::Value>>),
 }
 
@@ -973,9 +1017,10 @@ impl<R: std::io::Read> Records<R> {
         let header_error = |message: String| LineError { line: 1, message };
         let (headers, input) = match source {
             Source::Csv(reader) => {
+                let starts = LineStarts::default();
                 let mut reader = csv::ReaderBuilder::new()
                     .trim(csv::Trim::All)
-                    .from_reader(reader);
+                    .from_reader(LineCounting::new(reader, starts.clone()));
                 let headers = reader
                     .headers()
                     .map_err(|err| header_error(err.to_string()))?
@@ -988,7 +1033,7 @@ impl<R: std::io::Read> Records<R> {
                         )));
                     }
                 }
-                (headers, Input::Csv(reader.into_records()))
+                (headers, Input::Csv(reader.into_records(), starts))
             }
             Source::Json(values) => (
                 csv::StringRecord::from(kind.columns().to_vec()),
@@ -1036,10 +1081,10 @@ impl<R: std::io::Read> Records<R> {
 
     fn next_record(&mut self) -> Option<Result<(u64, csv::StringRecord), LineError>> {
         match &mut self.input {
-            Input::Csv(records) => Some(match records.next()? {
-                Ok(record) => Ok((record.position().map_or(0, csv::Position::line), record)),
+            Input::Csv(records, starts) => Some(match records.next()? {
+                Ok(record) => Ok((starts.line_at(record.position()), record)),
                 Err(err) => Err(LineError {
-                    line: err.position().map_or(0, csv::Position::line),
+                    line: starts.line_at(err.position()),
                     message: err.to_string(),
                 }),
             }),
@@ -1149,6 +1194,89 @@ impl<R: std::io::Read> Records<R> {
                 Ok(Row::Operator { badge, name })
             }
         }
+    }
+}
+
+/// Where the lines of a CSV input that hold something begin, as its
+/// reader passes them to the CSV parser: `(byte offset, line from 1)`, the
+/// lines an editor shows. The parser's own line count does not serve: it
+/// counts `\n` alone, and gives a row after a `\r\n` the line before it
+/// (two rows one line in a file that mixes line ends, every row one line
+/// early in a CRLF file). Only the lines in the parser's buffer are kept.
+#[derive(Clone, Default)]
+struct LineStarts(std::rc::Rc<std::cell::RefCell<VecDeque<(u64, u64)>>>);
+
+impl LineStarts {
+    /// The line of the record that the parser began reading at
+    /// `position`: the first line holding something from there on (the
+    /// parser begins a record right after the last one's first line-end
+    /// byte, and skips empty lines).
+    fn line_at(&self, position: Option<&csv::Position>) -> u64 {
+        let Some(position) = position else { return 0 };
+        let mut starts = self.0.borrow_mut();
+        while starts
+            .front()
+            .is_some_and(|(offset, _)| *offset < position.byte())
+        {
+            starts.pop_front();
+        }
+        starts
+            .front()
+            .map_or_else(|| position.line(), |(_, line)| *line)
+    }
+}
+
+/// A reader that notes in [`LineStarts`] where each line that holds
+/// something begins. A line ends at `\n`, `\r\n` or a lone `\r`, as the
+/// CSV parser ends a record.
+struct LineCounting<R> {
+    inner: R,
+    starts: LineStarts,
+    offset: u64,
+    line: u64,
+    at_line_start: bool,
+    after_cr: bool,
+}
+
+impl<R> LineCounting<R> {
+    fn new(inner: R, starts: LineStarts) -> LineCounting<R> {
+        LineCounting {
+            inner,
+            starts,
+            offset: 0,
+            line: 1,
+            at_line_start: true,
+            after_cr: false,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LineCounting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        let mut starts = self.starts.0.borrow_mut();
+        for &byte in &buf[..read] {
+            if self.after_cr && byte != b'\n' {
+                // A lone `\r` ended the line.
+                self.line += 1;
+                self.at_line_start = true;
+            }
+            self.after_cr = byte == b'\r';
+            match byte {
+                b'\n' => {
+                    self.line += 1;
+                    self.at_line_start = true;
+                }
+                b'\r' => {}
+                _ if self.at_line_start => {
+                    starts.push_back((self.offset, self.line));
+                    self.at_line_start = false;
+                }
+                _ => {}
+            }
+            self.offset += 1;
+        }
+        Ok(read)
     }
 }
 
@@ -1281,6 +1409,54 @@ mod tests {
             )
             .unwrap();
         assert_eq!((bins, staged, imports), (rows as i64, 0, 0));
+    }
+
+    fn migrated_in_memory() -> Connection {
+        let mut sqlite = rusqlite::Connection::open_in_memory().unwrap();
+        crate::db::migrate(&mut sqlite).unwrap();
+        Connection::Sqlite(sqlite)
+    }
+
+    /// The lines `run` reports for the bad rows (an empty bin) of `csv`.
+    fn bad_lines(csv: &str) -> Vec<u64> {
+        let mut conn = migrated_in_memory();
+        let conns = std::cell::RefCell::new(&mut conn);
+        match run(
+            &conns,
+            Kind::Bins,
+            "bins.csv",
+            Source::Csv(csv.as_bytes()),
+            &|| UnixMs(1),
+        ) {
+            Err(ImportError::Invalid { errors, .. }) => {
+                errors.into_iter().map(|error| error.line).collect()
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bad_row_is_told_at_its_line_whatever_ends_the_lines() {
+        let rows = ["B-1,Z,L", ",Z,L", "B-2,Z,L", ",Z,L"];
+        for end in ["\n", "\r\n", "\r"] {
+            let csv = format!("bin,zone,location{end}{}{end}", rows.join(end));
+            assert_eq!(bad_lines(&csv), [3, 5], "lines ended by {end:?}");
+        }
+        // Mixed ends, an empty line, a quoted field over two lines (a
+        // line end in a zone is a control character: refused on its
+        // first line).
+        let csv = "bin,zone,location\nB-1,Z,L\r\n,Z,L\r\n\r\nB-2,\"Z\nZ\",L\r,Z,L\n";
+        assert_eq!(bad_lines(csv), [3, 5, 7]);
+    }
+
+    #[test]
+    fn a_file_with_mixed_line_ends_imports_every_row() {
+        let mut conn = migrated_in_memory();
+        let csv =
+            "bin,zone,location\nH-01-01,H,DC1\r\nH-01-02,H,DC1\r\nH-01-03,H,DC1\rH-01-04,H,DC1\n";
+        let summary =
+            import_reader(&mut conn, Kind::Bins, "c5.csv", csv.as_bytes(), UnixMs(1)).unwrap();
+        assert_eq!((summary.rows, summary.changed), (4, 4));
     }
 
     #[test]

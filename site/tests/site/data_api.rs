@@ -187,6 +187,47 @@ async fn reference_data_is_put_as_csv_or_json_and_answers_rows_and_changed() {
     site.stop().await;
 }
 
+/// A file whose lines end one way, then another (edited on two
+/// systems): every row in, from the command line and through the API.
+#[tokio::test]
+async fn a_file_whose_lines_end_two_ways_imports_every_row() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c5.csv");
+    std::fs::write(
+        &file,
+        "bin,zone,location\nH-01-01,H,DC1\r\nH-01-02,H,DC1\r\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+        .args(["import", "bins"])
+        .arg(&file)
+        .arg("--data")
+        .arg(&site.data)
+        .args(backend::database_args(&site.data))
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{told}");
+    assert_eq!(
+        told.trim(),
+        format!("{}: 2 rows, 2 changed", file.display())
+    );
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        "bin,zone,location\rH-01-02,H,DC1\nH-01-03,H,DC1\r\nH-01-04,H,DC1",
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"rows": 3, "changed": 2})));
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 4);
+    site.stop().await;
+}
+
 #[tokio::test]
 async fn a_bad_import_lists_every_bad_line_and_imports_nothing() {
     let site = Site::start().await;
@@ -214,6 +255,30 @@ async fn a_bad_import_lists_every_bad_line_and_imports_nothing() {
         "bin must not contain control characters"
     );
     assert_eq!(errors[2]["message"], "bin \"OK-1\" is already on line 2");
+
+    // Lines as an editor shows them, whatever ends them (here `\n`, then
+    // `\r\n`, a lone `\r`, an empty line).
+    let mixed = "bin,zone,location\nM-1,Z,L\r\nM-2,Z,L\rNUL\u{0}BIN,Z,L\r\n\nM-1,Z,L\n";
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/bins",
+        Some(&admin),
+        "text/csv",
+        mixed,
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let lines: Vec<u64> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [4, 6], "{body}");
+    assert_eq!(
+        body["errors"][1]["message"],
+        "bin \"M-1\" is already on line 2"
+    );
 
     let json_bad = json!([{"bin": "J-1", "zone": "Z", "location": "L"}, {"bin": "J\u{7}", "zone": "Z", "location": "L"}, "J-3"]);
     let (status, body) = put(
@@ -1087,6 +1152,16 @@ async fn a_big_import_never_answers_a_sync_503_and_shows_all_at_once() {
 
 /// The binary's import of `rows` bins, to be killed.
 fn spawn_import(dir: &Path, data: &Path, rows: usize) -> std::process::Child {
+    spawn_import_telling(dir, data, rows, Stdio::null())
+}
+
+/// The binary's import of `rows` bins, its stderr to `stderr`.
+fn spawn_import_telling(
+    dir: &Path,
+    data: &Path,
+    rows: usize,
+    stderr: Stdio,
+) -> std::process::Child {
     let file = dir.join("big-bins.csv");
     std::fs::write(&file, bins_csv(0..rows)).unwrap();
     Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
@@ -1097,9 +1172,59 @@ fn spawn_import(dir: &Path, data: &Path, rows: usize) -> std::process::Child {
         .args(backend::database_args(data))
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap()
+}
+
+/// The command line's import runs in a process of its own, beside the
+/// serving site's writer: on SQLite its turns wait for that writer (they
+/// take it at their start, as a sync does), never failing halfway when a
+/// sync committed since the turn began to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_command_line_import_beside_syncing_handhelds_finishes_and_refuses_no_sync() {
+    let rows = BIG_IMPORT_ROWS;
+    let site = Site::start_stocked().await;
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("OP-1");
+    site.sync_applied(&hh, &[open]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_import_telling(dir.path(), &site.data, rows, Stdio::piped());
+    let mut syncs = 0;
+    let mut refused = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let scan = hh.scan(
+            &format!("EPC-{}", syncs % 100),
+            &format!("B-{}", 1 + syncs % 9),
+        );
+        let (status, body) = site.sync(&hh, &[scan]).await;
+        if status != 200 {
+            refused.push((status, body));
+        }
+        syncs += 1;
+    }
+    let output = child.wait_with_output().unwrap();
+    let told = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the import failed: {told}");
+    assert_eq!(
+        told.trim(),
+        format!(
+            "{}: {rows} rows, {rows} changed",
+            dir.path().join("big-bins.csv").display()
+        )
+    );
+    assert_eq!(refused, [], "syncs refused during the import");
+    assert!(
+        syncs > 5,
+        "the import ran long enough to sync beside it ({syncs} syncs)"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM bins WHERE bin LIKE 'BIG-%'"),
+        rows as i64
+    );
+    assert_eq!(site.count("SELECT count(*) FROM imports"), 0);
+    assert_eq!(site.count("SELECT count(*) FROM import_rows"), 0);
+    site.stop().await;
 }
 
 /// `sql`'s answer read on a connection of its own, beside the site's.
