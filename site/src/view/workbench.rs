@@ -118,7 +118,7 @@ impl Decision {
     /// line an entry.
     fn logged_summary(&self) -> String {
         match &self.reason_words {
-            Some(why) => format!("{}: {why}", self.summary),
+            Some(why) => format!("{}: {why}", self.summary.trim_end_matches('.')),
             None => self.summary.clone(),
         }
     }

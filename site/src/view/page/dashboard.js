@@ -496,12 +496,12 @@ function decisionRow(d) {
   const dismissChoice = `${dismissLabel}: ${d.dismiss_words}`;
   const buttons = [];
   if (d.actions.includes('correct')) {
-    const button = confirmButton(correctLabel, 'Confirm', settle('correct'), `correct ${d.id}`);
+    const button = confirmButton(correctLabel, `${correctLabel}?`, settle('correct'), `correct ${d.id}`);
     button.dataset.action = 'correct';
     button.title = correctChoice;
     buttons.push(button);
   }
-  const dismiss = confirmButton(dismissLabel, 'Confirm', settle('dismiss'), `dismiss ${d.id}`);
+  const dismiss = confirmButton(dismissLabel, `${dismissLabel}?`, settle('dismiss'), `dismiss ${d.id}`);
   dismiss.dataset.action = 'dismiss';
   dismiss.title = dismissChoice;
   buttons.push(dismiss);
@@ -514,7 +514,7 @@ function decisionRow(d) {
     el('div', { class: 'act' }, note, ...buttons));
 }
 
-function renderDecisions(decisions, log) {
+function renderDecisions(decisions, log, pending) {
   // Typing a note or arming a button is not interrupted by the poll.
   const panel = document.querySelector('.decisions');
   if (panel.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
@@ -522,7 +522,13 @@ function renderDecisions(decisions, log) {
   listOr($('counts'), of('count_variance'), 'No count variance waits.');
   listOr($('grns'), of('grn_resolution'), 'No GRN waits.');
   const corrections = of('rejected_item', 'late_undo', 'terminal_failed');
-  $('corrections-total').textContent = corrections.length ? `(${corrections.length})` : '';
+  // The workbench lists the newest refused items only; the status counts
+  // them all, so a longer backlog says how much more waits.
+  const items = decisions.filter((d) => d.kind === 'rejected_item' || d.kind === 'late_undo').length;
+  const more = Math.max(0, (pending?.corrections_total ?? 0) - items);
+  $('corrections-total').textContent = more
+    ? `(${corrections.length} shown, the newest; ${more} more refused items wait)`
+    : corrections.length ? `(${corrections.length})` : '';
   listOr($('corrections'), corrections, 'Nothing to correct.');
   listOr(
     $('decision-log'),
@@ -564,7 +570,7 @@ async function refresh() {
       api('/v1/site/decision-log'),
     ]);
     renderStatus(status);
-    renderDecisions(open.decisions, log.entries);
+    renderDecisions(open.decisions, log.entries, status.decisions);
     renderPrintJobs(status.decisions.print_jobs);
     renderBuilds(await api('/v1/site/builds'));
     $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
