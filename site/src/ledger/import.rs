@@ -459,6 +459,20 @@ fn while_busy<T>(mut work: impl FnMut() -> crate::sql::Result<T>) -> crate::sql:
     }
 }
 
+/// One turn's transaction (`work`, told who waits for the writer) at the
+/// writer: a PostgreSQL conflict rerun at once, a busy database again
+/// ([`while_busy`]).
+fn run_turn<C: Connections, T>(
+    conns: &C,
+    mut work: impl FnMut(&mut Connection, &dyn Fn() -> bool) -> crate::sql::Result<T>,
+) -> crate::sql::Result<T> {
+    while_busy(|| {
+        conns
+            .turn(|conn| crate::sql::retry_conflicts(|| work(conn, &|| conns.wanted())))
+            .0
+    })
+}
+
 /// Parses, checks and stages every row; returns how many. Stops staging
 /// (but goes on checking) at the first bad row.
 fn stage<R: std::io::Read>(
@@ -475,14 +489,8 @@ fn stage<R: std::io::Read>(
         while !ahead.is_empty() {
             let clean = records.errors.is_empty();
             let now = clock();
-            let (consumed, staged, errors) = while_busy(|| {
-                conns
-                    .turn(|conn| {
-                        crate::sql::retry_conflicts(|| {
-                            stage_turn(conn, import_id, &ahead, clean, now, &|| conns.wanted())
-                        })
-                    })
-                    .0
+            let (consumed, staged, errors) = run_turn(conns, |conn, wanted| {
+                stage_turn(conn, import_id, &ahead, clean, now, wanted)
             })?;
             ahead.drain(..consumed);
             rows += staged;
@@ -641,14 +649,8 @@ fn apply(
 ) -> crate::sql::Result<usize> {
     loop {
         let now = clock();
-        let done = while_busy(|| {
-            conns
-                .turn(|conn| {
-                    crate::sql::retry_conflicts(|| {
-                        apply_turn(conn, import_id, kind, started_at, now, &|| conns.wanted())
-                    })
-                })
-                .0
+        let done = run_turn(conns, |conn, wanted| {
+            apply_turn(conn, import_id, kind, started_at, now, wanted)
         })?;
         if let Some(changed) = done {
             return Ok(changed);

@@ -200,12 +200,7 @@ async fn a_file_whose_lines_end_two_ways_imports_every_row() {
         "bin,zone,location\nH-01-01,H,DC1\r\nH-01-02,H,DC1\r\n",
     )
     .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-        .args(["import", "bins"])
-        .arg(&file)
-        .arg("--data")
-        .arg(&site.data)
-        .args(backend::database_args(&site.data))
+    let output = site_command(&site.data, &["import", "bins", file.to_str().unwrap()])
         .env("RUST_LOG", "error")
         .output()
         .unwrap();
@@ -788,10 +783,7 @@ async fn the_command_line_closes_a_devices_open_session() {
         let data = site.data.clone();
         let device = device.to_owned();
         std::thread::spawn(move || {
-            Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-                .args(["device", "close-session", &device, "--data"])
-                .arg(&data)
-                .args(backend::database_args(&data))
+            site_command(&data, &["device", "close-session", &device])
                 .output()
                 .unwrap()
         })
@@ -1150,6 +1142,18 @@ async fn a_big_import_never_answers_a_sync_503_and_shows_all_at_once() {
     );
 }
 
+/// The site's binary run on `data`'s ledger (`--data`, and the test
+/// backend's `--database`), with `args` before them.
+fn site_command(data: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stockhop-site"));
+    command
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .args(backend::database_args(data));
+    command
+}
+
 /// The binary's import of `rows` bins, to be killed.
 fn spawn_import(dir: &Path, data: &Path, rows: usize) -> std::process::Child {
     spawn_import_telling(dir, data, rows, Stdio::null())
@@ -1164,12 +1168,7 @@ fn spawn_import_telling(
 ) -> std::process::Child {
     let file = dir.join("big-bins.csv");
     std::fs::write(&file, bins_csv(0..rows)).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-        .args(["import", "bins"])
-        .arg(&file)
-        .arg("--data")
-        .arg(data)
-        .args(backend::database_args(data))
+    site_command(data, &["import", "bins", file.to_str().unwrap()])
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .stderr(stderr)
