@@ -15,9 +15,10 @@
 //!
 //! On a machine shared with other work, both figures move with the load:
 //! the quiet baseline is taken before the import and again after it, and
-//! the ratio is against both together; and each turn's hold is split into
-//! the time its thread waited for a CPU while it held the writer (Linux's
-//! per-thread scheduler statistics) and the rest, the turn's own.
+//! the ratio is against both together; and each turn's hold is split, by
+//! Linux's per-thread scheduler statistics, into the time its thread ran
+//! on a CPU, the time it waited, runnable, for one, and the rest, when it
+//! was blocked (on the disk: a page read, the log's write).
 //!
 //! PostgreSQL: with `STOCKHOP_BENCH_POSTGRES=postgres://user@host:port/db`
 //! (a cluster's admin URL, e.g. the one `cargo xtask postgres` prints) the
@@ -187,7 +188,7 @@ fn print_tables(reports: &[(&str, Report)]) {
     println!();
     println!("the import's turns at the writer (each one transaction, its commit included)");
     println!(
-        "| {:<30} | {:>7} | {:>9} | {:>9} | {:>9} | {:>9} | {:>10} | {:>20} | {:>20} |",
+        "| {:<30} | {:>7} | {:>9} | {:>9} | {:>9} | {:>9} | {:>10} | {:>22} | {:>20} |",
         "ledger",
         "turns",
         "p50 ms",
@@ -195,11 +196,11 @@ fn print_tables(reports: &[(&str, Report)]) {
         "p99.9 ms",
         "max ms",
         "over 50 ms",
-        "own: p99 / max ms",
-        "own over 50 ms"
+        "on a CPU: p99 / max ms",
+        "over 50 ms on a CPU"
     );
     println!(
-        "|{:-<32}|{:->9}|{:->11}|{:->11}|{:->11}|{:->11}|{:->12}|{:->22}|{:->22}|",
+        "|{:-<32}|{:->9}|{:->11}|{:->11}|{:->11}|{:->11}|{:->12}|{:->24}|{:->22}|",
         "", "", "", "", "", "", "", "", ""
     );
     for (engine, report) in reports {
@@ -216,19 +217,20 @@ fn print_tables(reports: &[(&str, Report)]) {
                 .filter(|d| **d > Duration::from_millis(50))
                 .count()
         };
-        let own = &report.own_holds;
-        let (own_spread, own_over) = match own.last() {
+        let mut on_cpu: Vec<Duration> = report.splits.iter().map(|split| split.on_cpu).collect();
+        on_cpu.sort();
+        let (cpu_spread, cpu_over) = match on_cpu.last() {
             None => ("-".to_owned(), "-".to_owned()),
             Some(longest) => {
-                let p99 = own[((own.len() as f64 * 0.99) as usize).min(own.len() - 1)];
+                let p99 = on_cpu[((on_cpu.len() as f64 * 0.99) as usize).min(on_cpu.len() - 1)];
                 (
                     format!("{:.2} / {:.2}", ms(p99), ms(*longest)),
-                    over_50(own).to_string(),
+                    over_50(&on_cpu).to_string(),
                 )
             }
         };
         println!(
-            "| {:<30} | {:>7} | {:>9.2} | {:>9.2} | {:>9.2} | {:>9.2} | {:>10} | {:>20} | {:>20} |",
+            "| {:<30} | {:>7} | {:>9.2} | {:>9.2} | {:>9.2} | {:>9.2} | {:>10} | {:>22} | {:>20} |",
             engine,
             holds.len(),
             at(0.50),
@@ -236,11 +238,35 @@ fn print_tables(reports: &[(&str, Report)]) {
             at(0.999),
             holds.last().map_or(0.0, |d| ms(*d)),
             over_50(holds),
-            own_spread,
-            own_over
+            cpu_spread,
+            cpu_over
         );
     }
-    println!("(own: a turn's hold less the time its thread waited, runnable, for a CPU inside it: what the turn's work took)");
+    println!();
+    println!("the import's five longest turns: where the time holding the writer went");
+    println!(
+        "| {:<30} | {:>9} | {:>9} | {:>17} | {:>21} |",
+        "ledger", "held ms", "on a CPU", "waiting for a CPU", "blocked (disk, locks)"
+    );
+    println!(
+        "|{:-<32}|{:->11}|{:->11}|{:->19}|{:->23}|",
+        "", "", "", "", ""
+    );
+    for (engine, report) in reports {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let mut longest = report.splits.clone();
+        longest.sort_by_key(|split| std::cmp::Reverse(split.held));
+        for split in longest.iter().take(5) {
+            println!(
+                "| {:<30} | {:>9.2} | {:>9.2} | {:>17.2} | {:>21.2} |",
+                engine,
+                ms(split.held),
+                ms(split.on_cpu),
+                ms(split.cpu_wait),
+                ms(split.blocked())
+            );
+        }
+    }
     println!();
     println!("hop feed, pages of {FEED_PAGE} hops");
     println!(
@@ -278,9 +304,9 @@ struct Report {
     import_time: Duration,
     /// Every turn the import held the writer for, shortest first.
     holds: Vec<Duration>,
-    /// Every turn's hold less the time its thread waited for a CPU inside
-    /// it, shortest first; empty where the system does not say.
-    own_holds: Vec<Duration>,
+    /// Every turn's hold split as [`Split`], in the order they ran; empty
+    /// where the system does not say.
+    splits: Vec<Split>,
     /// The longest any quiet sync held the writer (on PostgreSQL, zero:
     /// no one writer).
     quiet_hold: Duration,
@@ -371,9 +397,8 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
         )
     });
     let during = phase(&client, &url, &mut handheld, || import.is_finished()).await;
-    let (summary, import_time, mut holds, mut own_holds) = import.await.unwrap();
+    let (summary, import_time, mut holds, splits) = import.await.unwrap();
     holds.sort();
-    own_holds.sort();
     let quiet_until = Instant::now() + sizes.quiet;
     let quiet_after = phase(&client, &url, &mut handheld, || {
         Instant::now() >= quiet_until
@@ -413,7 +438,7 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
         import: summary,
         import_time,
         holds,
-        own_holds,
+        splits,
         quiet_hold,
         feed_hops,
         feed,
@@ -422,12 +447,26 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
 }
 
 /// The site's database as the import takes it, a turn at a time, with
-/// how long each turn held the writer, and that less the time its thread
-/// waited for a CPU meanwhile.
+/// how long each turn held the writer, and where that time went.
 struct Turns {
     db: Db,
     held: std::cell::RefCell<Vec<Duration>>,
-    own: std::cell::RefCell<Vec<Duration>>,
+    own: std::cell::RefCell<Vec<Split>>,
+}
+
+/// One turn's hold of the writer: on a CPU, waiting for one, and the rest.
+#[derive(Clone, Copy)]
+struct Split {
+    held: Duration,
+    on_cpu: Duration,
+    cpu_wait: Duration,
+}
+
+impl Split {
+    /// Neither running nor runnable: blocked, on the disk as a rule.
+    fn blocked(&self) -> Duration {
+        self.held.saturating_sub(self.on_cpu + self.cpu_wait)
+    }
 }
 
 impl import::Connections for Turns {
@@ -435,16 +474,22 @@ impl import::Connections for Turns {
         &self,
         work: impl FnOnce(&mut stockhop_site::sql::Connection) -> T,
     ) -> (T, Duration) {
-        let mut waited = None;
+        let mut spent = None;
         let (out, took) = self.db.turn(|conn| {
-            let before = cpu_wait();
+            let before = scheduled();
             let out = work(conn);
-            waited = before.zip(cpu_wait()).map(|(before, after)| after - before);
+            spent = before
+                .zip(scheduled())
+                .map(|(before, after)| (after.0 - before.0, after.1 - before.1));
             out
         });
         self.held.borrow_mut().push(took);
-        if let Some(waited) = waited {
-            self.own.borrow_mut().push(took.saturating_sub(waited));
+        if let Some((on_cpu, cpu_wait)) = spent {
+            self.own.borrow_mut().push(Split {
+                held: took,
+                on_cpu,
+                cpu_wait,
+            });
         }
         (out, took)
     }
@@ -454,13 +499,16 @@ impl import::Connections for Turns {
     }
 }
 
-/// How long the calling thread has waited, runnable, for a CPU since it
-/// started (the second field of Linux's `/proc/thread-self/schedstat`, in
-/// nanoseconds); `None` where the system does not keep it.
-fn cpu_wait() -> Option<Duration> {
+/// How long the calling thread has run on a CPU (its CPU-time clock) and
+/// waited, runnable, for one (the second field of Linux's
+/// `/proc/thread-self/schedstat`, in nanoseconds) since it started; `None`
+/// where the system does not keep the latter.
+fn scheduled() -> Option<(Duration, Duration)> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanos = stat.split_whitespace().nth(1)?.parse().ok()?;
-    Some(Duration::from_nanos(nanos))
+    let waited = stat.split_whitespace().nth(1)?.parse().ok()?;
+    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let on_cpu = Duration::new(cpu.tv_sec as u64, cpu.tv_nsec as u32);
+    Some((on_cpu, Duration::from_nanos(waited)))
 }
 
 /// Pages the whole feed over HTTP: the pages read and the time taken.
