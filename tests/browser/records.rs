@@ -434,6 +434,62 @@ fn every_page_message_reads_into_its_request() {
     );
 }
 
+/// Whole refusal lines the page shows, as the message reader has always
+/// worded them: every present field is read first, in the order the
+/// request lists its fields, and only then is a missing one named; a value
+/// of the wrong type is named with serde-wasm-bindgen's own words.
+#[wasm_bindgen_test]
+fn a_refusal_names_the_first_bad_field_then_the_first_missing_one() {
+    let session = SESSION.to_string();
+    let cases = [
+        (json!({"type": "setup", "device_token": 5}), "setup.device_token: invalid type: floating point `5.0`, expected a string"),
+        (json!({"type": "setup", "device_token": "t"}), "setup: missing field `site_url`"),
+        (
+            json!({"type": "setup", "site_url": "s", "device_token": "t", "device_id": "d", "done_retention_days": 1.5}),
+            "setup.done_retention_days: invalid type: floating point `1.5`, expected u32",
+        ),
+        (json!({"type": "open_session", "mode": "receive", "context": 3}), "open_session.context: TypeError: Reflect.get called on non-object"),
+        (json!({"type": "open_session", "mode": "receive"}), "open_session: missing field `operator_id`"),
+        (json!({"type": "open_session", "operator_id": "op"}), "open_session: missing field `mode`"),
+        (json!({"type": "capture", "session_id": null}), "capture.session_id: invalid type: unit value, expected a formatted UUID string"),
+        (json!({"type": "capture", "session_id": session, "occurred_at": true}), "capture.occurred_at: invalid type: boolean `true`, expected f64"),
+        (json!({"type": "capture_many", "session_id": session, "bodies": {}}), "capture_many.bodies: invalid type: JsValue(Object({})), expected a sequence"),
+        (json!({"type": "capture_many", "bodies": []}), "capture_many: missing field `session_id`"),
+        (json!({"type": "close_session"}), "close_session: missing field `session_id`"),
+        (json!({"type": "list", "after": -2}), "list.after: invalid type: floating point `-2.0`, expected u64"),
+        (json!({"type": "acknowledge", "id": 2, "rescan_key": "k"}), "acknowledge.rescan_key: not a canonical UUID key: 'k'"),
+        (json!({"type": "reference_get", "kind": "bin"}), "reference_get: missing field `id`"),
+        (json!({"type": "reference_list"}), "reference_list: missing field `kind`"),
+        (json!({"type": "refresh_unit"}), "refresh_unit: missing field `epc`"),
+        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(message, line)| match read(message.clone()) {
+            Err(QueueError::BadMessage(why)) if why == *line => None,
+            other => Some(format!("{message}: {other:?}")),
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // `null` is an absent optional field, and a capture's command `scan`.
+    assert_eq!(
+        read(json!({"type": "list", "after": null, "limit": null})),
+        Ok(PageRequest::List {
+            after: None,
+            limit: None
+        })
+    );
+    assert_eq!(
+        read(json!({"type": "capture", "session_id": session, "command": null, "body": null})),
+        Ok(PageRequest::Capture {
+            session_id: SESSION,
+            command: Command::Scan,
+            body: json!(null),
+            occurred_at: None,
+        })
+    );
+}
+
 #[wasm_bindgen_test]
 fn a_bad_message_is_refused_naming_the_field() {
     let session = SESSION.to_string();
