@@ -26,7 +26,7 @@ use indexed_db_futures::transaction::{
 use indexed_db_futures::KeyRange;
 use js_sys::Array;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -49,7 +49,7 @@ const META_BACKOFF: &str = "backoff";
 pub(super) const META_DEVICE: &str = "device";
 
 /// A row of the meta store: `{name, value}`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct MetaRecord<T> {
     name: String,
     value: T,
@@ -529,8 +529,23 @@ pub(super) async fn get_meta<T: DeserializeOwned>(
     name: &str,
 ) -> Result<Option<T>, QueueError> {
     let row: Option<JsValue> = tx.object_store(META)?.get(name).primitive()?.await?;
-    let row: Option<MetaRecord<T>> = row.map(|row| record(row, name)).transpose()?;
-    Ok(row.map(|row| row.value))
+    row.map(|row| record(meta_value(&row, name)?, name))
+        .transpose()
+}
+
+/// A meta row's `value`, read as the row's serde reader did: missing when
+/// the row has no such property. Its `name` is the store's key path, the
+/// name the row was read by. Only the value goes through serde, so the
+/// module holds one reader a value type and no second one of its row.
+fn meta_value(row: &JsValue, name: &str) -> Result<JsValue, QueueError> {
+    let field = JsValue::from_str("value");
+    let value = js_sys::Reflect::get(row, &field).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() && !js_sys::Reflect::has(row, &field).unwrap_or(false) {
+        return Err(QueueError::Storage(format!(
+            "{name}: missing field `value`"
+        )));
+    }
+    Ok(value)
 }
 
 pub(super) fn put_meta<T: Serialize>(

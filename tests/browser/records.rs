@@ -228,6 +228,46 @@ async fn stored_fixtures_read_through_the_store_from_a_real_database() {
     store.close();
 }
 
+/// A meta row that does not read is refused naming the row and what did
+/// not fit: a row without its `value`, one whose `value` is `undefined`,
+/// and one whose `value` is not the record.
+#[wasm_bindgen_test]
+async fn a_meta_row_that_does_not_read_is_refused_naming_the_row() {
+    for (row, line) in [
+        ("{name: 'device'}", "device: missing field `value`"),
+        (
+            "{name: 'device', value: undefined}",
+            "device: invalid type: unit value, expected struct DeviceConfig",
+        ),
+        (
+            "{name: 'device', value: {site_url: 's', device_token: 't'}}",
+            "device: missing field `device_id`",
+        ),
+        (
+            "{name: 'device', value: 'HH-7'}",
+            "device: invalid type: string \"HH-7\", expected struct DeviceConfig",
+        ),
+    ] {
+        let name = db_name("meta-row");
+        let db = schema::open(&name).await.unwrap();
+        let tx = db
+            .transaction([schema::META])
+            .with_mode(indexed_db_futures::transaction::TransactionMode::Readwrite)
+            .build()
+            .unwrap();
+        let meta = tx.object_store(schema::META).unwrap();
+        meta.put(js_expr(row)).build().unwrap().await.unwrap();
+        tx.commit().await.unwrap();
+        db.close();
+        let store = fresh(&name).await;
+        match store.device().await {
+            Err(QueueError::Storage(why)) => assert_eq!(why, line, "{row}"),
+            other => panic!("{row}: {:?}", other.map(|device| device.is_some())),
+        }
+        store.close();
+    }
+}
+
 #[wasm_bindgen_test]
 fn a_record_that_does_not_read_is_refused_naming_the_record_and_what_did_not_fit() {
     let (_, full) = &stored_item_fixtures()[0];
