@@ -48,13 +48,6 @@ pub use crate::runtime::{CaptureRequest, DeviceConfig, DrainSnapshot};
 const META_BACKOFF: &str = "backoff";
 pub(super) const META_DEVICE: &str = "device";
 
-/// A row of the meta store: `{name, value}`.
-#[derive(Serialize)]
-struct MetaRecord<T> {
-    name: String,
-    value: T,
-}
-
 /// Most done items one prune deletes: one short transaction, however long
 /// the device was away; the next prune takes the rest.
 pub const PRUNE_MAX_ITEMS: usize = 1_000;
@@ -553,11 +546,17 @@ pub(super) fn put_meta<T: Serialize>(
     name: &str,
     value: &T,
 ) -> Result<(), QueueError> {
-    let row = MetaRecord {
-        name: name.to_owned(),
-        value,
-    };
-    tx.object_store(META)?.put(plain(&row)?).build()?;
+    put_meta_row(tx, name, plain(value)?)
+}
+
+/// Writes the meta row `{name, value}`; only the value goes through serde
+/// (see [`meta_value`]).
+fn put_meta_row(tx: &Transaction<'_>, name: &str, value: JsValue) -> Result<(), QueueError> {
+    // Setting a property of a fresh plain object cannot fail.
+    let row = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&row, &"name".into(), &name.into());
+    let _ = js_sys::Reflect::set(&row, &"value".into(), &value);
+    tx.object_store(META)?.put(row).build()?;
     Ok(())
 }
 

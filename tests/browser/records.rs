@@ -228,6 +228,40 @@ async fn stored_fixtures_read_through_the_store_from_a_real_database() {
     store.close();
 }
 
+/// A meta row the store writes is `{name, value}`, as earlier builds wrote
+/// it, and reads back the same.
+#[wasm_bindgen_test]
+async fn a_meta_row_the_store_writes_is_its_name_and_value() {
+    let name = db_name("meta-write");
+    let store = fresh(&name).await;
+    let config = stockhop::web::store::DeviceConfig {
+        site_url: "https://s".into(),
+        device_token: "t".into(),
+        device_id: "HH-1".into(),
+        done_retention_days: Some(3),
+    };
+    store.set_device(&config).await.unwrap();
+    let db = schema::open(&name).await.unwrap();
+    let tx = db.transaction([schema::META]).build().unwrap();
+    let row: JsValue = tx
+        .object_store(schema::META)
+        .unwrap()
+        .get("device")
+        .primitive()
+        .unwrap()
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        String::from(js_sys::JSON::stringify(&row).unwrap()),
+        r#"{"name":"device","value":{"site_url":"https://s","device_token":"t","device_id":"HH-1","done_retention_days":3}}"#
+    );
+    drop(tx);
+    db.close();
+    assert_eq!(store.device().await.unwrap(), Some(config));
+    store.close();
+}
+
 /// A meta row that does not read is refused naming the row and what did
 /// not fit: a row without its `value`, one whose `value` is `undefined`,
 /// and one whose `value` is not the record.
