@@ -6,7 +6,7 @@
 //! ([`super::convert`]): a bad message is refused with the field named
 //! (`capture.session_id: invalid type: …`).
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -16,7 +16,7 @@ use crate::queue::{Item, ItemState};
 use crate::reference::{ListKind, RowKind};
 use crate::wire::{Command, Mode};
 
-use super::convert::read_message;
+use super::convert::{unknown_kind, Fields};
 use super::error::QueueError;
 use super::store::DeviceConfig;
 
@@ -28,12 +28,12 @@ pub const LIST_LIMIT_MAX: u32 = 500;
 /// fastest sled's reads, and a message and its reply stay small.
 pub const CAPTURE_MANY_MAX: usize = 1_000;
 
-/// A page's request. On the wire it is `{type, ...fields}`. An absent (or
-/// `undefined`) `Option` is `None`, `command` is `scan`, `body` is JSON
-/// `null` and `context` is empty; every other field is required, and
-/// unknown fields are ignored.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A page's request. On the wire it is `{type, ...fields}`, `type` the
+/// variant's name in snake case. An absent (or `undefined`) `Option` is
+/// `None`, as is a `null` one; an absent `command` (or `null`) is `scan`,
+/// `body` JSON `null` and `context` empty; every other field is required,
+/// and unknown fields are ignored.
+#[derive(Debug, Clone, PartialEq)]
 pub enum PageRequest {
     /// Device setup: where the site is and how this device signs in.
     Setup {
@@ -41,28 +41,22 @@ pub enum PageRequest {
         device_token: String,
         device_id: String,
         /// Days a done item stays on the device (default 7).
-        #[serde(default)]
         done_retention_days: Option<u32>,
     },
     /// The stored setup (without the token).
     Device {},
     OpenSession {
-        #[serde(default)]
         session_id: Option<Uuid>,
         operator_id: String,
         mode: Mode,
-        #[serde(default)]
         context: Context,
     },
     /// A scan (or an undo, with `command: "undo"`). `occurred_at` is the
     /// page's input-event instant (Unix ms); absent, the worker's clock.
     Capture {
         session_id: Uuid,
-        #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
-        #[serde(default)]
         body: Body,
-        #[serde(default)]
         occurred_at: Option<f64>,
     },
     /// A burst of scans in one message (an RFID sled's read); each is
@@ -70,19 +64,15 @@ pub enum PageRequest {
     /// `occurred_at`, when given, holds one instant per body.
     CaptureMany {
         session_id: Uuid,
-        #[serde(default = "scan", deserialize_with = "scan_unless_named")]
         command: Command,
         bodies: Vec<Body>,
-        #[serde(default)]
         occurred_at: Option<Vec<f64>>,
     },
     CloseSession {
         session_id: Uuid,
     },
     List {
-        #[serde(default)]
         after: Option<u64>,
-        #[serde(default)]
         limit: Option<u32>,
     },
     Counts {},
@@ -96,7 +86,6 @@ pub enum PageRequest {
     /// replaced it, when the operator scanned again.
     Acknowledge {
         id: u64,
-        #[serde(default)]
         rescan_key: Option<IdempotencyKey>,
     },
     Storage {},
@@ -124,24 +113,153 @@ pub enum PageRequest {
     },
 }
 
-fn scan() -> Command {
-    Command::Scan
-}
-
-/// A capture's command: `scan` when `undefined` or `null` too.
-fn scan_unless_named<'de, D: Deserializer<'de>>(command: D) -> Result<Command, D::Error> {
-    Ok(Option::<Command>::deserialize(command)?.unwrap_or(Command::Scan))
-}
+/// The requests' types as a page names them, in the order a refusal of
+/// an unknown one lists them.
+const KINDS: &[&str] = &[
+    "setup",
+    "device",
+    "open_session",
+    "capture",
+    "capture_many",
+    "close_session",
+    "list",
+    "counts",
+    "retry_now",
+    "wake",
+    "discard",
+    "acknowledge",
+    "storage",
+    "reference_status",
+    "reference_refresh",
+    "find_unit",
+    "reference_get",
+    "reference_list",
+    "refresh_unit",
+];
 
 impl PageRequest {
-    /// Reads a page's message as the variant its `type` names, so an
+    /// Reads a page's message as the request its `type` names, so an
     /// error's path starts with the type: `capture.session_id: …`.
     pub fn read(data: &JsValue) -> Result<PageRequest, QueueError> {
         let kind = js_sys::Reflect::get(data, &"type".into())
             .ok()
             .and_then(|kind| kind.as_string())
             .ok_or_else(|| QueueError::BadMessage("a message needs a string `type`".into()))?;
-        read_message(&kind, data).map_err(QueueError::BadMessage)
+        PageRequest::read_fields(&kind, &Fields::of(&kind, data)).map_err(QueueError::BadMessage)
+    }
+
+    /// The request of type `kind`: each field it lists read in that order,
+    /// then the required ones checked (see [`Fields`]).
+    fn read_fields(kind: &str, fields: &Fields<'_>) -> Result<PageRequest, String> {
+        let request = match kind {
+            "setup" => {
+                let site_url = fields.get("site_url")?;
+                let device_token = fields.get("device_token")?;
+                let device_id = fields.get("device_id")?;
+                let done_retention_days = fields.optional("done_retention_days")?;
+                PageRequest::Setup {
+                    site_url: fields.required(site_url, "site_url")?,
+                    device_token: fields.required(device_token, "device_token")?,
+                    device_id: fields.required(device_id, "device_id")?,
+                    done_retention_days,
+                }
+            }
+            "device" => PageRequest::Device {},
+            "open_session" => {
+                let session_id = fields.optional("session_id")?;
+                let operator_id = fields.get("operator_id")?;
+                let mode = fields.get("mode")?;
+                let context = fields.get("context")?;
+                PageRequest::OpenSession {
+                    session_id,
+                    operator_id: fields.required(operator_id, "operator_id")?,
+                    mode: fields.required(mode, "mode")?,
+                    context: context.unwrap_or_default(),
+                }
+            }
+            "capture" => {
+                let session_id = fields.get("session_id")?;
+                let command = fields.optional("command")?;
+                let body = fields.get("body")?;
+                let occurred_at = fields.optional("occurred_at")?;
+                PageRequest::Capture {
+                    session_id: fields.required(session_id, "session_id")?,
+                    command: command.unwrap_or(Command::Scan),
+                    body: body.unwrap_or_default(),
+                    occurred_at,
+                }
+            }
+            "capture_many" => {
+                let session_id = fields.get("session_id")?;
+                let command = fields.optional("command")?;
+                let bodies = fields.get("bodies")?;
+                let occurred_at = fields.optional("occurred_at")?;
+                PageRequest::CaptureMany {
+                    session_id: fields.required(session_id, "session_id")?,
+                    command: command.unwrap_or(Command::Scan),
+                    bodies: fields.required(bodies, "bodies")?,
+                    occurred_at,
+                }
+            }
+            "close_session" => {
+                let session_id = fields.get("session_id")?;
+                PageRequest::CloseSession {
+                    session_id: fields.required(session_id, "session_id")?,
+                }
+            }
+            "list" => PageRequest::List {
+                after: fields.optional("after")?,
+                limit: fields.optional("limit")?,
+            },
+            "counts" => PageRequest::Counts {},
+            "retry_now" => PageRequest::RetryNow {},
+            "wake" => PageRequest::Wake {},
+            "discard" => {
+                let id = fields.get("id")?;
+                PageRequest::Discard {
+                    id: fields.required(id, "id")?,
+                }
+            }
+            "acknowledge" => {
+                let id = fields.get("id")?;
+                let rescan_key = fields.optional("rescan_key")?;
+                PageRequest::Acknowledge {
+                    id: fields.required(id, "id")?,
+                    rescan_key,
+                }
+            }
+            "storage" => PageRequest::Storage {},
+            "reference_status" => PageRequest::ReferenceStatus {},
+            "reference_refresh" => PageRequest::ReferenceRefresh {},
+            "find_unit" => {
+                let code = fields.get("code")?;
+                PageRequest::FindUnit {
+                    code: fields.required(code, "code")?,
+                }
+            }
+            "reference_get" => {
+                let row_kind = fields.get("kind")?;
+                let id = fields.get("id")?;
+                PageRequest::ReferenceGet {
+                    kind: fields.required(row_kind, "kind")?,
+                    id: fields.required(id, "id")?,
+                }
+            }
+            "reference_list" => {
+                let list_kind = fields.get("kind")?;
+                PageRequest::ReferenceList {
+                    kind: fields.required(list_kind, "kind")?,
+                }
+            }
+            "refresh_unit" => {
+                let epc = fields.get("epc")?;
+                PageRequest::RefreshUnit {
+                    epc: fields.required(epc, "epc")?,
+                }
+            }
+            other => return Err(unknown_kind(other, KINDS)),
+        };
+        Ok(request)
     }
 }
 

@@ -26,7 +26,7 @@ use indexed_db_futures::transaction::{
 use indexed_db_futures::KeyRange;
 use js_sys::Array;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 
@@ -47,13 +47,6 @@ pub use crate::runtime::{CaptureRequest, DeviceConfig, DrainSnapshot};
 
 const META_BACKOFF: &str = "backoff";
 pub(super) const META_DEVICE: &str = "device";
-
-/// A row of the meta store: `{name, value}`.
-#[derive(Serialize, Deserialize)]
-struct MetaRecord<T> {
-    name: String,
-    value: T,
-}
 
 /// Most done items one prune deletes: one short transaction, however long
 /// the device was away; the next prune takes the rest.
@@ -529,8 +522,23 @@ pub(super) async fn get_meta<T: DeserializeOwned>(
     name: &str,
 ) -> Result<Option<T>, QueueError> {
     let row: Option<JsValue> = tx.object_store(META)?.get(name).primitive()?.await?;
-    let row: Option<MetaRecord<T>> = row.map(|row| record(row, name)).transpose()?;
-    Ok(row.map(|row| row.value))
+    row.map(|row| record(meta_value(&row, name)?, name))
+        .transpose()
+}
+
+/// A meta row's `value`, read as the row's serde reader did: missing when
+/// the row has no such property. Its `name` is the store's key path, the
+/// name the row was read by. Only the value goes through serde, so the
+/// module holds one reader a value type and no second one of its row.
+fn meta_value(row: &JsValue, name: &str) -> Result<JsValue, QueueError> {
+    let field = JsValue::from_str("value");
+    let value = js_sys::Reflect::get(row, &field).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() && !js_sys::Reflect::has(row, &field).unwrap_or(false) {
+        return Err(QueueError::Storage(format!(
+            "{name}: missing field `value`"
+        )));
+    }
+    Ok(value)
 }
 
 pub(super) fn put_meta<T: Serialize>(
@@ -538,11 +546,17 @@ pub(super) fn put_meta<T: Serialize>(
     name: &str,
     value: &T,
 ) -> Result<(), QueueError> {
-    let row = MetaRecord {
-        name: name.to_owned(),
-        value,
-    };
-    tx.object_store(META)?.put(plain(&row)?).build()?;
+    put_meta_row(tx, name, plain(value)?)
+}
+
+/// Writes the meta row `{name, value}`; only the value goes through serde
+/// (see [`meta_value`]).
+fn put_meta_row(tx: &Transaction<'_>, name: &str, value: JsValue) -> Result<(), QueueError> {
+    // Setting a property of a fresh plain object cannot fail.
+    let row = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&row, &"name".into(), &name.into());
+    let _ = js_sys::Reflect::set(&row, &"value".into(), &value);
+    tx.object_store(META)?.put(row).build()?;
     Ok(())
 }
 

@@ -228,6 +228,80 @@ async fn stored_fixtures_read_through_the_store_from_a_real_database() {
     store.close();
 }
 
+/// A meta row the store writes is `{name, value}`, as earlier builds wrote
+/// it, and reads back the same.
+#[wasm_bindgen_test]
+async fn a_meta_row_the_store_writes_is_its_name_and_value() {
+    let name = db_name("meta-write");
+    let store = fresh(&name).await;
+    let config = stockhop::web::store::DeviceConfig {
+        site_url: "https://s".into(),
+        device_token: "t".into(),
+        device_id: "HH-1".into(),
+        done_retention_days: Some(3),
+    };
+    store.set_device(&config).await.unwrap();
+    let db = schema::open(&name).await.unwrap();
+    let tx = db.transaction([schema::META]).build().unwrap();
+    let row: JsValue = tx
+        .object_store(schema::META)
+        .unwrap()
+        .get("device")
+        .primitive()
+        .unwrap()
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        String::from(js_sys::JSON::stringify(&row).unwrap()),
+        r#"{"name":"device","value":{"site_url":"https://s","device_token":"t","device_id":"HH-1","done_retention_days":3}}"#
+    );
+    drop(tx);
+    db.close();
+    assert_eq!(store.device().await.unwrap(), Some(config));
+    store.close();
+}
+
+/// A meta row that does not read is refused naming the row and what did
+/// not fit: a row without its `value`, one whose `value` is `undefined`,
+/// and one whose `value` is not the record.
+#[wasm_bindgen_test]
+async fn a_meta_row_that_does_not_read_is_refused_naming_the_row() {
+    for (row, line) in [
+        ("{name: 'device'}", "device: missing field `value`"),
+        (
+            "{name: 'device', value: undefined}",
+            "device: invalid type: unit value, expected struct DeviceConfig",
+        ),
+        (
+            "{name: 'device', value: {site_url: 's', device_token: 't'}}",
+            "device: missing field `device_id`",
+        ),
+        (
+            "{name: 'device', value: 'HH-7'}",
+            "device: invalid type: string \"HH-7\", expected struct DeviceConfig",
+        ),
+    ] {
+        let name = db_name("meta-row");
+        let db = schema::open(&name).await.unwrap();
+        let tx = db
+            .transaction([schema::META])
+            .with_mode(indexed_db_futures::transaction::TransactionMode::Readwrite)
+            .build()
+            .unwrap();
+        let meta = tx.object_store(schema::META).unwrap();
+        meta.put(js_expr(row)).build().unwrap().await.unwrap();
+        tx.commit().await.unwrap();
+        db.close();
+        let store = fresh(&name).await;
+        match store.device().await {
+            Err(QueueError::Storage(why)) => assert_eq!(why, line, "{row}"),
+            other => panic!("{row}: {:?}", other.map(|device| device.is_some())),
+        }
+        store.close();
+    }
+}
+
 #[wasm_bindgen_test]
 fn a_record_that_does_not_read_is_refused_naming_the_record_and_what_did_not_fit() {
     let (_, full) = &stored_item_fixtures()[0];
@@ -425,6 +499,62 @@ fn every_page_message_reads_into_its_request() {
     ));
     assert_eq!(
         PageRequest::read(&with_undefined),
+        Ok(PageRequest::Capture {
+            session_id: SESSION,
+            command: Command::Scan,
+            body: json!(null),
+            occurred_at: None,
+        })
+    );
+}
+
+/// Whole refusal lines the page shows, as the message reader has always
+/// worded them: every present field is read first, in the order the
+/// request lists its fields, and only then is a missing one named; a value
+/// of the wrong type is named with serde-wasm-bindgen's own words.
+#[wasm_bindgen_test]
+fn a_refusal_names_the_first_bad_field_then_the_first_missing_one() {
+    let session = SESSION.to_string();
+    let cases = [
+        (json!({"type": "setup", "device_token": 5}), "setup.device_token: invalid type: floating point `5.0`, expected a string"),
+        (json!({"type": "setup", "device_token": "t"}), "setup: missing field `site_url`"),
+        (
+            json!({"type": "setup", "site_url": "s", "device_token": "t", "device_id": "d", "done_retention_days": 1.5}),
+            "setup.done_retention_days: invalid type: floating point `1.5`, expected u32",
+        ),
+        (json!({"type": "open_session", "mode": "receive", "context": 3}), "open_session.context: TypeError: Reflect.get called on non-object"),
+        (json!({"type": "open_session", "mode": "receive"}), "open_session: missing field `operator_id`"),
+        (json!({"type": "open_session", "operator_id": "op"}), "open_session: missing field `mode`"),
+        (json!({"type": "capture", "session_id": null}), "capture.session_id: invalid type: unit value, expected a formatted UUID string"),
+        (json!({"type": "capture", "session_id": session, "occurred_at": true}), "capture.occurred_at: invalid type: boolean `true`, expected f64"),
+        (json!({"type": "capture_many", "session_id": session, "bodies": {}}), "capture_many.bodies: invalid type: JsValue(Object({})), expected a sequence"),
+        (json!({"type": "capture_many", "bodies": []}), "capture_many: missing field `session_id`"),
+        (json!({"type": "close_session"}), "close_session: missing field `session_id`"),
+        (json!({"type": "list", "after": -2}), "list.after: invalid type: floating point `-2.0`, expected u64"),
+        (json!({"type": "acknowledge", "id": 2, "rescan_key": "k"}), "acknowledge.rescan_key: not a canonical UUID key: 'k'"),
+        (json!({"type": "reference_get", "kind": "bin"}), "reference_get: missing field `id`"),
+        (json!({"type": "reference_list"}), "reference_list: missing field `kind`"),
+        (json!({"type": "refresh_unit"}), "refresh_unit: missing field `epc`"),
+        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(message, line)| match read(message.clone()) {
+            Err(QueueError::BadMessage(why)) if why == *line => None,
+            other => Some(format!("{message}: {other:?}")),
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // `null` is an absent optional field, and a capture's command `scan`.
+    assert_eq!(
+        read(json!({"type": "list", "after": null, "limit": null})),
+        Ok(PageRequest::List {
+            after: None,
+            limit: None
+        })
+    );
+    assert_eq!(
+        read(json!({"type": "capture", "session_id": session, "command": null, "body": null})),
         Ok(PageRequest::Capture {
             session_id: SESSION,
             command: Command::Scan,
