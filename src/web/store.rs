@@ -14,6 +14,7 @@
 //! transaction dropped before its commit (an error part-way through a
 //! step) is rolled back by the crate, so a step writes all or nothing.
 
+use std::cell::Cell;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -56,6 +57,9 @@ pub const PRUNE_MAX_ITEMS: usize = 1_000;
 #[derive(Clone)]
 pub struct Store {
     db: Database,
+    /// A unit was found in the cache in this worker life: a group naming
+    /// units reads their versions without counting the cache first.
+    units_cached: Cell<bool>,
 }
 
 /// A record read from storage, with the field that did not fit named.
@@ -73,6 +77,7 @@ impl Store {
     pub async fn open(name: &str) -> Result<Store, QueueError> {
         Ok(Store {
             db: schema::open(name).await?,
+            units_cached: Cell::new(false),
         })
     }
 
@@ -159,24 +164,33 @@ impl QueueStore for Store {
         let tx = self.write(scope, TransactionDurability::Strict)?;
         let items = tx.object_store(ITEMS)?;
         let sessions = tx.object_store(SESSIONS)?;
-        // Every cached unit the group names is asked for at once, before
-        // any is read: one wait for IndexedDB a group, not one a scan.
         let mut versions = vec![None; requests.len()];
         if reads_units {
             let units = tx.object_store(UNITS)?;
-            let mut gets = Vec::new();
-            for (index, (request, _)) in requests.iter().enumerate() {
-                if let CaptureRequest::Capture { capture, .. } = request {
-                    if let Some(epc) = wants_unit_version(&capture.body) {
-                        gets.push((index, units.get(epc).primitive()?));
+            // Until a unit is found in this worker life, one count tells
+            // whether there is any version to read: a cache that holds no
+            // unit (not loaded yet) then costs one request a group, not
+            // one a scan.
+            if !self.units_cached.get() && units.count().primitive()?.await? > 0 {
+                self.units_cached.set(true);
+            }
+            if self.units_cached.get() {
+                // Every cached unit the group names is asked for at once,
+                // before any is read: one wait for IndexedDB a group.
+                let mut gets = Vec::new();
+                for (index, (request, _)) in requests.iter().enumerate() {
+                    if let CaptureRequest::Capture { capture, .. } = request {
+                        if let Some(epc) = wants_unit_version(&capture.body) {
+                            gets.push((index, units.get(epc).primitive()?));
+                        }
                     }
                 }
-            }
-            // Requests finish in the order they were made: once the last
-            // is answered, the others are read without waiting on each.
-            let last = gets.pop();
-            for (index, get) in last.into_iter().chain(gets) {
-                versions[index] = get.await?.as_ref().and_then(unit_version);
+                // Requests finish in the order they were made: once the
+                // last is answered, the others are read without waiting.
+                let last = gets.pop();
+                for (index, get) in last.into_iter().chain(gets) {
+                    versions[index] = get.await?.as_ref().and_then(unit_version);
+                }
             }
         }
         // The sessions this group touches, as they will be after it (a
@@ -199,17 +213,27 @@ impl QueueStore for Store {
                     vacant.insert(session);
                 }
             }
-            // A body IndexedDB could not hold as given (a number beyond
-            // ±2^53) is refused before it takes a seq.
-            let item = match request {
-                CaptureRequest::Capture { capture, .. } => match to_js(&capture.body) {
-                    Err(why) => Err(QueueError::BadMessage(format!("body: {why}"))),
-                    Ok(_) => plan_capture(&mut touched, request, *key, now, version),
+            let item = plan_capture(&mut touched, request, *key, now, version);
+            let record = match &item {
+                // Each item (with its body) is converted for IndexedDB once.
+                Ok(planned) => match to_js(planned) {
+                    Ok(record) => Some(record),
+                    // A body IndexedDB could not hold as given (a number
+                    // beyond ±2^53) is refused, and the seq it took is
+                    // given back.
+                    Err(why) if matches!(request, CaptureRequest::Capture { .. }) => {
+                        if let Some(session) = touched.get_mut(&session_id) {
+                            session.next_seq = planned.client_seq;
+                        }
+                        results.push(Err(QueueError::BadMessage(format!("body: {why}"))));
+                        continue;
+                    }
+                    Err(why) => return Err(QueueError::Storage(why)),
                 },
-                _ => plan_capture(&mut touched, request, *key, now, None),
+                Err(_) => None,
             };
-            if let Ok(item) = &item {
-                let add = items.add(plain(item)?).with_key_type::<f64>().primitive()?;
+            if let Some(record) = record {
+                let add = items.add(record).with_key_type::<f64>().primitive()?;
                 adds.push((results.len(), add));
             }
             results.push(item);

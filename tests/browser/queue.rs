@@ -106,26 +106,6 @@ fn storage_errors_read_as_the_indexeddb_library_words_them() {
     );
 }
 
-/// Puts a record for `session` at `client_seq` the queue does not know of,
-/// as another writer would: the unique (session, seq) index then refuses
-/// the queue's own item at that seq.
-async fn occupy_seq(name: &str, session: Uuid, client_seq: u64) {
-    let db = schema::open(name).await.unwrap();
-    let tx = write_tx(&db, schema::ITEMS);
-    let row = json!({"key": IdempotencyKey::mint().unwrap(), "session_id": session,
-        "client_seq": client_seq, "command": "scan", "occurred_at": "2026-11-29T09:01:00.000Z",
-        "queued_at": "2026-11-29T09:01:00.000Z", "body": {}, "state": "done"});
-    tx.object_store(schema::ITEMS)
-        .unwrap()
-        .add(to_js(&row).unwrap())
-        .build()
-        .unwrap()
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    db.close();
-}
-
 #[wasm_bindgen_test]
 async fn a_failed_write_is_reported_and_not_acknowledged() {
     let name = db_name("fail");

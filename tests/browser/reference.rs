@@ -326,6 +326,39 @@ async fn a_scan_naming_a_known_unit_takes_its_cached_version_at_capture() {
 }
 
 #[wasm_bindgen_test]
+async fn a_unit_cached_after_scans_that_found_none_gives_the_next_scan_its_version() {
+    let name = db_name("ref-version-later");
+    let site = stocked(0);
+    let clock = TestClock::at(T0);
+    let queue = manual_queue(&name, &site, &clock).await;
+    let session = open(&queue).await;
+    let put = |epc: &str| scan(json!({"mode": "put_away", "epc": epc, "bin": "A-1"}));
+
+    let before = queue
+        .capture_many(session, vec![put("E1"), put("E2")])
+        .await;
+    for item in &before {
+        assert!(item.as_ref().unwrap().body.get("unit_version").is_none());
+    }
+    site.change("units", unit("E1", Some("SN-1"), "A-2", 7));
+    queue.reference_refresh().await.unwrap();
+    let after = queue
+        .capture_many(session, vec![put("E1"), put("E2")])
+        .await;
+    let after: Vec<_> = after.into_iter().map(Result::unwrap).collect();
+    assert_eq!(after[0].body["unit_version"], 7);
+    assert!(after[1].body.get("unit_version").is_none());
+    assert_eq!(
+        (after[0].client_seq, after[1].client_seq),
+        (4, 5),
+        "its seqs follow the scans before"
+    );
+    let stored = fresh(&name).await.session_items(session).await.unwrap();
+    assert_eq!(stored.len(), 5);
+    assert_eq!(stored[3].body["unit_version"], 7);
+}
+
+#[wasm_bindgen_test]
 async fn a_capture_keeps_the_pages_input_instant_and_a_bad_one_is_refused_naming_it() {
     let name = db_name("ref-instant");
     let site = FakeSite::new();

@@ -15,6 +15,7 @@ use indexed_db_futures::database::Database;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::Build;
 use serde_json::json;
+use stockhop::key::IdempotencyKey;
 use stockhop::queue::{BeatOutcome, TransportOutcome};
 use stockhop::reference::Pull;
 #[allow(unused_imports)]
@@ -24,9 +25,11 @@ use stockhop::web::cache::FetchedPage;
 use stockhop::web::clock::Clock;
 use stockhop::web::error::QueueError;
 use stockhop::web::runtime::{Options, Queue};
+use stockhop::web::schema;
 use stockhop::web::store::{DeviceConfig, Store};
 use stockhop::web::transport::Transport;
 use stockhop::wire::{Heartbeat, SyncItem, SyncRequest};
+use uuid::Uuid;
 
 pub const T0: UnixMs = UnixMs(1_795_940_000_000);
 
@@ -360,6 +363,26 @@ pub fn write_tx<'a>(db: &'a Database, store: &str) -> Transaction<'a> {
         .with_mode(TransactionMode::Readwrite)
         .build()
         .unwrap()
+}
+
+/// Puts a record for `session` at `client_seq` the queue does not know of,
+/// as another writer would: the unique (session, seq) index then refuses
+/// the queue's own item at that seq.
+pub async fn occupy_seq(name: &str, session: Uuid, client_seq: u64) {
+    let db = schema::open(name).await.unwrap();
+    let tx = write_tx(&db, schema::ITEMS);
+    let row = json!({"key": IdempotencyKey::mint().unwrap(), "session_id": session,
+        "client_seq": client_seq, "command": "scan", "occurred_at": "2026-11-29T09:01:00.000Z",
+        "queued_at": "2026-11-29T09:01:00.000Z", "body": {}, "state": "done"});
+    tx.object_store(schema::ITEMS)
+        .unwrap()
+        .add(to_js(&row).unwrap())
+        .build()
+        .unwrap()
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    db.close();
 }
 
 pub fn db_name(what: &str) -> String {

@@ -194,3 +194,181 @@ async fn a_committed_capture_registers_the_drain_sync_tag() {
     }
     assert_eq!(tags, [stockhop::web::runtime::SYNC_TAG]);
 }
+
+/// Hands every message to the worker at once, as the browser dispatches
+/// messages that waited in the worker's inbox together (a sled's burst
+/// sent with `Promise.all`), and then awaits each reply in turn.
+async fn ask_together(
+    worker: &ServiceWorker,
+    messages: Vec<serde_json::Value>,
+) -> Vec<serde_json::Value> {
+    let pending: Vec<_> = messages
+        .iter()
+        .map(|message| worker.handle_message(to_js(message).unwrap(), None))
+        .collect();
+    let mut replies = Vec::new();
+    for promise in pending {
+        let reply = JsFuture::from(promise).await.unwrap();
+        replies.push(serde_wasm_bindgen::from_value(reply).unwrap());
+    }
+    replies
+}
+
+/// The `client_seq` of each item of a `capture_many` reply (`None` for an
+/// item refused).
+fn item_seqs(reply: &serde_json::Value) -> Vec<Option<u64>> {
+    reply["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{reply}"))
+        .iter()
+        .map(|item| item["client_seq"].as_u64())
+        .collect()
+}
+
+fn scans(epcs: &[&str]) -> Vec<serde_json::Value> {
+    epcs.iter()
+        .map(|epc| json!({"mode": "cycle_count", "epc": epc}))
+        .collect()
+}
+
+/// Opens a worker's queue on `name` and a session in it; its id.
+async fn worker_with_session(name: &str) -> (ServiceWorker, String) {
+    let worker = ServiceWorker::open(Some(name.to_owned()), None)
+        .await
+        .unwrap();
+    let open = ask(
+        &worker,
+        json!({"type": "open_session", "operator_id": "op-5", "mode": "cycle_count"}),
+    )
+    .await;
+    assert_eq!(open["ok"], true, "{open}");
+    let session = open["session_id"].as_str().unwrap().to_owned();
+    (worker, session)
+}
+
+#[wasm_bindgen_test]
+async fn capture_messages_waiting_together_are_each_answered_their_own_items_in_seq_order() {
+    let name = db_name("sw-together");
+    let (worker, session) = worker_with_session(&name).await;
+    let replies = ask_together(
+        &worker,
+        vec![
+            json!({"type": "capture_many", "session_id": session, "bodies": scans(&["E1", "E2", "E3"])}),
+            json!({"type": "capture", "session_id": session, "body": scans(&["E4"])[0]}),
+            json!({"type": "capture_many", "session_id": session, "bodies": scans(&["E5", "E6"])}),
+        ],
+    )
+    .await;
+    assert_eq!(item_seqs(&replies[0]), [Some(2), Some(3), Some(4)]);
+    assert_eq!(replies[1]["client_seq"], 5, "{}", replies[1]);
+    assert_eq!(item_seqs(&replies[2]), [Some(6), Some(7)]);
+
+    let session = uuid::Uuid::parse_str(&session).unwrap();
+    let stored = fresh(&name).await.session_items(session).await.unwrap();
+    let epcs: Vec<_> = stored
+        .iter()
+        .skip(1)
+        .map(|i| i.body["epc"].clone())
+        .collect();
+    assert_eq!(epcs, ["E1", "E2", "E3", "E4", "E5", "E6"]);
+    assert_eq!(
+        stored.iter().map(|i| i.client_seq).collect::<Vec<_>>(),
+        (1..=7).collect::<Vec<_>>()
+    );
+}
+
+#[wasm_bindgen_test]
+async fn waiting_capture_messages_share_one_transaction_and_a_failed_one_stores_none_of_them() {
+    let name = db_name("sw-shared-tx");
+    let (worker, session) = worker_with_session(&name).await;
+    let first = ask(
+        &worker,
+        json!({"type": "capture", "session_id": session, "body": scans(&["E1"])[0]}),
+    )
+    .await;
+    assert_eq!(first["client_seq"], 2, "{first}");
+    let id = uuid::Uuid::parse_str(&session).unwrap();
+    // Another writer holds seq 6, which the second message would take: its
+    // add fails, and with it the transaction both messages share.
+    occupy_seq(&name, id, 6).await;
+    let replies = ask_together(
+        &worker,
+        vec![
+            json!({"type": "capture_many", "session_id": session, "bodies": scans(&["E2", "E3", "E4"])}),
+            json!({"type": "capture_many", "session_id": session, "bodies": scans(&["E5", "E6"])}),
+        ],
+    )
+    .await;
+    for reply in &replies {
+        assert_eq!(
+            item_seqs(reply),
+            vec![None; reply["items"].as_array().unwrap().len()]
+        );
+        for item in reply["items"].as_array().unwrap() {
+            assert_eq!(item["error"]["code"], "STORAGE", "{reply}");
+        }
+    }
+
+    let stored = fresh(&name).await.session_items(id).await.unwrap();
+    assert_eq!(
+        stored.iter().map(|i| i.client_seq).collect::<Vec<_>>(),
+        [1, 2, 6],
+        "what was stored before stays; the failed group left nothing"
+    );
+    assert_eq!(stored[1].body["epc"], "E1");
+    let next = ask(
+        &worker,
+        json!({"type": "capture", "session_id": session, "body": scans(&["E7"])[0]}),
+    )
+    .await;
+    assert_eq!(
+        next["client_seq"], 3,
+        "the failed group took no seq: {next}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_bad_capture_among_waiting_messages_fails_only_its_own_item_or_message() {
+    let name = db_name("sw-bad-among");
+    let (worker, session) = worker_with_session(&name).await;
+    let ahead = js_sys::Date::now() + 86_400_000.0;
+    let now = js_sys::Date::now();
+    let replies = ask_together(
+        &worker,
+        vec![
+            json!({"type": "capture_many", "session_id": session, "bodies": scans(&["E1", "E2"])}),
+            // Refused as a message: two instants for three bodies.
+            json!({"type": "capture_many", "session_id": session,
+                   "bodies": scans(&["X1", "X2", "X3"]), "occurred_at": [now, now]}),
+            // One item refused: its instant is a day ahead of the device.
+            json!({"type": "capture_many", "session_id": session,
+                   "bodies": scans(&["E3", "X4", "E4"]), "occurred_at": [now, ahead, now]}),
+            json!({"type": "capture", "session_id": session, "body": scans(&["E5"])[0]}),
+        ],
+    )
+    .await;
+    assert_eq!(item_seqs(&replies[0]), [Some(2), Some(3)]);
+    assert_eq!(
+        (
+            replies[1]["ok"].clone(),
+            replies[1]["error"]["code"].clone()
+        ),
+        (json!(false), json!("BAD_MESSAGE"))
+    );
+    assert_eq!(item_seqs(&replies[2]), [Some(4), None, Some(5)]);
+    assert_eq!(replies[2]["items"][1]["error"]["code"], "BAD_MESSAGE");
+    assert_eq!(replies[3]["client_seq"], 6, "{}", replies[3]);
+
+    let id = uuid::Uuid::parse_str(&session).unwrap();
+    let stored = fresh(&name).await.session_items(id).await.unwrap();
+    let epcs: Vec<_> = stored
+        .iter()
+        .skip(1)
+        .map(|i| i.body["epc"].clone())
+        .collect();
+    assert_eq!(epcs, ["E1", "E2", "E3", "E4", "E5"]);
+    assert_eq!(
+        stored.iter().map(|i| i.client_seq).collect::<Vec<_>>(),
+        (1..=6).collect::<Vec<_>>()
+    );
+}
