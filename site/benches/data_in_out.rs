@@ -245,12 +245,12 @@ fn print_tables(reports: &[(&str, Report)]) {
     println!();
     println!("the import's five longest turns: where the time holding the writer went");
     println!(
-        "| {:<30} | {:>9} | {:>9} | {:>17} | {:>21} |",
-        "ledger", "held ms", "on a CPU", "waiting for a CPU", "blocked (disk, locks)"
+        "| {:<30} | {:>13} | {:>9} | {:>9} | {:>17} | {:>21} |",
+        "ledger", "turn", "held ms", "on a CPU", "waiting for a CPU", "blocked (disk, locks)"
     );
     println!(
-        "|{:-<32}|{:->11}|{:->11}|{:->19}|{:->23}|",
-        "", "", "", "", ""
+        "|{:-<32}|{:->15}|{:->11}|{:->11}|{:->19}|{:->23}|",
+        "", "", "", "", "", ""
     );
     for (engine, report) in reports {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -258,8 +258,9 @@ fn print_tables(reports: &[(&str, Report)]) {
         longest.sort_by_key(|split| std::cmp::Reverse(split.held));
         for split in longest.iter().take(5) {
             println!(
-                "| {:<30} | {:>9.2} | {:>9.2} | {:>17.2} | {:>21.2} |",
+                "| {:<30} | {:>13} | {:>9.2} | {:>9.2} | {:>17.2} | {:>21.2} |",
                 engine,
+                format!("{} of {}", split.turn, longest.len()),
                 ms(split.held),
                 ms(split.on_cpu),
                 ms(split.cpu_wait),
@@ -457,6 +458,8 @@ struct Turns {
 /// One turn's hold of the writer: on a CPU, waiting for one, and the rest.
 #[derive(Clone, Copy)]
 struct Split {
+    /// Which turn of the import this was, from 1.
+    turn: usize,
     held: Duration,
     on_cpu: Duration,
     cpu_wait: Duration,
@@ -485,7 +488,10 @@ impl import::Connections for Turns {
         });
         self.held.borrow_mut().push(took);
         if let Some((on_cpu, cpu_wait)) = spent {
-            self.own.borrow_mut().push(Split {
+            let mut own = self.own.borrow_mut();
+            let turn = own.len() + 1;
+            own.push(Split {
+                turn,
                 held: took,
                 on_cpu,
                 cpu_wait,
