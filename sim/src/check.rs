@@ -255,6 +255,8 @@ struct Row {
     state: String,
     dead_status: Option<i64>,
     dead_body: Option<String>,
+    /// For a duplicate: the accepted record's key it repeats, its number.
+    repeat: Option<(String, i64)>,
 }
 
 pub fn terminals(
@@ -268,10 +270,13 @@ pub fn terminals(
     let rows: Vec<Row> = listener
         .conn()
         .prepare(
-            "SELECT key, device_serial, event_id, subject, state, dead_status, dead_body
+            "SELECT key, device_serial, event_id, subject, state, dead_status, dead_body,
+                    repeat_of, repeat_number
              FROM listener_queue ORDER BY seq",
         )?
         .query_map([], |row| {
+            let repeat_of: Option<String> = row.get(7)?;
+            let repeat_number: Option<i64> = row.get(8)?;
             Ok(Row {
                 key: row.get(0)?,
                 device_serial: row.get(1)?,
@@ -280,6 +285,7 @@ pub fn terminals(
                 state: row.get(4)?,
                 dead_status: row.get(5)?,
                 dead_body: row.get(6)?,
+                repeat: repeat_of.zip(repeat_number),
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -299,6 +305,21 @@ pub fn terminals(
     {
         *gate_hops.entry(key?).or_default() += 1;
     }
+    // Repeats the ledger folded into the accepted event they repeat.
+    let mut repeats: HashMap<String, i64> = HashMap::new();
+    for row in ledger
+        .conn()
+        .prepare("SELECT key, repeats FROM terminal_repeats")?
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+        })?
+    {
+        let (key, n) = row?;
+        repeats.insert(key, n);
+    }
+    // The highest repeat number of each accepted record among its repeats
+    // the ledger folded (done, with no event of their own).
+    let mut folded: HashMap<&str, i64> = HashMap::new();
     let by_event: HashMap<(&str, &str), &Row> = rows
         .iter()
         .map(|r| ((r.device_serial.as_str(), r.event_id.as_str()), r))
@@ -321,6 +342,18 @@ pub fn terminals(
                 "drains_to_zero",
                 format!("{what} is still pending in the listener's queue"),
             )),
+            "done"
+                if recorded == 0
+                    && hops == 0
+                    && row.repeat.as_ref().is_some_and(|(of, number)| {
+                        repeats.get(of).is_some_and(|&held| held >= *number)
+                    }) =>
+            {
+                if let Some((of, number)) = &row.repeat {
+                    let high = folded.entry(of.as_str()).or_default();
+                    *high = (*high).max(*number);
+                }
+            }
             "done" if recorded != 1 || hops > 1 => found.push(violation(
                 "exactly_once",
                 format!("{what} is done with {recorded} terminal events and {hops} gate hops"),
@@ -352,8 +385,19 @@ pub fn terminals(
             _ => {}
         }
     }
+    for (key, &held) in &repeats {
+        let forwarded = folded.get(key.as_str()).copied().unwrap_or(0);
+        if held != forwarded {
+            found.push(violation(
+                "exactly_once",
+                format!(
+                    "terminal event {key} holds {held} repeats, the listener's done repeats of it reach {forwarded}"
+                ),
+            ));
+        }
+    }
     let minted: BTreeSet<&str> = rows.iter().map(|r| r.key.as_str()).collect();
-    for key in events.keys().chain(gate_hops.keys()) {
+    for key in events.keys().chain(gate_hops.keys()).chain(repeats.keys()) {
         if !minted.contains(key.as_str()) {
             found.push(violation(
                 "no_stray_hop",

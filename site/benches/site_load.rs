@@ -595,6 +595,26 @@ fn file_sizes(data: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The bytes of the database's pages each table holds, its indexes
+/// counted with it (SQLite's `dbstat`, which the bundled SQLite has).
+fn table_sizes(data: &Path) -> BTreeMap<String, u64> {
+    let conn = open_connection(&data.join("stockhop.sqlite")).unwrap();
+    let sizes = conn
+        .prepare(
+            "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
+             LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
+        .unwrap()
+        .map(|row| {
+            let (name, bytes) = row.unwrap();
+            (name, u64::try_from(bytes).unwrap())
+        })
+        .collect();
+    sizes
+}
+
 // ---------------------------------------------------------------------------
 // Measuring
 
@@ -1019,6 +1039,9 @@ struct Report {
     peak_rss: f64,
     files_before: BTreeMap<String, u64>,
     files_after: BTreeMap<String, u64>,
+    /// Bytes each table holds (with its indexes), before and after the load.
+    tables_before: BTreeMap<String, u64>,
+    tables_after: BTreeMap<String, u64>,
     queue: Vec<(String, i64)>,
     hops: i64,
     client_cpu_secs: f64,
@@ -1049,6 +1072,7 @@ async fn run(site: &Site, server: &Server) -> Report {
     // The load.
     let rss_before = memory_mib(server.pid, "VmRSS");
     let files_before = file_sizes(&site.data);
+    let tables_before = table_sizes(&site.data);
     let ctx = Arc::new(Ctx::new(server));
     let devices: Vec<Arc<Device>> = site
         .devices
@@ -1176,6 +1200,8 @@ async fn run(site: &Site, server: &Server) -> Report {
     let hops = conn
         .query_row("SELECT count(*) FROM hops", [], |r| r.get(0))
         .unwrap();
+    drop(conn);
+    let tables_after = table_sizes(&site.data);
     let ctx = Arc::into_inner(ctx).expect("every client is done");
     Report {
         unloaded,
@@ -1195,6 +1221,8 @@ async fn run(site: &Site, server: &Server) -> Report {
         peak_rss,
         files_before,
         files_after,
+        tables_before,
+        tables_after,
         queue,
         hops,
         client_cpu_secs,
@@ -1510,6 +1538,7 @@ fn print(site: &Site, report: &Report, server: &Server) {
         compression(),
         compression()
     );
+    print_tables(report, load_secs);
     println!(
         "listener queue at the end: {}; hops in the ledger: {}",
         report
@@ -1530,4 +1559,59 @@ fn print(site: &Site, report: &Report, server: &Server) {
         }
     }
     println!();
+}
+
+/// The tables that grew during the load, the most first: their bytes
+/// (indexes included) before and after, per portal read acknowledged and
+/// per hour at the load's rate.
+fn print_tables(report: &Report, load_secs: f64) {
+    /// Tables that grew less than this are left out of the table.
+    const LISTED_FROM_BYTES: i64 = 64 * 1024;
+    let mut grown: Vec<(&String, u64, u64, i64)> = report
+        .tables_after
+        .iter()
+        .map(|(name, &after)| {
+            let before = report.tables_before.get(name).copied().unwrap_or(0);
+            let growth = i64::try_from(after).unwrap() - i64::try_from(before).unwrap();
+            (name, before, after, growth)
+        })
+        .filter(|&(_, _, _, growth)| growth >= LISTED_FROM_BYTES)
+        .collect();
+    grown.sort_by_key(|&(name, _, _, growth)| (std::cmp::Reverse(growth), name.clone()));
+    let mib = |b: f64| b / (1024.0 * 1024.0);
+    let reads = report.load.reads.max(1) as f64;
+    println!();
+    println!(
+        "| {:<28} | {:>12} | {:>12} | {:>14} | {:>16} |",
+        "table (with its indexes)", "before MiB", "after MiB", "bytes / read", "per hour MiB"
+    );
+    println!(
+        "|{:-<30}|{:->14}|{:->14}|{:->16}|{:->18}|",
+        "", "", "", "", ""
+    );
+    let mut total = 0;
+    for (name, before, after, growth) in grown {
+        total += growth;
+        println!(
+            "| {:<28} | {:>12.1} | {:>12.1} | {:>14.0} | {:>16.0} |",
+            name,
+            mib(before as f64),
+            mib(after as f64),
+            growth as f64 / reads,
+            mib(growth as f64) / load_secs * 3600.0
+        );
+    }
+    println!(
+        "| {:<28} | {:>12} | {:>12} | {:>14.0} | {:>16.0} |",
+        "all listed",
+        "",
+        "",
+        total as f64 / reads,
+        mib(total as f64) / load_secs * 3600.0
+    );
+    println!(
+        "bytes / read: a table's growth over the load ÷ the {} portal reads acknowledged (pages in use, from SQLite's dbstat; tables that grew under {} KiB are not listed)",
+        report.load.reads,
+        LISTED_FROM_BYTES / 1024
+    );
 }

@@ -124,6 +124,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "central_summaries",
         sql: include_str!("../migrations/0016_central_summaries.sql"),
     },
+    Migration {
+        version: 17,
+        name: "terminal_repeats",
+        sql: include_str!("../migrations/0017_terminal_repeats.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -208,6 +213,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 16,
         name: "central_summaries",
         sql: include_str!("../migrations/postgres/0016_central_summaries.sql"),
+    },
+    Migration {
+        version: 17,
+        name: "terminal_repeats",
+        sql: include_str!("../migrations/postgres/0017_terminal_repeats.sql"),
     },
 ];
 

@@ -49,6 +49,23 @@ pub struct TerminalRecord {
     pub rule_outcome: RuleOutcome,
     /// The record as received (an ATTLOG line, a JSON object), for audit.
     pub raw: String,
+    /// A duplicate's place among the repeats of the accepted record it
+    /// repeats, when the listener still holds that record: the ledger
+    /// folds it into that record instead of keeping it as one of its own.
+    /// Absent on every other record (and from listeners that do not fold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
+}
+
+/// Which accepted record a duplicate repeats, and how many repeats of it
+/// the listener had taken with this one: an absolute count, so a resent
+/// batch or one arriving late folds in without counting anything twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Repeat {
+    /// The accepted record's key.
+    pub of: IdempotencyKey,
+    /// 1 for its first repeat, 2 for the second, ...
+    pub number: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

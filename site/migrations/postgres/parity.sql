@@ -107,6 +107,18 @@ UPDATE terminal_events SET raw = 'x' WHERE key = 'TK1';
 DELETE FROM terminal_events WHERE key = 'TK1';
 UPDATE periods SET closed_at = 3 WHERE closed_until = 1000;
 DELETE FROM periods WHERE closed_until = 1000;
+-- A terminal event's repeats are folded in with the larger figures and
+-- only grow.
+INSERT INTO terminal_repeats (key, repeats, last_repeat_at) VALUES ('TK1', 2, 5);
+INSERT INTO terminal_repeats (key, repeats, last_repeat_at) VALUES ('TK1', 1, 9)
+    ON CONFLICT (key) DO UPDATE SET
+      repeats = CASE WHEN excluded.repeats > terminal_repeats.repeats
+                     THEN excluded.repeats ELSE terminal_repeats.repeats END,
+      last_repeat_at = CASE WHEN excluded.last_repeat_at > terminal_repeats.last_repeat_at
+                            THEN excluded.last_repeat_at ELSE terminal_repeats.last_repeat_at END;
+UPDATE terminal_repeats SET repeats = 1 WHERE key = 'TK1';
+DELETE FROM terminal_repeats WHERE key = 'TK1';
+SELECT 'repeats', key, repeats, last_repeat_at FROM terminal_repeats;
 -- Text sorts by code point, as SQLite's BINARY collation does.
 INSERT INTO site_meta (key, value) VALUES ('b3', 'x'), ('a9', 'y'), ('B1', 'z'), ('_0', 'w');
 SELECT 'meta', key FROM site_meta ORDER BY key;

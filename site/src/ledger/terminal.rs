@@ -6,14 +6,18 @@
 //! `replayed`, the same key with a different record is 409. Records are
 //! stored as terminal events with their three clocks and the listener's
 //! rule outcome; an accepted gate read of a known unit also appends an
-//! observing `GATE_READ` hop. A terminal the site knows as a device that
+//! observing `GATE_READ` hop. A duplicate that names the accepted record
+//! it repeats is folded into that record's event ([`fold`]: a count and the
+//! last instant, no row, receipt or raw body of its own), so a portal
+//! reading a standing pallet many times a second costs the ledger one
+//! event per tag, not one per read. A terminal the site knows as a device that
 //! is not commissioned is in training like a handheld (rule 12, however a
 //! record arrives): its hops are recorded as simulation (`sim`). A serial
 //! the site has no device for posts as `terminal`, as terminals always
 //! have: gates reach the site through the listener without enrolling.
 //! Terminal sightings feed the same heartbeat view as handhelds.
 
-use crate::sql::{params, Connection, TransactionBehavior};
+use crate::sql::{params, Connection, OptionalExtension, TransactionBehavior};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use stockhop::time::UnixMs;
@@ -139,6 +143,9 @@ fn record_one(
         });
     }
     validate(record)?;
+    if let Some(answer) = fold(conn, record)? {
+        return Ok(answer);
+    }
     savepoint(conn, |conn| {
         receipts::claim(
             conn,
@@ -195,6 +202,76 @@ fn record_one(
             .execute(params![TERMINAL_SCOPE, record.key.to_string(), text])?;
         Ok(answer)
     })
+}
+
+/// Folds a duplicate that names the accepted record it repeats into that
+/// record's terminal event: the larger of the repeat counts and of the last
+/// repeat's capture instants, so a resent batch (or one of its records
+/// arriving late) changes nothing. No receipt, no event of its own, no raw
+/// body: a repeat costs nothing durable in the ledger. `None` when the
+/// record is not such a repeat, or when the ledger does not hold the
+/// record it repeats (that one was refused, or is still to come): it is
+/// then kept as an event of its own, as a duplicate always was, and its
+/// receipt answers a resend.
+fn fold(conn: &Connection, record: &TerminalRecord) -> Result<Option<TerminalResult>, LedgerError> {
+    let Some(repeat) = record.repeat else {
+        return Ok(None);
+    };
+    if record.rule_outcome != RuleOutcome::Duplicate || repeat.number == 0 {
+        return Ok(None);
+    }
+    let of = repeat.of.to_string();
+    let repeated = conn
+        .prepare_cached(
+            "SELECT 1 FROM terminal_events
+             WHERE key = ?1 AND device_serial = ?2 AND subject = ?3 AND rule_outcome = ?4",
+        )?
+        .query_row(
+            params![
+                of,
+                record.device_serial,
+                record.subject,
+                RuleOutcome::Accepted.as_str()
+            ],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !repeated {
+        return Ok(None);
+    }
+    let held: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT repeats, last_repeat_at FROM terminal_repeats WHERE key = ?1")?
+        .query_row(params![of], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let number = i64::from(repeat.number);
+    let at = record.occurred_at.0;
+    let replayed = held.is_some_and(|(repeats, last)| repeats >= number && last >= at);
+    if !replayed {
+        conn.prepare_cached(
+            "INSERT INTO terminal_repeats (key, repeats, last_repeat_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (key) DO UPDATE SET
+               repeats = CASE WHEN excluded.repeats > terminal_repeats.repeats
+                              THEN excluded.repeats ELSE terminal_repeats.repeats END,
+               last_repeat_at = CASE WHEN excluded.last_repeat_at > terminal_repeats.last_repeat_at
+                                     THEN excluded.last_repeat_at ELSE terminal_repeats.last_repeat_at END",
+        )?
+        .execute(params![of, number, at])?;
+    }
+    devices::record_terminal_seen(
+        conn,
+        &record.device_serial,
+        record.source.as_str(),
+        record.queued_at,
+    )?;
+    Ok(Some(TerminalResult {
+        key: record.key,
+        status: 200,
+        replayed,
+        code: None,
+        message: None,
+        hop_ids: vec![],
+    }))
 }
 
 /// The observing hop of an accepted gate read of a known unit, if any.

@@ -40,8 +40,7 @@ use super::unix_now;
 use crate::db::Db;
 use crate::delivery::{
     backoff, classify, fails_the_record, DeliveryError, Disposition, SignedEndpoint,
-    DB_ERROR_DELAY, DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, PRUNE_INTERVAL, RETRY_DELAY_FIRST,
-    RETRY_DELAY_MAX,
+    DB_ERROR_DELAY, DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, RETRY_DELAY_FIRST, RETRY_DELAY_MAX,
 };
 use crate::outbound::{OutboundError, Trust};
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
@@ -557,17 +556,38 @@ async fn pause(
     }
 }
 
-/// Prunes old done rows every [`PRUNE_INTERVAL`] until shutdown.
+/// How often the listener's queue is pruned: portals' repeats leave it
+/// within this of [`queue::REPEAT_RETENTION`], so at 700 reads a second
+/// a portal holds at most about five minutes of them.
+pub const QUEUE_PRUNE_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Prunes old done rows every [`QUEUE_PRUNE_INTERVAL`] until shutdown,
+/// a bounded number a transaction ([`queue::PRUNE_ROWS_MAX`] a kind), as
+/// many transactions as it takes: the queue writer takes its turn between
+/// them.
 pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
-            () = tokio::time::sleep(PRUNE_INTERVAL) => {}
+            () = tokio::time::sleep(QUEUE_PRUNE_INTERVAL) => {}
             _ = shutdown.changed() => return,
         }
-        match db.call_local(|conn| queue::prune(conn, unix_now())).await {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "pruned the terminal queue"),
-            Err(err) => tracing::error!(%err, "cannot prune the terminal queue"),
+        let mut removed_total = 0;
+        loop {
+            match db.call_local(|conn| queue::prune(conn, unix_now())).await {
+                Ok(removed) => {
+                    removed_total += removed;
+                    if removed < queue::PRUNE_ROWS_MAX || *shutdown.borrow() {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    tracing::error!(%err, "cannot prune the terminal queue");
+                    break;
+                }
+            }
+        }
+        if removed_total > 0 {
+            tracing::info!(removed = removed_total, "pruned the terminal queue");
         }
     }
 }
@@ -598,6 +618,7 @@ mod tests {
                 queued_at: UnixMs(0),
                 rule_outcome: RuleOutcome::Accepted,
                 raw: "{}".to_owned(),
+                repeat: None,
             },
         }
     }

@@ -24,7 +24,7 @@ use super::rules::{Capture, RateKey, ReaderRates, Rules, Terminal, RATE_WINDOW_M
 use crate::db::DbError;
 use crate::limits::{RAW_RETENTION, RAW_ROWS_MAX};
 use crate::terminal_wire::{
-    RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
+    Repeat, RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
 };
 
 /// How long done rows stay for audit before the prune pass removes them.
@@ -32,6 +32,14 @@ pub const DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
 /// How long served records stay: only captures inside the stale horizon
 /// can ever be compared with them, so an hour is ample.
 pub const SERVED_RETENTION: Millis = Millis::from_secs(3600);
+/// How long a forwarded repeat's row stays (a duplicate the ledger has
+/// taken), counted from its capture: a resend of its frame is judged anew
+/// only once the row is gone, and by then it is stale (3 min), so it counts
+/// nothing twice; and the rate budgets rebuilt on start read rows this far
+/// back. The ledger keeps the repeat only as its record's count, so the row
+/// is not kept for audit: at 700 reads a second, about 500 bytes a row, a
+/// portal would add some 30 GB a day.
+pub const REPEAT_RETENTION: Millis = Millis(STALE_AFTER.0 + RATE_WINDOW_MAX.0);
 /// The most rows one prune statement deletes, so the write lock is never
 /// held long while terminals are waiting for their acks.
 pub const PRUNE_ROWS_MAX: usize = 5_000;
@@ -139,12 +147,34 @@ pub fn write_keyed(
     {
         let mut insert = tx.prepare_cached(
             "INSERT INTO listener_queue
-               (key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+               (key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw,
+                repeat_of, repeat_number)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
-        for (&(w, i), &outcome) in fresh.iter().zip(&judgement.outcomes) {
+        // A duplicate counts one more repeat on the accepted row it repeats
+        // (written earlier in this transaction or before), and takes that
+        // row's key and the new count with it to the ledger.
+        let mut count_repeat = tx.prepare_cached(
+            "UPDATE listener_queue SET repeats = repeats + 1
+             WHERE device_serial = ?1 AND event_id = ?2 AND rule_outcome = 'accepted'
+             RETURNING key, repeats",
+        )?;
+        for ((&(w, i), &outcome), repeated) in fresh
+            .iter()
+            .zip(&judgement.outcomes)
+            .zip(&judgement.repeats)
+        {
             let record = &writes[w].records[i];
             let c = &record.capture;
+            let repeat: Option<(String, i64)> = match repeated {
+                Some(event_id) => count_repeat
+                    .query_row(params![c.device, event_id], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .optional()?,
+                None => None,
+            };
+            let (repeat_of, repeat_number) = repeat.unzip();
             insert.execute(params![
                 mint()?.to_string(),
                 record.source.as_str(),
@@ -156,6 +186,8 @@ pub fn write_keyed(
                 queued_at.0,
                 outcome.as_str(),
                 record.raw,
+                repeat_of,
+                repeat_number,
             ])?;
             reports[w].outcomes[i] = Some(outcome);
         }
@@ -241,7 +273,7 @@ pub struct Queued {
     pub set_aside: bool,
 }
 
-const QUEUED_COLUMNS: &str = "seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw, attempts, set_aside_at IS NOT NULL";
+const QUEUED_COLUMNS: &str = "seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw, attempts, set_aside_at IS NOT NULL, repeat_of, repeat_number";
 
 /// The oldest `limit` pending rows not set aside, in the order they were
 /// written.
@@ -291,11 +323,20 @@ fn queued_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Queued, QueueE
     let outcome: String = row.get(9)?;
     let raw: Vec<u8> = row.get(10)?;
     let attempts: i64 = row.get(11)?;
+    let repeat_of: Option<String> = row.get(13)?;
+    let repeat_number: Option<i64> = row.get(14)?;
     let bad = |why: &str| QueueError::Row {
         seq,
         why: why.to_owned(),
     };
     let read = || -> Result<Queued, QueueError> {
+        let repeat = match (repeat_of, repeat_number) {
+            (Some(of), Some(number)) => Some(Repeat {
+                of: IdempotencyKey::parse(&of).map_err(|_| bad("repeat_of"))?,
+                number: u32::try_from(number).map_err(|_| bad("repeat_number"))?,
+            }),
+            _ => None,
+        };
         Ok(Queued {
             seq,
             event_id: row.get(4)?,
@@ -312,6 +353,7 @@ fn queued_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Queued, QueueE
                 rule_outcome: RuleOutcome::parse(&outcome).ok_or_else(|| bad("rule_outcome"))?,
                 // The wire carries text; the queue keeps the exact bytes.
                 raw: String::from_utf8_lossy(&raw).into_owned(),
+                repeat,
             },
         })
     };
@@ -433,19 +475,28 @@ pub fn settle(
     Ok(())
 }
 
-/// Deletes done rows settled before `now − DONE_RETENTION`, served
-/// records older than `now − SERVED_RETENTION`, and raw bodies received
-/// before `now − RAW_RETENTION` or beyond the newest [`RAW_ROWS_MAX`], a
-/// bounded number at a time. Dead letters stay until someone deals with
-/// them.
+/// Deletes done rows settled before `now − DONE_RETENTION`, done repeats
+/// (duplicates) captured before `now − REPEAT_RETENTION`,
+/// served records older than `now − SERVED_RETENTION`, and raw bodies
+/// received before `now − RAW_RETENTION` or beyond the newest
+/// [`RAW_ROWS_MAX`], a bounded number at a time. Dead letters stay until
+/// someone deals with them.
 pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
     let done_before = now.0 - DONE_RETENTION.0 as i64;
+    let repeats_before = now.0 - REPEAT_RETENTION.0 as i64;
     let served_before = now.0 - SERVED_RETENTION.0 as i64;
     let tx = conn.transaction()?;
     let mut removed = tx.execute(
         "DELETE FROM listener_queue WHERE seq IN
            (SELECT seq FROM listener_queue WHERE state = 'done' AND done_at < ?1 LIMIT ?2)",
         params![done_before, PRUNE_ROWS_MAX as i64],
+    )?;
+    removed += tx.execute(
+        "DELETE FROM listener_queue WHERE seq IN
+           (SELECT seq FROM listener_queue INDEXED BY listener_queue_repeats_done
+            WHERE state = 'done' AND rule_outcome = 'duplicate' AND occurred_at < ?1
+            LIMIT ?2)",
+        params![repeats_before, PRUNE_ROWS_MAX as i64],
     )?;
     removed += tx.execute(
         "DELETE FROM listener_served WHERE rowid IN
@@ -731,6 +782,78 @@ mod tests {
         assert_ne!(rows[0].record.key, rows[1].record.key);
         assert_eq!(rows[0].record.queued_at, NOW);
         assert_eq!(pending_batch(&mut conn, 1).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwarded() {
+        // An accepted read and three repeats within the duplicate window;
+        // then the terminal resends the whole frame (it missed the ack).
+        let frame = vec![
+            record("a", "7", 4),
+            record("b", "7", 3),
+            record("c", "7", 2),
+            record("d", "7", 1),
+        ];
+        let (_dir, mut conn, mut rules) = check(frame.clone());
+        let resend = Write {
+            records: frame,
+            raw: Vec::new(),
+            seen: Vec::new(),
+        };
+        let report = write(&mut conn, &mut rules, NOW.plus(Millis(500)), &[resend]).unwrap();
+        assert_eq!(report[0].outcomes, vec![None; 4], "already queued");
+        let rows = pending_batch(&mut conn, 50).unwrap();
+        let outcomes: Vec<RuleOutcome> = rows.iter().map(|r| r.record.rule_outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                RuleOutcome::Accepted,
+                RuleOutcome::Duplicate,
+                RuleOutcome::Duplicate,
+                RuleOutcome::Duplicate
+            ]
+        );
+        let accepted = rows[0].record.key;
+        assert_eq!(rows[0].record.repeat, None);
+        let repeats: Vec<Option<Repeat>> = rows[1..].iter().map(|r| r.record.repeat).collect();
+        assert_eq!(
+            repeats,
+            (1..=3)
+                .map(|number| Some(Repeat {
+                    of: accepted,
+                    number
+                }))
+                .collect::<Vec<_>>(),
+            "numbered in order, the resend counted nothing"
+        );
+        let held: i64 = conn
+            .query_row(
+                "SELECT repeats FROM listener_queue WHERE key = ?1",
+                [accepted.to_string()],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(held, 3);
+
+        let settled: Vec<(&Queued, Settled)> = rows.iter().map(|r| (r, Settled::Done)).collect();
+        settle(&mut conn, NOW, &settled, &[]).unwrap();
+        // The first repeat was captured 3 s before NOW, the last 1 s.
+        let kept = UnixMs(NOW.0 + REPEAT_RETENTION.0 as i64 - 3_000);
+        assert_eq!(
+            prune(&mut conn, kept).unwrap(),
+            0,
+            "a resend would not be stale yet"
+        );
+        let gone = kept.plus(Millis(2_001));
+        assert_eq!(prune(&mut conn, gone).unwrap(), 3, "the three repeats");
+        let left: Vec<String> = conn
+            .prepare("SELECT key FROM listener_queue")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, [accepted.to_string()], "the read stays its 7 days");
     }
 
     #[test]

@@ -8,8 +8,9 @@ use serde_json::json;
 use stockhop::time::{Millis, UnixMs};
 use stockhop_site::ledger::{devices, terminal};
 use stockhop_site::terminal_wire::{
-    RuleOutcome, TerminalBatch, TerminalEventKind, TerminalHeartbeat, TerminalRecord,
-    TerminalSource, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
+    Repeat, RuleOutcome, TerminalBatch, TerminalBatchResponse, TerminalEventKind,
+    TerminalHeartbeat, TerminalRecord, TerminalSource, MAX_RECORDS_PER_BATCH, SIGNATURE_HEADER,
+    TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
 
 fn record(kind: TerminalEventKind, subject: &str, outcome: RuleOutcome) -> TerminalRecord {
@@ -24,7 +25,278 @@ fn record(kind: TerminalEventKind, subject: &str, outcome: RuleOutcome) -> Termi
         queued_at: occurred_at.plus(Millis(40)),
         rule_outcome: outcome,
         raw: format!("{{\"epc\":\"{subject}\"}}"),
+        repeat: None,
     }
+}
+
+/// The `number`th repeat of `accepted`, read `number` × 100 ms after it,
+/// as the listener forwards it.
+fn repeat_of(accepted: &TerminalRecord, number: u32) -> TerminalRecord {
+    let occurred_at = accepted.occurred_at.plus(Millis(100 * u64::from(number)));
+    TerminalRecord {
+        occurred_at,
+        queued_at: occurred_at.plus(Millis(40)),
+        repeat: Some(Repeat {
+            of: accepted.key,
+            number,
+        }),
+        ..record(accepted.kind, &accepted.subject, RuleOutcome::Duplicate)
+    }
+}
+
+/// The bytes the ledger's tables for terminal records hold, their indexes
+/// with them: SQLite's pages in use (`dbstat`), PostgreSQL's relation sizes.
+fn terminal_bytes(site: &Site) -> i64 {
+    if backend::postgres_requested() {
+        site.count(
+            "SELECT (pg_total_relation_size('terminal_events') + pg_total_relation_size('terminal_repeats')
+                     + pg_total_relation_size('receipts'))::bigint",
+        )
+    } else {
+        site.count(
+            "SELECT coalesce(sum(d.pgsize), 0) FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name
+             WHERE s.tbl_name IN ('terminal_events', 'terminal_repeats', 'receipts')",
+        )
+    }
+}
+
+fn ingest_at(site: &Site, records: Vec<TerminalRecord>, at: UnixMs) -> TerminalBatchResponse {
+    let batch = TerminalBatch {
+        records,
+        heartbeats: vec![],
+    };
+    site.db
+        .call_blocking(move |conn| terminal::ingest(conn, &batch, at))
+        .unwrap()
+}
+
+/// (repeats, last repeat's capture) the ledger holds for `key`.
+fn repeats_of(site: &Site, key: &str) -> (i64, i64) {
+    (
+        site.count(&format!(
+            "SELECT coalesce(max(repeats), 0) FROM terminal_repeats WHERE key = '{key}'"
+        )),
+        site.count(&format!(
+            "SELECT coalesce(max(last_repeat_at), 0) FROM terminal_repeats WHERE key = '{key}'"
+        )),
+    )
+}
+
+/// What a reader of the ledger counts of terminal records: events, their
+/// receipts, gate hops.
+fn terminal_counts(site: &Site) -> (i64, i64, i64) {
+    (
+        site.count("SELECT count(*) FROM terminal_events"),
+        site.count(&format!(
+            "SELECT count(*) FROM receipts WHERE scope = '{}'",
+            terminal::TERMINAL_SCOPE
+        )),
+        site.count("SELECT count(*) FROM hops WHERE kind = 'GATE_READ'"),
+    )
+}
+
+/// A repeat is folded into the event it repeats at the cost of a count:
+/// this bounds what a repeat may add to the ledger's terminal tables, far
+/// under what one cost as an event of its own (its raw body, its receipt,
+/// over 300 bytes). PostgreSQL's slack is an update's dead row versions
+/// until a page is pruned, and the free-space and visibility maps.
+const MAX_BYTES_PER_REPEAT: i64 = 32;
+
+#[tokio::test]
+async fn a_stream_of_repeats_folds_into_the_read_it_repeats_and_costs_the_ledger_nearly_nothing() {
+    let site = Site::start_stocked().await;
+    site.import("units", "epc,code,sku,state,bin\nEPC-KNOWN,,SKU-1,new,\n");
+    let accepted = record(
+        TerminalEventKind::TagRead,
+        "EPC-KNOWN",
+        RuleOutcome::Accepted,
+    );
+    let first = ingest_at(
+        &site,
+        vec![accepted.clone(), repeat_of(&accepted, 1)],
+        now(),
+    );
+    assert!(first.results.iter().all(|r| r.status == 200 && !r.replayed));
+    assert_eq!(first.results[0].hop_ids.len(), 1, "the read books its hop");
+    assert!(
+        first.results[1].hop_ids.is_empty(),
+        "a repeat books nothing"
+    );
+    let one = terminal_bytes(&site);
+    assert_eq!(terminal_counts(&site), (1, 1, 1));
+
+    const REPEATS: u32 = 2_000;
+    let repeats: Vec<TerminalRecord> = (2..=REPEATS + 1).map(|n| repeat_of(&accepted, n)).collect();
+    for batch in repeats.chunks(MAX_RECORDS_PER_BATCH) {
+        let answer = ingest_at(&site, batch.to_vec(), now());
+        assert!(answer
+            .results
+            .iter()
+            .all(|r| r.status == 200 && !r.replayed && r.hop_ids.is_empty()));
+    }
+    let many = terminal_bytes(&site);
+    assert_eq!(
+        terminal_counts(&site),
+        (1, 1, 1),
+        "no event, receipt or hop of their own"
+    );
+    let key = accepted.key.to_string();
+    assert_eq!(
+        repeats_of(&site, &key),
+        (
+            i64::from(REPEATS) + 1,
+            repeats.last().unwrap().occurred_at.0
+        ),
+        "every repeat counted once on the read, with the last one's instant"
+    );
+    assert!(
+        many - one <= i64::from(REPEATS) * MAX_BYTES_PER_REPEAT,
+        "{REPEATS} more repeats grew the terminal tables from {one} to {many} bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_resent_batch_of_repeats_changes_nothing() {
+    let site = Site::start_stocked().await;
+    site.import("units", "epc,code,sku,state,bin\nEPC-KNOWN,,SKU-1,new,\n");
+    let accepted = record(
+        TerminalEventKind::TagRead,
+        "EPC-KNOWN",
+        RuleOutcome::Accepted,
+    );
+    let batch: Vec<TerminalRecord> = std::iter::once(accepted.clone())
+        .chain((1..=3).map(|n| repeat_of(&accepted, n)))
+        .collect();
+    let first = ingest_at(&site, batch.clone(), now());
+    assert!(first.results.iter().all(|r| r.status == 200 && !r.replayed));
+    let key = accepted.key.to_string();
+    let held = repeats_of(&site, &key);
+    assert_eq!(held, (3, batch[3].occurred_at.0));
+    let counts = terminal_counts(&site);
+    let bytes = terminal_bytes(&site);
+
+    let again = ingest_at(&site, batch.clone(), now());
+    for (a, b) in first.results.iter().zip(&again.results) {
+        assert_eq!((b.status, &b.hop_ids), (a.status, &a.hop_ids));
+        assert!(b.replayed, "the ledger held all of it already");
+    }
+    let late = ingest_at(&site, vec![batch[2].clone()], now());
+    assert!(late.results[0].replayed, "an earlier repeat resent alone");
+    assert_eq!(repeats_of(&site, &key), held, "counted once");
+    assert_eq!(terminal_counts(&site), counts);
+    if !backend::postgres_requested() {
+        assert_eq!(terminal_bytes(&site), bytes, "not a page more");
+    }
+}
+
+#[tokio::test]
+async fn a_read_after_the_window_books_as_before_and_the_feed_and_view_say_what_the_ledger_holds() {
+    let site = Site::start_stocked().await;
+    site.import("units", "epc,code,sku,state,bin\nEPC-KNOWN,,SKU-1,new,\n");
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap();
+    let accepted = record(
+        TerminalEventKind::TagRead,
+        "EPC-KNOWN",
+        RuleOutcome::Accepted,
+    );
+    let repeats: Vec<TerminalRecord> = (1..=20).map(|n| repeat_of(&accepted, n)).collect();
+    // The next read the listener accepts: 6 s later, past the 5 s window.
+    let later_at = accepted.occurred_at.plus(Millis(6_000));
+    let later = TerminalRecord {
+        occurred_at: later_at,
+        queued_at: later_at.plus(Millis(40)),
+        ..record(
+            TerminalEventKind::TagRead,
+            "EPC-KNOWN",
+            RuleOutcome::Accepted,
+        )
+    };
+    let mut batch = vec![accepted.clone()];
+    batch.extend(repeats.iter().cloned());
+    batch.push(later.clone());
+    batch.push(repeat_of(&later, 1));
+    let answer = ingest_at(&site, batch, now().plus(Millis(7_000)));
+    assert!(answer.results.iter().all(|r| r.status == 200));
+    let booked: Vec<i64> = answer
+        .results
+        .iter()
+        .flat_map(|r| r.hop_ids.clone())
+        .collect();
+    assert_eq!(
+        booked.len(),
+        2,
+        "each accepted read books its hop, no repeat does"
+    );
+    assert_eq!(
+        answer.results[21].hop_ids.len(),
+        1,
+        "the read after the window"
+    );
+    assert_eq!(terminal_counts(&site), (2, 2, 2));
+    assert_eq!(repeats_of(&site, &accepted.key.to_string()).0, 20);
+    assert_eq!(repeats_of(&site, &later.key.to_string()).0, 1);
+
+    // The hop feed lists the two gate reads, under their reads' keys.
+    let (status, page) = site.get("/v1/hops?limit=100", &admin).await;
+    assert_eq!(status, 200, "{page}");
+    let mut gate_keys: Vec<String> = page["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|hop| hop["kind"] == "GATE_READ")
+        .map(|hop| hop["key"].as_str().unwrap().to_owned())
+        .collect();
+    gate_keys.sort();
+    let mut expected = vec![accepted.key.to_string(), later.key.to_string()];
+    expected.sort();
+    assert_eq!(gate_keys, expected);
+
+    // The view: the portal was last seen at its newest record's queue
+    // write, a folded repeat's.
+    let (status, view) = site.get("/v1/site/status", &admin).await;
+    assert_eq!(status, 200, "{view}");
+    let portal = view["terminals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["device_id"] == "FX90-1")
+        .unwrap_or_else(|| panic!("the portal on the view: {view}"));
+    assert_eq!(
+        portal["last_seen_at"],
+        json!(repeat_of(&later, 1).queued_at.to_string())
+    );
+}
+
+#[tokio::test]
+async fn a_repeat_of_a_read_the_ledger_does_not_hold_is_kept_as_its_own_event() {
+    let site = Site::start_stocked().await;
+    let accepted = record(TerminalEventKind::TagRead, "EPC-1", RuleOutcome::Accepted);
+    // Its read not here yet (set aside at the listener), or another
+    // terminal's read of another tag: nothing to fold into.
+    let orphan = repeat_of(&accepted, 1);
+    let elsewhere = TerminalRecord {
+        device_serial: "FX90-2".into(),
+        ..repeat_of(&accepted, 2)
+    };
+    let first = ingest_at(&site, vec![orphan.clone()], now());
+    assert_eq!(
+        (first.results[0].status, first.results[0].replayed),
+        (200, false)
+    );
+    ingest_at(&site, vec![accepted.clone(), elsewhere], now());
+    assert_eq!(
+        site.count("SELECT count(*) FROM terminal_events WHERE rule_outcome = 'duplicate'"),
+        2,
+        "kept as duplicates always were"
+    );
+    assert_eq!(repeats_of(&site, &accepted.key.to_string()), (0, 0));
+    let again = ingest_at(&site, vec![orphan], now());
+    assert!(again.results[0].replayed, "its receipt answers the resend");
+    assert_eq!(repeats_of(&site, &accepted.key.to_string()), (0, 0));
+    assert_eq!(terminal_counts(&site), (3, 3, 1), "the read books its hop");
 }
 
 #[tokio::test]

@@ -98,6 +98,52 @@ async fn the_same_tag_within_five_seconds_is_recorded_as_a_duplicate() {
 }
 
 #[tokio::test]
+async fn a_tag_read_over_and_over_reaches_the_site_ledger_as_one_event_with_its_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = start_with_site_ledger(dir.path(), config(READER)).await;
+    let now = unix_now();
+    let reads: Vec<String> = (0..10)
+        .map(|i| {
+            event(
+                "e280aa",
+                i,
+                UnixMs(now.0 - 3000 + i64::from(i) * 100),
+                false,
+            )
+        })
+        .collect();
+    let report = post(&format!("[{}]", reads.join(",")));
+    // The portal missed the first ack and sends the report again.
+    for _ in 0..2 {
+        let (_, got) = split_reply(&exchange(listener.http, &report).await);
+        assert!(got.is_empty());
+    }
+    assert!(
+        eventually(10, || listener
+            .count("SELECT count(*) FROM listener_queue WHERE state = 'done'")
+            == 10)
+        .await,
+        "the forwarder delivers the ten records"
+    );
+    assert_eq!(
+        listener.ledger_events(),
+        [("e280aa".to_owned(), now.0 - 3000)],
+        "one event, the accepted read's"
+    );
+    let (repeats, last): (i64, i64) = listener.query(
+        "SELECT repeats, last_repeat_at FROM terminal_repeats",
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    );
+    assert_eq!((repeats, last), (9, now.0 - 3000 + 900));
+    assert_eq!(
+        listener.count("SELECT count(*) FROM receipts"),
+        1,
+        "the repeats claim no key"
+    );
+    listener.stop().await;
+}
+
+#[tokio::test]
 async fn a_report_that_is_not_json_is_refused_and_an_unreadable_event_is_kept_raw() {
     let dir = tempfile::tempdir().unwrap();
     let listener = start(dir.path(), config(READER), None).await;
