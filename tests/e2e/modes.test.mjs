@@ -13,6 +13,7 @@ import {
   HANDHELD_VIEWPORT,
   addDevice,
   allItems,
+  ask,
   counts,
   drained,
   epcs,
@@ -282,6 +283,78 @@ test('cycle count: a count tapped, bins of its zone only, an outage, seen agains
     assert.deepEqual(hops.map((hop) => hop.facts.bin), ['C-01', 'C-01', 'C-01', 'C-02']);
     const untouched = await read(site, token, `/v1/units/${inC1[0]}`);
     assert.equal(untouched.bin, 'C-01', 'a count moves nothing before approval');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('cycle count: scans while MODE asks to close the count are refused on screen, not held unseen, and none reaches the ledger', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-ASK');
+  const inC1 = epcs('FA', 4);
+  await importReference(dataDir, {
+    binRows: [{ bin: 'C-01', zone: 'Z-C', location: 'L-1' }],
+    unitRows: inC1.map((epc) => ({ epc, sku: 'SKU-C', state: 'in_stock', bin: 'C-01' })),
+  });
+  const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-C' });
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-ASK', token);
+  try {
+    await pickMode(page, 'op-ask', 'cycle_count');
+    await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
+    await page.click(`#mode-choices button[data-count="${countId}"]`);
+    const session = await sessionOpened(page);
+    await scanBin(page, 'C-01');
+    await scanBurst(page, inC1.slice(0, 1));
+    // MODE asks first: the count closes for the whole zone.
+    await wedge(page, 'STOCKHOP:MODE');
+    await page.waitForSelector('#confirm:not([hidden])');
+    const refusedBefore = Number(await page.textContent('#scan-refused'));
+    for (const epc of inC1.slice(1)) await wedge(page, epc);
+    await page.waitForFunction((n) => Number(document.getElementById('scan-refused').textContent) === n, refusedBefore + 3);
+    assert.match(await page.textContent('#scan-status'), /Answer the question first/);
+    await shot(page, 'screen-cycle-count-asking');
+    await page.click('#confirm-no');
+    await page.waitForSelector('#confirm', { state: 'hidden' });
+    assert.equal(await page.isVisible('#screen-mode'), true, 'Keep counting stays in the count');
+    const after = await drained(page);
+    assert.equal(after.rejected + after.blocked, 0);
+    // The ledger holds the one scan taken before the question, and the
+    // screen's count says the same.
+    const hops = await sessionHops(site.base, token, session);
+    assert.equal(hops.length, 1);
+    assert.equal(Number(await page.textContent('#scan-count')), hops.length);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('put-away on a site of more bins than one list holds: a bin label past the first 5,000 is a bin, and the unit lands in it', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-BIG');
+  const [unit] = epcs('FB', 1);
+  const bins = Array.from({ length: 5_200 }, (_, i) => `BIG-${String(i).padStart(5, '0')}`);
+  await importReference(dataDir, { bins, units: [unit] });
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-BIG', token);
+  try {
+    // The cache holds every bin; the page's list of them stops at 5,000.
+    await eventually(async () => {
+      const value = await ask(page, { type: 'reference_status' });
+      return { ready: value.ok && value.bins === bins.length && !value.loading, value };
+    }, { timeoutMs: 60_000, what: 'the reference cache to hold every bin' });
+    await pickMode(page, 'op-big', 'put_away');
+    const session = await sessionOpened(page);
+    await scanBin(page, 'BIG-05150');
+    await scanBurst(page, [unit]);
+    const after = await drained(page);
+    assert.equal(after.rejected + after.blocked, 0);
+    const stored = await read(site, token, `/v1/units/${unit}`);
+    assert.equal(stored.bin, 'BIG-05150');
+    const hops = await sessionHops(site.base, token, session);
+    assert.deepEqual(hops.map((hop) => hop.facts.bin), ['BIG-05150']);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

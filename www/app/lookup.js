@@ -35,16 +35,28 @@ export async function epcOf(code) {
 }
 
 /**
+ * A bin's cached row by its label: from the bins the page holds (a list
+ * stops at the worker's most rows a list answers, so a large site's page
+ * holds only the first of them), else read from the cache by its label.
+ */
+async function cachedBin(code) {
+  const bins = state.bins();
+  if (bins.has(code)) return bins.get(code);
+  const reply = await ask({ type: 'reference_get', kind: 'bin', id: code });
+  return reply.ok && reply.row ? reply.row : null;
+}
+
+/**
  * A bin label's cached row: a code that is not a tag, a bin or a cached
  * unit's serial asks the site first (a bin added mid-shift).
  */
 export async function binOf(code) {
-  const bins = state.bins();
-  if (bins.has(code)) return bins.get(code);
-  if (EPC_PATTERN.test(code)) return null;
+  if (EPC_PATTERN.test(code)) return state.bins().get(code) || null;
+  const bin = await cachedBin(code);
+  if (bin) return bin;
   const unit = await findCached(code);
   if (unit.ok && unit.unit) return null;
-  if (await askSiteFirst()) return state.bins().get(code) || null;
+  if (await askSiteFirst()) return cachedBin(code);
   return null;
 }
 
@@ -69,7 +81,7 @@ export async function otherKind(code) {
 /** What a scanned code is when it cannot be a badge (a tag, a bin, a unit's serial, a GRN, a count), else null. */
 export async function notABadge(code) {
   if (EPC_PATTERN.test(code)) return 'a tag';
-  if (state.bins().has(code)) return 'a bin label';
+  if (await cachedBin(code)) return 'a bin label';
   const unit = await findCached(code);
   if (unit.ok && unit.unit) return `the serial of unit ${unit.unit.epc}`;
   for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {

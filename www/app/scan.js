@@ -44,9 +44,25 @@ export function onScanKey(event) {
   queueScan(code, at);
 }
 
-/** Handles `code`, captured at `at`, after the scans before it. */
+/**
+ * Handles `code`, captured at `at`, after the scans before it. While a
+ * question is open, a scan typed is handled at once: a command that asks
+ * (MODE, CLOSE) holds the chain until the question is answered, and a scan
+ * queued behind it would wait unseen, and be lost with the page.
+ */
 export function queueScan(code, at) {
+  if (asking() && constants.known()) {
+    touch();
+    whileAsking(code);
+    return;
+  }
   scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
+}
+
+/** A scan while a question is open: CONFIRM answers yes, anything else is refused. */
+function whileAsking(code) {
+  if (constants.commandOf(code) === 'confirm') return answer(true);
+  return refuse(code, `Answer the question first: ${code} was not captured.`, 'Tap an answer, or scan CONFIRM for yes.');
 }
 
 async function handleScan(code, at) {
@@ -59,11 +75,8 @@ async function handleScan(code, at) {
     show('picker-status', text, 'error');
     return;
   }
+  if (asking()) return whileAsking(code);
   const command = constants.commandOf(code);
-  if (asking()) {
-    if (command === 'confirm') return answer(true);
-    return refuse(code, `Answer the question first: ${code} was not captured.`, 'Tap an answer, or scan CONFIRM for yes.');
-  }
   if (command) return runCommand(command);
   if (alertOpen()) return refuse(code, `Acknowledge the alert first: ${code} was not captured.`);
   const session = state.session();

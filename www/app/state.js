@@ -17,7 +17,9 @@ const state = {
   deviceId: null,
   /** reference_status's last answer. */
   reference: null,
-  /** The site's bins by label, from the reference cache. */
+  /** The site's bins by label, from the reference cache: at most as many as one
+   * `reference_list` answers (5,000), so a label not here is looked up with
+   * lookup.js's `binOf`, which reads the cache itself. */
   bins: new Map(),
   /** Whether the site answers: null until first asked. */
   online: null,
