@@ -235,7 +235,11 @@ async fn write_then(
         );
     }
     if let Err(wait) = intake.pace(&write) {
-        crate::warn_sampled!(peer = %peer.addr, records = write.records.len(), "terminal past its record budget; answered 503");
+        let serial = write
+            .records
+            .first()
+            .map_or("-", |r| r.capture.device.as_str());
+        crate::warn_sampled!(peer = %peer.addr, serial, records = write.records.len(), "terminal past its record budget; answered 503");
         peer.penalize(wait);
         return Reply::error(Status::ServiceUnavailable, "try again");
     }

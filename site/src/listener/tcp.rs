@@ -89,7 +89,11 @@ async fn connection(
                 // The protocol's "try again": nothing kept, the bridge
                 // resends; this connection is held back for the wait.
                 Err(wait) => {
-                    crate::warn_sampled!(peer = %peer.addr, records = ids.len(), "framed device past its record budget; nacked");
+                    let serial = write
+                        .records
+                        .first()
+                        .map_or("-", |r| r.capture.device.as_str());
+                    crate::warn_sampled!(peer = %peer.addr, serial, records = ids.len(), "framed device past its record budget; nacked");
                     (
                         ids.iter().flat_map(|id| framed::nack(id)).collect(),
                         Some(wait),
