@@ -79,13 +79,17 @@ function ready() {
     return Promise.reject({ code: 'NOT_ACTIVE', message: `build ${BUILD} is not the active worker yet` });
   }
   if (!queue) {
+    // The databases are listed while the module compiles: a cold start
+    // waits for the longer of the two, not both.
+    const listed = indexedDB.databases();
+    listed.catch(() => {});
     queue = caches.open(SHELL_CACHE)
       .then((cache) => cache.match(MODULE))
       .then((cached) => {
         if (!cached) throw { code: 'NOT_INSTALLED', message: `build ${BUILD} has no module in its cache` };
         return init({ module_or_path: cached });
       })
-      .then(checkSchema)
+      .then(() => checkSchema(listed))
       .then(() => ServiceWorker.open(undefined, BUILD))
       .then((q) => {
         failure = null;
@@ -116,8 +120,8 @@ if (active()) {
 // A queue database newer than this build's schema (a rollback) is opened
 // only when it declares this build compatible (its meta record `schema`:
 // {version, oldest_compatible}); otherwise nothing is opened or written.
-async function checkSchema() {
-  const stored = (await indexedDB.databases()).find((db) => db.name === 'stockhop');
+async function checkSchema(listed) {
+  const stored = (await listed).find((db) => db.name === 'stockhop');
   if (!stored || schemaFits(stored.version, undefined)) return;
   const db = await request(indexedDB.open('stockhop'));
   let declared;
@@ -144,9 +148,11 @@ async function declareSchema() {
   const db = await request(indexedDB.open('stockhop'));
   try {
     if (db.version !== ours || !db.objectStoreNames.contains('meta')) return;
-    const store = db.transaction('meta', 'readwrite').objectStore('meta');
-    const current = await request(store.get('schema'));
+    // Read first: on every start but the first the declaration stands, and
+    // a read does not hold the queue's writes (the first capture's) back.
+    const current = await request(db.transaction('meta').objectStore('meta').get('schema'));
     if (current && current.value && current.value.version === ours && current.value.oldest_compatible === oldest) return;
+    const store = db.transaction('meta', 'readwrite').objectStore('meta');
     await request(store.put({ name: 'schema', value: { version: ours, oldest_compatible: oldest } }));
   } finally {
     db.close();
