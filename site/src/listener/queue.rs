@@ -159,14 +159,10 @@ pub fn write_keyed(
              WHERE device_serial = ?1 AND event_id = ?2 AND rule_outcome = 'accepted'
              RETURNING key, repeats",
         )?;
-        for ((&(w, i), &outcome), repeated) in fresh
-            .iter()
-            .zip(&judgement.outcomes)
-            .zip(&judgement.repeats)
-        {
+        for (n, (&(w, i), &outcome)) in fresh.iter().zip(&judgement.outcomes).enumerate() {
             let record = &writes[w].records[i];
             let c = &record.capture;
-            let repeat: Option<(String, i64)> = match repeated {
+            let repeat: Option<(String, i64)> = match judgement.repeats.get(&n) {
                 Some(event_id) => count_repeat
                     .query_row(params![c.device, event_id], |row| {
                         Ok((row.get(0)?, row.get(1)?))

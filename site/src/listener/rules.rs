@@ -128,10 +128,10 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {
     pub outcomes: Vec<RuleOutcome>,
-    /// For each [`RuleOutcome::Duplicate`] in `outcomes`, the event id of
-    /// the accepted capture it repeats (the one within the window); `None`
-    /// for every other outcome.
-    pub repeats: Vec<Option<String>>,
+    /// For a [`RuleOutcome::Duplicate`] in `outcomes` (by its index there),
+    /// the event id of the accepted capture it repeats (the one within the
+    /// window).
+    pub repeats: HashMap<usize, String>,
     queued_at: UnixMs,
     /// Records that spent rate budget: (budget, capture).
     spent: Vec<(RateKey, UnixMs)>,
@@ -180,7 +180,7 @@ impl Rules {
         let mut pending_seen: HashMap<(&str, &str), (UnixMs, &str)> = HashMap::new();
         let mut judgement = Judgement {
             outcomes: Vec::with_capacity(captures.len()),
-            repeats: Vec::with_capacity(captures.len()),
+            repeats: HashMap::new(),
             queued_at,
             spent: Vec::new(),
             accepted: Vec::new(),
@@ -189,12 +189,10 @@ impl Rules {
             let age_ms = queued_at.since(capture.occurred_at);
             if age_ms >= millis_i64(STALE_AFTER) {
                 judgement.outcomes.push(RuleOutcome::Stale);
-                judgement.repeats.push(None);
                 continue;
             }
             if -age_ms > millis_i64(CLOCK_SKEW_MAX) {
                 judgement.outcomes.push(RuleOutcome::ClockSkew);
-                judgement.repeats.push(None);
                 continue;
             }
             let key = (capture.device.as_str(), capture.subject.as_str());
@@ -207,7 +205,6 @@ impl Rules {
                 // The same record again (the terminal never saw its ack):
                 // its first verdict stands and it spends nothing twice.
                 judgement.outcomes.push(RuleOutcome::Accepted);
-                judgement.repeats.push(None);
                 continue;
             }
             let (budget, limit, window) = self.budget(terminal, capture);
@@ -223,7 +220,6 @@ impl Rules {
                 .map_or(0, |times| times.iter().filter(|at| in_window(at)).count());
             if taken >= limit {
                 judgement.outcomes.push(RuleOutcome::RateLimited);
-                judgement.repeats.push(None);
                 continue;
             }
             pending_rate
@@ -235,10 +231,12 @@ impl Rules {
                 capture.occurred_at.since(at).abs() < millis_i64(DUPLICATE_WINDOW)
             });
             if duplicate {
+                if let Some((_, event_id)) = previous {
+                    judgement
+                        .repeats
+                        .insert(judgement.outcomes.len(), event_id.to_owned());
+                }
                 judgement.outcomes.push(RuleOutcome::Duplicate);
-                judgement
-                    .repeats
-                    .push(previous.map(|(_, event_id)| event_id.to_owned()));
                 continue;
             }
             let newer = previous.is_none_or(|(at, _)| capture.occurred_at > at);
@@ -247,7 +245,6 @@ impl Rules {
             }
             judgement.accepted.push(capture.clone());
             judgement.outcomes.push(RuleOutcome::Accepted);
-            judgement.repeats.push(None);
         }
         judgement
     }
