@@ -206,11 +206,7 @@ fn print_tables(reports: &[(&str, Report)]) {
     for (engine, report) in reports {
         let holds = &report.holds;
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let at = |q: f64| {
-            holds
-                .get(((holds.len() as f64 * q) as usize).min(holds.len().saturating_sub(1)))
-                .map_or(0.0, |d| ms(*d))
-        };
+        let at = |q: f64| quantile_ms(holds, q);
         let over_50 = |holds: &[Duration]| {
             holds
                 .iter()
@@ -221,13 +217,10 @@ fn print_tables(reports: &[(&str, Report)]) {
         on_cpu.sort();
         let (cpu_spread, cpu_over) = match on_cpu.last() {
             None => ("-".to_owned(), "-".to_owned()),
-            Some(longest) => {
-                let p99 = on_cpu[((on_cpu.len() as f64 * 0.99) as usize).min(on_cpu.len() - 1)];
-                (
-                    format!("{:.2} / {:.2}", ms(p99), ms(*longest)),
-                    over_50(&on_cpu).to_string(),
-                )
-            }
+            Some(longest) => (
+                format!("{:.2} / {:.2}", quantile_ms(&on_cpu, 0.99), ms(*longest)),
+                over_50(&on_cpu).to_string(),
+            ),
         };
         println!(
             "| {:<30} | {:>7} | {:>9.2} | {:>9.2} | {:>9.2} | {:>9.2} | {:>10} | {:>22} | {:>20} |",
@@ -602,11 +595,16 @@ struct Phase {
     refused: usize,
 }
 
+/// The `q` quantile of `sorted` (shortest first), in milliseconds; 0 when
+/// it is empty.
+fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1));
+    sorted.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
 impl Phase {
     fn at(&self, q: f64) -> f64 {
-        let latencies = &self.latencies;
-        let i = ((latencies.len() as f64 * q) as usize).min(latencies.len().max(1) - 1);
-        latencies.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        quantile_ms(&self.latencies, q)
     }
 
     /// This phase and `other` as one.
