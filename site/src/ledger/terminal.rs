@@ -221,10 +221,13 @@ fn fold(conn: &Connection, record: &TerminalRecord) -> Result<Option<TerminalRes
         return Ok(None);
     }
     let of = repeat.of.to_string();
-    let repeated = conn
+    // The record it repeats, with what has been folded into it so far: one
+    // read a repeat.
+    let repeated: Option<(Option<i64>, Option<i64>)> = conn
         .prepare_cached(
-            "SELECT 1 FROM terminal_events
-             WHERE key = ?1 AND device_serial = ?2 AND subject = ?3 AND rule_outcome = ?4",
+            "SELECT r.repeats, r.last_repeat_at FROM terminal_events e
+             LEFT JOIN terminal_repeats r ON r.key = e.key
+             WHERE e.key = ?1 AND e.device_serial = ?2 AND e.subject = ?3 AND e.rule_outcome = ?4",
         )?
         .query_row(
             params![
@@ -233,17 +236,13 @@ fn fold(conn: &Connection, record: &TerminalRecord) -> Result<Option<TerminalRes
                 record.subject,
                 RuleOutcome::Accepted.as_str()
             ],
-            |_| Ok(()),
+            |row| Ok((row.get(0)?, row.get(1)?)),
         )
-        .optional()?
-        .is_some();
-    if !repeated {
-        return Ok(None);
-    }
-    let held: Option<(i64, i64)> = conn
-        .prepare_cached("SELECT repeats, last_repeat_at FROM terminal_repeats WHERE key = ?1")?
-        .query_row(params![of], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
+    let Some(held) = repeated else {
+        return Ok(None);
+    };
+    let held = held.0.zip(held.1);
     let number = i64::from(repeat.number);
     let at = record.occurred_at.0;
     let replayed = held.is_some_and(|(repeats, last)| repeats >= number && last >= at);
