@@ -238,12 +238,19 @@ fn print_tables(reports: &[(&str, Report)]) {
     println!();
     println!("the import's five longest turns: where the time holding the writer went");
     println!(
-        "| {:<30} | {:>13} | {:>9} | {:>9} | {:>17} | {:>21} |",
-        "ledger", "turn", "held ms", "on a CPU", "waiting for a CPU", "blocked (disk, locks)"
+        "| {:<30} | {:>13} | {:>9} | {:>9} | {:>17} | {:>21} | {:>12} | {:>17} |",
+        "ledger",
+        "turn",
+        "held ms",
+        "on a CPU",
+        "waiting for a CPU",
+        "blocked (disk, locks)",
+        "log MiB",
+        "frames / copied"
     );
     println!(
-        "|{:-<32}|{:->15}|{:->11}|{:->11}|{:->19}|{:->23}|",
-        "", "", "", "", "", ""
+        "|{:-<32}|{:->15}|{:->11}|{:->11}|{:->19}|{:->23}|{:->14}|{:->19}|",
+        "", "", "", "", "", "", "", ""
     );
     for (engine, report) in reports {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -251,14 +258,27 @@ fn print_tables(reports: &[(&str, Report)]) {
         longest.sort_by_key(|split| std::cmp::Reverse(split.held));
         for split in longest.iter().take(5) {
             println!(
-                "| {:<30} | {:>13} | {:>9.2} | {:>9.2} | {:>17.2} | {:>21.2} |",
+                "| {:<30} | {:>13} | {:>9.2} | {:>9.2} | {:>17.2} | {:>21.2} | {:>12.1} | {:>17} |",
                 engine,
                 format!("{} of {}", split.turn, longest.len()),
                 ms(split.held),
                 ms(split.on_cpu),
                 ms(split.cpu_wait),
-                ms(split.blocked())
+                ms(split.blocked()),
+                split.log_mib,
+                format!("{} / {}", split.frames.0, split.frames.1)
             );
+        }
+    }
+    for (engine, report) in reports {
+        let peak = report
+            .splits
+            .iter()
+            .map(|split| split.log_mib)
+            .fold(0.0, f64::max);
+        if peak > 0.0 {
+            println!("{engine}: the log reached {peak:.1} MiB during the import (the writer checkpoints in its own commit past {} MiB)",
+                stockhop_site::checkpoint::WRITER_FALLBACK_PAGES as u64 * 4096 / (1024 * 1024));
         }
     }
     println!();
@@ -456,6 +476,31 @@ struct Split {
     held: Duration,
     on_cpu: Duration,
     cpu_wait: Duration,
+    /// The SQLite log's length as the turn began, in MiB (it grows while
+    /// checkpoints cannot start it again, and never shrinks); 0 elsewhere.
+    log_mib: f64,
+    /// The log's frames and of them those copied back, as the turn began.
+    frames: (u32, u32),
+}
+
+/// The log's last frame and the frames copied back into the database
+/// (`mxFrame`, `nBackfill`), read from the head of the wal-index beside
+/// the file, as SQLite's file-format document lays it out (two copies of
+/// a 48-byte header, `mxFrame` at byte 16; then the checkpoint's record,
+/// `nBackfill` first; native byte order). A turn that begins with the log
+/// past [`stockhop_site::checkpoint::WRITER_FALLBACK_PAGES`] frames and
+/// not all of them copied pays for the rest in its commit.
+fn log_state(path: &std::path::Path) -> (u32, u32) {
+    use std::io::Read;
+    let mut shm = path.as_os_str().to_owned();
+    shm.push("-shm");
+    let mut head = [0_u8; 100];
+    let read = std::fs::File::open(shm).and_then(|mut file| file.read_exact(&mut head));
+    if read.is_err() {
+        return (0, 0);
+    }
+    let word = |at: usize| u32::from_ne_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    (word(16), word(96))
 }
 
 impl Split {
@@ -471,6 +516,12 @@ impl import::Connections for Turns {
         work: impl FnOnce(&mut stockhop_site::sql::Connection) -> T,
     ) -> (T, Duration) {
         let mut spent = None;
+        let log_mib = self.db.path().map_or(0.0, |path| {
+            let mut log = path.as_os_str().to_owned();
+            log.push("-wal");
+            std::fs::metadata(log).map_or(0.0, |meta| meta.len() as f64 / (1024.0 * 1024.0))
+        });
+        let frames = self.db.path().map_or((0, 0), log_state);
         let (out, took) = self.db.turn(|conn| {
             let before = scheduled();
             let out = work(conn);
@@ -488,6 +539,8 @@ impl import::Connections for Turns {
                 held: took,
                 on_cpu,
                 cpu_wait,
+                log_mib,
+                frames,
             });
         }
         (out, took)

@@ -9,7 +9,9 @@
 //! (`wal_autocheckpoint=0`), and a thread of its own, on a connection of
 //! its own, runs a `PASSIVE` checkpoint every [`CHECKPOINT_EVERY`]: a
 //! passive checkpoint never takes the writer's lock nor waits on a reader,
-//! so writes go on while it copies.
+//! so writes go on while it copies. While the log keeps changing it
+//! checkpoints again after [`CHECKPOINT_BUSY_EVERY`] instead, so each
+//! copy and its `fsync` stay small under a long job's writes (an import).
 //!
 //! The log still cannot grow without end: a checkpoint that finds every
 //! frame copied lets the next write start the log again from its
@@ -32,6 +34,15 @@ pub const OPEN_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// often enough that the log stays a few megabytes under steady sync
 /// traffic, seldom enough to cost nothing when the site is idle.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// How soon the thread checkpoints again after a checkpoint that found
+/// the log changed since the one before: while writes go on, each
+/// checkpoint copies a few milliseconds' writes and its `fsync` is short
+/// (one every half second would put half a second's writes on the disk at
+/// once, and every commit's own `fsync` would queue behind it); and a
+/// checkpoint that copies the whole log between two writes lets the next
+/// write start the log again from its beginning.
+pub const CHECKPOINT_BUSY_EVERY: Duration = Duration::from_millis(20);
 
 /// Pages (4 KiB each) the log may hold before the writer checkpoints in
 /// its own commit after all: 40 times SQLite's default of 1,000, about
@@ -74,19 +85,39 @@ fn run(path: &Path, stopped: &mpsc::Receiver<()>) {
     // fail (another process may hold the file a moment as it opens it).
     let mut conn = None;
     let mut failing = false;
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+    let mut last = None;
+    let mut every = CHECKPOINT_EVERY;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
         let turn = match &conn {
             Some(conn) => checkpoint(conn),
-            None => open(path).map(|opened| conn = Some(opened)),
+            None => open(path).map(|opened| {
+                conn = Some(opened);
+                None
+            }),
         };
         match turn {
-            Ok(()) => failing = false,
+            Ok(log) => {
+                failing = false;
+                every = next_look(last, log);
+                last = log;
+            }
             Err(err) if !failing => {
                 failing = true;
                 tracing::warn!(%err, path = %path.display(), "a WAL checkpoint failed; trying again");
             }
             Err(_) => {}
         }
+    }
+}
+
+/// How long the thread waits before its next checkpoint, given what the
+/// last two found (the log's frames and those copied back): soon while
+/// the log changes between them, else the idle pace.
+fn next_look(before: Option<(i64, i64)>, now: Option<(i64, i64)>) -> Duration {
+    if now.is_some() && now != before {
+        CHECKPOINT_BUSY_EVERY
+    } else {
+        CHECKPOINT_EVERY
     }
 }
 
@@ -102,16 +133,18 @@ fn open(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     Ok(conn)
 }
 
-/// One passive checkpoint; another checkpoint already running is no
-/// failure.
-fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+/// One passive checkpoint: the log's frames and those copied back, after
+/// it. Another checkpoint already running is no failure (`None`).
+fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<Option<(i64, i64)>> {
+    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        Ok((row.get(1)?, row.get(2)?))
+    }) {
         Err(rusqlite::Error::SqliteFailure(err, _))
             if err.code == rusqlite::ErrorCode::DatabaseBusy =>
         {
-            Ok(())
+            Ok(None)
         }
-        other => other,
+        other => other.map(Some),
     }
 }
 
@@ -165,6 +198,24 @@ pub fn leave_to_thread(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_thread_looks_again_soon_only_while_the_log_changes() {
+        assert_eq!(next_look(None, None), CHECKPOINT_EVERY);
+        assert_eq!(next_look(None, Some((10, 10))), CHECKPOINT_BUSY_EVERY);
+        assert_eq!(next_look(Some((10, 10)), Some((10, 10))), CHECKPOINT_EVERY);
+        assert_eq!(
+            next_look(Some((10, 10)), Some((25, 25))),
+            CHECKPOINT_BUSY_EVERY
+        );
+        // The log started again from its beginning.
+        assert_eq!(
+            next_look(Some((25, 25)), Some((3, 3))),
+            CHECKPOINT_BUSY_EVERY
+        );
+        // Another checkpoint was running: nothing learned.
+        assert_eq!(next_look(Some((25, 25)), None), CHECKPOINT_EVERY);
+    }
 
     /// The database file's length: pages reach it only by a checkpoint.
     fn file_len(path: &Path) -> u64 {

@@ -84,6 +84,20 @@ pub const STAGE_INSERT_ROWS: usize = 100;
 /// [`bins::UPSERT_MANY_MAX`], as a read of bins is written in one statement.
 pub const APPLY_READ_ROWS: i64 = 250;
 const _: () = assert!(APPLY_READ_ROWS as usize <= bins::UPSERT_MANY_MAX);
+/// Bins one apply statement writes on SQLite: a statement runs to its
+/// end once begun, and a sync that comes to the one writer meanwhile
+/// waits for it, so it is kept to a fraction of a millisecond (about
+/// 20 µs a bin, its indexes included). On PostgreSQL, where no sync waits
+/// for the import's statements, a whole read goes in one round trip.
+pub const APPLY_STATEMENT_ROWS_SQLITE: usize = 16;
+
+fn apply_statement_rows(engine: crate::sql::Engine) -> usize {
+    match engine {
+        crate::sql::Engine::Sqlite => APPLY_STATEMENT_ROWS_SQLITE,
+        crate::sql::Engine::Postgres => APPLY_READ_ROWS as usize,
+    }
+}
+
 /// Errors one failed import lists: enough to fix a file in one go, few
 /// enough for a terminal or a JSON answer.
 pub const MAX_IMPORT_ERRORS: usize = 100;
@@ -699,8 +713,13 @@ fn apply_turn(
             })
             .collect::<crate::sql::Result<Vec<(i64, Row)>>>()?;
         if kind == Kind::Bins {
-            changed += apply_bins(&tx, &rows)? as i64;
-            last_line = rows.last().map(|(line, _)| *line).or(last_line);
+            for chunk in rows.chunks(apply_statement_rows(tx.engine())) {
+                if last_line.is_some() && turn_over(turn.elapsed(), wanted) {
+                    break;
+                }
+                changed += apply_bins(&tx, chunk)? as i64;
+                last_line = chunk.last().map(|(line, _)| *line).or(last_line);
+            }
         } else {
             for (line, row) in &rows {
                 if last_line.is_some() && turn_over(turn.elapsed(), wanted) {
