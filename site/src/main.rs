@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -496,9 +497,24 @@ fn init_logs(format: LogFormat) {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+/// A command that fails says why on stderr, as one line of its causes
+/// (`opening a count of L-1/Z-9: no bins in zone …`), and exits 1. Never
+/// the `Debug` form `main` returning an error would print: with
+/// `RUST_BACKTRACE` set (as a shell or a service manager may leave it),
+/// that adds a stack backtrace a site engineer cannot act on.
+fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs(cli.log_format);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let database = cli.database.as_deref();
     match cli.command {
         Command::Serve(args) => {
