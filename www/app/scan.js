@@ -5,10 +5,10 @@
 
 import { $, show } from './dom.js';
 import * as constants from './constants.js';
-import { acknowledgeAlert, alertOpen, answer, asking } from './dialogs.js';
+import { acknowledgeAlert, alertOpen, answer, asking, question } from './dialogs.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
-import { countRefused, refuse, result } from './results.js';
+import { countRefused, refuse, restate, result } from './results.js';
 import { signIn, signOut, touch } from './sign_in.js';
 import * as state from './state.js';
 import { undoLast } from './undo.js';
@@ -59,10 +59,20 @@ export function queueScan(code, at) {
   scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
 }
 
-/** A scan while a question is open: CONFIRM answers yes, anything else is refused. */
+/**
+ * A scan while a question is open: CONFIRM answers yes, anything else is
+ * refused with what CONFIRM would do in the question's own words ("Scan
+ * CONFIRM to close the count"). Once the question is answered, its rows
+ * no longer speak of it: a later CONFIRM answers nothing.
+ */
 function whileAsking(code) {
   if (constants.commandOf(code) === 'confirm') return answer(true);
-  return refuse(code, `Answer the question first: ${code} was not captured.`, 'Tap an answer, or scan CONFIRM for yes.');
+  const asked = question();
+  const yes = asked.yes.charAt(0).toLowerCase() + asked.yes.slice(1);
+  const row = refuse(code, `Answer the question first: ${code} was not captured.`,
+    `Tap “${asked.no}”, or scan CONFIRM to ${yes}.`);
+  asked.answered.then(() => restate(row, `${code} was not captured.`, 'Scan it again.'));
+  return row;
 }
 
 async function handleScan(code, at) {
