@@ -1,11 +1,13 @@
 // The scan field: a keyboard wedge types each scan and ends it with Enter.
 // Scans are handled one after another, in the order typed, each with its
 // input event's instant: an answer to the open question, a command
-// barcode, a badge on the picker, or the open mode's scan.
+// barcode, a badge on the picker (elsewhere told as a badge, never
+// captured), or the open mode's scan.
 
 import { $, show } from './dom.js';
 import * as constants from './constants.js';
 import { acknowledgeAlert, alertOpen, answer, asking, question } from './dialogs.js';
+import { badgeOf } from './lookup.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
 import { countRefused, refuse, restate, result } from './results.js';
@@ -98,6 +100,14 @@ async function handleScan(code, at) {
   }
   const mode = current(session);
   if (!mode) return refuse(code, `unknown mode ${session.mode}`);
+  // Every mode takes units (or a bin, a GRN, a count, a manifest), never a
+  // badge: one read by mistake (an RFID badge on the sled's path, a badge
+  // barcode) is told as such, not captured as a unit the site will refuse.
+  const badge = await badgeOf(code);
+  if (badge) {
+    const whose = badge.name ? `${badge.name}'s badge (${badge.badge})` : `operator ${badge.badge}'s badge`;
+    return refuse(code, `That is ${whose}: not captured.`, `${mode.prompt(session)[0]}.`);
+  }
   return mode.scan(code, at);
 }
 
