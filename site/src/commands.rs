@@ -52,7 +52,7 @@ pub const COMMANDS: [CommandBarcode; 4] = [
     },
     CommandBarcode {
         label: "Confirm",
-        help: "Acknowledges the alert on the screen (an unmatched tag at the dock).",
+        help: "Acknowledges the alert on the screen (an unmatched tag at the dock), or answers yes to the question on it (closes the count).",
         payload: "STOCKHOP:CONFIRM",
         action: "confirm",
     },

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -496,9 +497,24 @@ fn init_logs(format: LogFormat) {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+/// A command that fails says why on stderr, as one line of its causes
+/// (`opening a count of L-1/Z-9: no bins in zone …`), and exits 1. Never
+/// the `Debug` form `main` returning an error would print: with
+/// `RUST_BACKTRACE` set (as a shell or a service manager may leave it),
+/// that adds a stack backtrace a site engineer cannot act on.
+fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs(cli.log_format);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let database = cli.database.as_deref();
     match cli.command {
         Command::Serve(args) => {
@@ -659,12 +675,27 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
                 Some(bin) => format!("{location}/{zone}/{bin}"),
                 None => format!("{location}/{zone}"),
             };
-            let count_id = db
+            let (count_id, expected) = db
                 .call_blocking(|conn| {
                     let now = ledger::wall_clock();
-                    cycle_count::open_place(conn, &location, &zone, bin.as_deref(), now)
+                    let count_id =
+                        cycle_count::open_place(conn, &location, &zone, bin.as_deref(), now)?;
+                    let expected =
+                        ledger::counts::view(conn, &count_id)?.map_or(0, |view| view.expected);
+                    Ok::<_, ledger::LedgerError>((count_id, expected))
                 })
                 .map_err(|err| anyhow::anyhow!("opening a count of {place}: {err}"))?;
+            // Opened all the same: a count of a place the site thinks empty
+            // is how strays are found. But an empty snapshot is as often a
+            // zone whose units were never imported, so the supervisor hears
+            // of it before anyone starts scanning.
+            if expected == 0 {
+                eprintln!(
+                    "warning: {place} holds no units the site knows (none new or in stock): \
+                     count {count_id} expects nothing, so every tag it sees will be unexpected"
+                );
+            }
+            // The id alone on its line, for scripts (`$(stockhop-site count open …)`).
             println!("{count_id}");
             Ok(())
         }

@@ -6,8 +6,10 @@
 // name, as the handheld's scanner would. Heartbeats are posted here the
 // way a device posts them. Screenshots at 1280x800 and 800x1280 land in
 // artifacts/. A second test: a cycle count with a variance, approved from
-// the page, moves the units it names. A third: a site forwarding to a
-// central it cannot reach shows its outbox waiting and the last failure.
+// the page, moves the units it names, and a cancelled count is listed
+// nowhere (page, workbench, status, /metrics). A third: a site forwarding
+// to a central it cannot reach shows its outbox waiting and the last
+// failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -323,6 +325,24 @@ async function unit(site, token, epc) {
   return res.json();
 }
 
+/** The counts waiting for approval as the workbench, the status and /metrics each say. */
+async function waitingCounts(site, adminToken) {
+  const read = async (path) => {
+    const res = await fetch(`${site.base}${path}`, { headers: { authorization: `Bearer ${adminToken}` } });
+    assert.equal(res.status, 200, path);
+    return path === '/metrics' ? res.text() : res.json();
+  };
+  const { decisions } = await read('/v1/site/decisions');
+  const status = await read('/v1/site/status');
+  const metric = /^stockhop_pending_decisions\{kind="count_variance"\} (\d+)$/m.exec(await read('/metrics'));
+  assert.ok(metric, 'pending_decisions for count_variance in /metrics');
+  return {
+    workbench: decisions.filter((d) => d.kind === 'count_variance').map((d) => d.count_id),
+    status: status.decisions.count_variances.map((c) => c.count_id),
+    metrics: Number(metric[1]),
+  };
+}
+
 test('a supervisor approves a count variance from the page, and the units change', async () => {
   const dataDir = tempDataDir();
   const [seen, missing, stray] = ['E28000000000000000C0A001', 'E28000000000000000C0A002', 'E28000000000000000C0A003'];
@@ -334,17 +354,32 @@ test('a supervisor approves a count variance from the page, and the units change
     [stray, '', 'SKU-2', 'in_stock', 'B-09'],
   ]);
   const countId = (await siteCommand(['count', 'open', '--location', 'L-1', '--zone', 'Z-A', '--data', dataDir])).trim();
+  // A count opened by mistake, closed by its session and then cancelled:
+  // nothing it saw posts, so it waits for no one.
+  const cancelled = (await siteCommand(['count', 'open', '--location', 'L-1', '--zone', 'Z-B', '--data', dataDir])).trim();
   const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
   const token = await addDevice(dataDir, 'HH-COUNT');
   const site = await startSite({ dataDir });
   const browser = await launchBrowser();
   try {
+    await countSession(site, 'HH-COUNT', token, cancelled, [[stray, 'B-09']]);
+    const cancel = await fetch(`${site.base}/v1/admin/counts/${cancelled}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(cancel.status, 204, await cancel.text());
     await countSession(site, 'HH-COUNT', token, countId, [[seen, 'A-01'], [stray, 'A-01']]);
     const missingBefore = await unit(site, token, missing);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await signedIn(context, site, adminToken);
     const row = `#counts [data-count="${countId}"]`;
     await page.waitForSelector(row);
+    // The page, the workbench's list, the status and /metrics name the
+    // same counts: the one waiting, not the cancelled one.
+    const shown = await page.$$eval('#counts [data-count]', (rows) => rows.map((r) => r.dataset.count));
+    assert.deepEqual(shown, [countId]);
+    assert.deepEqual(await waitingCounts(site, adminToken), { workbench: [countId], status: [countId], metrics: 1 });
     await page.locator('#counts').screenshot({ path: join(artifactsDir(), 'dashboard-count-variance.png') });
     const text = await page.locator(row).textContent();
     assert.match(text, new RegExp(`missing ${missing}`), 'the missing unit is shown before approval');
@@ -352,6 +387,7 @@ test('a supervisor approves a count variance from the page, and the units change
     await page.click(`${row} button`);
     await page.click(`${row} button`);
     await waitText(page, '#counts', /No count variance waits/);
+    assert.deepEqual(await waitingCounts(site, adminToken), { workbench: [], status: [], metrics: 0 });
     const gone = await unit(site, token, missing);
     assert.equal(gone.state, 'missing');
     assert.ok(gone.version > missingBefore.version, 'approval bumps the version');

@@ -16,6 +16,7 @@ import {
   HANDHELD_VIEWPORT,
   addDevice,
   allItems,
+  closeSession,
   drained,
   epcs,
   eventually,
@@ -660,6 +661,71 @@ test('operators: a first scan that is no badge is refused as one, the session sh
     await page.waitForFunction(() => /^Signed out after \d+ s without a scan/.test(document.getElementById('picker-status').textContent), null, { timeout: 20_000 });
     assert.equal(await page.textContent('#operator'), '–');
     await shot(page, 'glass-operator-idle');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('a badge scanned where a mode takes units is told as a badge, not captured as a unit', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-BADGE');
+  // Bo Ng's badge is an RFID card: the sled reads it as it reads a tag.
+  const [unit, rfidBadge] = epcs('CE', 2);
+  await importReference(dataDir, { bins: ['P-01'], unitRows: [{ epc: unit, sku: 'SKU-1', state: 'in_stock', bin: 'P-01' }] });
+  const csv = join(tempDataDir(), 'operators.csv');
+  writeFileSync(csv, `badge,name\nop-ann,Ann Lee\n${rfidBadge},Bo Ng\n`);
+  await siteCommand(['import', 'operators', csv, '--data', dataDir]);
+  const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-1' });
+  const { site, browser, page, errors } = await handheld(dataDir, 'HH-BADGE', token);
+  try {
+    /** Scans `code` and checks the row it leaves: told as a badge, what to scan instead, nothing captured. */
+    const toldAsBadge = async (code, words, next) => {
+      const captured = await page.textContent('#scan-count');
+      const refused = Number(await page.textContent('#scan-refused'));
+      await wedge(page, code);
+      await page.waitForFunction((n) => Number(document.getElementById('scan-refused').textContent) === n, refused + 1);
+      assert.equal(await page.textContent('#scan-status'), words);
+      // The row is drawn at the next frame.
+      await page.waitForFunction((w) => document.querySelector('#results li .scan')?.textContent === w, words);
+      const row = page.locator('#results li').first();
+      assert.equal(await row.getAttribute('data-kind'), 'refused');
+      assert.equal(await row.locator('.scan').textContent(), words);
+      assert.equal(await row.locator('.next').textContent(), next);
+      assert.equal(await page.textContent('#scan-count'), captured, `${code} is not captured`);
+    };
+
+    await pickMode(page, 'op-ann', 'put_away');
+    const putAway = await sessionOpened(page);
+    await toldAsBadge('op-ann', "That is Ann Lee's badge (op-ann): not captured.", 'Scan a bin label.');
+    await scanBin(page, 'P-01');
+    await toldAsBadge(rfidBadge, `That is Bo Ng's badge (${rfidBadge}): not captured.`, 'Scan units for bin P-01.');
+    await shot(page, 'glass-badge-in-put-away');
+    await scanBurst(page, [unit]);
+    await closeSession(page);
+
+    await pickMode(page, 'op-ann', 'cycle_count');
+    await page.click(`#mode-choices button[data-count="${countId}"]`);
+    const counting = await sessionOpened(page);
+    await scanBin(page, 'P-01');
+    await toldAsBadge(rfidBadge, `That is Bo Ng's badge (${rfidBadge}): not captured.`, 'Scan tags in bin P-01.');
+    await scanBurst(page, [unit]);
+    await page.click('#session-close');
+    await page.waitForSelector('#confirm:not([hidden])');
+    await page.click('#confirm-yes');
+    await page.waitForSelector('#screen-picker:not([hidden])');
+
+    // The ledger holds the unit's scans and no badge: nothing refused,
+    // nothing for a supervisor, the count saw no stray tag.
+    const after = await drained(page);
+    assert.equal(after.rejected + after.blocked, 0);
+    const items = await allItems(page);
+    assert.ok(!items.some((i) => i.body && [rfidBadge, 'op-ann'].includes(i.body.epc ?? i.body.code)), JSON.stringify(items));
+    assert.deepEqual((await sessionHops(site.base, token, putAway)).map((h) => h.facts.epc), [unit]);
+    assert.deepEqual((await sessionHops(site.base, token, counting)).map((h) => h.facts.epc), [unit]);
+    const count = await read(site, token, `/v1/counts/${countId}`);
+    assert.deepEqual([count.seen, count.missing, count.unexpected], [1, [], []]);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

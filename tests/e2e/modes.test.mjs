@@ -314,10 +314,28 @@ test('cycle count: scans while MODE asks to close the count are refused on scree
     for (const epc of inC1.slice(1)) await wedge(page, epc);
     await page.waitForFunction((n) => Number(document.getElementById('scan-refused').textContent) === n, refusedBefore + 3);
     assert.match(await page.textContent('#scan-status'), /Answer the question first/);
+    // Each refusal says what CONFIRM would do here: close the count.
+    const refusedRows = () => page.$$eval('#results li[data-kind="refused"]', (rows) => rows.map((r) => [r.querySelector('.scan').textContent, r.querySelector('.next').textContent]));
+    // The rows are drawn at the next frame.
+    await page.waitForFunction(() => document.querySelectorAll('#results li[data-kind="refused"]').length === 3);
+    const asked = await refusedRows();
+    assert.deepEqual(asked.map(([, next]) => next), Array(3).fill('Tap “Keep counting”, or scan CONFIRM to close the count.'));
     await shot(page, 'screen-cycle-count-asking');
     await page.click('#confirm-no');
     await page.waitForSelector('#confirm', { state: 'hidden' });
     assert.equal(await page.isVisible('#screen-mode'), true, 'Keep counting stays in the count');
+    // The question is gone: no line speaks of it or of answering it with
+    // CONFIRM, neither the rows it refused nor a refusal after it.
+    const speaksOfIt = () => page.evaluate(() => /question|CONFIRM/.test(document.getElementById('screen-mode').textContent));
+    await page.waitForFunction(() => !/question|CONFIRM/.test(document.getElementById('screen-mode').textContent));
+    assert.deepEqual(await refusedRows(), inC1.slice(1).reverse().map((epc) => [`${epc} was not captured.`, 'Scan it again.']));
+    await wedge(page, 'NOT-A-CODE');
+    await page.waitForFunction(() => /^NOT-A-CODE/.test(document.querySelector('#results li[data-kind="refused"] .scan')?.textContent));
+    assert.equal(await speaksOfIt(), false, await page.textContent('#screen-mode'));
+    await wedge(page, 'STOCKHOP:CONFIRM');
+    await page.waitForFunction(() => document.getElementById('scan-status').textContent === 'Nothing to confirm.');
+    assert.equal(await page.isVisible('#screen-mode'), true, 'a later CONFIRM closes nothing');
+    await shot(page, 'screen-cycle-count-kept-counting');
     const after = await drained(page);
     assert.equal(after.rejected + after.blocked, 0);
     // The ledger holds the one scan taken before the question, and the

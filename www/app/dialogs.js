@@ -9,19 +9,33 @@ import { focusScan } from './screens.js';
 import * as state from './state.js';
 import { signal } from '../signal.js';
 
-/** The open question's resolver while it is shown. */
-let confirmAnswer = null;
+/**
+ * The open question while it is shown: its answers' labels (`yes`, `no`),
+ * `answered` (the promise its answer settles) and `settle`.
+ */
+let openQuestion = null;
 /** The blocking alert is shown: scans wait for its acknowledgement. */
 let alertShown = false;
 
 /** Whether a yes/no question waits for its answer. */
 export function asking() {
-  return confirmAnswer !== null;
+  return openQuestion !== null;
+}
+
+/**
+ * The open question's answers, for a line that speaks of it, or null:
+ * {yes, no, answered}, where `answered` settles once it is answered (a
+ * line that spoke of it says something else from then on).
+ */
+export function question() {
+  if (!openQuestion) return null;
+  const { yes, no, answered } = openQuestion;
+  return { yes, no, answered };
 }
 
 /** Answers the open question (no-op when none is open). */
 export function answer(yes) {
-  if (confirmAnswer) confirmAnswer(yes);
+  if (openQuestion) openQuestion.settle(yes);
 }
 
 /** Asks a yes/no question over the screen; resolves true for yes (a tap, or the CONFIRM barcode). */
@@ -32,14 +46,22 @@ export function confirmBox(title, text, yes, no) {
   $('confirm-no').textContent = no;
   $('confirm').hidden = false;
   signal('alert');
-  return new Promise((resolve) => {
-    confirmAnswer = (yesNo) => {
-      confirmAnswer = null;
+  let resolve;
+  const answered = new Promise((done) => {
+    resolve = done;
+  });
+  openQuestion = {
+    yes,
+    no,
+    answered,
+    settle: (yesNo) => {
+      openQuestion = null;
       $('confirm').hidden = true;
       resolve(yesNo);
       focusScan();
-    };
-  });
+    },
+  };
+  return answered;
 }
 
 export function alertOpen() {

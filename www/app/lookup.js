@@ -68,9 +68,8 @@ export async function cached(kind, id) {
   return reply.ok ? reply : { row: null };
 }
 
-/** What else a code may be, when it is not what the screen takes: a GRN, a count, a badge. */
+/** What else a code may be, when it is not what the screen takes: a GRN, a count (a badge is told before a mode sees it: `badgeOf`). */
 export async function otherKind(code) {
-  if (operatorName(code)) return 'an operator badge';
   for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {
     const reply = await ask({ type: 'reference_get', kind, id: code });
     if (reply.ok && reply.row) return words;
@@ -89,4 +88,20 @@ export async function notABadge(code) {
     if (reply.ok && reply.row) return words;
   }
   return null;
+}
+
+/**
+ * Whose badge a code is, when it is one: {badge, name} for an operator the
+ * site lists (name null when it sends none) or the operator signed in (a
+ * site that lists none takes any badge), unless the cache knows the code
+ * as a unit (by tag or serial) or a bin label, which it then is. Else
+ * null. Only a badge asks the cache: a burst of tags is not slowed.
+ */
+export async function badgeOf(code) {
+  const name = operatorName(code);
+  if (name == null && code !== state.operator()) return null;
+  if (await cachedBin(code)) return null;
+  const unit = await findCached(code);
+  if (unit.ok && unit.unit) return null;
+  return { badge: code, name };
 }

@@ -65,12 +65,25 @@ export function result(code, text, kind) {
   show('scan-status', text, kind === 'refused' ? 'warn' : '');
 }
 
-/** A scan refused on this device (nothing captured), with what to do next. */
+/** A scan refused on this device (nothing captured), with what to do next; returns its row. */
 export function refuse(code, text, next) {
   countRefused();
-  addResult({ code, text, next, kind: 'refused', occurred_at: Date.now() });
+  const entry = addResult({ code, text, next, kind: 'refused', occurred_at: Date.now() });
   show('scan-status', text, 'error');
   signal('refused');
+  return entry;
+}
+
+/**
+ * Says a refusal's row in other words once what it spoke of is gone (the
+ * question it said to answer), and the status line with it while that
+ * still shows the row's old words.
+ */
+export function restate(entry, text, next) {
+  if ($('scan-status').textContent === entry.text) show('scan-status', text, 'error');
+  entry.text = text;
+  entry.next = next;
+  scheduleResults();
 }
 
 export function countCaptured() {

@@ -1,14 +1,16 @@
 // The scan field: a keyboard wedge types each scan and ends it with Enter.
 // Scans are handled one after another, in the order typed, each with its
 // input event's instant: an answer to the open question, a command
-// barcode, a badge on the picker, or the open mode's scan.
+// barcode, a badge on the picker (elsewhere told as a badge, never
+// captured), or the open mode's scan.
 
 import { $, show } from './dom.js';
 import * as constants from './constants.js';
-import { acknowledgeAlert, alertOpen, answer, asking } from './dialogs.js';
+import { acknowledgeAlert, alertOpen, answer, asking, question } from './dialogs.js';
+import { badgeOf } from './lookup.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
-import { countRefused, refuse, result } from './results.js';
+import { countRefused, refuse, restate, result } from './results.js';
 import { signIn, signOut, touch } from './sign_in.js';
 import * as state from './state.js';
 import { undoLast } from './undo.js';
@@ -59,10 +61,20 @@ export function queueScan(code, at) {
   scanChain = scanChain.then(() => handleScan(code, at)).catch((err) => refuse(code, String(err)));
 }
 
-/** A scan while a question is open: CONFIRM answers yes, anything else is refused. */
+/**
+ * A scan while a question is open: CONFIRM answers yes, anything else is
+ * refused with what CONFIRM would do in the question's own words ("Scan
+ * CONFIRM to close the count"). Once the question is answered, its rows
+ * no longer speak of it: a later CONFIRM answers nothing.
+ */
 function whileAsking(code) {
   if (constants.commandOf(code) === 'confirm') return answer(true);
-  return refuse(code, `Answer the question first: ${code} was not captured.`, 'Tap an answer, or scan CONFIRM for yes.');
+  const asked = question();
+  const yes = asked.yes.charAt(0).toLowerCase() + asked.yes.slice(1);
+  const row = refuse(code, `Answer the question first: ${code} was not captured.`,
+    `Tap “${asked.no}”, or scan CONFIRM to ${yes}.`);
+  asked.answered.then(() => restate(row, `${code} was not captured.`, 'Scan it again.'));
+  return row;
 }
 
 async function handleScan(code, at) {
@@ -88,6 +100,14 @@ async function handleScan(code, at) {
   }
   const mode = current(session);
   if (!mode) return refuse(code, `unknown mode ${session.mode}`);
+  // Every mode takes units (or a bin, a GRN, a count, a manifest), never a
+  // badge: one read by mistake (an RFID badge on the sled's path, a badge
+  // barcode) is told as such, not captured as a unit the site will refuse.
+  const badge = await badgeOf(code);
+  if (badge) {
+    const whose = badge.name ? `${badge.name}'s badge (${badge.badge})` : `operator ${badge.badge}'s badge`;
+    return refuse(code, `That is ${whose}: not captured.`, `${mode.prompt(session)[0]}.`);
+  }
   return mode.scan(code, at);
 }
 

@@ -158,6 +158,31 @@ pub fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::sql::Result
     Ok(())
 }
 
+/// The counts a supervisor's approval waits on, with when each closed,
+/// the longest waiting first (at most `limit`; with `only`, that count
+/// alone when it waits): closed, not cancelled (nothing a cancelled count
+/// saw ever posts, so it waits for no one) and not settled in the
+/// decision log. The status's list, `/metrics` and the workbench all read
+/// this one query, so they cannot disagree on what waits.
+pub fn awaiting_approval(
+    conn: &Connection,
+    only: Option<&str>,
+    limit: usize,
+) -> crate::sql::Result<Vec<(String, Option<UnixMs>)>> {
+    conn.prepare_cached(
+        "SELECT c.count_id, c.closed_at FROM counts c
+         WHERE c.state = ?1 AND c.cancelled_at IS NULL
+           AND (CAST(?2 AS TEXT) IS NULL OR c.count_id = ?2)
+           AND NOT EXISTS
+               (SELECT 1 FROM decision_log d WHERE d.decision_id = 'count:' || c.count_id)
+         ORDER BY c.closed_at, c.count_no LIMIT ?3",
+    )?
+    .query_map(params![states::CLOSED, only, limit as i64], |row| {
+        Ok((row.get(0)?, row.get::<_, Option<i64>>(1)?.map(UnixMs)))
+    })?
+    .collect()
+}
+
 /// Cancels a count that is open or closed: closed, never to be approved.
 /// Returns whether it was cancelled now (false: it already was, or it is
 /// approved, or there is no such count).

@@ -113,24 +113,13 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
     })
 }
 
-/// The counts closed and awaiting approval (not cancelled ones: nothing
-/// they counted posts): those with missing or unexpected units first, each
-/// group the longest waiting first.
+/// The counts closed and awaiting approval ([`counts::awaiting_approval`]:
+/// not cancelled ones, nothing they counted posts): those with missing or
+/// unexpected units first, each group the longest waiting first.
 fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> {
-    let ids = conn
-        .prepare_cached(
-            "SELECT c.count_id FROM counts c
-             WHERE c.state = ?1 AND c.cancelled_at IS NULL AND NOT EXISTS
-                   (SELECT 1 FROM decision_log d WHERE d.decision_id = 'count:' || c.count_id)
-             ORDER BY c.closed_at, c.count_no LIMIT ?2",
-        )?
-        .query_map(
-            crate::params![counts::states::CLOSED, MAX_LISTED as i64],
-            |row| row.get::<_, String>(0),
-        )?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+    let ids = counts::awaiting_approval(conn, None, MAX_LISTED)?;
     let mut variances = Vec::with_capacity(ids.len());
-    for count_id in ids {
+    for (count_id, _) in ids {
         if let Some(view) = counts::view(conn, &count_id)? {
             variances.push(CountVariance {
                 count_id: view.count_id,

@@ -175,21 +175,10 @@ pub fn open(conn: &Connection, dead_letters: &[DeadLetter]) -> crate::sql::Resul
 }
 
 fn count_decisions(conn: &Connection) -> crate::sql::Result<Vec<Decision>> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT c.count_id, c.closed_at FROM counts c
-             WHERE c.state = ?1 AND NOT EXISTS
-                   (SELECT 1 FROM decision_log d WHERE d.decision_id = 'count:' || c.count_id)
-             ORDER BY c.closed_at, c.count_no LIMIT ?2",
-        )?
-        .query_map(
-            params![counts::states::CLOSED, MAX_LISTED_PER_KIND as i64],
-            |row| Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?)),
-        )?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+    let rows = counts::awaiting_approval(conn, None, MAX_LISTED_PER_KIND)?;
     let mut decisions = Vec::with_capacity(rows.len());
     for (count_id, closed_at) in rows {
-        if let Some(decision) = count_decision(conn, &count_id, closed_at.map(UnixMs))? {
+        if let Some(decision) = count_decision(conn, &count_id, closed_at)? {
             decisions.push(decision);
         }
     }
@@ -568,14 +557,8 @@ pub fn find_open(
     }
     Ok(match Subject::parse(id) {
         Some(Subject::Count(count_id)) => {
-            let closed = conn
-                .prepare_cached("SELECT closed_at FROM counts WHERE count_id = ?1 AND state = ?2")?
-                .query_row([count_id.as_str(), counts::states::CLOSED], |row| {
-                    row.get::<_, Option<i64>>(0)
-                })
-                .optional()?;
-            match closed {
-                Some(closed_at) => count_decision(conn, &count_id, closed_at.map(UnixMs))?,
+            match counts::awaiting_approval(conn, Some(&count_id), 1)?.pop() {
+                Some((count_id, closed_at)) => count_decision(conn, &count_id, closed_at)?,
                 None => None,
             }
         }

@@ -183,3 +183,34 @@ fn device_add_commissioned_and_period_close_from_the_command_line() {
     });
     assert!(commissioned);
 }
+
+#[test]
+fn a_failing_command_says_why_in_one_line_without_a_backtrace() {
+    let dir = new_site();
+    for args in [
+        &["count", "open", "--location", "L-1", "--zone", "Z-9"][..],
+        &["count", "approve", "C-404404"],
+        &["period", "close", "November"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+            .args(args)
+            .arg("--data")
+            .arg(dir.path())
+            .args(backend::database_args(dir.path()))
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LIB_BACKTRACE", "1")
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.to_lowercase().contains("backtrace"),
+            "{args:?}: {stderr}"
+        );
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {stderr}");
+        assert!(lines[0].starts_with("error: "), "{args:?}: {stderr}");
+    }
+}

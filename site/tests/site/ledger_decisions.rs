@@ -197,6 +197,100 @@ async fn a_count_variance_is_approved_by_correct_and_left_standing_by_dismiss() 
     assert_eq!(status["decisions"]["count_variances"], json!([]));
 }
 
+/// `/metrics`' count of `kind` among the decisions waiting.
+async fn pending_metric(site: &Site, admin: &str, kind: &str) -> String {
+    let text = site
+        .client
+        .get(format!("{}/metrics", site.base))
+        .bearer_auth(admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let series = format!("stockhop_pending_decisions{{kind=\"{kind}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&series))
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_cancelled_count_waits_for_no_one_on_the_list_the_status_or_metrics() {
+    let (site, admin) = warehouse().await;
+    // One count closed with its variance, then cancelled; one cancelled
+    // while still open; one closed and waiting, the list's one entry.
+    let closed_then_cancelled = closed_count(&site, "HH-1").await;
+    site.db
+        .call_blocking(|conn| cycle_count::cancel(conn, &closed_then_cancelled, now()))
+        .unwrap();
+    let open_then_cancelled = site
+        .db
+        .call_blocking(|conn| cycle_count::open(conn, "L-1", "Z-B", now()))
+        .unwrap();
+    site.db
+        .call_blocking(|conn| cycle_count::cancel(conn, &open_then_cancelled, now()))
+        .unwrap();
+    let waiting = closed_count(&site, "HH-2").await;
+
+    let counts: Vec<Value> = decisions(&site, &admin)
+        .await
+        .into_iter()
+        .filter(|d| d["kind"] == "count_variance")
+        .map(|d| d["count_id"].clone())
+        .collect();
+    assert_eq!(counts, [json!(waiting)], "only the count that waits");
+    let (_, status) = site.get("/v1/site/status", &admin).await;
+    let listed: Vec<&Value> = status["decisions"]["count_variances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["count_id"])
+        .collect();
+    assert_eq!(listed, [&json!(waiting)], "the status agrees");
+    assert_eq!(pending_metric(&site, &admin, "count_variance").await, "1");
+
+    // Nothing offers to settle a cancelled count, and its approval is
+    // refused as cancelled.
+    for count_id in [&closed_then_cancelled, &open_then_cancelled] {
+        let id = format!("count:{count_id}");
+        for action in ["correct", "dismiss"] {
+            let (code, body) = settle(&site, &admin, &id, action, "").await;
+            assert_eq!(
+                (code, body["code"].as_str()),
+                (404, Some("NOT_FOUND")),
+                "{id} {action}: {body}"
+            );
+        }
+        let (code, body) = site
+            .post_raw(
+                &format!("/v1/site/counts/{count_id}/approve"),
+                Some(&admin),
+                b"{}".to_vec(),
+            )
+            .await;
+        assert_eq!(
+            (code, body["code"].as_str()),
+            (409, Some("COUNT_NOT_CLOSED"))
+        );
+        assert!(
+            body["message"].as_str().unwrap().contains("cancelled"),
+            "{body}"
+        );
+    }
+
+    // The one that waited is approved: no count waits, on every reading.
+    settled(&site, &admin, &format!("count:{waiting}"), "correct").await;
+    assert!(decisions(&site, &admin)
+        .await
+        .iter()
+        .all(|d| d["kind"] != "count_variance"));
+    let (_, status) = site.get("/v1/site/status", &admin).await;
+    assert_eq!(status["decisions"]["count_variances"], json!([]));
+    assert_eq!(pending_metric(&site, &admin, "count_variance").await, "0");
+}
+
 /// A receive of U-5 (SKU-2) and one new tag of SKU-1 on `grn`, closed
 /// with SKU-1 short by one.
 async fn short_grn(site: &Site, device: &str, grn: &str, new_tag: &str) -> Handheld {

@@ -413,6 +413,65 @@ fn supervisors_open_and_approve_counts_and_resolve_grns_from_the_command_line() 
 }
 
 #[test]
+fn a_count_of_a_place_with_no_units_opens_with_a_warning_and_prints_its_id_on_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = backend::new_site(dir.path());
+    // Z-A holds U-1 (in A-1); Z-E's one bin holds nothing; U-3 in A-2 is
+    // dispatched, so A-2 holds no unit a count expects either.
+    import(
+        dir.path(),
+        &data,
+        "bins",
+        "bins.csv",
+        "bin,zone,location\nA-1,Z-A,L-1\nA-2,Z-A,L-1\nE-1,Z-E,L-1\n",
+    );
+    import(
+        dir.path(),
+        &data,
+        "units",
+        "units.csv",
+        "epc,code,sku,state,bin\nU-1,,SKU-1,in_stock,A-1\nU-3,,SKU-1,dispatched,A-2\n",
+    );
+    let open = |place: &[&str]| {
+        let out = site_command(
+            &[&["count", "open", "--location", "L-1"], place].concat(),
+            &data,
+        );
+        assert!(
+            out.status.success(),
+            "an empty place is counted all the same (strays are found so): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+
+    let (stdout, stderr) = open(&["--zone", "Z-E"]);
+    assert_eq!(stdout, "C-000001\n", "the id alone, on its own line");
+    assert!(
+        stderr.contains("warning: L-1/Z-E holds no units the site knows")
+            && stderr.contains("count C-000001 expects nothing"),
+        "{stderr}"
+    );
+    let (stdout, stderr) = open(&["--zone", "Z-A", "--bin", "A-2"]);
+    assert_eq!(stdout, "C-000002\n");
+    assert!(
+        stderr.contains("warning: L-1/Z-A/A-2 holds no units the site knows"),
+        "{stderr}"
+    );
+    let (stdout, stderr) = open(&["--zone", "Z-A", "--bin", "A-1"]);
+    assert_eq!(stdout, "C-000003\n");
+    assert!(!stderr.contains("warning"), "A-1 holds U-1: {stderr}");
+    assert_eq!(
+        scalar(&data, "SELECT count(*) FROM counts WHERE state = 'open'"),
+        3,
+        "every one of them opened"
+    );
+}
+
+#[test]
 fn supervisors_count_one_bin_and_cancel_a_count_opened_by_mistake() {
     let dir = tempfile::tempdir().unwrap();
     let data = backend::new_site(dir.path());
