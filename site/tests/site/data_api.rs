@@ -52,14 +52,7 @@ async fn post_json(site: &Site, path: &str, token: Option<&str>, body: Value) ->
 }
 
 async fn get_text(site: &Site, path: &str, token: &str) -> (u16, String) {
-    let response = site
-        .client
-        .get(format!("{}{path}", site.base))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.text().await.unwrap())
+    site.get_text(path, token).await
 }
 
 /// Rows of the big imports below: a few seconds of importing, beside

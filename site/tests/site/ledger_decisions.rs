@@ -199,16 +199,7 @@ async fn a_count_variance_is_approved_by_correct_and_left_standing_by_dismiss() 
 
 /// `/metrics`' count of `kind` among the decisions waiting.
 async fn pending_metric(site: &Site, admin: &str, kind: &str) -> String {
-    let text = site
-        .client
-        .get(format!("{}/metrics", site.base))
-        .bearer_auth(admin)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, text) = site.get_text("/metrics", admin).await;
     let series = format!("stockhop_pending_decisions{{kind=\"{kind}\"}} ");
     text.lines()
         .find_map(|line| line.strip_prefix(&series))

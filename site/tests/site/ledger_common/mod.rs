@@ -191,6 +191,18 @@ impl Site {
         (status, response.json().await.unwrap())
     }
 
+    /// `GET path` as text: its status and body.
+    pub async fn get_text(&self, path: &str, token: &str) -> (u16, String) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
         self.db
             .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
