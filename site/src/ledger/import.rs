@@ -29,7 +29,8 @@
 //! of a file (a GRN line or a manifest unit the ledger has counted must not
 //! vanish under it).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -935,33 +936,78 @@ impl Row {
 
 /// What the rows so far have said: each key's first line, and the value a
 /// group's rows must agree on.
+///
+/// The keys and values are kept in one text, not an allocation each: a
+/// million rows' keys are then let go as two allocations when the import
+/// is decided. As a million small strings they took the allocator about
+/// 150 ms to merge back, at its next large allocation: inside the flip,
+/// holding the writer.
 #[derive(Default)]
 struct Checked {
-    seen: HashMap<String, (u64, String)>,
+    /// Every key and value, one after another.
+    text: String,
+    seen: hashbrown::HashTable<Said>,
+    hasher: std::hash::RandomState,
+}
+
+/// A key's first line, and the value its group gave there (empty for a
+/// key that must not repeat), as places in [`Checked::text`].
+struct Said {
+    key: std::ops::Range<usize>,
+    line: u64,
+    value: std::ops::Range<usize>,
 }
 
 impl Checked {
     /// Remembers `key` at `line`; a key repeated in the file is an error.
-    fn once(&mut self, key: String, line: u64, what: &str) -> Result<(), String> {
-        if let Some((first, _)) = self.seen.get(&key) {
-            return Err(format!("{what} is already on line {first}"));
+    fn once(&mut self, key: &str, line: u64, what: &str) -> Result<(), String> {
+        if let Some(first) = self.find(key) {
+            return Err(format!("{what} is already on line {}", first.line));
         }
-        self.seen.insert(key, (line, String::new()));
+        self.remember(key, line, "");
         Ok(())
     }
 
     /// A group's `value` must be the one its first row gave.
-    fn agrees(&mut self, group: String, value: &str, line: u64, what: &str) -> Result<(), String> {
-        match self.seen.get(&group) {
-            Some((first, earlier)) if earlier != value => Err(format!(
-                "{what} {value:?} differs from {earlier:?} on line {first}"
-            )),
-            Some(_) => Ok(()),
+    fn agrees(&mut self, group: &str, value: &str, line: u64, what: &str) -> Result<(), String> {
+        match self.find(group) {
+            Some(first) => {
+                let earlier = &self.text[first.value.clone()];
+                if earlier == value {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{what} {value:?} differs from {earlier:?} on line {}",
+                        first.line
+                    ))
+                }
+            }
             None => {
-                self.seen.insert(group, (line, value.to_owned()));
+                self.remember(group, line, value);
                 Ok(())
             }
         }
+    }
+
+    fn find(&self, key: &str) -> Option<&Said> {
+        let text = &self.text;
+        self.seen.find(self.hasher.hash_one(key), |said| {
+            &text[said.key.clone()] == key
+        })
+    }
+
+    fn remember(&mut self, key: &str, line: u64, value: &str) {
+        let Checked { text, seen, hasher } = self;
+        let start = text.len();
+        text.push_str(key);
+        let key = start..text.len();
+        text.push_str(value);
+        let value = key.end..text.len();
+        seen.insert_unique(
+            hasher.hash_one(&text[key.clone()]),
+            Said { key, line, value },
+            |said| hasher.hash_one(&text[said.key.clone()]),
+        );
     }
 }
 
@@ -1133,7 +1179,7 @@ impl<R: std::io::Read> Records<R> {
                 let bin = identifier(&row.bin, "bin")?;
                 let zone = required(&row.zone, "zone")?;
                 let location = required(&row.location, "location")?;
-                checked.once(format!("bin\0{bin}"), line, &format!("bin {bin:?}"))?;
+                checked.once(&format!("bin\0{bin}"), line, &format!("bin {bin:?}"))?;
                 Ok(Row::Bin {
                     bin,
                     zone,
@@ -1152,9 +1198,9 @@ impl<R: std::io::Read> Records<R> {
                     ));
                 }
                 let bin = optional_identifier(&row.bin, "bin")?;
-                checked.once(format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
+                checked.once(&format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
                 if let Some(code) = &code {
-                    checked.once(format!("code\0{code}"), line, &format!("code {code:?}"))?;
+                    checked.once(&format!("code\0{code}"), line, &format!("code {code:?}"))?;
                 }
                 Ok(Row::Unit {
                     epc,
@@ -1175,9 +1221,9 @@ impl<R: std::io::Read> Records<R> {
                 if expected > i64::MAX as u64 {
                     return Err("expected is out of range".into());
                 }
-                checked.agrees(format!("grn\0{grn}"), &row.qc, line, "qc")?;
+                checked.agrees(&format!("grn\0{grn}"), &row.qc, line, "qc")?;
                 checked.once(
-                    format!("line\0{grn}\0{sku}"),
+                    &format!("line\0{grn}\0{sku}"),
                     line,
                     &format!("sku {sku:?} of GRN {grn:?}"),
                 )?;
@@ -1193,9 +1239,9 @@ impl<R: std::io::Read> Records<R> {
                 let manifest = identifier(&row.manifest, "manifest")?;
                 one_of(&row.state, "state", &manifests::states::ALL)?;
                 let epc = crate::ident::canonical_epc(identifier(&row.epc, "epc")?);
-                checked.agrees(format!("manifest\0{manifest}"), &row.state, line, "state")?;
+                checked.agrees(&format!("manifest\0{manifest}"), &row.state, line, "state")?;
                 checked.once(
-                    format!("unit\0{manifest}\0{epc}"),
+                    &format!("unit\0{manifest}\0{epc}"),
                     line,
                     &format!("epc {epc:?} of manifest {manifest:?}"),
                 )?;
@@ -1211,7 +1257,11 @@ impl<R: std::io::Read> Records<R> {
                 let row: OperatorRow = read(record, &self.headers)?;
                 let badge = identifier(&row.badge, "badge")?;
                 let name = required(&row.name, "name")?;
-                checked.once(format!("badge\0{badge}"), line, &format!("badge {badge:?}"))?;
+                checked.once(
+                    &format!("badge\0{badge}"),
+                    line,
+                    &format!("badge {badge:?}"),
+                )?;
                 Ok(Row::Operator { badge, name })
             }
         }
