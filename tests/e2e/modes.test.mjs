@@ -310,6 +310,10 @@ test('cycle count: scans while MODE asks to close the count are refused on scree
     // MODE asks first: the count closes for the whole zone.
     await wedge(page, 'STOCKHOP:MODE');
     await page.waitForSelector('#confirm:not([hidden])');
+    // The question's figures are the ledger's: the one scan counted once.
+    const figures = await read(site, token, `/v1/counts/${countId}`);
+    assert.equal(figures.seen, 1);
+    assert.match(await page.textContent('#confirm-text'), new RegExp(`Missing ${figures.missing.length}, unexpected ${figures.unexpected.length} `));
     const refusedBefore = Number(await page.textContent('#scan-refused'));
     for (const epc of inC1.slice(1)) await wedge(page, epc);
     await page.waitForFunction((n) => Number(document.getElementById('scan-refused').textContent) === n, refusedBefore + 3);
@@ -343,6 +347,51 @@ test('cycle count: scans while MODE asks to close the count are refused on scree
     const hops = await sessionHops(site.base, token, session);
     assert.equal(hops.length, 1);
     assert.equal(Number(await page.textContent('#scan-count')), hops.length);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('cycle count: with the handheld clock ten minutes behind the site clock, the figures and the close question count each scan once; the ledger agrees', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-SKEW');
+  const inC1 = epcs('FB', 4);
+  await importReference(dataDir, {
+    binRows: [{ bin: 'C-01', zone: 'Z-S', location: 'L-1' }],
+    unitRows: inC1.map((epc) => ({ epc, sku: 'SKU-S', state: 'in_stock', bin: 'C-01' })),
+  });
+  const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-S' });
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  // The page's clock only: the scans' times and the site's are their own.
+  const behind = () => {
+    const real = Date.now;
+    Date.now = () => real() - 10 * 60_000;
+  };
+  const { page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId: 'HH-SKEW', initScript: behind });
+  try {
+    await pickMode(page, 'op-skew', 'cycle_count');
+    await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
+    await page.click(`#mode-choices button[data-count="${countId}"]`);
+    await sessionOpened(page);
+    await scanBin(page, 'C-01');
+    await scanBurst(page, inC1.slice(0, 2));
+    const after = await drained(page);
+    assert.equal(after.rejected + after.blocked, 0);
+    const ledger = await read(site, token, `/v1/counts/${countId}`);
+    assert.equal(ledger.seen, 2);
+    assert.deepEqual(ledger.unexpected, []);
+    // Once the site's figures hold both scans, the screen counts each once.
+    await page.waitForFunction(() => /\+0 tags/.test(document.getElementById('count-age')?.textContent || ''));
+    assert.equal(await page.textContent('#count-seen'), String(ledger.seen));
+    assert.equal(await page.textContent('#count-missing'), String(ledger.missing.length));
+    assert.equal(await page.textContent('#count-unexpected'), String(ledger.unexpected.length));
+    await wedge(page, 'STOCKHOP:MODE');
+    await page.waitForSelector('#confirm:not([hidden])');
+    assert.match(await page.textContent('#confirm-text'), new RegExp(`Missing ${ledger.missing.length}, unexpected 0 `));
+    await page.click('#confirm-no');
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -53,6 +53,20 @@ pub struct CountView {
     pub unexpected: Vec<String>,
 }
 
+/// `GET /v1/counts/{count_id}`: a count's figures with the site's clock as
+/// they were read, so a handheld can tell which of its own scans they hold
+/// by the site's clock alone (its own may be off).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct CountFigures {
+    #[serde(flatten)]
+    pub view: CountView,
+    /// The site's clock as the figures were read: a scan whose
+    /// `recorded_at` is at or before it is in them (on SQLite, where the
+    /// read takes the one connection); one after it is not yet.
+    #[schema(value_type = String, format = DateTime)]
+    pub as_of: UnixMs,
+}
+
 pub fn find(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Count>> {
     conn.prepare_cached(&format!(
         "SELECT count_id, location, zone, bin, {STATE} FROM counts WHERE count_id = ?1"

@@ -9,7 +9,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use super::counts::{self, CountView};
+use super::counts::{self, CountFigures};
 use super::grns::{self, Grn};
 use super::manifests::{self, Manifest};
 use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
@@ -167,13 +167,18 @@ async fn manifest(
     tag = "ledger",
     description = "One count session with what it expected and saw",
     params(("count_id" = String, Path)),
-    responses((status = 200, description = "the count", body = crate::ledger::counts::CountView), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
+    responses((status = 200, description = "the count", body = crate::ledger::counts::CountFigures), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]
 async fn count(
     State(state): State<AppState>,
     Path(count_id): Path<String>,
     DeviceCaller(_): DeviceCaller,
-) -> Result<Json<CountView>, AppError> {
-    one(&state, "count", move |conn| counts::view(conn, &count_id)).await
+) -> Result<Json<CountFigures>, AppError> {
+    one(&state, "count", move |conn| {
+        // Read on the connection, after every sync that had it before.
+        let as_of = super::wall_clock();
+        Ok(counts::view(conn, &count_id)?.map(|view| CountFigures { view, as_of }))
+    })
+    .await
 }

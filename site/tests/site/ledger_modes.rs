@@ -467,11 +467,11 @@ async fn a_cycle_count_records_every_tag_changes_no_unit_and_approval_posts_the_
         4
     );
 
-    let open_count = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    let open_count = ledger_common::count_figures(&site, &hh.token, &count_id).await;
     assert_eq!(open_count["state"], "open");
     let close = hh.item("close_session", json!({}));
     assert_applied(&site.sync_ok(&hh, &[close]).await[0]);
-    let closed = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    let closed = ledger_common::count_figures(&site, &hh.token, &count_id).await;
     assert_eq!(
         closed,
         json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null,
@@ -518,7 +518,7 @@ async fn a_cycle_count_records_every_tag_changes_no_unit_and_approval_posts_the_
         3
     );
     assert_eq!(
-        get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await["state"],
+        ledger_common::count_figures(&site, &hh.token, &count_id).await["state"],
         "approved"
     );
     let twice = site
@@ -894,7 +894,7 @@ async fn an_undo_of_a_count_scan_uncounts_the_tag_while_the_count_is_open() {
     for result in sync_and_replay(&site, &hh, &undos).await {
         assert_applied(&result);
     }
-    let figures = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    let figures = ledger_common::count_figures(&site, &hh.token, &count_id).await;
     assert_eq!(
         figures,
         json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": null,
@@ -910,7 +910,7 @@ async fn an_undo_of_a_count_scan_uncounts_the_tag_while_the_count_is_open() {
         &sync_and_replay(&site, &hh, &[late]).await[0],
         "count_not_open",
     );
-    let closed = get_ok(&site, &hh, &format!("/v1/counts/{count_id}")).await;
+    let closed = ledger_common::count_figures(&site, &hh.token, &count_id).await;
     assert_eq!(
         (&closed["state"], &closed["seen"]),
         (&json!("closed"), &json!(1)),
@@ -979,14 +979,14 @@ async fn a_count_of_one_bin_closes_only_itself_and_counts_against_that_bin_alone
     for result in site.sync_ok(&hh, &items).await {
         assert_applied(&result);
     }
-    let closed = get_ok(&site, &hh, &format!("/v1/counts/{a1}")).await;
+    let closed = ledger_common::count_figures(&site, &hh.token, &a1).await;
     assert_eq!(
         closed,
         json!({"count_id": a1, "location": "L-1", "zone": "Z-A", "bin": "A-1",
                "state": "closed", "expected": 3, "seen": 3, "missing": [], "unexpected": []}),
         "U-7 in A-2 is not this count's business"
     );
-    let other = get_ok(&site, &hh, &format!("/v1/counts/{a2}")).await;
+    let other = ledger_common::count_figures(&site, &hh.token, &a2).await;
     assert_eq!(
         (&other["state"], &other["expected"], &other["missing"]),
         (&json!("open"), &json!(1), &json!(["U-7"])),

@@ -10,6 +10,7 @@ import { ago, el, fill, loadJson } from '../dom.js';
 import { emit } from '../events.js';
 import { binOf, cached, epcOf } from '../lookup.js';
 import { refuse, result } from '../results.js';
+import { walkQueue } from '../outcomes.js';
 import { openSession } from '../session.js';
 import { siteGet } from '../site.js';
 import * as state from '../state.js';
@@ -94,9 +95,11 @@ async function loadCountView() {
   const live = await siteGet(`/v1/counts/${encodeURIComponent(id)}`);
   const kept = loadJson(COUNT_EXPECTED_KEY, {});
   if (live.body) {
-    const { expected, seen, missing, unexpected, state: countState } = live.body;
-    // The figures as of the instant the site was asked: scans recorded later are this device's "since".
-    kept[id] = { expected, seen, missing, unexpected, state: countState, at: asked };
+    const { expected, seen, missing, unexpected, state: countState, as_of: asOf } = live.body;
+    // Their age is this device's (asked); which of its scans they hold is
+    // the site's clock (as_of against each scan's recorded_at): a scan
+    // recorded later is this device's "since", whatever this clock says.
+    kept[id] = { expected, seen, missing, unexpected, state: countState, at: asked, siteAt: Date.parse(asOf) };
     localStorage.setItem(COUNT_EXPECTED_KEY, JSON.stringify(kept));
     countView = { ...kept[id], live: true };
   } else if (kept[id]) {
@@ -133,7 +136,8 @@ function countFigures(session) {
   const undone = new Set(items.filter((i) => i.command === 'undo' && !['rejected', 'blocked', 'voided'].includes(i.state))
     .map((i) => i.body && i.body.target_key));
   const counted = (i) => i.command === 'scan' && i.body && i.body.epc && !undone.has(i.key) && !['rejected', 'blocked', 'voided'].includes(i.state);
-  const since = (i) => i.state === 'queued' || i.state === 'sending' || (i.state === 'done' && (view.at == null || i.recorded_at == null || i.recorded_at > view.at));
+  const siteAt = Number.isFinite(view.siteAt) ? view.siteAt : null;
+  const since = (i) => i.state === 'queued' || i.state === 'sending' || (i.state === 'done' && (siteAt == null || i.recorded_at == null || i.recorded_at > siteAt));
   const landed = new Set(items.filter((i) => counted(i) && !since(i)).map((i) => i.body.epc));
   const here = new Set(items.filter((i) => counted(i) && since(i)).map((i) => i.body.epc));
   // Scans kept on this page that the queue walk has not listed yet.
@@ -206,11 +210,34 @@ export function undone(entry) {
 }
 
 /**
+ * The longest the close question waits for this device's scans in flight
+ * to be answered: a scan the site has counted but not yet answered (or
+ * that the last walk of the queue did not list) could be told neither
+ * from the site's figures nor from the queue, and would count twice, as
+ * unexpected. An answer takes well under a second online; offline, the
+ * question asks with what it has after this.
+ */
+const IN_FLIGHT_WAIT_MS = 3000;
+/** How often the queue is walked again while a scan is in flight. */
+const IN_FLIGHT_LOOK_MS = 50;
+
+/** Walks the queue until none of this session's scans is in flight (or for at most IN_FLIGHT_WAIT_MS). */
+async function inFlightAnswered() {
+  const until = performance.now() + IN_FLIGHT_WAIT_MS;
+  for (;;) {
+    await walkQueue();
+    if (!state.sessionItems().some((i) => i.state === 'sending') || performance.now() >= until) return;
+    await new Promise((settle) => setTimeout(settle, IN_FLIGHT_LOOK_MS));
+  }
+}
+
+/**
  * Closing a count session closes the count for the whole zone (the site
  * computes its variance), so it asks first, with the figures; true to close.
  */
 export async function beforeClose(session) {
   if (!session.session_id) return true;
+  await inFlightAnswered();
   await loadCountView();
   const f = countFigures(session);
   const figures = f.missing

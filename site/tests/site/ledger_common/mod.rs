@@ -214,6 +214,26 @@ pub fn now() -> UnixMs {
     ledger::wall_clock()
 }
 
+/// `GET /v1/counts/{count_id}` as `token`: the count's figures, with their
+/// `as_of` checked to be the site's clock while the request was answered
+/// and taken out, so the rest compares as the ledger holds it.
+pub async fn count_figures(site: &Site, token: &str, count_id: &str) -> Value {
+    let before = now();
+    let (status, mut figures) = site.get(&format!("/v1/counts/{count_id}"), token).await;
+    let after = now();
+    assert_eq!(status, 200, "{count_id}: {figures}");
+    let as_of = figures
+        .as_object_mut()
+        .and_then(|fields| fields.remove("as_of"))
+        .unwrap_or_else(|| panic!("no as_of in {figures}"));
+    let as_of: UnixMs = serde_json::from_value(as_of).unwrap();
+    assert!(
+        before <= as_of && as_of <= after,
+        "as_of {as_of} is not within the request ({before} to {after})"
+    );
+    figures
+}
+
 pub fn key() -> String {
     IdempotencyKey::mint().unwrap().to_string()
 }
