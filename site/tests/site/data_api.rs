@@ -669,6 +669,205 @@ async fn a_count_is_cancelled_through_its_endpoint_as_the_command_line_cancels_i
     site.stop().await;
 }
 
+/// A script opens a count of one bin as `count open --bin` does; a field
+/// the endpoint does not know (a misspelt `bin`) is refused, never left
+/// out to open a count of the whole zone.
+#[tokio::test]
+async fn a_count_of_one_bin_opens_through_its_endpoint_and_an_unknown_field_is_refused() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-3"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let count_id = body["count_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM counts WHERE count_id = '{count_id}' AND bin = 'B-3'"
+        )),
+        1,
+        "the count is of the bin, not of the zone"
+    );
+    // The rest of the zone is free: another bin opens a count of its own.
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-4"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-NOWHERE"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{body}"
+    );
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "Bin": "B-5"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `Bin`"),
+        "{body}"
+    );
+    // A misspelt `commissioned` would leave a device in training unnoticed.
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/devices",
+        Some(&admin),
+        json!({"device_id": "HH-7", "profile": "mc3390xr", "comissioned": true}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        site.count("SELECT count(*) FROM counts WHERE bin IS NULL"),
+        0,
+        "no count of the whole zone"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM devices"), 0);
+    site.stop().await;
+}
+
+/// Books close once a period has ended: an `until` after the site's clock
+/// (a year typed wrong) would book every hop captured until then at it,
+/// and a close is never taken back. The command line refuses it the same.
+#[tokio::test]
+async fn a_period_that_has_not_ended_is_not_closed() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let later = UnixMs(now().0 + 24 * 3_600_000).to_string();
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/periods/close",
+        Some(&admin),
+        json!({"until": later}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("PERIOD_NOT_ENDED")),
+        "{body}"
+    );
+    let output = site_command(&site.data, &["period", "close", &later])
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("PERIOD_NOT_ENDED"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(site.count("SELECT count(*) FROM periods"), 0);
+    // A hop captured now is booked now, not at that later instant.
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    let scan = hh.scan("EPC-1", "B-1");
+    site.sync_ok(&hh, &[open, scan]).await;
+    let (_, hops) = site
+        .get(&format!("/v1/sessions/{}/hops", hh.session), &hh.token)
+        .await;
+    assert_eq!(hops["hops"][0]["booked_at"], hops["hops"][0]["occurred_at"]);
+    site.stop().await;
+}
+
+/// Revoking, commissioning or re-linking a revoked device says it was
+/// revoked: `device list` still shows it, so "no device" sends a reader
+/// looking for a typo.
+#[tokio::test]
+async fn a_revoked_device_is_refused_as_revoked_not_as_unknown() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    site.add_device("HH-1", true);
+    let revoke = "/v1/admin/devices/HH-1/revoke";
+    assert_eq!(
+        post_json(&site, revoke, Some(&admin), json!({})).await.0,
+        204
+    );
+    for action in ["revoke", "commission", "link"] {
+        let (status, body) = post_json(
+            &site,
+            &format!("/v1/admin/devices/HH-1/{action}"),
+            Some(&admin),
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (404, Some("DEVICE_NOT_FOUND")),
+            "{action}: {body}"
+        );
+        assert!(
+            body["message"].as_str().unwrap().contains("was revoked at"),
+            "{action}: {body}"
+        );
+    }
+    let (_, body) = post_json(
+        &site,
+        "/v1/admin/devices/HH-9/revoke",
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!(body["message"], "no device \"HH-9\"");
+    site.stop().await;
+}
+
+/// A JSON element names its fields: one the kind does not have (`"Bin"`
+/// for `"bin"`) is refused with its element's position, where it would
+/// otherwise be dropped and the unit imported in stock without a bin.
+#[tokio::test]
+async fn a_json_import_refuses_a_field_its_kind_does_not_have() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let units = json!([
+        {"epc": "J-1", "sku": "SKU-1", "state": "in_stock", "bin": "B-1"},
+        {"epc": "J-2", "sku": "SKU-1", "state": "in_stock", "Bin": "B-1"},
+        {"epc": "J-3", "sku": "SKU-1", "state": "in_stock", "bin": "B-1", "qty": 1, "note": "x"},
+    ]);
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/units",
+        Some(&admin),
+        "application/json",
+        units.to_string(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["code"], "IMPORT_INVALID");
+    assert_eq!(
+        body["errors"],
+        json!([
+            {"line": 2, "message": "unknown field \"Bin\": the fields of units are epc, code, sku, state, bin"},
+            {"line": 3, "message": "unknown fields \"note\", \"qty\": the fields of units are epc, code, sku, state, bin"},
+        ]),
+        "{body}"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc LIKE 'J-%'"),
+        0
+    );
+    site.stop().await;
+}
+
 /// A handheld reset (its storage cleared) comes back with a new session
 /// while the ledger still holds its old one open: the open is refused
 /// `SESSION_CONFLICT` until a supervisor closes the old session, and what
