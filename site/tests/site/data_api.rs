@@ -1177,6 +1177,30 @@ async fn a_reader_paging_while_eight_writers_sync_sees_every_hop_exactly_once() 
     assert_eq!(seen.len(), WRITERS * REQUESTS * SCANS);
 }
 
+/// `from=2026-12-03T00:00:00+01:00` typed into a URL reaches the site as
+/// `… 01:00`: the refusal says why, not only that an offset is missing.
+#[tokio::test]
+async fn an_offset_whose_plus_became_a_space_is_refused_saying_so() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let (status, body) = get_text(
+        &site,
+        "/v1/hops.csv?from=2026-12-03T00:00:00+01:00&to=2026-12-04T00:00:00%2B01:00",
+        &admin,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("write an offset's + as %2B"), "{body}");
+    let (status, body) = get_text(
+        &site,
+        "/v1/hops.csv?from=2026-12-03T00:00:00%2B01:00&to=2026-12-04T00:00:00%2B01:00",
+        &admin,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    site.stop().await;
+}
+
 #[tokio::test]
 async fn the_csv_export_holds_a_period_and_makes_formula_cells_inert() {
     let site = Site::start().await;
