@@ -1561,24 +1561,26 @@ async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_fin
 /// Every path the router routes under `/v1`, read from the `.route(…)`
 /// calls in the site's source (a constant's value looked up where it is
 /// defined, in the site or the core crate; only the site routes).
+/// Every `.rs` file under `root`, one after another.
+fn rust_files(root: std::path::PathBuf) -> String {
+    let mut sources = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    sources.join("\n")
+}
+
 fn routed_v1_paths() -> HashSet<String> {
     // The site's source, and the core crate's, where the wire paths live.
     let site = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rust_files = |root: std::path::PathBuf| {
-        let mut sources = Vec::new();
-        let mut stack = vec![root];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    sources.push(std::fs::read_to_string(path).unwrap());
-                }
-            }
-        }
-        sources.join("\n")
-    };
     let routing = rust_files(site.join("src"));
     let all = format!("{routing}\n{}", rust_files(site.join("../src")));
     let constant = |name: &str| -> String {
@@ -1776,6 +1778,105 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
         routed.len()
     );
     site.stop().await;
+}
+
+/// The document's schemas share one namespace: two types under one name
+/// leave one of them described as the other (a sync item's `command` once
+/// read as a command barcode's `{payload, action}`), which a client
+/// generated from the document gets wrong. So every type the document
+/// derives has a name of its own, and the admin endpoints say what a
+/// device's token gets.
+#[tokio::test]
+async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_sent() {
+    let site = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = format!(
+        "{}\n{}",
+        rust_files(site.join("src")),
+        rust_files(site.join("../src"))
+    );
+    let mut names: Vec<String> = Vec::new();
+    let mut at = 0;
+    while let Some(found) = source[at..].find("ToSchema") {
+        let start = at + found;
+        at = start + "ToSchema".len();
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        if !source[line_start..start].contains("derive(") {
+            continue;
+        }
+        let rest = &source[at..];
+        let item = ["struct ", "enum "]
+            .iter()
+            .filter_map(|keyword| rest.find(keyword).map(|i| i + keyword.len()))
+            .min()
+            .unwrap();
+        let attributes = &rest[..item];
+        let name = match attributes.find("schema(as = ") {
+            Some(renamed) => &attributes[renamed + "schema(as = ".len()..],
+            None => &rest[item..],
+        };
+        let end = name
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap();
+        names.push(name[..end].rsplit("::").next().unwrap().to_owned());
+    }
+    let mut seen = HashSet::new();
+    let twice: Vec<&String> = names.iter().filter(|name| !seen.insert(*name)).collect();
+    assert!(names.len() > 20, "{names:?}");
+    assert!(twice.is_empty(), "schemas named twice: {twice:?}");
+
+    let server = Site::start().await;
+    let (status, text) = get_text(&server, "/v1/openapi.json", "").await;
+    assert_eq!(status, 200);
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let schemas = &raw["components"]["schemas"];
+    let resolve = |schema: &serde_json::Value| -> serde_json::Value {
+        match schema["$ref"].as_str() {
+            Some(target) => schemas[target.rsplit('/').next().unwrap()].clone(),
+            None => schema.clone(),
+        }
+    };
+    let command = resolve(&schemas["SyncItem"]["properties"]["command"]);
+    let commands = command["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{command}"));
+    for wire in [
+        "open_session",
+        "scan",
+        "undo",
+        "void",
+        "close_session",
+        "acknowledge",
+    ] {
+        assert!(commands.contains(&json!(wire)), "{wire}: {command}");
+    }
+    let barcode = resolve(&schemas["HandheldConstants"]["properties"]["commands"]["items"]);
+    assert!(barcode["properties"]["payload"].is_object(), "{barcode}");
+    let new_device = resolve(
+        &raw["paths"]["/v1/admin/devices"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"],
+    );
+    assert!(
+        new_device["properties"]["commissioned"].is_object(),
+        "{new_device}"
+    );
+    let open_count = resolve(
+        &raw["paths"]["/v1/admin/counts"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"],
+    );
+    assert!(open_count["properties"]["bin"].is_object(), "{open_count}");
+
+    for (path, item) in raw["paths"].as_object().unwrap() {
+        if !(path.starts_with("/v1/admin/") || path.starts_with("/v1/hops")) {
+            continue;
+        }
+        for (method, operation) in item.as_object().unwrap() {
+            assert!(
+                operation["responses"]["403"].is_object(),
+                "{method} {path} does not say a device's token is refused"
+            );
+        }
+    }
+    server.stop().await;
 }
 
 /// An import's turn commits without waiting on the disk while it holds
