@@ -142,7 +142,12 @@ pub async fn put_reference(
             )
         })?;
     let source = match format {
-        Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),
+        Format::Csv => {
+            if let Some(message) = not_a_csv_header(kind, &bytes) {
+                return Ok(refused(vec![ImportLineError { line: 1, message }]));
+            }
+            Source::Csv(std::io::Cursor::new(bytes))
+        }
         Format::Json => {
             let values: Vec<serde_json::Value> = serde_json::from_slice(&bytes).map_err(|err| {
                 AppError::client(
@@ -239,4 +244,33 @@ fn unknown_fields(kind: Kind, values: &[serde_json::Value]) -> Vec<ImportLineErr
         })
         .take(import::MAX_IMPORT_ERRORS)
         .collect()
+}
+
+/// Why a body sent as CSV cannot have a header row, when it is plainly
+/// something else: JSON sent as `text/csv`, or a file a spreadsheet saved
+/// with `;` (or tabs) between its fields, as Excel does in locales whose
+/// decimal mark is a comma. The import would only say the header names no
+/// column; this says what to change.
+fn not_a_csv_header(kind: Kind, bytes: &[u8]) -> Option<String> {
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let start = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
+    if matches!(text[start], b'[' | b'{') {
+        return Some(
+            "the body is JSON, sent as text/csv: send it with Content-Type: application/json"
+                .to_owned(),
+        );
+    }
+    let header = &text[..text
+        .iter()
+        .position(|byte| matches!(byte, b'\n' | b'\r'))
+        .unwrap_or(text.len())];
+    let separator = [(b';', "';'"), (b'\t', "tabs")]
+        .into_iter()
+        .find(|(byte, _)| !header.contains(&b',') && header.contains(byte))?;
+    Some(format!(
+        "the header is separated by {}, not commas: save the file as CSV with commas \
+         ({})",
+        separator.1,
+        kind.columns().join(",")
+    ))
 }

@@ -868,6 +868,43 @@ async fn a_json_import_refuses_a_field_its_kind_does_not_have() {
     site.stop().await;
 }
 
+/// What a person sends by mistake as CSV is refused saying what it is:
+/// JSON sent as `text/csv`, or a spreadsheet's file saved with `;` between
+/// its fields (with its BOM and CRLF line ends, as Excel writes it). The
+/// same file saved with commas imports.
+#[tokio::test]
+async fn a_body_sent_as_csv_that_is_not_comma_separated_says_what_it_is() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let path = "/v1/admin/reference/bins";
+    let json_body = json!([{"bin": "A-1", "zone": "Z", "location": "L"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", json_body).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["line"], 1, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Type: application/json"),
+        "{body}"
+    );
+    let excel = "\u{feff}bin;zone;location\r\nA-1;Z;L\r\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", excel).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["errors"][0]["message"],
+        "the header is separated by ';', not commas: save the file as CSV with commas \
+         (bin,zone,location)",
+        "{body}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
+    let commas = "\u{feff}bin,zone,location\r\nA-1,Z,L\r\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", commas).await;
+    assert_eq!((status, body), (200, json!({"rows": 1, "changed": 1})));
+    assert_eq!(site.count("SELECT count(*) FROM bins WHERE bin = 'A-1'"), 1);
+    site.stop().await;
+}
+
 /// A handheld reset (its storage cleared) comes back with a new session
 /// while the ledger still holds its old one open: the open is refused
 /// `SESSION_CONFLICT` until a supervisor closes the old session, and what
