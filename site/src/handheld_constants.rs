@@ -36,7 +36,10 @@ pub struct HandheldConstants {
 }
 
 /// One command barcode: what the scanner types, and what the page does.
+/// `CommandBarcode` in the OpenAPI document: `Command` there is a sync
+/// item's command (`open_session`, `scan`, …).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CommandBarcode)]
 pub struct Command {
     pub payload: &'static str,
     /// `close`, `undo`, `mode` or `confirm`.

@@ -40,10 +40,19 @@ fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, AppError> {
     })
 }
 
+/// A count to open: a zone of a location, or one bin of it (`count open
+/// --location L --zone Z [--bin B]`). A field the site does not know is
+/// refused rather than left out, so a misspelt `bin` never opens a count
+/// of the whole zone.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OpenCount {
     pub location: String,
     pub zone: String,
+    /// Count only this bin of the zone (the rest of the zone is left
+    /// alone); none: the whole zone.
+    #[serde(default)]
+    pub bin: Option<String>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -51,7 +60,8 @@ pub struct CountOpened {
     pub count_id: String,
 }
 
-/// Opens a count of a zone, with the snapshot of the units expected there.
+/// Opens a count of a zone, or of one bin of it, with the snapshot of the
+/// units expected there.
 #[utoipa::path(
     post,
     path = "/v1/admin/counts",
@@ -60,7 +70,9 @@ pub struct CountOpened {
     responses(
         (status = 201, description = "opened", body = CountOpened),
         (status = 401, description = "no admin token"),
-        (status = 409, description = "a count of the zone is open already")
+        (status = 404, description = "no bins in the zone, or the bin is not in it (NOT_FOUND)"),
+        (status = 409, description = "a count of the zone or bin is open already"),
+        (status = 422, description = "a field missing, of the wrong type, or unknown")
     ),
     security(("admin_token" = []))
 )]
@@ -69,15 +81,22 @@ pub async fn open_count(
     AdminTokenCaller(_): AdminTokenCaller,
     request: Result<Json<OpenCount>, JsonRejection>,
 ) -> Result<(StatusCode, Json<CountOpened>), AppError> {
-    let OpenCount { location, zone } = body(request)?;
+    let OpenCount {
+        location,
+        zone,
+        bin,
+    } = body(request)?;
     let count_id = state
         .db
-        .call(move |conn| cycle_count::open(conn, &location, &zone, wall_clock()))
+        .call(move |conn| {
+            cycle_count::open_place(conn, &location, &zone, bin.as_deref(), wall_clock())
+        })
         .await?;
     Ok((StatusCode::CREATED, Json(CountOpened { count_id })))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ClosePeriod {
     /// RFC 3339: the books close up to this instant.
     pub until: String,
@@ -94,7 +113,8 @@ pub struct ClosePeriod {
         (status = 204, description = "closed"),
         (status = 400, description = "until is not RFC 3339"),
         (status = 401, description = "no admin token"),
-        (status = 409, description = "the books are closed to a later instant already")
+        (status = 409, description = "the books are closed to that instant or a later one already (PERIOD_NOT_LATER), or it is after the site's clock (PERIOD_NOT_ENDED)"),
+        (status = 422, description = "until missing, or a field the request does not have")
     ),
     security(("admin_token" = []))
 )]
@@ -113,7 +133,10 @@ pub async fn close_period(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// A device to add (`commissioned` false when not given; a misspelt field
+/// is refused, so it never leaves a device in training unnoticed).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NewDevice {
     pub device_id: String,
     /// fxr90, mc3390xr, rfd40 or zt411r.
@@ -156,7 +179,8 @@ fn request_host(headers: &HeaderMap) -> Option<String> {
         (status = 201, description = "added", body = DeviceLink),
         (status = 400, description = "a bad id or profile"),
         (status = 401, description = "no admin token"),
-        (status = 409, description = "the id is taken")
+        (status = 409, description = "the id is taken"),
+        (status = 422, description = "a field missing, of the wrong type, or unknown")
     ),
     security(("admin_token" = []))
 )]

@@ -132,8 +132,16 @@ pub async fn csv(
                 "{name} is required: the period is from=…&to=…, each an RFC 3339 instant"
             ))
         })?;
-        UnixMs::parse_rfc3339(text)
-            .map_err(|err| malformed(format!("{name} is not an RFC 3339 instant: {err}")))
+        UnixMs::parse_rfc3339(text).map_err(|err| {
+            // `+01:00` in a URL reads as ` 01:00`: a query string's `+` is
+            // a space.
+            let plus = if text.contains(' ') {
+                "; a + in a query string is read as a space: write an offset's + as %2B"
+            } else {
+                ""
+            };
+            malformed(format!("{name} is not an RFC 3339 instant: {err}{plus}"))
+        })
     };
     let from = instant("from", query.from.as_deref())?;
     let to = instant("to", query.to.as_deref())?;

@@ -102,13 +102,17 @@ impl utoipa::Modify for Tokens {
 
 /// Every refusal (4xx, 5xx) is the API's error body, `{"code","message"}`
 /// (an import's 422 adds its lines, and says so where it is annotated):
-/// written once here rather than beside each of the handlers' refusals.
+/// written once here rather than beside each of the handlers' refusals;
+/// so is the 403 a device's token gets at every admin endpoint.
 struct Refusals;
 
 impl utoipa::Modify for Refusals {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::{ContentBuilder, Ref, RefOr};
-        for item in openapi.paths.paths.values_mut() {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            // Data in and out takes an admin's token only: a device's is
+            // refused 403 at every one of its endpoints.
+            let admin_only = path.starts_with("/v1/admin/") || path.starts_with("/v1/hops");
             let operations = [
                 &mut item.get,
                 &mut item.put,
@@ -117,6 +121,18 @@ impl utoipa::Modify for Refusals {
                 &mut item.patch,
             ];
             for operation in operations.into_iter().flatten() {
+                if admin_only {
+                    operation
+                        .responses
+                        .responses
+                        .entry("403".to_owned())
+                        .or_insert_with(|| {
+                            ResponseBuilder::new()
+                                .description("a device's token (ADMIN_REQUIRED)")
+                                .build()
+                                .into()
+                        });
+                }
                 for (status, response) in operation.responses.responses.iter_mut() {
                     let refusal = status.starts_with('4') || status.starts_with('5');
                     if let (true, RefOr::T(response)) = (refusal, response) {

@@ -106,7 +106,7 @@ fn format(headers: &HeaderMap) -> Result<Format, AppError> {
     tag = "admin",
     params(("kind" = String, Path, description = "bins, units, grns, manifests or operators")),
     request_body(
-        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin; grns: grn,qc,sku,expected; manifests: manifest,state,epc), or a JSON array of objects with the same fields",
+        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin; grns: grn,qc,sku,expected; manifests: manifest,state,epc; operators: badge,name), or a JSON array of objects with the same fields and no others",
         content(
             (String = "text/csv"),
             (Vec<serde_json::Value> = "application/json")
@@ -142,14 +142,26 @@ pub async fn put_reference(
             )
         })?;
     let source = match format {
-        Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),
-        Format::Json => Source::Json(serde_json::from_slice(&bytes).map_err(|err| {
-            AppError::client(
-                StatusCode::BAD_REQUEST,
-                wire_codes::MALFORMED_REQUEST,
-                format!("the body is not a JSON array: {err}"),
-            )
-        })?),
+        Format::Csv => {
+            if let Some(message) = not_a_csv_header(kind, &bytes) {
+                return Ok(refused(vec![ImportLineError { line: 1, message }]));
+            }
+            Source::Csv(std::io::Cursor::new(bytes))
+        }
+        Format::Json => {
+            let values: Vec<serde_json::Value> = serde_json::from_slice(&bytes).map_err(|err| {
+                AppError::client(
+                    StatusCode::BAD_REQUEST,
+                    wire_codes::MALFORMED_REQUEST,
+                    format!("the body is not a JSON array: {err}"),
+                )
+            })?;
+            let unknown = unknown_fields(kind, &values);
+            if !unknown.is_empty() {
+                return Ok(refused(unknown));
+            }
+            Source::Json(values)
+        }
     };
     let db = state.db.clone();
     let file = format!("PUT {}", kind.name());
@@ -166,22 +178,9 @@ pub async fn put_reference(
             })
             .into_response())
         }
-        Err(ImportError::Invalid { errors, .. }) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Json(ImportRefused {
-                code: IMPORT_INVALID,
-                message: match errors.len() {
-                    1 => "1 error in the file: nothing was imported".to_owned(),
-                    n if n >= import::MAX_IMPORT_ERRORS => format!(
-                        "the first {n} errors in the file: nothing was imported; \
-                         the import stopped at them and did not check the rest"
-                    ),
-                    n => format!("{n} errors in the file: nothing was imported"),
-                },
-                errors: errors.into_iter().map(ImportLineError::from).collect(),
-            }),
-        )
-            .into_response()),
+        Err(ImportError::Invalid { errors, .. }) => Ok(refused(
+            errors.into_iter().map(ImportLineError::from).collect(),
+        )),
         // Decided but not all applied: the site finishes it, and the same
         // import again (a retry after a 503) changes nothing twice.
         Err(ImportError::Sqlite { source, .. } | ImportError::Decided { source, .. }) => {
@@ -189,4 +188,89 @@ pub async fn put_reference(
         }
         Err(ImportError::File { reason, .. }) => Err(AppError::Internal(reason)),
     }
+}
+
+/// The 422 of an import refused for `errors`: nothing was imported.
+fn refused(errors: Vec<ImportLineError>) -> Response {
+    (
+        StatusCode::UNPROCESSABLE_ENTITY,
+        Json(ImportRefused {
+            code: IMPORT_INVALID,
+            message: match errors.len() {
+                1 => "1 error in the file: nothing was imported".to_owned(),
+                n if n >= import::MAX_IMPORT_ERRORS => format!(
+                    "the first {n} errors in the file: nothing was imported; \
+                     the import stopped at them and did not check the rest"
+                ),
+                n => format!("{n} errors in the file: nothing was imported"),
+            },
+            errors,
+        }),
+    )
+        .into_response()
+}
+
+/// The elements of a JSON import that name a field `kind` does not have,
+/// each an error of its element (its position from 1). A CSV header must
+/// name every column, so a misspelt one is refused there; a JSON element
+/// leaves an optional field out by not naming it, so without this a
+/// misspelt optional field (`"Bin"` for `"bin"`) would be dropped and the
+/// row imported without it.
+fn unknown_fields(kind: Kind, values: &[serde_json::Value]) -> Vec<ImportLineError> {
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(index, value)| {
+            let unknown: Vec<&str> = value
+                .as_object()?
+                .keys()
+                .map(String::as_str)
+                .filter(|field| !kind.columns().contains(field))
+                .collect();
+            (!unknown.is_empty()).then(|| ImportLineError {
+                line: index as u64 + 1,
+                message: format!(
+                    "unknown field{} {}: the fields of {} are {}",
+                    if unknown.len() == 1 { "" } else { "s" },
+                    unknown
+                        .iter()
+                        .map(|field| format!("{field:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    kind.name(),
+                    kind.columns().join(", ")
+                ),
+            })
+        })
+        .take(import::MAX_IMPORT_ERRORS)
+        .collect()
+}
+
+/// Why a body sent as CSV cannot have a header row, when it is plainly
+/// something else: JSON sent as `text/csv`, or a file a spreadsheet saved
+/// with `;` (or tabs) between its fields, as Excel does in locales whose
+/// decimal mark is a comma. The import would only say the header names no
+/// column; this says what to change.
+fn not_a_csv_header(kind: Kind, bytes: &[u8]) -> Option<String> {
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let start = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
+    if matches!(text[start], b'[' | b'{') {
+        return Some(
+            "the body is JSON, sent as text/csv: send it with Content-Type: application/json"
+                .to_owned(),
+        );
+    }
+    let header = &text[..text
+        .iter()
+        .position(|byte| matches!(byte, b'\n' | b'\r'))
+        .unwrap_or(text.len())];
+    let separator = [(b';', "';'"), (b'\t', "tabs")]
+        .into_iter()
+        .find(|(byte, _)| !header.contains(&b',') && header.contains(byte))?;
+    Some(format!(
+        "the header is separated by {}, not commas: save the file as CSV with commas \
+         ({})",
+        separator.1,
+        kind.columns().join(",")
+    ))
 }

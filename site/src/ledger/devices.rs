@@ -139,6 +139,28 @@ fn no_such_device(device_id: &str) -> LedgerError {
     ))
 }
 
+/// The refusal of a change to a device that is not there to change: none
+/// by that id, or one revoked (which `device list` still shows, so "no
+/// device" would send the reader looking for a typo).
+fn not_changeable(conn: &Connection, device_id: &str) -> Result<LedgerError, LedgerError> {
+    let revoked_at: Option<i64> = conn
+        .prepare_cached("SELECT revoked_at FROM device_revocations WHERE device_id = ?1")?
+        .query_row([device_id], |row| row.get(0))
+        .optional()?;
+    Ok(match revoked_at {
+        None => no_such_device(device_id),
+        Some(at) => LedgerError::Refused(Refusal::new(
+            404,
+            super::codes::DEVICE_NOT_FOUND,
+            format!(
+                "device {device_id:?} was revoked at {}: a revoked device stays revoked; \
+                 add the handheld again under another id",
+                UnixMs(at)
+            ),
+        )),
+    })
+}
+
 /// The site's device `device_id`, revoked or not; `404 DEVICE_NOT_FOUND`
 /// when there is none.
 pub fn find(conn: &Connection, device_id: &str) -> Result<Device, LedgerError> {
@@ -159,7 +181,7 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
         [device_id],
     )?;
     if changed == 0 {
-        return Err(no_such_device(device_id));
+        return Err(not_changeable(conn, device_id)?);
     }
     Ok(())
 }
@@ -183,7 +205,7 @@ pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), Led
         [device_id],
     )?;
     if changed == 0 {
-        return Err(no_such_device(device_id));
+        return Err(not_changeable(conn, device_id)?);
     }
     conn.execute(
         "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
@@ -322,7 +344,7 @@ pub fn relink(conn: &Connection, device_id: &str) -> Result<String, LedgerError>
         params![device_id, auth::token_hash(&token)],
     )?;
     if changed == 0 {
-        return Err(no_such_device(device_id));
+        return Err(not_changeable(conn, device_id)?);
     }
     Ok(token)
 }

@@ -301,6 +301,7 @@ pub mod codes {
     pub const DEVICE_NOT_FOUND: &str = "DEVICE_NOT_FOUND";
     pub const NOT_FOUND: &str = "NOT_FOUND";
     pub const PERIOD_NOT_LATER: &str = "PERIOD_NOT_LATER";
+    pub const PERIOD_NOT_ENDED: &str = "PERIOD_NOT_ENDED";
     pub const CONSTRAINT_CONFLICT: &str = "CONSTRAINT_CONFLICT";
     pub const NOTHING_TO_RESOLVE: &str = "NOTHING_TO_RESOLVE";
     /// A decision settled already (by a person or its handheld).

@@ -25,8 +25,21 @@ pub fn booking_time(closed_until: Option<UnixMs>, occurred_at: UnixMs) -> UnixMs
     }
 }
 
-/// Closes the books up to `until`, which must be later than the last close.
+/// Closes the books up to `until`, which must be later than the last close
+/// and no later than `now`: a period closes once it has ended. Closing one
+/// that has not (a year typed wrong) would book every hop captured until
+/// then at its end, and a close is never taken back.
 pub fn close(conn: &Connection, until: UnixMs, now: UnixMs) -> Result<(), LedgerError> {
+    if until > now {
+        return Err(LedgerError::Refused(Refusal::new(
+            409,
+            codes::PERIOD_NOT_ENDED,
+            format!(
+                "{until} is after the site's clock, {now}: the books close only up to an \
+                 instant that has passed"
+            ),
+        )));
+    }
     if let Some(current) = closed_until(conn)? {
         if until <= current {
             return Err(LedgerError::Refused(Refusal::new(

@@ -346,8 +346,10 @@ async fn prometheus(
         .into_response())
 }
 
-/// A device added from the dashboard.
+/// A device added from the dashboard. Named apart from the admin API's
+/// `NewDevice` in the OpenAPI document, where schemas share one namespace.
 #[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(as = SiteNewDevice)]
 struct NewDevice {
     device_id: String,
     /// `fxr90`, `mc3390xr`, `rfd40` or `zt411r`.

@@ -669,6 +669,242 @@ async fn a_count_is_cancelled_through_its_endpoint_as_the_command_line_cancels_i
     site.stop().await;
 }
 
+/// A script opens a count of one bin as `count open --bin` does; a field
+/// the endpoint does not know (a misspelt `bin`) is refused, never left
+/// out to open a count of the whole zone.
+#[tokio::test]
+async fn a_count_of_one_bin_opens_through_its_endpoint_and_an_unknown_field_is_refused() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-3"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let count_id = body["count_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM counts WHERE count_id = '{count_id}' AND bin = 'B-3'"
+        )),
+        1,
+        "the count is of the bin, not of the zone"
+    );
+    // The rest of the zone is free: another bin opens a count of its own.
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-4"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "bin": "B-NOWHERE"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{body}"
+    );
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/counts",
+        Some(&admin),
+        json!({"location": "L-1", "zone": "Z-1", "Bin": "B-5"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `Bin`"),
+        "{body}"
+    );
+    // A misspelt `commissioned` would leave a device in training unnoticed.
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/devices",
+        Some(&admin),
+        json!({"device_id": "HH-7", "profile": "mc3390xr", "comissioned": true}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        site.count("SELECT count(*) FROM counts WHERE bin IS NULL"),
+        0,
+        "no count of the whole zone"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM devices"), 0);
+    site.stop().await;
+}
+
+/// Books close once a period has ended: an `until` after the site's clock
+/// (a year typed wrong) would book every hop captured until then at it,
+/// and a close is never taken back. The command line refuses it the same.
+#[tokio::test]
+async fn a_period_that_has_not_ended_is_not_closed() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let later = UnixMs(now().0 + 24 * 3_600_000).to_string();
+    let (status, body) = post_json(
+        &site,
+        "/v1/admin/periods/close",
+        Some(&admin),
+        json!({"until": later}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("PERIOD_NOT_ENDED")),
+        "{body}"
+    );
+    let output = site_command(&site.data, &["period", "close", &later])
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("PERIOD_NOT_ENDED"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(site.count("SELECT count(*) FROM periods"), 0);
+    // A hop captured now is booked now, not at that later instant.
+    let mut hh = site.handheld("HH-1").await;
+    let open = hh.open("op-1");
+    let scan = hh.scan("EPC-1", "B-1");
+    site.sync_ok(&hh, &[open, scan]).await;
+    let (_, hops) = site
+        .get(&format!("/v1/sessions/{}/hops", hh.session), &hh.token)
+        .await;
+    assert_eq!(hops["hops"][0]["booked_at"], hops["hops"][0]["occurred_at"]);
+    site.stop().await;
+}
+
+/// Revoking, commissioning or re-linking a revoked device says it was
+/// revoked: `device list` still shows it, so "no device" sends a reader
+/// looking for a typo.
+#[tokio::test]
+async fn a_revoked_device_is_refused_as_revoked_not_as_unknown() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    site.add_device("HH-1", true);
+    let revoke = "/v1/admin/devices/HH-1/revoke";
+    assert_eq!(
+        post_json(&site, revoke, Some(&admin), json!({})).await.0,
+        204
+    );
+    for action in ["revoke", "commission", "link"] {
+        let (status, body) = post_json(
+            &site,
+            &format!("/v1/admin/devices/HH-1/{action}"),
+            Some(&admin),
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (404, Some("DEVICE_NOT_FOUND")),
+            "{action}: {body}"
+        );
+        assert!(
+            body["message"].as_str().unwrap().contains("was revoked at"),
+            "{action}: {body}"
+        );
+    }
+    let (_, body) = post_json(
+        &site,
+        "/v1/admin/devices/HH-9/revoke",
+        Some(&admin),
+        json!({}),
+    )
+    .await;
+    assert_eq!(body["message"], "no device \"HH-9\"");
+    site.stop().await;
+}
+
+/// A JSON element names its fields: one the kind does not have (`"Bin"`
+/// for `"bin"`) is refused with its element's position, where it would
+/// otherwise be dropped and the unit imported in stock without a bin.
+#[tokio::test]
+async fn a_json_import_refuses_a_field_its_kind_does_not_have() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let units = json!([
+        {"epc": "J-1", "sku": "SKU-1", "state": "in_stock", "bin": "B-1"},
+        {"epc": "J-2", "sku": "SKU-1", "state": "in_stock", "Bin": "B-1"},
+        {"epc": "J-3", "sku": "SKU-1", "state": "in_stock", "bin": "B-1", "qty": 1, "note": "x"},
+    ]);
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/units",
+        Some(&admin),
+        "application/json",
+        units.to_string(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["code"], "IMPORT_INVALID");
+    assert_eq!(
+        body["errors"],
+        json!([
+            {"line": 2, "message": "unknown field \"Bin\": the fields of units are epc, code, sku, state, bin"},
+            {"line": 3, "message": "unknown fields \"note\", \"qty\": the fields of units are epc, code, sku, state, bin"},
+        ]),
+        "{body}"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM units WHERE epc LIKE 'J-%'"),
+        0
+    );
+    site.stop().await;
+}
+
+/// What a person sends by mistake as CSV is refused saying what it is:
+/// JSON sent as `text/csv`, or a spreadsheet's file saved with `;` between
+/// its fields (with its BOM and CRLF line ends, as Excel writes it). The
+/// same file saved with commas imports.
+#[tokio::test]
+async fn a_body_sent_as_csv_that_is_not_comma_separated_says_what_it_is() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let path = "/v1/admin/reference/bins";
+    let json_body = json!([{"bin": "A-1", "zone": "Z", "location": "L"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", json_body).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["line"], 1, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Type: application/json"),
+        "{body}"
+    );
+    let excel = "\u{feff}bin;zone;location\r\nA-1;Z;L\r\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", excel).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["errors"][0]["message"],
+        "the header is separated by ';', not commas: save the file as CSV with commas \
+         (bin,zone,location)",
+        "{body}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
+    let commas = "\u{feff}bin,zone,location\r\nA-1,Z,L\r\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", commas).await;
+    assert_eq!((status, body), (200, json!({"rows": 1, "changed": 1})));
+    assert_eq!(site.count("SELECT count(*) FROM bins WHERE bin = 'A-1'"), 1);
+    site.stop().await;
+}
+
 /// A handheld reset (its storage cleared) comes back with a new session
 /// while the ledger still holds its old one open: the open is refused
 /// `SESSION_CONFLICT` until a supervisor closes the old session, and what
@@ -976,6 +1212,30 @@ async fn a_reader_paging_while_eight_writers_sync_sees_every_hop_exactly_once() 
     assert_eq!(keys.len(), seen.len(), "no hop seen twice");
     assert_eq!(keys, all_hop_keys(&site), "every hop seen");
     assert_eq!(seen.len(), WRITERS * REQUESTS * SCANS);
+}
+
+/// `from=2026-12-03T00:00:00+01:00` typed into a URL reaches the site as
+/// `… 01:00`: the refusal says why, not only that an offset is missing.
+#[tokio::test]
+async fn an_offset_whose_plus_became_a_space_is_refused_saying_so() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let (status, body) = get_text(
+        &site,
+        "/v1/hops.csv?from=2026-12-03T00:00:00+01:00&to=2026-12-04T00:00:00%2B01:00",
+        &admin,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("write an offset's + as %2B"), "{body}");
+    let (status, body) = get_text(
+        &site,
+        "/v1/hops.csv?from=2026-12-03T00:00:00%2B01:00&to=2026-12-04T00:00:00%2B01:00",
+        &admin,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    site.stop().await;
 }
 
 #[tokio::test]
@@ -1338,24 +1598,26 @@ async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_fin
 /// Every path the router routes under `/v1`, read from the `.route(…)`
 /// calls in the site's source (a constant's value looked up where it is
 /// defined, in the site or the core crate; only the site routes).
+/// Every `.rs` file under `root`, one after another.
+fn rust_files(root: std::path::PathBuf) -> String {
+    let mut sources = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    sources.join("\n")
+}
+
 fn routed_v1_paths() -> HashSet<String> {
     // The site's source, and the core crate's, where the wire paths live.
     let site = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rust_files = |root: std::path::PathBuf| {
-        let mut sources = Vec::new();
-        let mut stack = vec![root];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    sources.push(std::fs::read_to_string(path).unwrap());
-                }
-            }
-        }
-        sources.join("\n")
-    };
     let routing = rust_files(site.join("src"));
     let all = format!("{routing}\n{}", rust_files(site.join("../src")));
     let constant = |name: &str| -> String {
@@ -1553,6 +1815,105 @@ async fn the_openapi_document_lists_every_routed_v1_path_and_parses_as_openapi_3
         routed.len()
     );
     site.stop().await;
+}
+
+/// The document's schemas share one namespace: two types under one name
+/// leave one of them described as the other (a sync item's `command` once
+/// read as a command barcode's `{payload, action}`), which a client
+/// generated from the document gets wrong. So every type the document
+/// derives has a name of its own, and the admin endpoints say what a
+/// device's token gets.
+#[tokio::test]
+async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_sent() {
+    let site = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = format!(
+        "{}\n{}",
+        rust_files(site.join("src")),
+        rust_files(site.join("../src"))
+    );
+    let mut names: Vec<String> = Vec::new();
+    let mut at = 0;
+    while let Some(found) = source[at..].find("ToSchema") {
+        let start = at + found;
+        at = start + "ToSchema".len();
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        if !source[line_start..start].contains("derive(") {
+            continue;
+        }
+        let rest = &source[at..];
+        let item = ["struct ", "enum "]
+            .iter()
+            .filter_map(|keyword| rest.find(keyword).map(|i| i + keyword.len()))
+            .min()
+            .unwrap();
+        let attributes = &rest[..item];
+        let name = match attributes.find("schema(as = ") {
+            Some(renamed) => &attributes[renamed + "schema(as = ".len()..],
+            None => &rest[item..],
+        };
+        let end = name
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap();
+        names.push(name[..end].rsplit("::").next().unwrap().to_owned());
+    }
+    let mut seen = HashSet::new();
+    let twice: Vec<&String> = names.iter().filter(|name| !seen.insert(*name)).collect();
+    assert!(names.len() > 20, "{names:?}");
+    assert!(twice.is_empty(), "schemas named twice: {twice:?}");
+
+    let server = Site::start().await;
+    let (status, text) = get_text(&server, "/v1/openapi.json", "").await;
+    assert_eq!(status, 200);
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let schemas = &raw["components"]["schemas"];
+    let resolve = |schema: &serde_json::Value| -> serde_json::Value {
+        match schema["$ref"].as_str() {
+            Some(target) => schemas[target.rsplit('/').next().unwrap()].clone(),
+            None => schema.clone(),
+        }
+    };
+    let command = resolve(&schemas["SyncItem"]["properties"]["command"]);
+    let commands = command["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{command}"));
+    for wire in [
+        "open_session",
+        "scan",
+        "undo",
+        "void",
+        "close_session",
+        "acknowledge",
+    ] {
+        assert!(commands.contains(&json!(wire)), "{wire}: {command}");
+    }
+    let barcode = resolve(&schemas["HandheldConstants"]["properties"]["commands"]["items"]);
+    assert!(barcode["properties"]["payload"].is_object(), "{barcode}");
+    let new_device = resolve(
+        &raw["paths"]["/v1/admin/devices"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"],
+    );
+    assert!(
+        new_device["properties"]["commissioned"].is_object(),
+        "{new_device}"
+    );
+    let open_count = resolve(
+        &raw["paths"]["/v1/admin/counts"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"],
+    );
+    assert!(open_count["properties"]["bin"].is_object(), "{open_count}");
+
+    for (path, item) in raw["paths"].as_object().unwrap() {
+        if !(path.starts_with("/v1/admin/") || path.starts_with("/v1/hops")) {
+            continue;
+        }
+        for (method, operation) in item.as_object().unwrap() {
+            assert!(
+                operation["responses"]["403"].is_object(),
+                "{method} {path} does not say a device's token is refused"
+            );
+        }
+    }
+    server.stop().await;
 }
 
 /// An import's turn commits without waiting on the disk while it holds
