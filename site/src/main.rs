@@ -538,20 +538,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let name = file.display().to_string();
             // Turn by turn on the site's database, resting between turns,
             // so a serving site keeps syncing meanwhile.
-            let imported = std::fs::File::open(&file)
-                .map_err(|err| ledger::import::ImportError::File {
-                    file: name.clone(),
-                    reason: err.to_string(),
-                })
-                .and_then(|input| {
-                    ledger::import::run(
-                        &db,
-                        kind,
-                        &name,
-                        ledger::import::Source::Csv(input),
-                        &ledger::wall_clock,
-                    )
-                });
+            let imported = ledger::import::open_file(&file).and_then(|input| {
+                ledger::import::run(
+                    &db,
+                    kind,
+                    &name,
+                    ledger::import::Source::Csv(input),
+                    &ledger::wall_clock,
+                )
+            });
             match imported {
                 Ok(summary) => {
                     eprintln!(

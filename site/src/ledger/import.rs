@@ -297,6 +297,21 @@ pub enum Source<R> {
     Json(Vec<serde_json::Value>),
 }
 
+/// Opens the file an import reads, refused as [`ImportError::File`] if it
+/// cannot be read (a folder opens, and would fail only at its first read,
+/// told as line 1 of a file).
+pub fn open_file(path: &Path) -> Result<std::fs::File, ImportError> {
+    let refused = |reason: String| ImportError::File {
+        file: path.display().to_string(),
+        reason,
+    };
+    let input = std::fs::File::open(path).map_err(|err| refused(err.to_string()))?;
+    if input.metadata().is_ok_and(|meta| meta.is_dir()) {
+        return Err(refused("is a folder, not a file".to_owned()));
+    }
+    Ok(input)
+}
+
 /// Imports `path` as `kind` on one connection held throughout (the staging,
 /// flip and apply turns all run; nothing else writes in between).
 pub fn import(
@@ -306,10 +321,7 @@ pub fn import(
     now: UnixMs,
 ) -> Result<Summary, ImportError> {
     let file = path.display().to_string();
-    let input = std::fs::File::open(path).map_err(|err| ImportError::File {
-        file: file.clone(),
-        reason: err.to_string(),
-    })?;
+    let input = open_file(path)?;
     import_reader(conn, kind, &file, input, now)
 }
 
@@ -1092,6 +1104,12 @@ impl<R: std::io::Read> Records<R> {
                     .headers()
                     .map_err(|err| header_error(err.to_string()))?
                     .clone();
+                if headers.is_empty() {
+                    return Err(header_error(format!(
+                        "the file is empty: its first line names the columns ({}), then a row a line",
+                        kind.columns().join(",")
+                    )));
+                }
                 for column in kind.columns() {
                     if !headers.iter().any(|name| name == *column) {
                         return Err(header_error(format!(

@@ -214,3 +214,24 @@ fn a_failing_command_says_why_in_one_line_without_a_backtrace() {
         assert!(lines[0].starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn an_empty_file_or_a_folder_to_import_is_named_for_what_it_is() {
+    let dir = new_site();
+    let empty = dir.path().join("bins.csv");
+    std::fs::write(&empty, "").unwrap();
+    let out = run(&["import", "bins", empty.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the file is empty: its first line names the columns (bin,zone,location)"),
+        "{stderr}"
+    );
+    let folder = dir.path().join("exports");
+    std::fs::create_dir(&folder).unwrap();
+    let out = run(&["import", "bins", folder.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is a folder, not a file"), "{stderr}");
+    assert!(!stderr.contains(":1:"), "no line of a folder: {stderr}");
+}
