@@ -148,20 +148,13 @@ pub async fn put_reference(
             }
             Source::Csv(std::io::Cursor::new(bytes))
         }
-        Format::Json => {
-            let values: Vec<serde_json::Value> = serde_json::from_slice(&bytes).map_err(|err| {
-                AppError::client(
-                    StatusCode::BAD_REQUEST,
-                    wire_codes::MALFORMED_REQUEST,
-                    format!("the body is not a JSON array: {err}"),
-                )
-            })?;
-            let unknown = unknown_fields(kind, &values);
-            if !unknown.is_empty() {
-                return Ok(refused(unknown));
-            }
-            Source::Json(values)
-        }
+        Format::Json => Source::Json(serde_json::from_slice(&bytes).map_err(|err| {
+            AppError::client(
+                StatusCode::BAD_REQUEST,
+                wire_codes::MALFORMED_REQUEST,
+                format!("the body is not a JSON array: {err}"),
+            )
+        })?),
     };
     let db = state.db.clone();
     let file = format!("PUT {}", kind.name());
@@ -208,42 +201,6 @@ fn refused(errors: Vec<ImportLineError>) -> Response {
         }),
     )
         .into_response()
-}
-
-/// The elements of a JSON import that name a field `kind` does not have,
-/// each an error of its element (its position from 1). A CSV header must
-/// name every column, so a misspelt one is refused there; a JSON element
-/// leaves an optional field out by not naming it, so without this a
-/// misspelt optional field (`"Bin"` for `"bin"`) would be dropped and the
-/// row imported without it.
-fn unknown_fields(kind: Kind, values: &[serde_json::Value]) -> Vec<ImportLineError> {
-    values
-        .iter()
-        .enumerate()
-        .filter_map(|(index, value)| {
-            let unknown: Vec<&str> = value
-                .as_object()?
-                .keys()
-                .map(String::as_str)
-                .filter(|field| !kind.columns().contains(field))
-                .collect();
-            (!unknown.is_empty()).then(|| ImportLineError {
-                line: index as u64 + 1,
-                message: format!(
-                    "unknown field{} {}: the fields of {} are {}",
-                    if unknown.len() == 1 { "" } else { "s" },
-                    unknown
-                        .iter()
-                        .map(|field| format!("{field:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    kind.name(),
-                    kind.columns().join(", ")
-                ),
-            })
-        })
-        .take(import::MAX_IMPORT_ERRORS)
-        .collect()
 }
 
 /// Why a body sent as CSV cannot have a header row, when it is plainly

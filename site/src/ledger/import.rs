@@ -1151,8 +1151,11 @@ impl<R: std::io::Read> Records<R> {
                 Some(Err(error)) => {
                     self.error(error.line, error.message);
                     // A CSV that cannot be split into records cannot be
-                    // read on reliably.
-                    return false;
+                    // read on reliably; a JSON element stands alone.
+                    if matches!(self.input, Input::Csv(..)) {
+                        return false;
+                    }
+                    continue;
                 }
                 Some(Ok(record)) => record,
             };
@@ -1371,6 +1374,10 @@ impl<R: std::io::Read> std::io::Read for LineCounting<R> {
 
 /// A JSON array element as a record in [`Kind::columns`] order: strings
 /// as they are, numbers and booleans as their text, null or absent empty.
+/// A field the kind does not have is an error: a CSV header must name
+/// every column, but an element leaves an optional field out by not naming
+/// it, so a misspelt one (`"Bin"` for `"bin"`) would be dropped and the row
+/// imported without it.
 fn json_record(kind: Kind, value: &serde_json::Value) -> Result<csv::StringRecord, String> {
     let Some(object) = value.as_object() else {
         return Err(format!(
@@ -1378,6 +1385,20 @@ fn json_record(kind: Kind, value: &serde_json::Value) -> Result<csv::StringRecor
             kind.columns().join(", ")
         ));
     };
+    let unknown: Vec<String> = object
+        .keys()
+        .filter(|field| !kind.columns().contains(&field.as_str()))
+        .map(|field| format!("{field:?}"))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "unknown field{} {}: the fields of {} are {}",
+            if unknown.len() == 1 { "" } else { "s" },
+            unknown.join(", "),
+            kind.name(),
+            kind.columns().join(", ")
+        ));
+    }
     let mut record = csv::StringRecord::new();
     for column in kind.columns() {
         match object.get(*column) {

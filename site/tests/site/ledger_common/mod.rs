@@ -180,15 +180,8 @@ impl Site {
     }
 
     pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap())
+        let (status, text) = self.get_text(path, token).await;
+        (status, serde_json::from_str(&text).unwrap())
     }
 
     /// `GET path` as text: its status and body.
