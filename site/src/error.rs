@@ -1,11 +1,12 @@
 //! The one error type HTTP handlers return. Client errors carry their own
 //! code and message; internal failures are logged here and reach the client
 //! only as a code, never with their details. [`ApiQuery`] reads a query
-//! string so that a bad one is answered as such an error too.
+//! string so that a bad one is answered as such an error too, and
+//! [`method_not_allowed`] answers a method a path does not take so.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use stockhop::wire::{codes, ErrorBody};
@@ -19,6 +20,24 @@ pub const RETRY_AFTER_SECS: u32 = 2;
 pub const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 30;
 /// The error code of a write refused for lack of space.
 pub const STORAGE_FULL: &str = "STORAGE_FULL";
+
+/// The error code of a request whose method its path does not take (405).
+pub const METHOD_NOT_ALLOWED: &str = "METHOD_NOT_ALLOWED";
+
+/// The answer to a method a routed path does not take (`GET` of an
+/// endpoint that is `PUT` only, `DELETE /v1/sync`): 405 in the API's error
+/// body rather than an empty one. The router adds the `Allow` header with
+/// the methods the path takes; the message points at it.
+pub async fn method_not_allowed(method: Method, uri: Uri) -> AppError {
+    AppError::client(
+        StatusCode::METHOD_NOT_ALLOWED,
+        METHOD_NOT_ALLOWED,
+        format!(
+            "{} does not take {method}: the Allow header lists the methods it takes",
+            uri.path()
+        ),
+    )
+}
 
 /// A query string read into `T`, like axum's `Query`, except that a value
 /// that does not parse (`?hours=abc`, a repeated parameter) is answered

@@ -54,6 +54,9 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::release::routes().layer(axum::middleware::from_fn(
             crate::security_headers::set_pwa_security_headers,
         )))
+        // Last, so it reaches every route above: a method a path does not
+        // take is 405 with `Allow` and the API's error body, not an empty one.
+        .method_not_allowed_fallback(crate::error::method_not_allowed)
         .with_state(state.clone())
         .merge(static_files)
         .layer(axum::middleware::from_fn_with_state(

@@ -666,32 +666,22 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
             data,
         } => {
             let db = open(&data, database)?;
-            let place = match &bin {
-                Some(bin) => format!("{location}/{zone}/{bin}"),
-                None => format!("{location}/{zone}"),
-            };
-            let (count_id, expected) = db
+            let opened = db
                 .call_blocking(|conn| {
                     let now = ledger::wall_clock();
-                    let count_id =
-                        cycle_count::open_place(conn, &location, &zone, bin.as_deref(), now)?;
-                    let expected =
-                        ledger::counts::view(conn, &count_id)?.map_or(0, |view| view.expected);
-                    Ok::<_, ledger::LedgerError>((count_id, expected))
+                    cycle_count::open_told(conn, &location, &zone, bin.as_deref(), now)
                 })
-                .map_err(|err| anyhow::anyhow!("opening a count of {place}: {err}"))?;
-            // Opened all the same: a count of a place the site thinks empty
-            // is how strays are found. But an empty snapshot is as often a
-            // zone whose units were never imported, so the supervisor hears
-            // of it before anyone starts scanning.
-            if expected == 0 {
-                eprintln!(
-                    "warning: {place} holds no units the site knows (none new or in stock): \
-                     count {count_id} expects nothing, so every tag it sees will be unexpected"
-                );
+                .map_err(|err| {
+                    let place = cycle_count::place(&location, &zone, bin.as_deref());
+                    anyhow::anyhow!("opening a count of {place}: {err}")
+                })?;
+            // Opened all the same; the warning is the one the admin API
+            // answers.
+            if let Some(warning) = &opened.warning {
+                eprintln!("warning: {warning}");
             }
             // The id alone on its line, for scripts (`$(stockhop-site count open …)`).
-            println!("{count_id}");
+            println!("{}", opened.count_id);
             Ok(())
         }
         CountCommand::Cancel { count_id, data } => {

@@ -15,7 +15,7 @@ use stockhop::wire::codes as wire_codes;
 use crate::caller::AdminTokenCaller;
 use crate::error::AppError;
 use crate::ledger::devices::{self, Listed, Profile};
-use crate::ledger::modes::cycle_count;
+use crate::ledger::modes::cycle_count::{self, CountOpened};
 use crate::ledger::session_close::{self, OpenSession};
 use crate::ledger::{periods, wall_clock, LedgerError};
 use crate::state::AppState;
@@ -55,20 +55,16 @@ pub struct OpenCount {
     pub bin: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct CountOpened {
-    pub count_id: String,
-}
-
 /// Opens a count of a zone, or of one bin of it, with the snapshot of the
-/// units expected there.
+/// units expected there; answers how many that is and, when none, the
+/// warning `count open` prints (the count is open all the same).
 #[utoipa::path(
     post,
     path = "/v1/admin/counts",
     tag = "admin",
     request_body = OpenCount,
     responses(
-        (status = 201, description = "opened", body = CountOpened),
+        (status = 201, description = "opened; `warning` set when the count expects nothing", body = CountOpened),
         (status = 401, description = "no admin token"),
         (status = 404, description = "no bins in the zone, or the bin is not in it (NOT_FOUND)"),
         (status = 409, description = "a count of the zone or bin is open already"),
@@ -86,13 +82,13 @@ pub async fn open_count(
         zone,
         bin,
     } = body(request)?;
-    let count_id = state
+    let opened = state
         .db
         .call(move |conn| {
-            cycle_count::open_place(conn, &location, &zone, bin.as_deref(), wall_clock())
+            cycle_count::open_told(conn, &location, &zone, bin.as_deref(), wall_clock())
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(CountOpened { count_id })))
+    Ok((StatusCode::CREATED, Json(opened)))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -13,7 +13,7 @@ use utoipa::OpenApi;
 #[openapi(
     info(
         title = "Stockhop site",
-        description = "The site server: handhelds' sync and reference data, terminal batches, the site's view, and data in and out for the systems around the site."
+        description = "The site server: handhelds' sync and reference data, terminal batches, the site's view, and data in and out for the systems around the site. A method a path does not take is answered 405 with an Allow header naming those it does, and the error body (`METHOD_NOT_ALLOWED`)."
     ),
     paths(
         super::reference::put_reference,

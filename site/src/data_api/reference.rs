@@ -14,7 +14,7 @@ use stockhop::wire::codes as wire_codes;
 
 use crate::caller::AdminTokenCaller;
 use crate::error::AppError;
-use crate::ledger::import::{self, ImportError, Kind, LineError, Source};
+use crate::ledger::import::{self, ImportError, Kind, LineError, NotCsv, Source};
 use crate::ledger::wall_clock;
 use crate::state::AppState;
 
@@ -142,12 +142,7 @@ pub async fn put_reference(
             )
         })?;
     let source = match format {
-        Format::Csv => {
-            if let Some(message) = not_a_csv_header(kind, &bytes) {
-                return Ok(refused(vec![ImportLineError { line: 1, message }]));
-            }
-            Source::Csv(std::io::Cursor::new(bytes))
-        }
+        Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),
         Format::Json => Source::Json(serde_json::from_slice(&bytes).map_err(|err| {
             AppError::client(
                 StatusCode::BAD_REQUEST,
@@ -174,6 +169,10 @@ pub async fn put_reference(
         Err(ImportError::Invalid { errors, .. }) => Ok(refused(
             errors.into_iter().map(ImportLineError::from).collect(),
         )),
+        Err(ImportError::NotCsv { found, .. }) => Ok(refused(vec![ImportLineError {
+            line: 1,
+            message: not_csv(kind, found),
+        }])),
         // Decided but not all applied: the site finishes it, and the same
         // import again (a retry after a 503) changes nothing twice.
         Err(ImportError::Sqlite { source, .. } | ImportError::Decided { source, .. }) => {
@@ -203,31 +202,16 @@ fn refused(errors: Vec<ImportLineError>) -> Response {
         .into_response()
 }
 
-/// Why a body sent as CSV cannot have a header row, when it is plainly
-/// something else: JSON sent as `text/csv`, or a file a spreadsheet saved
-/// with `;` (or tabs) between its fields, as Excel does in locales whose
-/// decimal mark is a comma. The import would only say the header names no
-/// column; this says what to change.
-fn not_a_csv_header(kind: Kind, bytes: &[u8]) -> Option<String> {
-    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let start = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
-    if matches!(text[start], b'[' | b'{') {
-        return Some(
+/// What a body sent as `text/csv` that is plainly not CSV is told (the
+/// import finds it, [`NotCsv`]): JSON is sent right with its own media
+/// type; a file separated by `;` or tabs is told as the command line tells
+/// it.
+fn not_csv(kind: Kind, found: NotCsv) -> String {
+    match found {
+        NotCsv::Json => {
             "the body is JSON, sent as text/csv: send it with Content-Type: application/json"
-                .to_owned(),
-        );
+                .to_owned()
+        }
+        NotCsv::Separated(_) => found.message(kind),
     }
-    let header = &text[..text
-        .iter()
-        .position(|byte| matches!(byte, b'\n' | b'\r'))
-        .unwrap_or(text.len())];
-    let separator = [(b';', "';'"), (b'\t', "tabs")]
-        .into_iter()
-        .find(|(byte, _)| !header.contains(&b',') && header.contains(byte))?;
-    Some(format!(
-        "the header is separated by {}, not commas: save the file as CSV with commas \
-         ({})",
-        separator.1,
-        kind.columns().join(",")
-    ))
 }

@@ -270,6 +270,14 @@ pub fn unexpected(
     .collect()
 }
 
+/// How many units a count's snapshot expects: those new or in stock in
+/// its zone (or bin) when it opened.
+pub fn expected(conn: &Connection, count_id: &str) -> crate::sql::Result<u64> {
+    conn.prepare_cached("SELECT count(*) FROM count_expected WHERE count_id = ?1")?
+        .query_row([count_id], |row| row.get::<_, i64>(0))
+        .map(|n| n as u64)
+}
+
 /// A count with its variance as it stands.
 pub fn view(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<CountView>> {
     let Some(count) = find(conn, count_id)? else {
@@ -281,7 +289,7 @@ pub fn view(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Coun
             .map(|n| n as u64)
     };
     Ok(Some(CountView {
-        expected: tally("SELECT count(*) FROM count_expected WHERE count_id = ?1")?,
+        expected: expected(conn, count_id)?,
         seen: tally("SELECT count(*) FROM count_seen WHERE count_id = ?1")?,
         missing: missing(conn, count_id)?
             .into_iter()

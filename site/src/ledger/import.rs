@@ -180,6 +180,16 @@ pub enum ImportError {
         file: String,
         errors: Vec<LineError>,
     },
+    /// A CSV input that is plainly something else ([`NotCsv`]): refused at
+    /// line 1, nothing imported. Apart from [`ImportError::Invalid`] so a
+    /// caller can say how such an input is sent instead (the endpoint, by
+    /// its media type).
+    #[error("{file}:1: {}", found.message(*kind))]
+    NotCsv {
+        file: String,
+        kind: Kind,
+        found: NotCsv,
+    },
     #[error("{file}: {reason}")]
     File { file: String, reason: String },
     #[error("{file}: {source}")]
@@ -357,10 +367,7 @@ pub fn run<R: std::io::Read>(
         longest: std::cell::Cell::new(Duration::ZERO),
     };
     settle(conns, clock()).map_err(sql)?;
-    let mut records = Records::new(kind, source).map_err(|error| ImportError::Invalid {
-        file: file.to_owned(),
-        errors: vec![error],
-    })?;
+    let mut records = Records::new(kind, file, source)?;
     let started_at = clock();
     let import_id: i64 = conns
         .with(|conn| {
@@ -1077,6 +1084,92 @@ fn one_of(value: &str, name: &str, allowed: &[&str]) -> Result<(), String> {
     }
 }
 
+/// How far into a CSV input the import looks to see whether it is plainly
+/// something else ([`NotCsv`]), in bytes: to the end of its first line, or
+/// less once it shows itself JSON. A header is tens of bytes; the bound
+/// keeps a file of one endless line from being held here (its first
+/// 64 KiB are looked at; the whole input is read as CSV all the same).
+pub const LOOK_AHEAD_BYTES: usize = 64 * 1024;
+
+/// What a CSV input plainly is instead, seen in its first bytes: JSON
+/// (sent or saved as CSV), or a file a spreadsheet saved with `;` (or
+/// tabs) between its fields, as Excel does in locales whose decimal mark
+/// is a comma. The import would only say the header names no column; this
+/// says what to change. The command line and the endpoint both read it
+/// here, as the import reads the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotCsv {
+    /// Its first byte past blanks (and a byte order mark) is `[` or `{`.
+    Json,
+    /// Its first line has no comma but `;` or tabs: the separator as told
+    /// (`';'`, `tabs`).
+    Separated(&'static str),
+}
+
+impl NotCsv {
+    /// What `head`, an input's first bytes (from [`look_ahead`]), plainly
+    /// is if not CSV.
+    pub fn find(head: &[u8]) -> Option<NotCsv> {
+        let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+        let start = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
+        if matches!(text[start], b'[' | b'{') {
+            return Some(NotCsv::Json);
+        }
+        let header = &text[..text
+            .iter()
+            .position(|byte| matches!(byte, b'\n' | b'\r'))
+            .unwrap_or(text.len())];
+        [(b';', "';'"), (b'\t', "tabs")]
+            .into_iter()
+            .find(|(byte, _)| !header.contains(&b',') && header.contains(byte))
+            .map(|(_, told)| NotCsv::Separated(told))
+    }
+
+    /// Whether `head` holds all [`NotCsv::find`] reads: a byte past blanks,
+    /// and the end of the first line unless that byte opens JSON.
+    fn seen_enough(head: &[u8]) -> bool {
+        let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+        match text.iter().position(|byte| !byte.is_ascii_whitespace()) {
+            None => false,
+            Some(start) if matches!(text[start], b'[' | b'{') => true,
+            Some(_) => text.iter().any(|byte| matches!(byte, b'\n' | b'\r')),
+        }
+    }
+
+    /// What to change, for a file of `kind`.
+    pub fn message(self, kind: Kind) -> String {
+        let columns = kind.columns().join(",");
+        match self {
+            NotCsv::Json => format!(
+                "the file is JSON, not CSV: save it as CSV with a header row ({columns}), \
+                 or send the JSON array to PUT /v1/admin/reference/{} as application/json",
+                kind.name()
+            ),
+            NotCsv::Separated(told) => format!(
+                "the header is separated by {told}, not commas: save the file as CSV with commas \
+                 ({columns})"
+            ),
+        }
+    }
+}
+
+/// The first bytes of `input`, as far as [`NotCsv::find`] needs them and
+/// at most [`LOOK_AHEAD_BYTES`]; `input` goes on after them.
+fn look_ahead(input: &mut impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    let mut chunk = [0; 8 * 1024];
+    while head.len() < LOOK_AHEAD_BYTES && !NotCsv::seen_enough(&head) {
+        let want = chunk.len().min(LOOK_AHEAD_BYTES - head.len());
+        match input.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(read) => head.extend_from_slice(&chunk[..read]),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(head)
+}
+
 /// The input's records as CSV records under a header, with their lines;
 /// the errors found so far.
 struct Records<R> {
@@ -1087,15 +1180,35 @@ struct Records<R> {
 }
 
 enum Input<R> {
-    Csv(csv::StringRecordsIntoIter<LineCounting<R>>, LineStarts),
+    Csv(
+        csv::StringRecordsIntoIter<LineCounting<Looked<R>>>,
+        LineStarts,
+    ),
     Json(std::iter::Enumerate<std::vec::IntoIter<serde_json::Value>>),
 }
 
+/// A CSV input read on from its start after [`look_ahead`] read its first
+/// bytes.
+type Looked<R> = std::io::Chain<std::io::Cursor<Vec<u8>>, R>;
+
 impl<R: std::io::Read> Records<R> {
-    fn new(kind: Kind, source: Source<R>) -> Result<Records<R>, LineError> {
-        let header_error = |message: String| LineError { line: 1, message };
+    fn new(kind: Kind, file: &str, source: Source<R>) -> Result<Records<R>, ImportError> {
+        let header_error = |message: String| ImportError::Invalid {
+            file: file.to_owned(),
+            errors: vec![LineError { line: 1, message }],
+        };
         let (headers, input) = match source {
-            Source::Csv(reader) => {
+            Source::Csv(mut reader) => {
+                let head = look_ahead(&mut reader)
+                    .map_err(|err| header_error(csv::Error::from(err).to_string()))?;
+                if let Some(found) = NotCsv::find(&head) {
+                    return Err(ImportError::NotCsv {
+                        file: file.to_owned(),
+                        kind,
+                        found,
+                    });
+                }
+                let reader = std::io::Read::chain(std::io::Cursor::new(head), reader);
                 let starts = LineStarts::default();
                 let mut reader = csv::ReaderBuilder::new()
                     .trim(csv::Trim::All)

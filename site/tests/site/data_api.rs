@@ -905,6 +905,128 @@ async fn a_body_sent_as_csv_that_is_not_comma_separated_says_what_it_is() {
     site.stop().await;
 }
 
+/// A method a path does not take is answered 405 with the methods it does
+/// take in `Allow` and the API's error body, not an empty body a script
+/// can only guess at; whatever the token, since the path is wrong for it.
+#[tokio::test]
+async fn a_method_a_path_does_not_take_is_405_with_allow_and_the_error_body() {
+    use reqwest::Method;
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    for (method, path, token, allow) in [
+        (
+            Method::GET,
+            "/v1/admin/reference/bins",
+            Some(admin.as_str()),
+            &["PUT"][..],
+        ),
+        (Method::DELETE, "/v1/sync", None, &["POST"]),
+        (
+            Method::PUT,
+            "/v1/admin/devices",
+            Some(&admin),
+            &["GET", "HEAD", "POST"],
+        ),
+        (Method::POST, "/v1/hops", Some(&admin), &["GET", "HEAD"]),
+    ] {
+        let (status, headers, body) = site.request(method.clone(), path, token).await;
+        assert_eq!(status, 405, "{method} {path}: {body}");
+        let mut allowed: Vec<&str> = headers
+            .get("allow")
+            .unwrap_or_else(|| panic!("{method} {path}: no Allow header"))
+            .to_str()
+            .unwrap()
+            .split(',')
+            .map(str::trim)
+            .collect();
+        allowed.sort_unstable();
+        assert_eq!(allowed, allow, "{method} {path}");
+        assert_eq!(
+            headers["content-type"], "application/json",
+            "{method} {path}"
+        );
+        assert_eq!(
+            body["code"], "METHOD_NOT_ALLOWED",
+            "{method} {path}: {body}"
+        );
+        assert_eq!(
+            body["message"],
+            format!("{path} does not take {method}: the Allow header lists the methods it takes"),
+            "{body}"
+        );
+    }
+    // The methods a path takes are answered as ever.
+    let (status, _, body) = site
+        .request(Method::GET, "/v1/admin/devices", Some(&admin))
+        .await;
+    assert_eq!((status, body), (200, json!([])));
+    site.stop().await;
+}
+
+/// A count opened over the admin API on a place the site thinks empty
+/// (none of its units new or in stock) opens all the same, as `count open`
+/// does, and answers the warning the command line prints, with how many
+/// units it expects; the OpenAPI document describes both.
+#[tokio::test]
+async fn a_count_of_a_place_the_site_thinks_empty_answers_the_command_lines_warning() {
+    // Bins B-1…B-9 of Z-1; EPC-1 in stock in B-1, no unit in any other.
+    let site = Site::start_stocked().await;
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\nEPC-1,,SKU-1,in_stock,B-1\n",
+    );
+    let admin = admin_token(&site);
+    let open = |bin: &str| {
+        post_json(
+            &site,
+            "/v1/admin/counts",
+            Some(&admin),
+            json!({"location": "L-1", "zone": "Z-1", "bin": bin}),
+        )
+    };
+
+    let (status, body) = open("B-2").await;
+    assert_eq!(status, 201, "{body}");
+    let count_id = body["count_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        body,
+        json!({
+            "count_id": count_id,
+            "expected": 0,
+            "warning": format!(
+                "L-1/Z-1/B-2 holds no units the site knows (none new or in stock): \
+                 count {count_id} expects nothing, so every tag it sees will be unexpected"
+            ),
+        })
+    );
+    assert_eq!(
+        site.count(&format!(
+            "SELECT count(*) FROM counts WHERE count_id = '{count_id}' AND state = 'open'"
+        )),
+        1,
+        "an empty place is counted all the same (strays are found so)"
+    );
+    let (status, body) = open("B-1").await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        (&body["expected"], &body["warning"]),
+        (&json!(1), &Value::Null),
+        "B-1 holds EPC-1: {body}"
+    );
+
+    let (status, text) = get_text(&site, "/v1/openapi.json", "").await;
+    assert_eq!(status, 200);
+    let raw: Value = serde_json::from_str(&text).unwrap();
+    let answer = &raw["paths"]["/v1/admin/counts"]["post"]["responses"]["201"]["content"]
+        ["application/json"]["schema"]["$ref"];
+    let schema =
+        &raw["components"]["schemas"][answer.as_str().unwrap().rsplit('/').next().unwrap()];
+    for field in ["count_id", "expected", "warning"] {
+        assert!(schema["properties"][field].is_object(), "{field}: {schema}");
+    }
+    site.stop().await;
+}
+
 /// A handheld reset (its storage cleared) comes back with a new session
 /// while the ledger still holds its old one open: the open is refused
 /// `SESSION_CONFLICT` until a supervisor closes the old session, and what

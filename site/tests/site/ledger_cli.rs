@@ -235,3 +235,59 @@ fn an_empty_file_or_a_folder_to_import_is_named_for_what_it_is() {
     assert!(stderr.contains("is a folder, not a file"), "{stderr}");
     assert!(!stderr.contains(":1:"), "no line of a folder: {stderr}");
 }
+
+/// A spreadsheet's file saved with `;` between its fields (with its BOM
+/// and CRLF line ends, as Excel writes it in locales whose decimal mark is
+/// a comma), or with tabs, or JSON saved as the file, is refused at line 1
+/// saying what to change, as the endpoint says it; nothing is imported.
+#[test]
+fn a_file_to_import_separated_by_semicolons_or_tabs_or_json_says_what_to_change() {
+    let dir = new_site();
+    let refused = |name: &str, text: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let out = run(&["import", "bins", file.to_str().unwrap()], dir.path());
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let told = format!("{}:1: ", file.display());
+        let line = stderr
+            .lines()
+            .find(|line| line.starts_with(&told))
+            .unwrap_or_else(|| panic!("{name}: no line 1 told: {stderr}"));
+        line[told.len()..].to_owned()
+    };
+    assert_eq!(
+        refused("excel.csv", "\u{feff}bin;zone;location\r\nA-1;Z;L\r\n"),
+        "the header is separated by ';', not commas: save the file as CSV with commas \
+         (bin,zone,location)"
+    );
+    assert_eq!(
+        refused("tabs.csv", "bin\tzone\tlocation\nA-1\tZ\tL\n"),
+        "the header is separated by tabs, not commas: save the file as CSV with commas \
+         (bin,zone,location)"
+    );
+    assert_eq!(
+        refused(
+            "bins.json",
+            "[\n  {\"bin\": \"A-1\", \"zone\": \"Z\", \"location\": \"L\"}\n]\n"
+        ),
+        "the file is JSON, not CSV: save it as CSV with a header row (bin,zone,location), \
+         or send the JSON array to PUT /v1/admin/reference/bins as application/json"
+    );
+    let db = backend::open_db(dir.path());
+    let bins: i64 = db.call_blocking(|conn| {
+        conn.query_row("SELECT count(*) FROM bins", [], |r| r.get(0))
+            .unwrap()
+    });
+    assert_eq!(bins, 0, "nothing imported");
+    drop(db);
+    // The same file saved with commas imports.
+    let commas = dir.path().join("commas.csv");
+    std::fs::write(&commas, "\u{feff}bin,zone,location\r\nA-1,Z,L\r\n").unwrap();
+    let out = run(&["import", "bins", commas.to_str().unwrap()], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -8,6 +8,7 @@
 //! were counted in, each as an ADJUST hop that bumps the unit's version.
 
 use crate::sql::Connection;
+use serde::Serialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::Mode;
 
@@ -88,6 +89,68 @@ pub fn open_place(
     savepoint(conn, |conn| {
         open_in_savepoint(conn, location, zone, bin, now)
     })
+}
+
+/// A count as it opened: the answer of `stockhop-site count open` and of
+/// `POST /v1/admin/counts` alike ([`open_told`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct CountOpened {
+    pub count_id: String,
+    /// Units the count expects: those the site knows, new or in stock, in
+    /// the zone (or the bin) as it opened.
+    pub expected: u64,
+    /// Set when the count expects nothing ([`empty_place_warning`]): it is
+    /// open all the same, but every tag it sees will be unexpected; null
+    /// otherwise.
+    pub warning: Option<String>,
+}
+
+/// [`open_place`], then what the count expects and, when that is nothing,
+/// the warning a supervisor is told: the command line prints it on
+/// stderr, the admin API answers it, both from here.
+pub fn open_told(
+    conn: &Connection,
+    location: &str,
+    zone: &str,
+    bin: Option<&str>,
+    now: UnixMs,
+) -> Result<CountOpened, LedgerError> {
+    let count_id = open_place(conn, location, zone, bin, now)?;
+    let expected = counts::expected(conn, &count_id)?;
+    Ok(CountOpened {
+        warning: empty_place_warning(location, zone, bin, &count_id, expected),
+        count_id,
+        expected,
+    })
+}
+
+/// What a supervisor is told of a count opened on a place the site thinks
+/// empty (`expected` 0), or nothing. Opened all the same: a count of a place
+/// the site thinks empty is how strays are found. But an empty snapshot is
+/// as often a zone whose units were never imported, so the supervisor hears
+/// of it before anyone starts scanning.
+pub fn empty_place_warning(
+    location: &str,
+    zone: &str,
+    bin: Option<&str>,
+    count_id: &str,
+    expected: u64,
+) -> Option<String> {
+    let place = place(location, zone, bin);
+    (expected == 0).then(|| {
+        format!(
+            "{place} holds no units the site knows (none new or in stock): \
+             count {count_id} expects nothing, so every tag it sees will be unexpected"
+        )
+    })
+}
+
+/// A count's place as a supervisor names it: `L/Z`, or `L/Z/B` for one bin.
+pub fn place(location: &str, zone: &str, bin: Option<&str>) -> String {
+    match bin {
+        Some(bin) => format!("{location}/{zone}/{bin}"),
+        None => format!("{location}/{zone}"),
+    }
 }
 
 fn open_in_savepoint(

@@ -146,10 +146,26 @@ impl Site {
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
         let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        (status, json_or_text(text))
+    }
+
+    /// `method path` without a body, with a token if given: the status,
+    /// the headers and the body as JSON.
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.unwrap();
+        (status, headers, json_or_text(text))
     }
 
     /// Sends a sync request; returns status and body.
@@ -201,6 +217,12 @@ impl Site {
             .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
             .unwrap()
     }
+}
+
+/// A body as JSON, or as a JSON string when it is not JSON (an empty body
+/// is `""`).
+fn json_or_text(text: String) -> Value {
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 pub fn now() -> UnixMs {
