@@ -118,6 +118,13 @@ async function itemOf(page, predicate) {
   return (await allItems(page)).find(predicate);
 }
 
+/** The item of the scan of `epc`, once its row shows as `kind` (waited for up to 30 s). */
+async function scanShownAs(page, epc, kind) {
+  const item = await itemOf(page, (i) => i.body && i.body.epc === epc);
+  await page.waitForSelector(`#results li[data-key="${item.key}"][data-kind="${kind}"]`, { timeout: 30_000 });
+  return item;
+}
+
 test('a refusal after an outage is heard, felt and seen in words, with a banner that stays until seen; the ledger agrees', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-GLASS');
@@ -199,8 +206,7 @@ test('a refusal after an outage is heard, felt and seen in words, with a banner 
     await page.click('#menu-back');
     await page.evaluate(() => { window.__signals = []; });
     await scanBurst(page, [another]);
-    const late = await itemOf(page, (i) => i.body && i.body.epc === another);
-    await page.waitForSelector(`#results li[data-key="${late.key}"][data-kind="refused"]`, { timeout: 30_000 });
+    const late = await scanShownAs(page, another, 'refused');
     assert.deepEqual(await page.evaluate(() => window.__signals), [], 'no tone and no buzz with signals off');
     assert.equal(await page.isVisible('#late-banner'), false, 'a refusal answered at once is shown on its row, not in the banner');
     assert.deepEqual(errors, []);
@@ -267,8 +273,7 @@ test('a bin added mid-shift is scanned at once: the page asks the site before re
     await importReference(dataDir, { bins: ['G-NEW'] });
     await scanBin(page, 'G-NEW');
     await scanBurst(page, [unit]);
-    const item = await itemOf(page, (i) => i.body && i.body.epc === unit);
-    await page.waitForSelector(`#results li[data-key="${item.key}"][data-kind="applied"]`, { timeout: 30_000 });
+    const item = await scanShownAs(page, unit, 'applied');
     await shot(page, 'glass-bin-added-mid-shift');
     assert.equal((await read(site, token, `/v1/units/${unit}`)).bin, 'G-NEW');
     const hops = await sessionHops(site.base, token, session);
@@ -576,8 +581,7 @@ test('an uncommissioned device says TRAINING on every screen and its scans are p
     assert.equal(await page.isVisible('#training'), true, 'on the mode screen');
     await scanBin(page, 'T-02');
     await scanBurst(page, [first]);
-    const practice = await itemOf(page, (i) => i.body && i.body.epc === first);
-    await page.waitForSelector(`#results li[data-key="${practice.key}"][data-kind="training"]`, { timeout: 30_000 });
+    const practice = await scanShownAs(page, first, 'training');
     assert.match(await row(page, practice.key).textContent(), /recorded as training: nothing moved/);
     await shot(page, 'glass-training-put-away');
     for (const screen of ['menu', 'queue']) {
@@ -603,8 +607,7 @@ test('an uncommissioned device says TRAINING on every screen and its scans are p
     await page.waitForSelector('#training', { state: 'hidden' });
     await page.click('#menu-back');
     await scanBurst(page, [second]);
-    const real = await itemOf(page, (i) => i.body && i.body.epc === second);
-    await page.waitForSelector(`#results li[data-key="${real.key}"][data-kind="applied"]`, { timeout: 30_000 });
+    const real = await scanShownAs(page, second, 'applied');
     await shot(page, 'glass-training-commissioned');
     const after = await sessionHops(site.base, token, session);
     assert.deepEqual(after.find((h) => h.key === real.key).source_mode, 'live');

@@ -72,12 +72,42 @@ async function read(site, token, path) {
   return body;
 }
 
-/** Starts a site on `dataDir`, a browser and the handheld set up as `deviceId`. */
-async function handheld(dataDir, deviceId, token) {
+/**
+ * Starts a site on `dataDir`, a browser and the handheld set up as
+ * `deviceId` (`initScript` runs in the page before the app).
+ */
+async function handheld(dataDir, deviceId, token, { initScript } = {}) {
   const site = await startSite({ dataDir });
   const browser = await launchBrowser();
-  const { page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId });
+  const { page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId, initScript });
   return { site, browser, page, errors };
+}
+
+/**
+ * A count of zone `zone` of L-1, whose one bin C-01 holds four units of
+ * `sku` in stock (tags `epcs(prefix, 4)`), and the handheld `deviceId`
+ * set up on the site: as `handheld` gives, plus the token, the units
+ * (`inC1`) and the count's id.
+ */
+async function oneBinCount({ deviceId, prefix, zone, sku, initScript }) {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, deviceId);
+  const inC1 = epcs(prefix, 4);
+  await importReference(dataDir, {
+    binRows: [{ bin: 'C-01', zone, location: 'L-1' }],
+    unitRows: inC1.map((epc) => ({ epc, sku, state: 'in_stock', bin: 'C-01' })),
+  });
+  const countId = await openCount(dataDir, { location: 'L-1', zone });
+  const { site, browser, page, errors } = await handheld(dataDir, deviceId, token, { initScript });
+  return { token, inC1, countId, site, browser, page, errors };
+}
+
+/** Picks cycle count as `operator`, taps count `countId` and waits for its session: its id. */
+async function countSession(page, operator, countId) {
+  await pickMode(page, operator, 'cycle_count');
+  await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
+  await page.click(`#mode-choices button[data-count="${countId}"]`);
+  return sessionOpened(page);
 }
 
 test('put-away: setup once, a bin label before any unit, an outage, and every unit lands in its bin', async () => {
@@ -243,10 +273,7 @@ test('cycle count: a count tapped, bins of its zone only, an outage, seen agains
   const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-C' });
   let { site, browser, page, errors } = await handheld(dataDir, 'HH-COUNT', token);
   try {
-    await pickMode(page, 'op-count', 'cycle_count');
-    await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
-    await page.click(`#mode-choices button[data-count="${countId}"]`);
-    const session = await sessionOpened(page);
+    const session = await countSession(page, 'op-count', countId);
     await page.waitForFunction(() => document.getElementById('count-expected')?.textContent === '4');
 
     const { code } = await site.stop();
@@ -291,20 +318,9 @@ test('cycle count: a count tapped, bins of its zone only, an outage, seen agains
 });
 
 test('cycle count: scans while MODE asks to close the count are refused on screen, not held unseen, and none reaches the ledger', async () => {
-  const dataDir = tempDataDir();
-  const token = await addDevice(dataDir, 'HH-ASK');
-  const inC1 = epcs('FA', 4);
-  await importReference(dataDir, {
-    binRows: [{ bin: 'C-01', zone: 'Z-C', location: 'L-1' }],
-    unitRows: inC1.map((epc) => ({ epc, sku: 'SKU-C', state: 'in_stock', bin: 'C-01' })),
-  });
-  const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-C' });
-  const { site, browser, page, errors } = await handheld(dataDir, 'HH-ASK', token);
+  const { token, inC1, countId, site, browser, page, errors } = await oneBinCount({ deviceId: 'HH-ASK', prefix: 'FA', zone: 'Z-C', sku: 'SKU-C' });
   try {
-    await pickMode(page, 'op-ask', 'cycle_count');
-    await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
-    await page.click(`#mode-choices button[data-count="${countId}"]`);
-    const session = await sessionOpened(page);
+    const session = await countSession(page, 'op-ask', countId);
     await scanBin(page, 'C-01');
     await scanBurst(page, inC1.slice(0, 1));
     // MODE asks first: the count closes for the whole zone.
@@ -355,27 +371,14 @@ test('cycle count: scans while MODE asks to close the count are refused on scree
 });
 
 test('cycle count: with the handheld clock ten minutes behind the site clock, the figures and the close question count each scan once; the ledger agrees', async () => {
-  const dataDir = tempDataDir();
-  const token = await addDevice(dataDir, 'HH-SKEW');
-  const inC1 = epcs('FB', 4);
-  await importReference(dataDir, {
-    binRows: [{ bin: 'C-01', zone: 'Z-S', location: 'L-1' }],
-    unitRows: inC1.map((epc) => ({ epc, sku: 'SKU-S', state: 'in_stock', bin: 'C-01' })),
-  });
-  const countId = await openCount(dataDir, { location: 'L-1', zone: 'Z-S' });
-  const site = await startSite({ dataDir });
-  const browser = await launchBrowser();
   // The page's clock only: the scans' times and the site's are their own.
   const behind = () => {
     const real = Date.now;
     Date.now = () => real() - 10 * 60_000;
   };
-  const { page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId: 'HH-SKEW', initScript: behind });
+  const { token, inC1, countId, site, browser, page, errors } = await oneBinCount({ deviceId: 'HH-SKEW', prefix: 'FB', zone: 'Z-S', sku: 'SKU-S', initScript: behind });
   try {
-    await pickMode(page, 'op-skew', 'cycle_count');
-    await page.waitForSelector(`#mode-choices button[data-count="${countId}"]`);
-    await page.click(`#mode-choices button[data-count="${countId}"]`);
-    await sessionOpened(page);
+    await countSession(page, 'op-skew', countId);
     await scanBin(page, 'C-01');
     await scanBurst(page, inC1.slice(0, 2));
     const after = await drained(page);

@@ -10,7 +10,7 @@ use crate::backend;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ledger_common::Handheld;
+use crate::ledger_common::{get_text_at, Handheld};
 use crate::printer_support::{Faults, StandIn};
 use axum::Extension;
 use serde_json::{json, Value};
@@ -126,16 +126,11 @@ impl PrintSite {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// A GET as the admin that must answer 200 with JSON: the body.
     async fn get(&self, path: &str) -> Value {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.admin)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        response.json().await.unwrap()
+        let (status, text) = get_text_at(&self.client, &self.base, path, &self.admin).await;
+        assert_eq!(status, 200, "GET {path}: {text}");
+        serde_json::from_str(&text).unwrap()
     }
 
     async fn add_printer(&self, id: &str, stand_in: &StandIn) {
@@ -202,17 +197,11 @@ impl PrintSite {
         }
     }
 
-    /// A GET with `token` (a device's): status and body.
+    /// A GET with `token` (a device's): status and body (null when the
+    /// body is not JSON).
     async fn get_as(&self, path: &str, token: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let (status, text) = get_text_at(&self.client, &self.base, path, token).await;
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
     fn count(&self, sql: &str) -> i64 {

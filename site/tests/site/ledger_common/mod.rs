@@ -202,14 +202,7 @@ impl Site {
 
     /// `GET path` as text: its status and body.
     pub async fn get_text(&self, path: &str, token: &str) -> (u16, String) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        (response.status().as_u16(), response.text().await.unwrap())
+        get_text_at(&self.client, &self.base, path, token).await
     }
 
     pub fn count(&self, sql: &str) -> i64 {
@@ -217,6 +210,24 @@ impl Site {
             .call_blocking(|conn| conn.query_row(sql, [], |row| row.get(0)))
             .unwrap()
     }
+}
+
+/// `GET path` as text from the site at `base` (e.g. `http://127.0.0.1:…`)
+/// with `token`: its status and body. [`Site::get_text`] and the test
+/// sites of other suites (the printers') read through it.
+pub async fn get_text_at(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    token: &str,
+) -> (u16, String) {
+    let response = client
+        .get(format!("{base}{path}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
 }
 
 /// A body as JSON, or as a JSON string when it is not JSON (an empty body
