@@ -1,7 +1,15 @@
 //! Data in and out: handheld sync latency while a 1,000,000-row import of
-//! bins runs beside it, with the quiet figure of the same handheld as its
+//! bins runs beside it, with the quiet figure of the same handhelds as its
 //! baseline, and the hop feed's pages per second beside reading the same
 //! pages straight from the database.
+//!
+//! Two loads, each beside an import of its own: one handheld syncing back
+//! to back (the most syncs that can meet the import; its figures also
+//! split at the import's flip, staging then applying), and 16 handhelds
+//! each syncing a scan every 0.5 s, as handhelds do on the floor. For the
+//! back-to-back load, the turns that gave way to a waiting sync are timed
+//! from the look that found it waiting to the writer's release: what such
+//! a sync waits for.
 //!
 //! The site runs in process over one SQLite file (WAL, synchronous=FULL),
 //! serving over loopback; the import takes the path both `PUT
@@ -65,6 +73,11 @@ const POSTGRES_DATABASE: &str = "stockhop_bench_data_in_out";
 const FEED_PAGE: usize = 1_000;
 /// Units the handheld puts away, over and over (each scan is a hop).
 const UNITS: usize = 100;
+/// Handhelds in the paced run, and how often each syncs: a scan every
+/// half second, as the issue's own measurement had one, on enough
+/// handhelds for a p99 over a few hundred syncs in the quiet phases.
+const PACED_HANDHELDS: usize = 16;
+const PACE: Duration = Duration::from_millis(500);
 /// Scans a request carries while the feed's hops are made: the most a
 /// request may.
 const SCANS_PER_REQUEST: usize = stockhop::wire::MAX_ITEMS_PER_REQUEST;
@@ -132,10 +145,15 @@ fn print_tables(reports: &[(&str, Report)]) {
         "", "", "", "", "", "", ""
     );
     for (engine, report) in reports {
-        let during = format!("during a {}-row import of bins", report.import.rows);
+        let during = format!(
+            "during a {}-row import of bins",
+            report.imported.summary.rows
+        );
         for (name, phase) in [
             ("quiet, before the import (baseline)", &report.quiet),
             (during.as_str(), &report.during),
+            ("  of them while it staged", &report.staging),
+            ("  of them while it applied", &report.applying),
             ("quiet, after the import (baseline)", &report.quiet_after),
         ] {
             println!(
@@ -174,17 +192,63 @@ fn print_tables(reports: &[(&str, Report)]) {
         println!(
             "| {:<30} | {:>12} | {:>9} | {:>10.1} | {:>10.0} | {:>12.1} | {:>21} | {:>21.2}x |",
             engine,
-            report.import.rows,
-            report.import.changed,
-            report.import_time.as_secs_f64(),
-            report.import.rows as f64 / report.import_time.as_secs_f64(),
-            report.import.longest_turn.as_secs_f64() * 1000.0,
+            report.imported.summary.rows,
+            report.imported.summary.changed,
+            report.imported.took.as_secs_f64(),
+            report.imported.summary.rows as f64 / report.imported.took.as_secs_f64(),
+            report.imported.summary.longest_turn.as_secs_f64() * 1000.0,
             quiet_hold,
             report.during.at(0.99) / report.quiet.and(&report.quiet_after).at(0.99)
         );
     }
     println!("targets: no 503, p99 during the import within 2x of quiet (before and after together), longest hold of the writer under 100 ms");
     println!("(longest ms: the import's longest turn at the writer; quiet sync's longest: the longest a quiet one-scan sync held it, in ms, its commit and fsync included: the disk's floor)");
+    println!();
+    println!(
+        "{PACED_HANDHELDS} handhelds, each POST /v1/sync (1 scan) every {} ms, spread evenly; another import of as many new bins",
+        PACE.as_millis()
+    );
+    println!(
+        "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
+        "ledger", "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
+    );
+    println!(
+        "|{:-<32}|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
+        "", "", "", "", "", "", ""
+    );
+    for (engine, report) in reports {
+        let paced = &report.paced;
+        let during = format!(
+            "during the import ({:.1} s)",
+            paced.import_time.as_secs_f64()
+        );
+        for (name, phase) in [
+            ("quiet, before the import (baseline)", &paced.quiet),
+            (during.as_str(), &paced.during),
+            ("quiet, after the import (baseline)", &paced.quiet_after),
+        ] {
+            println!(
+                "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
+                engine,
+                name,
+                phase.latencies.len(),
+                phase.refused,
+                phase.at(0.50),
+                phase.at(0.99),
+                phase.at(1.0)
+            );
+        }
+        println!(
+            "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>8.2}x | {:>9} |",
+            engine,
+            "p99 during / quiet (before and after)",
+            "",
+            "",
+            "",
+            paced.during.at(0.99) / paced.quiet.and(&paced.quiet_after).at(0.99),
+            ""
+        );
+    }
     println!();
     println!("the import's turns at the writer (each one transaction, its commit included)");
     println!(
@@ -204,7 +268,7 @@ fn print_tables(reports: &[(&str, Report)]) {
         "", "", "", "", "", "", "", "", ""
     );
     for (engine, report) in reports {
-        let holds = &report.holds;
+        let holds = &report.imported.holds;
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let at = |q: f64| quantile_ms(holds, q);
         let over_50 = |holds: &[Duration]| {
@@ -213,7 +277,12 @@ fn print_tables(reports: &[(&str, Report)]) {
                 .filter(|d| **d > Duration::from_millis(50))
                 .count()
         };
-        let mut on_cpu: Vec<Duration> = report.splits.iter().map(|split| split.on_cpu).collect();
+        let mut on_cpu: Vec<Duration> = report
+            .imported
+            .splits
+            .iter()
+            .map(|split| split.on_cpu)
+            .collect();
         on_cpu.sort();
         let (cpu_spread, cpu_over) = match on_cpu.last() {
             None => ("-".to_owned(), "-".to_owned()),
@@ -235,6 +304,19 @@ fn print_tables(reports: &[(&str, Report)]) {
             cpu_over
         );
     }
+    for (engine, report) in reports {
+        let gave_way = &report.imported.gave_way;
+        if !gave_way.is_empty() {
+            println!(
+                "{engine}: {} turns gave way to a waiting sync; from the look that found it waiting to the release (rest of the turn's work, its commit): p50 {:.2} / p90 {:.2} / p99 {:.2} / max {:.2} ms",
+                gave_way.len(),
+                quantile_ms(gave_way, 0.5),
+                quantile_ms(gave_way, 0.9),
+                quantile_ms(gave_way, 0.99),
+                quantile_ms(gave_way, 1.0)
+            );
+        }
+    }
     println!();
     println!("the import's five longest turns: where the time holding the writer went");
     println!(
@@ -254,7 +336,7 @@ fn print_tables(reports: &[(&str, Report)]) {
     );
     for (engine, report) in reports {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let mut longest = report.splits.clone();
+        let mut longest = report.imported.splits.clone();
         longest.sort_by_key(|split| std::cmp::Reverse(split.held));
         for split in longest.iter().take(5) {
             println!(
@@ -272,6 +354,7 @@ fn print_tables(reports: &[(&str, Report)]) {
     }
     for (engine, report) in reports {
         let peak = report
+            .imported
             .splits
             .iter()
             .map(|split| split.log_mib)
@@ -314,19 +397,89 @@ struct Report {
     quiet: Phase,
     quiet_after: Phase,
     during: Phase,
-    import: import::Summary,
-    import_time: Duration,
-    /// Every turn the import held the writer for, shortest first.
-    holds: Vec<Duration>,
-    /// Every turn's hold split as [`Split`], in the order they ran; empty
-    /// where the system does not say.
-    splits: Vec<Split>,
+    /// The syncs of `during` sent before the import was decided, and after.
+    staging: Phase,
+    applying: Phase,
+    paced: Paced,
+    imported: Imported,
     /// The longest any quiet sync held the writer (on PostgreSQL, zero:
     /// no one writer).
     quiet_hold: Duration,
     feed_hops: usize,
     feed: (usize, Duration),
     raw_feed: (usize, Duration),
+}
+
+/// Handhelds that each sync every [`PACE`], quiet and during an import of
+/// as many rows as the first.
+struct Paced {
+    quiet: Phase,
+    during: Phase,
+    quiet_after: Phase,
+    import_time: Duration,
+}
+
+/// What the import thread hands back.
+struct Imported {
+    summary: import::Summary,
+    took: Duration,
+    /// Every turn's hold of the writer, shortest first.
+    holds: Vec<Duration>,
+    /// Every turn's hold split as [`Split`], in the order they ran.
+    splits: Vec<Split>,
+    /// For each turn that saw a sync wait for the writer: from its first
+    /// look that did to its release (its rest of work, its commit),
+    /// shortest first. What a waiting sync waits for, bar the look itself.
+    gave_way: Vec<Duration>,
+}
+
+/// Starts importing `rows` new bins (`{prefix}-0000000`, …) on `db` on a
+/// thread of its own; returns it, and when the import was seen decided
+/// (filled in by its first turn after the flip).
+fn start_import(
+    db: &Db,
+    rows: usize,
+    prefix: &str,
+) -> (
+    tokio::task::JoinHandle<Imported>,
+    std::sync::Arc<std::sync::Mutex<Option<Instant>>>,
+) {
+    let mut csv = String::from("bin,zone,location\n");
+    for i in 0..rows {
+        csv.push_str(&format!("{prefix}-{i:07},Z-{},L-{}\n", i % 100, i % 7));
+    }
+    let flipped = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let importing = Turns {
+        db: db.clone(),
+        flipped: flipped.clone(),
+        held: Default::default(),
+        own: Default::default(),
+        first_wanted: Default::default(),
+        gave_way: Default::default(),
+    };
+    let started = Instant::now();
+    let import = tokio::task::spawn_blocking(move || {
+        let summary = import::run(
+            &importing,
+            import::Kind::Bins,
+            "bench",
+            import::Source::Csv(csv.as_bytes()),
+            &ledger::wall_clock,
+        )
+        .unwrap();
+        let mut holds = importing.held.into_inner();
+        holds.sort();
+        let mut gave_way = importing.gave_way.into_inner();
+        gave_way.sort();
+        Imported {
+            summary,
+            took: started.elapsed(),
+            holds,
+            splits: importing.own.into_inner(),
+            gave_way,
+        }
+    });
+    (import, flipped)
 }
 
 /// Runs the bench on `db`; `postgres` is its URL when it is on PostgreSQL,
@@ -381,43 +534,28 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
     .await;
     let quiet_hold = db.take_longest_hold();
 
-    let csv = {
-        let mut text = String::from("bin,zone,location\n");
-        for i in 0..sizes.import_rows {
-            text.push_str(&format!("BIG-{i:07},Z-{},L-{}\n", i % 100, i % 7));
-        }
-        text
-    };
-    let importing = Turns {
-        db: db.clone(),
-        held: Default::default(),
-        own: Default::default(),
-    };
-    let started = Instant::now();
-    let import = tokio::task::spawn_blocking(move || {
-        let summary = import::run(
-            &importing,
-            import::Kind::Bins,
-            "bench",
-            import::Source::Csv(csv.as_bytes()),
-            &ledger::wall_clock,
-        )
-        .unwrap();
-        (
-            summary,
-            started.elapsed(),
-            importing.held.into_inner(),
-            importing.own.into_inner(),
-        )
-    });
+    let (import, flipped) = start_import(&db, sizes.import_rows, "BIG");
     let during = phase(&client, &url, &mut handheld, || import.is_finished()).await;
-    let (summary, import_time, mut holds, splits) = import.await.unwrap();
-    holds.sort();
+    let imported = import.await.unwrap();
+    let (staging, applying) = during.split_at(*flipped.lock().unwrap());
     let quiet_until = Instant::now() + sizes.quiet;
     let quiet_after = phase(&client, &url, &mut handheld, || {
         Instant::now() >= quiet_until
     })
     .await;
+
+    // The same again with handhelds that each sync every PACE, as they do
+    // on the floor, and another import of as many new bins.
+    let mut paced = paced_handhelds(&db, &client, &url).await;
+    let quiet_until = Instant::now() + sizes.quiet;
+    let paced_quiet =
+        paced_phase(&client, &url, &mut paced, || Instant::now() >= quiet_until).await;
+    let (import, _) = start_import(&db, sizes.import_rows, "PACE");
+    let paced_during = paced_phase(&client, &url, &mut paced, || import.is_finished()).await;
+    let paced_import_time = import.await.unwrap().took;
+    let quiet_until = Instant::now() + sizes.quiet;
+    let paced_quiet_after =
+        paced_phase(&client, &url, &mut paced, || Instant::now() >= quiet_until).await;
 
     // The feed's hops: put-away scans, many a request.
     let mut made = 0;
@@ -449,10 +587,15 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
         quiet,
         quiet_after,
         during,
-        import: summary,
-        import_time,
-        holds,
-        splits,
+        staging,
+        applying,
+        paced: Paced {
+            quiet: paced_quiet,
+            during: paced_during,
+            quiet_after: paced_quiet_after,
+            import_time: paced_import_time,
+        },
+        imported,
         quiet_hold,
         feed_hops,
         feed,
@@ -464,8 +607,13 @@ async fn run(db: Db, postgres: Option<&str>, dir: &std::path::Path, sizes: &Size
 /// how long each turn held the writer, and where that time went.
 struct Turns {
     db: Db,
+    /// When the import was seen decided (its first turn after the flip).
+    flipped: std::sync::Arc<std::sync::Mutex<Option<Instant>>>,
     held: std::cell::RefCell<Vec<Duration>>,
     own: std::cell::RefCell<Vec<Split>>,
+    /// When this turn first found someone waiting for the writer.
+    first_wanted: std::cell::Cell<Option<Instant>>,
+    gave_way: std::cell::RefCell<Vec<Duration>>,
 }
 
 /// One turn's hold of the writer: on a CPU, waiting for one, and the rest.
@@ -524,7 +672,16 @@ impl import::Connections for Turns {
         let frames = self.db.path().map_or((0, 0), log_state);
         let (out, took) = self.db.turn(|conn| {
             let before = scheduled();
+            self.first_wanted.set(None);
             let out = work(conn);
+            if let Some(first) = self.first_wanted.get() {
+                self.gave_way.borrow_mut().push(first.elapsed());
+            }
+            let mut flipped = self.flipped.lock().unwrap();
+            if flipped.is_none() && import::visible_until(conn).unwrap().is_some() {
+                *flipped = Some(Instant::now());
+            }
+            drop(flipped);
             spent = before
                 .zip(scheduled())
                 .map(|(before, after)| (after.0 - before.0, after.1 - before.1));
@@ -547,7 +704,11 @@ impl import::Connections for Turns {
     }
 
     fn wanted(&self) -> bool {
-        self.db.writer_wanted()
+        let wanted = self.db.writer_wanted();
+        if wanted && self.first_wanted.get().is_none() {
+            self.first_wanted.set(Some(Instant::now()));
+        }
+        wanted
     }
 }
 
@@ -646,6 +807,8 @@ struct Phase {
     /// Every sync's latency, shortest first.
     latencies: Vec<Duration>,
     refused: usize,
+    /// Every sync's sending and latency, in the order sent.
+    timeline: Vec<(Instant, Duration)>,
 }
 
 /// The `q` quantile of `sorted` (shortest first), in milliseconds; 0 when
@@ -660,6 +823,26 @@ impl Phase {
         quantile_ms(&self.latencies, q)
     }
 
+    /// This phase's syncs sent before `at`, and the rest; all of them
+    /// before when `at` is `None`.
+    fn split_at(&self, at: Option<Instant>) -> (Phase, Phase) {
+        let part = |before: bool| {
+            let mut latencies: Vec<Duration> = self
+                .timeline
+                .iter()
+                .filter(|(sent, _)| at.is_none_or(|at| *sent < at) == before)
+                .map(|(_, took)| *took)
+                .collect();
+            latencies.sort();
+            Phase {
+                latencies,
+                refused: 0,
+                timeline: Vec::new(),
+            }
+        };
+        (part(true), part(false))
+    }
+
     /// This phase and `other` as one.
     fn and(&self, other: &Phase) -> Phase {
         let mut latencies = [self.latencies.as_slice(), other.latencies.as_slice()].concat();
@@ -667,8 +850,89 @@ impl Phase {
         Phase {
             latencies,
             refused: self.refused + other.refused,
+            timeline: Vec::new(),
         }
     }
+}
+
+/// Adds [`PACED_HANDHELDS`] devices and opens a put-away session on each.
+async fn paced_handhelds(db: &Db, client: &reqwest::Client, url: &str) -> Vec<Handheld> {
+    let mut handhelds = Vec::new();
+    for n in 0..PACED_HANDHELDS {
+        let device_id = format!("HH-P{n:02}");
+        let token = db
+            .call_blocking(|conn| {
+                ledger::devices::add(
+                    conn,
+                    &device_id,
+                    Profile::Mc3390xr,
+                    true,
+                    ledger::wall_clock(),
+                )
+            })
+            .unwrap();
+        let mut handheld = Handheld::of(&device_id, token);
+        let open = handheld.next(
+            "open_session",
+            json!({"operator_id": format!("op-P{n:02}"), "mode": "put_away", "context": {}}),
+        );
+        handheld.sync(client, url, vec![open]).await;
+        handhelds.push(handheld);
+    }
+    handhelds
+}
+
+/// Has every handheld sync one scan every [`PACE`], their turns spread
+/// evenly over it, until `done`.
+async fn paced_phase(
+    client: &reqwest::Client,
+    url: &str,
+    handhelds: &mut [Handheld],
+    done: impl Fn() -> bool,
+) -> Phase {
+    let count = handhelds.len() as u32;
+    let start = tokio::time::Instant::now();
+    let runs = handhelds.iter_mut().enumerate().map(|(n, handheld)| {
+        let done = &done;
+        async move {
+            let mut next = start + PACE * n as u32 / count;
+            let mut timeline = Vec::new();
+            let mut refused = 0;
+            let mut i = n;
+            loop {
+                tokio::time::sleep_until(next).await;
+                if done() {
+                    return (timeline, refused);
+                }
+                let scan = handheld.next(
+                    "scan",
+                    json!({"mode": "put_away", "epc": format!("U-{}", i % UNITS), "bin": if i % 2 == 0 { "B-1" } else { "B-2" }}),
+                );
+                i += 1;
+                let sent = Instant::now();
+                if handheld.try_sync(client, url, vec![scan]).await.is_err() {
+                    refused += 1;
+                }
+                timeline.push((sent, sent.elapsed()));
+                next = (next + PACE).max(tokio::time::Instant::now());
+            }
+        }
+    });
+    let mut phase = Phase {
+        latencies: Vec::new(),
+        refused: 0,
+        timeline: Vec::new(),
+    };
+    for (timeline, refused) in futures_util::future::join_all(runs).await {
+        phase
+            .latencies
+            .extend(timeline.iter().map(|(_, took)| *took));
+        phase.timeline.extend(timeline);
+        phase.refused += refused;
+    }
+    phase.latencies.sort();
+    phase.timeline.sort_by_key(|(sent, _)| *sent);
+    phase
 }
 
 /// Syncs one scan a request, back to back, until `done`.
@@ -679,6 +943,7 @@ async fn phase(
     done: impl Fn() -> bool,
 ) -> Phase {
     let mut latencies = Vec::new();
+    let mut timeline = Vec::new();
     let mut refused = 0;
     let mut i = 0;
     while !done() {
@@ -692,7 +957,12 @@ async fn phase(
             refused += 1;
         }
         latencies.push(sent.elapsed());
+        timeline.push((sent, sent.elapsed()));
     }
     latencies.sort();
-    Phase { latencies, refused }
+    Phase {
+        latencies,
+        refused,
+        timeline,
+    }
 }

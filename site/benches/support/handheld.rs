@@ -28,6 +28,7 @@ pub fn add(db: &stockhop_site::db::Db) -> String {
 }
 
 pub struct Handheld {
+    device_id: String,
     token: String,
     session: String,
     seq: u64,
@@ -36,7 +37,15 @@ pub struct Handheld {
 impl Handheld {
     /// A handheld with `token` (of [`DEVICE_ID`]) starting a new session.
     pub fn new(token: String) -> Handheld {
+        Handheld::of(DEVICE_ID, token)
+    }
+
+    /// A handheld that is device `device_id`, with its `token`, starting a
+    /// new session.
+    #[allow(dead_code)] // Only the benches with several handhelds use it.
+    pub fn of(device_id: &str, token: String) -> Handheld {
         Handheld {
+            device_id: device_id.to_owned(),
             token,
             session: IdempotencyKey::mint().unwrap().to_string(),
             seq: 0,
@@ -73,7 +82,7 @@ impl Handheld {
         url: &str,
         items: Vec<Value>,
     ) -> Result<(), (u16, Value)> {
-        let body = json!({"device_id": DEVICE_ID, "sent_at": ledger::wall_clock().to_string(), "items": items});
+        let body = json!({"device_id": self.device_id, "sent_at": ledger::wall_clock().to_string(), "items": items});
         let response = client
             .post(url)
             .bearer_auth(&self.token)
