@@ -25,7 +25,9 @@
 //!
 //! Importing the same rows again changes nothing; a row that changes a
 //! unit bumps its version, so devices that read the old one get
-//! `stale_state`. Rows add and update; nothing is deleted by leaving it out
+//! `stale_state`, and a row that puts a unit in another bin or state is
+//! booked as an `ADJUST` hop of the site, so the hop feed accounts for it.
+//! Rows add and update; nothing is deleted by leaving it out
 //! of a file (a GRN line or a manifest unit the ledger has counted must not
 //! vanish under it).
 
@@ -745,7 +747,7 @@ fn apply_turn(
                 if last_line.is_some() && turn_over(turn.elapsed(), wanted) {
                     break;
                 }
-                match row.apply(&tx, started_at)? {
+                match row.apply(&tx, started_at, now, (import_id, *line))? {
                     Applied::Changed => changed += 1,
                     Applied::Same => {}
                     Applied::Skipped(reason) => tracing::warn!(
@@ -804,6 +806,62 @@ fn apply_bins(conn: &Connection, rows: &[(i64, Row)]) -> crate::sql::Result<usiz
         })
         .collect();
     bins::upsert_many(conn, &bins)
+}
+
+/// Books a unit that a units row moved to another bin or another state
+/// as an `ADJUST` hop of the site (`command` `import`, the import and line
+/// in its facts), as a count's approval books its variance: stock never
+/// changes without a hop, so the hop feed accounts for every move, a
+/// file's included (a file that puts back where an older copy had them
+/// units the floor has moved since, say).
+fn moved(
+    conn: &Connection,
+    unit: &units::Unit,
+    facts: &UnitFacts<'_>,
+    version: u64,
+    now: UnixMs,
+    (import_id, line): (i64, i64),
+) -> crate::sql::Result<()> {
+    use super::hops::{self, kinds, NewHop, SourceMode};
+    use super::modes::{cycle_count::SITE_ACTOR, derived_key};
+    let key = derived_key(&[
+        "import",
+        &import_id.to_string(),
+        &line.to_string(),
+        &unit.unit_id.to_string(),
+        &version.to_string(),
+    ]);
+    let hop_facts = serde_json::json!({
+        "import": import_id,
+        "line": line,
+        "epc": facts.epc,
+        "from_state": unit.state.as_str(),
+        "state": facts.state.as_str(),
+    });
+    hops::append(
+        conn,
+        &NewHop {
+            device_id: SITE_ACTOR,
+            session_id: None,
+            key: &key,
+            client_seq: None,
+            command: "import",
+            kind: kinds::ADJUST,
+            mode: None,
+            unit_id: Some(unit.unit_id),
+            from_bin: unit.bin.as_deref(),
+            to_bin: facts.bin,
+            unit_version: Some(version),
+            facts: &hop_facts,
+            occurred_at: now,
+            recorded_at: now,
+            device_clock_skew_ms: 0,
+            source_mode: SourceMode::Live,
+            compensates: None,
+            closed_until: super::periods::closed_until(conn)?,
+        },
+    )?;
+    Ok(())
 }
 
 /// A row, checked on its own, as staged (JSON in `import_rows.fields`).
@@ -881,7 +939,15 @@ impl Row {
     /// Writes the row. A unit whose code another unit took after the row
     /// was checked is left out (the only check the ledger can undo under
     /// an import: bins and units are never deleted).
-    fn apply(&self, conn: &Connection, now: UnixMs) -> crate::sql::Result<Applied> {
+    /// Applies the row; `started_at` stamps a unit it creates, `now` the
+    /// hop of a unit it moves; `at` is the import and line it came from.
+    fn apply(
+        &self,
+        conn: &Connection,
+        started_at: UnixMs,
+        now: UnixMs,
+        at: (i64, i64),
+    ) -> crate::sql::Result<Applied> {
         let changed = |yes: bool| if yes { Applied::Changed } else { Applied::Same };
         match self {
             Row::Bin {
@@ -916,9 +982,15 @@ impl Row {
                     bin: bin.as_deref(),
                 };
                 Ok(match units::find(conn, Some(epc), None)? {
-                    Some(unit) => changed(units::update(conn, &unit, &facts)? != unit.version),
+                    Some(unit) => {
+                        let version = units::update(conn, &unit, &facts)?;
+                        if unit.bin.as_deref() != facts.bin || unit.state != facts.state {
+                            moved(conn, &unit, &facts, version, now, at)?;
+                        }
+                        changed(version != unit.version)
+                    }
                     None => {
-                        units::create(conn, &facts, now)?;
+                        units::create(conn, &facts, started_at)?;
                         Applied::Changed
                     }
                 })

@@ -866,3 +866,112 @@ async fn every_reference_page_tells_the_device_its_profile_the_modes_it_opens_an
         assert_eq!(rows(&first, "bins").len(), 2);
     }
 }
+
+/// A units file that moves a unit the floor has moved since (an older copy
+/// of the ERP's list, pushed again) books the move as an `ADJUST` hop of
+/// the site, so stock never changes without a hop and the feed tells the
+/// ERP of it; the same file once more moves nothing and books nothing.
+#[tokio::test]
+async fn a_units_file_that_moves_a_unit_books_the_move_as_a_hop_the_feed_lists() {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    site.import("units", UNITS);
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        hh.item(
+            "open_session",
+            json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "U-2", "bin": "A-2", "unit_version": 1}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    site.sync_ok(&hh, &items).await;
+    let hops = site.count("SELECT count(*) FROM hops");
+
+    // The file as first imported: U-2 new and in no bin again.
+    assert_eq!(site.import("units", UNITS).changed, 1);
+    assert_eq!(site.count("SELECT count(*) FROM hops"), hops + 1);
+    let (unit, hop) = site
+        .db
+        .call_blocking(|conn| {
+            let unit: (String, Option<String>, i64) = conn.query_row(
+                "SELECT state, bin, version FROM units WHERE epc = 'U-2'",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )?;
+            let hop: (
+                String,
+                String,
+                String,
+                Option<String>,
+                Option<String>,
+                i64,
+                String,
+            ) = conn.query_row(
+                "SELECT device_id, command, kind, from_bin, to_bin, unit_version, facts
+                     FROM hops ORDER BY hop_id DESC LIMIT 1",
+                [],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                        row.get(5)?,
+                        row.get(6)?,
+                    ))
+                },
+            )?;
+            Ok::<_, stockhop_site::sql::Error>((unit, hop))
+        })
+        .unwrap();
+    assert_eq!(unit, ("new".to_owned(), None, 3));
+    let (device, command, kind, from_bin, to_bin, version, facts) = hop;
+    assert_eq!(
+        (device.as_str(), command.as_str(), kind.as_str()),
+        ("site", "import", "ADJUST")
+    );
+    assert_eq!(
+        (from_bin.as_deref(), to_bin, version),
+        (Some("A-2"), None, 3)
+    );
+    let facts: Value = serde_json::from_str(&facts).unwrap();
+    assert_eq!(
+        (
+            &facts["epc"],
+            &facts["line"],
+            &facts["from_state"],
+            &facts["state"]
+        ),
+        (&json!("U-2"), &json!(3), &json!("in_stock"), &json!("new"))
+    );
+
+    // The ERP reads it back from the feed as the ledger holds it (`bin`,
+    // as for every hop that leaves a unit in no bin, the one it left).
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
+        .unwrap();
+    let (status, feed) = site.get("/v1/hops?limit=1000", &admin).await;
+    assert_eq!(status, 200, "{feed}");
+    let last = feed["hops"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (&last["kind"], &last["command"], &last["device_id"]),
+        (&json!("ADJUST"), &json!("import"), &json!("site")),
+        "{last}"
+    );
+    assert_eq!(
+        (&last["epc"], &last["from_bin"], &last["bin"]),
+        (&json!("U-2"), &json!("A-2"), &json!("A-2")),
+        "{last}"
+    );
+
+    // Once more: nothing moves, no hop.
+    assert_eq!(site.import("units", UNITS).changed, 0);
+    assert_eq!(site.count("SELECT count(*) FROM hops"), hops + 1);
+    site.stop().await;
+}
