@@ -54,6 +54,12 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::release::routes().layer(axum::middleware::from_fn(
             crate::security_headers::set_pwa_security_headers,
         )))
+        // Any other `/v1` path: 404 in the API's error body. A route of
+        // its own, so the routes above, being more specific, still win.
+        .route(
+            "/v1/{*rest}",
+            axum::routing::any(crate::error::no_such_endpoint),
+        )
         // Last, so it reaches every route above: a method a path does not
         // take is 405 with `Allow` and the API's error body, not an empty one.
         .method_not_allowed_fallback(crate::error::method_not_allowed)

@@ -1761,7 +1761,9 @@ fn routed_v1_paths() -> HashSet<String> {
                 .unwrap();
             constant(arg[..end].rsplit("::").next().unwrap())
         };
-        if path.starts_with("/v1/") {
+        // A catch-all (`/v1/{*rest}`, the 404 of a path the API does not
+        // have) is no endpoint for the document to list.
+        if path.starts_with("/v1/") && !path.contains("{*") {
             paths.insert(path);
         }
     }
@@ -2071,4 +2073,35 @@ fn an_import_turn_runs_unflushed_and_leaves_the_writer_flushing_every_commit() {
     stockhop_site::checkpoint::flush_log(&path).unwrap();
     // A file without a log has nothing to flush.
     stockhop_site::checkpoint::flush_log(&dir.path().join("none.sqlite")).unwrap();
+}
+
+/// A `/v1` path the API does not have is 404 in the API's error body,
+/// pointing at the document of the paths it has; the paths it has, and a
+/// method one of them does not take, are answered as before.
+#[tokio::test]
+async fn a_v1_path_the_api_does_not_have_is_404_with_the_error_body() {
+    use reqwest::Method;
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    for (method, path) in [
+        (Method::GET, "/v1/nonexistent"),
+        (Method::GET, "/v1/admin/referance/bins"),
+        (Method::POST, "/v1/hops/extra/segments"),
+    ] {
+        let (status, _, body) = site.request(method.clone(), path, Some(&admin)).await;
+        assert_eq!(status, 404, "{method} {path}: {body}");
+        assert_eq!(body["code"], "NOT_FOUND", "{method} {path}: {body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains(path) && message.contains("/v1/openapi.json"),
+            "{message}"
+        );
+    }
+    let (status, _, _) = site.request(Method::GET, "/v1/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let (status, _, body) = site.request(Method::GET, "/v1/hops", Some(&admin)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, _) = site.request(Method::DELETE, "/v1/sync", None).await;
+    assert_eq!(status, 405);
+    site.stop().await;
 }
