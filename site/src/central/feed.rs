@@ -65,6 +65,8 @@ fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
         grn: fact(&hop.facts, "grn"),
         manifest: fact(&hop.facts, "manifest"),
         count_id: fact(&hop.facts, "count_id"),
+        variance: fact(&hop.facts, "variance"),
+        to_bin: hop.to_bin.clone(),
         key: hop.key,
         kind: hop.kind,
         command: hop.command,

@@ -46,6 +46,13 @@ pub struct FeedHop {
     /// The bin the unit was put in or counted in (else the one it left).
     pub bin: Option<String>,
     pub from_bin: Option<String>,
+    /// The bin the unit is in after the hop; null when it is in none (a
+    /// unit that left its bin) or the hop names no unit. Beside `bin`,
+    /// which names the bin it left then.
+    pub to_bin: Option<String>,
+    /// A count's variance that the hop books on approval: `missing` or
+    /// `unexpected` (an `ADJUST` of `count_approve`); null otherwise.
+    pub variance: Option<String>,
     pub grn: Option<String>,
     pub manifest: Option<String>,
     pub count_id: Option<String>,
@@ -174,8 +181,10 @@ fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
         client_seq: row.get(7)?,
         operator_id: row.get(8)?,
         epc: epc.or_else(|| fact(&facts, "epc")),
-        bin: to_bin.or_else(|| from_bin.clone()),
+        bin: to_bin.clone().or_else(|| from_bin.clone()),
         from_bin,
+        to_bin,
+        variance: fact(&facts, "variance"),
         grn: fact(&facts, "grn"),
         manifest: fact(&facts, "manifest"),
         count_id: fact(&facts, "count_id"),
@@ -193,7 +202,7 @@ pub fn fact(facts: &serde_json::Value, name: &str) -> Option<String> {
 }
 
 /// The CSV export's columns, in order.
-pub const CSV_COLUMNS: [&str; 21] = [
+pub const CSV_COLUMNS: [&str; 23] = [
     "hop_id",
     "site_id",
     "key",
@@ -215,10 +224,12 @@ pub const CSV_COLUMNS: [&str; 21] = [
     "recorded_at",
     "source_mode",
     "compensates",
+    "to_bin",
+    "variance",
 ];
 
 /// A hop as a CSV record in [`CSV_COLUMNS`] order, every cell inert.
-pub fn csv_record(hop: &FeedHop) -> [String; 21] {
+pub fn csv_record(hop: &FeedHop) -> [String; 23] {
     let text = |value: &Option<String>| inert(value.as_deref().unwrap_or_default());
     let number = |value: Option<i64>| value.map(|n| n.to_string()).unwrap_or_default();
     [
@@ -243,6 +254,8 @@ pub fn csv_record(hop: &FeedHop) -> [String; 21] {
         hop.recorded_at.to_string(),
         inert(&hop.source_mode),
         number(hop.compensates),
+        text(&hop.to_bin),
+        text(&hop.variance),
     ]
 }
 

@@ -969,9 +969,97 @@ async fn a_units_file_that_moves_a_unit_books_the_move_as_a_hop_the_feed_lists()
         (&json!("U-2"), &json!("A-2"), &json!("A-2")),
         "{last}"
     );
+    // `to_bin` tells it left every bin; no count's variance.
+    assert_eq!(
+        (&last["to_bin"], &last["variance"]),
+        (&Value::Null, &Value::Null),
+        "{last}"
+    );
 
     // Once more: nothing moves, no hop.
     assert_eq!(site.import("units", UNITS).changed, 0);
     assert_eq!(site.count("SELECT count(*) FROM hops"), hops + 1);
+    site.stop().await;
+}
+
+/// A count's approval books a unit it did not see as `missing`: the feed
+/// and its CSV say so (`variance`), with the bin the ledger keeps it in
+/// (`to_bin`), as the ledger holds them.
+#[tokio::test]
+async fn the_feed_tells_a_unit_counted_missing_by_its_variance_as_the_ledger_holds_it() {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    site.import("units", UNITS);
+    let count_id = site
+        .db
+        .call_blocking(|conn| {
+            let id = stockhop_site::ledger::modes::cycle_count::open(
+                conn,
+                "L-1",
+                "Z-A",
+                ledger_common::now(),
+            )?;
+            stockhop_site::ledger::modes::cycle_count::close(conn, &id, ledger_common::now())?;
+            stockhop_site::ledger::modes::cycle_count::approve(conn, &id, ledger_common::now())?;
+            Ok::<_, stockhop_site::ledger::LedgerError>(id)
+        })
+        .unwrap();
+    let (state, bin, facts) = site
+        .db
+        .call_blocking(|conn| {
+            let unit: (String, Option<String>) = conn.query_row(
+                "SELECT state, bin FROM units WHERE epc = 'U-1'",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
+            let facts: String = conn.query_row(
+                "SELECT facts FROM hops WHERE kind = 'ADJUST' ORDER BY hop_id DESC LIMIT 1",
+                [],
+                |row| row.get(0),
+            )?;
+            Ok::<_, stockhop_site::sql::Error>((unit.0, unit.1, facts))
+        })
+        .unwrap();
+    assert_eq!(state, "missing");
+    let facts: Value = serde_json::from_str(&facts).unwrap();
+    assert_eq!(facts["variance"], "missing");
+
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
+        .unwrap();
+    let (status, feed) = site.get("/v1/hops?limit=1000", &admin).await;
+    assert_eq!(status, 200, "{feed}");
+    let hop = feed["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hop| hop["kind"] == "ADJUST" && hop["epc"] == "U-1")
+        .unwrap_or_else(|| panic!("no ADJUST of U-1 in {feed}"))
+        .clone();
+    assert_eq!(
+        (&hop["variance"], &hop["to_bin"], &hop["count_id"]),
+        (&json!("missing"), &json!(bin), &json!(count_id)),
+        "{hop}"
+    );
+
+    let (status, csv) = site
+        .get_text(
+            "/v1/hops.csv?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z",
+            &admin,
+        )
+        .await;
+    assert_eq!(status, 200, "{csv}");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[header.len() - 2..], ["to_bin", "variance"]);
+    let row = lines
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .find(|cells| cells[3] == "ADJUST" && cells[10] == "U-1")
+        .unwrap_or_else(|| panic!("no ADJUST of U-1 in {csv}"));
+    assert_eq!(
+        &row[row.len() - 2..],
+        [bin.as_deref().unwrap_or(""), "missing"]
+    );
     site.stop().await;
 }
