@@ -133,9 +133,8 @@ async fn admin_batch(admin: &str, statements: &str) -> String {
     String::from(url)
 }
 
-fn print_tables(reports: &[(&str, Report)]) {
-    println!();
-    println!("handheld POST /v1/sync (1 scan a request, back to back) over loopback");
+/// The head of a table of sync phases, one row each ([`print_phase_row`]).
+fn print_phase_header() {
     println!(
         "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
         "ledger", "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
@@ -144,6 +143,25 @@ fn print_tables(reports: &[(&str, Report)]) {
         "|{:-<32}|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
         "", "", "", "", "", "", ""
     );
+}
+
+fn print_phase_row(engine: &str, name: &str, phase: &Phase) {
+    println!(
+        "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
+        engine,
+        name,
+        phase.latencies.len(),
+        phase.refused,
+        phase.at(0.50),
+        phase.at(0.99),
+        phase.at(1.0)
+    );
+}
+
+fn print_tables(reports: &[(&str, Report)]) {
+    println!();
+    println!("handheld POST /v1/sync (1 scan a request, back to back) over loopback");
+    print_phase_header();
     for (engine, report) in reports {
         let during = format!(
             "during a {}-row import of bins",
@@ -156,16 +174,7 @@ fn print_tables(reports: &[(&str, Report)]) {
             ("  of them while it applied", &report.applying),
             ("quiet, after the import (baseline)", &report.quiet_after),
         ] {
-            println!(
-                "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
-                engine,
-                name,
-                phase.latencies.len(),
-                phase.refused,
-                phase.at(0.50),
-                phase.at(0.99),
-                phase.at(1.0)
-            );
+            print_phase_row(engine, name, phase);
         }
     }
     println!();
@@ -208,14 +217,7 @@ fn print_tables(reports: &[(&str, Report)]) {
         "{PACED_HANDHELDS} handhelds, each POST /v1/sync (1 scan) every {} ms, spread evenly; another import of as many new bins",
         PACE.as_millis()
     );
-    println!(
-        "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>9} | {:>9} |",
-        "ledger", "phase", "syncs", "503s", "p50 ms", "p99 ms", "max ms"
-    );
-    println!(
-        "|{:-<32}|{:-<42}|{:->9}|{:->7}|{:->11}|{:->11}|{:->11}|",
-        "", "", "", "", "", "", ""
-    );
+    print_phase_header();
     for (engine, report) in reports {
         let paced = &report.paced;
         let during = format!(
@@ -227,16 +229,7 @@ fn print_tables(reports: &[(&str, Report)]) {
             (during.as_str(), &paced.during),
             ("quiet, after the import (baseline)", &paced.quiet_after),
         ] {
-            println!(
-                "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9.2} | {:>9.2} | {:>9.2} |",
-                engine,
-                name,
-                phase.latencies.len(),
-                phase.refused,
-                phase.at(0.50),
-                phase.at(0.99),
-                phase.at(1.0)
-            );
+            print_phase_row(engine, name, phase);
         }
         println!(
             "| {:<30} | {:<40} | {:>7} | {:>5} | {:>9} | {:>8.2}x | {:>9} |",

@@ -651,6 +651,22 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
 
 /// Reads every page after `cursor`, `limit` rows at a time; returns the
 /// pages.
+/// A put-away session of `hh`'s that puts unit U-2 (version 1) in bin A-2.
+async fn put_away_u2_in_a2(site: &Site, hh: &mut ledger_common::Handheld) {
+    let items = [
+        hh.item(
+            "open_session",
+            json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "U-2", "bin": "A-2", "unit_version": 1}),
+        ),
+        hh.item("close_session", json!({})),
+    ];
+    site.sync_ok(hh, &items).await;
+}
+
 async fn pages(site: &Site, token: &str, mut cursor: Option<String>, limit: usize) -> Vec<Value> {
     let mut pages = Vec::new();
     loop {
@@ -741,18 +757,7 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
     );
 
     // A put-away and a receive change a unit and a GRN line: only those come back.
-    let items = [
-        hh.item(
-            "open_session",
-            json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
-        ),
-        hh.item(
-            "scan",
-            json!({"mode": "put_away", "epc": "U-2", "bin": "A-2", "unit_version": 1}),
-        ),
-        hh.item("close_session", json!({})),
-    ];
-    site.sync_ok(&hh, &items).await;
+    put_away_u2_in_a2(&site, &mut hh).await;
     let changes = pages(&site, &hh.token, Some(cursor.clone()), 100).await;
     assert_eq!(changes.len(), 1);
     assert_eq!(
@@ -877,18 +882,7 @@ async fn a_units_file_that_moves_a_unit_books_the_move_as_a_hop_the_feed_lists()
     site.import("bins", BINS);
     site.import("units", UNITS);
     let mut hh = site.handheld("HH-1").await;
-    let items = [
-        hh.item(
-            "open_session",
-            json!({"operator_id": "op-1", "mode": "put_away", "context": {}}),
-        ),
-        hh.item(
-            "scan",
-            json!({"mode": "put_away", "epc": "U-2", "bin": "A-2", "unit_version": 1}),
-        ),
-        hh.item("close_session", json!({})),
-    ];
-    site.sync_ok(&hh, &items).await;
+    put_away_u2_in_a2(&site, &mut hh).await;
     let hops = site.count("SELECT count(*) FROM hops");
 
     // The file as first imported: U-2 new and in no bin again.
