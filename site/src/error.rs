@@ -39,20 +39,6 @@ pub async fn method_not_allowed(method: Method, uri: Uri) -> AppError {
     )
 }
 
-/// The answer to a `/v1` path the API does not have (a misspelt endpoint):
-/// 404 `NOT_FOUND` in the API's error body, pointing at the document that
-/// lists the paths it has, rather than an empty 404.
-pub async fn no_such_endpoint(uri: Uri) -> AppError {
-    AppError::client(
-        StatusCode::NOT_FOUND,
-        crate::ledger::codes::NOT_FOUND,
-        format!(
-            "no endpoint {}: GET /v1/openapi.json lists every /v1 path",
-            uri.path()
-        ),
-    )
-}
-
 /// A query string read into `T`, like axum's `Query`, except that a value
 /// that does not parse (`?hours=abc`, a repeated parameter) is answered
 /// `400 MALFORMED_REQUEST` in the JSON error body, naming the parameter,

@@ -56,10 +56,7 @@ pub fn app(state: AppState) -> Router {
         )))
         // Any other `/v1` path: 404 in the API's error body. A route of
         // its own, so the routes above, being more specific, still win.
-        .route(
-            "/v1/{*rest}",
-            axum::routing::any(crate::error::no_such_endpoint),
-        )
+        .route("/v1/{*rest}", axum::routing::any(no_such_endpoint))
         // Last, so it reaches every route above: a method a path does not
         // take is 405 with `Allow` and the API's error body, not an empty one.
         .method_not_allowed_fallback(crate::error::method_not_allowed)
@@ -69,6 +66,20 @@ pub fn app(state: AppState) -> Router {
             state.ledger.storage.clone(),
             crate::storage::watch,
         ))
+}
+
+/// The answer to a `/v1` path the API does not have (a misspelt endpoint):
+/// 404 `NOT_FOUND` in the API's error body, pointing at the document that
+/// lists the paths it has, rather than an empty 404.
+async fn no_such_endpoint(uri: axum::http::Uri) -> AppError {
+    AppError::client(
+        StatusCode::NOT_FOUND,
+        crate::ledger::codes::NOT_FOUND,
+        format!(
+            "no endpoint {}: GET /v1/openapi.json lists every /v1 path",
+            uri.path()
+        ),
+    )
 }
 
 async fn healthz(
