@@ -819,21 +819,23 @@ impl Phase {
     /// This phase's syncs sent before `at`, and the rest; all of them
     /// before when `at` is `None`.
     fn split_at(&self, at: Option<Instant>) -> (Phase, Phase) {
-        let part = |before: bool| {
-            let mut latencies: Vec<Duration> = self
-                .timeline
-                .iter()
-                .filter(|(sent, _)| at.is_none_or(|at| *sent < at) == before)
-                .map(|(_, took)| *took)
-                .collect();
-            latencies.sort();
-            Phase {
-                latencies,
-                refused: 0,
-                timeline: Vec::new(),
-            }
-        };
-        (part(true), part(false))
+        let (before, after) = self
+            .timeline
+            .iter()
+            .partition(|(sent, _)| at.is_none_or(|at| *sent < at));
+        (Phase::of(before, 0), Phase::of(after, 0))
+    }
+
+    /// The phase of the syncs in `timeline` (sent, took), in the order
+    /// sent, `refused` of them not answered 200.
+    fn of(timeline: Vec<(Instant, Duration)>, refused: usize) -> Phase {
+        let mut latencies: Vec<Duration> = timeline.iter().map(|(_, took)| *took).collect();
+        latencies.sort();
+        Phase {
+            latencies,
+            refused,
+            timeline,
+        }
     }
 
     /// This phase and `other` as one.
@@ -897,35 +899,22 @@ async fn paced_phase(
                 if done() {
                     return (timeline, refused);
                 }
-                let scan = handheld.next(
-                    "scan",
-                    json!({"mode": "put_away", "epc": format!("U-{}", i % UNITS), "bin": if i % 2 == 0 { "B-1" } else { "B-2" }}),
-                );
+                let (sent, took, ok) = sync_scan(client, url, handheld, i).await;
                 i += 1;
-                let sent = Instant::now();
-                if handheld.try_sync(client, url, vec![scan]).await.is_err() {
-                    refused += 1;
-                }
-                timeline.push((sent, sent.elapsed()));
+                refused += usize::from(!ok);
+                timeline.push((sent, took));
                 next = (next + PACE).max(tokio::time::Instant::now());
             }
         }
     });
-    let mut phase = Phase {
-        latencies: Vec::new(),
-        refused: 0,
-        timeline: Vec::new(),
-    };
-    for (timeline, refused) in futures_util::future::join_all(runs).await {
-        phase
-            .latencies
-            .extend(timeline.iter().map(|(_, took)| *took));
-        phase.timeline.extend(timeline);
-        phase.refused += refused;
+    let mut timeline = Vec::new();
+    let mut refused = 0;
+    for (one, one_refused) in futures_util::future::join_all(runs).await {
+        timeline.extend(one);
+        refused += one_refused;
     }
-    phase.latencies.sort();
-    phase.timeline.sort_by_key(|(sent, _)| *sent);
-    phase
+    timeline.sort_by_key(|(sent, _)| *sent);
+    Phase::of(timeline, refused)
 }
 
 /// Syncs one scan a request, back to back, until `done`.
@@ -935,27 +924,31 @@ async fn phase(
     handheld: &mut Handheld,
     done: impl Fn() -> bool,
 ) -> Phase {
-    let mut latencies = Vec::new();
     let mut timeline = Vec::new();
     let mut refused = 0;
     let mut i = 0;
     while !done() {
-        let scan = handheld.next(
-            "scan",
-            json!({"mode": "put_away", "epc": format!("U-{}", i % UNITS), "bin": if i % 2 == 0 { "B-1" } else { "B-2" }}),
-        );
+        let (sent, took, ok) = sync_scan(client, url, handheld, i).await;
         i += 1;
-        let sent = Instant::now();
-        if handheld.try_sync(client, url, vec![scan]).await.is_err() {
-            refused += 1;
-        }
-        latencies.push(sent.elapsed());
-        timeline.push((sent, sent.elapsed()));
+        refused += usize::from(!ok);
+        timeline.push((sent, took));
     }
-    latencies.sort();
-    Phase {
-        latencies,
-        refused,
-        timeline,
-    }
+    Phase::of(timeline, refused)
+}
+
+/// Syncs the `i`th put-away scan of `handheld` alone: when it was sent,
+/// how long it took, and whether it was answered 200.
+async fn sync_scan(
+    client: &reqwest::Client,
+    url: &str,
+    handheld: &mut Handheld,
+    i: usize,
+) -> (Instant, Duration, bool) {
+    let scan = handheld.next(
+        "scan",
+        json!({"mode": "put_away", "epc": format!("U-{}", i % UNITS), "bin": if i % 2 == 0 { "B-1" } else { "B-2" }}),
+    );
+    let sent = Instant::now();
+    let ok = handheld.try_sync(client, url, vec![scan]).await.is_ok();
+    (sent, sent.elapsed(), ok)
 }

@@ -667,6 +667,17 @@ async fn put_away_u2_in_a2(site: &Site, hh: &mut ledger_common::Handheld) {
     site.sync_ok(hh, &items).await;
 }
 
+/// An admin's token, and the first page of the hop feed as it reads it.
+async fn hop_feed(site: &Site) -> (String, Value) {
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
+        .unwrap();
+    let (status, feed) = site.get("/v1/hops?limit=1000", &admin).await;
+    assert_eq!(status, 200, "{feed}");
+    (admin, feed)
+}
+
 async fn pages(site: &Site, token: &str, mut cursor: Option<String>, limit: usize) -> Vec<Value> {
     let mut pages = Vec::new();
     loop {
@@ -946,12 +957,7 @@ async fn a_units_file_that_moves_a_unit_books_the_move_as_a_hop_the_feed_lists()
 
     // The ERP reads it back from the feed as the ledger holds it (`bin`,
     // as for every hop that leaves a unit in no bin, the one it left).
-    let admin = site
-        .db
-        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
-        .unwrap();
-    let (status, feed) = site.get("/v1/hops?limit=1000", &admin).await;
-    assert_eq!(status, 200, "{feed}");
+    let (_, feed) = hop_feed(&site).await;
     let last = feed["hops"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         (&last["kind"], &last["command"], &last["device_id"]),
@@ -1018,12 +1024,7 @@ async fn the_feed_tells_a_unit_counted_missing_by_its_variance_as_the_ledger_hol
     let facts: Value = serde_json::from_str(&facts).unwrap();
     assert_eq!(facts["variance"], "missing");
 
-    let admin = site
-        .db
-        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
-        .unwrap();
-    let (status, feed) = site.get("/v1/hops?limit=1000", &admin).await;
-    assert_eq!(status, 200, "{feed}");
+    let (admin, feed) = hop_feed(&site).await;
     let hop = feed["hops"]
         .as_array()
         .unwrap()
