@@ -129,6 +129,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "terminal_repeats",
         sql: include_str!("../migrations/0017_terminal_repeats.sql"),
     },
+    Migration {
+        version: 18,
+        name: "import_turns_unlocked",
+        sql: include_str!("../migrations/0018_import_turns_unlocked.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -218,6 +223,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 17,
         name: "terminal_repeats",
         sql: include_str!("../migrations/postgres/0017_terminal_repeats.sql"),
+    },
+    Migration {
+        version: 18,
+        name: "import_turns_unlocked",
+        sql: include_str!("../migrations/postgres/0018_import_turns_unlocked.sql"),
     },
 ];
 

@@ -20,8 +20,11 @@
 //!    import, the next start of the server).
 //! 3. **Applying.** Staged rows are merged into the reference tables a
 //!    short transaction at a time. Handhelds' reference pages stop at the
-//!    change number of the flip until the last turn, so a handheld takes
-//!    the whole import at once ([`visible_until`]).
+//!    change number of the flip until the import ends ([`finish`]), so a
+//!    handheld takes the whole import at once ([`visible_until`]). On
+//!    PostgreSQL these turns write without the reference lock that every
+//!    other writer of reference rows holds to its commit (units turns
+//!    excepted), so a sync never waits for one ([`write_unlocked`]).
 //!
 //! Importing the same rows again changes nothing; a row that changes a
 //! unit bumps its version, so devices that read the old one get
@@ -689,15 +692,47 @@ fn apply(
             apply_turn(conn, import_id, kind, started_at, now, wanted)
         })?;
         if let Some(changed) = done {
+            run_turn(conns, |conn, _| finish(conn, import_id))?;
             return Ok(changed);
         }
     }
 }
 
+/// Ends an applied import: its row deleted, so handhelds' pages go past
+/// the change number of its flip again ([`visible_until`]). On PostgreSQL
+/// it first takes the reference lock that the apply turns went without
+/// (see [`write_unlocked`]): once it holds it, every change number taken
+/// before has committed, so a handheld that pages past the import's
+/// numbers passes none that commits later.
+fn finish(conn: &mut Connection, import_id: i64) -> crate::sql::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if tx.engine() == crate::sql::Engine::Postgres {
+        tx.execute_batch("SELECT 1 FROM reference_lock WHERE id = 1 FOR NO KEY UPDATE")?;
+    }
+    tx.execute("DELETE FROM imports WHERE import_id = ?1", [import_id])?;
+    tx.commit()
+}
+
+/// Lets an apply turn on PostgreSQL write reference rows without the
+/// reference lock, which every other writer of them holds to its commit:
+/// a sync that moves a unit then never waits for an import's turn. Safe
+/// because no handheld reads past the flip's change number until the
+/// import ends, and [`finish`] takes the lock. Not for units: a units row
+/// that moves a unit books a hop, whose id needs the lock, and a turn that
+/// took it after the units it holds could deadlock with a sync that holds
+/// it and wants one of them; those turns lock at their first unit, as
+/// before. (SQLite has one writer, which orders every change number.)
+fn write_unlocked(tx: &Connection, kind: Kind) -> crate::sql::Result<()> {
+    if tx.engine() == crate::sql::Engine::Postgres && kind != Kind::Units {
+        tx.execute_batch("SET LOCAL stockhop.import_applying = 'on'")?;
+    }
+    Ok(())
+}
+
 /// One apply transaction of at most about [`TURN_BUDGET`] ([`TURN_FLOOR`]
-/// while `wanted`); the import's
-/// total of changed rows once the last row is applied (and the import's
-/// row gone, in the same transaction), else `None`. Staged rows are read
+/// while `wanted`); the import's total of changed rows once the last row
+/// is applied (its row is then deleted by [`finish`]), else `None`. Staged
+/// rows are read
 /// [`APPLY_READ_ROWS`] at a time, so reading never takes the turn's budget
 /// from applying; bins go in one statement a read.
 fn apply_turn(
@@ -710,6 +745,7 @@ fn apply_turn(
 ) -> crate::sql::Result<Option<usize>> {
     let turn = Instant::now();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    write_unlocked(&tx, kind)?;
     let mut changed = 0_i64;
     let mut last_line = None;
     let finished = loop {
@@ -781,9 +817,6 @@ fn apply_turn(
         params![import_id, changed, now.0],
         |row| row.get(0),
     )?;
-    if finished {
-        tx.execute("DELETE FROM imports WHERE import_id = ?1", [import_id])?;
-    }
     tx.commit()?;
     Ok(finished.then_some(total as usize))
 }

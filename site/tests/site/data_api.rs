@@ -1717,6 +1717,71 @@ async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_fin
     site.stop().await;
 }
 
+/// On PostgreSQL an import's apply turns of bins never wait for the
+/// reference lock a sync holds to its commit; only the step that ends the
+/// import (and shows it to handhelds) does, so no handheld pages past a
+/// change number that commits later. SQLite has one writer: nothing to
+/// show there.
+#[tokio::test]
+async fn an_import_applies_beside_a_sync_holding_the_reference_lock_and_ends_after_it() {
+    let rows = 5_000;
+    let site = Site::start().await;
+    let Some(url) = backend::database_for(&site.data) else {
+        site.stop().await;
+        return;
+    };
+    let reader = site.add_device("HH-R", true);
+    // A writer of reference rows (a sync moving a unit, say) that has
+    // taken the lock and not yet committed.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (locked, is_locked) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let mut tx = client.transaction().unwrap();
+        tx.execute(
+            "SELECT 1 FROM reference_lock WHERE id = 1 FOR NO KEY UPDATE",
+            &[],
+        )
+        .unwrap();
+        locked.send(()).unwrap();
+        released.recv().unwrap();
+        tx.commit().unwrap();
+    });
+    is_locked.recv().unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_import(dir.path(), &site.data, rows);
+    wait_for(
+        &site.data,
+        "SELECT count(*) FROM bins",
+        |n| n == rows as i64,
+        &mut child,
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the import ended while a writer held the lock"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM imports WHERE state = 'applying'"),
+        1
+    );
+    let (_, page) = site.get("/v1/reference?limit=1000", &reader).await;
+    assert_eq!(
+        page["bins"].as_array().unwrap().len(),
+        0,
+        "a handheld sees none of it yet: {page}"
+    );
+
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(site.count("SELECT count(*) FROM imports"), 0);
+    let (_, page) = site.get("/v1/reference?limit=1000", &reader).await;
+    assert_eq!(page["bins"].as_array().unwrap().len(), 1000);
+    site.stop().await;
+}
+
 /// Every path the router routes under `/v1`, read from the `.route(…)`
 /// calls in the site's source (a constant's value looked up where it is
 /// defined, in the site or the core crate; only the site routes).

@@ -1,0 +1,4 @@
+-- Nothing changes on SQLite: its one writer already orders every change
+-- number, and an import's turns take that writer a short turn at a time.
+-- PostgreSQL's twin lets an import's apply turns of bins, GRNs, manifests
+-- and operators write without the reference lock (see there).
