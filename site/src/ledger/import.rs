@@ -1287,7 +1287,7 @@ impl<R: std::io::Read> Records<R> {
                     .from_reader(LineCounting::new(reader, starts.clone()));
                 let headers = reader
                     .headers()
-                    .map_err(|err| header_error(err.to_string()))?
+                    .map_err(|err| header_error(csv_message(&err, None)))?
                     .clone();
                 if headers.is_empty() {
                     return Err(header_error(format!(
@@ -1358,7 +1358,7 @@ impl<R: std::io::Read> Records<R> {
                 Ok(record) => Ok((starts.line_at(record.position()), record)),
                 Err(err) => Err(LineError {
                     line: starts.line_at(err.position()),
-                    message: err.to_string(),
+                    message: csv_message(&err, Some(&self.headers)),
                 }),
             }),
             Input::Json(values) => {
@@ -1472,6 +1472,29 @@ impl<R: std::io::Read> Records<R> {
             }
         }
     }
+}
+
+/// What a CSV input that cannot be read is told at its line. The csv
+/// crate's own words, except for text that is not UTF-8: a spreadsheet's
+/// plain "CSV" (Excel's on Windows) is Windows-1252, where "é" is the one
+/// byte 0xE9, and the crate's "invalid utf-8 in field 1 near byte index 3"
+/// says neither that the whole file is in another encoding nor what to
+/// do. The header and every row are read here, for the command line and
+/// the endpoint alike; `headers` names the field of a row.
+fn csv_message(err: &csv::Error, headers: Option<&csv::StringRecord>) -> String {
+    let csv::ErrorKind::Utf8 { err: utf8, .. } = err.kind() else {
+        return err.to_string();
+    };
+    let field = match headers.and_then(|headers| headers.get(utf8.field())) {
+        Some(column) => format!("the {column:?} field of this line"),
+        None if headers.is_none() => format!("field {} of the header", utf8.field() + 1),
+        None => format!("field {} of this line", utf8.field() + 1),
+    };
+    format!(
+        "the file is not UTF-8: {field} holds a byte that is not UTF-8 text (as a \
+         spreadsheet's plain CSV writes \"é\" in Windows-1252); save the file as UTF-8 \
+         (in Excel, \"CSV UTF-8 (Comma delimited)\") and import it again"
+    )
 }
 
 /// Where the lines of a CSV input that hold something begin, as its
@@ -1763,6 +1786,42 @@ mod tests {
                 Err("bin must not contain control characters".into())
             );
         }
+    }
+
+    /// The error of importing `csv` as bins: each line and message.
+    fn refusal(csv: &[u8]) -> Vec<(u64, String)> {
+        let mut conn = migrated_in_memory();
+        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv, UnixMs(1)) {
+            Err(ImportError::Invalid { errors, .. }) => errors
+                .into_iter()
+                .map(|error| (error.line, error.message))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_told_at_its_line_to_be_saved_as_utf8() {
+        // Excel's plain CSV on Windows: "é" is the byte 0xE9.
+        let told = refusal(b"bin,zone,location\r\nB-1,Z,L\r\nB-2,Entr\xe9e,L\r\n");
+        assert_eq!(told.len(), 1, "{told:?}");
+        let (line, message) = &told[0];
+        assert_eq!(*line, 3);
+        assert!(
+            message.starts_with("the file is not UTF-8: the \"zone\" field of this line"),
+            "{message}"
+        );
+        assert!(message.contains("save the file as UTF-8"), "{message}");
+        assert!(message.contains("CSV UTF-8"), "{message}");
+        // In the header, it is line 1.
+        let told = refusal(b"bin,zon\xe9,location\nB-1,Z,L\n");
+        assert_eq!(told[0].0, 1);
+        assert!(
+            told[0]
+                .1
+                .starts_with("the file is not UTF-8: field 2 of the header"),
+            "{told:?}"
+        );
     }
 
     #[test]

@@ -291,3 +291,29 @@ fn a_file_to_import_separated_by_semicolons_or_tabs_or_json_says_what_to_change(
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A file Excel saved as its plain "CSV" on Windows (Windows-1252: "é" is
+/// the byte 0xE9) is refused at that line saying the file is not UTF-8
+/// and how to save it as UTF-8, as the endpoint says it.
+#[test]
+fn a_file_to_import_that_is_not_utf8_says_its_line_and_to_save_it_as_utf8() {
+    let dir = new_site();
+    let file = dir.path().join("bins.csv");
+    std::fs::write(
+        &file,
+        b"bin,zone,location\r\nA-1,Z,L\r\nA-2,Entr\xe9e,L\r\n",
+    )
+    .unwrap();
+    let out = run(&["import", "bins", file.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let told = format!(
+        "{}:3: the file is not UTF-8: the \"zone\" field of this line",
+        file.display()
+    );
+    assert!(stderr.contains(&told), "{stderr}");
+    assert!(
+        stderr.contains("\"CSV UTF-8 (Comma delimited)\""),
+        "{stderr}"
+    );
+}
