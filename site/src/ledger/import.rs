@@ -324,6 +324,24 @@ pub fn open_file(path: &Path) -> Result<std::fs::File, ImportError> {
     Ok(input)
 }
 
+/// The file name that stands for standard input on the command line
+/// (`stockhop-site import bins -`), as Unix tools take it, so an export
+/// can be piped in (`erp-export bins | stockhop-site import bins -`).
+pub const STDIN_ARG: &str = "-";
+/// What messages call standard input where they name a file
+/// (`stdin:3: …`, `stdin: 2 rows, 2 changed`).
+pub const STDIN_NAME: &str = "stdin";
+
+/// Opens what the command line's import reads, with the name its messages
+/// give it: standard input for [`STDIN_ARG`] (named [`STDIN_NAME`]), else
+/// the file at `path` ([`open_file`]). A file really named `-` is `./-`.
+pub fn open_input(path: &Path) -> Result<(String, Box<dyn std::io::Read>), ImportError> {
+    if path.as_os_str() == STDIN_ARG {
+        return Ok((STDIN_NAME.to_owned(), Box::new(std::io::stdin().lock())));
+    }
+    Ok((path.display().to_string(), Box::new(open_file(path)?)))
+}
+
 /// Imports `path` as `kind` on one connection held throughout (the staging,
 /// flip and apply turns all run; nothing else writes in between).
 pub fn import(
