@@ -7,10 +7,10 @@
 //! all of it or none of it as it is decided:
 //!
 //! 1. **Staging.** Rows are parsed and checked (fields, control
-//!    characters, repeats within the file, and what they name in the
-//!    ledger) ahead of the writer, then written to `import_rows` a short
-//!    transaction at a time ([`TURN_BUDGET`], less when a sync waits:
-//!    [`TURN_FLOOR`]); nothing else reads them. A
+//!    characters and direction controls, repeats within the file, and
+//!    what they name in the ledger) ahead of the writer, then written to
+//!    `import_rows` a short transaction at a time ([`TURN_BUDGET`], less
+//!    when a sync waits: [`TURN_FLOOR`]); nothing else reads them. A
 //!    bad row fails the whole import: every error (up to
 //!    [`MAX_IMPORT_ERRORS`]) with its line, and the staged rows are swept.
 //! 2. **The flip.** One statement marks the import `applying`: it is
@@ -1120,10 +1120,13 @@ impl Checked {
     }
 }
 
-/// A field: empty is `None` (an error when `required`); too long or with a
+/// A field: empty is `None` (an error when `required`); too long, with a
 /// control character (which no scan could ever match: sync refuses them)
-/// is an error.
-fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, String> {
+/// or with a direction control (which could show a name reversed on the
+/// site's view, [`crate::ident::direction_control`]) is an error. The
+/// characters are checked as sync checks a scan's text fields
+/// ([`crate::ident::check_text`]).
+fn field(value: &str, name: &'static str, required: bool) -> Result<Option<String>, String> {
     if value.is_empty() {
         return if required {
             Err(format!("{name} is empty"))
@@ -1136,13 +1139,11 @@ fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, Stri
             "{name} is longer than {MAX_FIELD_CHARS} characters"
         ));
     }
-    if value.chars().any(char::is_control) {
-        return Err(format!("{name} must not contain control characters"));
-    }
+    crate::ident::check_text(name, value).map_err(|err| err.to_string())?;
     Ok(Some(value.to_owned()))
 }
 
-fn required(value: &str, name: &str) -> Result<String, String> {
+fn required(value: &str, name: &'static str) -> Result<String, String> {
     Ok(field(value, name, true)?.unwrap_or_default())
 }
 
@@ -1477,7 +1478,8 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Operators => {
                 // A badge is scanned and a name is shown: both required,
-                // and `field` refuses control characters in either.
+                // and `field` refuses control characters and direction
+                // controls in either.
                 let row: OperatorRow = read(record, &self.headers)?;
                 let badge = identifier(&row.badge, "badge")?;
                 let name = required(&row.name, "name")?;
@@ -1804,6 +1806,57 @@ mod tests {
                 Err("bin must not contain control characters".into())
             );
         }
+    }
+
+    #[test]
+    fn a_field_with_a_direction_control_is_refused_naming_its_code_point() {
+        for (bad, code) in [("Ann\u{202E}eeL", "U+202E"), ("\u{2067}Bo", "U+2067")] {
+            let refused = field(bad, "name", true).unwrap_err();
+            assert!(
+                refused.starts_with(&format!("name must not contain {code}")),
+                "{refused}"
+            );
+        }
+        // In a file: the operator's name and the bin's zone, each at its
+        // line, and nothing imported.
+        let mut conn = migrated_in_memory();
+        let csv = "badge,name\nOP-1,Ann Lee\nOP-2,\"\u{202E}eeL nnA\"\n";
+        match import_reader(
+            &mut conn,
+            Kind::Operators,
+            "ops.csv",
+            csv.as_bytes(),
+            UnixMs(1),
+        ) {
+            Err(ImportError::Invalid { errors, .. }) => {
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                assert_eq!(errors[0].line, 3);
+                assert!(
+                    errors[0]
+                        .message
+                        .starts_with("name must not contain U+202E"),
+                    "{errors:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let csv = "bin,zone,location\nB-1,Z\u{2066}A\u{2069},L\n";
+        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv.as_bytes(), UnixMs(1)) {
+            Err(ImportError::Invalid { errors, .. }) => {
+                assert_eq!(errors[0].line, 2);
+                assert!(
+                    errors[0]
+                        .message
+                        .starts_with("zone must not contain U+2066"),
+                    "{errors:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let operators: i64 = conn
+            .query_row("SELECT count(*) FROM operators", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(operators, 0);
     }
 
     /// The error of importing `csv` as bins: each line and message.

@@ -936,6 +936,39 @@ async fn a_csv_that_is_not_utf8_is_told_its_line_and_to_be_saved_as_utf8() {
     site.stop().await;
 }
 
+/// A name (or any text field) with a Unicode direction override or
+/// isolate, which would show it reversed on a supervisor's screen, is
+/// refused naming the field and the character, in CSV and in JSON alike.
+#[tokio::test]
+async fn a_name_with_a_direction_override_is_refused_naming_the_field_and_character() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let path = "/v1/admin/reference/operators";
+    let csv = "badge,name\nOP-1,Ann Lee\nOP-2,\u{202E}eeL nnA\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", csv).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["line"], 3, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("name must not contain U+202E"),
+        "{body}"
+    );
+    let rows = json!([{"badge": "OP-3", "name": "Bo \u{2067}Chen\u{2069}"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "application/json", rows).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("name must not contain U+2067"),
+        "{body}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM operators"), 0);
+    site.stop().await;
+}
+
 /// A method a path does not take is answered 405 with the methods it does
 /// take in `Allow` and the API's error body, not an empty body a script
 /// can only guess at; whatever the token, since the path is wrong for it.
