@@ -12,6 +12,11 @@
 //! mistake or an attempt to put markup or a forged line into a page, a log
 //! or `/metrics`.
 //!
+//! Text fields that are shown rather than scanned (an operator's name, a
+//! zone, a SKU) pass a narrower check, [`check_text`]: no control
+//! characters and no bidirectional controls, which could show a name
+//! reversed on a supervisor's screen.
+//!
 //! A leaf: it imports nothing of the crate, so any module may call it.
 
 pub use crate::limits::IDENT_MAX_CHARS;
@@ -57,18 +62,59 @@ pub fn printable(c: char) -> bool {
 /// Unicode's format characters a reader cannot see: they can make two
 /// identifiers look alike or reorder what a page shows.
 fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{061C}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-            | '\u{FFF9}'..='\u{FFFB}'
-    )
+    direction_control(c)
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// Unicode's bidirectional embeddings, overrides and isolates (U+202A to
+/// U+202E, U+2066 to U+2069): each changes the order in which what follows
+/// it is shown, so a name holding U+202E shows its letters reversed on a
+/// supervisor's screen and can pass for another (spoofing). No name, code
+/// or label a warehouse prints needs them: a right-to-left name shows
+/// right to left without them.
+pub fn direction_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Why a text field (a name, a zone, a SKU: shown, not scanned as an
+/// identifier) was refused; it names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    /// A control character: no scan or label could ever hold it, and in a
+    /// log or a terminal it can forge a line or recolour the screen.
+    #[error("{0} must not contain control characters")]
+    Control(&'static str),
+    /// A [`direction_control`], told by its code point.
+    #[error(
+        "{0} must not contain U+{1:04X}, a Unicode direction control that makes text show \
+         reversed or out of order: remove it from the field"
+    )]
+    Direction(&'static str, u32),
+}
+
+/// Checks the characters of `value`, the text field `field`: no control
+/// characters and no [`direction_control`]. Its length is the caller's,
+/// as each field has its own bound. The identifier check ([`check`])
+/// refuses all of these too, and more.
+pub fn check_text(field: &'static str, value: &str) -> Result<(), TextError> {
+    for c in value.chars() {
+        if c.is_control() {
+            return Err(TextError::Control(field));
+        }
+        if direction_control(c) {
+            return Err(TextError::Direction(field, c as u32));
+        }
+    }
+    Ok(())
 }
 
 /// Hex digits in the EPC a handheld reads and writes (96 bits).
@@ -102,6 +148,38 @@ mod tests {
         );
         for kept in ["u-1", "3034257bf4", "3034257bf40000000000000g", "abc"] {
             assert_eq!(canonical_epc(kept.into()), kept);
+        }
+    }
+
+    #[test]
+    fn text_refuses_controls_and_direction_controls_naming_the_code_point() {
+        for ok in ["Ann Lee", "Zoë Ålesund", "שרה כהן", "李明", "a\u{200F}b"] {
+            assert_eq!(check_text("name", ok), Ok(()), "{ok:?}");
+        }
+        assert_eq!(
+            check_text("name", "a\u{7}b"),
+            Err(TextError::Control("name"))
+        );
+        for (bad, code) in [
+            ("Ann\u{202E}eeL", 0x202E),
+            ("\u{202A}x", 0x202A),
+            ("x\u{2066}y\u{2069}", 0x2066),
+            ("x\u{2069}", 0x2069),
+        ] {
+            assert_eq!(
+                check_text("name", bad),
+                Err(TextError::Direction("name", code)),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            check_text("name", "\u{202E}").unwrap_err().to_string(),
+            "name must not contain U+202E, a Unicode direction control that makes text show \
+             reversed or out of order: remove it from the field"
+        );
+        // Every direction control is refused as an identifier too.
+        for c in ('\u{2000}'..='\u{2070}').filter(|c| direction_control(*c)) {
+            assert!(!printable(c), "U+{:04X}", c as u32);
         }
     }
 

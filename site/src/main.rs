@@ -150,9 +150,11 @@ enum Command {
     },
     /// Load reference data from a CSV file with a header row, in one
     /// transaction: a bad row fails the whole file with FILE:LINE: reason.
+    /// FILE `-` reads standard input (named `stdin` in messages).
     Import {
         #[arg(value_enum)]
         kind: ledger::import::Kind,
+        /// The CSV file (UTF-8), or `-` for standard input.
         file: PathBuf,
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
@@ -535,10 +537,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import { kind, file, data } => {
             let db = open(&data, database)?;
-            let name = file.display().to_string();
+            if file.as_os_str() == ledger::import::STDIN_ARG && std::io::stdin().is_terminal() {
+                // Typed by hand, or a forgotten `< FILE`: say what ends it.
+                eprintln!(
+                    "reading {} CSV from standard input ({}); end it with Ctrl-D",
+                    kind.name(),
+                    kind.columns().join(",")
+                );
+            }
             // Turn by turn on the site's database, resting between turns,
             // so a serving site keeps syncing meanwhile.
-            let imported = ledger::import::open_file(&file).and_then(|input| {
+            let mut name = file.display().to_string();
+            let imported = ledger::import::open_input(&file).and_then(|(named, input)| {
+                name = named;
                 ledger::import::run(
                     &db,
                     kind,
@@ -549,12 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             });
             match imported {
                 Ok(summary) => {
-                    eprintln!(
-                        "{}: {} rows, {} changed",
-                        file.display(),
-                        summary.rows,
-                        summary.changed
-                    );
+                    eprintln!("{name}: {} rows, {} changed", summary.rows, summary.changed);
                     Ok(())
                 }
                 // The reason alone, as FILE:LINE: reason, for the person

@@ -3,6 +3,12 @@
 //! list, commission, revoke and re-link devices, close a device's open
 //! session. Each calls the library
 //! function the command line calls.
+//!
+//! Every action that changes something logs one line once it has (the
+//! ledger's functions log none of these), naming the admin, what was done
+//! and its ids and figures, so the server's log answers who opened that
+//! count or re-linked that device; a refused one logs nothing, its answer
+//! says why. Reads (the device list) log nothing.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -74,7 +80,7 @@ pub struct OpenCount {
 )]
 pub async fn open_count(
     State(state): State<AppState>,
-    AdminTokenCaller(_): AdminTokenCaller,
+    AdminTokenCaller(admin): AdminTokenCaller,
     request: Result<Json<OpenCount>, JsonRejection>,
 ) -> Result<(StatusCode, Json<CountOpened>), AppError> {
     let OpenCount {
@@ -82,12 +88,22 @@ pub async fn open_count(
         zone,
         bin,
     } = body(request)?;
-    let opened = state
+    let (opened, location, zone, bin) = state
         .db
         .call(move |conn| {
             cycle_count::open_told(conn, &location, &zone, bin.as_deref(), wall_clock())
+                .map(|opened| (opened, location, zone, bin))
         })
         .await?;
+    tracing::info!(
+        count_id = %opened.count_id,
+        %location,
+        %zone,
+        bin = bin.as_deref().unwrap_or("(whole zone)"),
+        expected = opened.expected,
+        %admin,
+        "count opened through the admin API"
+    );
     Ok((StatusCode::CREATED, Json(opened)))
 }
 
@@ -116,7 +132,7 @@ pub struct ClosePeriod {
 )]
 pub async fn close_period(
     State(state): State<AppState>,
-    AdminTokenCaller(_): AdminTokenCaller,
+    AdminTokenCaller(admin): AdminTokenCaller,
     request: Result<Json<ClosePeriod>, JsonRejection>,
 ) -> Result<StatusCode, AppError> {
     let ClosePeriod { until } = body(request)?;
@@ -126,6 +142,7 @@ pub async fn close_period(
         .db
         .call(move |conn| periods::close(conn, until, wall_clock()))
         .await?;
+    tracing::info!(%until, %admin, "period closed through the admin API");
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -198,7 +215,13 @@ pub async fn add_device(
             Ok((token, link_site(conn, host)?))
         })
         .await?;
-    tracing::info!(device_id = %new.device_id, %admin, "device added through the admin API");
+    tracing::info!(
+        device_id = %new.device_id,
+        profile = %new.profile,
+        commissioned = new.commissioned,
+        %admin,
+        "device added through the admin API"
+    );
     Ok((
         StatusCode::CREATED,
         Json(DeviceLink {
@@ -248,12 +271,14 @@ pub async fn list_devices(
 pub async fn commission_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
-    AdminTokenCaller(_): AdminTokenCaller,
+    AdminTokenCaller(admin): AdminTokenCaller,
 ) -> Result<StatusCode, AppError> {
+    let id = device_id.clone();
     state
         .db
-        .call(move |conn| devices::commission(conn, &device_id))
+        .call(move |conn| devices::commission(conn, &id))
         .await?;
+    tracing::info!(%device_id, %admin, "device commissioned through the admin API");
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -301,7 +326,7 @@ pub async fn link_device(
     State(state): State<AppState>,
     Path(device_id): Path<String>,
     headers: HeaderMap,
-    AdminTokenCaller(_): AdminTokenCaller,
+    AdminTokenCaller(admin): AdminTokenCaller,
 ) -> Result<Json<DeviceLink>, AppError> {
     let host = request_host(&headers);
     let id = device_id.clone();
@@ -312,6 +337,8 @@ pub async fn link_device(
             Ok((token, link_site(conn, host)?))
         })
         .await?;
+    // The token is never logged: the log would be a way in.
+    tracing::info!(%device_id, %admin, "device given a new token and setup link through the admin API; its old token stops working");
     Ok(Json(DeviceLink {
         setup_link: enroll::setup_link(&site, &device_id, &token),
         device_id,

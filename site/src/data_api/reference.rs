@@ -159,7 +159,13 @@ pub async fn put_reference(
             .map_err(|err| AppError::Internal(err.to_string()))?;
     match outcome {
         Ok(summary) => {
-            tracing::info!(%admin, kind = kind.name(), rows = summary.rows, changed = summary.changed, "reference data imported");
+            tracing::info!(
+                kind = kind.name(),
+                rows = summary.rows,
+                changed = summary.changed,
+                %admin,
+                "reference data imported through the admin API"
+            );
             Ok(Json(Imported {
                 rows: summary.rows,
                 changed: summary.changed,

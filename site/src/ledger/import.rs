@@ -7,10 +7,10 @@
 //! all of it or none of it as it is decided:
 //!
 //! 1. **Staging.** Rows are parsed and checked (fields, control
-//!    characters, repeats within the file, and what they name in the
-//!    ledger) ahead of the writer, then written to `import_rows` a short
-//!    transaction at a time ([`TURN_BUDGET`], less when a sync waits:
-//!    [`TURN_FLOOR`]); nothing else reads them. A
+//!    characters and direction controls, repeats within the file, and
+//!    what they name in the ledger) ahead of the writer, then written to
+//!    `import_rows` a short transaction at a time ([`TURN_BUDGET`], less
+//!    when a sync waits: [`TURN_FLOOR`]); nothing else reads them. A
 //!    bad row fails the whole import: every error (up to
 //!    [`MAX_IMPORT_ERRORS`]) with its line, and the staged rows are swept.
 //! 2. **The flip.** One statement marks the import `applying`: it is
@@ -325,6 +325,24 @@ pub fn open_file(path: &Path) -> Result<std::fs::File, ImportError> {
         return Err(refused("is a folder, not a file".to_owned()));
     }
     Ok(input)
+}
+
+/// The file name that stands for standard input on the command line
+/// (`stockhop-site import bins -`), as Unix tools take it, so an export
+/// can be piped in (`erp-export bins | stockhop-site import bins -`).
+pub const STDIN_ARG: &str = "-";
+/// What messages call standard input where they name a file
+/// (`stdin:3: …`, `stdin: 2 rows, 2 changed`).
+pub const STDIN_NAME: &str = "stdin";
+
+/// Opens what the command line's import reads, with the name its messages
+/// give it: standard input for [`STDIN_ARG`] (named [`STDIN_NAME`]), else
+/// the file at `path` ([`open_file`]). A file really named `-` is `./-`.
+pub fn open_input(path: &Path) -> Result<(String, Box<dyn std::io::Read>), ImportError> {
+    if path.as_os_str() == STDIN_ARG {
+        return Ok((STDIN_NAME.to_owned(), Box::new(std::io::stdin().lock())));
+    }
+    Ok((path.display().to_string(), Box::new(open_file(path)?)))
 }
 
 /// Imports `path` as `kind` on one connection held throughout (the staging,
@@ -1135,10 +1153,13 @@ impl Checked {
     }
 }
 
-/// A field: empty is `None` (an error when `required`); too long or with a
+/// A field: empty is `None` (an error when `required`); too long, with a
 /// control character (which no scan could ever match: sync refuses them)
-/// is an error.
-fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, String> {
+/// or with a direction control (which could show a name reversed on the
+/// site's view, [`crate::ident::direction_control`]) is an error. The
+/// characters are checked as sync checks a scan's text fields
+/// ([`crate::ident::check_text`]).
+fn field(value: &str, name: &'static str, required: bool) -> Result<Option<String>, String> {
     if value.is_empty() {
         return if required {
             Err(format!("{name} is empty"))
@@ -1151,13 +1172,11 @@ fn field(value: &str, name: &str, required: bool) -> Result<Option<String>, Stri
             "{name} is longer than {MAX_FIELD_CHARS} characters"
         ));
     }
-    if value.chars().any(char::is_control) {
-        return Err(format!("{name} must not contain control characters"));
-    }
+    crate::ident::check_text(name, value).map_err(|err| err.to_string())?;
     Ok(Some(value.to_owned()))
 }
 
-fn required(value: &str, name: &str) -> Result<String, String> {
+fn required(value: &str, name: &'static str) -> Result<String, String> {
     Ok(field(value, name, true)?.unwrap_or_default())
 }
 
@@ -1320,7 +1339,7 @@ impl<R: std::io::Read> Records<R> {
                     .from_reader(LineCounting::new(reader, starts.clone()));
                 let headers = reader
                     .headers()
-                    .map_err(|err| header_error(err.to_string()))?
+                    .map_err(|err| header_error(csv_message(&err, None)))?
                     .clone();
                 if headers.is_empty() {
                     return Err(header_error(format!(
@@ -1391,7 +1410,7 @@ impl<R: std::io::Read> Records<R> {
                 Ok(record) => Ok((starts.line_at(record.position()), record)),
                 Err(err) => Err(LineError {
                     line: starts.line_at(err.position()),
-                    message: err.to_string(),
+                    message: csv_message(&err, Some(&self.headers)),
                 }),
             }),
             Input::Json(values) => {
@@ -1492,7 +1511,8 @@ impl<R: std::io::Read> Records<R> {
             }
             Kind::Operators => {
                 // A badge is scanned and a name is shown: both required,
-                // and `field` refuses control characters in either.
+                // and `field` refuses control characters and direction
+                // controls in either.
                 let row: OperatorRow = read(record, &self.headers)?;
                 let badge = identifier(&row.badge, "badge")?;
                 let name = required(&row.name, "name")?;
@@ -1505,6 +1525,29 @@ impl<R: std::io::Read> Records<R> {
             }
         }
     }
+}
+
+/// What a CSV input that cannot be read is told at its line. The csv
+/// crate's own words, except for text that is not UTF-8: a spreadsheet's
+/// plain "CSV" (Excel's on Windows) is Windows-1252, where "é" is the one
+/// byte 0xE9, and the crate's "invalid utf-8 in field 1 near byte index 3"
+/// says neither that the whole file is in another encoding nor what to
+/// do. The header and every row are read here, for the command line and
+/// the endpoint alike; `headers` names the field of a row.
+fn csv_message(err: &csv::Error, headers: Option<&csv::StringRecord>) -> String {
+    let csv::ErrorKind::Utf8 { err: utf8, .. } = err.kind() else {
+        return err.to_string();
+    };
+    let field = match headers.and_then(|headers| headers.get(utf8.field())) {
+        Some(column) => format!("the {column:?} field of this line"),
+        None if headers.is_none() => format!("field {} of the header", utf8.field() + 1),
+        None => format!("field {} of this line", utf8.field() + 1),
+    };
+    format!(
+        "the file is not UTF-8: {field} holds a byte that is not UTF-8 text (as a \
+         spreadsheet's plain CSV writes \"é\" in Windows-1252); save the file as UTF-8 \
+         (in Excel, \"CSV UTF-8 (Comma delimited)\") and import it again"
+    )
 }
 
 /// Where the lines of a CSV input that hold something begin, as its
@@ -1796,6 +1839,93 @@ mod tests {
                 Err("bin must not contain control characters".into())
             );
         }
+    }
+
+    #[test]
+    fn a_field_with_a_direction_control_is_refused_naming_its_code_point() {
+        for (bad, code) in [("Ann\u{202E}eeL", "U+202E"), ("\u{2067}Bo", "U+2067")] {
+            let refused = field(bad, "name", true).unwrap_err();
+            assert!(
+                refused.starts_with(&format!("name must not contain {code}")),
+                "{refused}"
+            );
+        }
+        // In a file: the operator's name and the bin's zone, each at its
+        // line, and nothing imported.
+        let mut conn = migrated_in_memory();
+        let csv = "badge,name\nOP-1,Ann Lee\nOP-2,\"\u{202E}eeL nnA\"\n";
+        match import_reader(
+            &mut conn,
+            Kind::Operators,
+            "ops.csv",
+            csv.as_bytes(),
+            UnixMs(1),
+        ) {
+            Err(ImportError::Invalid { errors, .. }) => {
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                assert_eq!(errors[0].line, 3);
+                assert!(
+                    errors[0]
+                        .message
+                        .starts_with("name must not contain U+202E"),
+                    "{errors:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let csv = "bin,zone,location\nB-1,Z\u{2066}A\u{2069},L\n";
+        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv.as_bytes(), UnixMs(1)) {
+            Err(ImportError::Invalid { errors, .. }) => {
+                assert_eq!(errors[0].line, 2);
+                assert!(
+                    errors[0]
+                        .message
+                        .starts_with("zone must not contain U+2066"),
+                    "{errors:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let operators: i64 = conn
+            .query_row("SELECT count(*) FROM operators", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(operators, 0);
+    }
+
+    /// The error of importing `csv` as bins: each line and message.
+    fn refusal(csv: &[u8]) -> Vec<(u64, String)> {
+        let mut conn = migrated_in_memory();
+        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv, UnixMs(1)) {
+            Err(ImportError::Invalid { errors, .. }) => errors
+                .into_iter()
+                .map(|error| (error.line, error.message))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_told_at_its_line_to_be_saved_as_utf8() {
+        // Excel's plain CSV on Windows: "é" is the byte 0xE9.
+        let told = refusal(b"bin,zone,location\r\nB-1,Z,L\r\nB-2,Entr\xe9e,L\r\n");
+        assert_eq!(told.len(), 1, "{told:?}");
+        let (line, message) = &told[0];
+        assert_eq!(*line, 3);
+        assert!(
+            message.starts_with("the file is not UTF-8: the \"zone\" field of this line"),
+            "{message}"
+        );
+        assert!(message.contains("save the file as UTF-8"), "{message}");
+        assert!(message.contains("CSV UTF-8"), "{message}");
+        // In the header, it is line 1.
+        let told = refusal(b"bin,zon\xe9,location\nB-1,Z,L\n");
+        assert_eq!(told[0].0, 1);
+        assert!(
+            told[0]
+                .1
+                .starts_with("the file is not UTF-8: field 2 of the header"),
+            "{told:?}"
+        );
     }
 
     #[test]

@@ -905,6 +905,70 @@ async fn a_body_sent_as_csv_that_is_not_comma_separated_says_what_it_is() {
     site.stop().await;
 }
 
+/// A file a spreadsheet saved as Windows-1252 (Excel's plain "CSV": "é"
+/// is the byte 0xE9) is refused at the line of the first such byte,
+/// saying the file is not UTF-8 and how to save it as UTF-8, as the
+/// command line says it; nothing is imported. Saved as UTF-8, it imports.
+#[tokio::test]
+async fn a_csv_that_is_not_utf8_is_told_its_line_and_to_be_saved_as_utf8() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let path = "/v1/admin/reference/bins";
+    let windows_1252 = b"bin,zone,location\r\nA-1,Z,L\r\nA-2,Entr\xe9e,L\r\n".to_vec();
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", windows_1252).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["code"], "IMPORT_INVALID");
+    assert_eq!(body["errors"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(body["errors"][0]["line"], 3, "{body}");
+    let message = body["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the file is not UTF-8: the \"zone\" field of this line"),
+        "{message}"
+    );
+    assert!(
+        message.contains("save the file as UTF-8 (in Excel, \"CSV UTF-8 (Comma delimited)\")"),
+        "{message}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
+    let utf8 = "bin,zone,location\r\nA-1,Z,L\r\nA-2,Entrée,L\r\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", utf8).await;
+    assert_eq!((status, body), (200, json!({"rows": 2, "changed": 2})));
+    site.stop().await;
+}
+
+/// A name (or any text field) with a Unicode direction override or
+/// isolate, which would show it reversed on a supervisor's screen, is
+/// refused naming the field and the character, in CSV and in JSON alike.
+#[tokio::test]
+async fn a_name_with_a_direction_override_is_refused_naming_the_field_and_character() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let path = "/v1/admin/reference/operators";
+    let csv = "badge,name\nOP-1,Ann Lee\nOP-2,\u{202E}eeL nnA\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", csv).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["line"], 3, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("name must not contain U+202E"),
+        "{body}"
+    );
+    let rows = json!([{"badge": "OP-3", "name": "Bo \u{2067}Chen\u{2069}"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "application/json", rows).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("name must not contain U+2067"),
+        "{body}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM operators"), 0);
+    site.stop().await;
+}
+
 /// A method a path does not take is answered 405 with the methods it does
 /// take in `Allow` and the API's error body, not an empty body a script
 /// can only guess at; whatever the token, since the path is wrong for it.

@@ -2,17 +2,34 @@
 
 use crate::backend;
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
-fn run(args: &[&str], data: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
+fn command(args: &[&str], data: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stockhop-site"));
+    command
         .args(args)
         .arg("--data")
         .arg(data)
         .args(backend::database_args(data))
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap()
+        .env("RUST_LOG", "info");
+    command
+}
+
+fn run(args: &[&str], data: &std::path::Path) -> Output {
+    command(args, data).output().unwrap()
+}
+
+/// Runs a command with `input` on its standard input.
+fn run_with_stdin(args: &[&str], data: &std::path::Path, input: &[u8]) -> Output {
+    let mut child = command(args, data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// A data directory with a site in it, as the server's first start leaves.
@@ -289,5 +306,61 @@ fn a_file_to_import_separated_by_semicolons_or_tabs_or_json_says_what_to_change(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `import KIND -` reads standard input, as Unix tools take `-`, so an
+/// export can be piped in; messages name it `stdin`.
+#[test]
+fn an_import_of_dash_reads_standard_input_and_names_it_stdin() {
+    let dir = new_site();
+    let out = run_with_stdin(
+        &["import", "bins", "-"],
+        dir.path(),
+        b"bin,zone,location\nA-1,Z,L\nA-2,Z,L\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(out.stdout.is_empty(), "import prints nothing on stdout");
+    assert!(stderr.contains("stdin: 2 rows, 2 changed"), "{stderr}");
+    let out = run_with_stdin(
+        &["import", "bins", "-"],
+        dir.path(),
+        b"bin,zone,location\nA-3,Z,L\n,Z,L\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stdin:3: bin is empty"), "{stderr}");
+    let db = backend::open_db(dir.path());
+    let bins: i64 = db.call_blocking(|conn| {
+        conn.query_row("SELECT count(*) FROM bins", [], |r| r.get(0))
+            .unwrap()
+    });
+    assert_eq!(bins, 2, "the bad file imported nothing");
+}
+
+/// A file Excel saved as its plain "CSV" on Windows (Windows-1252: "é" is
+/// the byte 0xE9) is refused at that line saying the file is not UTF-8
+/// and how to save it as UTF-8, as the endpoint says it.
+#[test]
+fn a_file_to_import_that_is_not_utf8_says_its_line_and_to_save_it_as_utf8() {
+    let dir = new_site();
+    let file = dir.path().join("bins.csv");
+    std::fs::write(
+        &file,
+        b"bin,zone,location\r\nA-1,Z,L\r\nA-2,Entr\xe9e,L\r\n",
+    )
+    .unwrap();
+    let out = run(&["import", "bins", file.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let told = format!(
+        "{}:3: the file is not UTF-8: the \"zone\" field of this line",
+        file.display()
+    );
+    assert!(stderr.contains(&told), "{stderr}");
+    assert!(
+        stderr.contains("\"CSV UTF-8 (Comma delimited)\""),
+        "{stderr}"
     );
 }

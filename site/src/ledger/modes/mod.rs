@@ -134,14 +134,17 @@ pub fn validate_scan(item: &SyncItem) -> Result<(), Refusal> {
             crate::ident::check(name, text).map_err(|err| bad(err.to_string()))?;
         }
     }
+    // A scan's SKU is text, as an import's is: checked as the import
+    // checks it (no control characters, no direction controls), so a scan
+    // never names a SKU no import could hold.
     for (name, value) in [("sku", &body.sku)] {
-        if value
-            .as_deref()
-            .is_some_and(|text| text.is_empty() || text.chars().count() > MAX_FIELD_CHARS)
-        {
-            return Err(bad(format!(
-                "{name} must be 1 to {MAX_FIELD_CHARS} characters"
-            )));
+        if let Some(text) = value.as_deref() {
+            if text.is_empty() || text.chars().count() > MAX_FIELD_CHARS {
+                return Err(bad(format!(
+                    "{name} must be 1 to {MAX_FIELD_CHARS} characters"
+                )));
+            }
+            crate::ident::check_text(name, text).map_err(|err| bad(err.to_string()))?;
         }
     }
     match body.mode {
@@ -477,6 +480,34 @@ mod tests {
         );
         // Parts are separated: ("ab", "c") is not ("a", "bc").
         assert_ne!(derived_key(&["ab", "c"]), derived_key(&["a", "bc"]));
+    }
+
+    /// A receive scan naming `sku`, as a handheld sends it.
+    fn receive_scan(sku: &str) -> SyncItem {
+        serde_json::from_value(serde_json::json!({
+            "key": derived_key(&["scan"]),
+            "session_id": derived_key(&["session"]),
+            "client_seq": 2,
+            "command": "scan",
+            "occurred_at": "2026-01-05T09:00:00Z",
+            "queued_at": "2026-01-05T09:00:00Z",
+            "body": {"mode": "receive", "grn": "G-1", "epc": "U-1", "sku": sku},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_scans_sku_is_refused_for_what_an_import_of_it_is_refused_for() {
+        assert!(validate_scan(&receive_scan("SKU-1")).is_ok());
+        for (sku, told) in [
+            ("SKU\u{202E}1", "sku must not contain U+202E"),
+            ("SKU\u{2066}1", "sku must not contain U+2066"),
+            ("SKU\u{1b}[2J", "sku must not contain control characters"),
+        ] {
+            let refusal = validate_scan(&receive_scan(sku)).unwrap_err();
+            assert_eq!(refusal.status, 422, "{sku:?}");
+            assert!(refusal.message.starts_with(told), "{}", refusal.message);
+        }
     }
 
     #[test]
