@@ -148,8 +148,8 @@ enum Command {
         #[command(subcommand)]
         command: PeriodCommand,
     },
-    /// Load reference data from a CSV file with a header row, in one
-    /// transaction: a bad row fails the whole file with FILE:LINE: reason.
+    /// Load reference data from a CSV file with a header row, all or
+    /// nothing: a bad row fails the whole file with FILE:LINE: reason.
     /// FILE `-` reads standard input (named `stdin` in messages).
     Import {
         #[arg(value_enum)]
