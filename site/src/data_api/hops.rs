@@ -60,7 +60,10 @@ pub async fn feed(
     AdminTokenCaller(_): AdminTokenCaller,
 ) -> Result<Json<FeedPage>, AppError> {
     let after = hop_feed::parse_cursor(query.after.as_deref())
-        .ok_or_else(|| malformed("after is the next of a page"))?;
+        .ok_or_else(|| malformed(format!(
+            "after {:?} is not a cursor: give the `next` of the page before (a whole number), or leave it out to start from the first hop",
+            query.after.as_deref().unwrap_or_default()
+        )))?;
     let limit = match query.limit.as_deref() {
         None => DEFAULT_FEED_HOPS,
         Some(text) => text

@@ -1878,54 +1878,43 @@ mod tests {
         }
         // In a file: the operator's name and the bin's zone, each at its
         // line, and nothing imported.
-        let mut conn = migrated_in_memory();
-        let csv = "badge,name\nOP-1,Ann Lee\nOP-2,\"\u{202E}eeL nnA\"\n";
-        match import_reader(
-            &mut conn,
+        let (told, conn) = refusal(
             Kind::Operators,
-            "ops.csv",
-            csv.as_bytes(),
-            UnixMs(1),
-        ) {
-            Err(ImportError::Invalid { errors, .. }) => {
-                assert_eq!(errors.len(), 1, "{errors:?}");
-                assert_eq!(errors[0].line, 3);
-                assert!(
-                    errors[0]
-                        .message
-                        .starts_with("name must not contain U+202E"),
-                    "{errors:?}"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-        let csv = "bin,zone,location\nB-1,Z\u{2066}A\u{2069},L\n";
-        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv.as_bytes(), UnixMs(1)) {
-            Err(ImportError::Invalid { errors, .. }) => {
-                assert_eq!(errors[0].line, 2);
-                assert!(
-                    errors[0]
-                        .message
-                        .starts_with("zone must not contain U+2066"),
-                    "{errors:?}"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
+            "badge,name\nOP-1,Ann Lee\nOP-2,\"\u{202E}eeL nnA\"\n".as_bytes(),
+        );
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].0, 3);
+        assert!(
+            told[0].1.starts_with("name must not contain U+202E"),
+            "{told:?}"
+        );
         let operators: i64 = conn
             .query_row("SELECT count(*) FROM operators", [], |row| row.get(0))
             .unwrap();
         assert_eq!(operators, 0);
+        let (told, _) = refusal(
+            Kind::Bins,
+            "bin,zone,location\nB-1,Z\u{2066}A\u{2069},L\n".as_bytes(),
+        );
+        assert_eq!(told[0].0, 2);
+        assert!(
+            told[0].1.starts_with("zone must not contain U+2066"),
+            "{told:?}"
+        );
     }
 
-    /// The error of importing `csv` as bins: each line and message.
-    fn refusal(csv: &[u8]) -> Vec<(u64, String)> {
+    /// The error of importing `csv` as `kind` into a new ledger: each line
+    /// and message, and the ledger after it.
+    fn refusal(kind: Kind, csv: &[u8]) -> (Vec<(u64, String)>, Connection) {
         let mut conn = migrated_in_memory();
-        match import_reader(&mut conn, Kind::Bins, "bins.csv", csv, UnixMs(1)) {
-            Err(ImportError::Invalid { errors, .. }) => errors
-                .into_iter()
-                .map(|error| (error.line, error.message))
-                .collect(),
+        match import_reader(&mut conn, kind, "file.csv", csv, UnixMs(1)) {
+            Err(ImportError::Invalid { errors, .. }) => (
+                errors
+                    .into_iter()
+                    .map(|error| (error.line, error.message))
+                    .collect(),
+                conn,
+            ),
             other => panic!("{other:?}"),
         }
     }
@@ -1933,7 +1922,10 @@ mod tests {
     #[test]
     fn a_file_that_is_not_utf8_is_told_at_its_line_to_be_saved_as_utf8() {
         // Excel's plain CSV on Windows: "é" is the byte 0xE9.
-        let told = refusal(b"bin,zone,location\r\nB-1,Z,L\r\nB-2,Entr\xe9e,L\r\n");
+        let (told, _) = refusal(
+            Kind::Bins,
+            b"bin,zone,location\r\nB-1,Z,L\r\nB-2,Entr\xe9e,L\r\n",
+        );
         assert_eq!(told.len(), 1, "{told:?}");
         let (line, message) = &told[0];
         assert_eq!(*line, 3);
@@ -1944,7 +1936,7 @@ mod tests {
         assert!(message.contains("save the file as UTF-8"), "{message}");
         assert!(message.contains("CSV UTF-8"), "{message}");
         // In the header, it is line 1.
-        let told = refusal(b"bin,zon\xe9,location\nB-1,Z,L\n");
+        let (told, _) = refusal(Kind::Bins, b"bin,zon\xe9,location\nB-1,Z,L\n");
         assert_eq!(told[0].0, 1);
         assert!(
             told[0]

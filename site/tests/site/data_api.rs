@@ -1336,6 +1336,13 @@ async fn the_feed_pages_hops_with_their_facts_and_refuses_bad_requests() {
     ] {
         assert_eq!(site.get(bad, &admin).await.0, 400, "{bad}");
     }
+    let (_, body) = site.get("/v1/hops?after=abc", &admin).await;
+    assert_eq!(
+        body["message"],
+        "after \"abc\" is not a cursor: give the `next` of the page before (a whole \
+         number), or leave it out to start from the first hop",
+        "{body}"
+    );
     let (status, _) = get_text(&site, "/v1/hops", &hh.token).await;
     assert_eq!(status, 403);
     let (status, _) = get_text(&site, "/v1/hops", "nobody").await;
