@@ -322,20 +322,6 @@ pub fn no_site_at(path: &Path) -> String {
     )
 }
 
-/// Why a command other than `serve` will not make a site in `folder`: it
-/// holds other files and no site database (`DB_FILE`), so it is most likely
-/// some other folder named by a mistyped `--data` (the folder of the CSV
-/// files to import, say); a new site is made in an empty folder.
-pub fn not_a_site_folder(folder: &Path) -> String {
-    format!(
-        "no site database in {} and the folder holds other files, so it is not a site's \
-         data directory: name the site's data directory with --data DIR (or STOCKHOP_DATA), \
-         or its file with --database; a new site is made by `stockhop-site serve --data DIR` \
-         or by a command run on an empty folder",
-        folder.display()
-    )
-}
-
 impl Database {
     /// Reads `--database`: unset is the data directory's SQLite file, a
     /// `postgres://` or `postgresql://` URL is PostgreSQL, anything else is

@@ -717,10 +717,9 @@ fn count(command: CountCommand, database: Option<&str>) -> anyhow::Result<()> {
 /// Opens the ledger of a site for a command other than `serve`. A site's
 /// database is made only in a folder that exists (one `serve` made on its
 /// first start, or one the site engineer made to set the site up before
-/// it first serves, which must be empty), so a forgotten or mistyped
-/// --data, which names a folder that is not there or one that holds other
-/// files (the CSVs to import, say), is refused rather than answered from a
-/// new, empty site.
+/// it first serves), so a forgotten or mistyped --data, which names a
+/// folder that is not there, is refused rather than answered from a new,
+/// empty site.
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     if let Database::Sqlite(path) = Database::from_arg(database, data) {
         let folder = path
@@ -732,22 +731,8 @@ fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
             "{}",
             stockhop_site::db::no_site_at(&path)
         );
-        // The data directory's own file (no --database): made only in an
-        // empty folder, never beside files that are not a site's.
-        let default_file = database.is_none_or(|arg| arg.trim().is_empty());
-        anyhow::ensure!(
-            path.exists() || !default_file || is_empty_dir(folder),
-            "{}",
-            stockhop_site::db::not_a_site_folder(folder)
-        );
     }
     open_or_make(data, database)
-}
-
-/// Whether `folder` holds nothing (an unreadable one counts as holding
-/// something: nothing is made there).
-fn is_empty_dir(folder: &Path) -> bool {
-    std::fs::read_dir(folder).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 /// Opens the site's ledger, making it on `serve`'s first start.

@@ -97,29 +97,6 @@ fn a_command_without_a_site_refuses_names_the_path_and_makes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(empty.join(stockhop_site::db::DB_FILE).exists());
-    // A folder of other files (the CSVs to import, named by a mistyped
-    // --data) is not one: refused, naming it, and nothing made there.
-    let files = dir.path().join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::fs::write(files.join("bins.csv"), "bin,zone,location\nB-1,Z,L\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
-        .args(["import", "bins"])
-        .arg(files.join("bins.csv"))
-        .arg("--data")
-        .arg(&files)
-        .env_remove("STOCKHOP_DATABASE")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
-            "no site database in {} and the folder holds other files",
-            files.display()
-        )) && stderr.contains("--data DIR"),
-        "{stderr}"
-    );
-    assert!(!files.join(stockhop_site::db::DB_FILE).exists());
 }
 
 #[test]
