@@ -1788,6 +1788,65 @@ async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_fin
     site.stop().await;
 }
 
+/// A handheld's reference page is read in one snapshot: while an import
+/// run from the command line (a process of its own) moves bins, no page
+/// shows a bin where the import puts it before the import ends. (The page
+/// lists its changed rows, then reads each: a turn committed between the
+/// two showed the bin's new place.)
+#[tokio::test]
+async fn a_page_read_during_a_command_line_import_shows_no_bin_where_it_moves_it() {
+    let rows = 20_000;
+    let site = Site::start().await;
+    let reader = site.add_device("HH-R", true);
+    let dir = tempfile::tempdir().unwrap();
+    let before = dir.path().join("before.csv");
+    std::fs::write(&before, bins_csv(0..rows)).unwrap();
+    let imported = site_command(&site.data, &["import", "bins", before.to_str().unwrap()])
+        .env("RUST_LOG", "error")
+        .status()
+        .unwrap();
+    assert!(imported.success());
+    let moved = dir.path().join("moved.csv");
+    std::fs::write(&moved, bins_csv(0..rows).replace(",L-1\n", ",L-2\n")).unwrap();
+    let mut child = site_command(&site.data, &["import", "bins", moved.to_str().unwrap()])
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reads = 0;
+    while child.try_wait().unwrap().is_none() {
+        let mut cursor = String::from("0");
+        loop {
+            let applying = site.count("SELECT count(*) FROM imports") > 0;
+            let (_, page) = site
+                .get(&format!("/v1/reference?after={cursor}&limit=1000"), &reader)
+                .await;
+            let early = page["bins"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|bin| bin["location"] == "L-2")
+                .count();
+            if applying && site.count("SELECT count(*) FROM imports") > 0 {
+                assert_eq!(early, 0, "a page showed {early} bins moved mid-import");
+            }
+            cursor = page["cursor"].as_str().unwrap().to_owned();
+            if !page["more"].as_bool().unwrap() {
+                break;
+            }
+        }
+        reads += 1;
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(reads > 1, "the import ran long enough to read beside it");
+    assert_eq!(
+        site.count("SELECT count(*) FROM bins WHERE location = 'L-2'"),
+        rows as i64
+    );
+    site.stop().await;
+}
+
 /// On PostgreSQL an import's apply turns of bins never wait for the
 /// reference lock a sync holds to its commit; only the step that ends the
 /// import (and shows it to handhelds) does, so no handheld pages past a
