@@ -114,8 +114,26 @@ pub fn parse_cursor(text: Option<&str>) -> Option<u64> {
 }
 
 /// Every row changed after `after`, at most `limit` of them, oldest change
-/// first, as `device` reads them.
+/// first, as `device` reads them, in one snapshot: the page lists its
+/// changed rows and then reads each, and a write between the two (a turn
+/// of an import run from the command line, in a process of its own) would
+/// show a row as it is past the page's cap, mid-import.
 pub fn page(
+    conn: &mut Connection,
+    device: &Device,
+    after: u64,
+    limit: usize,
+) -> Result<ReferencePage, LedgerError> {
+    crate::sql::retry_conflicts(|| {
+        let tx = conn.transaction()?;
+        let page = page_in(&tx, device, after, limit)?;
+        tx.commit()?;
+        Ok(page)
+    })
+}
+
+/// [`page`], read on `conn` as it stands.
+fn page_in(
     conn: &Connection,
     device: &Device,
     after: u64,

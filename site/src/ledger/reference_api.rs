@@ -13,7 +13,7 @@ use super::counts::{self, CountFigures};
 use super::grns::{self, Grn};
 use super::manifests::{self, Manifest};
 use super::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
-use super::{codes, units, LedgerError};
+use super::{codes, units};
 use crate::caller::DeviceCaller;
 use crate::error::{ApiQuery, AppError};
 use crate::state::AppState;
@@ -71,19 +71,7 @@ async fn reference_page(
     let page = state
         .db
         .call(move |conn| -> Result<_, AppError> {
-            // One snapshot for the whole page: its list of changed rows
-            // and each row's content are read apart, and a write between
-            // them (a turn of an import run from the command line, in a
-            // process of its own) would show a row as it is past the
-            // page's cap, mid-import.
-            Ok(crate::sql::retry_conflicts(
-                || -> Result<_, LedgerError> {
-                    let tx = conn.transaction()?;
-                    let page = reference::page(&tx, &device, after, limit)?;
-                    tx.commit()?;
-                    Ok(page)
-                },
-            )?)
+            Ok(reference::page(conn, &device, after, limit)?)
         })
         .await?;
     Ok(Json(page))
