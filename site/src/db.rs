@@ -134,6 +134,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "import_turns_unlocked",
         sql: include_str!("../migrations/0018_import_turns_unlocked.sql"),
     },
+    Migration {
+        version: 19,
+        name: "import_keeps_rows_as_at_flip",
+        sql: include_str!("../migrations/0019_import_keeps_rows_as_at_flip.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -228,6 +233,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 18,
         name: "import_turns_unlocked",
         sql: include_str!("../migrations/postgres/0018_import_turns_unlocked.sql"),
+    },
+    Migration {
+        version: 19,
+        name: "import_keeps_rows_as_at_flip",
+        sql: include_str!("../migrations/postgres/0019_import_keeps_rows_as_at_flip.sql"),
     },
 ];
 

@@ -2,9 +2,9 @@
 //! in a zone of a location. Loaded from reference data.
 
 use crate::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Bin {
     pub bin: String,
     pub zone: String,

@@ -9,7 +9,7 @@
 //! 0010 says why) and read as state `cancelled` everywhere.
 
 use crate::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
 pub mod states {
@@ -24,7 +24,7 @@ pub mod states {
 const STATE: &str = "CASE WHEN cancelled_at IS NULL THEN state ELSE 'cancelled' END";
 
 /// A count as the handheld caches it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Count {
     pub count_id: String,
     pub location: String,

@@ -472,10 +472,33 @@ impl<C: Connections> Connections for Longest<'_, C> {
 /// The change number handhelds' reference pages stop at while an import
 /// applies (that of its flip), so they take it whole; `None` when none is.
 pub fn visible_until(conn: &Connection) -> crate::sql::Result<Option<i64>> {
-    conn.prepare_cached("SELECT watermark FROM imports WHERE state = 'applying'")?
-        .query_row([], |row| row.get::<_, Option<i64>>(0))
-        .optional()
-        .map(Option::flatten)
+    Ok(applying(conn)?.map(|at| at.watermark))
+}
+
+/// The import that applies, as handhelds' reference pages read around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Applying {
+    pub import_id: i64,
+    /// The change number of its flip: pages stop there until it ends.
+    pub watermark: i64,
+}
+
+/// The import that applies, if one does. Rows changed since its flip are
+/// kept as they stood then (`import_before`, migration 0019, written by
+/// the schema's triggers), under its id, for pages to read in their old
+/// place.
+pub fn applying(conn: &Connection) -> crate::sql::Result<Option<Applying>> {
+    conn.prepare_cached(
+        "SELECT import_id, watermark FROM imports
+         WHERE state = 'applying' AND watermark IS NOT NULL",
+    )?
+    .query_row([], |row| {
+        Ok(Applying {
+            import_id: row.get(0)?,
+            watermark: row.get(1)?,
+        })
+    })
+    .optional()
 }
 
 /// Finishes what a killed importer left: its staged rows swept if it was
@@ -483,6 +506,7 @@ pub fn visible_until(conn: &Connection) -> crate::sql::Result<Option<i64>> {
 /// imports whose lease ([`IMPORT_LEASE_MS`]) ran out by `now`: a live one
 /// is another process's. Returns the imports applied.
 pub fn settle(conns: &impl Connections, now: UnixMs) -> crate::sql::Result<usize> {
+    sweep_kept(conns)?;
     let stale: Vec<(i64, String, String, i64)> = conns.with(|conn| {
         conn.prepare(
             "SELECT import_id, kind, state, started_at FROM imports
@@ -687,16 +711,7 @@ fn flip(
 ) -> crate::sql::Result<()> {
     loop {
         let now = clock();
-        let flipped = while_busy(|| {
-            conns.with(|conn| {
-                conn.execute(
-                    "UPDATE imports SET state = 'applying', row_count = ?2, touched_at = ?3,
-                            watermark = (SELECT seq FROM reference_clock)
-                     WHERE import_id = ?1",
-                    params![import_id, rows as i64, now.0],
-                )
-            })
-        });
+        let flipped = while_busy(|| conns.with(|conn| flip_now(conn, import_id, rows, now)));
         match flipped {
             Ok(_) => return Ok(()),
             Err(err) if err.unique_violation().is_some() => {
@@ -715,6 +730,31 @@ fn flip(
     }
 }
 
+/// The flip's one transaction. On PostgreSQL it first takes the reference
+/// lock that every writer of cached rows holds to its commit: every change
+/// number at or below the watermark has then committed, and every writer
+/// after it sees the import applying, so the schema keeps the rows it
+/// changes as they stood at the flip (migration 0019).
+fn flip_now(
+    conn: &mut Connection,
+    import_id: i64,
+    rows: usize,
+    now: UnixMs,
+) -> crate::sql::Result<usize> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if tx.engine() == crate::sql::Engine::Postgres {
+        tx.execute_batch("SELECT 1 FROM reference_lock WHERE id = 1 FOR NO KEY UPDATE")?;
+    }
+    let flipped = tx.execute(
+        "UPDATE imports SET state = 'applying', row_count = ?2, touched_at = ?3,
+                watermark = (SELECT seq FROM reference_clock)
+         WHERE import_id = ?1",
+        params![import_id, rows as i64, now.0],
+    )?;
+    tx.commit()?;
+    Ok(flipped)
+}
+
 /// Applies a decided import's staged rows a turn at a time; returns the
 /// rows that changed something, this run's and earlier runs' together.
 fn apply(
@@ -731,6 +771,7 @@ fn apply(
         })?;
         if let Some(changed) = done {
             run_turn(conns, |conn, _| finish(conn, import_id))?;
+            sweep_kept(conns)?;
             return Ok(changed);
         }
     }
@@ -749,6 +790,29 @@ fn finish(conn: &mut Connection, import_id: i64) -> crate::sql::Result<()> {
     }
     tx.execute("DELETE FROM imports WHERE import_id = ?1", [import_id])?;
     tx.commit()
+}
+
+/// Sweeps the rows that imports no longer applying kept as they stood at
+/// their flips (migration 0019), [`APPLY_READ_ROWS`] a turn: after an
+/// import ends, and at every [`settle`] for an importer killed between its
+/// end and its sweep. Returns how many it swept.
+fn sweep_kept(conns: &impl Connections) -> crate::sql::Result<usize> {
+    let mut swept = 0;
+    loop {
+        let n = run_turn(conns, |conn, _| {
+            conn.execute(
+                "DELETE FROM import_before WHERE (import_id, kind, key) IN
+                     (SELECT import_id, kind, key FROM import_before
+                      WHERE import_id NOT IN (SELECT import_id FROM imports WHERE state = 'applying')
+                      LIMIT ?1)",
+                [APPLY_READ_ROWS],
+            )
+        })?;
+        if n == 0 {
+            return Ok(swept);
+        }
+        swept += n;
+    }
 }
 
 /// Lets an apply turn on PostgreSQL write reference rows without the

@@ -6,9 +6,9 @@
 //! site does not know is rejected `unknown_operator`.
 
 use crate::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Operator {
     pub badge: String,
     pub name: String,

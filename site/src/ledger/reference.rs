@@ -9,7 +9,7 @@
 //! while a device pages moves past the cursor and comes in a later page.
 
 use crate::sql::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use stockhop::wire::Mode;
 
@@ -29,7 +29,7 @@ pub const DEFAULT_PAGE_ROWS: usize = 500;
 pub const MAX_PAGE_ROWS: usize = 2_000;
 
 /// A unit as the handheld caches it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct UnitView {
     pub epc: Option<String>,
     pub code: Option<String>,
@@ -141,30 +141,38 @@ fn page_in(
 ) -> Result<ReferencePage, LedgerError> {
     let limit = limit.clamp(1, MAX_PAGE_ROWS);
     // While an import applies, pages stop where it began: a handheld takes
-    // the whole import at once, on the page after its last turn.
-    let until = super::import::visible_until(conn)?.unwrap_or(i64::MAX);
+    // the whole import at once, on the page after its last turn. A row
+    // changed since (by the import or anyone else) is read as it stood
+    // then, where the import kept it: every reader sees the site as at the
+    // flip.
+    let applying = super::import::applying(conn)?;
+    let (until, import_id) = applying.map_or((i64::MAX, -1), |at| (at.watermark, at.import_id));
     let mut statement = conn.prepare_cached(
-        "SELECT kind, key, ref_seq FROM (
-             SELECT 'bin' AS kind, bin AS key, ref_seq FROM bins
+        "SELECT kind, key, ref_seq, item FROM (
+             SELECT 'bin' AS kind, bin AS key, ref_seq, CAST(NULL AS TEXT) AS item FROM bins
                  WHERE ref_seq > ?1 AND ref_seq <= ?3
-             UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq FROM units
+             UNION ALL SELECT 'unit', CAST(unit_id AS TEXT), ref_seq, NULL FROM units
                  WHERE ref_seq > ?1 AND ref_seq <= ?3
-             UNION ALL SELECT 'grn', grn, ref_seq FROM grns WHERE ref_seq > ?1 AND ref_seq <= ?3
-             UNION ALL SELECT 'count', count_id, ref_seq FROM counts
+             UNION ALL SELECT 'grn', grn, ref_seq, NULL FROM grns
                  WHERE ref_seq > ?1 AND ref_seq <= ?3
-             UNION ALL SELECT 'operator', badge, ref_seq FROM operators
-                 WHERE ref_seq > ?1 AND ref_seq <= ?3) AS changed
+             UNION ALL SELECT 'count', count_id, ref_seq, NULL FROM counts
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'operator', badge, ref_seq, NULL FROM operators
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT kind, key, ref_seq, item FROM import_before
+                 WHERE import_id = ?4 AND ref_seq > ?1 AND ref_seq <= ?3) AS changed
          ORDER BY ref_seq LIMIT ?2",
     )?;
     let mut rows = statement
         .query_map(
-            crate::params![after as i64, (limit + 1) as i64, until],
+            crate::params![after as i64, (limit + 1) as i64, until, import_id],
             |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, i64>(2)?,
-                ))
+                Ok(Changed {
+                    kind: row.get(0)?,
+                    key: row.get(1)?,
+                    ref_seq: row.get(2)?,
+                    kept: row.get(3)?,
+                })
             },
         )?
         .collect::<crate::sql::Result<Vec<_>>>()?;
@@ -173,7 +181,7 @@ fn page_in(
     let mut page = ReferencePage {
         cursor: rows
             .last()
-            .map_or(after, |(_, _, seq)| *seq as u64)
+            .map_or(after, |row| row.ref_seq as u64)
             .to_string(),
         more,
         bins: vec![],
@@ -184,7 +192,14 @@ fn page_in(
         device: DeviceView::of(device),
     };
     let vanished = |what: &str, key: &str| LedgerError::Corrupt(format!("{what} {key} vanished"));
-    for (kind, key, _) in rows {
+    for Changed {
+        kind, key, kept, ..
+    } in rows
+    {
+        if let Some(item) = kept {
+            page.add_kept(&kind, &key, &item)?;
+            continue;
+        }
         match kind.as_str() {
             "bin" => page
                 .bins
@@ -208,6 +223,42 @@ fn page_in(
         }
     }
     Ok(page)
+}
+
+/// A row a page lists: a live one, or one an applying import kept as it
+/// stood at its flip (`kept`, the page's JSON of it).
+struct Changed {
+    kind: String,
+    key: String,
+    ref_seq: i64,
+    kept: Option<String>,
+}
+
+impl ReferencePage {
+    /// Adds a row an applying import kept as it stood at its flip: the
+    /// JSON its migration's triggers wrote, in this page's shapes.
+    fn add_kept(&mut self, kind: &str, key: &str, item: &str) -> Result<(), LedgerError> {
+        fn decode<T: serde::de::DeserializeOwned>(
+            kind: &str,
+            key: &str,
+            item: &str,
+        ) -> Result<T, LedgerError> {
+            serde_json::from_str(item)
+                .map_err(|err| LedgerError::Corrupt(format!("{kind} {key} as kept: {err}")))
+        }
+        match kind {
+            "bin" => self.bins.push(decode(kind, key, item)?),
+            "unit" => self.units.push(decode(kind, key, item)?),
+            "grn" => {
+                let mut grn: Grn = decode(kind, key, item)?;
+                grn.lines.sort_by(|a, b| a.sku.cmp(&b.sku));
+                self.grns.push(grn);
+            }
+            "operator" => self.operators.push(decode(kind, key, item)?),
+            _ => self.counts.push(decode(kind, key, item)?),
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! carries the version its device saw, and a mismatch is `stale_state`.
 
 use crate::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
 /// Where a unit stands in the warehouse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnitState {
     /// Received (or announced), not yet put away.

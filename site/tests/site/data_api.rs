@@ -1788,13 +1788,15 @@ async fn an_import_killed_while_applying_shows_handhelds_nothing_until_it_is_fin
     site.stop().await;
 }
 
-/// A handheld's reference page is read in one snapshot: while an import
-/// run from the command line (a process of its own) moves bins, no page
-/// shows a bin where the import puts it before the import ends. (The page
-/// lists its changed rows, then reads each: a turn committed between the
-/// two showed the bin's new place.)
+/// While an import run from the command line (a process of its own)
+/// moves bins, a handheld reading from the start gets every bin once, where
+/// it stood at the import's flip: no page shows a bin where the import
+/// puts it before the import ends (a page is read in one snapshot: it
+/// lists its changed rows, then reads each, and a turn committed between
+/// the two showed the bin's new place), and none misses a bin the import
+/// has already moved (it is read where the import kept it).
 #[tokio::test]
-async fn a_page_read_during_a_command_line_import_shows_no_bin_where_it_moves_it() {
+async fn a_read_during_a_command_line_import_shows_every_bin_once_as_at_its_flip() {
     let rows = 20_000;
     let site = Site::start().await;
     let reader = site.add_device("HH-R", true);
@@ -1814,11 +1816,14 @@ async fn a_page_read_during_a_command_line_import_shows_no_bin_where_it_moves_it
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut reads = 0;
+    let applying = || site.count("SELECT count(*) FROM imports WHERE state = 'applying'") > 0;
+    let (mut reads, mut whole_reads_while_applying) = (0, 0);
     while child.try_wait().unwrap().is_none() {
         let mut cursor = String::from("0");
+        let mut seen = std::collections::BTreeMap::new();
+        let applying_throughout = applying();
         loop {
-            let applying = site.count("SELECT count(*) FROM imports") > 0;
+            let applying_before = applying();
             let (_, page) = site
                 .get(&format!("/v1/reference?after={cursor}&limit=1000"), &reader)
                 .await;
@@ -1828,18 +1833,32 @@ async fn a_page_read_during_a_command_line_import_shows_no_bin_where_it_moves_it
                 .iter()
                 .filter(|bin| bin["location"] == "L-2")
                 .count();
-            if applying && site.count("SELECT count(*) FROM imports") > 0 {
+            if applying_before && applying() {
                 assert_eq!(early, 0, "a page showed {early} bins moved mid-import");
+            }
+            for bin in page["bins"].as_array().unwrap() {
+                *seen.entry(bin["bin"].as_str().unwrap().to_owned()).or_insert(0) += 1;
             }
             cursor = page["cursor"].as_str().unwrap().to_owned();
             if !page["more"].as_bool().unwrap() {
                 break;
             }
         }
+        if applying_throughout && applying() {
+            // Read wholly while the import applied: every bin once, as it
+            // stood at the flip, the ones already moved included.
+            assert_eq!(seen.len(), rows, "a read from the start missed bins mid-import");
+            assert!(seen.values().all(|&n| n == 1), "a bin came twice");
+            whole_reads_while_applying += 1;
+        }
         reads += 1;
     }
     assert!(child.wait().unwrap().success());
     assert!(reads > 1, "the import ran long enough to read beside it");
+    assert!(
+        whole_reads_while_applying > 0,
+        "a whole read ran while the import applied"
+    );
     assert_eq!(
         site.count("SELECT count(*) FROM bins WHERE location = 'L-2'"),
         rows as i64

@@ -649,8 +649,6 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
     );
 }
 
-/// Reads every page after `cursor`, `limit` rows at a time; returns the
-/// pages.
 /// A put-away session of `hh`'s that puts unit U-2 (version 1) in bin A-2.
 async fn put_away_u2_in_a2(site: &Site, hh: &mut ledger_common::Handheld) {
     let items = [
@@ -678,6 +676,8 @@ async fn hop_feed(site: &Site) -> (String, Value) {
     (admin, feed)
 }
 
+/// Reads every page after `cursor`, `limit` rows at a time; returns the
+/// pages.
 async fn pages(site: &Site, token: &str, mut cursor: Option<String>, limit: usize) -> Vec<Value> {
     let mut pages = Vec::new();
     loop {
@@ -1056,5 +1056,137 @@ async fn the_feed_tells_a_unit_counted_missing_by_its_variance_as_the_ledger_hol
         &row[row.len() - 2..],
         [bin.as_deref().unwrap_or(""), "missing"]
     );
+    site.stop().await;
+}
+
+/// Every table of a read's pages, rows in the order they came.
+fn tables(pages: &[Value]) -> Value {
+    json!({
+        "bins": rows(pages, "bins"),
+        "units": rows(pages, "units"),
+        "grns": rows(pages, "grns"),
+        "counts": rows(pages, "counts"),
+        "operators": rows(pages, "operators"),
+    })
+}
+
+/// While an import applies, a handheld that reads from the start (a new
+/// one, or one catching up) gets the site as it stood at the import's
+/// flip: a row changed since, by the import's turns or by a sync or a
+/// supervisor, comes in its old place as it was, not missing. Once the
+/// import ends, the changes come after the cursor, and the rows it kept
+/// are swept.
+#[tokio::test]
+async fn while_an_import_applies_a_handheld_reading_from_the_start_sees_the_site_as_at_its_flip() {
+    let site = Site::start().await;
+    site.import("bins", BINS);
+    site.import("units", UNITS);
+    site.import("operators", "badge,name\nop-1,Ann Lee\nOP-2,Bo Chen\n");
+    site.import("grns", "grn,qc,sku,expected\nG-1,accepted,SKU-1,2\n");
+    let count_id = site
+        .db
+        .call_blocking(|conn| {
+            stockhop_site::ledger::modes::cycle_count::open_place(
+                conn,
+                "L-1",
+                "Z-A",
+                Some("A-1"),
+                ledger_common::now(),
+            )
+        })
+        .unwrap();
+    let mut hh = site.handheld("HH-1").await;
+    let reader = site.add_device("HH-NEW", true);
+    let at_flip = pages(&site, &reader, None, 2).await;
+    let cursor = at_flip.last().unwrap()["cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // An import flips, as `import` leaves it between its turns.
+    let now = ledger_common::now().0;
+    site.db
+        .call_blocking(move |conn| {
+            conn.execute(
+                "INSERT INTO imports (import_id, kind, state, source, started_at, touched_at, watermark)
+                 VALUES (900, 'bins', 'applying', 'test', ?1, ?1, (SELECT seq FROM reference_clock))",
+                [now],
+            )
+        })
+        .unwrap();
+    // Its turns change a bin, an operator and a GRN (a line, then another
+    // line and its head); a sync moves a unit; a supervisor cancels a count.
+    for sql in [
+        "UPDATE bins SET zone = 'Z-B' WHERE bin = 'A-2'",
+        "UPDATE operators SET name = 'Bo Chen-Park' WHERE badge = 'OP-2'",
+        "UPDATE grn_lines SET expected = 5 WHERE grn = 'G-1'",
+        "INSERT INTO grn_lines (grn, sku, expected, received) VALUES ('G-1', 'SKU-0', 1, 0)",
+        "UPDATE grns SET qc = 'held' WHERE grn = 'G-1'",
+    ] {
+        site.db
+            .call_blocking(move |conn| conn.execute(sql, []))
+            .unwrap();
+    }
+    put_away_u2_in_a2(&site, &mut hh).await;
+    site.db
+        .call_blocking({
+            let count_id = count_id.clone();
+            move |conn| {
+                stockhop_site::ledger::modes::cycle_count::cancel(
+                    conn,
+                    &count_id,
+                    ledger_common::now(),
+                )
+            }
+        })
+        .unwrap();
+
+    let during = pages(&site, &reader, None, 2).await;
+    assert_eq!(
+        tables(&during),
+        tables(&at_flip),
+        "a read from the start during the import shows the site as at its flip"
+    );
+    assert_eq!(
+        tables(&pages(&site, &reader, Some(cursor.clone()), 2).await),
+        tables(&[]),
+        "nothing past the flip shows before the import ends"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM import_before"), 5);
+
+    // The import ends.
+    site.db
+        .call_blocking(|conn| conn.execute("DELETE FROM imports WHERE import_id = 900", []))
+        .unwrap();
+    let changes = tables(&pages(&site, &reader, Some(cursor), 2).await);
+    assert_eq!(
+        changes["bins"],
+        json!([{"bin": "A-2", "zone": "Z-B", "location": "L-1"}])
+    );
+    assert_eq!(
+        changes["operators"],
+        json!([{"badge": "OP-2", "name": "Bo Chen-Park"}])
+    );
+    assert_eq!(
+        changes["grns"],
+        json!([{"grn": "G-1", "qc": "held", "state": "open", "lines": [
+            {"sku": "SKU-0", "expected": 1, "received": 0},
+            {"sku": "SKU-1", "expected": 5, "received": 0}]}])
+    );
+    assert_eq!(changes["units"].as_array().unwrap().len(), 1, "{changes}");
+    assert_eq!(changes["units"][0]["bin"], "A-2");
+    assert_eq!(changes["counts"][0]["state"], "cancelled");
+    let after = tables(&pages(&site, &reader, None, 2).await);
+    for table in ["bins", "units", "grns", "counts", "operators"] {
+        assert_eq!(
+            after[table].as_array().unwrap().len(),
+            tables(&at_flip)[table].as_array().unwrap().len(),
+            "{table}: each row once, as it is now"
+        );
+    }
+
+    // The next import sweeps the rows this one kept.
+    site.import("bins", BINS);
+    assert_eq!(site.count("SELECT count(*) FROM import_before"), 0);
     site.stop().await;
 }
