@@ -560,7 +560,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             });
             match imported {
                 Ok(summary) => {
-                    eprintln!("{name}: {} rows, {} changed", summary.rows, summary.changed);
+                    let rows = match summary.rows {
+                        1 => "1 row".to_owned(),
+                        n => format!("{n} rows"),
+                    };
+                    eprintln!("{name}: {rows}, {} changed", summary.changed);
                     Ok(())
                 }
                 // The reason alone, as FILE:LINE: reason, for the person

@@ -141,18 +141,21 @@ pub async fn put_reference(
                 format!("an import is limited to {MAX_IMPORT_BODY_BYTES} bytes"),
             )
         })?;
+    let size = bytes.len();
     let source = match format {
         Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),
-        Format::Json => Source::Json(serde_json::from_slice(&bytes).map_err(|err| {
-            AppError::client(
-                StatusCode::BAD_REQUEST,
-                wire_codes::MALFORMED_REQUEST,
-                format!("the body is not a JSON array: {err}"),
-            )
-        })?),
+        Format::Json => Source::Json(json_rows(kind, &bytes)?),
     };
     let db = state.db.clone();
     let file = format!("PUT {}", kind.name());
+    // A large import runs for minutes: the log says it began, not only
+    // how it ended.
+    tracing::info!(
+        kind = kind.name(),
+        bytes = size,
+        %admin,
+        "an import through the admin API began"
+    );
     let outcome =
         tokio::task::spawn_blocking(move || import::run(&db, kind, &file, source, &wall_clock))
             .await
@@ -172,9 +175,17 @@ pub async fn put_reference(
             })
             .into_response())
         }
-        Err(ImportError::Invalid { errors, .. }) => Ok(refused(
-            errors.into_iter().map(ImportLineError::from).collect(),
-        )),
+        Err(ImportError::Invalid { errors, .. }) => {
+            tracing::info!(
+                kind = kind.name(),
+                errors = errors.len(),
+                %admin,
+                "an import through the admin API was refused: nothing imported"
+            );
+            Ok(refused(
+                errors.into_iter().map(ImportLineError::from).collect(),
+            ))
+        }
         Err(ImportError::NotCsv { found, .. }) => Ok(refused(vec![ImportLineError {
             line: 1,
             message: not_csv(kind, found),
@@ -185,6 +196,38 @@ pub async fn put_reference(
             Err(AppError::from(source))
         }
         Err(ImportError::File { reason, .. }) => Err(AppError::Internal(reason)),
+    }
+}
+
+/// The rows of a JSON body: an array of objects. What else it is, and what
+/// to send instead, is said in words (serde's own text names types, not
+/// the fix).
+fn json_rows(kind: Kind, bytes: &[u8]) -> Result<Vec<serde_json::Value>, AppError> {
+    let malformed = |message: String| {
+        AppError::client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            message,
+        )
+    };
+    let fields = kind.columns().join(", ");
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(serde_json::Value::Array(rows)) => Ok(rows),
+        Ok(serde_json::Value::Object(_)) => Err(malformed(format!(
+            "the body is one JSON object: send an array of them, [{{…}}, {{…}}], \
+             each with the fields {fields}"
+        ))),
+        Ok(_) => Err(malformed(format!(
+            "the body is JSON but not an array: send an array of objects with the fields {fields}"
+        ))),
+        Err(err) => {
+            let starts = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+            let hint = match starts {
+                Some(b'[' | b'{') | None => String::new(),
+                Some(_) => "; a CSV file goes as Content-Type: text/csv".to_owned(),
+            };
+            Err(malformed(format!("the body is not JSON ({err}){hint}")))
+        }
     }
 }
 

@@ -1432,14 +1432,7 @@ impl<R: std::io::Read> Records<R> {
                         kind.columns().join(",")
                     )));
                 }
-                for column in kind.columns() {
-                    if !headers.iter().any(|name| name == *column) {
-                        return Err(header_error(format!(
-                            "the header names no {column:?} column (expected {})",
-                            kind.columns().join(",")
-                        )));
-                    }
-                }
+                let headers = header_columns(kind, &headers).map_err(header_error)?;
                 (headers, Input::Csv(reader.into_records(), starts))
             }
             Source::Json(values) => (
@@ -1718,6 +1711,42 @@ impl<R: std::io::Read> std::io::Read for LineCounting<R> {
     }
 }
 
+/// A CSV header as the rows are read under it: each name in lower case
+/// (a spreadsheet's `Bin` is `bin`), every column of `kind` named once.
+/// Columns the kind does not have are left alone (an export from another
+/// system carries more), but named when a column is missing, as the
+/// likely misspelling of it.
+fn header_columns(kind: Kind, headers: &csv::StringRecord) -> Result<csv::StringRecord, String> {
+    let named: csv::StringRecord = headers.iter().map(str::to_lowercase).collect();
+    let expected = kind.columns().join(",");
+    for column in kind.columns() {
+        match named.iter().filter(|name| name == column).count() {
+            1 => {}
+            0 => {
+                let others: Vec<String> = named
+                    .iter()
+                    .filter(|name| !name.is_empty() && !kind.columns().contains(name))
+                    .map(|name| format!("{name:?}"))
+                    .collect();
+                let besides = match others.len() {
+                    0 => String::new(),
+                    1 => format!("; it names {}, which is not one", others[0]),
+                    _ => format!("; it names {}, which are not", others.join(", ")),
+                };
+                return Err(format!(
+                    "the header names no {column:?} column{besides} (expected {expected})"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "the header names the {column:?} column twice (expected {expected})"
+                ))
+            }
+        }
+    }
+    Ok(named)
+}
+
 /// A JSON array element as a record in [`Kind::columns`] order: strings
 /// as they are, numbers and booleans as their text, null or absent empty.
 /// A field the kind does not have is an error: a CSV header must name
@@ -1964,6 +1993,41 @@ mod tests {
         assert!(
             told[0].1.starts_with("zone must not contain U+2066"),
             "{told:?}"
+        );
+    }
+
+    #[test]
+    fn a_spreadsheets_header_in_capitals_and_with_a_byte_order_mark_reads_as_the_columns() {
+        // Excel's "CSV UTF-8" starts with a byte order mark; people write
+        // headers capitalised.
+        let mut conn = migrated_in_memory();
+        let csv = "\u{feff}Bin, Zone ,LOCATION,Note\nB-1,Z-1,L-1,by the door\n";
+        let summary =
+            import_reader(&mut conn, Kind::Bins, "file.csv", csv.as_bytes(), UnixMs(1)).unwrap();
+        assert_eq!((summary.rows, summary.changed), (1, 1));
+        let bin = bins::find(&conn, "B-1").unwrap().unwrap();
+        assert_eq!((bin.zone.as_str(), bin.location.as_str()), ("Z-1", "L-1"));
+    }
+
+    #[test]
+    fn a_header_missing_a_column_names_what_it_has_instead_and_a_column_named_twice_is_told() {
+        let (told, _) = refusal(Kind::Units, b"epc,cdoe,sku,state,bin\nE-1,,S,new,\n");
+        assert_eq!(
+            told,
+            [(
+                1,
+                "the header names no \"code\" column; it names \"cdoe\", which is not one \
+                 (expected epc,code,sku,state,bin)"
+                    .to_owned()
+            )]
+        );
+        let (told, _) = refusal(Kind::Bins, b"bin,Bin,zone,location\nB-1,B-1,Z,L\n");
+        assert_eq!(
+            told,
+            [(
+                1,
+                "the header names the \"bin\" column twice (expected bin,zone,location)".to_owned()
+            )]
         );
     }
 

@@ -367,8 +367,24 @@ async fn reference_data_needs_an_admin_token_a_known_kind_and_csv_or_json() {
         put(&site, path, Some(&admin), "text/plain", bins).await.0,
         415
     );
-    let (status, _) = put(&site, path, Some(&admin), "application/json", "{\"bin\":1}").await;
+    let (status, body) = put(&site, path, Some(&admin), "application/json", "{\"bin\":1}").await;
+    assert_eq!(
+        (status, body["message"].as_str().unwrap()),
+        (
+            400,
+            "the body is one JSON object: send an array of them, [{…}, {…}], \
+             each with the fields bin, zone, location"
+        )
+    );
+    // A CSV file sent as JSON.
+    let (status, body) = put(&site, path, Some(&admin), "application/json", bins).await;
     assert_eq!(status, 400);
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the body is not JSON (")
+            && message.ends_with("; a CSV file goes as Content-Type: text/csv"),
+        "{message}"
+    );
     assert_eq!(site.count("SELECT count(*) FROM bins"), 0);
     site.stop().await;
 }
@@ -1837,7 +1853,9 @@ async fn a_read_during_a_command_line_import_shows_every_bin_once_as_at_its_flip
                 assert_eq!(early, 0, "a page showed {early} bins moved mid-import");
             }
             for bin in page["bins"].as_array().unwrap() {
-                *seen.entry(bin["bin"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+                *seen
+                    .entry(bin["bin"].as_str().unwrap().to_owned())
+                    .or_insert(0) += 1;
             }
             cursor = page["cursor"].as_str().unwrap().to_owned();
             if !page["more"].as_bool().unwrap() {
@@ -1847,7 +1865,11 @@ async fn a_read_during_a_command_line_import_shows_every_bin_once_as_at_its_flip
         if applying_throughout && applying() {
             // Read wholly while the import applied: every bin once, as it
             // stood at the flip, the ones already moved included.
-            assert_eq!(seen.len(), rows, "a read from the start missed bins mid-import");
+            assert_eq!(
+                seen.len(),
+                rows,
+                "a read from the start missed bins mid-import"
+            );
             assert!(seen.values().all(|&n| n == 1), "a bin came twice");
             whole_reads_while_applying += 1;
         }

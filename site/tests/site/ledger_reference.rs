@@ -77,7 +77,7 @@ fn a_good_file_imports_and_importing_it_again_changes_nothing() {
     let reordered = "\u{feff}sku, state ,epc,bin,code\nSKU-1, in_stock ,U-1,A-1,C-1\n";
     let (ok, stderr) = import(dir.path(), &data, "units", "reordered.csv", reordered);
     assert!(ok, "{stderr}");
-    assert!(stderr.ends_with("1 rows, 0 changed"), "{stderr}");
+    assert!(stderr.ends_with("1 row, 0 changed"), "{stderr}");
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn an_imported_epc_is_spelled_as_the_handheld_scans_it() {
     // The same file again is the same unit, not a second spelling of it.
     let (ok, stderr) = import(dir.path(), &data, "units", "again.csv", units);
     assert!(ok, "{stderr}");
-    assert!(stderr.ends_with("1 rows, 0 changed"), "{stderr}");
+    assert!(stderr.ends_with("1 row, 0 changed"), "{stderr}");
     assert_eq!(scalar(&data, "SELECT count(*) FROM units"), 1);
 }
 
