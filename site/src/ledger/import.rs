@@ -1419,8 +1419,12 @@ impl<R: std::io::Read> Records<R> {
                 }
                 let reader = std::io::Read::chain(std::io::Cursor::new(head), reader);
                 let starts = LineStarts::default();
+                // Flexible: a row with too few or too many fields is told
+                // as such at its line, and the rows after
+                // it are still checked.
                 let mut reader = csv::ReaderBuilder::new()
                     .trim(csv::Trim::All)
+                    .flexible(true)
                     .from_reader(LineCounting::new(reader, starts.clone()));
                 let headers = reader
                     .headers()
@@ -1474,6 +1478,18 @@ impl<R: std::io::Read> Records<R> {
                 }
                 Some(Ok(record)) => record,
             };
+            if record.len() != self.headers.len() {
+                let message = format!(
+                    "this line has {} field{} where the header names {} ({}): \
+                     a value holding a comma is put in double quotes",
+                    record.len(),
+                    if record.len() == 1 { "" } else { "s" },
+                    self.headers.len(),
+                    self.headers.iter().collect::<Vec<_>>().join(",")
+                );
+                self.error(line, message);
+                continue;
+            }
             match self.row(&record, line, checked) {
                 Ok(row) => ahead.push_back((line, row)),
                 Err(message) => self.error(line, message),
@@ -2007,6 +2023,33 @@ mod tests {
         assert_eq!((summary.rows, summary.changed), (1, 1));
         let bin = bins::find(&conn, "B-1").unwrap().unwrap();
         assert_eq!((bin.zone.as_str(), bin.location.as_str()), ("Z-1", "L-1"));
+    }
+
+    #[test]
+    fn a_row_with_too_few_or_too_many_fields_is_told_at_its_line_and_the_rest_still_checked() {
+        let (told, conn) = refusal(
+            Kind::Bins,
+            b"bin,zone,location\nB-1,Z\nB-2,Z,L,Dock 1, east\nB-3,Z,L\n,Z,L\n",
+        );
+        assert_eq!(
+            told,
+            [
+                (
+                    2,
+                    "this line has 2 fields where the header names 3 (bin,zone,location): \
+                     a value holding a comma is put in double quotes"
+                        .to_owned()
+                ),
+                (
+                    3,
+                    "this line has 5 fields where the header names 3 (bin,zone,location): \
+                     a value holding a comma is put in double quotes"
+                        .to_owned()
+                ),
+                (5, "bin is empty".to_owned()),
+            ]
+        );
+        assert_eq!(bins::find(&conn, "B-3").unwrap(), None, "nothing imported");
     }
 
     #[test]
