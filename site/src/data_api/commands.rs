@@ -35,14 +35,28 @@ fn malformed(message: impl Into<String>) -> AppError {
     )
 }
 
-/// A JSON body, or the reason it is not one as the API's error body.
+/// A JSON body, or the reason it is not one as the API's error body: in
+/// words that say what to send, with serde's own account of the field at
+/// fault (axum's text leads with "Failed to deserialize the JSON body into
+/// the target type").
 fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, AppError> {
     body.map(|Json(value)| value).map_err(|rejection| {
-        AppError::client(
-            rejection.status(),
-            wire_codes::MALFORMED_REQUEST,
-            rejection.body_text(),
-        )
+        let cause = || {
+            let mut cause: &dyn std::error::Error = &rejection;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            cause.to_string()
+        };
+        let message = match &rejection {
+            JsonRejection::MissingJsonContentType(_) => {
+                "send the body as JSON, with Content-Type: application/json".to_owned()
+            }
+            JsonRejection::JsonSyntaxError(_) => format!("the body is not JSON: {}", cause()),
+            JsonRejection::JsonDataError(_) => format!("the body does not fit: {}", cause()),
+            other => other.body_text(),
+        };
+        AppError::client(rejection.status(), wire_codes::MALFORMED_REQUEST, message)
     })
 }
 

@@ -71,8 +71,13 @@ use utoipa::OpenApi;
         stockhop::wire::VoidBody,
         stockhop::wire::AcknowledgeBody,
         stockhop::wire::ErrorBody,
+        crate::ledger::import::BinRow,
+        crate::ledger::import::UnitRow,
+        crate::ledger::import::GrnRow,
+        crate::ledger::import::ManifestRow,
+        crate::ledger::import::OperatorRow,
     )),
-    modifiers(&Tokens, &Refusals),
+    modifiers(&Tokens, &Refusals, &ImportRows),
     tags(
         (name = "admin", description = "Reference data and commands, for an admin's bearer token"),
         (name = "hops", description = "The hop feed, for an admin's bearer token"),
@@ -146,6 +151,97 @@ impl utoipa::Modify for Refusals {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// `PUT /v1/admin/reference/{kind}`'s JSON body: an array of one kind's
+/// rows, each kind's schema named after the importer's own row type, with
+/// the values a state or QC field takes read from the ledger's lists.
+struct ImportRows;
+
+impl utoipa::Modify for ImportRows {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use crate::ledger::import::Kind;
+        use clap::ValueEnum;
+        use utoipa::openapi::schema::{ArrayBuilder, OneOfBuilder, Schema};
+        use utoipa::openapi::{Ref, RefOr};
+        // Each kind's row schema, named as its row type is (`schema(as)`).
+        let row = |kind: Kind| match kind {
+            Kind::Bins => "ImportBin",
+            Kind::Units => "ImportUnit",
+            Kind::Grns => "ImportGrnLine",
+            Kind::Manifests => "ImportManifestUnit",
+            Kind::Operators => "ImportOperator",
+        };
+        let kinds: Vec<(&str, &str)> = Kind::value_variants()
+            .iter()
+            .map(|kind| (kind.name(), row(*kind)))
+            .collect();
+        let mut rows = OneOfBuilder::new();
+        for &(kind, schema) in &kinds {
+            rows = rows.item(
+                ArrayBuilder::new()
+                    .items(Ref::from_schema_name(schema))
+                    .description(Some(format!("{kind}: PUT /v1/admin/reference/{kind}"))),
+            );
+        }
+        let put = openapi
+            .paths
+            .paths
+            .get_mut("/v1/admin/reference/{kind}")
+            .and_then(|item| item.put.as_mut());
+        if let Some(put) = put {
+            if let Some(json) = put
+                .request_body
+                .as_mut()
+                .and_then(|body| body.content.get_mut("application/json"))
+            {
+                json.schema = Some(RefOr::T(Schema::OneOf(rows.build())));
+            }
+            let kind = put
+                .parameters
+                .iter_mut()
+                .flatten()
+                .find(|parameter| parameter.name == "kind");
+            if let Some(RefOr::T(Schema::Object(schema))) =
+                kind.and_then(|parameter| parameter.schema.as_mut())
+            {
+                schema.enum_values = Some(
+                    kinds
+                        .iter()
+                        .map(|(kind, _)| serde_json::Value::from(*kind))
+                        .collect(),
+                );
+            }
+        }
+        let values = [
+            (
+                "ImportUnit",
+                "state",
+                crate::ledger::units::UnitState::ALL
+                    .map(|s| s.as_str())
+                    .to_vec(),
+            ),
+            ("ImportGrnLine", "qc", crate::ledger::grns::qc::ALL.to_vec()),
+            (
+                "ImportManifestUnit",
+                "state",
+                crate::ledger::manifests::states::ALL.to_vec(),
+            ),
+        ];
+        let schemas = &mut openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .schemas;
+        for (schema, field, allowed) in values {
+            let Some(RefOr::T(Schema::Object(object))) = schemas.get_mut(schema) else {
+                continue;
+            };
+            if let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(field) {
+                property.enum_values =
+                    Some(allowed.into_iter().map(serde_json::Value::from).collect());
             }
         }
     }

@@ -1815,38 +1815,60 @@ fn read<T: serde::de::DeserializeOwned>(
         })
 }
 
-#[derive(Deserialize)]
-struct BinRow {
+// The rows as a file or a JSON element gives them: the fields of
+// [`Kind::columns`], each as text (a JSON number or boolean as its text).
+// Their schemas are those of `PUT /v1/admin/reference/{kind}`'s JSON
+// elements in the OpenAPI document.
+
+/// A bin: `bin` (its label), the `zone` it is in and the zone's `location`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportBin)]
+pub(crate) struct BinRow {
     bin: String,
     zone: String,
     location: String,
 }
 
-#[derive(Deserialize)]
-struct UnitRow {
+/// A unit: its `epc`, an optional `code` (barcode), its `sku`, its `state`
+/// and, when in stock, its `bin`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportUnit)]
+pub(crate) struct UnitRow {
     epc: String,
+    #[schema(required = false)]
     code: String,
     sku: String,
     state: String,
+    #[schema(required = false)]
     bin: String,
 }
 
-#[derive(Deserialize)]
-struct GrnRow {
+/// A GRN line: the GRN, its QC disposition (the same on each of its
+/// lines), a SKU and the units expected of it.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportGrnLine)]
+pub(crate) struct GrnRow {
     grn: String,
     qc: String,
     sku: String,
+    /// A whole number of units (a number, or its text).
+    #[schema(value_type = u64)]
     expected: String,
 }
 
-#[derive(Deserialize)]
-struct OperatorRow {
+/// An operator: the `badge` that opens sessions and the `name` shown.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportOperator)]
+pub(crate) struct OperatorRow {
     badge: String,
     name: String,
 }
 
-#[derive(Deserialize)]
-struct ManifestRow {
+/// A unit of a manifest: the manifest, its state (the same on each of its
+/// units) and the unit's EPC.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportManifestUnit)]
+pub(crate) struct ManifestRow {
     manifest: String,
     state: String,
     epc: String,

@@ -38,7 +38,10 @@ struct PageQuery {
     path = "/v1/reference",
     tag = "ledger",
     description = "The handheld's reference cache: every row changed after the cursor",
-    params(("after" = Option<String>, Query), ("limit" = Option<String>, Query)),
+    params(
+        ("after" = Option<String>, Query, description = "the cursor the last page answered; none or empty: from the start"),
+        ("limit" = Option<u32>, Query, description = "rows in the page (500 when not given)", minimum = 1, maximum = 2000)
+    ),
     responses((status = 200, description = "a page of bins, units, GRNs and counts", body = crate::ledger::reference::ReferencePage), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)),
     security(("device_token" = []))
 )]

@@ -1889,39 +1889,55 @@ async fn a_read_during_a_command_line_import_shows_every_bin_once_as_at_its_flip
 }
 
 /// On PostgreSQL an import's apply turns of bins never wait for the
-/// reference lock a sync holds to its commit; only the step that ends the
-/// import (and shows it to handhelds) does, so no handheld pages past a
-/// change number that commits later. SQLite has one writer: nothing to
-/// show there.
+/// reference lock a sync holds to its commit; only the steps that decide
+/// the import (its flip: every change number below it has committed) and
+/// end it (shows it to handhelds) do, so no handheld pages past a change
+/// number that commits later. SQLite has one writer: nothing to show
+/// there.
 #[tokio::test]
 async fn an_import_applies_beside_a_sync_holding_the_reference_lock_and_ends_after_it() {
-    let rows = 5_000;
+    let rows = 20_000;
     let site = Site::start().await;
     let Some(url) = backend::database_for(&site.data) else {
         site.stop().await;
         return;
     };
     let reader = site.add_device("HH-R", true);
-    // A writer of reference rows (a sync moving a unit, say) that has
-    // taken the lock and not yet committed.
+    // A writer of reference rows (a sync moving a unit, say) that takes
+    // the lock once the import has flipped, and does not commit.
     let (release, released) = std::sync::mpsc::channel::<()>();
-    let (locked, is_locked) = std::sync::mpsc::channel::<()>();
+    let (locked, is_locked) = std::sync::mpsc::channel::<i64>();
     let holder = std::thread::spawn(move || {
         let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        while client
+            .query("SELECT 1 FROM imports WHERE state = 'applying'", &[])
+            .unwrap()
+            .is_empty()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let mut tx = client.transaction().unwrap();
         tx.execute(
             "SELECT 1 FROM reference_lock WHERE id = 1 FOR NO KEY UPDATE",
             &[],
         )
         .unwrap();
-        locked.send(()).unwrap();
+        let applying: i64 = tx
+            .query_one("SELECT count(*) FROM imports", &[])
+            .unwrap()
+            .get(0);
+        locked.send(applying).unwrap();
         released.recv().unwrap();
         tx.commit().unwrap();
     });
-    is_locked.recv().unwrap();
 
     let dir = tempfile::tempdir().unwrap();
     let mut child = spawn_import(dir.path(), &site.data, rows);
+    assert_eq!(
+        is_locked.recv().unwrap(),
+        1,
+        "the lock was taken while the import applied"
+    );
     wait_for(
         &site.data,
         "SELECT count(*) FROM bins",
@@ -2262,6 +2278,61 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
     );
     assert!(open_count["properties"]["bin"].is_object(), "{open_count}");
 
+    // An import's JSON body: an array of one kind's rows, each with the
+    // importer's fields; the path names the kinds there are.
+    let import = &raw["paths"]["/v1/admin/reference/{kind}"]["put"];
+    let kinds = import["parameters"][0]["schema"]["enum"].clone();
+    assert_eq!(
+        kinds,
+        json!(["bins", "units", "grns", "manifests", "operators"]),
+        "{import}"
+    );
+    let arrays = import["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{import}"));
+    let fields: Vec<Vec<String>> = arrays
+        .iter()
+        .map(|array| {
+            let row = resolve(&array["items"]);
+            let mut fields: Vec<String> = row["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            fields.sort();
+            fields
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            vec!["bin", "location", "zone"],
+            vec!["bin", "code", "epc", "sku", "state"],
+            vec!["expected", "grn", "qc", "sku"],
+            vec!["epc", "manifest", "state"],
+            vec!["badge", "name"],
+        ]
+    );
+    let unit = resolve(&arrays[1]["items"]);
+    assert_eq!(
+        unit["properties"]["state"]["enum"],
+        json!(["new", "in_stock", "dispatched", "missing"])
+    );
+    assert_eq!(unit["required"], json!(["epc", "sku", "state"]), "{unit}");
+    let page = &raw["paths"]["/v1/reference"]["get"]["parameters"];
+    let limit = page
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|parameter| parameter["name"] == "limit")
+        .unwrap();
+    assert_eq!(
+        (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
+        (&json!(1), &json!(2000)),
+        "{limit}"
+    );
+
     for (path, item) in raw["paths"].as_object().unwrap() {
         if !(path.starts_with("/v1/admin/") || path.starts_with("/v1/hops")) {
             continue;
@@ -2339,5 +2410,67 @@ async fn a_v1_path_the_api_does_not_have_is_404_with_the_error_body() {
     assert_eq!(status, 200, "{body}");
     let (status, _, _) = site.request(Method::DELETE, "/v1/sync", None).await;
     assert_eq!(status, 405);
+    site.stop().await;
+}
+
+/// A command's body that does not fit is told in words: which field and
+/// what is wrong with it, or what to send instead; nothing happens.
+#[tokio::test]
+async fn a_command_body_that_does_not_fit_says_which_field_or_what_to_send() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let counts = "/v1/admin/counts";
+    let said =
+        |(status, body): (u16, Value)| (status, body["message"].as_str().unwrap().to_owned());
+    let (status, message) =
+        said(post_json(&site, counts, Some(&admin), json!({"location": "L-1"})).await);
+    assert_eq!(status, 422);
+    assert!(
+        message.starts_with("the body does not fit: missing field `zone`"),
+        "{message}"
+    );
+    let (status, message) = said(
+        post_json(
+            &site,
+            counts,
+            Some(&admin),
+            json!({"location": 1, "zone": "Z-1"}),
+        )
+        .await,
+    );
+    assert_eq!(status, 422);
+    assert!(
+        message.starts_with("the body does not fit: location: invalid type: integer `1`"),
+        "{message}"
+    );
+    let (status, message) = said(
+        site.post_raw(counts, Some(&admin), b"location=L-1&zone=Z-1".to_vec())
+            .await,
+    );
+    assert_eq!(status, 400);
+    assert!(message.starts_with("the body is not JSON: "), "{message}");
+    let response = site
+        .client
+        .post(format!("{}{counts}", site.base))
+        .bearer_auth(&admin)
+        .header("content-type", "text/plain")
+        .body(json!({"location": "L-1", "zone": "Z-1"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 415);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        (body["code"].as_str(), body["message"].as_str()),
+        (
+            Some("MALFORMED_REQUEST"),
+            Some("send the body as JSON, with Content-Type: application/json")
+        )
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM counts"),
+        0,
+        "nothing opened"
+    );
     site.stop().await;
 }
