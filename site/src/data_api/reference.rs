@@ -141,6 +141,21 @@ pub async fn put_reference(
                 format!("an import is limited to {MAX_IMPORT_BODY_BYTES} bytes"),
             )
         })?;
+    // One line of a header's fields and more than a row's beside: a file
+    // whose line ends were lost on the way (`curl -d @FILE` drops them), which would
+    // otherwise be told as a header that names no such column.
+    if matches!(format, Format::Csv)
+        && !bytes.iter().any(|byte| matches!(byte, b'\n' | b'\r'))
+        && bytes.iter().filter(|byte| **byte == b',').count() >= 2 * kind.columns().len()
+    {
+        return Ok(refused(vec![ImportLineError {
+            line: 1,
+            message: "the body is one line with more fields than a header: its line ends \
+                      were lost on the way (curl -d drops them); send the file with \
+                      --data-binary @FILE"
+                .to_owned(),
+        }]));
+    }
     let size = bytes.len();
     let source = match format {
         Format::Csv => Source::Csv(std::io::Cursor::new(bytes)),

@@ -1727,6 +1727,11 @@ impl<R: std::io::Read> std::io::Read for LineCounting<R> {
     }
 }
 
+/// Other columns a refused header's message names as the likely
+/// misspelling of a missing one: a few, so a file whose line ends were
+/// lost (one line of thousands of fields) is told in a line.
+const MAX_NAMED_COLUMNS: usize = 5;
+
 /// A CSV header as the rows are read under it: each name in lower case
 /// (a spreadsheet's `Bin` is `bin`), every column of `kind` named once.
 /// Columns the kind does not have are left alone (an export from another
@@ -1739,12 +1744,17 @@ fn header_columns(kind: Kind, headers: &csv::StringRecord) -> Result<csv::String
         match named.iter().filter(|name| name == column).count() {
             1 => {}
             0 => {
-                let others: Vec<String> = named
+                let mut others: Vec<String> = named
                     .iter()
                     .filter(|name| !name.is_empty() && !kind.columns().contains(name))
                     .map(|name| format!("{name:?}"))
                     .collect();
-                let besides = match others.len() {
+                let count = others.len();
+                if count > MAX_NAMED_COLUMNS {
+                    others.truncate(MAX_NAMED_COLUMNS);
+                    others.push(format!("and {} more", count - MAX_NAMED_COLUMNS));
+                }
+                let besides = match count {
                     0 => String::new(),
                     1 => format!("; it names {}, which is not one", others[0]),
                     _ => format!("; it names {}, which are not", others.join(", ")),

@@ -376,6 +376,23 @@ async fn reference_data_needs_an_admin_token_a_known_kind_and_csv_or_json() {
              each with the fields bin, zone, location"
         )
     );
+    // A CSV file whose line ends were lost (curl -d @FILE).
+    let (status, body) = put(
+        &site,
+        path,
+        Some(&admin),
+        "text/csv",
+        "bin,zone,locationA-1,Z,LA-2,Z,L",
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(curl -d drops them); send the file with --data-binary @FILE"),
+        "{body}"
+    );
     // A CSV file sent as JSON.
     let (status, body) = put(&site, path, Some(&admin), "application/json", bins).await;
     assert_eq!(status, 400);
