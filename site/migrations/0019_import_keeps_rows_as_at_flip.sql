@@ -18,15 +18,20 @@
 -- Each trigger fires on the same columns as the one that takes the row's
 -- new change number, so a row is kept exactly when it moves past the
 -- watermark.
+--
+-- One B-tree, in the order pages read it (an import that changes a million
+-- rows keeps a million). A row is kept once: its first change takes it
+-- past the watermark, and only the lines of a GRN written in one statement
+-- can keep it again, with the same old change number, which the key
+-- refuses.
 CREATE TABLE import_before (
     import_id  INTEGER NOT NULL,
+    ref_seq    INTEGER NOT NULL,
     kind       TEXT NOT NULL CHECK (kind IN ('bin', 'unit', 'grn', 'count', 'operator')),
     key        TEXT NOT NULL,
-    ref_seq    INTEGER NOT NULL,
     item       TEXT NOT NULL,
-    PRIMARY KEY (import_id, kind, key)
-) STRICT;
-CREATE INDEX import_before_by_ref_seq ON import_before (import_id, ref_seq);
+    PRIMARY KEY (import_id, ref_seq, kind, key)
+) STRICT, WITHOUT ROWID;
 
 CREATE TRIGGER bins_keep_before_import BEFORE UPDATE OF zone, location ON bins
 WHEN OLD.ref_seq <= (SELECT watermark FROM imports WHERE state = 'applying') BEGIN

@@ -571,6 +571,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 // fixing the file (anyhow would prefix it with "Error: ").
                 Err(err) => {
                     eprintln!("{err}");
+                    if matches!(
+                        err,
+                        ledger::import::ImportError::Invalid { .. }
+                            | ledger::import::ImportError::NotCsv { .. }
+                    ) {
+                        eprintln!("nothing was imported: fix the file and import it again");
+                    }
                     std::process::exit(1);
                 }
             }

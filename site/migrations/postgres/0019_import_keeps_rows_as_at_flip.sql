@@ -8,13 +8,12 @@
 -- flip (which takes the lock too) sees the applying import.
 CREATE TABLE import_before (
     import_id  BIGINT NOT NULL,
+    ref_seq    BIGINT NOT NULL,
     kind       TEXT NOT NULL CHECK (kind IN ('bin', 'unit', 'grn', 'count', 'operator')),
     key        TEXT NOT NULL,
-    ref_seq    BIGINT NOT NULL,
     item       TEXT NOT NULL,
-    PRIMARY KEY (import_id, kind, key)
+    PRIMARY KEY (import_id, ref_seq, kind, key)
 );
-CREATE INDEX import_before_by_ref_seq ON import_before (import_id, ref_seq);
 
 -- The watermark of the import that applies; NULL when none does.
 CREATE FUNCTION import_watermark() RETURNS BIGINT LANGUAGE sql STABLE AS $$

@@ -32,6 +32,7 @@ pub struct FeedQuery {
     /// The `next` of the last page read; none from the start.
     pub after: Option<String>,
     /// Hops on the page, 1 to 1000 (100 when not given).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
     pub limit: Option<String>,
 }
 

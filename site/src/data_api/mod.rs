@@ -22,6 +22,7 @@ use crate::state::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/admin/reference/{kind}", put(reference::put_reference))
+        .route("/v1/admin/imports", get(reference::imports_underway))
         .route("/v1/admin/counts", post(commands::open_count))
         .route(
             "/v1/admin/counts/{count_id}/cancel",

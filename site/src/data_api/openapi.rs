@@ -17,6 +17,7 @@ use utoipa::OpenApi;
     ),
     paths(
         super::reference::put_reference,
+        super::reference::imports_underway,
         super::commands::open_count,
         super::commands::cancel_count,
         super::commands::close_period,
@@ -77,7 +78,7 @@ use utoipa::OpenApi;
         crate::ledger::import::ManifestRow,
         crate::ledger::import::OperatorRow,
     )),
-    modifiers(&Tokens, &Refusals, &ImportRows),
+    modifiers(&Tokens, &Refusals, &ImportRows, &Values),
     tags(
         (name = "admin", description = "Reference data and commands, for an admin's bearer token"),
         (name = "hops", description = "The hop feed, for an admin's bearer token"),
@@ -126,6 +127,32 @@ impl utoipa::Modify for Refusals {
                 &mut item.patch,
             ];
             for operation in operations.into_iter().flatten() {
+                // The admin API's bodies are JSON read one way
+                // (`commands::body`): what it answers for one that is not.
+                let admin_body = path.starts_with("/v1/admin/") && operation.request_body.is_some();
+                let body_refusals = [
+                    ("400", "the body is not JSON (MALFORMED_REQUEST)"),
+                    (
+                        "415",
+                        "the body is not sent as application/json (MALFORMED_REQUEST)",
+                    ),
+                    (
+                        "422",
+                        "a field is missing, unknown or of the wrong type (MALFORMED_REQUEST)",
+                    ),
+                ];
+                for (status, description) in body_refusals.into_iter().filter(|_| admin_body) {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| {
+                            ResponseBuilder::new()
+                                .description(description)
+                                .build()
+                                .into()
+                        });
+                }
                 if admin_only {
                     operation
                         .responses
@@ -157,8 +184,8 @@ impl utoipa::Modify for Refusals {
 }
 
 /// `PUT /v1/admin/reference/{kind}`'s JSON body: an array of one kind's
-/// rows, each kind's schema named after the importer's own row type, with
-/// the values a state or QC field takes read from the ledger's lists.
+/// rows, each kind's schema named after the importer's own row type; and
+/// the kinds its path takes.
 struct ImportRows;
 
 impl utoipa::Modify for ImportRows {
@@ -216,7 +243,26 @@ impl utoipa::Modify for ImportRows {
                 );
             }
         }
+    }
+}
+
+/// The values a text field takes where the ledger keeps their list: a fed
+/// hop's `kind` and `source_mode`, an imported unit's or manifest's state
+/// and a GRN's QC disposition, read from those lists.
+struct Values;
+
+impl utoipa::Modify for Values {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use crate::ledger::hops::{kinds, SourceMode};
+        use utoipa::openapi::schema::Schema;
+        use utoipa::openapi::RefOr;
         let values = [
+            ("FeedHop", "kind", kinds::ALL.to_vec()),
+            (
+                "FeedHop",
+                "source_mode",
+                SourceMode::ALL.map(SourceMode::as_str).to_vec(),
+            ),
             (
                 "ImportUnit",
                 "state",

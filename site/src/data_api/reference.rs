@@ -114,6 +114,7 @@ fn format(headers: &HeaderMap) -> Result<Format, AppError> {
     ),
     responses(
         (status = 200, description = "imported, all rows at once", body = Imported),
+        (status = 400, description = "a JSON body that is not an array of rows, or not JSON"),
         (status = 401, description = "no admin token"),
         (status = 403, description = "a device's token"),
         (status = 404, description = "no such kind of reference data"),
@@ -171,36 +172,51 @@ pub async fn put_reference(
         %admin,
         "an import through the admin API began"
     );
-    let outcome =
-        tokio::task::spawn_blocking(move || import::run(&db, kind, &file, source, &wall_clock))
-            .await
-            .map_err(|err| AppError::Internal(err.to_string()))?;
-    match outcome {
-        Ok(summary) => {
-            tracing::info!(
+    // The outcome is logged where the import runs: a client that gives up
+    // on a long import does not stop it, and the log still says how it
+    // ended.
+    let by = admin.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let outcome = import::run(&db, kind, &file, source, &wall_clock);
+        match &outcome {
+            Ok(summary) => tracing::info!(
                 kind = kind.name(),
                 rows = summary.rows,
                 changed = summary.changed,
-                %admin,
+                admin = %by,
                 "reference data imported through the admin API"
-            );
-            Ok(Json(Imported {
-                rows: summary.rows,
-                changed: summary.changed,
-            })
-            .into_response())
-        }
-        Err(ImportError::Invalid { errors, .. }) => {
-            tracing::info!(
+            ),
+            Err(ImportError::Invalid { errors, .. }) => tracing::info!(
                 kind = kind.name(),
                 errors = errors.len(),
-                %admin,
+                admin = %by,
                 "an import through the admin API was refused: nothing imported"
-            );
-            Ok(refused(
-                errors.into_iter().map(ImportLineError::from).collect(),
-            ))
+            ),
+            Err(ImportError::NotCsv { .. }) => tracing::info!(
+                kind = kind.name(),
+                admin = %by,
+                "an import through the admin API was refused: not CSV"
+            ),
+            Err(err) => tracing::warn!(
+                kind = kind.name(),
+                admin = %by,
+                %err,
+                "an import through the admin API failed"
+            ),
         }
+        outcome
+    })
+    .await
+    .map_err(|err| AppError::Internal(err.to_string()))?;
+    match outcome {
+        Ok(summary) => Ok(Json(Imported {
+            rows: summary.rows,
+            changed: summary.changed,
+        })
+        .into_response()),
+        Err(ImportError::Invalid { errors, .. }) => Ok(refused(
+            errors.into_iter().map(ImportLineError::from).collect(),
+        )),
         Err(ImportError::NotCsv { found, .. }) => Ok(refused(vec![ImportLineError {
             line: 1,
             message: not_csv(kind, found),
@@ -212,6 +228,30 @@ pub async fn put_reference(
         }
         Err(ImportError::File { reason, .. }) => Err(AppError::Internal(reason)),
     }
+}
+
+/// The imports under way: how far one is that a client stopped waiting
+/// for (it goes on), or that the command line runs. One not listed has
+/// ended: applied whole if it was decided, else nothing of it imported.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/imports",
+    tag = "admin",
+    responses(
+        (status = 200, description = "the imports under way, oldest first", body = Vec<import::Underway>),
+        (status = 401, description = "no admin token")
+    ),
+    security(("admin_token" = []))
+)]
+pub async fn imports_underway(
+    State(state): State<AppState>,
+    AdminTokenCaller(_): AdminTokenCaller,
+) -> Result<Json<Vec<import::Underway>>, AppError> {
+    let underway = state
+        .db
+        .call(|conn| -> Result<_, AppError> { Ok(import::underway(conn)?) })
+        .await?;
+    Ok(Json(underway))
 }
 
 /// The rows of a JSON body: an array of objects. What else it is, and what
@@ -226,6 +266,9 @@ fn json_rows(kind: Kind, bytes: &[u8]) -> Result<Vec<serde_json::Value>, AppErro
         )
     };
     let fields = kind.columns().join(", ");
+    // A byte order mark, as some tools write before JSON too, is skipped
+    // as it is before CSV.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(serde_json::Value::Array(rows)) => Ok(rows),
         Ok(serde_json::Value::Object(_)) => Err(malformed(format!(
@@ -276,6 +319,6 @@ fn not_csv(kind: Kind, found: NotCsv) -> String {
             "the body is JSON, sent as text/csv: send it with Content-Type: application/json"
                 .to_owned()
         }
-        NotCsv::Separated(_) => found.message(kind),
+        NotCsv::Separated(_) | NotCsv::Utf16 => found.message(kind),
     }
 }

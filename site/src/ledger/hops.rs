@@ -20,6 +20,8 @@ pub enum SourceMode {
 }
 
 impl SourceMode {
+    pub const ALL: [SourceMode; 3] = [SourceMode::Live, SourceMode::Sim, SourceMode::Terminal];
+
     pub fn as_str(self) -> &'static str {
         match self {
             SourceMode::Live => "live",
@@ -47,6 +49,17 @@ pub mod kinds {
     pub const CYCLE_COUNT: &str = "CYCLE_COUNT";
     /// A count variance posted by `count approve`.
     pub const ADJUST: &str = "ADJUST";
+    /// Every kind, as the hop feed's schema lists them.
+    pub const ALL: [&str; 8] = [
+        UNDO,
+        GATE_READ,
+        ZONE_CHANGE,
+        RECEIVE,
+        ENCODE,
+        DISPATCH,
+        CYCLE_COUNT,
+        ADJUST,
+    ];
 }
 
 /// The hop kind a scan in `mode` emits (docs/design.md §5).

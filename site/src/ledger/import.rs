@@ -475,6 +475,61 @@ pub fn visible_until(conn: &Connection) -> crate::sql::Result<Option<i64>> {
     Ok(applying(conn)?.map(|at| at.watermark))
 }
 
+/// An import under way, as `GET /v1/admin/imports` lists it: one a client
+/// gave up waiting for goes on, and this says how far it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Underway {
+    pub import_id: i64,
+    /// `bins`, `units`, `grns`, `manifests` or `operators`.
+    pub kind: String,
+    /// `staging`: its rows are read, checked and set aside, nothing changed
+    /// yet (a bad row ends it with nothing imported); `applying`: decided,
+    /// applied a turn at a time, and finished by the site whatever
+    /// becomes of the client that sent it.
+    pub state: String,
+    /// The file it reads (`stdin`), or `PUT {kind}` for one sent to the API.
+    pub source: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub started_at: UnixMs,
+    /// Its last turn: an import whose last turn is 30 s old was stopped,
+    /// and the next import or start of the site finishes or sweeps it.
+    #[schema(value_type = String, format = DateTime)]
+    pub touched_at: UnixMs,
+    /// Rows set aside so far (staging) or in all (applying).
+    pub rows: u64,
+    /// Rows applied so far (0 while staging).
+    pub applied: u64,
+}
+
+/// The imports under way, oldest first.
+pub fn underway(conn: &Connection) -> crate::sql::Result<Vec<Underway>> {
+    conn.prepare_cached(
+        "SELECT import_id, kind, state, source, started_at, touched_at, row_count,
+                (SELECT count(*) FROM import_rows WHERE import_rows.import_id = imports.import_id)
+         FROM imports ORDER BY import_id",
+    )?
+    .query_map([], |row| {
+        let state: String = row.get(2)?;
+        let total = row.get::<_, i64>(6)? as u64;
+        let staged = row.get::<_, i64>(7)? as u64;
+        let (rows, applied) = match state.as_str() {
+            "applying" => (total, total.saturating_sub(staged)),
+            _ => (staged, 0),
+        };
+        Ok(Underway {
+            import_id: row.get(0)?,
+            kind: row.get(1)?,
+            state,
+            source: row.get(3)?,
+            started_at: UnixMs(row.get(4)?),
+            touched_at: UnixMs(row.get(5)?),
+            rows,
+            applied,
+        })
+    })?
+    .collect()
+}
+
 /// The import that applies, as handhelds' reference pages read around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Applying {
@@ -793,25 +848,58 @@ fn finish(conn: &mut Connection, import_id: i64) -> crate::sql::Result<()> {
 }
 
 /// Sweeps the rows that imports no longer applying kept as they stood at
-/// their flips (migration 0019), [`APPLY_READ_ROWS`] a turn: after an
+/// their flips (migration 0019), [`APPLY_READ_ROWS`] a statement and as
+/// many statements as fit a turn ([`turn_budget`]): after an
 /// import ends, and at every [`settle`] for an importer killed between its
 /// end and its sweep. Returns how many it swept.
 fn sweep_kept(conns: &impl Connections) -> crate::sql::Result<usize> {
     let mut swept = 0;
     loop {
-        let n = run_turn(conns, |conn, _| {
-            conn.execute(
-                "DELETE FROM import_before WHERE (import_id, kind, key) IN
-                     (SELECT import_id, kind, key FROM import_before
-                      WHERE import_id NOT IN (SELECT import_id FROM imports WHERE state = 'applying')
-                      LIMIT ?1)",
-                [APPLY_READ_ROWS],
+        let ended: Option<i64> = conns.with(|conn| {
+            conn.query_row(
+                "SELECT import_id FROM import_before
+                 WHERE import_id NOT IN (SELECT import_id FROM imports WHERE state = 'applying')
+                 LIMIT 1",
+                [],
+                |row| row.get(0),
             )
+            .optional()
         })?;
-        if n == 0 {
+        let Some(import_id) = ended else {
             return Ok(swept);
+        };
+        // Each statement deletes a range of the key from its start (no
+        // statement looks at rows another has deleted, or at the rest),
+        // as many as fit a turn.
+        loop {
+            let n = run_turn(conns, |conn, wanted| {
+                let turn = Instant::now();
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let budget = turn_budget(tx.engine());
+                let mut n = 0;
+                loop {
+                    let deleted = tx.execute(
+                        "DELETE FROM import_before WHERE import_id = ?1 AND ref_seq <= coalesce(
+                             (SELECT ref_seq FROM import_before WHERE import_id = ?1
+                              ORDER BY ref_seq LIMIT 1 OFFSET ?2),
+                             9223372036854775807)",
+                        params![import_id, APPLY_READ_ROWS - 1],
+                    )?;
+                    n += deleted;
+                    if deleted < APPLY_READ_ROWS as usize
+                        || turn_over(turn.elapsed(), budget, wanted)
+                    {
+                        break;
+                    }
+                }
+                tx.commit()?;
+                Ok(n)
+            })?;
+            if n == 0 {
+                break;
+            }
+            swept += n;
         }
-        swept += n;
     }
 }
 
@@ -1313,12 +1401,17 @@ pub enum NotCsv {
     /// Its first line has no comma but `;` or tabs: the separator as told
     /// (`';'`, `tabs`).
     Separated(&'static str),
+    /// It begins with UTF-16's byte order mark (Excel's "Unicode Text").
+    Utf16,
 }
 
 impl NotCsv {
     /// What `head`, an input's first bytes (from [`look_ahead`]), plainly
     /// is if not CSV.
     pub fn find(head: &[u8]) -> Option<NotCsv> {
+        if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+            return Some(NotCsv::Utf16);
+        }
         let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
         let start = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
         if matches!(text[start], b'[' | b'{') {
@@ -1337,6 +1430,9 @@ impl NotCsv {
     /// Whether `head` holds all [`NotCsv::find`] reads: a byte past blanks,
     /// and the end of the first line unless that byte opens JSON.
     fn seen_enough(head: &[u8]) -> bool {
+        if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+            return true;
+        }
         let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
         match text.iter().position(|byte| !byte.is_ascii_whitespace()) {
             None => false,
@@ -1358,6 +1454,11 @@ impl NotCsv {
                 "the header is separated by {told}, not commas: save the file as CSV with commas \
                  ({columns})"
             ),
+            NotCsv::Utf16 => {
+                "the file is UTF-16 (as Excel's \"Unicode Text\" saves it), not \
+                              UTF-8: save it as \"CSV UTF-8 (Comma delimited)\" and import it again"
+                    .to_owned()
+            }
         }
     }
 }
@@ -1478,14 +1579,26 @@ impl<R: std::io::Read> Records<R> {
                 }
                 Some(Ok(record)) => record,
             };
+            if record.iter().all(str::is_empty) {
+                self.error(
+                    line,
+                    "the line is empty but for its commas (a spreadsheet's leftover row): \
+                     delete it"
+                        .to_owned(),
+                );
+                continue;
+            }
             if record.len() != self.headers.len() {
+                let why = match record.len() < self.headers.len() {
+                    true => "a value is missing, or a double quote opened here is never closed",
+                    false => "a value holding a comma is put in double quotes",
+                };
                 let message = format!(
-                    "this line has {} field{} where the header names {} ({}): \
-                     a value holding a comma is put in double quotes",
+                    "this line has {} field{} where the header names {} ({}): {why}",
                     record.len(),
                     if record.len() == 1 { "" } else { "s" },
                     self.headers.len(),
-                    self.headers.iter().collect::<Vec<_>>().join(",")
+                    self.headers.iter().collect::<Vec<_>>().join(","),
                 );
                 self.error(line, message);
                 continue;
@@ -1845,11 +1958,11 @@ pub(crate) struct BinRow {
 #[schema(as = ImportUnit)]
 pub(crate) struct UnitRow {
     epc: String,
-    #[schema(required = false)]
+    #[schema(required = false, nullable)]
     code: String,
     sku: String,
     state: String,
-    #[schema(required = false)]
+    #[schema(required = false, nullable)]
     bin: String,
 }
 
@@ -2061,7 +2174,7 @@ mod tests {
     fn a_row_with_too_few_or_too_many_fields_is_told_at_its_line_and_the_rest_still_checked() {
         let (told, conn) = refusal(
             Kind::Bins,
-            b"bin,zone,location\nB-1,Z\nB-2,Z,L,Dock 1, east\nB-3,Z,L\n,Z,L\n",
+            b"bin,zone,location\nB-1,Z\nB-2,Z,L,Dock 1, east\nB-3,Z,L\n,Z,L\n,,\n",
         );
         assert_eq!(
             told,
@@ -2069,7 +2182,7 @@ mod tests {
                 (
                     2,
                     "this line has 2 fields where the header names 3 (bin,zone,location): \
-                     a value holding a comma is put in double quotes"
+                     a value is missing, or a double quote opened here is never closed"
                         .to_owned()
                 ),
                 (
@@ -2079,9 +2192,48 @@ mod tests {
                         .to_owned()
                 ),
                 (5, "bin is empty".to_owned()),
+                (
+                    6,
+                    "the line is empty but for its commas (a spreadsheet's leftover row): \
+                     delete it"
+                        .to_owned()
+                ),
             ]
         );
         assert_eq!(bins::find(&conn, "B-3").unwrap(), None, "nothing imported");
+    }
+
+    #[test]
+    fn a_utf16_file_is_told_to_be_saved_as_utf8() {
+        let mut conn = migrated_in_memory();
+        // Excel's "Unicode Text": UTF-16 little-endian after its mark.
+        let text: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(
+                "bin,zone,location\n"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            )
+            .collect();
+        match import_reader(
+            &mut conn,
+            Kind::Bins,
+            "file.csv",
+            text.as_slice(),
+            UnixMs(1),
+        ) {
+            Err(
+                err @ ImportError::NotCsv {
+                    found: NotCsv::Utf16,
+                    ..
+                },
+            ) => assert!(
+                err.to_string()
+                    .starts_with("file.csv:1: the file is UTF-16"),
+                "{err}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -393,6 +393,16 @@ async fn reference_data_needs_an_admin_token_a_known_kind_and_csv_or_json() {
             .ends_with("(curl -d drops them); send the file with --data-binary @FILE"),
         "{body}"
     );
+    // JSON after a byte order mark, as some tools write it.
+    let (status, body) = put(
+        &site,
+        "/v1/admin/reference/operators",
+        Some(&admin),
+        "application/json",
+        "\u{feff}[{\"badge\": \"OP-3\", \"name\": \"Cy Diaz\"}]",
+    )
+    .await;
+    assert_eq!((status, &body), (200, &json!({"rows": 1, "changed": 1})));
     // A CSV file sent as JSON.
     let (status, body) = put(&site, path, Some(&admin), "application/json", bins).await;
     assert_eq!(status, 400);
@@ -2337,18 +2347,38 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
         json!(["new", "in_stock", "dispatched", "missing"])
     );
     assert_eq!(unit["required"], json!(["epc", "sku", "state"]), "{unit}");
-    let page = &raw["paths"]["/v1/reference"]["get"]["parameters"];
-    let limit = page
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|parameter| parameter["name"] == "limit")
-        .unwrap();
-    assert_eq!(
-        (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
-        (&json!(1), &json!(2000)),
-        "{limit}"
+    for (path, most) in [("/v1/reference", 2000), ("/v1/hops", 1000)] {
+        let limit = raw["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|parameter| parameter["name"] == "limit")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
+            (&json!(1), &json!(most)),
+            "{path}: {limit}"
+        );
+    }
+    let hop = &schemas["FeedHop"]["properties"];
+    assert!(
+        hop["kind"]["enum"]
+            .as_array()
+            .is_some_and(|kinds| kinds.contains(&json!("ZONE_CHANGE")) && kinds.len() == 8),
+        "{hop}"
     );
+    assert_eq!(
+        hop["source_mode"]["enum"],
+        json!(["live", "sim", "terminal"])
+    );
+    let counts = &raw["paths"]["/v1/admin/counts"]["post"]["responses"];
+    for status in ["400", "415", "422"] {
+        assert!(
+            counts[status].is_object(),
+            "counts do not list {status}: {counts}"
+        );
+    }
 
     for (path, item) in raw["paths"].as_object().unwrap() {
         if !(path.starts_with("/v1/admin/") || path.starts_with("/v1/hops")) {
@@ -2489,5 +2519,45 @@ async fn a_command_body_that_does_not_fit_says_which_field_or_what_to_send() {
         0,
         "nothing opened"
     );
+    site.stop().await;
+}
+
+/// `GET /v1/admin/imports` says how far an import is (one a client gave
+/// up waiting for goes on), and lists nothing once it has ended.
+#[tokio::test]
+async fn the_imports_under_way_are_listed_with_how_far_each_is() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let (status, listed) = site.get("/v1/admin/imports", &admin).await;
+    assert_eq!((status, &listed), (200, &json!([])));
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_import(dir.path(), &site.data, BIG_IMPORT_ROWS);
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let (status, listed) = site.get("/v1/admin/imports", &admin).await;
+        assert_eq!(status, 200, "{listed}");
+        if let Some(import) = listed.as_array().unwrap().first() {
+            assert_eq!(import["kind"], "bins", "{import}");
+            assert!(
+                import["source"].as_str().unwrap().ends_with("big-bins.csv"),
+                "{import}"
+            );
+            let rows = import["rows"].as_u64().unwrap();
+            let applied = import["applied"].as_u64().unwrap();
+            assert!(
+                applied <= rows && rows <= BIG_IMPORT_ROWS as u64,
+                "{import}"
+            );
+            if import["state"] == "applying" {
+                assert_eq!(rows, BIG_IMPORT_ROWS as u64, "{import}");
+            }
+            seen.push(import["state"].as_str().unwrap().to_owned());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(!seen.is_empty(), "the import was listed while it ran");
+    let (_, listed) = site.get("/v1/admin/imports", &admin).await;
+    assert_eq!(listed, json!([]));
     site.stop().await;
 }

@@ -202,7 +202,7 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
             "units",
             "epc,code,sku,state,bin\nN-1,,SKU-1,new\n",
             2,
-            "this line has 4 fields where the header names 5 (epc,code,sku,state,bin)",
+            "this line has 4 fields where the header names 5 (epc,code,sku,state,bin): a value is missing",
         ),
         (
             "grns",

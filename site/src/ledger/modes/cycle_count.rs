@@ -92,15 +92,14 @@ pub fn open_place(
 }
 
 /// A count as it opened: the answer of `stockhop-site count open` and of
-/// `POST /v1/admin/counts` alike ([`open_told`]).
+/// `POST /v1/admin/counts` alike.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct CountOpened {
     pub count_id: String,
     /// Units the count expects: those the site knows, new or in stock, in
     /// the zone (or the bin) as it opened.
     pub expected: u64,
-    /// Set when the count expects nothing ([`empty_place_warning`]): it is
-    /// open all the same, but every tag it sees will be unexpected; null
+    /// Set when the count expects nothing: it is open all the same, but every tag it sees will be unexpected; null
     /// otherwise.
     pub warning: Option<String>,
 }
