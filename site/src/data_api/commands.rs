@@ -150,8 +150,12 @@ pub async fn close_period(
     request: Result<Json<ClosePeriod>, JsonRejection>,
 ) -> Result<StatusCode, AppError> {
     let ClosePeriod { until } = body(request)?;
-    let until = UnixMs::parse_rfc3339(&until)
-        .map_err(|err| malformed(format!("until is not an RFC 3339 instant: {err}")))?;
+    let until = UnixMs::parse_rfc3339(&until).map_err(|err| {
+        malformed(format!(
+            "until is not an RFC 3339 instant, a date, a T, a time and an offset like \
+                 2026-12-01T00:00:00Z or 2026-12-01T00:00:00+01:00 ({err})"
+        ))
+    })?;
     state
         .db
         .call(move |conn| periods::close(conn, until, wall_clock()))

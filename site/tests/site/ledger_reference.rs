@@ -609,18 +609,7 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
     site.import("bins", BINS);
     site.import("units", UNITS);
     let hh = site.handheld("HH-1").await;
-    let count_id = site
-        .db
-        .call_blocking(|conn| {
-            stockhop_site::ledger::modes::cycle_count::open_place(
-                conn,
-                "L-1",
-                "Z-A",
-                Some("A-1"),
-                ledger_common::now(),
-            )
-        })
-        .unwrap();
+    let count_id = count_bin_a1(&site);
     let all = pages(&site, &hh.token, None, 100).await;
     assert_eq!(
         rows(&all, "counts"),
@@ -647,6 +636,21 @@ async fn a_count_of_one_bin_and_a_cancelled_count_reach_handhelds_as_they_are() 
         json!({"count_id": count_id, "location": "L-1", "zone": "Z-A", "bin": "A-1",
                "state": "cancelled", "expected": 1, "seen": 0, "missing": ["U-1"], "unexpected": []})
     );
+}
+
+/// Opens a count of bin A-1 alone (zone Z-A of location L-1); its id.
+fn count_bin_a1(site: &Site) -> String {
+    site.db
+        .call_blocking(|conn| {
+            stockhop_site::ledger::modes::cycle_count::open_place(
+                conn,
+                "L-1",
+                "Z-A",
+                Some("A-1"),
+                ledger_common::now(),
+            )
+        })
+        .unwrap()
 }
 
 /// A put-away session of `hh`'s that puts unit U-2 (version 1) in bin A-2.
@@ -1083,18 +1087,7 @@ async fn while_an_import_applies_a_handheld_reading_from_the_start_sees_the_site
     site.import("units", UNITS);
     site.import("operators", "badge,name\nop-1,Ann Lee\nOP-2,Bo Chen\n");
     site.import("grns", "grn,qc,sku,expected\nG-1,accepted,SKU-1,2\n");
-    let count_id = site
-        .db
-        .call_blocking(|conn| {
-            stockhop_site::ledger::modes::cycle_count::open_place(
-                conn,
-                "L-1",
-                "Z-A",
-                Some("A-1"),
-                ledger_common::now(),
-            )
-        })
-        .unwrap();
+    let count_id = count_bin_a1(&site);
     let mut hh = site.handheld("HH-1").await;
     let reader = site.add_device("HH-NEW", true);
     let at_flip = pages(&site, &reader, None, 2).await;
