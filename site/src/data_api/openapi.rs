@@ -190,27 +190,28 @@ struct ImportRows;
 
 impl utoipa::Modify for ImportRows {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use crate::ledger::import::Kind;
+        use crate::ledger::import::{BinRow, GrnRow, Kind, ManifestRow, OperatorRow, UnitRow};
         use clap::ValueEnum;
         use utoipa::openapi::schema::{ArrayBuilder, OneOfBuilder, Schema};
         use utoipa::openapi::{Ref, RefOr};
-        // Each kind's row schema, named as its row type is (`schema(as)`).
+        use utoipa::ToSchema;
+        // Each kind's row schema, by the name its row type gives it.
         let row = |kind: Kind| match kind {
-            Kind::Bins => "ImportBin",
-            Kind::Units => "ImportUnit",
-            Kind::Grns => "ImportGrnLine",
-            Kind::Manifests => "ImportManifestUnit",
-            Kind::Operators => "ImportOperator",
+            Kind::Bins => BinRow::name(),
+            Kind::Units => UnitRow::name(),
+            Kind::Grns => GrnRow::name(),
+            Kind::Manifests => ManifestRow::name(),
+            Kind::Operators => OperatorRow::name(),
         };
-        let kinds: Vec<(&str, &str)> = Kind::value_variants()
+        let kinds: Vec<(&str, _)> = Kind::value_variants()
             .iter()
             .map(|kind| (kind.name(), row(*kind)))
             .collect();
         let mut rows = OneOfBuilder::new();
-        for &(kind, schema) in &kinds {
+        for (kind, schema) in &kinds {
             rows = rows.item(
                 ArrayBuilder::new()
-                    .items(Ref::from_schema_name(schema))
+                    .items(Ref::from_schema_name(schema.as_ref()))
                     .description(Some(format!("{kind}: PUT /v1/admin/reference/{kind}"))),
             );
         }
@@ -253,26 +254,30 @@ struct Values;
 
 impl utoipa::Modify for Values {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use crate::ledger::hop_feed::FeedHop;
         use crate::ledger::hops::{kinds, SourceMode};
+        use crate::ledger::import::{GrnRow, ManifestRow, UnitRow};
         use utoipa::openapi::schema::Schema;
         use utoipa::openapi::RefOr;
+        use utoipa::ToSchema;
+        // Each schema by the name its type gives it.
         let values = [
-            ("FeedHop", "kind", kinds::ALL.to_vec()),
+            (FeedHop::name(), "kind", kinds::ALL.to_vec()),
             (
-                "FeedHop",
+                FeedHop::name(),
                 "source_mode",
                 SourceMode::ALL.map(SourceMode::as_str).to_vec(),
             ),
             (
-                "ImportUnit",
+                UnitRow::name(),
                 "state",
                 crate::ledger::units::UnitState::ALL
                     .map(|s| s.as_str())
                     .to_vec(),
             ),
-            ("ImportGrnLine", "qc", crate::ledger::grns::qc::ALL.to_vec()),
+            (GrnRow::name(), "qc", crate::ledger::grns::qc::ALL.to_vec()),
             (
-                "ImportManifestUnit",
+                ManifestRow::name(),
                 "state",
                 crate::ledger::manifests::states::ALL.to_vec(),
             ),
@@ -282,7 +287,7 @@ impl utoipa::Modify for Values {
             .get_or_insert_with(Default::default)
             .schemas;
         for (schema, field, allowed) in values {
-            let Some(RefOr::T(Schema::Object(object))) = schemas.get_mut(schema) else {
+            let Some(RefOr::T(Schema::Object(object))) = schemas.get_mut(schema.as_ref()) else {
                 continue;
             };
             if let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(field) {

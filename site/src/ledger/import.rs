@@ -868,39 +868,44 @@ fn sweep_kept(conns: &impl Connections) -> crate::sql::Result<usize> {
         let Some(import_id) = ended else {
             return Ok(swept);
         };
-        // Each statement deletes a range of the key from its start (no
-        // statement looks at rows another has deleted, or at the rest),
-        // as many as fit a turn.
         loop {
-            let n = run_turn(conns, |conn, wanted| {
-                let turn = Instant::now();
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let budget = turn_budget(tx.engine());
-                let mut n = 0;
-                loop {
-                    let deleted = tx.execute(
-                        "DELETE FROM import_before WHERE import_id = ?1 AND ref_seq <= coalesce(
-                             (SELECT ref_seq FROM import_before WHERE import_id = ?1
-                              ORDER BY ref_seq LIMIT 1 OFFSET ?2),
-                             9223372036854775807)",
-                        params![import_id, APPLY_READ_ROWS - 1],
-                    )?;
-                    n += deleted;
-                    if deleted < APPLY_READ_ROWS as usize
-                        || turn_over(turn.elapsed(), budget, wanted)
-                    {
-                        break;
-                    }
-                }
-                tx.commit()?;
-                Ok(n)
-            })?;
+            let n = run_turn(conns, |conn, wanted| sweep_turn(conn, import_id, wanted))?;
             if n == 0 {
                 break;
             }
             swept += n;
         }
     }
+}
+
+/// One turn of [`sweep_kept`] for the ended import `import_id`: each
+/// statement deletes [`APPLY_READ_ROWS`] kept rows, a range of the key
+/// from its start (no statement looks at rows another has deleted, or at
+/// the rest), as many statements as fit the turn. Returns how many.
+fn sweep_turn(
+    conn: &mut Connection,
+    import_id: i64,
+    wanted: &dyn Fn() -> bool,
+) -> crate::sql::Result<usize> {
+    let turn = Instant::now();
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let budget = turn_budget(tx.engine());
+    let mut swept = 0;
+    loop {
+        let deleted = tx.execute(
+            "DELETE FROM import_before WHERE import_id = ?1 AND ref_seq <= coalesce(
+                 (SELECT ref_seq FROM import_before WHERE import_id = ?1
+                  ORDER BY ref_seq LIMIT 1 OFFSET ?2),
+                 9223372036854775807)",
+            params![import_id, APPLY_READ_ROWS - 1],
+        )?;
+        swept += deleted;
+        if deleted < APPLY_READ_ROWS as usize || turn_over(turn.elapsed(), budget, wanted) {
+            break;
+        }
+    }
+    tx.commit()?;
+    Ok(swept)
 }
 
 /// Lets an apply turn on PostgreSQL write reference rows without the
@@ -1409,7 +1414,7 @@ impl NotCsv {
     /// What `head`, an input's first bytes (from [`look_ahead`]), plainly
     /// is if not CSV.
     pub fn find(head: &[u8]) -> Option<NotCsv> {
-        if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        if utf16(head) {
             return Some(NotCsv::Utf16);
         }
         let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
@@ -1430,7 +1435,7 @@ impl NotCsv {
     /// Whether `head` holds all [`NotCsv::find`] reads: a byte past blanks,
     /// and the end of the first line unless that byte opens JSON.
     fn seen_enough(head: &[u8]) -> bool {
-        if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        if utf16(head) {
             return true;
         }
         let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
@@ -1454,13 +1459,17 @@ impl NotCsv {
                 "the header is separated by {told}, not commas: save the file as CSV with commas \
                  ({columns})"
             ),
-            NotCsv::Utf16 => {
-                "the file is UTF-16 (as Excel's \"Unicode Text\" saves it), not \
-                              UTF-8: save it as \"CSV UTF-8 (Comma delimited)\" and import it again"
-                    .to_owned()
-            }
+            NotCsv::Utf16 => "the file is UTF-16 (as Excel's \"Unicode Text\" saves it), \
+                              not UTF-8: save it as \"CSV UTF-8 (Comma delimited)\" and \
+                              import it again"
+                .to_owned(),
         }
     }
+}
+
+/// Whether `head` begins with UTF-16's byte order mark, either way round.
+fn utf16(head: &[u8]) -> bool {
+    head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff")
 }
 
 /// The first bytes of `input`, as far as [`NotCsv::find`] needs them and

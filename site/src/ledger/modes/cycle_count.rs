@@ -99,8 +99,8 @@ pub struct CountOpened {
     /// Units the count expects: those the site knows, new or in stock, in
     /// the zone (or the bin) as it opened.
     pub expected: u64,
-    /// Set when the count expects nothing: it is open all the same, but every tag it sees will be unexpected; null
-    /// otherwise.
+    /// Set when the count expects nothing: it is open all the same, but
+    /// every tag it sees will be unexpected; null otherwise.
     pub warning: Option<String>,
 }
 
