@@ -16,6 +16,10 @@ pub const SESSION_NOT_OPEN: &str = "session_not_open";
 pub const SESSION_ALREADY_OPENED: &str = "session_already_opened";
 /// A second `close_session`.
 pub const SESSION_ALREADY_CLOSED: &str = "session_already_closed";
+/// A scan or undo captured after the site closed its session (Close
+/// session in the site's view, `device close-session`): what the device
+/// captured before the close still applies.
+pub const SESSION_CLOSED: &str = "session_closed";
 /// An undo captured more than the undo window after its target (rule 10).
 pub const UNDO_WINDOW_EXPIRED: &str = "undo_window_expired";
 /// An undo whose target key this device never sent.
@@ -67,6 +71,7 @@ pub const ALL: &[&str] = &[
     SESSION_NOT_OPEN,
     SESSION_ALREADY_OPENED,
     SESSION_ALREADY_CLOSED,
+    SESSION_CLOSED,
     UNDO_WINDOW_EXPIRED,
     UNKNOWN_TARGET,
     CANNOT_UNDO_AN_UNDO,

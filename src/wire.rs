@@ -331,6 +331,22 @@ pub struct HeartbeatAck {
     /// on the site's clock. Absent from older sites.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// The sessions of this device the site closed (Close session in the
+    /// site's view, `device close-session`) in the last day, newest
+    /// first: a handheld that still has one of them open ends it, with
+    /// words. Absent from older sites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_sessions: Option<Vec<ClosedSession>>,
+}
+
+/// A session the site closed, as [`HeartbeatAck::closed_sessions`] tells
+/// its device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClosedSession {
+    pub session_id: String,
+    /// When the site closed it (the site's clock).
+    pub closed_at: UnixMs,
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ export const REASONS = {
   session_not_open: { words: 'This scan\'s session never opened on the site.', next: 'Look at the session\'s first item (why it was refused), then start a new session.' },
   session_already_opened: { words: 'This session was already opened.', next: 'Nothing to do; acknowledge.' },
   session_already_closed: { words: 'This session was already closed.', next: 'Nothing to do; acknowledge.' },
+  session_closed: { words: 'A supervisor closed this session at the site before this scan was taken.', next: 'Scan your badge to start a new session, then scan it again.' },
   undo_window_expired: { words: 'Undo came more than 2 minutes after the scan.', next: 'Ask a supervisor to correct it (it is on their list).' },
   unknown_target: { words: 'The site never received the scan this undo names.', next: 'Acknowledge; check the scan itself on the queue.' },
   cannot_undo_an_undo: { words: 'An undo cannot be undone.', next: 'Scan the item again if it should stand.' },

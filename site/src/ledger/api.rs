@@ -312,6 +312,7 @@ async fn heartbeat(
         heartbeat_period_ms: u64::try_from(device.profile.heartbeat_period_ms()).ok(),
         commissioned: Some(device.commissioned),
         time_zone: Some(zone.name().to_owned()),
+        closed_sessions: None,
     }))
 }
 
