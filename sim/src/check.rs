@@ -238,7 +238,7 @@ fn hops(ledger: &Ledger) -> anyhow::Result<Vec<Hop>> {
             device_id: row.get(1)?,
             session_id: row.get(2)?,
             key: key.parse().map_err(|err: stockhop::key::KeyError| {
-                stockhop_site::sql::Error::conversion(3, err.to_string())
+                stockhop_site::store::sql::Error::conversion(3, err.to_string())
             })?,
             client_seq: row.get(4)?,
         })

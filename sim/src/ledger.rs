@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
-use stockhop_site::db;
-use stockhop_site::delivery::DeliveryError;
 use stockhop_site::ledger::devices::{self, Device, Profile};
 use stockhop_site::ledger::{import, sync, terminal, LedgerError};
-use stockhop_site::sql::Connection;
+use stockhop_site::net::delivery::DeliveryError;
+use stockhop_site::store::db;
+use stockhop_site::store::sql::Connection;
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 
 pub struct Ledger {

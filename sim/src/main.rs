@@ -78,14 +78,14 @@ fn template() -> anyhow::Result<&'static std::path::Path> {
     static TEMPLATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     if TEMPLATE.get().is_none() {
         let dir = scratch()?;
-        let db = stockhop_site::db::Db::open(dir.path())?;
+        let db = stockhop_site::store::db::Db::open(dir.path())?;
         drop(db);
         let _ = TEMPLATE.set(dir);
     }
     let dir = TEMPLATE.get().expect("set above");
     Ok(Box::leak(
         dir.path()
-            .join(stockhop_site::db::DB_FILE)
+            .join(stockhop_site::store::db::DB_FILE)
             .into_boxed_path(),
     ))
 }

@@ -43,8 +43,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop_site::delivery::DeliveryError;
 use stockhop_site::listener::queue::NewRecord;
+use stockhop_site::net::delivery::DeliveryError;
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalBatchResponse};
 
 use crate::check::{self, Answer, TerminalAnswer, Violation};

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use stockhop::time::UnixMs;
-use stockhop_site::db::{Db, DB_FILE};
 use stockhop_site::ledger::{self, LedgerState};
+use stockhop_site::store::db::{Db, DB_FILE};
 use stockhop_site::AppState;
 
 #[path = "support/handheld.rs"]
@@ -177,7 +177,7 @@ async fn run(dir: &Path) -> Report {
     let dest = dir.join("backup.sqlite");
     let (source, target) = (ledger_path.clone(), dest.clone());
     let backup = tokio::task::spawn_blocking(move || {
-        stockhop_site::backup::backup(&source, &target).expect("the backup completes")
+        stockhop_site::store::backup::backup(&source, &target).expect("the backup completes")
     });
     let during = phase(&client, &url, &mut handheld, &mut next_unit, |_| {
         backup.is_finished()

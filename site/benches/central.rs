@@ -30,10 +30,10 @@ use stockhop::key::IdempotencyKey;
 use stockhop_site::central::forwarder::CentralClient;
 use stockhop_site::central::outbox;
 use stockhop_site::central::wire::{CentralBatch, CentralHop, SiteHop};
-use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{receipts, wall_clock, LedgerState};
-use stockhop_site::outbound::Trust;
-use stockhop_site::sql::params;
+use stockhop_site::net::outbound::Trust;
+use stockhop_site::store::db::{Database, Db};
+use stockhop_site::store::sql::params;
 use stockhop_site::AppState;
 
 const SITES: usize = 10;

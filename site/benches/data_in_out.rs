@@ -39,8 +39,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use stockhop_site::db::{Database, Db};
 use stockhop_site::ledger::{self, devices::Profile, import, LedgerState};
+use stockhop_site::store::db::{Database, Db};
 use stockhop_site::AppState;
 
 #[path = "support/handheld.rs"]
@@ -354,7 +354,7 @@ fn print_tables(reports: &[(&str, Report)]) {
             .fold(0.0, f64::max);
         if peak > 0.0 {
             println!("{engine}: the log reached {peak:.1} MiB during the import (the writer checkpoints in its own commit past {} MiB)",
-                stockhop_site::checkpoint::WRITER_FALLBACK_PAGES as u64 * 4096 / (1024 * 1024));
+                stockhop_site::store::checkpoint::WRITER_FALLBACK_PAGES as u64 * 4096 / (1024 * 1024));
         }
     }
     println!();
@@ -629,7 +629,7 @@ struct Split {
 /// the file, as SQLite's file-format document lays it out (two copies of
 /// a 48-byte header, `mxFrame` at byte 16; then the checkpoint's record,
 /// `nBackfill` first; native byte order). A turn that begins with the log
-/// past [`stockhop_site::checkpoint::WRITER_FALLBACK_PAGES`] frames and
+/// past [`stockhop_site::store::checkpoint::WRITER_FALLBACK_PAGES`] frames and
 /// not all of them copied pays for the rest in its commit.
 fn log_state(path: &std::path::Path) -> (u32, u32) {
     use std::io::Read;
@@ -654,7 +654,7 @@ impl Split {
 impl import::Connections for Turns {
     fn turn<T>(
         &self,
-        work: impl FnOnce(&mut stockhop_site::sql::Connection) -> T,
+        work: impl FnOnce(&mut stockhop_site::store::sql::Connection) -> T,
     ) -> (T, Duration) {
         let mut spent = None;
         let log_mib = self.db.path().map_or(0.0, |path| {

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
-use stockhop_site::in_process::InProcessLedger;
 use stockhop_site::ledger::{self, LedgerState};
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig};
+use stockhop_site::site::in_process::InProcessLedger;
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

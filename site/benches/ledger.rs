@@ -43,8 +43,8 @@ use rusqlite::params;
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 
 mod support;
@@ -375,7 +375,7 @@ fn baseline(db: &Db, per_commit: usize) -> Run {
     // A session a run, its items in order, as the ledger's are.
     let session = IdempotencyKey::mint().unwrap().to_string();
     db.call_blocking(|conn| {
-        let stockhop_site::sql::Connection::Sqlite(conn) = conn else {
+        let stockhop_site::store::sql::Connection::Sqlite(conn) = conn else {
             unreachable!("the baseline is raw SQLite");
         };
         measured(|| {
@@ -678,8 +678,8 @@ mod pg {
 
     use stockhop::key::IdempotencyKey;
     use stockhop::time::UnixMs;
-    use stockhop_site::db::{Database, Db};
     use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+    use stockhop_site::store::db::{Database, Db};
     use stockhop_site::AppState;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -1141,7 +1141,7 @@ mod pg {
     /// tokio-postgres one (its connection a task on the bench's runtime),
     /// [`rounds`] runs each, interleaved.
     fn round_trip_rows(runtime: &tokio::runtime::Runtime, url: &str) -> (Vec<f64>, Vec<f64>) {
-        let pool = stockhop_site::sql::PgPool::connect(url).unwrap();
+        let pool = stockhop_site::store::sql::PgPool::connect(url).unwrap();
         let mut ours = Vec::new();
         let mut raw = Vec::new();
         for _ in 0..rounds() {

@@ -9,9 +9,9 @@
 use std::time::{Duration, Instant};
 
 use stockhop::time::UnixMs;
-use stockhop_site::db::{open_connection, Db};
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::{self, unix_now, ListenerConfig};
+use stockhop_site::store::db::{open_connection, Db};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

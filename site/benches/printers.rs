@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use axum::Extension;
 use printer_support::StandIn;
 use serde_json::json;
-use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, LedgerState};
 use stockhop_site::printers::driver::{self, Config, Wake};
 use stockhop_site::printers::zpl::{self, Label};
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -90,7 +90,7 @@ async fn start(config: Config) -> Bench {
         ledger: LedgerState::default(),
     };
     let router = stockhop_site::app(state).layer(Extension(wake.clone()));
-    tokio::spawn(stockhop_site::server::serve_connections(
+    tokio::spawn(stockhop_site::net::server::serve_connections(
         listener,
         None,
         router,

@@ -51,9 +51,9 @@ use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop::wire::{MAX_ITEMS_PER_REQUEST, SYNC_PATH};
-use stockhop_site::db::{open_connection, Db};
 use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::listener::unix_now;
+use stockhop_site::store::db::{open_connection, Db};
 use stockhop_site::view;
 
 mod support;

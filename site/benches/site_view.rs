@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
-use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, hops, LedgerState};
+use stockhop_site::store::db::Db;
 use stockhop_site::{view, AppState};
 
 mod support;

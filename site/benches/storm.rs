@@ -43,8 +43,8 @@ use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::{Millis, UnixMs};
 use stockhop::wire::{MAX_ITEMS_PER_REQUEST, SYNC_PATH};
-use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 use tokio::sync::Mutex;
 

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use stockhop::wire::{codes, ErrorBody};
 
-use crate::db::DbError;
+use crate::store::db::DbError;
 
 /// How long a client is told to wait after an overload answer.
 pub const RETRY_AFTER_SECS: u32 = 2;
@@ -140,8 +140,8 @@ impl From<rusqlite::Error> for AppError {
     }
 }
 
-impl From<crate::sql::Error> for AppError {
-    fn from(err: crate::sql::Error) -> AppError {
+impl From<crate::store::sql::Error> for AppError {
+    fn from(err: crate::store::sql::Error) -> AppError {
         AppError::from(DbError::Sql(err))
     }
 }

@@ -27,7 +27,7 @@
 use std::io::Cursor;
 use std::sync::OnceLock;
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
 
 use crate::ledger::import::{self, Kind};
@@ -273,7 +273,7 @@ fn migrated_database() -> Connection {
     thread_local! {
         static TEMPLATE: rusqlite::Connection = {
             let mut conn = rusqlite::Connection::open_in_memory().expect("an in-memory database");
-            crate::db::migrate(&mut conn).expect("migrations apply");
+            crate::store::db::migrate(&mut conn).expect("migrations apply");
             conn
         };
     }
@@ -294,7 +294,7 @@ fn dump(conn: &Connection) -> Vec<String> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .and_then(|mut stmt| {
             stmt.query_map([], |row| row.get(0))?
-                .collect::<crate::sql::Result<_>>()
+                .collect::<crate::store::sql::Result<_>>()
         })
         .expect("the schema reads");
     tables.retain(|name| !name.starts_with("sqlite_"));
@@ -307,8 +307,11 @@ fn dump(conn: &Connection) -> Vec<String> {
         let rows = stmt
             .query_map([], |row| {
                 (0..columns)
-                    .map(|i| row.get::<_, crate::sql::Value>(i).map(|v| format!("{v:?}")))
-                    .collect::<crate::sql::Result<Vec<_>>>()
+                    .map(|i| {
+                        row.get::<_, crate::store::sql::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<crate::store::sql::Result<Vec<_>>>()
             })
             .expect("rows read");
         for row in rows {

@@ -2,59 +2,42 @@
 //!
 //! It serves the PWA (`www/` with the built wasm package), answers the
 //! handhelds' sync protocol against the site ledger, and keeps everything in
-//! one embedded SQLite database ([`db`]). [`app`] builds the HTTP router
+//! one embedded SQLite database ([`store::db`]). [`app`] builds the HTTP router
 //! from a state so tests drive it without a socket; [`serve`] runs it on a
 //! listener until a shutdown future resolves; [`Site::start`] starts the
 //! whole site (every port and task `stockhop-site serve` runs) and hands
 //! back its bound addresses, so tests start it in-process on port 0.
 
-pub mod accept;
-pub mod backup;
-pub mod caller;
+pub mod api;
 pub mod central;
-pub mod checkpoint;
-pub mod commands;
 pub mod data_api;
-pub mod db;
-pub mod delivery;
 pub mod error;
 pub mod fuzz;
-pub mod handheld_constants;
-pub mod handshakes;
-pub mod http;
 pub mod ident;
-pub mod in_process;
-pub mod lan;
 pub mod ledger;
 pub mod limits;
 pub mod listener;
 pub mod log_sample;
-pub mod outbound;
+pub mod net;
 pub mod printers;
-pub mod release;
-pub mod security_headers;
-pub mod server;
-pub mod shell_path;
+pub mod shell;
 pub mod site;
 pub mod site_clock;
-pub mod sql;
 pub mod state;
-pub mod storage;
+pub mod store;
 pub mod terminal_wire;
-pub mod throttle;
-pub mod tls;
 pub mod view;
 
 use std::future::Future;
 use std::path::PathBuf;
 
-pub use http::app;
+pub use site::http::app;
 pub use site::{Site, SiteConfig};
 pub use state::AppState;
 
 /// Serves `state` over plain HTTP on `listener` until `shutdown` resolves,
 /// then finishes the requests in flight and returns. Connections are capped
-/// and their heads bounded in time by [`server::serve_connections`]. (The
+/// and their heads bounded in time by [`net::server::serve_connections`]. (The
 /// whole site also serves HTTPS and guards the plain port; see [`Site`].)
 pub async fn serve(
     listener: tokio::net::TcpListener,
@@ -63,7 +46,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, www = %state.www_dir.display(), "site server listening");
-    server::serve_connections(listener, None, app(state), shutdown).await
+    net::server::serve_connections(listener, None, app(state), shutdown).await
 }
 
 /// Where the PWA lives when `--www` is not given: `./www` when the server

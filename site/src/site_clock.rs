@@ -11,7 +11,7 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use stockhop::time::UnixMs;
 
-use crate::sql::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 
 /// The `site_meta` key the zone's name is kept under.
 const SITE_TZ_KEY: &str = "site_tz";
@@ -87,7 +87,7 @@ impl SiteZone {
     }
 
     /// The site's zone as `serve` recorded it; the machine's until then.
-    pub fn remembered(conn: &Connection) -> crate::sql::Result<SiteZone> {
+    pub fn remembered(conn: &Connection) -> crate::store::sql::Result<SiteZone> {
         let name: Option<String> = conn
             .query_row(
                 "SELECT value FROM site_meta WHERE key = ?1",
@@ -101,7 +101,7 @@ impl SiteZone {
     }
 
     /// Records the zone for the view and the commands.
-    pub fn remember(&self, conn: &Connection) -> crate::sql::Result<()> {
+    pub fn remember(&self, conn: &Connection) -> crate::store::sql::Result<()> {
         conn.execute(
             "INSERT INTO site_meta (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",

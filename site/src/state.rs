@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use axum::extract::FromRef;
 
-use crate::db::Db;
 use crate::ledger::LedgerState;
+use crate::store::db::Db;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -7,9 +7,9 @@
 use rand::Rng;
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop_site::delivery::{DeliveryError, DELIVERY_TIMEOUT};
 use stockhop_site::ident::IDENT_MAX_CHARS as MAX_FIELD_CHARS;
 use stockhop_site::listener::queue::Write;
+use stockhop_site::net::delivery::{DeliveryError, DELIVERY_TIMEOUT};
 use stockhop_site::terminal_wire::{TerminalBatch, TerminalEventKind, TerminalSource};
 
 use crate::check::TerminalAnswer;

@@ -14,7 +14,7 @@ pub const DEVICE_ID: &str = "HH-1";
 
 /// Adds [`DEVICE_ID`] to `db`, commissioned; returns its token.
 #[allow(dead_code)] // Not every bench that includes this adds it so.
-pub fn add(db: &stockhop_site::db::Db) -> String {
+pub fn add(db: &stockhop_site::store::db::Db) -> String {
     db.call_blocking(|conn| {
         ledger::devices::add(
             conn,

@@ -8,10 +8,10 @@ use stockhop::time::UnixMs;
 
 use super::wire::SiteHop;
 use crate::ledger::hop_feed::{fact, FeedHop, FeedPage, CSV_SCAN_IDS, MAX_FEED_HOPS};
-use crate::sql::{Connection, Row};
+use crate::store::sql::{Connection, Row};
 
 /// Every site's hops after `after`, at most `limit`, in commit order.
-pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<FeedPage> {
+pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::store::sql::Result<FeedPage> {
     let limit = limit.clamp(1, MAX_FEED_HOPS) as i64;
     let hops = conn
         .prepare_cached(
@@ -19,12 +19,12 @@ pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<F
              WHERE received_id > ?1 ORDER BY received_id LIMIT ?2",
         )?
         .query_map(crate::params![after, limit], from_row)?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     Ok(FeedPage::new(hops, after))
 }
 
 /// The receipt number of the last hop the central took; 0 with none.
-pub fn last_id(conn: &Connection) -> crate::sql::Result<i64> {
+pub fn last_id(conn: &Connection) -> crate::store::sql::Result<i64> {
     conn.prepare_cached("SELECT coalesce(max(received_id), 0) FROM central_hops")?
         .query_row([], |row| row.get(0))
 }
@@ -35,7 +35,7 @@ pub fn scan(
     after: i64,
     from: UnixMs,
     to: UnixMs,
-) -> crate::sql::Result<(Vec<FeedHop>, bool)> {
+) -> crate::store::sql::Result<(Vec<FeedHop>, bool)> {
     let hops = conn
         .prepare_cached(
             "SELECT received_id, site_id, hop FROM central_hops
@@ -46,17 +46,17 @@ pub fn scan(
             hop.as_ref()
                 .map_or(true, |hop| hop.recorded_at >= from && hop.recorded_at < to)
         })
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     let more = conn
         .prepare_cached("SELECT 1 FROM central_hops WHERE received_id > ?1 LIMIT 1")?
         .exists([after + CSV_SCAN_IDS])?;
     Ok((hops, more))
 }
 
-fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
+fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
     let text: String = row.get(2)?;
     let hop: SiteHop = serde_json::from_str(&text)
-        .map_err(|err| crate::sql::Error::conversion(2, err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::conversion(2, err.to_string()))?;
     Ok(FeedHop {
         hop_id: row.get(0)?,
         site_id: Some(row.get(1)?),

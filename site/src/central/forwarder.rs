@@ -28,20 +28,20 @@ use super::outbox::{self, Pending, Settled};
 use super::wire::{
     CentralBatch, CentralBatchResponse, SiteSummary, CENTRAL_HOPS_PATH, SUMMARY_EVERY_MS,
 };
-use crate::db::{Db, DbError};
-use crate::delivery::{
+use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
+use crate::listener::unix_now;
+use crate::net::delivery::{
     classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DB_ERROR_DELAY,
     DELIVERY_TIMEOUT, PRUNE_INTERVAL,
 };
-use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
-use crate::listener::unix_now;
-use crate::outbound::{OutboundError, Trust};
-use crate::sql::Connection;
+use crate::net::outbound::{OutboundError, Trust};
+use crate::store::db::{Db, DbError};
+use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
 
 /// Reads the site's summary at `now` (the site's view's
 /// [`crate::view::summary::summary`]).
-pub type Summarize = fn(&mut Connection, UnixMs) -> crate::sql::Result<SiteSummary>;
+pub type Summarize = fn(&mut Connection, UnixMs) -> crate::store::sql::Result<SiteSummary>;
 
 /// The central, reached over HTTPS (or plain HTTP) with the shared secret.
 pub struct CentralClient(SignedEndpoint);

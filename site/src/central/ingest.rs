@@ -2,7 +2,7 @@
 //! and in seq order per site, the one place with its SQL.
 //!
 //! A batch is one transaction (run again on a PostgreSQL serialization
-//! conflict, [`crate::sql::retry_conflicts`]). Per hop, in batch order:
+//! conflict, [`crate::store::sql::retry_conflicts`]). Per hop, in batch order:
 //! a key the central holds for the site is *replayed* when the hop's
 //! canonical JSON hashes the same, else refused 409
 //! `IDEMPOTENCY_KEY_REUSED`; a new key whose seq is at or below the last
@@ -23,8 +23,8 @@ use super::wire::{
 use crate::ledger::receipts::request_hash;
 use crate::ledger::{LedgerError, Refusal};
 use crate::limits::CENTRAL_BATCH_HOPS_MAX;
-use crate::sql::retry_conflicts;
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::retry_conflicts;
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 /// Why a whole batch was refused before any hop was looked at (400).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,7 +75,8 @@ pub fn ingest(
         })
         .collect();
     retry_conflicts(|| {
-        let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+        let tx =
+            conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
         let results = ingest_in(&tx, batch, &hashed, now)?;
         tx.commit()?;
         Ok(CentralBatchResponse { results })
@@ -154,8 +155,9 @@ fn ingest_in(
         }
     }
     if let Some(summary) = &batch.summary {
-        let json = serde_json::to_string(summary)
-            .map_err(|err| crate::sql::Error::conversion(0, format!("summary as JSON: {err}")))?;
+        let json = serde_json::to_string(summary).map_err(|err| {
+            crate::store::sql::Error::conversion(0, format!("summary as JSON: {err}"))
+        })?;
         conn.execute(
             "UPDATE central_sites SET summary = ?2, summary_at = ?3
              WHERE site_id = ?1 AND (summary_at IS NULL OR summary_at <= ?3)",
@@ -179,7 +181,7 @@ fn insert(
     canonical: &str,
     sha256: &str,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO central_hops (site_id, key, seq, hop, hop_sha256, received_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -205,7 +207,7 @@ pub struct CentralSite {
 }
 
 /// Every site the central has heard from, by id.
-pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
+pub fn sites(conn: &Connection) -> crate::store::sql::Result<Vec<CentralSite>> {
     let mut select = conn.prepare_cached(
         "SELECT site_id, first_seen_at, last_seen_at, hops_received, last_seq, summary
          FROM central_sites ORDER BY site_id",
@@ -221,7 +223,7 @@ pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
                 .get::<_, Option<String>>(5)?
                 .map(|json| serde_json::from_str(&json))
                 .transpose()
-                .map_err(|err| crate::sql::Error::conversion(5, err.to_string()))?,
+                .map_err(|err| crate::store::sql::Error::conversion(5, err.to_string()))?,
         })
     })?;
     rows.collect()
@@ -231,7 +233,7 @@ pub fn sites(conn: &Connection) -> crate::sql::Result<Vec<CentralSite>> {
 mod tests {
     use super::*;
     use crate::central::wire::SiteHop;
-    use crate::db::Db;
+    use crate::store::db::Db;
 
     fn hop(seq: i64, key: &str, to_bin: &str) -> CentralHop {
         CentralHop {
@@ -273,7 +275,7 @@ mod tests {
         SiteSummary {
             taken_at: UnixMs(taken_at),
             time_zone: "Europe/Berlin".into(),
-            trend: crate::view::history::Trend::Growing,
+            trend: crate::central::wire::Trend::Growing,
             queue_depth,
             oldest_queued_at: None,
             devices_offline: 0,

@@ -15,7 +15,7 @@ use stockhop::time::UnixMs;
 
 use super::wire::{CentralHop, SiteHop};
 use crate::limits::CENTRAL_OUTBOX_DONE_RETENTION;
-use crate::sql::{params, Connection, Engine, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, Engine, OptionalExtension, Row};
 
 /// Where this site forwards, as `serve` was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,19 +36,19 @@ pub fn configure(
     conn: &mut Connection,
     forwarding: Option<&Forwarding>,
     now: UnixMs,
-) -> crate::sql::Result<usize> {
+) -> crate::store::sql::Result<usize> {
     // On PostgreSQL a hop appended at the same moment can end this
     // transaction in a serialization conflict: the backlog must either see
     // that hop or the hop must see forwarding on.
-    crate::sql::retry_conflicts(|| configure_once(conn, forwarding, now))
+    crate::store::sql::retry_conflicts(|| configure_once(conn, forwarding, now))
 }
 
 fn configure_once(
     conn: &mut Connection,
     forwarding: Option<&Forwarding>,
     now: UnixMs,
-) -> crate::sql::Result<usize> {
-    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+) -> crate::store::sql::Result<usize> {
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     tx.execute("DELETE FROM central_forwarding", [])?;
     tx.execute(
         "UPDATE central_forwarder_state SET last_error = NULL, last_error_at = NULL WHERE id = 1",
@@ -72,7 +72,7 @@ fn configure_once(
 /// so a backlog of any length is one pass over `hops`. A hop never takes a
 /// second row (the outbox's unique `hop_id`, and the `NOT EXISTS`); hops at
 /// or below `pruned_hop_id` (migration 0007) had theirs, since pruned.
-fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
+fn enqueue_backlog(conn: &Connection) -> crate::store::sql::Result<usize> {
     // On PostgreSQL the clock is a sequence read through a view, taken by
     // hops' trigger under the lock row (migration 0009): take the lock
     // first, so no hop takes a seq between the read and the advance.
@@ -114,7 +114,7 @@ fn enqueue_backlog(conn: &Connection) -> crate::sql::Result<usize> {
 }
 
 /// The forwarding `serve` last configured, if any.
-pub fn forwarding(conn: &Connection) -> crate::sql::Result<Option<Forwarding>> {
+pub fn forwarding(conn: &Connection) -> crate::store::sql::Result<Option<Forwarding>> {
     conn.query_row(
         "SELECT site_id, central_url FROM central_forwarding WHERE id = 1",
         [],
@@ -136,7 +136,7 @@ pub struct Pending {
 }
 
 /// Up to `limit` pending rows, oldest seq first.
-pub fn pending(conn: &Connection, limit: usize) -> crate::sql::Result<Vec<Pending>> {
+pub fn pending(conn: &Connection, limit: usize) -> crate::store::sql::Result<Vec<Pending>> {
     let mut select = conn.prepare_cached(
         "SELECT o.seq, h.hop_id, h.device_id, h.session_id, h.key, h.client_seq, h.command,
                 h.kind, h.mode, h.unit_id, h.from_bin, h.to_bin, h.unit_version, h.facts,
@@ -149,7 +149,7 @@ pub fn pending(conn: &Connection, limit: usize) -> crate::sql::Result<Vec<Pendin
     rows.collect()
 }
 
-fn pending_from_row(row: &Row<'_>) -> crate::sql::Result<Pending> {
+fn pending_from_row(row: &Row<'_>) -> crate::store::sql::Result<Pending> {
     let facts: String = row.get(13)?;
     let hop = SiteHop {
         hop_id: row.get(1)?,
@@ -165,7 +165,7 @@ fn pending_from_row(row: &Row<'_>) -> crate::sql::Result<Pending> {
         to_bin: row.get(11)?,
         unit_version: row.get(12)?,
         facts: serde_json::from_str(&facts)
-            .map_err(|err| crate::sql::Error::conversion(13, err.to_string()))?,
+            .map_err(|err| crate::store::sql::Error::conversion(13, err.to_string()))?,
         occurred_at: row.get(14)?,
         booked_at: row.get(15)?,
         recorded_at: row.get(16)?,
@@ -203,8 +203,8 @@ pub fn settle(
     settle: &[(i64, Settled)],
     failure: Option<&str>,
     now: UnixMs,
-) -> crate::sql::Result<()> {
-    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+) -> crate::store::sql::Result<()> {
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     match failure {
         Some(failure) => tx.execute(
             "UPDATE central_forwarder_state SET last_error = ?1, last_error_at = ?2 WHERE id = 1",
@@ -246,9 +246,9 @@ pub fn settle(
 /// among them in the same transaction, so the backlog at the next start
 /// does not take those hops for unsent ones. Pending and dead rows stay
 /// (the schema refuses deleting them). Returns how many went.
-pub fn prune(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<usize> {
+pub fn prune(conn: &mut Connection, now: UnixMs) -> crate::store::sql::Result<usize> {
     let before = now.0 - CENTRAL_OUTBOX_DONE_RETENTION.0 as i64;
-    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     let highest: Option<i64> = tx.query_row(
         "SELECT MAX(hop_id) FROM central_outbox WHERE state = 'done' AND settled_at < ?1",
         [before],
@@ -303,7 +303,7 @@ pub struct OutboxStatus {
 }
 
 /// The outbox's depth and dead letters.
-pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<OutboxStatus> {
+pub fn status(conn: &Connection, dead_limit: usize) -> crate::store::sql::Result<OutboxStatus> {
     let forwarding = forwarding(conn)?;
     let (last_error, last_error_at): (Option<String>, Option<i64>) = conn.query_row(
         "SELECT last_error, last_error_at FROM central_forwarder_state WHERE id = 1",
@@ -340,7 +340,7 @@ pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<Outbox
                 settled_at: UnixMs(row.get(4)?),
             })
         })?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     Ok(OutboxStatus {
         site_id: forwarding.as_ref().map(|f| f.site_id.clone()),
         central_url: forwarding.map(|f| f.central_url),
@@ -356,7 +356,7 @@ pub fn status(conn: &Connection, dead_limit: usize) -> crate::sql::Result<Outbox
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Db;
+    use crate::store::db::Db;
 
     fn hop(conn: &Connection, key: &str, at: i64) {
         conn.execute(

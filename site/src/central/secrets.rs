@@ -13,7 +13,7 @@ use stockhop::time::UnixMs;
 
 use crate::ident;
 use crate::ledger::{auth, LedgerError, Refusal};
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 /// The error code of a batch signed with another site's (or the shared)
 /// secret for a site that has its own.

@@ -7,7 +7,39 @@
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
-use crate::view::history::{Alert, Trend};
+/// Whether the backlog drains, grows or is escalated.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    /// The backlog is not growing and nothing is overdue.
+    Draining,
+    /// The site's depth is above what it was 5 minutes ago.
+    Growing,
+    /// An item has waited over 15 minutes, or a P1 device is offline.
+    Escalated,
+}
+
+/// An offline device's alert priority (beside [`Trend`], so a site's
+/// summary to its central can carry both without the whole status).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
+pub enum Alert {
+    P1,
+    P2,
+    P3,
+}
 
 /// Where a central takes site batches.
 pub const CENTRAL_HOPS_PATH: &str = "/v1/central/hops";

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use crate::caller::AdminTokenCaller;
+use crate::api::caller::AdminTokenCaller;
 use crate::error::AppError;
 use crate::ledger::devices::{self, Listed, Profile};
 use crate::ledger::modes::cycle_count::{self, CountOpened};
@@ -187,7 +187,10 @@ pub struct DeviceLink {
 
 /// The address setup links point at: the one `serve` recorded, else where
 /// the request came in.
-fn link_site(conn: &crate::sql::Connection, host: Option<String>) -> crate::sql::Result<String> {
+fn link_site(
+    conn: &crate::store::sql::Connection,
+    host: Option<String>,
+) -> crate::store::sql::Result<String> {
     Ok(enroll::remembered_site_url(conn)?
         .or(host)
         .unwrap_or_else(|| enroll::site_url(None, 443)))

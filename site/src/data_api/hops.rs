@@ -11,7 +11,7 @@ use serde::Deserialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
-use crate::caller::AdminTokenCaller;
+use crate::api::caller::AdminTokenCaller;
 use crate::central;
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FEED_HOPS};

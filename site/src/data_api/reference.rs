@@ -12,7 +12,7 @@ use axum::Json;
 use serde::Serialize;
 use stockhop::wire::codes as wire_codes;
 
-use crate::caller::AdminTokenCaller;
+use crate::api::caller::AdminTokenCaller;
 use crate::error::AppError;
 use crate::ledger::import::{self, ImportError, Kind, LineError, NotCsv, Source};
 use crate::ledger::wall_clock;

@@ -1,7 +1,7 @@
 //! Bins: where units are put away, named by the text of their label, each
 //! in a zone of a location. Loaded from reference data.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -11,7 +11,7 @@ pub struct Bin {
     pub location: String,
 }
 
-pub fn find(conn: &Connection, bin: &str) -> crate::sql::Result<Option<Bin>> {
+pub fn find(conn: &Connection, bin: &str) -> crate::store::sql::Result<Option<Bin>> {
     conn.prepare_cached("SELECT bin, zone, location FROM bins WHERE bin = ?1")?
         .query_row([bin], |row| {
             Ok(Bin {
@@ -30,7 +30,7 @@ pub const UPSERT_MANY_MAX: usize = 1_000;
 /// Writes `bins` in one statement (one round trip on PostgreSQL, where a
 /// bin at a time costs two); returns how many were added or changed. The
 /// bins must name distinct bins: a statement may write a row only once.
-pub fn upsert_many(conn: &Connection, bins: &[Bin]) -> crate::sql::Result<usize> {
+pub fn upsert_many(conn: &Connection, bins: &[Bin]) -> crate::store::sql::Result<usize> {
     assert!(
         bins.len() <= UPSERT_MANY_MAX,
         "{} bins in one statement",
@@ -53,16 +53,16 @@ pub fn upsert_many(conn: &Connection, bins: &[Bin]) -> crate::sql::Result<usize>
          ON CONFLICT (bin) DO UPDATE SET zone = excluded.zone, location = excluded.location",
         rows.join(", ")
     );
-    let values: Vec<crate::sql::Value> = bins
+    let values: Vec<crate::store::sql::Value> = bins
         .iter()
         .flat_map(|bin| [&bin.bin, &bin.zone, &bin.location])
-        .map(|text| crate::sql::Value::Text(text.clone()))
+        .map(|text| crate::store::sql::Value::Text(text.clone()))
         .collect();
     conn.prepare_cached(&sql)?.execute(values.as_slice())
 }
 
 /// Writes a bin; returns whether anything changed.
-pub fn upsert(conn: &Connection, bin: &Bin) -> crate::sql::Result<bool> {
+pub fn upsert(conn: &Connection, bin: &Bin) -> crate::store::sql::Result<bool> {
     match find(conn, &bin.bin)? {
         Some(existing) if existing == *bin => Ok(false),
         Some(_) => {

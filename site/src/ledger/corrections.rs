@@ -10,7 +10,7 @@
 //! unit has moved since, the count is approved) is refused with 409 and
 //! writes nothing: a person looks again, or counts the zone.
 
-use crate::sql::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 use stockhop::time::UnixMs;
 use stockhop::wire::Mode;
 
@@ -71,7 +71,7 @@ fn unit_of(conn: &Connection, original: &HopFacts) -> Result<Unit, LedgerError> 
 
 /// A value the hop's facts or its session's context name (`grn`,
 /// `manifest`, `count_id`).
-fn named(conn: &Connection, hop_id: i64, name: &str) -> crate::sql::Result<Option<String>> {
+fn named(conn: &Connection, hop_id: i64, name: &str) -> crate::store::sql::Result<Option<String>> {
     let (facts, context): (String, Option<String>) = conn
         .prepare_cached(
             "SELECT h.facts, s.context FROM hops h
@@ -288,7 +288,12 @@ pub fn book_grn(
 // caller, while the handheld's undo reverses put-away alone.
 
 /// Takes a unit off the GRN line it was received on.
-fn unreceive(conn: &Connection, grn: &str, sku: &str, unit_id: i64) -> crate::sql::Result<()> {
+fn unreceive(
+    conn: &Connection,
+    grn: &str,
+    sku: &str,
+    unit_id: i64,
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached("DELETE FROM grn_receipts WHERE unit_id = ?1")?
         .execute([unit_id])?;
     conn.prepare_cached(
@@ -301,7 +306,7 @@ fn unreceive(conn: &Connection, grn: &str, sku: &str, unit_id: i64) -> crate::sq
 
 /// Marks a manifest unit unverified again; a verified manifest is
 /// dispatched (not every unit verified) once more.
-fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
+fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE manifest_units SET verified = 0 WHERE manifest = ?1 AND epc = ?2")?
         .execute([manifest, epc])?;
     conn.prepare_cached("UPDATE manifests SET state = ?2 WHERE manifest = ?1 AND state = ?3")?
@@ -314,14 +319,14 @@ fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<
 }
 
 /// Forgets that a count saw a tag.
-fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::sql::Result<()> {
+fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::store::sql::Result<()> {
     conn.prepare_cached("DELETE FROM count_seen WHERE count_id = ?1 AND epc = ?2")?
         .execute([count_id, epc])?;
     Ok(())
 }
 
 /// Bumps a unit's version where nothing else about it changed.
-fn touch(conn: &Connection, unit: &Unit) -> crate::sql::Result<u64> {
+fn touch(conn: &Connection, unit: &Unit) -> crate::store::sql::Result<u64> {
     let version = unit.version + 1;
     conn.prepare_cached("UPDATE units SET version = ?2 WHERE unit_id = ?1")?
         .execute(params![unit.unit_id, version as i64])?;

@@ -8,7 +8,7 @@
 //! A cancelled count is stored closed with `cancelled_at` set (migration
 //! 0010 says why) and read as state `cancelled` everywhere.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
@@ -67,7 +67,7 @@ pub struct CountFigures {
     pub as_of: UnixMs,
 }
 
-pub fn find(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<Count>> {
+pub fn find(conn: &Connection, count_id: &str) -> crate::store::sql::Result<Option<Count>> {
     conn.prepare_cached(&format!(
         "SELECT count_id, location, zone, bin, {STATE} FROM counts WHERE count_id = ?1"
     ))?
@@ -92,7 +92,7 @@ pub fn open_overlapping(
     location: &str,
     zone: &str,
     bin: Option<&str>,
-) -> crate::sql::Result<Option<String>> {
+) -> crate::store::sql::Result<Option<String>> {
     conn.query_row(
         "SELECT count_id FROM counts WHERE location = ?1 AND zone = ?2 AND state = 'open'
            AND (CAST(?3 AS TEXT) IS NULL OR bin IS NULL OR bin = ?3)
@@ -112,7 +112,7 @@ pub fn insert(
     zone: &str,
     bin: Option<&str>,
     now: UnixMs,
-) -> crate::sql::Result<String> {
+) -> crate::store::sql::Result<String> {
     // The id is the count's number, known once the row is in; until the
     // update below it holds a placeholder no other open count can have
     // (one open count per place).
@@ -147,7 +147,7 @@ pub fn see(
     count_id: &str,
     epc: &str,
     bin: Option<&str>,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO count_seen (count_id, epc, bin) VALUES (?1, ?2, ?3)
          ON CONFLICT (count_id, epc) DO UPDATE SET bin = coalesce(excluded.bin, count_seen.bin),
@@ -158,7 +158,7 @@ pub fn see(
 }
 
 /// Takes back one scan of a tag: it stays seen while other scans count it.
-pub fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::sql::Result<()> {
+pub fn unsee(conn: &Connection, count_id: &str, epc: &str) -> crate::store::sql::Result<()> {
     let kept = conn
         .prepare_cached(
             "UPDATE count_seen SET scans = scans - 1
@@ -182,7 +182,7 @@ pub fn awaiting_approval(
     conn: &Connection,
     only: Option<&str>,
     limit: usize,
-) -> crate::sql::Result<Vec<(String, Option<UnixMs>)>> {
+) -> crate::store::sql::Result<Vec<(String, Option<UnixMs>)>> {
     conn.prepare_cached(
         "SELECT c.count_id, c.closed_at FROM counts c
          WHERE c.state = ?1 AND c.cancelled_at IS NULL
@@ -200,7 +200,7 @@ pub fn awaiting_approval(
 /// Cancels a count that is open or closed: closed, never to be approved.
 /// Returns whether it was cancelled now (false: it already was, or it is
 /// approved, or there is no such count).
-pub fn cancel(conn: &Connection, count_id: &str, now: UnixMs) -> crate::sql::Result<bool> {
+pub fn cancel(conn: &Connection, count_id: &str, now: UnixMs) -> crate::store::sql::Result<bool> {
     let changed = conn.execute(
         "UPDATE counts SET state = 'closed', closed_at = coalesce(closed_at, ?2),
                            cancelled_at = ?2
@@ -216,7 +216,7 @@ pub fn set_state(
     from: &str,
     to: &str,
     now: UnixMs,
-) -> crate::sql::Result<bool> {
+) -> crate::store::sql::Result<bool> {
     let at = if to == states::APPROVED {
         "approved_at"
     } else {
@@ -240,7 +240,7 @@ pub struct Missing {
     pub unit_version: u64,
 }
 
-pub fn missing(conn: &Connection, count_id: &str) -> crate::sql::Result<Vec<Missing>> {
+pub fn missing(conn: &Connection, count_id: &str) -> crate::store::sql::Result<Vec<Missing>> {
     conn.prepare_cached(
         "SELECT epc, unit_id, unit_version FROM count_expected AS e WHERE count_id = ?1
            AND NOT EXISTS (SELECT 1 FROM count_seen AS s WHERE s.count_id = e.count_id AND s.epc = e.epc)
@@ -260,7 +260,7 @@ pub fn missing(conn: &Connection, count_id: &str) -> crate::sql::Result<Vec<Miss
 pub fn unexpected(
     conn: &Connection,
     count_id: &str,
-) -> crate::sql::Result<Vec<(String, Option<String>)>> {
+) -> crate::store::sql::Result<Vec<(String, Option<String>)>> {
     conn.prepare_cached(
         "SELECT epc, bin FROM count_seen AS s WHERE count_id = ?1
            AND NOT EXISTS (SELECT 1 FROM count_expected AS e WHERE e.count_id = s.count_id AND e.epc = s.epc)
@@ -272,18 +272,18 @@ pub fn unexpected(
 
 /// How many units a count's snapshot expects: those new or in stock in
 /// its zone (or bin) when it opened.
-pub fn expected(conn: &Connection, count_id: &str) -> crate::sql::Result<u64> {
+pub fn expected(conn: &Connection, count_id: &str) -> crate::store::sql::Result<u64> {
     conn.prepare_cached("SELECT count(*) FROM count_expected WHERE count_id = ?1")?
         .query_row([count_id], |row| row.get::<_, i64>(0))
         .map(|n| n as u64)
 }
 
 /// A count with its variance as it stands.
-pub fn view(conn: &Connection, count_id: &str) -> crate::sql::Result<Option<CountView>> {
+pub fn view(conn: &Connection, count_id: &str) -> crate::store::sql::Result<Option<CountView>> {
     let Some(count) = find(conn, count_id)? else {
         return Ok(None);
     };
-    let tally = |sql: &str| -> crate::sql::Result<u64> {
+    let tally = |sql: &str| -> crate::store::sql::Result<u64> {
         conn.prepare_cached(sql)?
             .query_row([count_id], |row| row.get::<_, i64>(0))
             .map(|n| n as u64)

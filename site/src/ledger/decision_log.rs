@@ -10,7 +10,7 @@
 //! the device's scope and its key) and `terminal:SEQ` (a terminal record
 //! the listener dead-lettered).
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use stockhop::time::UnixMs;
 
 /// What waits for a person, by what it is about.
@@ -111,16 +111,16 @@ pub struct Entry {
 }
 
 /// Whether the decision `id` is settled.
-pub fn is_settled(conn: &Connection, id: &str) -> crate::sql::Result<bool> {
+pub fn is_settled(conn: &Connection, id: &str) -> crate::store::sql::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM decision_log WHERE decision_id = ?1")?
         .exists([id])
 }
 
 /// Logs a settlement. A second settlement of the same decision is a unique
 /// violation, which the ledger answers 409 `ALREADY_SETTLED`.
-pub fn record(conn: &Connection, entry: &Entry) -> crate::sql::Result<()> {
+pub fn record(conn: &Connection, entry: &Entry) -> crate::store::sql::Result<()> {
     let hop_ids = serde_json::to_string(&entry.hop_ids)
-        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))?;
     conn.prepare_cached(
         "INSERT INTO decision_log (decision_id, kind, action, settled_by, note, settled_at,
                                    hop_ids, summary)
@@ -140,7 +140,7 @@ pub fn record(conn: &Connection, entry: &Entry) -> crate::sql::Result<()> {
 }
 
 /// The settlement of `id`, if any.
-pub fn find(conn: &Connection, id: &str) -> crate::sql::Result<Option<Entry>> {
+pub fn find(conn: &Connection, id: &str) -> crate::store::sql::Result<Option<Entry>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM decision_log WHERE decision_id = ?1"
     ))?
@@ -149,7 +149,7 @@ pub fn find(conn: &Connection, id: &str) -> crate::sql::Result<Option<Entry>> {
 }
 
 /// The newest `limit` settlements, newest first.
-pub fn newest(conn: &Connection, limit: usize) -> crate::sql::Result<Vec<Entry>> {
+pub fn newest(conn: &Connection, limit: usize) -> crate::store::sql::Result<Vec<Entry>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM decision_log ORDER BY settled_at DESC, decision_id LIMIT ?1"
     ))?
@@ -159,7 +159,7 @@ pub fn newest(conn: &Connection, limit: usize) -> crate::sql::Result<Vec<Entry>>
 
 const COLUMNS: &str = "decision_id, kind, action, settled_by, note, settled_at, hop_ids, summary";
 
-fn entry_from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Entry> {
+fn entry_from_row(row: &crate::store::sql::Row<'_>) -> crate::store::sql::Result<Entry> {
     let hop_ids: String = row.get(6)?;
     Ok(Entry {
         decision_id: row.get(0)?,
@@ -169,7 +169,7 @@ fn entry_from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Entry> {
         note: row.get(4)?,
         settled_at: UnixMs(row.get(5)?),
         hop_ids: serde_json::from_str(&hop_ids)
-            .map_err(|err| crate::sql::Error::conversion(6, err.to_string()))?,
+            .map_err(|err| crate::store::sql::Error::conversion(6, err.to_string()))?,
         summary: row.get(7)?,
     })
 }

@@ -2,7 +2,7 @@
 //! (items from a device that is not land as simulation), and the heartbeat
 //! view that handhelds and terminals both feed.
 
-use crate::sql::{params, Connection, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, OptionalExtension, Row};
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
 
@@ -70,12 +70,12 @@ pub struct Device {
 
 impl Device {
     /// Reads `device_id, profile, commissioned`.
-    pub fn from_row(row: &Row<'_>) -> crate::sql::Result<Device> {
+    pub fn from_row(row: &Row<'_>) -> crate::store::sql::Result<Device> {
         let profile: String = row.get(1)?;
         Ok(Device {
             device_id: row.get(0)?,
             profile: Profile::parse(&profile).ok_or_else(|| {
-                crate::sql::Error::conversion(1, format!("unknown profile {profile:?}"))
+                crate::store::sql::Error::conversion(1, format!("unknown profile {profile:?}"))
             })?,
             commissioned: row.get(2)?,
         })
@@ -188,7 +188,7 @@ pub fn commission(conn: &Connection, device_id: &str) -> Result<(), LedgerError>
 
 /// Whether the site's device `device_id` is commissioned; `None` when the
 /// site has no such device.
-pub fn commissioned(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<bool>> {
+pub fn commissioned(conn: &Connection, device_id: &str) -> crate::store::sql::Result<Option<bool>> {
     conn.prepare_cached("SELECT commissioned FROM devices WHERE device_id = ?1")?
         .query_row([device_id], |row| row.get(0))
         .optional()
@@ -224,7 +224,7 @@ pub fn record_heartbeat(
     device_id: &str,
     heartbeat: &Heartbeat,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.execute(
         "INSERT INTO device_heartbeats
              (device_id, source, last_seen_at, sent_at, queue_depth, oldest_queued_at, app_version)
@@ -257,7 +257,7 @@ pub fn record_terminal_seen(
     device_serial: &str,
     source: &str,
     seen_at: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
          SELECT CAST(?1 AS TEXT), CAST(?2 AS TEXT), CAST(?3 AS BIGINT) WHERE NOT EXISTS
@@ -283,7 +283,10 @@ pub struct LastSeen {
 }
 
 /// The heartbeat view's row for one device.
-pub fn last_seen(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<LastSeen>> {
+pub fn last_seen(
+    conn: &Connection,
+    device_id: &str,
+) -> crate::store::sql::Result<Option<LastSeen>> {
     conn.query_row(
         "SELECT device_id, source, last_seen_at, queue_depth FROM device_heartbeats
          WHERE device_id = ?1",
@@ -314,7 +317,7 @@ pub struct Listed {
 }
 
 /// Every device the site knows, revoked ones too, by id.
-pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Listed>> {
+pub fn list(conn: &Connection) -> crate::store::sql::Result<Vec<Listed>> {
     conn.prepare(
         "SELECT d.device_id, d.profile, d.commissioned, d.added_at, r.revoked_at
          FROM devices d LEFT JOIN device_revocations r ON r.device_id = d.device_id
@@ -350,7 +353,7 @@ pub fn relink(conn: &Connection, device_id: &str) -> Result<String, LedgerError>
 }
 
 /// The device a token belongs to, if any.
-pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<Device>> {
+pub fn authenticate(conn: &Connection, token: &str) -> crate::store::sql::Result<Option<Device>> {
     conn.query_row(
         "SELECT device_id, profile, commissioned FROM devices WHERE token_sha256 = ?1",
         [auth::token_hash(token)],

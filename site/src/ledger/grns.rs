@@ -3,7 +3,7 @@
 //! count units on the lines, and closing a receive session settles the
 //! GRN's state.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -33,7 +33,7 @@ pub mod states {
 }
 
 /// A GRN with its lines in SKU order.
-pub fn find(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Grn>> {
+pub fn find(conn: &Connection, grn: &str) -> crate::store::sql::Result<Option<Grn>> {
     let head = conn
         .prepare_cached("SELECT grn, qc, state FROM grns WHERE grn = ?1")?
         .query_row([grn], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
@@ -52,7 +52,7 @@ pub fn find(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Grn>> {
                 received: row.get::<_, i64>(2)? as u64,
             })
         })?
-        .collect::<crate::sql::Result<_>>()?;
+        .collect::<crate::store::sql::Result<_>>()?;
     Ok(Some(Grn {
         grn,
         qc,
@@ -62,14 +62,18 @@ pub fn find(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Grn>> {
 }
 
 /// The QC disposition of a GRN, if it exists.
-pub fn qc_of(conn: &Connection, grn: &str) -> crate::sql::Result<Option<String>> {
+pub fn qc_of(conn: &Connection, grn: &str) -> crate::store::sql::Result<Option<String>> {
     conn.prepare_cached("SELECT qc FROM grns WHERE grn = ?1")?
         .query_row([grn], |row| row.get(0))
         .optional()
 }
 
 /// A line's expected and received counts.
-pub fn line(conn: &Connection, grn: &str, sku: &str) -> crate::sql::Result<Option<(u64, u64)>> {
+pub fn line(
+    conn: &Connection,
+    grn: &str,
+    sku: &str,
+) -> crate::store::sql::Result<Option<(u64, u64)>> {
     conn.prepare_cached("SELECT expected, received FROM grn_lines WHERE grn = ?1 AND sku = ?2")?
         .query_row([grn, sku], |row| {
             Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64))
@@ -84,7 +88,7 @@ pub fn receive(
     sku: &str,
     unit_id: i64,
     hop_id: i64,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "UPDATE grn_lines SET received = received + 1 WHERE grn = ?1 AND sku = ?2",
     )?
@@ -103,7 +107,7 @@ pub fn unreceive(
     conn: &Connection,
     hop_id: i64,
     unit_id: i64,
-) -> crate::sql::Result<Option<String>> {
+) -> crate::store::sql::Result<Option<String>> {
     let counted: Option<(String, String)> = conn
         .prepare_cached(
             "DELETE FROM grn_receipts WHERE unit_id = ?1 AND hop_id = ?2 RETURNING grn, sku",
@@ -124,14 +128,14 @@ pub fn unreceive(
 }
 
 /// Whether a unit was received on any GRN.
-pub fn was_received(conn: &Connection, unit_id: i64) -> crate::sql::Result<bool> {
+pub fn was_received(conn: &Connection, unit_id: i64) -> crate::store::sql::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM grn_receipts WHERE unit_id = ?1")?
         .exists([unit_id])
 }
 
 /// Sets a GRN's state from its lines: complete when every line received
 /// what it expected, else needs_resolution (a line short or over).
-pub fn settle(conn: &Connection, grn: &str) -> crate::sql::Result<&'static str> {
+pub fn settle(conn: &Connection, grn: &str) -> crate::store::sql::Result<&'static str> {
     let unresolved: bool = conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM grn_lines WHERE grn = ?1 AND received != expected)",
@@ -147,14 +151,14 @@ pub fn settle(conn: &Connection, grn: &str) -> crate::sql::Result<&'static str> 
 }
 
 /// Sets a GRN's state (the trigger bumps its change number only on a change).
-pub fn set_state(conn: &Connection, grn: &str, state: &str) -> crate::sql::Result<()> {
+pub fn set_state(conn: &Connection, grn: &str, state: &str) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE grns SET state = ?2 WHERE grn = ?1 AND state != ?2")?
         .execute([grn, state])?;
     Ok(())
 }
 
 /// Writes a GRN's head from reference data; returns whether it changed.
-pub fn upsert_head(conn: &Connection, grn: &str, qc: &str) -> crate::sql::Result<bool> {
+pub fn upsert_head(conn: &Connection, grn: &str, qc: &str) -> crate::store::sql::Result<bool> {
     match qc_of(conn, grn)? {
         Some(existing) if existing == qc => Ok(false),
         Some(_) => {
@@ -175,7 +179,7 @@ pub fn upsert_line(
     grn: &str,
     sku: &str,
     expected: u64,
-) -> crate::sql::Result<bool> {
+) -> crate::store::sql::Result<bool> {
     match line(conn, grn, sku)? {
         Some((existing, _)) if existing == expected => Ok(false),
         Some(_) => {

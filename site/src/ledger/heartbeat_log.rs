@@ -3,7 +3,7 @@
 //! (`crate::view::history`). The ledger writes them beside the latest-only
 //! `device_heartbeats` row, in the same call.
 
-use crate::sql::{params, Connection};
+use crate::store::sql::{params, Connection};
 use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
 
@@ -24,7 +24,7 @@ pub fn record(
     device_id: &str,
     beat: &Heartbeat,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO heartbeat_log (device_id, at, queue_depth, oldest_queued_at)
          VALUES (?1, ?2, ?3, ?4)",
@@ -41,7 +41,7 @@ pub fn record(
 
 /// Removes heartbeats older than [`HEARTBEAT_KEEP_MS`] that a newer one of
 /// the same device supersedes; returns how many.
-pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
+pub fn prune(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<usize> {
     conn.prepare_cached(
         "DELETE FROM heartbeat_log
          WHERE at < ?1
@@ -53,7 +53,7 @@ pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
 }
 
 /// Forgets a device's heartbeats (it was revoked).
-pub fn forget(conn: &Connection, device_id: &str) -> crate::sql::Result<()> {
+pub fn forget(conn: &Connection, device_id: &str) -> crate::store::sql::Result<()> {
     conn.execute(
         "DELETE FROM heartbeat_log WHERE device_id = ?1",
         [device_id],

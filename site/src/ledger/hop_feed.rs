@@ -13,7 +13,7 @@
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
-use crate::sql::{Connection, Row};
+use crate::store::sql::{Connection, Row};
 
 /// Most hops one page holds: a page is one short read of the ledger.
 pub const MAX_FEED_HOPS: usize = 1_000;
@@ -102,19 +102,19 @@ const SELECT: &str = "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.devic
 
 /// The site's hops after `after`, at most `limit` (up to
 /// [`MAX_FEED_HOPS`]), in commit order.
-pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::sql::Result<FeedPage> {
+pub fn page(conn: &Connection, after: i64, limit: usize) -> crate::store::sql::Result<FeedPage> {
     let limit = limit.clamp(1, MAX_FEED_HOPS) as i64;
     let hops = conn
         .prepare_cached(&format!(
             "{SELECT} WHERE h.hop_id > ?1 ORDER BY h.hop_id LIMIT ?2"
         ))?
         .query_map(crate::params![after, limit], from_row)?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     Ok(FeedPage::new(hops, after))
 }
 
 /// The id of the site's last hop; 0 with none.
-pub fn last_id(conn: &Connection) -> crate::sql::Result<i64> {
+pub fn last_id(conn: &Connection) -> crate::store::sql::Result<i64> {
     conn.prepare_cached("SELECT coalesce(max(hop_id), 0) FROM hops")?
         .query_row([], |row| row.get(0))
 }
@@ -144,7 +144,7 @@ pub fn scan(
     after: i64,
     from: UnixMs,
     to: UnixMs,
-) -> crate::sql::Result<(Vec<FeedHop>, bool)> {
+) -> crate::store::sql::Result<(Vec<FeedHop>, bool)> {
     let hops = conn
         .prepare_cached(&format!(
             "{SELECT} WHERE h.hop_id > ?1 AND h.hop_id <= ?2
@@ -155,17 +155,17 @@ pub fn scan(
             crate::params![after, after + CSV_SCAN_IDS, from.0, to.0],
             from_row,
         )?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     let more = conn
         .prepare_cached("SELECT 1 FROM hops WHERE hop_id > ?1 LIMIT 1")?
         .exists([after + CSV_SCAN_IDS])?;
     Ok((hops, more))
 }
 
-fn from_row(row: &Row<'_>) -> crate::sql::Result<FeedHop> {
+fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
     let facts: String = row.get(12)?;
     let facts: serde_json::Value = serde_json::from_str(&facts)
-        .map_err(|err| crate::sql::Error::conversion(12, err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::conversion(12, err.to_string()))?;
     let from_bin: Option<String> = row.get(10)?;
     let to_bin: Option<String> = row.get(11)?;
     let epc: Option<String> = row.get(9)?;

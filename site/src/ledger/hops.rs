@@ -2,7 +2,7 @@
 //! never changed (the schema's triggers refuse UPDATE and DELETE). A
 //! correction is a new, compensating hop that names the one it undoes.
 
-use crate::sql::{params, Connection, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, OptionalExtension, Row};
 use stockhop::time::UnixMs;
 use stockhop::wire::{HopView, Mode};
 
@@ -100,7 +100,7 @@ pub struct NewHop<'a> {
 }
 
 /// Appends a hop, booked in the open period, and returns its id.
-pub fn append(conn: &Connection, hop: &NewHop<'_>) -> crate::sql::Result<i64> {
+pub fn append(conn: &Connection, hop: &NewHop<'_>) -> crate::store::sql::Result<i64> {
     let booked_at = periods::booking_time(hop.closed_until, hop.occurred_at);
     conn.prepare_cached(
         "INSERT INTO hops (device_id, session_id, key, client_seq, command, kind, mode, unit_id,
@@ -168,7 +168,7 @@ pub fn by_key(
     conn: &Connection,
     device_id: &str,
     key: &str,
-) -> crate::sql::Result<Option<HopFacts>> {
+) -> crate::store::sql::Result<Option<HopFacts>> {
     conn.prepare_cached(
         "SELECT hop_id, command, mode, unit_id, from_bin, to_bin, unit_version, occurred_at,
                 source_mode, session_id, facts
@@ -193,13 +193,13 @@ pub fn by_key(
 }
 
 /// Whether an undo compensated hop `hop_id` already.
-pub fn compensated(conn: &Connection, hop_id: i64) -> crate::sql::Result<bool> {
+pub fn compensated(conn: &Connection, hop_id: i64) -> crate::store::sql::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM hops WHERE compensates = ?1")?
         .exists([hop_id])
 }
 
 /// A session's hops in applied order.
-pub fn for_session(conn: &Connection, session_id: &str) -> crate::sql::Result<Vec<HopView>> {
+pub fn for_session(conn: &Connection, session_id: &str) -> crate::store::sql::Result<Vec<HopView>> {
     let mut statement = conn.prepare_cached(
         "SELECT hop_id, key, client_seq, command, mode, facts, occurred_at, recorded_at,
                 device_clock_skew_ms, source_mode, compensates, kind, booked_at
@@ -209,11 +209,11 @@ pub fn for_session(conn: &Connection, session_id: &str) -> crate::sql::Result<Ve
     rows.collect()
 }
 
-fn conversion(column: usize, what: String) -> crate::sql::Error {
-    crate::sql::Error::conversion(column, what)
+fn conversion(column: usize, what: String) -> crate::store::sql::Error {
+    crate::store::sql::Error::conversion(column, what)
 }
 
-fn view_from_row(row: &Row<'_>) -> crate::sql::Result<HopView> {
+fn view_from_row(row: &Row<'_>) -> crate::store::sql::Result<HopView> {
     let key: String = row.get(1)?;
     let command: String = row.get(3)?;
     let mode: Option<String> = row.get(4)?;

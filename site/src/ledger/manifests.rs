@@ -2,7 +2,7 @@
 //! dispatch verify marks units verified. Handhelds read a manifest live
 //! (`GET /v1/manifests/{id}`), never from a cache.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -25,14 +25,14 @@ pub mod states {
     pub const ALL: [&str; 4] = ["draft", PACKING, DISPATCHED, VERIFIED];
 }
 
-pub fn state_of(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<String>> {
+pub fn state_of(conn: &Connection, manifest: &str) -> crate::store::sql::Result<Option<String>> {
     conn.prepare_cached("SELECT state FROM manifests WHERE manifest = ?1")?
         .query_row([manifest], |row| row.get(0))
         .optional()
 }
 
 /// A manifest with its units in EPC order.
-pub fn find(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<Manifest>> {
+pub fn find(conn: &Connection, manifest: &str) -> crate::store::sql::Result<Option<Manifest>> {
     let Some(state) = state_of(conn, manifest)? else {
         return Ok(None);
     };
@@ -46,7 +46,7 @@ pub fn find(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<Mani
                 verified: row.get(1)?,
             })
         })?
-        .collect::<crate::sql::Result<_>>()?;
+        .collect::<crate::store::sql::Result<_>>()?;
     Ok(Some(Manifest {
         manifest: manifest.to_owned(),
         state,
@@ -55,7 +55,11 @@ pub fn find(conn: &Connection, manifest: &str) -> crate::sql::Result<Option<Mani
 }
 
 /// Whether `epc` is on the manifest, and verified.
-pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<Option<bool>> {
+pub fn unit(
+    conn: &Connection,
+    manifest: &str,
+    epc: &str,
+) -> crate::store::sql::Result<Option<bool>> {
     conn.prepare_cached("SELECT verified FROM manifest_units WHERE manifest = ?1 AND epc = ?2")?
         .query_row([manifest, epc], |row| row.get(0))
         .optional()
@@ -63,7 +67,7 @@ pub fn unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<
 
 /// Marks a unit verified; when it was the last, the manifest is verified,
 /// remembering the state it was verified from.
-pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
+pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE manifest_units SET verified = 1 WHERE manifest = ?1 AND epc = ?2")?
         .execute([manifest, epc])?;
     conn.prepare_cached(
@@ -78,7 +82,7 @@ pub fn verify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Resul
 /// Takes back a verify: the unit is unverified, and a verified manifest
 /// goes back to the state it was verified from (packing for one verified
 /// before the site remembered it: its goods are not all checked).
-pub fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<()> {
+pub fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE manifest_units SET verified = 0 WHERE manifest = ?1 AND epc = ?2")?
         .execute([manifest, epc])?;
     conn.prepare_cached(
@@ -90,7 +94,7 @@ pub fn unverify(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Res
 }
 
 /// Writes a manifest's state from reference data; returns whether it changed.
-pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::sql::Result<bool> {
+pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::store::sql::Result<bool> {
     match state_of(conn, manifest)? {
         Some(existing) if existing == state => Ok(false),
         Some(_) => {
@@ -111,7 +115,7 @@ pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::sql::Res
 }
 
 /// Puts a unit on a manifest; returns whether it was not there yet.
-pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> crate::sql::Result<bool> {
+pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> crate::store::sql::Result<bool> {
     let added = conn.execute(
         "INSERT INTO manifest_units (manifest, epc) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![manifest, epc],

@@ -23,7 +23,7 @@ pub struct SyncMetrics {
     pub sign_in_failures: Counter,
     /// Sign-in attempts answered 429 before they were checked.
     pub sign_ins_throttled: Counter,
-    /// 1 while the site is out of storage ([`crate::storage`]).
+    /// 1 while the site is out of storage ([`crate::store::storage`]).
     pub storage_full: Gauge,
     /// Free bytes on the data directory's file system, as last read.
     pub storage_free_bytes: Gauge,

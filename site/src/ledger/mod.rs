@@ -9,18 +9,19 @@
 //!
 //! One module per noun: [`auth`] (bearer tokens), [`devices`], [`receipts`]
 //! (claims and stored answers), [`sessions`], [`units`], [`hops`],
-//! [`periods`], [`sync`] (one request's items, in order), [`terminal`] and
-//! [`api`] (the HTTP handlers, the only module that sees a request, with
-//! [`reference_api`] for the read side of reference data). The modes'
+//! [`periods`], [`sync`] (one request's items, in order) and [`terminal`].
+//! Its HTTP handlers are a room above, [`crate::api::ledger`] and
+//! [`crate::api::reference`]: nothing here sees a request. The modes'
 //! rules are [`modes`]; the reference data they read are [`bins`],
 //! [`grns`], [`manifests`], [`counts`] and [`operators`], loaded by
 //! [`import`] and cached by handhelds through [`reference`].
 //!
-//! Architecture invariant: everything below [`api`] takes the connection
-//! and `now` as arguments; none of it reads a clock or touches a socket.
+//! Architecture invariant: everything here takes the connection and `now`
+//! as arguments (the handlers above read the clock); none of it touches a
+//! socket or imports the HTTP surfaces ([`crate::api`], [`crate::view`],
+//! [`crate::data_api`]).
 
 pub mod admission;
-pub mod api;
 pub mod auth;
 pub mod bins;
 pub mod corrections;
@@ -39,7 +40,6 @@ pub mod operators;
 pub mod periods;
 pub mod receipts;
 pub mod reference;
-pub mod reference_api;
 pub mod session_close;
 pub mod sessions;
 pub mod sync;
@@ -72,10 +72,10 @@ pub struct LedgerState {
     /// The shared secret that signs site batches to a central
     /// (`--central-secret`); with none, the central endpoint answers 404.
     pub central_secret: Option<Arc<[u8]>>,
-    /// Failed admin sign-ins per address (`crate::throttle`).
-    pub sign_ins: Arc<std::sync::Mutex<crate::throttle::SignInThrottle>>,
-    /// Whether the site is out of storage (`crate::storage`).
-    pub storage: crate::storage::Storage,
+    /// Failed admin sign-ins per address (`crate::net::throttle`).
+    pub sign_ins: Arc<std::sync::Mutex<crate::net::throttle::SignInThrottle>>,
+    /// Whether the site is out of storage (`crate::store::storage`).
+    pub storage: crate::store::storage::Storage,
 }
 
 impl Default for LedgerState {
@@ -95,9 +95,9 @@ impl LedgerState {
             metrics: metrics::SyncMetrics::default(),
             central_secret: None,
             sign_ins: Arc::default(),
-            storage: crate::storage::Storage::default(),
+            storage: crate::store::storage::Storage::default(),
         }
-        .with_storage(None, crate::storage::DEFAULT_MIN_FREE_BYTES)
+        .with_storage(None, crate::store::storage::DEFAULT_MIN_FREE_BYTES)
     }
 
     /// Watches `dir`'s file system for free space below `min_free_bytes`
@@ -107,7 +107,7 @@ impl LedgerState {
         dir: Option<std::path::PathBuf>,
         min_free_bytes: u64,
     ) -> LedgerState {
-        self.storage = crate::storage::Storage::new(
+        self.storage = crate::store::storage::Storage::new(
             dir,
             min_free_bytes,
             self.metrics.storage_full.clone(),
@@ -218,7 +218,7 @@ pub enum LedgerError {
     Refused(Refusal),
     /// The database failed (busy → 503, anything else → 500).
     #[error("{0}")]
-    Sqlite(crate::sql::Error),
+    Sqlite(crate::store::sql::Error),
     /// A stored value could not be read back.
     #[error("corrupt ledger data: {0}")]
     Corrupt(String),
@@ -227,7 +227,7 @@ pub enum LedgerError {
     Entropy(#[from] auth::EntropyError),
     /// The database could not run the work at all.
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Db(#[from] crate::store::db::DbError),
     /// An item was refused after it had written, in a transaction that
     /// runs its items without savepoints: the transaction is rolled back
     /// and runs again with one per item. Never leaves [`sync`].
@@ -259,9 +259,9 @@ impl LedgerError {
     }
 }
 
-impl From<crate::sql::Error> for LedgerError {
+impl From<crate::store::sql::Error> for LedgerError {
     /// Every unique-constraint violation becomes a 4xx refusal, never a 500.
-    fn from(err: crate::sql::Error) -> LedgerError {
+    fn from(err: crate::store::sql::Error) -> LedgerError {
         match unique_violation(&err) {
             Some(refusal) => LedgerError::Refused(refusal),
             None => LedgerError::Sqlite(err),
@@ -434,7 +434,7 @@ pub const UNIQUE_CONSTRAINTS: &[(&str, u16, &str, &str)] = &[
 pub const CONSTRAINT_CONFLICT_MESSAGE: &str = "the site has a record that conflicts with this one";
 
 /// The 4xx answer for a unique-constraint violation, if `err` is one.
-pub fn unique_violation(err: &crate::sql::Error) -> Option<Refusal> {
+pub fn unique_violation(err: &crate::store::sql::Error) -> Option<Refusal> {
     let columns = err.unique_violation()?;
     let columns = columns.as_str();
     let (status, code, message) = UNIQUE_CONSTRAINTS
@@ -453,7 +453,7 @@ pub fn unique_violation(err: &crate::sql::Error) -> Option<Refusal> {
     Some(Refusal::new(status, code, message))
 }
 
-impl crate::sql::Conflicting for LedgerError {
+impl crate::store::sql::Conflicting for LedgerError {
     fn is_conflict(&self) -> bool {
         matches!(self, LedgerError::Sqlite(err) if err.is_conflict())
     }
@@ -463,15 +463,15 @@ impl crate::sql::Conflicting for LedgerError {
 /// it fails, so one item's failure leaves the rest of the request intact.
 /// Outside a transaction it runs in a write transaction of its own. The
 /// writes `work` put off are sent before the savepoint ends, so their
-/// failure is `work`'s ([`crate::sql::Connection::flush`]).
+/// failure is `work`'s ([`crate::store::sql::Connection::flush`]).
 pub fn savepoint<T>(
-    conn: &crate::sql::Connection,
-    work: impl FnOnce(&crate::sql::Connection) -> Result<T, LedgerError>,
+    conn: &crate::store::sql::Connection,
+    work: impl FnOnce(&crate::store::sql::Connection) -> Result<T, LedgerError>,
 ) -> Result<T, LedgerError> {
     let run = |sql: &str| -> Result<(), LedgerError> {
         conn.execute_batch(sql).map_err(LedgerError::Sqlite)
     };
-    let work = |conn: &crate::sql::Connection| {
+    let work = |conn: &crate::store::sql::Connection| {
         let value = work(conn)?;
         conn.flush()?;
         Ok(value)
@@ -512,10 +512,12 @@ mod tests {
         let refused = LedgerError::Refused(Refusal::new(422, "INVALID_ITEM", "bad"));
         assert_eq!(refused.status().as_u16(), 422);
         assert!(!refused.is_retryable());
-        let busy = LedgerError::Sqlite(crate::sql::Error::from(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
-            None,
-        )));
+        let busy = LedgerError::Sqlite(crate::store::sql::Error::from(
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                None,
+            ),
+        ));
         assert_eq!(busy.status().as_u16(), 503);
         assert!(busy.is_retryable());
         assert_eq!(LedgerError::Corrupt("x".into()).status().as_u16(), 500);

@@ -5,7 +5,7 @@
 //! first is imported any badge opens a session; from then on a badge the
 //! site does not know is rejected `unknown_operator`.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -14,7 +14,7 @@ pub struct Operator {
     pub name: String,
 }
 
-pub fn find(conn: &Connection, badge: &str) -> crate::sql::Result<Option<Operator>> {
+pub fn find(conn: &Connection, badge: &str) -> crate::store::sql::Result<Option<Operator>> {
     conn.prepare_cached("SELECT badge, name FROM operators WHERE badge = ?1")?
         .query_row([badge], |row| {
             Ok(Operator {
@@ -28,7 +28,7 @@ pub fn find(conn: &Connection, badge: &str) -> crate::sql::Result<Option<Operato
 /// Whether `badge` may open a session: any badge while the site lists no
 /// operator, else only a listed one. One statement (one round trip on
 /// PostgreSQL), on the `open_session` path.
-pub fn admits(conn: &Connection, badge: &str) -> crate::sql::Result<bool> {
+pub fn admits(conn: &Connection, badge: &str) -> crate::store::sql::Result<bool> {
     conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM operators WHERE badge = ?1)
                 OR NOT EXISTS (SELECT 1 FROM operators)",
@@ -37,7 +37,7 @@ pub fn admits(conn: &Connection, badge: &str) -> crate::sql::Result<bool> {
 }
 
 /// Writes an operator; returns whether anything changed.
-pub fn upsert(conn: &Connection, operator: &Operator) -> crate::sql::Result<bool> {
+pub fn upsert(conn: &Connection, operator: &Operator) -> crate::store::sql::Result<bool> {
     match find(conn, &operator.badge)? {
         Some(existing) if existing == *operator => Ok(false),
         Some(_) => {

@@ -2,14 +2,14 @@
 //! a hop whose capture time falls inside a closed period is booked at the
 //! start of the open period, and keeps its original `occurred_at`.
 
-use crate::sql::{params, Connection};
+use crate::store::sql::{params, Connection};
 use stockhop::time::UnixMs;
 
 use super::{codes, LedgerError, Refusal};
 
 /// The end of the last closed period (the start of the open one), if any
 /// period was closed.
-pub fn closed_until(conn: &Connection) -> crate::sql::Result<Option<UnixMs>> {
+pub fn closed_until(conn: &Connection) -> crate::store::sql::Result<Option<UnixMs>> {
     conn.prepare_cached("SELECT max(closed_until) FROM periods")?
         .query_row([], |row| row.get::<_, Option<i64>>(0))
         .map(|until| until.map(UnixMs))

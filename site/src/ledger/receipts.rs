@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::sql::{params, Connection, Engine, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, Engine, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
@@ -49,7 +49,7 @@ pub struct Receipt {
 const COLUMNS: &str = "key, client_seq, command, request_hash, state, item, skew_ms, response";
 
 impl Receipt {
-    fn from_row(row: &Row<'_>) -> crate::sql::Result<Receipt> {
+    fn from_row(row: &Row<'_>) -> crate::store::sql::Result<Receipt> {
         let state: String = row.get(4)?;
         Ok(Receipt {
             key: row.get(0)?,
@@ -142,7 +142,7 @@ pub fn find(
     conn: &Connection,
     scope: &str,
     key: &IdempotencyKey,
-) -> crate::sql::Result<Option<Receipt>> {
+) -> crate::store::sql::Result<Option<Receipt>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM receipts WHERE scope = ?1 AND key = ?2"
     ))?
@@ -158,10 +158,10 @@ pub fn find_many(
     conn: &Connection,
     scope: &str,
     keys: &[IdempotencyKey],
-) -> crate::sql::Result<HashMap<String, Receipt>> {
+) -> crate::store::sql::Result<HashMap<String, Receipt>> {
     let texts: Vec<String> = keys.iter().map(ToString::to_string).collect();
     let list = serde_json::to_string(&texts)
-        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))?;
     // Driven by the list: one primary-key search a key. Each engine has its
     // own table function for a JSON array's elements. On PostgreSQL the keys
     // are gathered into an array first: joined to the function's rows, the
@@ -191,7 +191,7 @@ pub fn at_seq(
     conn: &Connection,
     session_id: &str,
     client_seq: u64,
-) -> crate::sql::Result<Option<Receipt>> {
+) -> crate::store::sql::Result<Option<Receipt>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM receipts WHERE session_id = ?1 AND client_seq = ?2"
     ))?
@@ -220,7 +220,7 @@ pub struct Claim<'a> {
 /// inside a transaction the insert travels with the next statement, so the
 /// violation comes from that statement, or from the flush that ends the
 /// item's savepoint or the transaction ([`Connection::flush`]).
-pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::sql::Result<()> {
+pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO receipts (scope, key, session_id, client_seq, command, request_hash,
                                state, item, received_at, skew_ms, response)
@@ -242,9 +242,9 @@ pub fn claim(conn: &Connection, claim: &Claim<'_>) -> crate::sql::Result<()> {
 }
 
 /// An answer as stored.
-pub fn to_json(answer: &ItemResult) -> crate::sql::Result<String> {
+pub fn to_json(answer: &ItemResult) -> crate::store::sql::Result<String> {
     serde_json::to_string(answer)
-        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))
+        .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))
 }
 
 /// Stores the final answer for a claimed key and drops the buffered copy,
@@ -255,7 +255,7 @@ pub fn finish(
     scope: &str,
     key: &IdempotencyKey,
     answer: &ItemResult,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     let response = to_json(answer)?;
     let keep = answer.outcome == Some(stockhop::wire::ItemOutcome::Rejected);
     conn.prepare_cached(

@@ -8,7 +8,7 @@
 //! its last row's number as the next cursor; a row that changes again
 //! while a device pages moves past the cursor and comes in a later page.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use serde::{Deserialize, Serialize};
 
 use stockhop::wire::Mode;
@@ -124,7 +124,7 @@ pub fn page(
     after: u64,
     limit: usize,
 ) -> Result<ReferencePage, LedgerError> {
-    crate::sql::retry_conflicts(|| {
+    crate::store::sql::retry_conflicts(|| {
         let tx = conn.transaction()?;
         let page = page_in(&tx, device, after, limit)?;
         tx.commit()?;
@@ -175,7 +175,7 @@ fn page_in(
                 })
             },
         )?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     let more = rows.len() > limit;
     rows.truncate(limit);
     let mut page = ReferencePage {

@@ -11,7 +11,7 @@
 //! applies as for any closed session: its scans land, and its own
 //! `close_session` is refused `session_already_closed`.
 
-use crate::sql::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
@@ -31,7 +31,10 @@ pub struct OpenSession {
 }
 
 /// The session `device_id` has open, if any.
-pub fn open_of(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<OpenSession>> {
+pub fn open_of(
+    conn: &Connection,
+    device_id: &str,
+) -> crate::store::sql::Result<Option<OpenSession>> {
     conn.prepare_cached(
         "SELECT session_id, operator_id, mode, opened_at FROM sessions
          WHERE device_id = ?1 AND state = 'open'",

@@ -4,7 +4,7 @@
 //! One open session per device and one per operator is the schema's job
 //! (partial unique indexes); a violation comes back as `SESSION_CONFLICT`.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use stockhop::time::UnixMs;
 use stockhop::wire::OpenSessionBody;
 
@@ -28,7 +28,7 @@ pub struct Session {
     pub context: Option<String>,
 }
 
-pub fn find(conn: &Connection, session_id: &str) -> crate::sql::Result<Option<Session>> {
+pub fn find(conn: &Connection, session_id: &str) -> crate::store::sql::Result<Option<Session>> {
     conn.prepare_cached(
         "SELECT session_id, device_id, state, next_seq, mode, context FROM sessions
          WHERE session_id = ?1",
@@ -43,7 +43,7 @@ pub fn find(conn: &Connection, session_id: &str) -> crate::sql::Result<Option<Se
 pub fn find_with_ahead(
     conn: &Connection,
     session_id: &str,
-) -> crate::sql::Result<Option<(Session, bool)>> {
+) -> crate::store::sql::Result<Option<(Session, bool)>> {
     conn.prepare_cached(
         // The highest slot taken, not "any slot past the cursor": a
         // session's greatest seq is one step down its index on both
@@ -60,7 +60,7 @@ pub fn find_with_ahead(
     .optional()
 }
 
-fn from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Session> {
+fn from_row(row: &crate::store::sql::Row<'_>) -> crate::store::sql::Result<Session> {
     let state: String = row.get(2)?;
     Ok(Session {
         session_id: row.get(0)?,
@@ -81,7 +81,7 @@ pub fn insert_pending(
     conn: &Connection,
     session_id: &str,
     device_id: &str,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO sessions (session_id, device_id, state) VALUES (?1, ?2, 'pending')",
     )?
@@ -95,9 +95,9 @@ pub fn open(
     session_id: &str,
     body: &OpenSessionBody,
     at: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     let context = serde_json::to_string(&body.context)
-        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))?;
     conn.prepare_cached(
         "UPDATE sessions SET state = 'open', operator_id = ?2, mode = ?3, context = ?4,
                              opened_at = ?5
@@ -113,7 +113,7 @@ pub fn open(
     Ok(())
 }
 
-pub fn close(conn: &Connection, session_id: &str, at: UnixMs) -> crate::sql::Result<()> {
+pub fn close(conn: &Connection, session_id: &str, at: UnixMs) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "UPDATE sessions SET state = 'closed', closed_at = ?2 WHERE session_id = ?1",
     )?
@@ -121,7 +121,11 @@ pub fn close(conn: &Connection, session_id: &str, at: UnixMs) -> crate::sql::Res
     Ok(())
 }
 
-pub fn set_next_seq(conn: &Connection, session_id: &str, next_seq: u64) -> crate::sql::Result<()> {
+pub fn set_next_seq(
+    conn: &Connection,
+    session_id: &str,
+    next_seq: u64,
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE session_id = ?1")?
         .execute(params![session_id, next_seq as i64])?;
     Ok(())
@@ -133,13 +137,13 @@ pub fn void_seq(
     session_id: &str,
     seq: u64,
     void_key: &str,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached("INSERT INTO seq_voids (session_id, seq, void_key) VALUES (?1, ?2, ?3)")?
         .execute(params![session_id, seq as i64, void_key])?;
     Ok(())
 }
 
-pub fn is_voided(conn: &Connection, session_id: &str, seq: u64) -> crate::sql::Result<bool> {
+pub fn is_voided(conn: &Connection, session_id: &str, seq: u64) -> crate::store::sql::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2")?
         .exists(params![session_id, seq as i64])
 }
@@ -157,7 +161,7 @@ pub enum Slot {
 }
 
 /// What holds `seq` in a session, in one query.
-pub fn slot(conn: &Connection, session_id: &str, seq: u64) -> crate::sql::Result<Slot> {
+pub fn slot(conn: &Connection, session_id: &str, seq: u64) -> crate::store::sql::Result<Slot> {
     conn.prepare_cached(
         "SELECT (SELECT state FROM receipts WHERE session_id = ?1 AND client_seq = ?2),
                 EXISTS (SELECT 1 FROM seq_voids WHERE session_id = ?1 AND seq = ?2)",

@@ -17,7 +17,7 @@
 //! have: gates reach the site through the listener without enrolling.
 //! Terminal sightings feed the same heartbeat view as handhelds.
 
-use crate::sql::{params, Connection, OptionalExtension, TransactionBehavior};
+use crate::store::sql::{params, Connection, OptionalExtension, TransactionBehavior};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use stockhop::time::UnixMs;
@@ -44,7 +44,7 @@ pub use crate::limits::LEDGER_MAX_RAW_BYTES as MAX_RAW_BYTES;
 /// [`ingest`] on the site database's blocking thread: what the listener's
 /// in-process forwarder calls.
 pub async fn ingest_into(
-    db: &crate::db::Db,
+    db: &crate::store::db::Db,
     batch: TerminalBatch,
     now: UnixMs,
 ) -> Result<TerminalBatchResponse, LedgerError> {
@@ -71,7 +71,7 @@ pub fn ingest(
             ),
         )));
     }
-    crate::sql::retry_conflicts(|| ingest_once(conn, batch, now))
+    crate::store::sql::retry_conflicts(|| ingest_once(conn, batch, now))
 }
 
 /// [`ingest`]'s one transaction.

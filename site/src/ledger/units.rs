@@ -3,7 +3,7 @@
 //! change of a unit (place, state, SKU, code) bumps its version; a scan
 //! carries the version its device saw, and a mismatch is `stale_state`.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 
@@ -62,7 +62,7 @@ pub fn find(
     conn: &Connection,
     epc: Option<&str>,
     code: Option<&str>,
-) -> crate::sql::Result<Option<Unit>> {
+) -> crate::store::sql::Result<Option<Unit>> {
     let read = |column: &str, value: &str| {
         conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE {column} = ?1"))?
             .query_row([value], from_row)
@@ -89,7 +89,7 @@ pub fn find_with_bin(
     bin: &str,
     epc: Option<&str>,
     code: Option<&str>,
-) -> crate::sql::Result<(bool, Option<Unit>)> {
+) -> crate::store::sql::Result<(bool, Option<Unit>)> {
     let Some(epc) = epc else {
         return Ok((
             crate::ledger::bins::find(conn, bin)?.is_some(),
@@ -115,12 +115,12 @@ pub fn find_with_bin(
     }
 }
 
-fn from_row(row: &crate::sql::Row<'_>) -> crate::sql::Result<Unit> {
+fn from_row(row: &crate::store::sql::Row<'_>) -> crate::store::sql::Result<Unit> {
     unit_at(row, 0)
 }
 
 /// A unit from [`COLUMNS`] read from column `first` on.
-fn unit_at(row: &crate::sql::Row<'_>, first: usize) -> crate::sql::Result<Unit> {
+fn unit_at(row: &crate::store::sql::Row<'_>, first: usize) -> crate::store::sql::Result<Unit> {
     let state: String = row.get(first + 4)?;
     Ok(Unit {
         unit_id: row.get(first)?,
@@ -128,7 +128,7 @@ fn unit_at(row: &crate::sql::Row<'_>, first: usize) -> crate::sql::Result<Unit> 
         code: row.get(first + 2)?,
         sku: row.get(first + 3)?,
         state: UnitState::parse(&state).ok_or_else(|| {
-            crate::sql::Error::conversion(first + 4, format!("unknown unit state {state:?}"))
+            crate::store::sql::Error::conversion(first + 4, format!("unknown unit state {state:?}"))
         })?,
         bin: row.get(first + 5)?,
         version: row.get::<_, i64>(first + 6)? as u64,
@@ -146,7 +146,11 @@ pub struct UnitFacts<'a> {
 }
 
 /// Records a new unit at [`FIRST_VERSION`].
-pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> crate::sql::Result<Unit> {
+pub fn create(
+    conn: &Connection,
+    facts: &UnitFacts<'_>,
+    now: UnixMs,
+) -> crate::store::sql::Result<Unit> {
     let unit_id: i64 = conn
         .prepare_cached(
             "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at)
@@ -178,13 +182,13 @@ pub fn create(conn: &Connection, facts: &UnitFacts<'_>, now: UnixMs) -> crate::s
 
 /// Puts a unit at `bin` in `state`; returns its version after, bumped
 /// only when something changed. The update goes with the next statement
-/// ([`crate::sql::Statement::execute_later`]).
+/// ([`crate::store::sql::Statement::execute_later`]).
 pub fn place(
     conn: &Connection,
     unit: &Unit,
     bin: Option<&str>,
     state: UnitState,
-) -> crate::sql::Result<u64> {
+) -> crate::store::sql::Result<u64> {
     if unit.bin.as_deref() == bin && unit.state == state {
         return Ok(unit.version);
     }
@@ -196,7 +200,11 @@ pub fn place(
 
 /// Rewrites a unit's facts from reference data; returns its version after,
 /// bumped only when something changed.
-pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> crate::sql::Result<u64> {
+pub fn update(
+    conn: &Connection,
+    unit: &Unit,
+    facts: &UnitFacts<'_>,
+) -> crate::store::sql::Result<u64> {
     let same = unit.code.as_deref() == facts.code
         && unit.sku.as_deref() == facts.sku
         && unit.state == facts.state
@@ -221,7 +229,7 @@ pub fn update(conn: &Connection, unit: &Unit, facts: &UnitFacts<'_>) -> crate::s
 }
 
 /// Gives a unit its SKU (a receive scan that names one the unit lacked).
-pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> crate::sql::Result<u64> {
+pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> crate::store::sql::Result<u64> {
     let version = unit.version + 1;
     conn.prepare_cached("UPDATE units SET sku = ?2, version = ?3 WHERE unit_id = ?1")?
         .execute(params![unit.unit_id, sku, version as i64])?;
@@ -229,7 +237,7 @@ pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> crate::sql::Result<
 }
 
 /// The current state of a unit by id.
-pub fn get(conn: &Connection, unit_id: i64) -> crate::sql::Result<Option<Unit>> {
+pub fn get(conn: &Connection, unit_id: i64) -> crate::store::sql::Result<Option<Unit>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM units WHERE unit_id = ?1"))?
         .query_row([unit_id], from_row)
         .optional()

@@ -5,7 +5,7 @@
 //! HMAC-signed POST of the same JSON). Batches hold up to
 //! [`MAX_RECORDS_PER_BATCH`] records in queue order. Network errors,
 //! timeouts, 408, 429, 5xx (and redirects, which are never followed) are
-//! retried with [`crate::delivery::retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
+//! retried with [`crate::net::delivery::retry_delay`]: 2 s doubling to a 60 s cap, skipped when a
 //! new record is written; so are 401 and 403, which refuse the listener's
 //! signature rather than a record. Any other 4xx is permanent: a rejected batch is
 //! re-sent one record at a time, so only the record the ledger refuses is
@@ -37,12 +37,12 @@ use tokio::sync::watch;
 
 use super::queue::{self, QueueError, Queued, Settled};
 use super::unix_now;
-use crate::db::Db;
-use crate::delivery::{
+use crate::net::delivery::{
     backoff, classify, fails_the_record, DeliveryError, Disposition, SignedEndpoint,
     DB_ERROR_DELAY, DEAD_BODY_BYTES_MAX, DELIVERY_TIMEOUT, RETRY_DELAY_FIRST, RETRY_DELAY_MAX,
 };
-use crate::outbound::{OutboundError, Trust};
+use crate::net::outbound::{OutboundError, Trust};
+use crate::store::db::Db;
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, TERMINAL_EVENTS_PATH,
@@ -595,7 +595,7 @@ pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::retry_delay;
+    use crate::net::delivery::retry_delay;
     use crate::terminal_wire::{
         RuleOutcome, TerminalEventKind, TerminalRecord, TerminalResult, TerminalSource,
     };

@@ -47,7 +47,7 @@ use tokio::task::JoinSet;
 pub use config::ListenerConfig;
 pub use forwarder::{LedgerSink, RemoteLedgerSink};
 
-use crate::db::Db;
+use crate::store::db::Db;
 use queue::{QueueError, Write, WriteReport};
 use rules::{ReaderRates, Rules};
 use unknown::{UnknownCounts, UnknownRequests};
@@ -477,7 +477,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             permit = Arc::clone(&reserved).acquire_owned() => permit.expect("semaphore never closed"),
         };
         let (stream, peer) = tokio::select! {
-            accepted = crate::accept::accept(&listener, port) => accepted,
+            accepted = crate::net::accept::accept(&listener, port) => accepted,
             _ = shutdown.changed() => return,
         };
         let permit = if known.contains(peer) || Arc::ptr_eq(permit.semaphore(), &general) {

@@ -24,8 +24,8 @@ use tokio::time::Instant;
 use super::link::{Link, LinkError};
 use super::store::{self, JobToSend, Printer};
 use super::zpl::{self, HostStatus, ReadBack};
-use crate::db::Db;
 use crate::ledger::{wall_clock, LedgerError};
+use crate::store::db::Db;
 
 /// How often a printer's host status is asked: the printer profile's
 /// period is 300 s, so ten polls go unanswered before it is offline.
@@ -235,8 +235,9 @@ async fn visit(db: &Db, printer: &Printer, config: &Config) -> bool {
                 let (printer_id, job_id) = (id.clone(), job.job_id.clone());
                 settle(db, &id, &job.job_id, move |conn| {
                     let now = wall_clock();
-                    let tx =
-                        conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+                    let tx = conn.transaction_with_behavior(
+                        crate::store::sql::TransactionBehavior::Immediate,
+                    )?;
                     store::settle_printed(&tx, &job_id, now)?;
                     store::record_heard(&tx, &printer_id, &status, now)?;
                     Ok(tx.commit()?)
@@ -312,7 +313,7 @@ async fn settle(
     db: &Db,
     printer_id: &str,
     job_id: &str,
-    work: impl FnOnce(&mut crate::sql::Connection) -> Result<(), LedgerError> + Send + 'static,
+    work: impl FnOnce(&mut crate::store::sql::Connection) -> Result<(), LedgerError> + Send + 'static,
 ) {
     if let Err(err) = db.call(work).await {
         // The job stays `sending`; the next start puts it before a person.

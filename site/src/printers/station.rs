@@ -11,11 +11,14 @@
 use stockhop::time::UnixMs;
 
 use super::zpl::{self, Label};
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 /// The printer `device_id`'s station prints at, if it has one that is not
 /// revoked.
-pub fn printer_for(conn: &Connection, device_id: &str) -> crate::sql::Result<Option<String>> {
+pub fn printer_for(
+    conn: &Connection,
+    device_id: &str,
+) -> crate::store::sql::Result<Option<String>> {
     conn.prepare_cached(
         "SELECT s.printer_id FROM printer_stations s
          WHERE s.device_id = ?1
@@ -42,7 +45,7 @@ pub fn queue_receive_label(
     conn: &Connection,
     label: &ReceiveLabel<'_>,
     now: UnixMs,
-) -> crate::sql::Result<Option<String>> {
+) -> crate::store::sql::Result<Option<String>> {
     let Some(printer_id) = printer_for(conn, label.device_id)? else {
         return Ok(None);
     };

@@ -15,7 +15,7 @@ use crate::ledger::hops::{self, kinds, NewHop, SourceMode};
 use crate::ledger::modes::derived_key;
 use crate::ledger::{periods, units, LedgerError, Refusal};
 pub use crate::limits::{MAX_JOB_ID_CHARS, SETTLED_JOB_RETENTION_MS};
-use crate::sql::{params, Connection, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, OptionalExtension, Row};
 
 /// Where a printer's answers are recorded in the heartbeat view.
 pub const SOURCE_PRINTER: &str = "printer";
@@ -135,7 +135,7 @@ pub fn add(
         ));
     }
     let (host, port) = parse_address(address)?;
-    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     devices::add(&tx, printer_id, profile, true, now)?;
     tx.execute(
         "INSERT INTO printers (printer_id, host, port, added_at) VALUES (?1, ?2, ?3, ?4)",
@@ -160,7 +160,7 @@ pub fn update(
     stations: &[String],
 ) -> Result<Printer, LedgerError> {
     let parsed = address.map(parse_address).transpose()?;
-    let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     let Some(mut printer) = find(&tx, printer_id)? else {
         return Err(refused(
             404,
@@ -220,7 +220,7 @@ const IN_SERVICE: &str =
     "NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)";
 
 /// Every printer that is not revoked.
-pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Printer>> {
+pub fn list(conn: &Connection) -> crate::store::sql::Result<Vec<Printer>> {
     conn.prepare_cached(&format!(
         "SELECT p.printer_id, p.host, p.port FROM printers p WHERE {IN_SERVICE}
          ORDER BY p.printer_id"
@@ -230,7 +230,7 @@ pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Printer>> {
 }
 
 /// The printer `printer_id`, unless it is revoked.
-fn find(conn: &Connection, printer_id: &str) -> crate::sql::Result<Option<Printer>> {
+fn find(conn: &Connection, printer_id: &str) -> crate::store::sql::Result<Option<Printer>> {
     conn.prepare_cached(&format!(
         "SELECT p.printer_id, p.host, p.port FROM printers p
          WHERE p.printer_id = ?1 AND {IN_SERVICE}"
@@ -239,7 +239,7 @@ fn find(conn: &Connection, printer_id: &str) -> crate::sql::Result<Option<Printe
     .optional()
 }
 
-fn printer_row(row: &Row<'_>) -> crate::sql::Result<Printer> {
+fn printer_row(row: &Row<'_>) -> crate::store::sql::Result<Printer> {
     Ok(Printer {
         printer_id: row.get(0)?,
         host: row.get(1)?,
@@ -255,7 +255,7 @@ pub fn record_heard(
     printer_id: &str,
     status: &HostStatus,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO device_heartbeats (device_id, source, last_seen_at)
          VALUES (?1, ?2, ?3)
@@ -281,7 +281,11 @@ pub fn record_heard(
 
 /// Records why a poll got no status. The printer is not heard; past its
 /// profile's period the view has it offline.
-pub fn record_unheard(conn: &Connection, printer_id: &str, error: &str) -> crate::sql::Result<()> {
+pub fn record_unheard(
+    conn: &Connection,
+    printer_id: &str,
+    error: &str,
+) -> crate::store::sql::Result<()> {
     conn.prepare_cached("UPDATE printers SET last_error = ?2 WHERE printer_id = ?1")?
         .execute(params![printer_id, error])?;
     Ok(())
@@ -342,7 +346,7 @@ pub struct JobView {
 const JOB_COLUMNS: &str = "job_id, printer_id, label, subject, encode, copies, state, attempts,
                            reason, read_back, hop_id, requested_by, accepted_at, settled_at";
 
-fn job_from_row(row: &Row<'_>) -> crate::sql::Result<JobView> {
+fn job_from_row(row: &Row<'_>) -> crate::store::sql::Result<JobView> {
     Ok(JobView {
         job_id: row.get(0)?,
         printer_id: row.get(1)?,
@@ -362,7 +366,7 @@ fn job_from_row(row: &Row<'_>) -> crate::sql::Result<JobView> {
 }
 
 /// One job by id.
-pub fn job(conn: &Connection, job_id: &str) -> crate::sql::Result<Option<JobView>> {
+pub fn job(conn: &Connection, job_id: &str) -> crate::store::sql::Result<Option<JobView>> {
     conn.prepare_cached(&format!(
         "SELECT {JOB_COLUMNS} FROM print_jobs WHERE job_id = ?1"
     ))?
@@ -371,7 +375,7 @@ pub fn job(conn: &Connection, job_id: &str) -> crate::sql::Result<Option<JobView
 }
 
 /// Whether `printer_id` is a printer the site polls.
-pub fn exists(conn: &Connection, printer_id: &str) -> crate::sql::Result<bool> {
+pub fn exists(conn: &Connection, printer_id: &str) -> crate::store::sql::Result<bool> {
     conn.prepare_cached(
         "SELECT 1 FROM printers p WHERE p.printer_id = ?1
            AND NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = p.printer_id)",
@@ -437,7 +441,10 @@ pub struct JobToSend {
     pub zpl: String,
 }
 
-pub fn next_pending(conn: &Connection, printer_id: &str) -> crate::sql::Result<Option<JobToSend>> {
+pub fn next_pending(
+    conn: &Connection,
+    printer_id: &str,
+) -> crate::store::sql::Result<Option<JobToSend>> {
     conn.prepare_cached(
         "SELECT job_id, subject, encode, zpl FROM print_jobs
          WHERE printer_id = ?1 AND state = 'pending' ORDER BY job_no LIMIT 1",
@@ -456,7 +463,7 @@ pub fn next_pending(conn: &Connection, printer_id: &str) -> crate::sql::Result<O
 /// The printers with a job waiting.
 pub fn printers_with_pending(
     conn: &Connection,
-) -> crate::sql::Result<std::collections::HashSet<String>> {
+) -> crate::store::sql::Result<std::collections::HashSet<String>> {
     conn.prepare_cached("SELECT DISTINCT printer_id FROM print_jobs WHERE state = 'pending'")?
         .query_map([], |row| row.get(0))?
         .collect()
@@ -464,7 +471,11 @@ pub fn printers_with_pending(
 
 /// Takes a pending job for sending (durable before its first byte goes
 /// out): false when it is no longer pending.
-pub fn mark_sending(conn: &Connection, job_id: &str, now: UnixMs) -> crate::sql::Result<bool> {
+pub fn mark_sending(
+    conn: &Connection,
+    job_id: &str,
+    now: UnixMs,
+) -> crate::store::sql::Result<bool> {
     Ok(conn.execute(
         "UPDATE print_jobs SET state = 'sending', attempts = attempts + 1, sent_at = ?2
          WHERE job_id = ?1 AND state = 'pending'",
@@ -474,7 +485,7 @@ pub fn mark_sending(conn: &Connection, job_id: &str, now: UnixMs) -> crate::sql:
 
 /// The format did not go out whole (no `^XZ` reached the printer): the
 /// job waits again.
-pub fn unsend(conn: &Connection, job_id: &str) -> crate::sql::Result<()> {
+pub fn unsend(conn: &Connection, job_id: &str) -> crate::store::sql::Result<()> {
     conn.execute(
         "UPDATE print_jobs SET state = 'pending' WHERE job_id = ?1 AND state = 'sending'",
         [job_id],
@@ -488,7 +499,7 @@ pub fn mark_in_doubt(
     job_id: &str,
     reason: &str,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     conn.execute(
         "UPDATE print_jobs SET state = 'in_doubt', reason = ?2, settled_at = ?3
          WHERE job_id = ?1 AND state = 'sending'",
@@ -499,7 +510,7 @@ pub fn mark_in_doubt(
 
 /// At start: a job left `sending` by a site that stopped mid-send may have
 /// printed, so it waits for a person rather than going out again.
-pub fn recover(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
+pub fn recover(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<usize> {
     conn.execute(
         "UPDATE print_jobs SET state = 'in_doubt', reason = ?1, settled_at = ?2
          WHERE state = 'sending'",
@@ -508,7 +519,11 @@ pub fn recover(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
 }
 
 /// The printer answered a job without a tag: printed.
-pub fn settle_printed(conn: &Connection, job_id: &str, now: UnixMs) -> crate::sql::Result<()> {
+pub fn settle_printed(
+    conn: &Connection,
+    job_id: &str,
+    now: UnixMs,
+) -> crate::store::sql::Result<()> {
     conn.execute(
         "UPDATE print_jobs SET state = 'printed', reason = NULL, settled_at = ?2
          WHERE job_id = ?1 AND state = 'sending'",
@@ -538,8 +553,9 @@ pub fn settle_encoded(
     now: UnixMs,
 ) -> Result<ReadBack, LedgerError> {
     let verdict = ReadBack::judge(&job.subject, read);
-    crate::sql::retry_conflicts(|| -> Result<(), LedgerError> {
-        let tx = conn.transaction_with_behavior(crate::sql::TransactionBehavior::Immediate)?;
+    crate::store::sql::retry_conflicts(|| -> Result<(), LedgerError> {
+        let tx =
+            conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
         match &verdict {
             ReadBack::Matches => {
                 let key = encode_key(&job.job_id);
@@ -653,7 +669,7 @@ pub fn decide(
 }
 
 /// The jobs waiting for a person, oldest first.
-pub fn waiting(conn: &Connection) -> crate::sql::Result<Vec<JobView>> {
+pub fn waiting(conn: &Connection) -> crate::store::sql::Result<Vec<JobView>> {
     conn.prepare_cached(&format!(
         "SELECT {JOB_COLUMNS} FROM print_jobs WHERE state IN ('in_doubt', 'refused')
          ORDER BY job_no LIMIT ?1"
@@ -663,7 +679,7 @@ pub fn waiting(conn: &Connection) -> crate::sql::Result<Vec<JobView>> {
 }
 
 /// Deletes printed and dismissed jobs settled before the retention window.
-pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
+pub fn prune(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<usize> {
     conn.execute(
         "DELETE FROM print_jobs WHERE state IN ('printed', 'dismissed') AND settled_at < ?1",
         [now.0 - SETTLED_JOB_RETENTION_MS],
@@ -693,7 +709,7 @@ pub struct PrinterStatus {
 }
 
 /// Every printer's status and queue.
-pub fn statuses(conn: &Connection) -> crate::sql::Result<Vec<PrinterStatus>> {
+pub fn statuses(conn: &Connection) -> crate::store::sql::Result<Vec<PrinterStatus>> {
     conn.prepare_cached(
         "SELECT p.printer_id, p.host, p.port, p.status_at, p.paper_out, p.paused, p.head_open,
                 p.ribbon_out, p.last_error,

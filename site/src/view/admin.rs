@@ -7,7 +7,7 @@
 //! their own table, so they never authenticate a sync, and device tokens
 //! never open the view.
 
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use stockhop::time::UnixMs;
 
 use crate::ledger::{auth, LedgerError, Refusal};
@@ -75,7 +75,7 @@ pub fn add(conn: &Connection, name: &str, now: UnixMs) -> Result<String, LedgerE
 }
 
 /// Every admin, by name.
-pub fn list(conn: &Connection) -> crate::sql::Result<Vec<Admin>> {
+pub fn list(conn: &Connection) -> crate::store::sql::Result<Vec<Admin>> {
     let mut select = conn.prepare("SELECT name, added_at FROM admins ORDER BY name")?;
     let rows = select.query_map([], |row| {
         Ok(Admin {
@@ -100,7 +100,7 @@ pub fn revoke(conn: &Connection, name: &str) -> Result<(), LedgerError> {
 }
 
 /// The admin a token belongs to, if any.
-pub fn authenticate(conn: &Connection, token: &str) -> crate::sql::Result<Option<String>> {
+pub fn authenticate(conn: &Connection, token: &str) -> crate::store::sql::Result<Option<String>> {
     conn.prepare_cached("SELECT name FROM admins WHERE token_sha256 = ?1")?
         .query_row([auth::token_hash(token)], |row| row.get(0))
         .optional()
@@ -142,7 +142,7 @@ pub fn session(
     conn: &Connection,
     cookie: &str,
     now: UnixMs,
-) -> crate::sql::Result<Option<Session>> {
+) -> crate::store::sql::Result<Option<Session>> {
     conn.prepare_cached(
         "SELECT admin, csrf_token FROM admin_sessions
          WHERE session_sha256 = ?1 AND expires_at > ?2",
@@ -157,7 +157,7 @@ pub fn session(
 }
 
 /// Ends the session a cookie value names.
-pub fn close_session(conn: &Connection, cookie: &str) -> crate::sql::Result<()> {
+pub fn close_session(conn: &Connection, cookie: &str) -> crate::store::sql::Result<()> {
     conn.execute(
         "DELETE FROM admin_sessions WHERE session_sha256 = ?1",
         [auth::token_hash(cookie)],
@@ -185,9 +185,9 @@ pub fn csrf_matches(session: &Session, presented: Option<&str>) -> bool {
 mod tests {
     use super::*;
 
-    fn db() -> (tempfile::TempDir, crate::db::Db) {
+    fn db() -> (tempfile::TempDir, crate::store::db::Db) {
         let dir = tempfile::tempdir().unwrap();
-        let db = crate::db::Db::open(dir.path()).unwrap();
+        let db = crate::store::db::Db::open(dir.path()).unwrap();
         (dir, db)
     }
 

@@ -13,7 +13,7 @@ use stockhop::wire::codes as wire_codes;
 
 use super::request::{from_queue, json_body};
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
-use crate::caller::{AdminCaller, Caller, ChangingAdminCaller};
+use crate::api::caller::{AdminCaller, Caller, ChangingAdminCaller};
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::devices::{self, Profile};
 use crate::ledger::session_close::{self, OpenSession};
@@ -239,7 +239,7 @@ async fn site_builds(
     State(state): State<AppState>,
     AdminCaller(_): AdminCaller,
 ) -> Result<Json<builds::Fleet>, AppError> {
-    let served = crate::release::served_build(&state.www_dir).await?;
+    let served = crate::shell::release::served_build(&state.www_dir).await?;
     let now = wall_clock();
     let devices = state
         .db
@@ -552,7 +552,7 @@ async fn resolve_grn(
 async fn decide<T: Send + 'static>(
     state: &AppState,
     caller: &Caller,
-    work: impl FnOnce(&mut crate::sql::Connection, &str, UnixMs) -> Result<T, LedgerError>
+    work: impl FnOnce(&mut crate::store::sql::Connection, &str, UnixMs) -> Result<T, LedgerError>
         + Send
         + 'static,
 ) -> Result<StatusCode, AppError> {

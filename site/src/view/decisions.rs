@@ -11,7 +11,7 @@
 //! ledger's stored answers, the counts closed and awaiting approval from
 //! `counts`, the GRNs that need resolution from `grns`.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
 
 use crate::ledger::{counts, grns};
@@ -81,7 +81,7 @@ const REJECTED: &str = "r.state = 'final'
                       WHERE d.decision_id = 'item:' || r.scope || ':' || r.key)";
 
 /// Reads every list.
-pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
+pub fn pending(conn: &Connection) -> crate::store::sql::Result<Decisions> {
     let corrections_total = conn
         .prepare_cached(&format!("SELECT count(*) FROM receipts r WHERE {REJECTED}"))?
         .query_row([], |row| row.get(0))?;
@@ -103,7 +103,7 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
                 reason: row.get(6)?,
             })
         })?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     Ok(Decisions {
         count_variances: count_variances(conn)?,
         grns: grn_issues(conn)?,
@@ -116,7 +116,7 @@ pub fn pending(conn: &Connection) -> crate::sql::Result<Decisions> {
 /// The counts closed and awaiting approval ([`counts::awaiting_approval`]:
 /// not cancelled ones, nothing they counted posts): those with missing or
 /// unexpected units first, each group the longest waiting first.
-fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> {
+fn count_variances(conn: &Connection) -> crate::store::sql::Result<Vec<CountVariance>> {
     let ids = counts::awaiting_approval(conn, None, MAX_LISTED)?;
     let mut variances = Vec::with_capacity(ids.len());
     for (count_id, _) in ids {
@@ -137,7 +137,7 @@ fn count_variances(conn: &Connection) -> crate::sql::Result<Vec<CountVariance>> 
 }
 
 /// The GRNs whose short or excess lines wait for a person, by GRN.
-fn grn_issues(conn: &Connection) -> crate::sql::Result<Vec<GrnIssue>> {
+fn grn_issues(conn: &Connection) -> crate::store::sql::Result<Vec<GrnIssue>> {
     conn.prepare_cached(
         "SELECT g.grn,
                 CAST(coalesce(sum(CASE WHEN l.expected > l.received

@@ -3,7 +3,7 @@
 //! server log) and that link as a QR code the handheld's own scanner reads
 //! into its setup field.
 
-use crate::sql::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
 
@@ -17,7 +17,7 @@ pub const SITE_URL_KEY: &str = "site_url";
 pub fn site_url(first_name: Option<&str>, https_port: u16) -> String {
     let host = first_name
         .map(str::to_owned)
-        .or_else(crate::tls::host_name)
+        .or_else(crate::net::tls::host_name)
         .unwrap_or_else(|| "localhost".into());
     let host = match host.parse::<std::net::Ipv6Addr>() {
         Ok(v6) => format!("[{v6}]"),
@@ -56,7 +56,7 @@ pub fn qr_svg(text: &str) -> Result<String, qrcode::types::QrError> {
 }
 
 /// Records the address setup links use (done by `serve` at start).
-pub fn remember_site_url(conn: &Connection, url: &str) -> crate::sql::Result<()> {
+pub fn remember_site_url(conn: &Connection, url: &str) -> crate::store::sql::Result<()> {
     conn.execute(
         "INSERT INTO site_meta (key, value) VALUES (?1, ?2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -66,7 +66,7 @@ pub fn remember_site_url(conn: &Connection, url: &str) -> crate::sql::Result<()>
 }
 
 /// The address `serve` recorded, if any.
-pub fn remembered_site_url(conn: &Connection) -> crate::sql::Result<Option<String>> {
+pub fn remembered_site_url(conn: &Connection) -> crate::store::sql::Result<Option<String>> {
     conn.query_row(
         "SELECT value FROM site_meta WHERE key = ?1",
         [SITE_URL_KEY],

@@ -10,10 +10,14 @@
 use std::collections::HashMap;
 
 use crate::ledger::devices::Profile;
-use crate::sql::{params, Connection};
+use crate::store::sql::{params, Connection};
 
 pub use crate::ledger::heartbeat_log::MAX_SERIES_HOURS;
 use stockhop::time::UnixMs;
+
+/// The trend and the alert priority travel in a site's summary to its
+/// central, so they are defined with that wire, below this page.
+pub use crate::central::wire::{Alert, Trend};
 
 /// The chart's bucket: 5 minutes.
 pub const BUCKET_MS: i64 = 5 * 60 * 1000;
@@ -24,40 +28,6 @@ pub const TREND_LOOKBACK_MS: i64 = 5 * 60 * 1000;
 /// A device's oldest queued item older than this escalates the backlog.
 pub const ESCALATE_AFTER_MS: i64 = 15 * 60 * 1000;
 
-/// Whether the backlog drains, grows or is escalated.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Trend {
-    /// The backlog is not growing and nothing is overdue.
-    Draining,
-    /// The site's depth is above what it was 5 minutes ago.
-    Growing,
-    /// An item has waited over 15 minutes, or a P1 device is offline.
-    Escalated,
-}
-
-/// An offline device's alert priority (beside [`Trend`], so a site's
-/// summary to its central can carry both without the whole status).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    utoipa::ToSchema,
-)]
-pub enum Alert {
-    P1,
-    P2,
-    P3,
-}
-
 /// The window of `median_sync_latency_ms`: the last hour.
 pub const LATENCY_WINDOW_MS: i64 = 60 * 60 * 1000;
 
@@ -67,7 +37,7 @@ const HANDHELD_SOURCES: &str = "source_mode IN ('live', 'sim') AND kind <> 'GATE
 
 /// The site's total queue depth at `at`: each device's latest heartbeat
 /// depth as of then, summed.
-pub fn depth_at(conn: &Connection, at: UnixMs) -> crate::sql::Result<i64> {
+pub fn depth_at(conn: &Connection, at: UnixMs) -> crate::store::sql::Result<i64> {
     conn.prepare_cached(
         "SELECT CAST(COALESCE(SUM((SELECT queue_depth FROM heartbeat_log h
                                     WHERE h.device_id = d.device_id AND h.at <= ?1
@@ -80,7 +50,7 @@ pub fn depth_at(conn: &Connection, at: UnixMs) -> crate::sql::Result<i64> {
 /// Whether the site's depth now is above what it was [`TREND_LOOKBACK_MS`]
 /// ago, or, with a shorter history, at the earliest heartbeat inside that
 /// window.
-pub fn depth_growing(conn: &Connection, now: UnixMs) -> crate::sql::Result<bool> {
+pub fn depth_growing(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<bool> {
     let lookback = UnixMs(now.0 - TREND_LOOKBACK_MS);
     let has_older: bool = conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM heartbeat_log WHERE at <= ?1)")?
@@ -105,14 +75,14 @@ pub fn median_latency(
     conn: &Connection,
     from: UnixMs,
     to: UnixMs,
-) -> crate::sql::Result<Option<i64>> {
+) -> crate::store::sql::Result<Option<i64>> {
     let mut select = conn.prepare_cached(&format!(
         "SELECT recorded_at - occurred_at FROM hops
          WHERE recorded_at > ?1 AND recorded_at <= ?2 AND {HANDHELD_SOURCES}"
     ))?;
     let mut latencies = select
         .query_map(params![from.0, to.0], |row| row.get::<_, i64>(0))?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     Ok(median(&mut latencies))
 }
 
@@ -155,7 +125,7 @@ pub struct Series {
 }
 
 /// The last `hours` as 5-minute buckets ending with the one `now` is in.
-pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<Series> {
+pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::store::sql::Result<Series> {
     let hours = hours.clamp(1, MAX_SERIES_HOURS);
     let count = i64::from(hours) * 60 * 60 * 1000 / BUCKET_MS;
     let last_start = now.0.div_euclid(BUCKET_MS) * BUCKET_MS;
@@ -197,7 +167,7 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
                AND NOT EXISTS (SELECT 1 FROM device_revocations r WHERE r.device_id = d.device_id)",
         )?
         .query_map([Profile::Fxr90.as_str()], |row| row.get(0))?
-        .collect::<crate::sql::Result<_>>()?;
+        .collect::<crate::store::sql::Result<_>>()?;
     let gate_period = Profile::Fxr90.heartbeat_period_ms();
     let mut total: i64 = depth.iter().sum();
     let mut beats: Vec<(usize, i64, i64, Option<i64>)> = Vec::new();
@@ -209,9 +179,9 @@ pub fn series(conn: &Connection, hours: u32, now: UnixMs) -> crate::sql::Result<
         let mut rows = select.query(params![first_start, now.0])?;
         while let Some(row) = rows.next()? {
             let device = match row.get_ref(0)? {
-                crate::sql::ValueRef::Text(device) => device,
+                crate::store::sql::ValueRef::Text(device) => device,
                 other => {
-                    return Err(crate::sql::Error::conversion(
+                    return Err(crate::store::sql::Error::conversion(
                         0,
                         format!("{} where a device id was expected", other.type_name()),
                     ))

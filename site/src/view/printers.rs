@@ -15,8 +15,9 @@ use axum::{Extension, Json, Router};
 
 use super::request::json_body;
 use super::{admin, codes as view_codes};
-use crate::caller::{bearer_of, changing_admin_caller, AdminCaller, Caller, ChangingAdminCaller};
-use crate::db::Db;
+use crate::api::caller::{
+    bearer_of, changing_admin_caller, AdminCaller, Caller, ChangingAdminCaller,
+};
 use crate::error::AppError;
 use crate::ledger::devices::Profile;
 use crate::ledger::{bins, devices, units, wall_clock, LedgerError};
@@ -24,6 +25,7 @@ use crate::printers::driver::Wake;
 use crate::printers::store::{self, Decision, JobView, LabelKind, NewJob, MAX_JOB_ID_CHARS};
 use crate::printers::{codes, zpl};
 use crate::state::AppState;
+use crate::store::db::Db;
 
 /// The printers' routes, merged into the view's.
 pub fn routes() -> Router<AppState> {

@@ -1,6 +1,6 @@
 //! The throttle in front of the view's sign-ins: a request that signs in
 //! (`POST /v1/site/login`, or any view request with a bearer token) from an
-//! address past its failures ([`crate::throttle`]) is answered 429 with
+//! address past its failures ([`crate::net::throttle`]) is answered 429 with
 //! Retry-After before its token is looked at; one answered 401 counts as a
 //! failure, in `/metrics` and in a sampled log line. A browser whose
 //! session cookie ran out is not a guess and is not counted.
@@ -61,8 +61,8 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
 }
 
 fn lock(
-    throttle: &std::sync::Mutex<crate::throttle::SignInThrottle>,
-) -> std::sync::MutexGuard<'_, crate::throttle::SignInThrottle> {
+    throttle: &std::sync::Mutex<crate::net::throttle::SignInThrottle>,
+) -> std::sync::MutexGuard<'_, crate::net::throttle::SignInThrottle> {
     throttle
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -77,7 +77,7 @@ pub struct ScanPrintJob {
 
 /// The device behind the bearer token, which must be `device_id`.
 fn the_device(
-    conn: &crate::sql::Connection,
+    conn: &crate::store::sql::Connection,
     headers: &HeaderMap,
     device_id: &str,
 ) -> Result<(), AppError> {
@@ -111,10 +111,10 @@ fn the_device(
 }
 
 fn printer_status(
-    conn: &crate::sql::Connection,
+    conn: &crate::store::sql::Connection,
     printer_id: &str,
     now: UnixMs,
-) -> crate::sql::Result<Option<StationPrinter>> {
+) -> crate::store::sql::Result<Option<StationPrinter>> {
     Ok(store::statuses(conn)?
         .into_iter()
         .find(|status| status.printer_id == printer_id)

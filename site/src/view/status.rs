@@ -3,7 +3,7 @@
 //! listener's queue and dead letters, the decisions waiting, the outbox
 //! to the central and, on a central, the sites it has heard from.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
 
 use super::decisions::{self, Decisions};
@@ -128,7 +128,7 @@ pub struct PrinterView {
 fn printer_views(
     conn: &Connection,
     devices: &[DeviceStatus],
-) -> crate::sql::Result<Vec<PrinterView>> {
+) -> crate::store::sql::Result<Vec<PrinterView>> {
     Ok(printers::statuses(conn)?
         .into_iter()
         .map(|status| {
@@ -147,7 +147,7 @@ fn printer_views(
 }
 
 /// Every device that is not revoked, with its liveness at `now`.
-pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceStatus>> {
+pub fn devices(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<Vec<DeviceStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT d.device_id, d.profile, d.commissioned, d.added_at,
                 h.last_seen_at, h.queue_depth, h.oldest_queued_at, h.app_version,
@@ -159,7 +159,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
     let rows = select.query_map([], |row| {
         let profile_text: String = row.get(1)?;
         let profile = Profile::parse(&profile_text).ok_or_else(|| {
-            crate::sql::Error::conversion(1, format!("unknown profile {profile_text:?}"))
+            crate::store::sql::Error::conversion(1, format!("unknown profile {profile_text:?}"))
         })?;
         let added_at: i64 = row.get(3)?;
         let last_seen_at: Option<i64> = row.get(4)?;
@@ -187,7 +187,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
             app_version: row.get(7)?,
             open_session: row
                 .get::<_, Option<String>>(8)?
-                .map(|session_id| -> crate::sql::Result<OpenSession> {
+                .map(|session_id| -> crate::store::sql::Result<OpenSession> {
                     Ok(OpenSession {
                         session_id,
                         operator_id: row.get(9)?,
@@ -198,7 +198,7 @@ pub fn devices(conn: &Connection, now: UnixMs) -> crate::sql::Result<Vec<DeviceS
                 .transpose()?,
         })
     })?;
-    let mut devices = rows.collect::<crate::sql::Result<Vec<_>>>()?;
+    let mut devices = rows.collect::<crate::store::sql::Result<Vec<_>>>()?;
     devices.sort_by(|a, b| {
         (a.alert.is_none(), a.alert, a.offline_since, &a.device_id).cmp(&(
             b.alert.is_none(),
@@ -217,7 +217,7 @@ pub fn trend(
     conn: &Connection,
     devices: &[DeviceStatus],
     now: UnixMs,
-) -> crate::sql::Result<Trend> {
+) -> crate::store::sql::Result<Trend> {
     let overdue = devices.iter().any(|device| {
         device.queue_depth.unwrap_or(0) > 0
             && device
@@ -235,7 +235,7 @@ pub fn trend(
     })
 }
 
-fn terminals(conn: &Connection) -> crate::sql::Result<Vec<TerminalStatus>> {
+fn terminals(conn: &Connection) -> crate::store::sql::Result<Vec<TerminalStatus>> {
     let mut select = conn.prepare_cached(
         "SELECT device_id, source, last_seen_at FROM device_heartbeats
          WHERE source <> ?1 AND source <> ?2 ORDER BY device_id",
@@ -272,7 +272,7 @@ pub fn status(
     conn: &mut Connection,
     listener: ListenerStatus,
     now: UnixMs,
-) -> crate::sql::Result<SiteStatus> {
+) -> crate::store::sql::Result<SiteStatus> {
     let devices = devices(conn, now)?;
     let trend = trend(conn, &devices, now)?;
     let queue_depth = devices.iter().filter_map(|d| d.queue_depth).sum();

@@ -11,10 +11,10 @@ use super::status;
 use crate::central::outbox;
 use crate::central::wire::SiteSummary;
 use crate::site_clock::SiteZone;
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 
 /// The site's summary at `now`.
-pub fn summary(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<SiteSummary> {
+pub fn summary(conn: &mut Connection, now: UnixMs) -> crate::store::sql::Result<SiteSummary> {
     let devices = status::devices(conn, now)?;
     let trend = status::trend(conn, &devices, now)?;
     // Offline as the view raises it: silent past the profile's period (a
@@ -42,7 +42,7 @@ pub fn summary(conn: &mut Connection, now: UnixMs) -> crate::sql::Result<SiteSum
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Db;
+    use crate::store::db::Db;
     use crate::view::history::{Alert, Trend};
 
     #[test]

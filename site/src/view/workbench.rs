@@ -18,7 +18,7 @@ use crate::ledger::decision_log::{self, actions, kinds, Entry, Subject};
 use crate::ledger::modes::{cycle_count, derived_key, reasons as mode_reasons, receive};
 use crate::ledger::{codes, corrections, counts, grns, hops, LedgerError, Refusal};
 use crate::listener::queue::DeadLetter;
-use crate::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use stockhop::reason as sync_reasons;
 
 /// Decisions of one kind the open list carries; the rest wait their turn.
@@ -166,7 +166,10 @@ const OPEN_REJECTED: &str = "r.state = 'final'
 /// Every open decision: counts, GRNs, rejected items and late undos, then
 /// the terminal records among `dead_letters` (read from the listener's
 /// queue) that nobody settled.
-pub fn open(conn: &Connection, dead_letters: &[DeadLetter]) -> crate::sql::Result<Vec<Decision>> {
+pub fn open(
+    conn: &Connection,
+    dead_letters: &[DeadLetter],
+) -> crate::store::sql::Result<Vec<Decision>> {
     let mut open = count_decisions(conn)?;
     open.extend(grn_decisions(conn)?);
     open.extend(item_decisions(conn, None)?);
@@ -174,7 +177,7 @@ pub fn open(conn: &Connection, dead_letters: &[DeadLetter]) -> crate::sql::Resul
     Ok(open)
 }
 
-fn count_decisions(conn: &Connection) -> crate::sql::Result<Vec<Decision>> {
+fn count_decisions(conn: &Connection) -> crate::store::sql::Result<Vec<Decision>> {
     let rows = counts::awaiting_approval(conn, None, MAX_LISTED_PER_KIND)?;
     let mut decisions = Vec::with_capacity(rows.len());
     for (count_id, closed_at) in rows {
@@ -189,7 +192,7 @@ fn count_decision(
     conn: &Connection,
     count_id: &str,
     closed_at: Option<UnixMs>,
-) -> crate::sql::Result<Option<Decision>> {
+) -> crate::store::sql::Result<Option<Decision>> {
     let Some(view) = counts::view(conn, count_id)? else {
         return Ok(None);
     };
@@ -226,7 +229,7 @@ fn count_decision(
     Ok(Some(decision.correctable(correct)))
 }
 
-fn grn_decisions(conn: &Connection) -> crate::sql::Result<Vec<Decision>> {
+fn grn_decisions(conn: &Connection) -> crate::store::sql::Result<Vec<Decision>> {
     let ids = conn
         .prepare_cached(
             "SELECT g.grn FROM grns g
@@ -238,7 +241,7 @@ fn grn_decisions(conn: &Connection) -> crate::sql::Result<Vec<Decision>> {
             params![grns::states::NEEDS_RESOLUTION, MAX_LISTED_PER_KIND as i64],
             |row| row.get::<_, String>(0),
         )?
-        .collect::<crate::sql::Result<Vec<_>>>()?;
+        .collect::<crate::store::sql::Result<Vec<_>>>()?;
     let mut decisions = Vec::with_capacity(ids.len());
     for grn in ids {
         if let Some(decision) = grn_decision(conn, &grn)? {
@@ -248,7 +251,7 @@ fn grn_decisions(conn: &Connection) -> crate::sql::Result<Vec<Decision>> {
     Ok(decisions)
 }
 
-fn grn_decision(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Decision>> {
+fn grn_decision(conn: &Connection, grn: &str) -> crate::store::sql::Result<Option<Decision>> {
     let Some(found) = grns::find(conn, grn)? else {
         return Ok(None);
     };
@@ -263,7 +266,7 @@ fn grn_decision(conn: &Connection, grn: &str) -> crate::sql::Result<Option<Decis
                 row.get::<_, Option<String>>(0)
             })?
             .filter_map(|epc| epc.transpose())
-            .collect::<crate::sql::Result<Vec<_>>>()?;
+            .collect::<crate::store::sql::Result<Vec<_>>>()?;
         lines.push(GrnLineIssue {
             sku: line.sku.clone(),
             expected: line.expected,
@@ -342,7 +345,7 @@ struct RejectedRow {
 fn item_decisions(
     conn: &Connection,
     only: Option<(&str, &str)>,
-) -> crate::sql::Result<Vec<Decision>> {
+) -> crate::store::sql::Result<Vec<Decision>> {
     let select = |filter: &str| {
         format!(
             "SELECT r.scope, r.key, r.client_seq, r.command, r.received_at, r.item,
@@ -352,7 +355,7 @@ fn item_decisions(
              ORDER BY r.received_at DESC LIMIT ?1"
         )
     };
-    let read = |row: &crate::sql::Row<'_>| {
+    let read = |row: &crate::store::sql::Row<'_>| {
         Ok(RejectedRow {
             device_id: row.get(0)?,
             key: row.get(1)?,
@@ -370,11 +373,11 @@ fn item_decisions(
         Some((device_id, key)) => conn
             .prepare_cached(&select("AND r.scope = ?2 AND r.key = ?3"))?
             .query_map(params![1_i64, device_id, key], read)?
-            .collect::<crate::sql::Result<Vec<_>>>()?,
+            .collect::<crate::store::sql::Result<Vec<_>>>()?,
         None => conn
             .prepare_cached(&select(""))?
             .query_map([MAX_LISTED_PER_KIND as i64], read)?
-            .collect::<crate::sql::Result<Vec<_>>>()?,
+            .collect::<crate::store::sql::Result<Vec<_>>>()?,
     };
     rows.into_iter()
         .map(|row| item_decision(conn, row))
@@ -385,7 +388,7 @@ fn text(value: &serde_json::Value, name: &str) -> Option<String> {
     value.get(name)?.as_str().map(str::to_owned)
 }
 
-fn item_decision(conn: &Connection, row: RejectedRow) -> crate::sql::Result<Decision> {
+fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Result<Decision> {
     let item: serde_json::Value = row
         .item
         .as_deref()
@@ -502,7 +505,7 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::sql::Result<Deci
 fn terminal_decisions(
     conn: &Connection,
     dead_letters: &[DeadLetter],
-) -> crate::sql::Result<Vec<Decision>> {
+) -> crate::store::sql::Result<Vec<Decision>> {
     let mut decisions = Vec::new();
     for dead in dead_letters {
         let id = decision_log::terminal_id(dead.seq);
@@ -551,7 +554,7 @@ pub fn find_open(
     conn: &Connection,
     id: &str,
     dead_letters: &[DeadLetter],
-) -> crate::sql::Result<Option<Decision>> {
+) -> crate::store::sql::Result<Option<Decision>> {
     if decision_log::is_settled(conn, id)? {
         return Ok(None);
     }

@@ -9,13 +9,13 @@ use axum::{Json, Router};
 
 use super::request::{from_queue, json_body};
 use super::workbench::{self, Decision, Settle};
-use crate::caller::{AdminCaller, ChangingAdminCaller};
+use crate::api::caller::{AdminCaller, ChangingAdminCaller};
 use crate::error::AppError;
 use crate::ledger::decision_log::{self, actions, Entry, Subject};
 use crate::ledger::{codes, savepoint, wall_clock, LedgerError, Refusal};
 use crate::listener::queue::{self, DeadLetter};
-use crate::sql::retry_conflicts;
 use crate::state::AppState;
+use crate::store::sql::retry_conflicts;
 
 /// Dead letters read to find the unsettled ones among them: the newest
 /// this many (each settled one is skipped, so the window is wider than

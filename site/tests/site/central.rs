@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop_site::central::wire::CENTRAL_HOPS_PATH;
-use stockhop_site::db::{Database, Db};
-use stockhop_site::delivery::signature;
+use stockhop_site::net::delivery::signature;
+use stockhop_site::store::db::{Database, Db};
 use stockhop_site::terminal_wire::{SIGNATURE_HEADER, TIMESTAMP_HEADER};
 
 const SECRET: &str = "central-test-secret";
@@ -859,9 +859,9 @@ fn a_site_trusting_another_ca_has_no_hop_taken_keeps_them_pending_says_why_and_l
     let central = Server::central(dir.path());
     // A CA of its own that never issued the central's certificate.
     let stranger = dir.path().join("stranger-ca");
-    stockhop_site::tls::CertStore::open(stockhop_site::tls::CertSource::SiteCa {
+    stockhop_site::net::tls::CertStore::open(stockhop_site::net::tls::CertSource::SiteCa {
         dir: stranger.clone(),
-        names: stockhop_site::tls::site_names(Some("stranger"), &[]).unwrap(),
+        names: stockhop_site::net::tls::site_names(Some("stranger"), &[]).unwrap(),
     })
     .unwrap();
     let ca_args = |ca: &Path| vec!["--central-ca".to_owned(), ca.display().to_string()];

@@ -1279,7 +1279,7 @@ fn all_hop_keys(site: &Site) -> HashSet<String> {
         .call_blocking(|conn| {
             conn.prepare("SELECT key FROM hops")?
                 .query_map([], |row| row.get(0))?
-                .collect::<stockhop_site::sql::Result<HashSet<String>>>()
+                .collect::<stockhop_site::store::sql::Result<HashSet<String>>>()
         })
         .unwrap()
 }
@@ -1731,7 +1731,7 @@ fn scalar_apart(data: &Path, sql: &str) -> i64 {
             .join()
             .unwrap()
         }
-        None => rusqlite::Connection::open(data.join(stockhop_site::db::DB_FILE))
+        None => rusqlite::Connection::open(data.join(stockhop_site::store::db::DB_FILE))
             .unwrap()
             .query_row(sql, [], |row| row.get(0))
             .unwrap(),
@@ -2401,17 +2401,18 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
 fn an_import_turn_runs_unflushed_and_leaves_the_writer_flushing_every_commit() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut conn =
-        stockhop_site::sql::Connection::Sqlite(stockhop_site::db::open_connection(&path).unwrap());
+    let mut conn = stockhop_site::store::sql::Connection::Sqlite(
+        stockhop_site::store::db::open_connection(&path).unwrap(),
+    );
     // SQLite's synchronous levels: 1 NORMAL, 2 FULL.
-    let level = |conn: &stockhop_site::sql::Connection| -> i64 {
+    let level = |conn: &stockhop_site::store::sql::Connection| -> i64 {
         conn.as_sqlite()
             .unwrap()
             .pragma_query_value(None, "synchronous", |row| row.get(0))
             .unwrap()
     };
     assert_eq!(level(&conn), 2);
-    let during = stockhop_site::checkpoint::unflushed(&mut conn, |conn| {
+    let during = stockhop_site::store::checkpoint::unflushed(&mut conn, |conn| {
         conn.as_sqlite()
             .unwrap()
             .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
@@ -2420,13 +2421,13 @@ fn an_import_turn_runs_unflushed_and_leaves_the_writer_flushing_every_commit() {
     });
     assert_eq!((during, level(&conn)), (1, 2));
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        stockhop_site::checkpoint::unflushed(&mut conn, |_| panic!("a turn failed"))
+        stockhop_site::store::checkpoint::unflushed(&mut conn, |_| panic!("a turn failed"))
     }));
     assert!(panicked.is_err());
     assert_eq!(level(&conn), 2, "FULL again after a panic");
-    stockhop_site::checkpoint::flush_log(&path).unwrap();
+    stockhop_site::store::checkpoint::flush_log(&path).unwrap();
     // A file without a log has nothing to flush.
-    stockhop_site::checkpoint::flush_log(&dir.path().join("none.sqlite")).unwrap();
+    stockhop_site::store::checkpoint::flush_log(&dir.path().join("none.sqlite")).unwrap();
 }
 
 /// A `/v1` path the API does not have is 404 in the API's error body,

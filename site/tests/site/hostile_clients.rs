@@ -15,8 +15,8 @@ use std::time::Duration;
 use crate::ledger_common::{now, Site, TERMINAL_SECRET};
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
 use stockhop_site::limits::{API_HEAD_DEADLINE, MAX_CLOCK_SKEW_MS, SIGNED_BODY_DEADLINE};
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -364,7 +364,7 @@ async fn a_terminal_cannot_take_a_handhelds_identity() {
         ..Default::default()
     };
     let sink: Arc<dyn stockhop_site::listener::LedgerSink> = Arc::new(
-        stockhop_site::in_process::InProcessLedger::new(site.db.clone()),
+        stockhop_site::site::in_process::InProcessLedger::new(site.db.clone()),
     );
     let listener = stockhop_site::listener::spawn(config, site.db.clone(), Some(sink), async {
         let _ = stopped.await;

@@ -14,9 +14,11 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
-use stockhop_site::db::Db;
-use stockhop_site::tls::{site_names, CertSource, CertStore, Issued, SiteName};
-use stockhop_site::{lan, server, AppState};
+use stockhop_site::net::server;
+use stockhop_site::net::tls::{site_names, CertSource, CertStore, Issued, SiteName};
+use stockhop_site::site::lan;
+use stockhop_site::store::db::Db;
+use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
@@ -425,7 +427,7 @@ async fn sighup_reloads_the_sites_own_certificate_without_dropping_connections()
 #[test]
 fn the_setup_link_from_device_add_uses_the_https_address() {
     let dir = tempfile::tempdir().unwrap();
-    drop(stockhop_site::db::Db::open(dir.path()).unwrap());
+    drop(stockhop_site::store::db::Db::open(dir.path()).unwrap());
     let output = Command::new(env!("CARGO_BIN_EXE_stockhop-site"))
         .args(["device", "add", "HH-7", "--profile", "mc3390xr"])
         .args(["--https", "0.0.0.0:8443", "--tls-name", "stockhop.lan"])

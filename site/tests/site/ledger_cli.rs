@@ -43,7 +43,7 @@ fn new_site() -> tempfile::TempDir {
 fn a_command_without_a_site_refuses_names_the_path_and_makes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mistyped = dir.path().join("stockhop-dta");
-    let database = mistyped.join(stockhop_site::db::DB_FILE);
+    let database = mistyped.join(stockhop_site::store::db::DB_FILE);
     for args in [
         &["device", "add", "HH-1", "--profile", "mc3390xr"][..],
         &["admin", "list"],
@@ -96,7 +96,7 @@ fn a_command_without_a_site_refuses_names_the_path_and_makes_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(empty.join(stockhop_site::db::DB_FILE).exists());
+    assert!(empty.join(stockhop_site::store::db::DB_FILE).exists());
 }
 
 #[test]

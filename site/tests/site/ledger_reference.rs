@@ -935,7 +935,7 @@ async fn a_units_file_that_moves_a_unit_books_the_move_as_a_hop_the_feed_lists()
                     ))
                 },
             )?;
-            Ok::<_, stockhop_site::sql::Error>((unit, hop))
+            Ok::<_, stockhop_site::store::sql::Error>((unit, hop))
         })
         .unwrap();
     assert_eq!(unit, ("new".to_owned(), None, 3));
@@ -1021,7 +1021,7 @@ async fn the_feed_tells_a_unit_counted_missing_by_its_variance_as_the_ledger_hol
                 [],
                 |row| row.get(0),
             )?;
-            Ok::<_, stockhop_site::sql::Error>((unit.0, unit.1, facts))
+            Ok::<_, stockhop_site::store::sql::Error>((unit.0, unit.1, facts))
         })
         .unwrap();
     assert_eq!(state, "missing");

@@ -521,7 +521,7 @@ async fn a_busy_database_answers_503_with_retry_after() {
     let (locked, lock_taken) = std::sync::mpsc::channel();
     // Another writer holds the lock the request needs for longer than the
     // ledger waits: SQLite's write lock, or PostgreSQL's on the receipts.
-    let hold = stockhop_site::db::BUSY_TIMEOUT + std::time::Duration::from_secs(1);
+    let hold = stockhop_site::store::db::BUSY_TIMEOUT + std::time::Duration::from_secs(1);
     let holder = std::thread::spawn(move || match backend::database_for(&data) {
         Some(url) => {
             let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
@@ -533,8 +533,8 @@ async fn a_busy_database_answers_503_with_retry_after() {
             tx.rollback().unwrap();
         }
         None => {
-            let path = data.join(stockhop_site::db::DB_FILE);
-            let conn = stockhop_site::db::open_connection(&path).unwrap();
+            let path = data.join(stockhop_site::store::db::DB_FILE);
+            let conn = stockhop_site::store::db::open_connection(&path).unwrap();
             conn.execute_batch("BEGIN IMMEDIATE").unwrap();
             locked.send(()).unwrap();
             std::thread::sleep(hold);

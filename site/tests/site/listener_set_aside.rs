@@ -19,7 +19,7 @@ use serde_json::Value;
 use stockhop::time::Millis;
 use stockhop_site::listener::forwarder::{Cadence, SET_ASIDE_AFTER_ATTEMPTS};
 use stockhop_site::listener::{self, LedgerSink, RemoteLedgerSink, Running};
-use stockhop_site::outbound::Trust;
+use stockhop_site::net::outbound::Trust;
 use stockhop_site::view;
 
 const DEVICE: &str = "bridge-1";
@@ -64,7 +64,7 @@ impl Terminals {
 /// Makes the ledger fail (a 500, as a damaged page or a full journal does)
 /// on every record of [`FAILING`], or stop failing.
 fn ledger_fails_one_record(data: &Path, fails: bool) {
-    let conn = rusqlite::Connection::open(data.join(stockhop_site::db::DB_FILE)).unwrap();
+    let conn = rusqlite::Connection::open(data.join(stockhop_site::store::db::DB_FILE)).unwrap();
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .unwrap();
     let sql = if fails {
@@ -85,7 +85,8 @@ fn queue_row(
     site: &Site,
     subject: &str,
 ) -> (String, i64, Option<String>, Option<i64>, Option<i64>) {
-    let conn = rusqlite::Connection::open(site.data.join(stockhop_site::db::DB_FILE)).unwrap();
+    let conn =
+        rusqlite::Connection::open(site.data.join(stockhop_site::store::db::DB_FILE)).unwrap();
     conn.query_row(
         "SELECT state, attempts, last_error, set_aside_at, last_attempt_at
          FROM listener_queue WHERE subject = ?1",
@@ -96,7 +97,8 @@ fn queue_row(
 }
 
 fn ledger_subjects(site: &Site) -> Vec<String> {
-    let conn = rusqlite::Connection::open(site.data.join(stockhop_site::db::DB_FILE)).unwrap();
+    let conn =
+        rusqlite::Connection::open(site.data.join(stockhop_site::store::db::DB_FILE)).unwrap();
     let mut select = conn
         .prepare("SELECT subject FROM terminal_events ORDER BY recorded_at, subject")
         .unwrap();

@@ -6,8 +6,8 @@
 
 use crate::backend;
 
-use stockhop_site::db::{Database, Db};
-use stockhop_site::sql::Connection;
+use stockhop_site::store::db::{Database, Db};
+use stockhop_site::store::sql::Connection;
 
 /// The cluster's admin URL, or `None` (after saying so) without one.
 fn cluster() -> Option<String> {
@@ -108,7 +108,7 @@ fn the_ledger_reaches_postgresql_over_its_unix_socket() {
     assert_eq!(address, None, "a Unix-socket client has no address");
     assert_eq!(
         db.schema_version().unwrap(),
-        stockhop_site::db::MIGRATIONS_POSTGRES
+        stockhop_site::store::db::MIGRATIONS_POSTGRES
             .last()
             .unwrap()
             .version
@@ -121,7 +121,7 @@ fn a_url_the_ledger_cannot_follow_is_refused_with_why() {
         "postgres://ledger@db.invalid/site?target_session_attrs=read-write",
         "postgres://ledger@db1.invalid,db2.invalid/site?load_balance_hosts=random",
     ] {
-        let err = stockhop_site::sql::PgPool::connect(url)
+        let err = stockhop_site::store::sql::PgPool::connect(url)
             .err()
             .unwrap_or_else(|| panic!("{url} was taken"));
         let why = err.to_string();
@@ -130,7 +130,7 @@ fn a_url_the_ledger_cannot_follow_is_refused_with_why() {
             "{url}: {why}"
         );
     }
-    let err = stockhop_site::sql::PgPool::connect("postgres://ledger@127.0.0.1:1/site")
+    let err = stockhop_site::store::sql::PgPool::connect("postgres://ledger@127.0.0.1:1/site")
         .err()
         .expect("nothing listens on port 1");
     assert!(err.to_string().contains("cannot reach PostgreSQL"), "{err}");

@@ -15,11 +15,11 @@ use crate::printer_support::{Faults, StandIn};
 use axum::Extension;
 use serde_json::{json, Value};
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
 use stockhop_site::printers::driver::{self, Config, Wake};
 use stockhop_site::printers::store;
 use stockhop_site::printers::zpl::{self, Label};
+use stockhop_site::store::db::Db;
 use stockhop_site::view::status::{self, Alert};
 use stockhop_site::AppState;
 
@@ -78,7 +78,7 @@ impl PrintSite {
             ledger: LedgerState::default(),
         };
         let router = stockhop_site::app(state).layer(Extension(wake.clone()));
-        tokio::spawn(stockhop_site::server::serve_connections(
+        tokio::spawn(stockhop_site::net::server::serve_connections(
             listener,
             None,
             router,
@@ -941,7 +941,7 @@ fn printer_add_on_the_command_line_registers_it_at_port_9100_by_default() {
                 [],
                 |row| row.get(0),
             )?;
-            Ok::<_, stockhop_site::sql::Error>((store::list(conn)?, station))
+            Ok::<_, stockhop_site::store::sql::Error>((store::list(conn)?, station))
         })
         .unwrap();
     assert_eq!(printers[0].address(), "127.0.0.1:6101");

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CACHE_CONTROL, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use reqwest::StatusCode;
-use stockhop_site::db::Db;
-use stockhop_site::release::{shell_files, Version, BUILD_ID_HEX_CHARS, BUILD_MARKER};
+use stockhop_site::shell::release::{shell_files, Version, BUILD_ID_HEX_CHARS, BUILD_MARKER};
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 
 /// A shell whose files say `tag`; `sw.js` and `index.html` hold the marker.

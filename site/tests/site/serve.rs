@@ -5,7 +5,7 @@ use crate::listening;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use stockhop_site::db::Db;
+use stockhop_site::store::db::Db;
 use stockhop_site::AppState;
 
 fn write_shell(www: &Path) {
@@ -68,7 +68,7 @@ async fn serves_health_the_pwa_shell_and_wasm() {
     assert_eq!(health["status"], "ok");
     assert_eq!(
         health["schema_version"],
-        stockhop_site::db::MIGRATIONS.last().unwrap().version
+        stockhop_site::store::db::MIGRATIONS.last().unwrap().version
     );
 
     let page = client.get(format!("{base}/")).send().await.unwrap();

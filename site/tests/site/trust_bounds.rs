@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
-use stockhop_site::db::Db;
-use stockhop_site::delivery::signature;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::net::delivery::signature;
+use stockhop_site::store::db::Db;
 use stockhop_site::terminal_wire::{SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER};
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -468,12 +468,13 @@ async fn the_plain_ports_redirect_names_the_configured_site_never_the_requests_h
     let data = dir.path().join("data");
     let db = Db::open(&data).unwrap();
     let site = stockhop_site::app(state(db, &data, LedgerState::new(None)));
-    let router = stockhop_site::lan::https_only_off_loopback(site, "https://stockhop.lan:8443");
+    let router =
+        stockhop_site::site::lan::https_only_off_loopback(site, "https://stockhop.lan:8443");
     let listener = tokio::net::TcpListener::bind((lan, 0)).await.unwrap();
     let to = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        stockhop_site::server::serve_connections(listener, None, router, async {
+        stockhop_site::net::server::serve_connections(listener, None, router, async {
             let _ = stopped.await;
         })
         .await
@@ -626,7 +627,7 @@ async fn a_full_disk_answers_503_storage_full_loses_nothing_and_recovers() {
 
     // Below the watermark: refused before anything is written.
     let filler = fill(tmpfs.path(), MIN_FREE / 2, "filler-1");
-    tokio::time::sleep(stockhop_site::storage::CHECK_INTERVAL).await;
+    tokio::time::sleep(stockhop_site::store::storage::CHECK_INTERVAL).await;
     let close = hh.item("close_session", json!({}));
     let (status, retry_after, body) =
         sync_as(&served.base, &hh, std::slice::from_ref(&close)).await;
@@ -966,7 +967,7 @@ const HANDHELD_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
-    use stockhop_site::tls::{site_names, CertSource, CertStore};
+    use stockhop_site::net::tls::{site_names, CertSource, CertStore};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let (certs, _) = CertStore::open(CertSource::SiteCa {
@@ -979,7 +980,7 @@ async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(stockhop_site::server::serve_connections(
+    let task = tokio::spawn(stockhop_site::net::server::serve_connections(
         listener,
         Some(certs.server_config()),
         router,
@@ -988,11 +989,11 @@ async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
         },
     ));
     let url = format!("https://localhost:{}/healthz", addr.port());
-    let trust = stockhop_site::outbound::Trust::CaFile(certs.ca_cert_path().unwrap());
-    let client = stockhop_site::outbound::signed_post_client(
+    let trust = stockhop_site::net::outbound::Trust::CaFile(certs.ca_cert_path().unwrap());
+    let client = stockhop_site::net::outbound::signed_post_client(
         &url,
         &trust,
-        stockhop_site::delivery::DELIVERY_TIMEOUT,
+        stockhop_site::net::delivery::DELIVERY_TIMEOUT,
     )
     .unwrap();
     let healthz = || async {

@@ -7,7 +7,7 @@
 //! moves missing units to `missing` and unexpected ones into the bin they
 //! were counted in, each as an ADJUST hop that bumps the unit's version.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use serde::Serialize;
 use stockhop::time::UnixMs;
 use stockhop::wire::Mode;
@@ -27,7 +27,7 @@ pub const SITE_ACTOR: &str = "site";
 pub fn open_refusal(
     conn: &Connection,
     count_id: Option<&str>,
-) -> crate::sql::Result<Option<&'static str>> {
+) -> crate::store::sql::Result<Option<&'static str>> {
     let count = match count_id {
         Some(count_id) => counts::find(conn, count_id)?,
         None => None,
@@ -58,7 +58,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
 
 /// What closing a count session computes: the count is closed, and its
 /// variance is what `GET /v1/counts/{id}` shows from then on.
-pub fn close(conn: &Connection, count_id: &str, now: UnixMs) -> crate::sql::Result<()> {
+pub fn close(conn: &Connection, count_id: &str, now: UnixMs) -> crate::store::sql::Result<()> {
     counts::set_state(conn, count_id, states::OPEN, states::CLOSED, now).map(drop)
 }
 
@@ -268,7 +268,7 @@ fn approve_in_savepoint(
                     variance: &str,
                     unit: &units::Unit,
                     from_bin: Option<&str>|
-     -> crate::sql::Result<()> {
+     -> crate::store::sql::Result<()> {
         let key = derived_key(&[count_id, epc, kinds::ADJUST]);
         let facts = serde_json::json!({"count_id": count_id, "epc": epc, "variance": variance});
         let hop_id = hops::append(

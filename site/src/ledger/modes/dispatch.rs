@@ -3,7 +3,7 @@
 //! its unit dispatched (one DISPATCH hop); a second verify of the same tag
 //! applies with no new hop. The manifest is verified when every unit is.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 
 use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
@@ -16,7 +16,7 @@ use stockhop::reason::STALE_STATE;
 pub fn open_refusal(
     conn: &Connection,
     manifest: Option<&str>,
-) -> crate::sql::Result<Option<&'static str>> {
+) -> crate::store::sql::Result<Option<&'static str>> {
     let state = match manifest {
         Some(manifest) => manifests::state_of(conn, manifest)?,
         None => None,

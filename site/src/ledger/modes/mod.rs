@@ -21,7 +21,7 @@ pub mod dispatch;
 pub mod put_away;
 pub mod receive;
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 #[cfg(test)]
@@ -164,7 +164,7 @@ pub fn open_refusal(
     conn: &Connection,
     device: &Device,
     body: &OpenSessionBody,
-) -> crate::sql::Result<Option<&'static str>> {
+) -> crate::store::sql::Result<Option<&'static str>> {
     if !device.commissioned {
         return Ok(None);
     }
@@ -229,7 +229,7 @@ impl ScanCtx<'_> {
         unit: Option<&Unit>,
         from_bin: Option<&str>,
         version: Option<u64>,
-    ) -> crate::sql::Result<i64> {
+    ) -> crate::store::sql::Result<i64> {
         self.append_keyed(conn, self.hop.key, kind, unit, from_bin, version)
     }
 
@@ -242,7 +242,7 @@ impl ScanCtx<'_> {
         unit: Option<&Unit>,
         from_bin: Option<&str>,
         version: Option<u64>,
-    ) -> crate::sql::Result<i64> {
+    ) -> crate::store::sql::Result<i64> {
         let hop = NewHop {
             key,
             kind,

@@ -3,7 +3,7 @@
 //! unit already in stock in that bin is observed there and keeps its
 //! version.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 
 use super::{reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;

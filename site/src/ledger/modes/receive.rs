@@ -8,7 +8,7 @@
 //! the GRN: `complete`, or `needs_resolution` when a line is short or over,
 //! until a supervisor runs `grn resolve`.
 
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 
 use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::grns::{self, states};
@@ -22,7 +22,7 @@ use stockhop::reason::STALE_STATE;
 pub fn open_refusal(
     conn: &Connection,
     grn: Option<&str>,
-) -> crate::sql::Result<Option<&'static str>> {
+) -> crate::store::sql::Result<Option<&'static str>> {
     let qc = match grn {
         Some(grn) => grns::qc_of(conn, grn)?,
         None => None,
@@ -120,7 +120,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
 }
 
 /// What closing a receive session computes: the GRN's state from its lines.
-pub fn settle(conn: &Connection, grn: &str) -> crate::sql::Result<()> {
+pub fn settle(conn: &Connection, grn: &str) -> crate::store::sql::Result<()> {
     grns::settle(conn, grn).map(drop)
 }
 

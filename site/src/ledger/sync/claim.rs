@@ -174,7 +174,7 @@ fn claim_answered(
     claim: Claim<'_>,
     answer: &ItemResult,
     canonical: &str,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     let response = receipts::to_json(answer)?;
     let rejected = answer.outcome == Some(ItemOutcome::Rejected);
     receipts::claim(

@@ -13,7 +13,7 @@ use crate::ledger::periods;
 use crate::ledger::sessions::{self, Session};
 use crate::ledger::{savepoint, LedgerError};
 use crate::limits::{DRAIN_CHUNK_ITEMS, MAX_CLOCK_SKEW_MS};
-use crate::sql::Connection;
+use crate::store::sql::Connection;
 
 /// What every item of one transaction shares.
 pub(super) struct Context<'a> {

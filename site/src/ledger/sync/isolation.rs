@@ -2,7 +2,7 @@
 //! savepoints first, and again with one per item when a refusal needs it.
 
 use crate::ledger::LedgerError;
-use crate::sql::{retry_conflicts, Transaction};
+use crate::store::sql::{retry_conflicts, Transaction};
 
 /// How a transaction keeps a refused item from leaving a trace.
 ///
@@ -22,9 +22,9 @@ use crate::sql::{retry_conflicts, Transaction};
 /// On PostgreSQL a refusal can also come from the database (a unique
 /// constraint), and a failed statement aborts the whole transaction, so
 /// it cannot be stepped past: such a refusal rewinds too, wherever it is
-/// met ([`crate::sql::Connection::transaction_aborted`]). That includes a
+/// met ([`crate::store::sql::Connection::transaction_aborted`]). That includes a
 /// write put off to travel with the next statement
-/// ([`crate::sql::Statement::execute_later`]), whose failure the next
+/// ([`crate::store::sql::Statement::execute_later`]), whose failure the next
 /// item's statement, or the commit, reports; in the second run each item's
 /// savepoint sends its writes before it ends, so a failure is its own
 /// item's.

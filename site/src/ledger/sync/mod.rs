@@ -63,7 +63,7 @@ use self::isolation::{conclude, with_isolation, Isolation};
 use super::devices::Device;
 use super::receipts::{self, ReceiptState};
 use super::{LedgerError, Refusal};
-use crate::sql::{Connection, TransactionBehavior};
+use crate::store::sql::{Connection, TransactionBehavior};
 
 pub use self::parse::{parse_request, Incoming, ParsedRequest, MAX_CLIENT_SEQ};
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use stockhop::time::UnixMs;
 
 use super::conditions::Condition;
-use crate::sql::{params, Connection};
+use crate::store::sql::{params, Connection};
 use crate::view::status::Alert;
 
 /// Alerts one POST carries at most.
@@ -45,12 +45,12 @@ pub struct Firing {
     pub summary: String,
 }
 
-fn priority(text: &str) -> crate::sql::Result<Alert> {
+fn priority(text: &str) -> crate::store::sql::Result<Alert> {
     match text {
         "P1" => Ok(Alert::P1),
         "P2" => Ok(Alert::P2),
         "P3" => Ok(Alert::P3),
-        other => Err(crate::sql::Error::conversion(
+        other => Err(crate::store::sql::Error::conversion(
             2,
             format!("unknown priority {other:?}"),
         )),
@@ -66,7 +66,7 @@ fn priority_text(priority: Alert) -> &'static str {
 }
 
 /// The conditions firing now, by key.
-pub fn firing(conn: &Connection) -> crate::sql::Result<Vec<Firing>> {
+pub fn firing(conn: &Connection) -> crate::store::sql::Result<Vec<Firing>> {
     conn.prepare_cached(
         "SELECT condition_key, name, priority, device_id, since, summary
          FROM alert_state ORDER BY condition_key",
@@ -85,9 +85,9 @@ pub fn firing(conn: &Connection) -> crate::sql::Result<Vec<Firing>> {
     .collect()
 }
 
-fn enqueue(conn: &Connection, alert: &WebhookAlert, now: UnixMs) -> crate::sql::Result<()> {
+fn enqueue(conn: &Connection, alert: &WebhookAlert, now: UnixMs) -> crate::store::sql::Result<()> {
     let text = serde_json::to_string(alert)
-        .map_err(|err| crate::sql::Error::ToSqlConversionFailure(err.to_string()))?;
+        .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))?;
     conn.prepare_cached("INSERT INTO alert_outbox (alert, queued_at) VALUES (?1, ?2)")?
         .execute(params![text, now.0])?;
     Ok(())
@@ -103,7 +103,7 @@ pub fn transition(
     site_id: &str,
     deliver: bool,
     now: UnixMs,
-) -> crate::sql::Result<usize> {
+) -> crate::store::sql::Result<usize> {
     let mut was: BTreeMap<String, Firing> = firing(conn)?
         .into_iter()
         .map(|f| (f.key.clone(), f))
@@ -167,14 +167,14 @@ pub fn transition(
 
 /// The oldest pending alerts, at most [`MAX_ALERTS_PER_POST`], with their
 /// seqs.
-pub fn pending(conn: &Connection) -> crate::sql::Result<Vec<(i64, WebhookAlert)>> {
+pub fn pending(conn: &Connection) -> crate::store::sql::Result<Vec<(i64, WebhookAlert)>> {
     conn.prepare_cached(
         "SELECT seq, alert FROM alert_outbox WHERE state = 'pending' ORDER BY seq LIMIT ?1",
     )?
     .query_map([MAX_ALERTS_PER_POST as i64], |row| {
         let text: String = row.get(1)?;
         let alert = serde_json::from_str(&text)
-            .map_err(|err| crate::sql::Error::conversion(1, err.to_string()))?;
+            .map_err(|err| crate::store::sql::Error::conversion(1, err.to_string()))?;
         Ok((row.get(0)?, alert))
     })?
     .collect()
@@ -196,7 +196,7 @@ pub fn settle(
     seqs: &[i64],
     delivered: &Delivered,
     now: UnixMs,
-) -> crate::sql::Result<()> {
+) -> crate::store::sql::Result<()> {
     for seq in seqs {
         match delivered {
             Delivered::Sent => conn
@@ -224,7 +224,7 @@ pub fn settle(
 
 /// Deletes alerts delivered before `now − SENT_RETENTION_MS`, a bounded
 /// number a pass; returns how many.
-pub fn prune(conn: &Connection, now: UnixMs) -> crate::sql::Result<usize> {
+pub fn prune(conn: &Connection, now: UnixMs) -> crate::store::sql::Result<usize> {
     conn.execute(
         "DELETE FROM alert_outbox WHERE seq IN
            (SELECT seq FROM alert_outbox WHERE state = 'sent' AND sent_at < ?1 LIMIT ?2)",

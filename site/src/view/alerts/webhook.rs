@@ -15,13 +15,13 @@ use tokio::sync::watch;
 
 use super::conditions::{self, Storage};
 use super::outbox::{self, Delivered, WebhookAlert};
-use crate::db::{Db, DbError};
-use crate::delivery::{
+use crate::ledger::{savepoint, wall_clock, LedgerError};
+use crate::net::delivery::{
     classify, retry_delay, DeliveryError, Disposition, SignedEndpoint, DELIVERY_TIMEOUT,
 };
-use crate::ledger::{savepoint, wall_clock, LedgerError};
-use crate::outbound::{OutboundError, Trust};
+use crate::net::outbound::{OutboundError, Trust};
 use crate::site_clock::SiteZone;
+use crate::store::db::{Db, DbError};
 use crate::view::status;
 
 /// How often conditions are evaluated: the longest an alert waits after
@@ -86,7 +86,7 @@ pub async fn evaluate(db: &Db, settings: &Settings) -> Result<usize, LedgerError
         let status = status::status(conn, listener, now)?;
         let zone = SiteZone::remembered(conn)?;
         let holding = conditions::evaluate(&status, storage, &zone, now);
-        crate::sql::retry_conflicts(|| {
+        crate::store::sql::retry_conflicts(|| {
             savepoint(conn, |conn| {
                 Ok(outbox::transition(conn, &holding, &site_id, deliver, now)?)
             })

@@ -576,10 +576,23 @@ async function refresh() {
     $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
     document.body.dataset.state = 'ready';
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
+    showView();
   } catch (err) {
     if (err.status === 401) signedOut();
-    else $('updated').textContent = `not updated: ${err.message}`;
+    else {
+      $('updated').textContent = `not updated: ${err.message}`;
+      showView();
+    }
   }
+}
+
+/**
+ * Shows the view once its first status is drawn (or could not be read), so
+ * it appears whole rather than growing under the reader as the panels fill.
+ */
+function showView() {
+  // A refresh that ends after a sign-out leaves the view hidden.
+  if (timer !== null) $('view').hidden = false;
 }
 
 /** The fleet by build: the served build first; the handhelds behind it or stopped. */
@@ -615,7 +628,6 @@ function signedOut() {
 function signedIn(session) {
   csrfToken = session.csrf_token;
   $('sign-in').hidden = true;
-  $('view').hidden = false;
   $('sign-out').hidden = false;
   refresh();
   clearInterval(timer);

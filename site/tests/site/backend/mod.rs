@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use stockhop_site::db::{Database, Db};
+use stockhop_site::store::db::{Database, Db};
 
 /// `postgres` runs the ledger on PostgreSQL; unset, empty or `sqlite` on
 /// SQLite.
@@ -37,7 +37,7 @@ const SERVER_RECOVERY_POLL: std::time::Duration = std::time::Duration::from_mill
 /// work for now (as the ledger judges it), or not listening at all while
 /// it restarts.
 fn server_unavailable(err: &postgres::Error) -> bool {
-    stockhop_site::sql::server_unavailable(err)
+    stockhop_site::store::sql::server_unavailable(err)
         || std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())
 }
 

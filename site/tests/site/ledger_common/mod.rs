@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
-use stockhop_site::db::Db;
+use stockhop_site::store::db::Db;
 
 use crate::backend;
 use stockhop_site::ledger::{self, devices::Profile, LedgerState};

@@ -17,11 +17,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use rusqlite::Connection;
-use stockhop_site::db::Db;
-use stockhop_site::delivery::signature;
 use stockhop_site::listener::config::Allowlist;
 use stockhop_site::listener::{self, LedgerSink, ListenerConfig, RemoteLedgerSink, Running};
-pub use stockhop_site::outbound::Trust;
+use stockhop_site::net::delivery::signature;
+pub use stockhop_site::net::outbound::Trust;
+use stockhop_site::store::db::Db;
 use stockhop_site::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalResult, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH,
     TIMESTAMP_HEADER,
@@ -405,8 +405,9 @@ impl Harness {
 pub async fn start_with_site_ledger(dir: &Path, config: ListenerConfig) -> Harness {
     let data = dir.join("data");
     let db = Db::open(&data).unwrap();
-    let sink: Arc<dyn LedgerSink> =
-        Arc::new(stockhop_site::in_process::InProcessLedger::new(db.clone()));
+    let sink: Arc<dyn LedgerSink> = Arc::new(
+        stockhop_site::site::in_process::InProcessLedger::new(db.clone()),
+    );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = listener::spawn(config, db.clone(), Some(sink), async {
         let _ = stopped.await;

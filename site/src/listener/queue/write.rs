@@ -1,0 +1,176 @@
+//! The write path: requests in, rows durable in one transaction, the
+//! repeat rules and the terminals' last-seen times updated with them.
+
+use super::*;
+
+/// Writes requests received at `queued_at` in one durable transaction
+/// (several requests share one commit when they arrive together). Either
+/// all of them are durable when this returns `Ok`, or none is and the rules
+/// are unchanged.
+pub fn write(
+    conn: &mut Connection,
+    rules: &mut Rules,
+    queued_at: UnixMs,
+    writes: &[Write],
+) -> Result<Vec<WriteReport>, QueueError> {
+    write_keyed(conn, rules, queued_at, writes, &mut IdempotencyKey::mint)
+}
+
+/// [`write`], each new record's key from `mint`: the simulation's seeded
+/// keys, so a seed replays exactly.
+pub fn write_keyed(
+    conn: &mut Connection,
+    rules: &mut Rules,
+    queued_at: UnixMs,
+    writes: &[Write],
+    mint: &mut dyn FnMut() -> Result<IdempotencyKey, KeyError>,
+) -> Result<Vec<WriteReport>, QueueError> {
+    let tx = conn.transaction()?;
+    // (write, record) of every record not queued before, in arrival order.
+    let mut fresh: Vec<(usize, usize)> = Vec::new();
+    let mut reports: Vec<WriteReport> = writes
+        .iter()
+        .map(|w| WriteReport {
+            outcomes: vec![None; w.records.len()],
+        })
+        .collect();
+    {
+        let mut find = tx.prepare_cached(
+            "SELECT 1 FROM listener_queue WHERE device_serial = ?1 AND event_id = ?2",
+        )?;
+        let mut in_this_commit: HashMap<(&str, &str), ()> = HashMap::new();
+        for (w, write) in writes.iter().enumerate() {
+            for (i, record) in write.records.iter().enumerate() {
+                let c = &record.capture;
+                let queued = find
+                    .query_row(params![c.device, c.event_id], |_| Ok(()))
+                    .optional()?
+                    .is_some();
+                let repeated = in_this_commit
+                    .insert((c.device.as_str(), c.event_id.as_str()), ())
+                    .is_some();
+                if !queued && !repeated {
+                    fresh.push((w, i));
+                }
+            }
+        }
+    }
+    let captures: Vec<(Terminal, &Capture)> = fresh
+        .iter()
+        .map(|&(w, i)| {
+            let record = &writes[w].records[i];
+            (terminal_of(record.kind), &record.capture)
+        })
+        .collect();
+    let judgement = rules.judge(queued_at, &captures);
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO listener_queue
+               (key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw,
+                repeat_of, repeat_number)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?;
+        // A duplicate counts one more repeat on the accepted row it repeats
+        // (written earlier in this transaction or before), and takes that
+        // row's key and the new count with it to the ledger.
+        let mut count_repeat = tx.prepare_cached(
+            "UPDATE listener_queue SET repeats = repeats + 1
+             WHERE device_serial = ?1 AND event_id = ?2 AND rule_outcome = 'accepted'
+             RETURNING key, repeats",
+        )?;
+        for (n, (&(w, i), &outcome)) in fresh.iter().zip(&judgement.outcomes).enumerate() {
+            let record = &writes[w].records[i];
+            let c = &record.capture;
+            let repeat: Option<(String, i64)> = match judgement.repeats.get(&n) {
+                Some(event_id) => count_repeat
+                    .query_row(params![c.device, event_id], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .optional()?,
+                None => None,
+            };
+            let (repeat_of, repeat_number) = repeat.unzip();
+            insert.execute(params![
+                mint()?.to_string(),
+                record.source.as_str(),
+                c.device,
+                c.event_id,
+                record.kind.as_str(),
+                c.subject,
+                c.occurred_at.0,
+                queued_at.0,
+                outcome.as_str(),
+                record.raw,
+                repeat_of,
+                repeat_number,
+            ])?;
+            reports[w].outcomes[i] = Some(outcome);
+        }
+    }
+    for write in writes {
+        insert_raw(&tx, queued_at, &write.raw)?;
+        for (device, source) in &write.seen {
+            touch(&tx, device, *source, queued_at)?;
+        }
+    }
+    tx.commit()?;
+    rules.commit(judgement);
+    Ok(reports)
+}
+
+/// Which rate limit a record's kind falls under: tag reads come from RFID
+/// readers, everything else from terminals people stand at.
+pub(super) fn terminal_of(kind: TerminalEventKind) -> Terminal {
+    match kind {
+        TerminalEventKind::TagRead => Terminal::RfidReader,
+        TerminalEventKind::Attendance | TerminalEventKind::CodeRead => Terminal::Attendance,
+    }
+}
+
+pub(super) fn touch(
+    tx: &Transaction<'_>,
+    device: &str,
+    source: TerminalSource,
+    seen_at: UnixMs,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO listener_heartbeat (device_serial, source, seen_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (device_serial) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at),
+           source = excluded.source",
+    )?
+    .execute(params![device, source.as_str(), seen_at.0])?;
+    Ok(())
+}
+
+/// A request body kept as it came (OPERLOG, ATTPHOTO, options, command
+/// results, unreadable ATTLOG lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawBody {
+    pub device: String,
+    pub kind: String,
+    pub query: String,
+    pub body: Vec<u8>,
+    pub reason: Option<String>,
+}
+
+pub(super) fn insert_raw(
+    tx: &Transaction<'_>,
+    received_at: UnixMs,
+    bodies: &[RawBody],
+) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO listener_raw (device_serial, kind, query, body, reason, received_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for raw in bodies {
+        insert.execute(params![
+            raw.device,
+            raw.kind,
+            raw.query,
+            raw.body,
+            raw.reason,
+            received_at.0
+        ])?;
+    }
+    Ok(())
+}

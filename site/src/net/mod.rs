@@ -1,0 +1,25 @@
+//! The network edge: how bytes reach the site and leave it.
+//!
+//! [`accept`] takes connections and survives running out of descriptors;
+//! [`handshakes`] caps TLS handshakes in progress; [`tls`] is the
+//! certificate and the rustls configuration; [`server`] serves a router on
+//! the plain and TLS ports; [`throttle`] slows failed sign-ins;
+//! [`security_headers`] and [`shell_path`] are what every file served from
+//! `www/` carries and which paths may name one. Going out, [`outbound`] is
+//! the HTTP client that reaches another server and [`delivery`] the signed
+//! machine-to-machine posts every forwarder drains its queue with.
+//!
+//! Architecture invariant: the edge moves bytes and enforces limits; it
+//! decides nothing about scans. It imports only the base files (`limits`,
+//! `log_sample`, `terminal_wire`) and never storage, the ledger, the
+//! listener, the central or a page.
+
+pub mod accept;
+pub mod delivery;
+pub mod handshakes;
+pub mod outbound;
+pub mod security_headers;
+pub mod server;
+pub mod shell_path;
+pub mod throttle;
+pub mod tls;

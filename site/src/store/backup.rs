@@ -1,0 +1,156 @@
+//! `stockhop-site backup DEST`: a consistent copy of the SQLite ledger
+//! while the site serves, through SQLite's online backup API.
+//!
+//! The copy is taken in one step, inside one read transaction of its own
+//! connection: in WAL mode a reader never blocks the site's writer, and a
+//! backup copied in several steps would start again each time the site
+//! commits, so under steady sync traffic it might never finish. The copy is
+//! of one instant: every item acknowledged before the backup began is in
+//! it (an acknowledgement follows a durable commit).
+//!
+//! The copy is written beside DEST under a temporary name, checked
+//! (`PRAGMA quick_check`), turned into a single file (rollback journal, no
+//! `-wal` beside it), synced, and only then renamed to DEST: a backup that
+//! is killed or fails leaves no DEST, never a half one. PostgreSQL ledgers
+//! are backed up with `pg_dump`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::backup::{Backup, StepResult};
+
+/// How long the backup's connection waits on a lock the site holds for a
+/// moment (a checkpoint) before it gives up.
+pub const BACKUP_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The pause between tries when the source is busy at the start.
+const BUSY_PAUSE: Duration = Duration::from_millis(50);
+
+/// What a finished backup wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The copy's size, in bytes.
+    pub bytes: u64,
+    /// How long it took, from opening the ledger to the rename.
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("{0} exists: a backup never overwrites a file; name a new one")]
+    Exists(PathBuf),
+    #[error("{0} is a folder: name the backup's file, e.g. {0}/stockhop.sqlite")]
+    IsFolder(PathBuf),
+    #[error("no ledger at {0}")]
+    NoSource(PathBuf),
+    #[error("{0} is not a folder: a backup goes into a folder that exists (make it first)")]
+    NoFolder(PathBuf),
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Open(#[from] crate::store::db::DbError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the copy failed its check: {0}")]
+    Check(String),
+    #[error("the ledger stayed busy for {} s", BACKUP_BUSY_TIMEOUT.as_secs())]
+    Busy,
+}
+
+/// Copies the ledger at `source` to `dest` (which must not exist).
+pub fn backup(source: &Path, dest: &Path) -> Result<Summary, BackupError> {
+    let started = Instant::now();
+    if dest.is_dir() {
+        return Err(BackupError::IsFolder(dest.to_owned()));
+    }
+    if dest.exists() {
+        return Err(BackupError::Exists(dest.to_owned()));
+    }
+    if !source.is_file() {
+        return Err(BackupError::NoSource(source.to_owned()));
+    }
+    let folder = match dest.parent() {
+        Some(parent) if parent.as_os_str().is_empty() => Path::new("."),
+        Some(parent) => parent,
+        None => Path::new("/"),
+    };
+    if !folder.is_dir() {
+        return Err(BackupError::NoFolder(folder.to_owned()));
+    }
+    let partial = partial_path(dest);
+    let result = copy_to(source, &partial).and_then(|()| {
+        std::fs::rename(&partial, dest).map_err(|err| io(&partial, err))?;
+        sync_dir(dest)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&partial);
+        let mut journal = partial.clone().into_os_string();
+        journal.push("-journal");
+        let _ = std::fs::remove_file(journal);
+    }
+    result?;
+    let bytes = std::fs::metadata(dest).map_err(|err| io(dest, err))?.len();
+    Ok(Summary {
+        bytes,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// `DEST.partial` beside DEST: same file system, so the rename is atomic.
+fn partial_path(dest: &Path) -> PathBuf {
+    let mut name = dest.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    dest.with_file_name(name)
+}
+
+fn copy_to(source: &Path, partial: &Path) -> Result<(), BackupError> {
+    // A leftover of a killed backup is ours to replace.
+    let _ = std::fs::remove_file(partial);
+    let (src, mut dst) = crate::store::db::open_for_backup(source, partial, BACKUP_BUSY_TIMEOUT)?;
+    {
+        let backup = Backup::new(&src, &mut dst)?;
+        let deadline = Instant::now() + BACKUP_BUSY_TIMEOUT;
+        loop {
+            // -1: every page in one step, one read transaction.
+            match backup.step(-1)? {
+                StepResult::Done => break,
+                StepResult::More => continue,
+                StepResult::Busy | StepResult::Locked if Instant::now() < deadline => {
+                    std::thread::sleep(BUSY_PAUSE)
+                }
+                StepResult::Busy | StepResult::Locked => return Err(BackupError::Busy),
+                _ => std::thread::sleep(BUSY_PAUSE),
+            }
+        }
+    }
+    drop(src);
+    let check: String = dst.query_row("PRAGMA quick_check", [], |row| row.get(0))?;
+    if check != "ok" {
+        return Err(BackupError::Check(check));
+    }
+    // One self-contained file: no -wal to carry beside it.
+    let _: String = dst.query_row("PRAGMA journal_mode = DELETE", [], |row| row.get(0))?;
+    dst.close().map_err(|(_, err)| err)?;
+    std::fs::File::open(partial)
+        .and_then(|file| file.sync_all())
+        .map_err(|err| io(partial, err))
+}
+
+fn sync_dir(file: &Path) -> Result<(), BackupError> {
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::File::open(dir)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|err| io(dir, err))
+}
+
+fn io(path: &Path, source: std::io::Error) -> BackupError {
+    BackupError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}

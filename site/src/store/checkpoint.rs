@@ -1,0 +1,261 @@
+//! WAL checkpoints off the writer's path.
+//!
+//! SQLite's default copies the write-ahead log back into the database
+//! file (a checkpoint) inside the commit that takes the log past 1,000
+//! pages, on the committing connection: that commit then holds the site's
+//! one writer for as long as the copy and its `fsync` take, hundreds of
+//! milliseconds on a busy disk, and every sync waits behind it. So the
+//! writer connection does no checkpoints of its own
+//! (`wal_autocheckpoint=0`), and a thread of its own, on a connection of
+//! its own, runs a `PASSIVE` checkpoint every [`CHECKPOINT_EVERY`]: a
+//! passive checkpoint never takes the writer's lock nor waits on a reader,
+//! so writes go on while it copies. While the log keeps changing it
+//! checkpoints again after [`CHECKPOINT_BUSY_EVERY`] instead, so each
+//! copy and its `fsync` stay small under a long job's writes (an import).
+//!
+//! The log still cannot grow without end: a checkpoint that finds every
+//! frame copied lets the next write start the log again from its
+//! beginning, and should the thread fall behind (or stop), the writer
+//! checkpoints itself again once the log passes [`WRITER_FALLBACK_PAGES`]
+//! pages, as SQLite would by default, only later.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long the checkpoint thread's connection waits, while it opens,
+/// for another process opening or migrating the database (a command run
+/// beside the server): a turn that still finds it busy is skipped and the
+/// next one tries again.
+pub const OPEN_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often the checkpoint thread copies the log into the database:
+/// often enough that the log stays a few megabytes under steady sync
+/// traffic, seldom enough to cost nothing when the site is idle.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// How soon the thread checkpoints again after a checkpoint that found
+/// the log changed since the one before: while writes go on, each
+/// checkpoint copies a few milliseconds' writes and its `fsync` is short
+/// (one every half second would put half a second's writes on the disk at
+/// once, and every commit's own `fsync` would queue behind it); and a
+/// checkpoint that copies the whole log between two writes lets the next
+/// write start the log again from its beginning.
+pub const CHECKPOINT_BUSY_EVERY: Duration = Duration::from_millis(20);
+
+/// Pages (4 KiB each) the log may hold before the writer checkpoints in
+/// its own commit after all: 40 times SQLite's default of 1,000, about
+/// 160 MiB, reached only if the checkpoint thread cannot keep up.
+pub const WRITER_FALLBACK_PAGES: u32 = 40_000;
+
+/// The checkpoint thread of one database file; stops when dropped.
+pub struct Checkpointer {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Starts checkpointing the SQLite file at `path` (in WAL mode) every
+    /// [`CHECKPOINT_EVERY`] on a connection of its own.
+    pub fn start(path: &Path) -> std::io::Result<Checkpointer> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let path: PathBuf = path.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("wal-checkpoint".into())
+            .spawn(move || run(&path, &stopped))?;
+        Ok(Checkpointer {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(path: &Path, stopped: &mpsc::Receiver<()>) {
+    // Opened on the first turn, and again on a later one should that
+    // fail (another process may hold the file a moment as it opens it).
+    let mut conn = None;
+    let mut failing = false;
+    let mut last = None;
+    let mut every = CHECKPOINT_EVERY;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+        let turn = match &conn {
+            Some(conn) => checkpoint(conn),
+            None => open(path).map(|opened| {
+                conn = Some(opened);
+                None
+            }),
+        };
+        match turn {
+            Ok(log) => {
+                failing = false;
+                every = next_look(last, log);
+                last = log;
+            }
+            Err(err) if !failing => {
+                failing = true;
+                tracing::warn!(%err, path = %path.display(), "a WAL checkpoint failed; trying again");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// How long the thread waits before its next checkpoint, given what the
+/// last two found (the log's frames and those copied back): soon while
+/// the log changes between them, else the idle pace.
+fn next_look(before: Option<(i64, i64)>, now: Option<(i64, i64)>) -> Duration {
+    if now.is_some() && now != before {
+        CHECKPOINT_BUSY_EVERY
+    } else {
+        CHECKPOINT_EVERY
+    }
+}
+
+fn open(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // For opening only: a passive checkpoint never calls the busy handler,
+    // and one that finds another checkpoint running is skipped.
+    conn.busy_timeout(OPEN_BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+/// One passive checkpoint: the log's frames and those copied back, after
+/// it. Another checkpoint already running is no failure (`None`).
+fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<Option<(i64, i64)>> {
+    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        Ok((row.get(1)?, row.get(2)?))
+    }) {
+        Err(rusqlite::Error::SqliteFailure(err, _))
+            if err.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            Ok(None)
+        }
+        other => other.map(Some),
+    }
+}
+
+/// Runs `work` on the writer connection `conn` with its commits left
+/// unflushed (`synchronous=NORMAL`), then restores `synchronous=FULL`
+/// (even if `work` panics): for a long job's turns (an import), whose
+/// writes [`flush_log`] then puts on the disk once the writer is let go,
+/// so the writer is never held waiting on the disk for them. A commit so
+/// made is as atomic as any (a killed process loses nothing the operating
+/// system holds), and the log is written in order, so the next flushed
+/// commit (a sync's, or the job's own flush) makes it durable with
+/// everything before it. Not SQLite: `work` runs as it is.
+pub fn unflushed<T>(
+    conn: &mut crate::store::sql::Connection,
+    work: impl FnOnce(&mut crate::store::sql::Connection) -> T,
+) -> T {
+    let set = |conn: &crate::store::sql::Connection, level: &str| {
+        if let Some(sqlite) = conn.as_sqlite() {
+            if let Err(err) = sqlite.pragma_update(None, "synchronous", level) {
+                tracing::warn!(%err, level, "could not set synchronous");
+            }
+        }
+    };
+    set(conn, "NORMAL");
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(conn)));
+    set(conn, "FULL");
+    out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Puts the write-ahead log of the SQLite file at `path` on the disk
+/// (`fdatasync`): what commits made [`unflushed`] wrote. Runs off the
+/// writer: other connections' work goes on meanwhile.
+pub fn flush_log(path: &Path) -> std::io::Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    match std::fs::File::open(PathBuf::from(wal)) {
+        Ok(file) => file.sync_data(),
+        // No log: nothing unflushed (every frame was checkpointed and the
+        // log removed).
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Has the writer connection `conn` leave checkpoints to the thread, up
+/// to [`WRITER_FALLBACK_PAGES`].
+pub fn leave_to_thread(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_FALLBACK_PAGES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_thread_looks_again_soon_only_while_the_log_changes() {
+        assert_eq!(next_look(None, None), CHECKPOINT_EVERY);
+        assert_eq!(next_look(None, Some((10, 10))), CHECKPOINT_BUSY_EVERY);
+        assert_eq!(next_look(Some((10, 10)), Some((10, 10))), CHECKPOINT_EVERY);
+        assert_eq!(
+            next_look(Some((10, 10)), Some((25, 25))),
+            CHECKPOINT_BUSY_EVERY
+        );
+        // The log started again from its beginning.
+        assert_eq!(
+            next_look(Some((25, 25)), Some((3, 3))),
+            CHECKPOINT_BUSY_EVERY
+        );
+        // Another checkpoint was running: nothing learned.
+        assert_eq!(next_look(Some((25, 25)), None), CHECKPOINT_EVERY);
+    }
+
+    /// The database file's length: pages reach it only by a checkpoint.
+    fn file_len(path: &Path) -> u64 {
+        std::fs::metadata(path).unwrap().len()
+    }
+
+    #[test]
+    fn the_thread_copies_the_log_back_and_the_writer_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let writer = crate::store::db::open_connection(&path).unwrap();
+        leave_to_thread(&writer).unwrap();
+        let autocheckpoint: u32 = writer
+            .pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0))
+            .unwrap();
+        assert_eq!(autocheckpoint, WRITER_FALLBACK_PAGES);
+        writer.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+        let written = |rows: usize| {
+            for _ in 0..rows {
+                writer
+                    .execute("INSERT INTO t VALUES (zeroblob(8192))", [])
+                    .unwrap();
+            }
+        };
+        // SQLite's default would have checkpointed past 1,000 pages; the
+        // writer leaves its 2,400 pages in the log.
+        written(1_200);
+        assert!(file_len(&path) < 1_000 * 4096, "{}", file_len(&path));
+
+        // The thread copies them back within a few of its turns.
+        let checkpointer = Checkpointer::start(&path).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while file_len(&path) < 1_200 * 8192 {
+            assert!(std::time::Instant::now() < deadline, "{}", file_len(&path));
+            std::thread::sleep(CHECKPOINT_EVERY / 5);
+        }
+        drop(checkpointer);
+        let count: i64 = writer
+            .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(count, 1_200);
+    }
+}

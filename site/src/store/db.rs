@@ -1,0 +1,777 @@
+//! The one place that opens the ledger's database and moves its schema
+//! forward: the site's embedded SQLite by default, or PostgreSQL.
+//!
+//! SQLite lives in `<data dir>/stockhop.sqlite` (or the file `--database`
+//! names), created on first start. Every connection runs in WAL mode with
+//! `synchronous=FULL`, so a transaction that returned from COMMIT survives a
+//! power cut: the ledger and the terminal listener acknowledge only after
+//! such a commit. PostgreSQL (`--database postgres://…`) is reached through
+//! a pool ([`crate::store::sql::PgPool`]); it commits durably with its own
+//! defaults (`synchronous_commit=on`).
+//!
+//! Migrations are numbered SQL files, one set per engine (`site/migrations/`
+//! and `site/migrations/postgres/`, the same numbers and names), compiled
+//! in, applied in order, each in its own transaction together with the bump
+//! of the schema version (SQLite's `PRAGMA user_version`, PostgreSQL's
+//! `stockhop_schema` row), so a crash mid-migration leaves the previous
+//! version intact.
+//!
+//! The terminal listener's queue always stays in the site's own SQLite
+//! file, whichever engine holds the ledger: it is what keeps terminal
+//! records while the ledger cannot be reached ([`Db::call_local`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+use rusqlite::OpenFlags;
+
+use crate::store::checkpoint::{self, Checkpointer};
+use crate::store::sql::{self, Connection, PgPool};
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "stockhop.sqlite";
+
+/// How long a connection waits on another's write lock before failing with
+/// `SQLITE_BUSY`; the server answers that as 503 with `Retry-After`.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements kept per connection: the ledger's hot path alone
+/// runs more than rusqlite's default of 16, and re-preparing them on every
+/// item costs more than the inserts.
+pub const STATEMENT_CACHE_CAPACITY: usize = 64;
+
+/// The schema, in order. A migration is never edited once released: add one.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "site",
+        sql: include_str!("../../migrations/0001_site.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "ledger",
+        sql: include_str!("../../migrations/0002_ledger.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "listener",
+        sql: include_str!("../../migrations/0003_listener.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "site_view",
+        sql: include_str!("../../migrations/0004_site_view.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "reference",
+        sql: include_str!("../../migrations/0005_reference.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "central",
+        sql: include_str!("../../migrations/0006_central.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "central_backfill",
+        sql: include_str!("../../migrations/0007_central_backfill.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "counters_and_keys",
+        sql: include_str!("../../migrations/0008_counters_and_keys.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "outbox_sequence",
+        sql: include_str!("../../migrations/0009_outbox_sequence.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "operators_undo_counts",
+        sql: include_str!("../../migrations/0010_operators_undo_counts.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "data_in_out",
+        sql: include_str!("../../migrations/0011_data_in_out.sql"),
+    },
+    Migration {
+        version: 12,
+        name: "trust_and_bounds",
+        sql: include_str!("../../migrations/0012_trust_and_bounds.sql"),
+    },
+    Migration {
+        version: 13,
+        name: "printers",
+        sql: include_str!("../../migrations/0013_printers.sql"),
+    },
+    Migration {
+        version: 14,
+        name: "decisions",
+        sql: include_str!("../../migrations/0014_decisions.sql"),
+    },
+    Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../../migrations/0015_set_aside.sql"),
+    },
+    Migration {
+        version: 16,
+        name: "central_summaries",
+        sql: include_str!("../../migrations/0016_central_summaries.sql"),
+    },
+    Migration {
+        version: 17,
+        name: "terminal_repeats",
+        sql: include_str!("../../migrations/0017_terminal_repeats.sql"),
+    },
+    Migration {
+        version: 18,
+        name: "import_turns_unlocked",
+        sql: include_str!("../../migrations/0018_import_turns_unlocked.sql"),
+    },
+    Migration {
+        version: 19,
+        name: "import_keeps_rows_as_at_flip",
+        sql: include_str!("../../migrations/0019_import_keeps_rows_as_at_flip.sql"),
+    },
+];
+
+/// The same schema for PostgreSQL: the same numbers and names, the same
+/// tables, constraints and triggers in its dialect.
+pub const MIGRATIONS_POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "site",
+        sql: include_str!("../../migrations/postgres/0001_site.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "ledger",
+        sql: include_str!("../../migrations/postgres/0002_ledger.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "listener",
+        sql: include_str!("../../migrations/postgres/0003_listener.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "site_view",
+        sql: include_str!("../../migrations/postgres/0004_site_view.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "reference",
+        sql: include_str!("../../migrations/postgres/0005_reference.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "central",
+        sql: include_str!("../../migrations/postgres/0006_central.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "central_backfill",
+        sql: include_str!("../../migrations/postgres/0007_central_backfill.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "counters_and_keys",
+        sql: include_str!("../../migrations/postgres/0008_counters_and_keys.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "outbox_sequence",
+        sql: include_str!("../../migrations/postgres/0009_outbox_sequence.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "operators_undo_counts",
+        sql: include_str!("../../migrations/postgres/0010_operators_undo_counts.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "data_in_out",
+        sql: include_str!("../../migrations/postgres/0011_data_in_out.sql"),
+    },
+    Migration {
+        version: 12,
+        name: "trust_and_bounds",
+        sql: include_str!("../../migrations/postgres/0012_trust_and_bounds.sql"),
+    },
+    Migration {
+        version: 13,
+        name: "printers",
+        sql: include_str!("../../migrations/postgres/0013_printers.sql"),
+    },
+    Migration {
+        version: 14,
+        name: "decisions",
+        sql: include_str!("../../migrations/postgres/0014_decisions.sql"),
+    },
+    Migration {
+        version: 15,
+        name: "set_aside",
+        sql: include_str!("../../migrations/postgres/0015_set_aside.sql"),
+    },
+    Migration {
+        version: 16,
+        name: "central_summaries",
+        sql: include_str!("../../migrations/postgres/0016_central_summaries.sql"),
+    },
+    Migration {
+        version: 17,
+        name: "terminal_repeats",
+        sql: include_str!("../../migrations/postgres/0017_terminal_repeats.sql"),
+    },
+    Migration {
+        version: 18,
+        name: "import_turns_unlocked",
+        sql: include_str!("../../migrations/postgres/0018_import_turns_unlocked.sql"),
+    },
+    Migration {
+        version: 19,
+        name: "import_keeps_rows_as_at_flip",
+        sql: include_str!("../../migrations/postgres/0019_import_keeps_rows_as_at_flip.sql"),
+    },
+];
+
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot create data directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Sql(#[from] sql::Error),
+    #[error("database schema version {found} is newer than this binary knows ({known})")]
+    SchemaTooNew { found: i64, known: i64 },
+    #[error("migration {version} ({name}) failed: {source}")]
+    Migration {
+        version: i64,
+        name: &'static str,
+        source: sql::Error,
+    },
+    #[error("database task failed: {0}")]
+    Task(String),
+    #[error("the terminal listener's queue needs the site's SQLite database")]
+    NotLocal,
+}
+
+impl DbError {
+    /// Whether the database refused a write for lack of space.
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            DbError::Sqlite(err) => sql::sqlite_full(err),
+            DbError::Sql(err) | DbError::Migration { source: err, .. } => err.is_storage_full(),
+            _ => false,
+        }
+    }
+
+    /// Whether the database was busy rather than broken (503, not 500).
+    pub fn is_busy(&self) -> bool {
+        match self {
+            DbError::Sqlite(err) => sql::sqlite_busy(err),
+            DbError::Sql(err) | DbError::Migration { source: err, .. } => err.is_busy(),
+            _ => false,
+        }
+    }
+}
+
+/// The two connections of an online backup ([`crate::store::backup`]): the
+/// ledger's SQLite file at `source`, opened as it is (never created, never
+/// migrated; read-write only because a WAL reader needs the shared-memory
+/// file), and a new file at `copy`.
+pub fn open_for_backup(
+    source: &Path,
+    copy: &Path,
+    busy_timeout: std::time::Duration,
+) -> Result<(rusqlite::Connection, rusqlite::Connection), DbError> {
+    let src = rusqlite::Connection::open_with_flags(
+        source,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    src.busy_timeout(busy_timeout)?;
+    let dst = rusqlite::Connection::open(copy)?;
+    Ok((src, dst))
+}
+
+/// Where the ledger's data lives: `--database` (env `STOCKHOP_DATABASE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// An SQLite file: `stockhop.sqlite` in the data directory unless named.
+    Sqlite(PathBuf),
+    /// A `postgres://` (or `postgresql://`) connection URL.
+    Postgres(String),
+}
+
+/// What a command other than `serve` says when the SQLite file it was
+/// pointed at, and its folder, do not exist: where it looked, and how a
+/// site is named or made.
+pub fn no_site_at(path: &Path) -> String {
+    format!(
+        "no site database at {} (its folder does not exist): name the site's data \
+         directory with --data DIR (or STOCKHOP_DATA), or its file with --database; \
+         `stockhop-site serve --data DIR` makes a new site there on its first start, \
+         and a command run on an existing empty folder sets a site up there",
+        path.display()
+    )
+}
+
+impl Database {
+    /// Reads `--database`: unset is the data directory's SQLite file, a
+    /// `postgres://` or `postgresql://` URL is PostgreSQL, anything else is
+    /// the path of an SQLite file.
+    pub fn from_arg(arg: Option<&str>, data_dir: &Path) -> Database {
+        match arg.map(str::trim).filter(|arg| !arg.is_empty()) {
+            None => Database::Sqlite(data_dir.join(DB_FILE)),
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Database::Postgres(url.to_owned())
+            }
+            Some(path) => Database::Sqlite(PathBuf::from(path)),
+        }
+    }
+
+    /// How logs and errors name it: the file, or the URL without its
+    /// password.
+    pub fn describe(&self) -> String {
+        match self {
+            Database::Sqlite(path) => path.display().to_string(),
+            Database::Postgres(url) => {
+                let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+                match rest.split_once('@') {
+                    Some((credentials, host)) if credentials.contains(':') => {
+                        let user = credentials.split(':').next().unwrap_or_default();
+                        format!("{scheme}://{user}:…@{host}")
+                    }
+                    _ => url.clone(),
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite {
+        conn: Arc<Mutex<Connection>>,
+        /// Who waits for `conn`, and the longest it was held.
+        writer: Arc<Writer>,
+        path: PathBuf,
+        /// Copies the log back off the writer's path; stops with the
+        /// last clone.
+        _checkpoints: Option<Arc<Checkpointer>>,
+    },
+    Postgres {
+        pool: PgPool,
+        /// The site's own SQLite file, for the terminal listener's queue.
+        local: Arc<Db>,
+    },
+}
+
+/// How SQLite's one writer connection is held.
+#[derive(Default)]
+struct Writer {
+    /// Callers waiting for it now: a long job's turn that holds it gives
+    /// way early when any is ([`Db::writer_wanted`]).
+    waiting: AtomicUsize,
+    /// The longest hold since [`Db::take_longest_hold`], in nanoseconds.
+    longest_ns: AtomicU64,
+}
+
+impl Writer {
+    fn held(&self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.longest_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+}
+
+/// The ledger's database: SQLite's one connection for writes, shared
+/// behind a mutex, or a PostgreSQL pool; used from blocking threads so a
+/// commit never stalls the runtime.
+#[derive(Clone)]
+pub struct Db {
+    backend: Backend,
+}
+
+impl Db {
+    /// Opens (creating on first start) the SQLite database in `data_dir` and
+    /// migrates it to the newest schema.
+    pub fn open(data_dir: &Path) -> Result<Db, DbError> {
+        create_dir(data_dir)?;
+        Db::open_sqlite(&data_dir.join(DB_FILE))
+    }
+
+    /// Opens `database` and migrates it to the newest schema. A ledger on
+    /// PostgreSQL still opens the SQLite file in `data_dir`, which keeps the
+    /// terminal listener's queue.
+    pub fn connect(database: &Database, data_dir: &Path) -> Result<Db, DbError> {
+        match database {
+            Database::Sqlite(path) => {
+                if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                    create_dir(dir)?;
+                }
+                Db::open_sqlite(path)
+            }
+            Database::Postgres(url) => {
+                let local = Arc::new(Db::open(data_dir)?);
+                let pool = PgPool::connect(url)?;
+                migrate_postgres(&mut pool.connection())?;
+                Ok(Db {
+                    backend: Backend::Postgres { pool, local },
+                })
+            }
+        }
+    }
+
+    fn open_sqlite(path: &Path) -> Result<Db, DbError> {
+        let mut conn = open_connection(path)?;
+        migrate(&mut conn)?;
+        let checkpoints = match Checkpointer::start(path) {
+            Ok(checkpoints) => {
+                checkpoint::leave_to_thread(&conn)?;
+                Some(Arc::new(checkpoints))
+            }
+            Err(err) => {
+                tracing::warn!(%err, "no checkpoint thread: commits checkpoint the log themselves");
+                None
+            }
+        };
+        Ok(Db {
+            backend: Backend::Sqlite {
+                conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
+                writer: Arc::default(),
+                path: path.to_owned(),
+                _checkpoints: checkpoints,
+            },
+        })
+    }
+
+    pub fn engine(&self) -> sql::Engine {
+        match self.backend {
+            Backend::Sqlite { .. } => sql::Engine::Sqlite,
+            Backend::Postgres { .. } => sql::Engine::Postgres,
+        }
+    }
+
+    /// The SQLite file, for a site on SQLite.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => Some(path),
+            Backend::Postgres { .. } => None,
+        }
+    }
+
+    /// The longest any caller held SQLite's one writer (its work, commit
+    /// and `fsync` included, not its wait for it) since the last call,
+    /// which starts the count again; zero on PostgreSQL, whose pool has a
+    /// connection for each. What a long job's turns are set beside: a
+    /// quiet sync's own hold is the disk's floor.
+    pub fn take_longest_hold(&self) -> Duration {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => {
+                Duration::from_nanos(writer.longest_ns.swap(0, Ordering::Relaxed))
+            }
+            Backend::Postgres { .. } => Duration::ZERO,
+        }
+    }
+
+    /// Whether another caller waits for SQLite's one writer now (never on
+    /// PostgreSQL, whose pool has a connection for each): a long job's turn
+    /// that holds it commits early and lets it go.
+    pub fn writer_wanted(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => writer.waiting.load(Ordering::SeqCst) > 0,
+            Backend::Postgres { .. } => false,
+        }
+    }
+
+    /// Runs `work` on a connection on a blocking thread.
+    pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.call_blocking(work))
+            .await
+            .map_err(|err| E::from(DbError::Task(err.to_string())))?
+    }
+
+    /// Runs `work` on a connection on the current thread (CLI commands,
+    /// tests). On PostgreSQL a connection that cannot be had is one whose
+    /// every statement fails with the reason, so `work`'s errors carry it.
+    pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
+        match &self.backend {
+            Backend::Sqlite { conn, writer, .. } => {
+                // Counted among the waiting only if it must wait.
+                let mut guard = match conn.try_lock() {
+                    Ok(guard) => guard,
+                    Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                    Err(TryLockError::WouldBlock) => {
+                        writer.waiting.fetch_add(1, Ordering::SeqCst);
+                        let guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                        writer.waiting.fetch_sub(1, Ordering::SeqCst);
+                        guard
+                    }
+                };
+                let held = Instant::now();
+                let out = work(&mut guard);
+                writer.held(held.elapsed());
+                out
+            }
+            Backend::Postgres { pool, .. } => work(&mut pool.connection()),
+        }
+    }
+
+    /// Runs `work` on the site's own SQLite connection, on a blocking
+    /// thread: the terminal listener's queue.
+    pub async fn call_local<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    {
+        let local = match &self.backend {
+            Backend::Sqlite { .. } => self.clone(),
+            Backend::Postgres { local, .. } => Db::clone(local),
+        };
+        local
+            .call(move |conn| match conn {
+                Connection::Sqlite(conn) => work(conn),
+                _ => Err(E::from(DbError::NotLocal)),
+            })
+            .await
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, DbError> {
+        self.call_blocking(|conn| match conn {
+            Connection::Sqlite(conn) => {
+                Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
+            }
+            conn => Ok(postgres_version(conn)?),
+        })
+    }
+}
+
+fn create_dir(dir: &Path) -> Result<(), DbError> {
+    std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+/// Opens a connection with the site's durability settings.
+pub fn open_connection(path: &Path) -> Result<rusqlite::Connection, DbError> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// Applies every migration newer than the database's `user_version`.
+pub fn migrate(conn: &mut rusqlite::Connection) -> Result<(), DbError> {
+    let known = MIGRATIONS.last().map_or(0, |m| m.version);
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > known {
+        return Err(DbError::SchemaTooNew { found, known });
+    }
+    for migration in MIGRATIONS.iter().filter(|m| m.version > found) {
+        let apply = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
+            let tx = conn.transaction()?;
+            tx.execute_batch(migration.sql)?;
+            tx.pragma_update(None, "user_version", migration.version)?;
+            tx.commit()
+        };
+        apply(conn).map_err(|source| DbError::Migration {
+            version: migration.version,
+            name: migration.name,
+            source: source.into(),
+        })?;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "migrated database"
+        );
+    }
+    Ok(())
+}
+
+/// The table PostgreSQL keeps the schema version in (SQLite's is a pragma).
+const POSTGRES_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS stockhop_schema (
+    id      BIGINT PRIMARY KEY CHECK (id = 1),
+    version BIGINT NOT NULL CHECK (version >= 0)
+)";
+
+/// Every process that opens the database may migrate it; this advisory
+/// lock makes them take turns, so each migration runs once.
+const POSTGRES_MIGRATION_LOCK: i64 = 0x5354_4f43_4b48_4f50; // "STOCKHOP"
+
+fn postgres_version(conn: &Connection) -> Result<i64, sql::Error> {
+    use sql::OptionalExtension;
+    let version = conn
+        .query_row(
+            "SELECT version FROM stockhop_schema WHERE id = 1",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(version.unwrap_or(0))
+}
+
+/// Applies every PostgreSQL migration newer than the database's version.
+pub fn migrate_postgres(conn: &mut Connection) -> Result<(), DbError> {
+    let known = MIGRATIONS_POSTGRES.last().map_or(0, |m| m.version);
+    conn.execute_batch(POSTGRES_VERSION_TABLE)?;
+    for migration in MIGRATIONS_POSTGRES {
+        let tx = conn.transaction()?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(?1)",
+            [POSTGRES_MIGRATION_LOCK],
+        )?;
+        let found = postgres_version(&tx)?;
+        if found > known {
+            return Err(DbError::SchemaTooNew { found, known });
+        }
+        if migration.version <= found {
+            continue;
+        }
+        let apply = || -> Result<(), sql::Error> {
+            tx.execute_batch(migration.sql)?;
+            tx.execute(
+                "INSERT INTO stockhop_schema (id, version) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                [migration.version],
+            )?;
+            Ok(())
+        };
+        apply().map_err(|source| DbError::Migration {
+            version: migration.version,
+            name: migration.name,
+            source,
+        })?;
+        tx.commit()?;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "migrated database"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_numbered_in_order_from_one() {
+        for (i, migration) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(migration.version, i as i64 + 1, "{}", migration.name);
+        }
+    }
+
+    #[test]
+    fn first_open_creates_and_migrates_with_durable_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("nested/data");
+        let db = Db::open(&data).unwrap();
+        assert!(data.join(DB_FILE).exists());
+        let newest = MIGRATIONS.last().unwrap().version;
+        assert_eq!(db.schema_version().unwrap(), newest);
+        db.call_blocking(|conn| {
+            let conn = conn.as_sqlite().unwrap();
+            let mode: String = conn
+                .pragma_query_value(None, "journal_mode", |r| r.get(0))
+                .unwrap();
+            let sync: i64 = conn
+                .pragma_query_value(None, "synchronous", |r| r.get(0))
+                .unwrap();
+            assert_eq!(mode, "wal");
+            assert_eq!(sync, 2, "synchronous=FULL");
+        });
+        drop(db);
+        let again = Db::open(&data).unwrap();
+        assert_eq!(again.schema_version().unwrap(), newest);
+    }
+
+    #[test]
+    fn a_database_argument_names_sqlite_or_postgres_and_hides_a_password() {
+        let data = Path::new("/srv/data");
+        assert_eq!(
+            Database::from_arg(None, data),
+            Database::Sqlite(data.join(DB_FILE))
+        );
+        assert_eq!(
+            Database::from_arg(Some("/var/lib/ledger.sqlite"), data),
+            Database::Sqlite(PathBuf::from("/var/lib/ledger.sqlite"))
+        );
+        let pg = Database::from_arg(Some("postgres://ops:s3cret@db.example:5432/ledger"), data);
+        assert_eq!(pg.describe(), "postgres://ops:…@db.example:5432/ledger");
+        let no_password = Database::from_arg(Some("postgresql://ops@db/ledger"), data);
+        assert_eq!(no_password.describe(), "postgresql://ops@db/ledger");
+    }
+
+    #[test]
+    fn the_writer_knows_who_waits_for_it_and_its_longest_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.take_longest_hold();
+        assert!(!db.writer_wanted());
+        let waiter = db.clone();
+        let held = Duration::from_millis(20);
+        let thread = db.call_blocking(|_| {
+            let thread = std::thread::spawn(move || waiter.call_blocking(|_| ()));
+            while !db.writer_wanted() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(held);
+            thread
+        });
+        thread.join().unwrap();
+        assert!(!db.writer_wanted());
+        assert!(db.take_longest_hold() >= held);
+        assert_eq!(db.take_longest_hold(), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            conn.as_sqlite()
+                .unwrap()
+                .pragma_update(None, "user_version", 999)
+                .unwrap()
+        });
+        drop(db);
+        assert!(matches!(
+            Db::open(dir.path()),
+            Err(DbError::SchemaTooNew { found: 999, .. })
+        ));
+    }
+}

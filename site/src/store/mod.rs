@@ -1,0 +1,18 @@
+//! Storage: the one place the ledger's bytes are kept and how.
+//!
+//! [`db`] opens the database (the site's embedded SQLite by default, or
+//! PostgreSQL) and moves its schema forward; [`sql`] is the SQL layer both
+//! engines answer through; [`checkpoint`] keeps SQLite's write-ahead log
+//! off the writer's path; [`storage`] watches free space and turns a full
+//! disk into an answer; [`backup`] copies the ledger while the site serves.
+//!
+//! Architecture invariant: this room knows tables and bytes, not what they
+//! mean. It imports only the base files (`limits`, `log_sample`,
+//! `terminal_wire`) and `error`, never the ledger, the listener, the
+//! central, the network edge or anything that serves a page.
+
+pub mod backup;
+pub mod checkpoint;
+pub mod db;
+pub mod sql;
+pub mod storage;
