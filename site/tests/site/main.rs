@@ -28,6 +28,7 @@ mod fuzz_corpus;
 mod hostile_clients;
 mod hostile_terminals;
 mod https;
+mod layering;
 mod ledger_admission;
 mod ledger_backend;
 mod ledger_cli;
