@@ -139,6 +139,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "import_keeps_rows_as_at_flip",
         sql: include_str!("../../migrations/0019_import_keeps_rows_as_at_flip.sql"),
     },
+    Migration {
+        version: 20,
+        name: "sessions_closed_by_site",
+        sql: include_str!("../../migrations/0020_sessions_closed_by_site.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -238,6 +243,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 19,
         name: "import_keeps_rows_as_at_flip",
         sql: include_str!("../../migrations/postgres/0019_import_keeps_rows_as_at_flip.sql"),
+    },
+    Migration {
+        version: 20,
+        name: "sessions_closed_by_site",
+        sql: include_str!("../../migrations/postgres/0020_sessions_closed_by_site.sql"),
     },
 ];
 
