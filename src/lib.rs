@@ -15,6 +15,7 @@
 pub mod backoff;
 pub mod body;
 pub mod classify;
+pub mod gs1;
 pub mod key;
 #[cfg(feature = "openapi")]
 mod openapi;
