@@ -14,9 +14,9 @@
 //! This file splits text into elements; [`Label::build`] checks them.
 
 use super::ai::{self, Length};
+use super::error::LabelError;
 use super::label::{Element, Label};
 use super::{Separator, GROUP_SEPARATOR};
-use crate::gs1::error::LabelError;
 
 /// The digits of an AI in brackets.
 const BRACKETED_AI_DIGITS: std::ops::RangeInclusive<usize> = 2..=4;

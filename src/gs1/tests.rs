@@ -425,6 +425,35 @@ fn bracketed_escapes_a_bracket_in_a_value_and_element_strings_separate_variable_
     );
 }
 
+#[test]
+fn the_parser_imports_nothing_from_the_runtime_the_web_or_the_site() {
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/src/gs1");
+    let files = std::fs::read_dir(folder).expect("the module's folder");
+    for file in files {
+        let path = file.expect("an entry").path();
+        if path.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("a source file");
+        for forbidden in [
+            "crate::runtime",
+            "crate::web",
+            "stockhop_site",
+            "wasm_bindgen",
+            "web_sys",
+            "js_sys",
+            "SystemTime",
+            "Instant::now",
+        ] {
+            assert!(
+                !source.contains(forbidden),
+                "{} names {forbidden}",
+                path.display()
+            );
+        }
+    }
+}
+
 /// A value `spec` accepts, for AIs whose dates hold on any day.
 fn valid_value(spec: &'static super::ai::AiSpec) -> BoxedStrategy<String> {
     let digits = |n: usize| proptest::collection::vec(0u8..10, n);
