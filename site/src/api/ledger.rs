@@ -300,15 +300,17 @@ async fn heartbeat(
         ));
     }
     let now = wall_clock();
-    let zone = state
+    let device_id = device.device_id.clone();
+    let (zone, closed) = state
         .db
         .call(move |conn| -> Result<_, AppError> {
             // One transaction, one fsync: the latest row and the log agree.
             let tx = conn.transaction()?;
-            devices::record_heartbeat(&tx, &device.device_id, &beat, now)?;
-            crate::ledger::heartbeat_log::record(&tx, &device.device_id, &beat, now)?;
+            devices::record_heartbeat(&tx, &device_id, &beat, now)?;
+            crate::ledger::heartbeat_log::record(&tx, &device_id, &beat, now)?;
             tx.commit()?;
-            Ok(crate::site_clock::SiteZone::remembered(conn)?)
+            let closed = crate::ledger::session_close::told_at_heartbeat(conn, &device_id, now)?;
+            Ok((crate::site_clock::SiteZone::remembered(conn)?, closed))
         })
         .await?;
     Ok(Json(HeartbeatAck {
@@ -316,7 +318,7 @@ async fn heartbeat(
         heartbeat_period_ms: u64::try_from(device.profile.heartbeat_period_ms()).ok(),
         commissioned: Some(device.commissioned),
         time_zone: Some(zone.name().to_owned()),
-        closed_sessions: None,
+        closed_sessions: Some(closed),
     }))
 }
 

@@ -66,6 +66,8 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
         manifest: fact(&hop.facts, "manifest"),
         count_id: fact(&hop.facts, "count_id"),
         variance: fact(&hop.facts, "variance"),
+        sku: fact(&hop.facts, "sku"),
+        quantity: crate::ledger::hop_feed::quantity(&hop.facts),
         to_bin: hop.to_bin.clone(),
         key: hop.key,
         kind: hop.kind,

@@ -36,9 +36,21 @@ pub(super) fn grn(command: GrnCommand, database: Option<&str>) -> anyhow::Result
     match command {
         GrnCommand::Resolve { grn, data } => {
             let db = open(&data, database)?;
-            db.call_blocking(|conn| ledger::modes::receive::resolve(conn, &grn))
+            let hops = db
+                .call_blocking(|conn| {
+                    ledger::modes::receive::resolve(
+                        conn,
+                        &grn,
+                        "resolved from the command line",
+                        ledger::wall_clock(),
+                    )
+                })
                 .map_err(|err| anyhow::anyhow!("resolving GRN {grn}: {err}"))?;
-            eprintln!("GRN {grn} is complete");
+            let lines = match hops.len() {
+                1 => "1 line".to_owned(),
+                n => format!("{n} lines"),
+            };
+            eprintln!("GRN {grn} is complete: {lines} booked as ADJUST hops");
             Ok(())
         }
     }

@@ -86,18 +86,36 @@ fn named(conn: &Connection, hop_id: i64, name: &str) -> crate::store::sql::Resul
     Ok(read(&facts).or_else(|| context.as_deref().and_then(read)))
 }
 
-/// Reverses the applied scan `original` with a compensating hop under
-/// `key`: put-away puts the unit back where it was; receive takes it off
-/// its GRN line; dispatch verify puts it back in its bin and unverifies
-/// its manifest line; a cycle count forgets the tag. Refused when the unit
-/// changed after the hop, or the hop was a simulation.
-pub fn compensate(
+/// What reversing an applied scan takes, read before anything is written.
+enum Reversal {
+    /// Put-away: back where it was.
+    PutAway,
+    /// Receive: off its GRN line.
+    Receive { grn: String, sku: String },
+    /// Dispatch verify: unverified on its manifest, back in its bin.
+    Dispatch { manifest: String },
+    /// Cycle count: the tag no longer counted.
+    Count { count_id: String },
+}
+
+/// Whether `original` can be reversed now ([`compensate`] would succeed),
+/// read without writing: the workbench offers the correction only then.
+pub fn reversible(conn: &Connection, original: &HopFacts) -> crate::store::sql::Result<bool> {
+    match reversal(conn, original) {
+        Ok(_) => Ok(true),
+        Err(LedgerError::Refused(_)) => Ok(false),
+        Err(LedgerError::Sqlite(err)) => Err(err),
+        Err(other) => Err(crate::store::sql::Error::conversion(0, other.to_string())),
+    }
+}
+
+/// The reversal of `original` and the unit it moves, or why there is none:
+/// a simulation, a unit that changed after the hop, a line or count that
+/// no longer holds it.
+fn reversal(
     conn: &Connection,
     original: &HopFacts,
-    key: &str,
-    facts: &serde_json::Value,
-    now: UnixMs,
-) -> Result<i64, LedgerError> {
+) -> Result<(Option<Mode>, Unit, Reversal), LedgerError> {
     if original.source_mode != SourceMode::Live.as_str() {
         return Err(refused(format!(
             "hop {} posted nothing ({}): there is nothing to reverse",
@@ -116,15 +134,8 @@ pub fn compensate(
             original.hop_id
         )));
     }
-    let (to_bin, state) = match mode {
-        Some(Mode::PutAway) => {
-            // Back where it was: in stock there, or new again with no bin.
-            let state = match original.from_bin {
-                Some(_) => UnitState::InStock,
-                None => UnitState::New,
-            };
-            (original.from_bin.clone(), state)
-        }
+    let plan = match mode {
+        Some(Mode::PutAway) => Reversal::PutAway,
         Some(Mode::Receive) => {
             let line: Option<(String, String)> = conn
                 .prepare_cached(
@@ -140,24 +151,16 @@ pub fn compensate(
                     original.hop_id
                 )));
             };
-            unreceive(conn, &grn, &sku, unit.unit_id)?;
-            // A GRN already settled is settled again from its lines.
-            if grns::find(conn, &grn)?.is_some_and(|g| g.state != grn_states::OPEN) {
-                grns::settle(conn, &grn)?;
-            }
-            (unit.bin.clone(), UnitState::New)
+            Reversal::Receive { grn, sku }
         }
         Some(Mode::DispatchVerify) => {
-            let manifest = named(conn, original.hop_id, "manifest")?;
-            let epc = unit.epc.as_deref().unwrap_or_default();
-            let Some(manifest) = manifest else {
+            let Some(manifest) = named(conn, original.hop_id, "manifest")? else {
                 return Err(refused(format!(
                     "hop {} names no manifest",
                     original.hop_id
                 )));
             };
-            unverify(conn, &manifest, epc)?;
-            (original.from_bin.clone(), UnitState::InStock)
+            Reversal::Dispatch { manifest }
         }
         Some(Mode::CycleCount) => {
             let Some(count_id) = named(conn, original.hop_id, "count_id")? else {
@@ -169,14 +172,55 @@ pub fn compensate(
                     "count {count_id} is approved: its variance is posted"
                 )));
             }
-            unsee(conn, &count_id, unit.epc.as_deref().unwrap_or_default())?;
-            (unit.bin.clone(), unit.state)
+            Reversal::Count { count_id }
         }
         Some(Mode::FindUnit) | None => {
             return Err(refused(format!(
                 "hop {} is not a scan a correction reverses",
                 original.hop_id
             )))
+        }
+    };
+    Ok((mode, unit, plan))
+}
+
+/// Reverses the applied scan `original` with a compensating hop under
+/// `key`: put-away puts the unit back where it was; receive takes it off
+/// its GRN line; dispatch verify puts it back in its bin and unverifies
+/// its manifest line; a cycle count forgets the tag. Refused when the unit
+/// changed after the hop, or the hop was a simulation.
+pub fn compensate(
+    conn: &Connection,
+    original: &HopFacts,
+    key: &str,
+    facts: &serde_json::Value,
+    now: UnixMs,
+) -> Result<i64, LedgerError> {
+    let (mode, unit, plan) = reversal(conn, original)?;
+    let (to_bin, state) = match plan {
+        Reversal::PutAway => {
+            // Back where it was: in stock there, or new again with no bin.
+            let state = match original.from_bin {
+                Some(_) => UnitState::InStock,
+                None => UnitState::New,
+            };
+            (original.from_bin.clone(), state)
+        }
+        Reversal::Receive { grn, sku } => {
+            unreceive(conn, &grn, &sku, unit.unit_id)?;
+            // A GRN already settled is settled again from its lines.
+            if grns::find(conn, &grn)?.is_some_and(|g| g.state != grn_states::OPEN) {
+                grns::settle(conn, &grn)?;
+            }
+            (unit.bin.clone(), UnitState::New)
+        }
+        Reversal::Dispatch { manifest } => {
+            unverify(conn, &manifest, unit.epc.as_deref().unwrap_or_default())?;
+            (original.from_bin.clone(), UnitState::InStock)
+        }
+        Reversal::Count { count_id } => {
+            unsee(conn, &count_id, unit.epc.as_deref().unwrap_or_default())?;
+            (unit.bin.clone(), unit.state)
         }
     };
     // The unit's version moves even where its place does not, so every
@@ -203,6 +247,16 @@ pub fn compensate(
 
 /// Puts the unit `epc` in stock in `bin` with an ADJUST hop under `key`:
 /// a supervisor confirms where a refused scan found it.
+/// Whether [`place`] would put `epc` in stock in `bin` now: the unit and
+/// the bin are known and the unit is not dispatched. The workbench offers
+/// the correction only then, so the action it shows succeeds.
+pub fn placeable(conn: &Connection, epc: &str, bin: &str) -> crate::store::sql::Result<bool> {
+    let Some(unit) = units::find(conn, Some(epc), None)? else {
+        return Ok(false);
+    };
+    Ok(unit.state != UnitState::Dispatched && bins::find(conn, bin)?.is_some())
+}
+
 pub fn place(
     conn: &Connection,
     epc: &str,
@@ -236,7 +290,10 @@ pub fn place(
 }
 
 /// Books a GRN's short and over lines as ADJUST hops (one a line, each
-/// under a key derived from `key_base` and the SKU) and completes the GRN.
+/// under a key derived from `key_base` and the SKU, carrying the line's
+/// SKU and its quantity, received − expected) and completes the GRN. The
+/// one way a GRN is resolved: the command line, the admin API and the
+/// workbench all come here.
 pub fn book_grn(
     conn: &Connection,
     grn: &str,
@@ -260,13 +317,16 @@ pub fn book_grn(
         } else {
             "excess"
         };
+        // Received − expected: what the line books into stock (negative
+        // for a short line), as the hop feed shows it.
+        let quantity = line.received as i64 - line.expected as i64;
         let facts = serde_json::json!({
             "grn": grn,
             "sku": line.sku,
             "expected": line.expected,
             "received": line.received,
             "variance": variance,
-            "quantity": line.expected.abs_diff(line.received),
+            "quantity": quantity,
             "note": note,
         });
         let key = super::modes::derived_key(&[key_base, &line.sku, kinds::ADJUST]);

@@ -56,6 +56,13 @@ pub struct FeedHop {
     pub grn: Option<String>,
     pub manifest: Option<String>,
     pub count_id: Option<String>,
+    /// The SKU the hop moves: its unit's, or the GRN line's that an
+    /// `ADJUST` of a resolved GRN books.
+    pub sku: Option<String>,
+    /// The quantity a hop of no single unit books: for an `ADJUST` of a
+    /// resolved GRN, received − expected on its line (negative when
+    /// short); null for a hop of one unit.
+    pub quantity: Option<i64>,
     #[schema(value_type = String, format = DateTime)]
     pub occurred_at: UnixMs,
     #[schema(value_type = String, format = DateTime)]
@@ -95,7 +102,7 @@ impl FeedPage {
 
 const SELECT: &str = "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
         h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts, h.occurred_at,
-        h.booked_at, h.recorded_at, h.source_mode, h.compensates
+        h.booked_at, h.recorded_at, h.source_mode, h.compensates, u.sku
     FROM hops h
     LEFT JOIN sessions s ON s.session_id = h.session_id
     LEFT JOIN units u ON u.unit_id = h.unit_id";
@@ -188,6 +195,10 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
         grn: fact(&facts, "grn"),
         manifest: fact(&facts, "manifest"),
         count_id: fact(&facts, "count_id"),
+        sku: row
+            .get::<_, Option<String>>(18)?
+            .or_else(|| fact(&facts, "sku")),
+        quantity: quantity(&facts),
         occurred_at: UnixMs(row.get(13)?),
         booked_at: UnixMs(row.get(14)?),
         recorded_at: UnixMs(row.get(15)?),
@@ -201,8 +212,14 @@ pub fn fact(facts: &serde_json::Value, name: &str) -> Option<String> {
     facts.get(name)?.as_str().map(str::to_owned)
 }
 
+/// The quantity a hop's facts book (an `ADJUST` of a resolved GRN), as a
+/// whole number.
+pub fn quantity(facts: &serde_json::Value) -> Option<i64> {
+    facts.get("quantity")?.as_i64()
+}
+
 /// The CSV export's columns, in order.
-pub const CSV_COLUMNS: [&str; 23] = [
+pub const CSV_COLUMNS: [&str; 25] = [
     "hop_id",
     "site_id",
     "key",
@@ -226,10 +243,12 @@ pub const CSV_COLUMNS: [&str; 23] = [
     "compensates",
     "to_bin",
     "variance",
+    "sku",
+    "quantity",
 ];
 
 /// A hop as a CSV record in [`CSV_COLUMNS`] order, every cell inert.
-pub fn csv_record(hop: &FeedHop) -> [String; 23] {
+pub fn csv_record(hop: &FeedHop) -> [String; 25] {
     let text = |value: &Option<String>| inert(value.as_deref().unwrap_or_default());
     let number = |value: Option<i64>| value.map(|n| n.to_string()).unwrap_or_default();
     [
@@ -256,6 +275,9 @@ pub fn csv_record(hop: &FeedHop) -> [String; 23] {
         number(hop.compensates),
         text(&hop.to_bin),
         text(&hop.variance),
+        text(&hop.sku),
+        // A number, so never a formula: a short line's `-4` stays `-4`.
+        number(hop.quantity),
     ]
 }
 

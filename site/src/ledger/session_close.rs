@@ -8,8 +8,11 @@
 //! Closing here is what the handheld's own `close_session` does (the
 //! session's mode settles a receive's GRN, closes a count), so a session
 //! ends one way whoever ends it. What the device still sends for it
-//! applies as for any closed session: its scans land, and its own
-//! `close_session` is refused `session_already_closed`.
+//! applies by when it was captured: a scan or undo captured before the
+//! close lands (offline work), one captured after it is refused
+//! `session_closed`, and its own `close_session` is refused
+//! `session_already_closed`. The device learns of the close at its next
+//! heartbeat (`closed_sessions`) and ends the session on its screen.
 
 use crate::store::sql::{Connection, OptionalExtension};
 use serde::Serialize;
@@ -18,6 +21,31 @@ use stockhop::time::UnixMs;
 use super::devices;
 use super::sessions::{self, SessionState};
 use super::{codes, modes, LedgerError, Refusal};
+
+/// How far back a heartbeat's answer tells its device of the sessions the
+/// site closed, in ms: a day covers a handheld left off over a shift and
+/// the next; one off longer has its session ended by the operator's next
+/// scan, refused `session_closed`.
+pub const CLOSED_SESSIONS_TOLD_MS: i64 = 24 * 3600 * 1000;
+
+/// At most this many closed sessions in one heartbeat answer: a device has
+/// one session open at a time, so a few cover every one it may still show.
+pub const CLOSED_SESSIONS_TOLD_MAX: usize = 8;
+
+/// The sessions of `device_id` the site closed lately, newest first, as a
+/// heartbeat's answer tells them.
+pub fn told_at_heartbeat(
+    conn: &Connection,
+    device_id: &str,
+    now: UnixMs,
+) -> crate::store::sql::Result<Vec<stockhop::wire::ClosedSession>> {
+    sessions::closed_by_site_since(
+        conn,
+        device_id,
+        UnixMs(now.0.saturating_sub(CLOSED_SESSIONS_TOLD_MS)),
+        CLOSED_SESSIONS_TOLD_MAX,
+    )
+}
 
 /// A device's open session, as the site's view and the admin API show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
@@ -72,6 +100,7 @@ pub fn close_for_device(
             .filter(|session| session.state == SessionState::Open)
             .ok_or_else(|| LedgerError::Corrupt(format!("session {} vanished", open.session_id)))?;
         sessions::close(conn, &session.session_id, now)?;
+        sessions::mark_closed_by_site(conn, &session.session_id, now)?;
         modes::close(conn, &device, &session, now)?;
         Ok(open)
     })

@@ -26,12 +26,15 @@ pub struct Session {
     pub mode: Option<String>,
     /// The `open_session` context, as stored JSON (none while pending).
     pub context: Option<String>,
+    /// When the site closed it (Close session, `device close-session`), on
+    /// the site's clock; `None` when its device closed it or it is open.
+    pub site_closed_at: Option<UnixMs>,
 }
 
 pub fn find(conn: &Connection, session_id: &str) -> crate::store::sql::Result<Option<Session>> {
     conn.prepare_cached(
-        "SELECT session_id, device_id, state, next_seq, mode, context FROM sessions
-         WHERE session_id = ?1",
+        "SELECT session_id, device_id, state, next_seq, mode, context, site_closed_at
+         FROM sessions WHERE session_id = ?1",
     )?
     .query_row([session_id], from_row)
     .optional()
@@ -50,13 +53,14 @@ pub fn find_with_ahead(
         // engines, where PostgreSQL may plan the range as a scan of the
         // table when its statistics think the session small.
         "SELECT s.session_id, s.device_id, s.state, s.next_seq, s.mode, s.context,
+                s.site_closed_at,
                 COALESCE((SELECT max(r.client_seq) FROM receipts AS r
                           WHERE r.session_id = s.session_id), -1) >= s.next_seq
                 OR COALESCE((SELECT max(v.seq) FROM seq_voids AS v
                              WHERE v.session_id = s.session_id), -1) >= s.next_seq
          FROM sessions AS s WHERE s.session_id = ?1",
     )?
-    .query_row([session_id], |row| Ok((from_row(row)?, row.get(6)?)))
+    .query_row([session_id], |row| Ok((from_row(row)?, row.get(7)?)))
     .optional()
 }
 
@@ -73,6 +77,7 @@ fn from_row(row: &crate::store::sql::Row<'_>) -> crate::store::sql::Result<Sessi
         next_seq: row.get::<_, i64>(3)? as u64,
         mode: row.get(4)?,
         context: row.get(5)?,
+        site_closed_at: row.get::<_, Option<i64>>(6)?.map(UnixMs),
     })
 }
 
@@ -119,6 +124,41 @@ pub fn close(conn: &Connection, session_id: &str, at: UnixMs) -> crate::store::s
     )?
     .execute(params![session_id, at.0])?;
     Ok(())
+}
+
+/// Marks a session the site closed (its `closed_at` set by [`close`] in
+/// the same transaction) as closed by the site at `at`: what its device
+/// captures after that is refused `session_closed`.
+pub fn mark_closed_by_site(
+    conn: &Connection,
+    session_id: &str,
+    at: UnixMs,
+) -> crate::store::sql::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET site_closed_at = ?2 WHERE session_id = ?1")?
+        .execute(params![session_id, at.0])?;
+    Ok(())
+}
+
+/// The sessions of `device_id` the site closed at or after `since`,
+/// newest first, at most `limit`: what its heartbeat answer tells it.
+pub fn closed_by_site_since(
+    conn: &Connection,
+    device_id: &str,
+    since: UnixMs,
+    limit: usize,
+) -> crate::store::sql::Result<Vec<stockhop::wire::ClosedSession>> {
+    conn.prepare_cached(
+        "SELECT session_id, site_closed_at FROM sessions
+         WHERE device_id = ?1 AND site_closed_at >= ?2
+         ORDER BY site_closed_at DESC LIMIT ?3",
+    )?
+    .query_map(params![device_id, since.0, limit as i64], |row| {
+        Ok(stockhop::wire::ClosedSession {
+            session_id: row.get(0)?,
+            closed_at: UnixMs(row.get(1)?),
+        })
+    })?
+    .collect()
 }
 
 pub fn set_next_seq(

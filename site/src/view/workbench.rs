@@ -319,11 +319,13 @@ fn grn_decision(conn: &Connection, grn: &str) -> crate::store::sql::Result<Optio
         decision.captured_at = Some(UnixMs(captured));
         decision.recorded_at = Some(UnixMs(recorded));
     }
-    decision.dismiss_words = "the GRN is complete as received and nothing is posted.".to_owned();
+    // Resolving a GRN is one operation, whoever does it: accepting it as
+    // received books each short or over line.
+    decision.dismiss_words = "the GRN is complete as received: each short or over line is \
+                              booked as an ADJUST hop with its SKU and quantity."
+        .to_owned();
     decision.lines = lines;
-    Ok(Some(decision.correctable(
-        "each short or over line is booked as an ADJUST hop and the GRN completes.".to_owned(),
-    )))
+    Ok(Some(decision))
 }
 
 /// What an item receipt row holds for a decision.
@@ -459,7 +461,11 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Resu
             row.device_id
         );
         decision.dismiss_words = "the scan stands as recorded.".to_owned();
-        if hop.as_ref().is_some_and(|hop| hop.source_mode == "live") {
+        let reversible = match &hop {
+            Some(hop) => corrections::reversible(conn, hop)?,
+            None => false,
+        };
+        if reversible {
             let words = match decision.mode.as_deref() {
                 Some("receive") => format!("the receive is reversed: {what} leaves its GRN line."),
                 Some("dispatch_verify") => format!(
@@ -495,7 +501,11 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Resu
             reason.as_str(),
             sync_reasons::STALE_STATE | mode_reasons::UNIT_STATE
         );
-    if let (true, Some(epc), Some(bin)) = (puts_away, &decision.epc, &decision.bin) {
+    let placeable = match (&decision.epc, &decision.bin) {
+        (Some(epc), Some(bin)) if puts_away => corrections::placeable(conn, epc, bin)?,
+        _ => false,
+    };
+    if let (true, Some(epc), Some(bin)) = (placeable, &decision.epc, &decision.bin) {
         let words = format!("{epc} is in stock in bin {bin} (an ADJUST hop).");
         decision = decision.correctable(words);
     }
@@ -645,10 +655,7 @@ pub fn settle(
         Some(Subject::Count(count_id)) if correct => {
             hop_ids = cycle_count::approve(conn, &count_id, now)?.hop_ids;
         }
-        Some(Subject::Grn(grn)) if correct => {
-            hop_ids = corrections::book_grn(conn, &grn, &key, &note, now)?;
-        }
-        Some(Subject::Grn(grn)) => receive::resolve(conn, &grn)?,
+        Some(Subject::Grn(grn)) => hop_ids = receive::resolve(conn, &grn, &note, now)?,
         Some(Subject::Item { device_id, .. }) if correct => {
             if decision.kind == kinds::LATE_UNDO {
                 let target = item_target(conn, decision)?;
@@ -745,7 +752,7 @@ pub fn resolve_grn(
 ) -> Result<Entry, LedgerError> {
     crate::ledger::savepoint(conn, |conn| {
         let decision = grn_decision(conn, grn)?;
-        receive::resolve(conn, grn)?;
+        let hop_ids = receive::resolve(conn, grn, "", now)?;
         let entry = Entry {
             decision_id: decision_log::grn_id(grn),
             kind: kinds::GRN_RESOLUTION.to_owned(),
@@ -753,7 +760,7 @@ pub fn resolve_grn(
             settled_by: admin.to_owned(),
             note: String::new(),
             settled_at: now,
-            hop_ids: Vec::new(),
+            hop_ids,
             summary: decision.map(|d| d.summary).unwrap_or_default(),
         };
         decision_log::record(conn, &entry)?;

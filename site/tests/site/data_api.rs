@@ -1227,6 +1227,89 @@ async fn a_supervisor_closes_the_session_a_reset_handheld_left_open() {
     site.stop().await;
 }
 
+/// A session the site closed refuses what its device captured after the
+/// close (`session_closed`, no hop) and applies what it captured before
+/// (offline work); the device's next heartbeat answer names the session,
+/// so the handheld ends it on its screen.
+#[tokio::test]
+async fn a_session_the_site_closed_refuses_later_captures_and_applies_earlier_ones() {
+    let site = Site::start_stocked().await;
+    let admin = admin_token(&site);
+    let mut hh = site.handheld("HH-SHUT").await;
+    let opened = hh.open("op-1");
+    site.sync_applied(&hh, &[opened]).await;
+    let session = hh.session.to_string();
+    // Captured offline a minute before the supervisor closes the session.
+    let before = hh.item_at(
+        "scan",
+        json!({"mode": "put_away", "epc": "EPC-1", "bin": "B-1"}),
+        UnixMs(now().0 - 60_000),
+    );
+    let close = "/v1/admin/devices/HH-SHUT/close-session";
+    let (status, closed) = post_json(&site, close, Some(&admin), json!({})).await;
+    assert_eq!(status, 200, "{closed}");
+    // Captured a minute after it: the operator kept scanning.
+    let after = hh.item_at(
+        "scan",
+        json!({"mode": "put_away", "epc": "EPC-2", "bin": "B-1"}),
+        UnixMs(now().0 + 60_000),
+    );
+    let hops_before = site.count("SELECT count(*) FROM hops");
+    let results = site.sync_ok(&hh, &[before, after]).await;
+    assert_eq!(results[0]["outcome"], "applied", "{results:?}");
+    assert_eq!(
+        (
+            results[1]["outcome"].as_str(),
+            results[1]["reason"].as_str()
+        ),
+        (Some("rejected"), Some("session_closed")),
+        "{results:?}"
+    );
+    assert_eq!(
+        site.count("SELECT count(*) FROM hops") - hops_before,
+        1,
+        "one hop, for the scan captured before the close"
+    );
+
+    let beat = json!({
+        "sent_at": now().to_string(),
+        "queue_depth": 0,
+        "app_version": "test",
+    });
+    let (status, told) = site
+        .post_raw(
+            "/v1/devices/HH-SHUT/heartbeat",
+            Some(&hh.token),
+            beat.to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(status, 200, "{told}");
+    assert_eq!(
+        told["closed_sessions"][0]["session_id"],
+        session.as_str(),
+        "{told}"
+    );
+    assert!(
+        told["closed_sessions"][0]["closed_at"].is_string(),
+        "{told}"
+    );
+
+    // A session its device closed itself is not told as closed by the site.
+    let mut other = site.handheld("HH-SELF").await;
+    let opened = other.open("op-2");
+    let closing = other.item("close_session", json!({}));
+    site.sync_applied(&other, &[opened, closing]).await;
+    let (_, told) = site
+        .post_raw(
+            "/v1/devices/HH-SELF/heartbeat",
+            Some(&other.token),
+            beat.to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(told["closed_sessions"], json!([]), "{told}");
+    site.stop().await;
+}
+
 /// The command line closes a device's open session the same way: the
 /// ledger holds it closed, the device's next session opens, and a second
 /// close says there is none.

@@ -6,7 +6,7 @@
 
 use crate::ledger_common;
 
-use ledger_common::{Handheld, Site};
+use ledger_common::{now, Handheld, Site};
 use serde_json::{json, Value};
 use stockhop_site::ledger::devices::Profile;
 use stockhop_site::ledger::modes::{cycle_count, receive};
@@ -328,14 +328,42 @@ async fn closing_a_receive_session_with_a_short_or_over_line_needs_resolution_un
         "needs_resolution",
         "SKU-1 short by one, SKU-2 short by one"
     );
-    site.db
-        .call_blocking(|conn| receive::resolve(conn, "G-1"))
+    let booked = site
+        .db
+        .call_blocking(|conn| receive::resolve(conn, "G-1", "", now()))
         .unwrap();
+    assert_eq!(booked.len(), 2, "one ADJUST hop a short line");
     assert_eq!(
         get_ok(&site, &hh, "/v1/grns/G-1").await["state"],
         "complete"
     );
-    let again = site.db.call_blocking(|conn| receive::resolve(conn, "G-1"));
+    // Each hop says which SKU and how many, received − expected, in the
+    // hop feed the CSV and the central read.
+    let feed = site
+        .db
+        .call_blocking(|conn| stockhop_site::ledger::hop_feed::page(conn, 0, 1_000))
+        .unwrap();
+    let mut adjusts: Vec<(Option<String>, Option<i64>, Option<String>)> = feed
+        .hops
+        .iter()
+        .filter(|hop| booked.contains(&hop.hop_id))
+        .map(|hop| {
+            assert_eq!(hop.kind, "ADJUST");
+            (hop.sku.clone(), hop.quantity, hop.grn.clone())
+        })
+        .collect();
+    adjusts.sort();
+    let g1 = Some("G-1".to_owned());
+    assert_eq!(
+        adjusts,
+        [
+            (Some("SKU-1".to_owned()), Some(-1), g1.clone()),
+            (Some("SKU-2".to_owned()), Some(-1), g1),
+        ]
+    );
+    let again = site
+        .db
+        .call_blocking(|conn| receive::resolve(conn, "G-1", "", now()));
     assert!(again.is_err(), "a complete GRN has nothing to resolve");
 
     // Over: the GRN is corrected down after the units were received.

@@ -9,6 +9,7 @@
 //! until a supervisor runs `grn resolve`.
 
 use crate::store::sql::Connection;
+use stockhop::time::UnixMs;
 
 use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::grns::{self, states};
@@ -124,9 +125,18 @@ pub fn settle(conn: &Connection, grn: &str) -> crate::store::sql::Result<()> {
     grns::settle(conn, grn).map(drop)
 }
 
-/// `stockhop-site grn resolve`: a supervisor accepts a GRN's short and
-/// excess lines as they stand; the GRN is complete.
-pub fn resolve(conn: &Connection, grn: &str) -> Result<(), LedgerError> {
+/// `stockhop-site grn resolve`, the admin API's and the workbench's: a
+/// supervisor accepts a GRN's short and excess lines as they stand. Each
+/// line is booked as an ADJUST hop with its SKU and quantity (received −
+/// expected) and the GRN is complete: one operation whoever resolves it,
+/// under keys derived from the GRN's decision, so it books once. Answers
+/// the hops.
+pub fn resolve(
+    conn: &Connection,
+    grn: &str,
+    note: &str,
+    now: UnixMs,
+) -> Result<Vec<i64>, LedgerError> {
     let not_found = || {
         LedgerError::Refused(Refusal::new(
             404,
@@ -142,8 +152,8 @@ pub fn resolve(conn: &Connection, grn: &str) -> Result<(), LedgerError> {
             format!("GRN {grn} is {}, not needs_resolution", found.state),
         )));
     }
-    grns::set_state(conn, grn, states::COMPLETE)?;
-    Ok(())
+    let key_base = crate::ledger::decision_log::grn_id(grn);
+    crate::ledger::corrections::book_grn(conn, grn, &key_base, note, now)
 }
 
 /// Undoes a receive: the unit leaves its GRN line (the line counts one

@@ -56,11 +56,26 @@ pub(super) fn apply(
         Command::Scan | Command::Undo if session.state == SessionState::Pending => {
             reject(reasons::SESSION_NOT_OPEN)
         }
+        Command::Scan | Command::Undo if captured_after_site_close(session, item, skew_ms) => {
+            reject(reasons::SESSION_CLOSED)
+        }
         Command::Scan => scan(ctx, session, item, skew_ms),
         Command::Undo => undo(ctx, item, skew_ms),
         Command::Void => Ok(done(item, ok, ctx.now, vec![])),
         Command::Acknowledge => acknowledge(ctx, item),
     }
+}
+
+/// Whether the site closed `session` before `item` was captured. The
+/// capture is put on the site's clock with the request's measured skew
+/// (the site's clock minus the device's at sending), so a device whose
+/// clock runs behind is not let in after the close, nor one ahead kept out
+/// of work it did before it.
+fn captured_after_site_close(session: &Session, item: &SyncItem, skew_ms: i64) -> bool {
+    session.state == SessionState::Closed
+        && session
+            .site_closed_at
+            .is_some_and(|closed| item.occurred_at.0.saturating_add(skew_ms) > closed.0)
 }
 
 /// An operator dealt with a rejected item on the handheld: the decision
