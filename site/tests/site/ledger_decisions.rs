@@ -299,8 +299,7 @@ async fn short_grn(site: &Site, device: &str, grn: &str, new_tag: &str) -> Handh
 }
 
 #[tokio::test]
-async fn a_grn_to_resolve_names_its_lines_and_tags_and_is_booked_by_correct_or_accepted_by_dismiss()
-{
+async fn a_grn_to_resolve_names_its_lines_and_tags_and_accepting_it_books_each_line_once() {
     let (site, admin) = warehouse().await;
     let hh = short_grn(&site, "HH-1", "G-1", "NEW-1").await;
     let waiting = decision(&site, &admin, "grn:G-1").await.expect("G-1 waits");
@@ -319,16 +318,43 @@ async fn a_grn_to_resolve_names_its_lines_and_tags_and_is_booked_by_correct_or_a
         .unwrap()
         .contains("SKU-1 1 of 2 received, short 1"));
 
-    let hops = settled(&site, &admin, "grn:G-1", "correct").await;
+    // Resolving a GRN is one operation: the decision offers only it, and
+    // accepting the GRN as received books its lines.
+    assert_eq!(waiting["actions"], json!(["dismiss"]), "{waiting}");
+    let (code, body) = settle(&site, &admin, "grn:G-1", "correct", "").await;
+    assert_eq!(
+        (code, body["code"].as_str()),
+        (409, Some("NOT_CORRECTABLE"))
+    );
+    assert!(
+        decision(&site, &admin, "grn:G-1").await.is_some(),
+        "still waits"
+    );
+
+    let hops = settled(&site, &admin, "grn:G-1", "dismiss").await;
     assert_eq!(hops.len(), 2, "one ADJUST a short line");
     assert_eq!(hop(&site, hops[0]).0, "ADJUST");
     assert_eq!(grn(&site, &hh, "G-1").await["state"], "complete");
-
-    short_grn(&site, "HH-2", "G-2", "NEW-2").await;
-    assert!(settled(&site, &admin, "grn:G-2", "dismiss")
-        .await
-        .is_empty());
-    assert_eq!(grn(&site, &hh, "G-2").await["state"], "complete");
+    let (code, feed) = site.get("/v1/hops?limit=1000", &admin).await;
+    assert_eq!(code, 200, "{feed}");
+    let mut booked: Vec<(String, i64)> = feed["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| hops.contains(&h["hop_id"].as_i64().unwrap()))
+        .map(|h| {
+            (
+                h["sku"].as_str().unwrap().to_owned(),
+                h["quantity"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    booked.sort();
+    assert_eq!(
+        booked,
+        [("SKU-1".to_owned(), -1), ("SKU-2".to_owned(), -1)],
+        "received − expected, a short line negative"
+    );
 }
 
 #[tokio::test]
