@@ -276,8 +276,9 @@ pub fn csv_record(hop: &FeedHop) -> [String; 25] {
         text(&hop.to_bin),
         text(&hop.variance),
         text(&hop.sku),
-        // A number, so never a formula: a short line's `-4` stays `-4`.
-        number(hop.quantity),
+        // Inert like every cell: a short line's `-4` is written `'-4`, as
+        // the rule for a cell beginning with `-` has it.
+        inert(&number(hop.quantity)),
     ]
 }
 

@@ -1051,14 +1051,25 @@ async fn the_feed_tells_a_unit_counted_missing_by_its_variance_as_the_ledger_hol
     assert_eq!(status, 200, "{csv}");
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(&header[header.len() - 2..], ["to_bin", "variance"]);
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let (to_bin, variance, sku) = (column("to_bin"), column("variance"), column("sku"));
     let row = lines
         .map(|line| line.split(',').collect::<Vec<_>>())
         .find(|cells| cells[3] == "ADJUST" && cells[10] == "U-1")
         .unwrap_or_else(|| panic!("no ADJUST of U-1 in {csv}"));
     assert_eq!(
-        &row[row.len() - 2..],
+        [row[to_bin], row[variance]],
         [bin.as_deref().unwrap_or(""), "missing"]
+    );
+    assert_eq!(
+        row[sku],
+        hop["sku"].as_str().unwrap_or(""),
+        "the unit's SKU"
     );
     site.stop().await;
 }
