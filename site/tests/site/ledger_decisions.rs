@@ -666,3 +666,55 @@ async fn settlements_are_checked_before_anything_is_read() {
     let (code, _) = settle(&site, &hh.token, "count:NOPE", "dismiss", "").await;
     assert_eq!(code, 403);
 }
+
+/// The workbench offers an action only where it can be carried out now: a
+/// put-away refused because its unit is dispatched cannot be confirmed
+/// (the ledger would refuse to put a dispatched unit in stock), so only
+/// dismiss is offered, and dismissing it succeeds; a refused put-away of a
+/// unit in stock can be confirmed, and confirming it succeeds.
+#[tokio::test]
+async fn every_action_the_workbench_offers_succeeds() {
+    let (site, admin) = warehouse().await;
+    site.import(
+        "units",
+        "epc,code,sku,state,bin\nGONE-1,,SKU-1,dispatched,\n",
+    );
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open(&mut hh, "put_away", json!({})),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "GONE-1", "bin": "A-2"}),
+        ),
+        hh.item(
+            "scan",
+            json!({"mode": "put_away", "epc": "U-1", "bin": "A-2", "unit_version": 7}),
+        ),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(results[1]["reason"], "unit_state", "{results:?}");
+    assert_eq!(results[2]["reason"], "stale_state", "{results:?}");
+    for waiting in decisions(&site, &admin).await {
+        let id = waiting["id"].as_str().unwrap().to_owned();
+        let offered: Vec<String> = waiting["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect();
+        if waiting["epc"] == "GONE-1" {
+            assert_eq!(offered, ["dismiss"], "a dispatched unit: {waiting}");
+        }
+        if waiting["epc"] == "U-1" {
+            assert!(offered.contains(&"correct".to_owned()), "{waiting}");
+        }
+        // The first action offered (correct where there is one) succeeds.
+        let action = if offered.contains(&"correct".to_owned()) {
+            "correct"
+        } else {
+            "dismiss"
+        };
+        settled(&site, &admin, &id, action).await;
+    }
+    assert!(decisions(&site, &admin).await.is_empty());
+}
