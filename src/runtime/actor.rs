@@ -99,8 +99,13 @@ pub(super) struct Runtime<S: Store, T, C: Clock, P: Platform> {
     sessions: BTreeMap<Uuid, Session>,
     /// Captures taken from the channel and not yet written.
     group: Group<(CaptureRequest, Reply<Item>)>,
-    /// The next step skips the backoff wait (a capture, "retry now").
+    /// The next step skips the backoff wait (a capture, "retry now", the
+    /// site answering again).
     skip_wait: bool,
+    /// The site did not answer the last request sent to it (a sync, a
+    /// heartbeat or a reference page): the next answer it gives ends the
+    /// drain's wait (docs/design.md §10).
+    site_silent: bool,
     in_flight: Option<LocalBoxFuture<'static, Answered<P::Lock>>>,
     /// The drain lock, held from the first request of a run until it is idle.
     lock: Option<P::Lock>,
@@ -168,6 +173,9 @@ where
             sessions: BTreeMap::new(),
             group: Group::default(),
             skip_wait: false,
+            // A backoff restored from storage may be an outage's: the
+            // first answer of this worker life ends its wait.
+            site_silent: true,
             in_flight: None,
             lock: None,
             timer: None,
@@ -200,10 +208,12 @@ where
                 }
                 Event::Beat(sent_at, outcome) => {
                     let now = self.clock.now();
+                    self.heard(matches!(outcome, BeatOutcome::Acknowledged { .. }));
                     self.beats.handle_outcome(sent_at, now, outcome);
                     None
                 }
                 Event::Page(page) => {
+                    self.heard(!matches!(page, Err(QueueError::Offline)));
                     self.write_page(page).await;
                     None
                 }
@@ -694,9 +704,36 @@ where
         }));
     }
 
+    /// A heartbeat or a reference page came back, answered
+    /// (any HTTP answer) or not. The first answer after a request the site
+    /// did not answer ends the drain's wait: the site is back
+    /// (docs/design.md §10; the page says so with `retry_now` when its own
+    /// requests see it). A drain that backs off because the site answered
+    /// it with a failure (a 503) keeps its schedule, and nothing changes
+    /// while a request is out: its own answer decides.
+    fn heard(&mut self, answered: bool) {
+        if !answered {
+            self.site_silent = true;
+            return;
+        }
+        if !std::mem::take(&mut self.site_silent) || self.in_flight.is_some() {
+            return;
+        }
+        match self.drain.as_mut() {
+            Some(drain) if drain.backoff().next_attempt_at.is_some() => drain.handle_retry_now(),
+            Some(_) => {}
+            // Restored at the next step, with whatever backoff storage holds.
+            None => self.skip_wait = true,
+        }
+    }
+
     /// Records a request's outcome: every item of its lease and the backoff.
     async fn record(&mut self, answered: Answered<P::Lock>) {
         self.lock = answered.lock;
+        self.site_silent = matches!(
+            answered.outcome,
+            TransportOutcome::Offline | TransportOutcome::Timeout
+        );
         let Some(drain) = self.drain.as_mut() else {
             return;
         };

@@ -227,10 +227,12 @@ impl Store for MemStore {
     fn close(self) {}
 }
 
-/// A site that applies every item, and counts requests.
+/// A site that applies every item, and counts requests; while `down`,
+/// nothing answers.
 #[derive(Clone, Default)]
 struct Site {
     requests: Rc<RefCell<Vec<SyncRequest>>>,
+    down: Rc<Cell<bool>>,
 }
 
 impl Transport for Site {
@@ -238,6 +240,9 @@ impl Transport for Site {
     type Unit = ();
 
     async fn send(&self, _: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {
+        if self.down.get() {
+            return TransportOutcome::Offline;
+        }
         self.requests.borrow_mut().push(request.clone());
         let results: Vec<_> = request
             .items
@@ -253,10 +258,16 @@ impl Transport for Site {
     }
 
     async fn heartbeat(&self, _: &DeviceConfig, _: &Heartbeat) -> BeatOutcome {
+        if self.down.get() {
+            return BeatOutcome::Failed;
+        }
         BeatOutcome::Acknowledged { period: None }
     }
 
     async fn reference(&self, device: &DeviceConfig, _: &Pull) -> Result<Page<()>, QueueError> {
+        if self.down.get() {
+            return Err(QueueError::Offline);
+        }
         Ok(Page {
             head: PageHead {
                 cursor: "0".into(),
@@ -441,4 +452,32 @@ fn a_drain_sends_in_seq_order_and_a_failed_record_restores_from_storage() {
     let report = block_on(&mut pool, queue.drain(true)).unwrap();
     assert_eq!(report.pending, 0);
     assert_eq!(store.0.borrow().drain_loads, loads + 1, "restored once");
+}
+
+#[test]
+fn the_sites_first_answer_after_an_outage_ends_the_drains_wait() {
+    let (store, site, mut pool, queue, session) = opened(11);
+    site.down.set(true);
+    block_on(&mut pool, queue.capture(session, scan("E1"))).unwrap();
+    let report = block_on(&mut pool, queue.drain(true)).unwrap();
+    assert_eq!(report.pending, 2, "kept");
+    let waits = Some(T0.plus(crate::backoff::BACKOFF_STEPS[0]));
+    assert_eq!(report.next_attempt_at, waits);
+    let report = block_on(&mut pool, queue.drain(false)).unwrap();
+    assert_eq!(
+        (report.requests, report.next_attempt_at),
+        (0, waits),
+        "on schedule, nothing goes before the wait ends"
+    );
+
+    // The site is back: its answer to a reference read ends the wait.
+    site.down.set(false);
+    block_on(&mut pool, queue.reference_refresh()).unwrap();
+    let report = block_on(&mut pool, queue.drain(false)).unwrap();
+    assert_eq!(report.pending, 0, "drained without waiting out the backoff");
+    assert_eq!(
+        store.0.borrow().backoff,
+        Backoff::default(),
+        "the schedule starts over"
+    );
 }

@@ -19,6 +19,7 @@ use crate::wire::{Command, Mode};
 use super::convert::{unknown_kind, Fields};
 use super::error::QueueError;
 use super::store::DeviceConfig;
+use super::transport::SiteWord;
 
 /// Items a `list` returns when the page does not say: one screenful.
 pub const LIST_LIMIT_DEFAULT: u32 = 50;
@@ -43,7 +44,8 @@ pub enum PageRequest {
         /// Days a done item stays on the device (default 7).
         done_retention_days: Option<u32>,
     },
-    /// The stored setup (without the token).
+    /// The stored setup (without the token), and what the site last said
+    /// of this device: its token refused, the sessions it closed.
     Device {},
     OpenSession {
         session_id: Option<Uuid>,
@@ -77,7 +79,7 @@ pub enum PageRequest {
     },
     Counts {},
     RetryNow {},
-    /// A wake-up from the page (visible, online): drain on schedule.
+    /// A wake-up from the page (visible): drain on schedule.
     Wake {},
     Discard {
         id: u64,
@@ -370,8 +372,11 @@ pub enum CapturedOrError {
     Error { error: ErrorReply },
 }
 
-/// The stored setup as the page sees it (never the token); the absent
-/// fields are left out.
+/// The stored setup as the page sees it (never the token), the absent
+/// fields left out, and what the site last said of the device: `refused`,
+/// its token refused (401) on the last answer; `closed_sessions`, the
+/// sessions of this device it closed as its last heartbeat answer listed
+/// them (`[{session_id, closed_at}]`, or absent).
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceReply {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -379,14 +384,19 @@ pub struct DeviceReply {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_id: Option<String>,
     pub configured: bool,
+    pub refused: bool,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    pub closed_sessions: JsValue,
 }
 
-impl From<Option<&DeviceConfig>> for DeviceReply {
-    fn from(device: Option<&DeviceConfig>) -> DeviceReply {
+impl DeviceReply {
+    pub fn new(device: Option<&DeviceConfig>, word: &SiteWord) -> DeviceReply {
         DeviceReply {
             site_url: device.map(|d| d.site_url.clone()),
             device_id: device.map(|d| d.device_id.clone()),
             configured: device.is_some(),
+            refused: word.refused(),
+            closed_sessions: word.closed_sessions(),
         }
     }
 }

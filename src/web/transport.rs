@@ -3,7 +3,7 @@
 //! and [`FetchTransport`], the real one, with a 10 s `AbortController`
 //! timeout.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::Promise;
@@ -38,9 +38,60 @@ extern "C" {
     fn global_fetch(request: &Request) -> Promise;
 }
 
-/// The real transport: `fetch` to `{site}/v1/sync`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FetchTransport;
+/// The real transport: `fetch` to `{site}/v1/sync`. Every answer also
+/// tells [`SiteWord`] what the site said of the device itself.
+#[derive(Debug, Clone, Default)]
+pub struct FetchTransport {
+    word: Rc<SiteWord>,
+}
+
+impl FetchTransport {
+    /// The site's word on this device, as this transport's answers tell it.
+    pub fn word(&self) -> Rc<SiteWord> {
+        self.word.clone()
+    }
+}
+
+/// What the site last said of this device (docs/design.md §10): whether
+/// it still takes its token, and which of its sessions it closed.
+#[derive(Debug, Default)]
+pub struct SiteWord {
+    /// The last answer to a request under the device token was `401`: the
+    /// device was revoked, or a new token issued.
+    refused: Cell<bool>,
+    /// `closed_sessions` of the last heartbeat answer, as the site sent it
+    /// (`[{session_id, closed_at}]`, or undefined).
+    closed_sessions: RefCell<JsValue>,
+}
+
+impl SiteWord {
+    /// Whether the site refused the device's token on its last answer.
+    pub fn refused(&self) -> bool {
+        self.refused.get()
+    }
+
+    /// The sessions of this device the site closed, as its last heartbeat
+    /// answer listed them (undefined before one lists any).
+    pub fn closed_sessions(&self) -> JsValue {
+        self.closed_sessions.borrow().clone()
+    }
+
+    /// A new setup: nothing the site said of the old one holds.
+    pub fn clear(&self) {
+        self.refused.set(false);
+        *self.closed_sessions.borrow_mut() = JsValue::UNDEFINED;
+    }
+
+    /// An answer's status: a `401` says the token is refused, a 2xx that
+    /// it is taken; anything else says nothing of the token.
+    fn heard(&self, status: u16) {
+        if status == 401 {
+            self.refused.set(true);
+        } else if (200..300).contains(&status) {
+            self.refused.set(false);
+        }
+    }
+}
 
 impl Transport for FetchTransport {
     type PageRows = [js_sys::Array; 4];
@@ -55,7 +106,10 @@ impl Transport for FetchTransport {
         };
         let url = device.site_url.trim_end_matches('/').to_owned() + SYNC_PATH;
         match post(&url, &device.device_token, &body).await {
-            Ok(answer) => answer.outcome(),
+            Ok(answer) => {
+                self.word.heard(answer.status);
+                answer.outcome()
+            }
             Err(Unanswered::TimedOut) => TransportOutcome::Timeout,
             Err(Unanswered::Offline) => TransportOutcome::Offline,
         }
@@ -72,7 +126,15 @@ impl Transport for FetchTransport {
             js_sys::encode_uri_component(&device.device_id)
         );
         match post(&url, &device.device_token, &body).await {
-            Ok(answer) => answer.ack(),
+            Ok(answer) => {
+                self.word.heard(answer.status);
+                // Undefined unless the site lists some (a refusal's body never does).
+                if let Some(ack) = &answer.json {
+                    let closed = js_sys::Reflect::get(ack, &"closed_sessions".into());
+                    *self.word.closed_sessions.borrow_mut() = closed.unwrap_or_default();
+                }
+                answer.ack()
+            }
             Err(_) => BeatOutcome::Failed,
         }
     }
@@ -91,7 +153,7 @@ impl Transport for FetchTransport {
         if let Some(after) = &pull.after {
             url = url + "&after=" + &String::from(js_sys::encode_uri_component(after));
         }
-        let json = read(&url, &device.device_token)
+        let json = read(&url, &device.device_token, &self.word)
             .await?
             .ok_or_else(|| QueueError::Site("GET /v1/reference answered 404".into()))?;
         FetchedPage::read(json, &device.site_url).map_err(QueueError::Site)
@@ -104,18 +166,19 @@ impl Transport for FetchTransport {
             device.site_url.trim_end_matches('/'),
             js_sys::encode_uri_component(epc)
         );
-        read(&url, &device.device_token).await
+        read(&url, &device.device_token, &self.word).await
     }
 }
 
 /// GETs `url` under the device token: the answer's JSON for a 200, `None`
 /// for a 404, [`QueueError::Offline`] when nothing came back, and
 /// [`QueueError::Site`] with the status and the site's code otherwise.
-async fn read(url: &str, token: &str) -> Result<Option<JsValue>, QueueError> {
+async fn read(url: &str, token: &str, word: &SiteWord) -> Result<Option<JsValue>, QueueError> {
     let answer = match send_request(url, token, None).await {
         Ok(answer) => answer,
         Err(_) => return Err(QueueError::Offline),
     };
+    word.heard(answer.status);
     match (answer.status, answer.json) {
         (200, Some(json)) => Ok(Some(json)),
         (404, _) => Ok(None),

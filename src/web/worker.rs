@@ -2,6 +2,8 @@
 //! takes the worker's events (message, sync, activate, fetch, page
 //! wake-ups). Page messages and replies cross here, through serde.
 
+use std::rc::Rc;
+
 use js_sys::Promise;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -22,13 +24,15 @@ use super::message::{
 use super::runtime::{Found, Options, Queue, APP_VERSION};
 use super::schema::DB_NAME;
 use super::store::DeviceConfig;
-use super::transport::FetchTransport;
+use super::transport::{FetchTransport, SiteWord};
 use crate::reference::{ReferenceMeta, REFERENCE_LIST_MAX};
 
 /// The queue as the service worker script drives it.
 #[wasm_bindgen]
 pub struct ServiceWorker {
     queue: Queue,
+    /// What the site said of this device, from the queue's transport.
+    word: Rc<SiteWord>,
 }
 
 #[wasm_bindgen]
@@ -43,9 +47,10 @@ impl ServiceWorker {
         let name = db_name.unwrap_or_else(|| DB_NAME.to_owned());
         let app_version = build.unwrap_or_else(|| APP_VERSION.to_owned());
         let options = Options::default();
-        let queue =
-            Queue::open_as(&name, FetchTransport, SystemClock, options, app_version).await?;
-        Ok(ServiceWorker { queue })
+        let transport = FetchTransport::default();
+        let word = transport.word();
+        let queue = Queue::open_as(&name, transport, SystemClock, options, app_version).await?;
+        Ok(ServiceWorker { queue, word })
     }
 
     /// A page's message; the reply goes to `port` (and resolves the promise,
@@ -53,9 +58,10 @@ impl ServiceWorker {
     #[wasm_bindgen(js_name = handleMessage)]
     pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
         let queue = self.queue.clone();
+        let word = self.word.clone();
         future_to_promise(async move {
             let reply = match PageRequest::read(&data) {
-                Ok(request) => handle(&queue, request).await,
+                Ok(request) => handle(&queue, &word, request).await,
                 Err(err) => Err(err),
             };
             let reply = match reply {
@@ -183,7 +189,11 @@ fn freshness(meta: &ReferenceMeta) -> (Option<i64>, Option<i64>) {
 }
 
 /// Handles one request; the reply is a plain object (`ok` is added after).
-async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueError> {
+async fn handle(
+    queue: &Queue,
+    word: &SiteWord,
+    request: PageRequest,
+) -> Result<JsValue, QueueError> {
     match request {
         PageRequest::Setup {
             site_url,
@@ -205,9 +215,10 @@ async fn handle(queue: &Queue, request: PageRequest) -> Result<JsValue, QueueErr
             let device_id = config.device_id.clone();
             // The reply does not wait for the network: the drain runs on.
             queue.setup(config).await?;
+            word.clear();
             plain(&SetUp { device_id })
         }
-        PageRequest::Device {} => plain(&DeviceReply::from(queue.device().await?.as_ref())),
+        PageRequest::Device {} => plain(&DeviceReply::new(queue.device().await?.as_ref(), word)),
         PageRequest::OpenSession {
             session_id,
             operator_id,

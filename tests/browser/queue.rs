@@ -444,7 +444,7 @@ async fn fetch_to_an_unreachable_site_is_offline() {
         items: Vec::new(),
     };
     assert_eq!(
-        FetchTransport.send(&device, &request).await,
+        FetchTransport::default().send(&device, &request).await,
         TransportOutcome::Offline
     );
 }

@@ -470,11 +470,14 @@ async fn fetch_reads_of_an_unreachable_site_are_offline() {
         limit: REFERENCE_PAGE_ROWS,
     };
     assert_eq!(
-        FetchTransport.reference(&device, &pull).await.err(),
+        FetchTransport::default()
+            .reference(&device, &pull)
+            .await
+            .err(),
         Some(QueueError::Offline)
     );
     assert_eq!(
-        FetchTransport.unit(&device, "E1").await.err(),
+        FetchTransport::default().unit(&device, "E1").await.err(),
         Some(QueueError::Offline)
     );
 }
