@@ -118,6 +118,7 @@ impl World {
             records,
             raw: Vec::new(),
             seen: vec![(serial, TerminalSource::Framed)],
+            ..Write::default()
         };
         let rng = &mut self.rng;
         let written = self.listener.write(self.now, write, crash, &mut || {

@@ -1,7 +1,7 @@
 //! `stockhop-site`'s command line, as clap's derive reads it: [`Cli`]
 //! and its [`Command`]s here, one file a command group beside it
 //! ([`serve`], [`device`], [`admin`], [`count`], [`printer`], [`central`],
-//! [`books`], [`import`], [`backup`]), each parsing its arguments and
+//! [`books`], [`import`], [`backup`], [`terminal`]), each parsing its arguments and
 //! calling the library.
 //!
 //! Architecture invariant: a command body only parses, calls the library
@@ -17,6 +17,7 @@ mod device;
 mod import;
 mod printer;
 mod serve;
+mod terminal;
 
 use self::admin::AdminCommand;
 use self::books::{GrnCommand, PeriodCommand};
@@ -25,6 +26,7 @@ use self::count::CountCommand;
 use self::device::DeviceCommand;
 use self::printer::PrinterCommand;
 use self::serve::ServeArgs;
+use self::terminal::TerminalCommand;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -143,6 +145,12 @@ enum Command {
         #[command(subcommand)]
         command: PrinterCommand,
     },
+    /// The fixed terminals that push to the site's listener: ask one for
+    /// its records again, list what it was asked.
+    Terminal {
+        #[command(subcommand)]
+        command: TerminalCommand,
+    },
     /// On a central: the sites that forward to it.
     Central {
         #[command(subcommand)]
@@ -172,6 +180,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Count { command } => count::count(command, database),
         Command::Printer { command } => printer::printer(command, database),
         Command::Central { command } => central::central(command, database),
+        Command::Terminal { command } => terminal::terminal(command, database),
         Command::Backup { dest, data } => backup::backup(&dest, &data, database),
         Command::Grn { command } => books::grn(command, database),
     }

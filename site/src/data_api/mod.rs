@@ -8,6 +8,7 @@
 //! add`), as scripts use the site's view; a device's token is refused.
 //! The work is the same library functions the command line calls.
 
+pub mod attendance;
 pub mod commands;
 pub mod hops;
 pub mod openapi;
@@ -51,5 +52,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/v1/hops", get(hops::feed))
         .route("/v1/hops.csv", get(hops::csv))
+        .route("/v1/site/terminals/{serial}/records", get(attendance::records))
+        .route("/v1/site/attendance.csv", get(attendance::csv))
         .route("/v1/openapi.json", get(openapi::document))
 }

@@ -22,6 +22,7 @@
 //! [`crate::data_api`]).
 
 pub mod admission;
+pub mod attendance;
 pub mod auth;
 pub mod bins;
 pub mod corrections;

@@ -6,11 +6,12 @@
 
 use stockhop::time::UnixMs;
 
+use super::command;
 use super::config::ListenerConfig;
 use super::framed::MAX_FRAME_BYTES;
 use super::http_message::{query_param, Head, Method, Reply, Status};
 use super::iclock::{self, Request, Table};
-use super::queue::{NewRecord, RawBody, Write};
+use super::queue::{NewRecord, Poll, RawBody, Write, WriteReport};
 use super::rules::Capture;
 use super::zone::TerminalZone;
 use super::{push_acc, zebra};
@@ -100,11 +101,23 @@ fn iclock_request(
                 zone.offset_at(now),
             )),
         ),
-        Request::GetRequest { .. } | Request::Ping { .. } => (only_seen(), Reply::ok(iclock::OK)),
+        // `OK`, or the commands the write hands out ([`reply_after`]).
+        Request::GetRequest { .. } => (
+            Write {
+                poll: Some(Poll {
+                    serial: serial.clone(),
+                    zone: zone.clone(),
+                }),
+                ..only_seen()
+            },
+            Reply::ok(iclock::OK),
+        ),
+        Request::Ping { .. } => (only_seen(), Reply::ok(iclock::OK)),
         Request::DeviceCmd { .. } => (
             Write {
                 raw: vec![raw("devicecmd", None)],
                 seen,
+                results: Some((serial.clone(), command::parse_results(body))),
                 ..Write::default()
             },
             Reply::ok(iclock::OK),
@@ -181,6 +194,7 @@ fn iclock_request(
                         .into_iter()
                         .collect(),
                     seen,
+                    ..Write::default()
                 },
                 Reply::ok(iclock::ok_count(log.lines())),
             )
@@ -203,6 +217,7 @@ fn iclock_request(
                         .into_iter()
                         .collect(),
                     seen,
+                    ..Write::default()
                 },
                 Reply::ok(iclock::OK),
             )
@@ -239,6 +254,16 @@ fn iclock_request(
         ),
     };
     Answer::WriteThen(write, reply)
+}
+
+/// The reply to send once a write is durable: `reply`, or for a
+/// heartbeat poll that handed out commands, those commands.
+pub fn reply_after(reply: Reply, report: &WriteReport) -> Reply {
+    if report.commands.is_empty() {
+        reply
+    } else {
+        Reply::ok(command::poll_body(&report.commands))
+    }
 }
 
 /// The punches of one upload that the ledger will take, as queue records
@@ -408,6 +433,7 @@ fn zebra_report(config: &ListenerConfig, head: &Head, body: &[u8]) -> Answer {
         records,
         raw,
         seen: vec![(serial, TerminalSource::Zebra)],
+        ..Write::default()
     };
     Answer::WriteThen(write, Reply::ok(Vec::new()))
 }

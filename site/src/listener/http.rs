@@ -252,7 +252,7 @@ async fn write_then(
         return Reply::error(Status::ServiceUnavailable, "try again");
     }
     match intake.write(write).await {
-        Ok(_) => reply,
+        Ok(report) => answer::reply_after(reply, &report),
         Err(err) => {
             tracing::error!(%err, "terminal write failed; answered 503");
             Reply::error(Status::ServiceUnavailable, "try again")

@@ -7,6 +7,8 @@
 //! * [`http_message`], [`iclock`], [`push_acc`], [`zebra`], [`framed`] — the
 //!   protocols as sans-IO parsers and reply encoders on byte slices;
 //! * [`answer`] — what one HTTP request makes the listener write and reply;
+//! * [`command`] — commands handed to iclock terminals on their heartbeat
+//!   poll (the backfill) and their answers;
 //! * [`zone`] — terminal time zones; [`rules`] — the time rules, taking `now`;
 //! * [`queue`] — the durable SQLite queue, the only place with the
 //!   listener's SQL;
@@ -20,6 +22,7 @@
 //! a failed write leaves neither rows nor rule state behind.
 
 pub mod answer;
+pub mod command;
 pub mod config;
 pub mod forwarder;
 pub mod framed;

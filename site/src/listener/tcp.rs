@@ -205,7 +205,7 @@ fn to_write(records: Vec<Record>) -> Write {
         .collect();
     Write {
         records,
-        raw: Vec::new(),
         seen,
+        ..Write::default()
     }
 }

@@ -181,6 +181,12 @@ impl TerminalZone {
         }
     }
 
+    /// The terminal's wall-clock reading at the instant `at` (as if it were
+    /// UTC): what a command names a time by.
+    pub fn utc_to_local(&self, at: UnixMs) -> UnixMs {
+        UnixMs(at.0 + i64::from(self.offset_at(at).minutes()) * 60_000)
+    }
+
     /// The offset in force at the instant `at`: what the handshake tells a
     /// terminal to set its clock to.
     pub fn offset_at(&self, at: UnixMs) -> UtcOffset {
@@ -209,6 +215,9 @@ impl PartialEq for TerminalZone {
         }
     }
 }
+
+// Two zones are the same when configured alike: by name or by offset.
+impl Eq for TerminalZone {}
 
 impl FromStr for TerminalZone {
     type Err = ZoneError;

@@ -144,6 +144,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sessions_closed_by_site",
         sql: include_str!("../../migrations/0020_sessions_closed_by_site.sql"),
     },
+    Migration {
+        version: 21,
+        name: "terminal_commands",
+        sql: include_str!("../../migrations/0021_terminal_commands.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -248,6 +253,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 20,
         name: "sessions_closed_by_site",
         sql: include_str!("../../migrations/postgres/0020_sessions_closed_by_site.sql"),
+    },
+    Migration {
+        version: 21,
+        name: "terminal_commands",
+        sql: include_str!("../../migrations/postgres/0021_terminal_commands.sql"),
     },
 ];
 

@@ -11,7 +11,7 @@
 //! (setup links and their QR codes), [`builds`] (the fleet by build,
 //! `/v1/site/builds`), [`workbench`] (every decision with its context, and
 //! how it is settled), [`metrics`], [`api`] with [`workbench_api`] and
-//! [`printers`] (the handlers, the only modules that see a request) and
+//! [`printers`] and [`terminals`] (the handlers, the only modules that see a request) and
 //! [`sign_in`] (the throttle on failed sign-ins in front of them).
 //!
 //! Like the ledger, everything below [`api`] takes the connection and
@@ -33,6 +33,7 @@ pub mod sign_in;
 pub mod station_labels;
 pub mod status;
 pub mod summary;
+pub mod terminals;
 pub mod workbench;
 pub mod workbench_api;
 

@@ -1,6 +1,8 @@
 //! Terminal records into the ledger: in process, as the listener's
 //! forwarder calls it, and over the HMAC-signed HTTP endpoint.
 
+mod backfill;
+
 use crate::backend;
 
 use crate::ledger_common::{key, now, Site, TERMINAL_SECRET};

@@ -14,10 +14,11 @@
 //! attempt falls due. Rows are never deleted during a drain; [`prune`]
 //! removes old done rows separately.
 
+mod commands;
 mod inspect;
 mod write;
 
-pub use self::{inspect::*, write::*};
+pub use self::{commands::*, inspect::*, write::*};
 
 use std::collections::HashMap;
 
@@ -77,6 +78,8 @@ pub struct NewRecord {
 pub struct WriteReport {
     /// `None` for a record that was already queued (its first verdict stands).
     pub outcomes: Vec<Option<RuleOutcome>>,
+    /// The commands a heartbeat poll hands out, marked sent in the write.
+    pub commands: Vec<crate::listener::command::HandedOut>,
 }
 
 /// Everything one terminal request hands the queue.
@@ -87,6 +90,11 @@ pub struct Write {
     pub raw: Vec<RawBody>,
     /// Terminals whose last-seen time this request moves.
     pub seen: Vec<(String, TerminalSource)>,
+    /// A heartbeat poll, answered with the commands it hands out.
+    pub poll: Option<Poll>,
+    /// A terminal's answers to commands (`devicecmd`): its serial and
+    /// the results, which settle the commands they name.
+    pub results: Option<(String, Vec<crate::listener::command::CommandResult>)>,
 }
 
 /// A pending queue row on its way to the ledger.

@@ -34,6 +34,7 @@ fn check(records: Vec<NewRecord>) -> (tempfile::TempDir, Connection, Rules) {
         records,
         raw: Vec::new(),
         seen: vec![("D1".to_owned(), TerminalSource::Framed)],
+        ..Write::default()
     };
     write(&mut conn, &mut rules, NOW, &[write_one]).unwrap();
     (dir, conn, rules)
@@ -64,7 +65,7 @@ fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwa
     let resend = Write {
         records: frame,
         raw: Vec::new(),
-        seen: Vec::new(),
+        ..Write::default()
     };
     let report = write(&mut conn, &mut rules, NOW.plus(Millis(500)), &[resend]).unwrap();
     assert_eq!(report[0].outcomes, vec![None; 4], "already queued");
@@ -312,4 +313,110 @@ fn a_heartbeat_is_forwarded_again_only_once_it_has_moved_a_step() {
     )
     .unwrap();
     assert_eq!(pending_heartbeats(&mut conn).unwrap().len(), 1);
+}
+
+/// A poll of iclock terminal `serial` written at `at`: the commands it
+/// hands out, as lines.
+fn poll(conn: &mut Connection, rules: &mut Rules, serial: &str, at: UnixMs) -> Vec<String> {
+    let request = Write {
+        seen: vec![(serial.to_owned(), TerminalSource::Iclock)],
+        poll: Some(Poll {
+            serial: serial.to_owned(),
+            zone: crate::listener::zone::TerminalZone::UTC,
+        }),
+        ..Write::default()
+    };
+    let mut reports = write(conn, rules, at, &[request]).unwrap();
+    reports
+        .remove(0)
+        .commands
+        .into_iter()
+        .map(|c| format!("C:{}:{}", c.id, c.command))
+        .collect()
+}
+
+fn answer(conn: &mut Connection, rules: &mut Rules, serial: &str, body: &str, at: UnixMs) {
+    let request = Write {
+        results: Some((
+            serial.to_owned(),
+            crate::listener::command::parse_results(body.as_bytes()),
+        )),
+        ..Write::default()
+    };
+    write(conn, rules, at, &[request]).unwrap();
+}
+
+#[test]
+fn a_command_unanswered_for_ten_minutes_is_handed_out_again_and_settled_once() {
+    use crate::listener::command::{BackfillError, CommandState, RESEND_AFTER};
+    let (_dir, mut conn, mut rules) = check(Vec::new());
+    let hour = Millis::from_secs(3600);
+    let earlier = UnixMs(NOW.0 - 2 * hour.0 as i64);
+    assert!(matches!(
+        queue_backfill(&mut conn, "T1", earlier, NOW, NOW),
+        Err(BackfillError::UnknownSerial(_))
+    ));
+    assert!(poll(&mut conn, &mut rules, "T1", NOW).is_empty());
+    assert!(matches!(
+        queue_backfill(&mut conn, "T1", NOW, earlier, NOW),
+        Err(BackfillError::Reversed { .. })
+    ));
+    let first = queue_backfill(&mut conn, "T1", earlier, NOW, NOW).unwrap();
+    let second = queue_backfill(&mut conn, "T1", earlier, NOW, NOW).unwrap();
+    let both = poll(&mut conn, &mut rules, "T1", NOW);
+    assert_eq!(both.len(), 2);
+    assert_eq!(
+        both[0],
+        format!(
+            "C:{}:DATA QUERY ATTLOG StartTime=2027-01-15T06:00:00\tEndTime=2027-01-15T08:00:00",
+            first.id
+        )
+    );
+    assert!(
+        poll(&mut conn, &mut rules, "T2", NOW).is_empty(),
+        "another terminal's"
+    );
+    answer(
+        &mut conn,
+        &mut rules,
+        "T2",
+        &format!("ID={}&Return=0&CMD=DATA", first.id),
+        NOW,
+    );
+    answer(
+        &mut conn,
+        &mut rules,
+        "T1",
+        &format!("ID={}&Return=-4&CMD=DATA", first.id),
+        NOW,
+    );
+    let just_before = NOW.plus(Millis(RESEND_AFTER.0 - 1));
+    assert!(poll(&mut conn, &mut rules, "T1", just_before).is_empty());
+    let resent = poll(&mut conn, &mut rules, "T1", NOW.plus(RESEND_AFTER));
+    assert_eq!(resent.len(), 1, "only the unanswered one");
+    assert!(resent[0].starts_with(&format!("C:{}:", second.id)));
+    answer(
+        &mut conn,
+        &mut rules,
+        "T1",
+        &format!("ID={}&Return=-1002&CMD=DATA", second.id),
+        NOW,
+    );
+    answer(
+        &mut conn,
+        &mut rules,
+        "T1",
+        &format!("ID={}&Return=0&CMD=DATA", second.id),
+        NOW,
+    );
+    let listed = commands(&conn, "T1").unwrap();
+    let states: Vec<_> = listed.iter().map(|c| (c.state, c.return_code)).collect();
+    assert_eq!(
+        states,
+        [
+            (CommandState::Failed, Some(-1002)),
+            (CommandState::Done, Some(-4))
+        ],
+        "newest first; the first answer stands"
+    );
 }

@@ -32,6 +32,7 @@ pub fn write_keyed(
         .iter()
         .map(|w| WriteReport {
             outcomes: vec![None; w.records.len()],
+            commands: Vec::new(),
         })
         .collect();
     {
@@ -107,10 +108,16 @@ pub fn write_keyed(
             reports[w].outcomes[i] = Some(outcome);
         }
     }
-    for write in writes {
+    for (write, report) in writes.iter().zip(&mut reports) {
         insert_raw(&tx, queued_at, &write.raw)?;
         for (device, source) in &write.seen {
             touch(&tx, device, *source, queued_at)?;
+        }
+        if let Some((serial, results)) = &write.results {
+            settle_results(&tx, serial, results, queued_at)?;
+        }
+        if let Some(poll) = &write.poll {
+            report.commands = hand_out(&tx, poll, queued_at)?;
         }
     }
     tx.commit()?;
