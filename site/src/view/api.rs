@@ -3,7 +3,7 @@
 //! JSON at the edge; the work runs on the database's blocking thread.
 
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -13,7 +13,7 @@ use stockhop::wire::codes as wire_codes;
 
 use super::request::{from_queue, json_body};
 use super::{admin, builds, chart, codes, enroll, history, metrics, page, status, workbench};
-use crate::api::caller::{AdminCaller, Caller, ChangingAdminCaller};
+use crate::api::caller::{admin_caller, bearer_of, AdminCaller, Caller, ChangingAdminCaller};
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::devices::{self, Profile};
 use crate::ledger::session_close::{self, OpenSession};
@@ -62,7 +62,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
         .route("/metrics", get(prometheus))
         .merge(super::workbench_api::routes())
-        .merge(super::terminals::routes())
 }
 
 fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
@@ -169,11 +168,19 @@ async fn logout(
     get,
     path = "/v1/site/session",
     tag = "view",
-    description = "Who is signed in",
-    responses((status = 200, description = "the admin and the CSRF token", body = SessionView), (status = "4XX", description = "refused, with code and message")),
+    description = "Who is signed in. Without a bearer token, a browser holding no live session (no cookie, or one whose session ended) is answered 204: the page asks on every load whether to show the sign-in form, and being signed out is not an error",
+    responses((status = 200, description = "the admin and the CSRF token", body = SessionView), (status = 204, description = "no one is signed in in this browser"), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
 )]
-async fn session(AdminCaller(caller): AdminCaller) -> Result<Json<SessionView>, AppError> {
+async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+    let caller = match admin_caller(&state.db, &headers).await {
+        Ok(caller) => caller,
+        Err(AppError::Client {
+            status: StatusCode::UNAUTHORIZED,
+            ..
+        }) if bearer_of(&headers).is_none() => return Ok(StatusCode::NO_CONTENT.into_response()),
+        Err(err) => return Err(err),
+    };
     Ok(Json(match caller {
         Caller::Token { admin } => SessionView {
             admin,
@@ -183,7 +190,8 @@ async fn session(AdminCaller(caller): AdminCaller) -> Result<Json<SessionView>, 
             admin: session.admin,
             csrf_token: Some(session.csrf_token),
         },
-    }))
+    })
+    .into_response())
 }
 
 async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus, AppError> {

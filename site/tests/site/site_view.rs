@@ -146,6 +146,25 @@ async fn admin_tokens_open_the_view_and_device_tokens_only_sync() {
 }
 
 #[tokio::test]
+async fn a_signed_out_browser_is_answered_204_not_an_error_and_a_bad_token_401() {
+    let site = Site::start().await;
+    let admin = add_admin(&site, "ops");
+    let (code, body) = get_with(&site, "/v1/site/session", &[]).await;
+    assert_eq!((code, body), (204, Value::String(String::new())));
+    let ended = format!("{}=0123456789abcdef", view::admin::SESSION_COOKIE);
+    let (code, _) = get_with(&site, "/v1/site/session", &[("cookie", &ended)]).await;
+    assert_eq!(
+        code, 204,
+        "a session that ended is signed out, not an error"
+    );
+    let (code, body) = site.get("/v1/site/session", "not-an-admin-token").await;
+    assert_eq!(code, 401, "{body}");
+    let (code, body) = site.get("/v1/site/session", &admin).await;
+    assert_eq!((code, body["admin"].as_str()), (200, Some("ops")));
+    site.stop().await;
+}
+
+#[tokio::test]
 async fn a_signed_in_session_changes_nothing_without_its_csrf_token() {
     let site = Site::start().await;
     let admin = add_admin(&site, "ops");
