@@ -62,6 +62,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/grns/{grn_id}/resolve", post(resolve_grn))
         .route("/metrics", get(prometheus))
         .merge(super::workbench_api::routes())
+        .merge(super::terminals::routes())
 }
 
 fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {

@@ -704,3 +704,28 @@ document.addEventListener('visibilitychange', () => {
 
 // 204 (no body) when no one is signed in in this browser.
 api('/v1/site/session').then((session) => (session ? signedIn(session) : signedOut()), signedOut);
+
+// Backfill: queues `DATA QUERY ATTLOG` for a terminal's next poll, then
+// lists the terminal's commands and how it answered them.
+async function showCommands(serial) {
+  const { commands } = await api(`/v1/site/terminals/${encodeURIComponent(serial)}/commands`);
+  $('backfill-commands').replaceChildren(...commands.map((c) => el('li', {},
+    el('strong', {}, `#${c.id} ${c.state}`),
+    c.return === undefined ? '' : ` · return ${c.return}`,
+    ` · ${c.command.replace('\t', ' ')}`)));
+}
+
+$('backfill').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = new FormData(event.target);
+  const serial = form.get('serial').trim();
+  const instant = (name) => new Date(form.get(name)).toISOString();
+  try {
+    const queued = await api(`/v1/site/terminals/${encodeURIComponent(serial)}/backfill`,
+      { method: 'POST', body: { from: instant('from'), to: instant('to') } });
+    $('backfill-result').textContent = `Command #${queued.id} waits for ${serial}'s next poll.`;
+    await showCommands(serial);
+  } catch (err) {
+    $('backfill-result').textContent = err.message;
+  }
+});
