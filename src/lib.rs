@@ -23,6 +23,7 @@ pub mod queue;
 pub mod reason;
 pub mod reference;
 pub mod release;
+pub mod rescue;
 pub mod runtime;
 pub mod time;
 pub mod undo;
