@@ -19,10 +19,10 @@
 //   app/queue_screen.js, app/menu.js, app/storage.js.
 //
 // Element ids (stable; the end-to-end suite drives them):
-//   #status-bar (tap: the queue screen) #net-status[data-net="online"|"offline"]
+//   #status-bar (tap: the queue screen) #net-status[data-net="online"|"offline"|"refused"]
 //     #bar-queue #bar-oldest #bar-attention #bar-cache   #menu-button
 //   #worker-status                      shown only when the worker failed
-//   #banners: #training (the site says this device is not commissioned) #late-banner
+//   #banners: #refused-banner (the site refused this handheld's token) #training (the site says this device is not commissioned) #late-banner
 //     (refusals that came after an outage: #late-text #late-show #late-seen)
 //   #screen-setup #setup-form #site-url #device-id #device-token #setup-save #setup-back
 //     #setup-status[data-failure="url"|"mixed"|"unreachable"|"certificate"|"token"|"device"|"site"]
@@ -37,13 +37,13 @@
 //     [data-grn] / [data-count]) #mode-detail: #grn-lines tr[data-sku] (cells sku, expected,
 //     received, queued) #encode-toggle[aria-pressed] #receive-sku #count-progress
 //     (#count-seen #count-expected) #manifest-progress (#manifest-verified #manifest-total)
-//     #manifest-units li[data-epc][data-verified] #find-result[data-found] #find-age
+//     #manifest-units li[data-epc][data-verified="true"|"waiting"|"undo-waiting"|"false"] #find-result[data-found] #find-age
 //     #count-missing #count-unexpected #count-age #manifest-age #grn-age
 //     #scan-status (the last scan's result) #results li[data-key][data-kind="pending"|"kept"|
 //     "applied"|"training"|"refused"|"blocked"|"voided"|"failed"|"undone"|"ok"][data-state]
 //     (.why, .next, small.code for a refusal) with button[data-action="undo"][data-key]
-//     where the ledger will honour it #mode-switch #session-close
-//   #screen-queue #queue-back #queue-counts #queue-oldest #queue-retry #queue-refresh
+//     where the ledger will honour it #results-more (every row kept, or the last few) #mode-switch #session-close
+//   #screen-queue #queue-back #queue-counts #queue-oldest #queue-next (the drain's next try) #queue-retry #queue-refresh
 //     #queue-filter-all #queue-filter-decide
 //     #queue-list li[data-id][data-state][data-label="S-<session> #<seq> <command>"][data-decide]
 //     with buttons [data-action="discard"|"acknowledge"|"undo"|"rescan"][data-id] #queue-more #queue-status
@@ -56,7 +56,10 @@
 //   body[data-ready="true"] once started; body[data-screen] the screen shown
 //
 // Messages to the worker ({type, …} → {ok: true, …} | {ok: false, error: {code, message}}):
-//   setup {site_url, device_token, device_id, done_retention_days?}   device {}
+//   setup {site_url, device_token, device_id, done_retention_days?}
+//   device {} → {configured, site_url?, device_id?, refused (the site refused its token: 401),
+//                closed_sessions: [{session_id, closed_at}] (as the last heartbeat's answer listed them)}
+//   wake {} → {requests, items_sent, pending, next_attempt_at (when the backoff ends) | null, not_configured}
 //   open_session {operator_id, mode, context?} → {session_id, key, client_seq, id}
 //   capture {session_id, command?: "scan"|"undo", body, occurred_at?} → {key, client_seq, id, occurred_at, body}
 //                                       (occurred_at: the input event's instant, Unix ms)
@@ -115,6 +118,12 @@ import { unlockAudio } from './signal.js';
 const REFRESH_EVERY_MS = 2000;
 /** How often the page asks the site whether it answers (the online light). */
 const HEALTH_EVERY_MS = 5000;
+/**
+ * How often it asks while the site does not answer: the site back is seen
+ * within about this, and the queue then drains at once (one small request
+ * a second, only during an outage).
+ */
+const HEALTH_OFFLINE_EVERY_MS = 1000;
 // The browser stops an idle service worker, and its timers with it: while
 // the page is open it wakes the worker this often, so the heartbeat goes
 // out when due (the worker decides; the shortest profile period is 60 s).
@@ -218,7 +227,11 @@ async function start() {
     signIn.checkIdle();
   }, REFRESH_EVERY_MS);
   outcomes.watchOutcomes();
-  setInterval(checkOnline, HEALTH_EVERY_MS);
+  const health = async () => {
+    await checkOnline();
+    setTimeout(health, state.online() === false ? HEALTH_OFFLINE_EVERY_MS : HEALTH_EVERY_MS);
+  };
+  setTimeout(health, HEALTH_EVERY_MS);
   setInterval(() => {
     if (!release.updating()) ask({ type: 'wake' }).catch(() => {});
   }, WAKE_EVERY_MS);

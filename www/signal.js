@@ -1,6 +1,9 @@
 // Sound and vibration for what a scan came to, so the picker need not look:
 // one short high tone for a scan kept, two low ones for a refusal, a long
-// two-tone call for an alert that stops work. Web Audio tones (no sound
+// two-tone call for an alert that stops work (the dock's stop, a blocking
+// item, a refusal that came after an outage), and a faint tick, without
+// vibration, for a scan answered on this device without a capture (a bin,
+// a SKU label, a manifest, a badge, a Find result, "Nothing to undo"). Web Audio tones (no sound
 // files to cache) and `navigator.vibrate`; a setting (kept per device)
 // turns both off. A browser lets a page make sound only after a tap or a
 // key: the audio context is made at the first one, and a signal before it
@@ -13,6 +16,7 @@ export const SIGNALS = {
   kept: { tones: [[1760, 60]], vibrate: [40] },
   refused: { tones: [[330, 160], [262, 220]], vibrate: [200, 80, 200] },
   alert: { tones: [[880, 250], [587, 250], [880, 250], [587, 250]], vibrate: [500, 150, 500, 150, 500] },
+  acknowledge: { tones: [[2640, 25]], vibrate: null },
 };
 /** The silence between a signal's tones. */
 const GAP_MS = 70;
@@ -42,7 +46,7 @@ export function unlockAudio() {
 export function signal(kind) {
   const spec = SIGNALS[kind];
   if (!spec || !signalsOn()) return;
-  if (navigator.vibrate) navigator.vibrate(spec.vibrate);
+  if (spec.vibrate && navigator.vibrate) navigator.vibrate(spec.vibrate);
   if (!audio || audio.state === 'closed') return;
   let at = audio.currentTime;
   for (const [frequency, ms] of spec.tones) {

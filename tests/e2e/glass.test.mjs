@@ -170,12 +170,13 @@ test('a refusal after an outage is heard, felt and seen in words, with a banner 
     }
     await shot(page, 'glass-refused-after-outage');
 
-    // Heard and felt: the refusal's two low tones and its buzz, once.
+    // Heard and felt, once: a refusal the picker has moved on from (it came
+    // after the outage) stops work, with the blocking alert's tones and buzz.
     const signals = await page.evaluate(() => window.__signals);
     const buzzes = signals.filter((s) => s.type === 'vibrate').map((s) => s.pattern);
-    assert.deepEqual(buzzes, [VIBRATION.refused]);
+    assert.deepEqual(buzzes, [VIBRATION.alert]);
     const tones = signals.filter((s) => s.type === 'tone').map((s) => s.frequency);
-    assert.deepEqual(tones, [330, 262], 'the refusal\'s tones');
+    assert.deepEqual(tones, [880, 587, 880, 587], 'the alert\'s tones');
     // The figure: from the worker recording the answer to the banner and the tone.
     const answered = (await itemOf(page, (i) => i.key === strangerItem.key)).updated_at;
     const bannerAt = await page.evaluate(() => window.__bannerAt);

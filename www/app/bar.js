@@ -5,7 +5,7 @@
 import { $, ago } from './dom.js';
 import { on } from './events.js';
 import { walkQueue } from './outcomes.js';
-import { takeReference } from './site.js';
+import { readSiteWord, takeReference } from './site.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
 import * as release from '../release.js';
@@ -21,9 +21,12 @@ export function renderBar() {
   const online = state.online();
   const reference = state.reference();
   const lastCounts = state.counts();
+  const refused = state.refused();
   const net = $('net-status');
-  net.dataset.net = online == null ? 'unknown' : online ? 'online' : 'offline';
-  net.textContent = online == null ? (state.device().siteUrl ? '…' : 'No site') : online ? 'Online' : 'Offline';
+  net.dataset.net = refused ? 'refused' : online == null ? 'unknown' : online ? 'online' : 'offline';
+  net.textContent = refused ? 'Not allowed' : online == null ? (state.device().siteUrl ? '…' : 'No site') : online ? 'Online' : 'Offline';
+  $('bar').dataset.refused = String(refused);
+  $('refused-banner').hidden = !refused;
   if (lastCounts) {
     $('bar-queue').textContent = String(lastCounts.queued + lastCounts.sending);
     const age = lastCounts.oldest_queued_age_ms;
@@ -38,6 +41,11 @@ export function renderBar() {
   const loading = reference && !reference.complete && reference.loading;
   $('bar-cache').textContent = loading ? `cache ${reference.units.toLocaleString('en')} units…`
     : `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
+  // Its accessible name says what it shows, then what a tap does.
+  const figures = ['net-status', 'bar-queue', 'bar-oldest', 'bar-attention', 'bar-cache']
+    .filter((id) => !$(id).hidden && $(id).textContent)
+    .map((id) => (id === 'bar-queue' ? `${$(id).textContent} waiting` : id === 'bar-cache' ? `reference ${$(id).textContent}` : $(id).textContent));
+  $('status-bar').setAttribute('aria-label', `${figures.join(', ')}. Opens the queue screen.`);
 }
 
 /**
@@ -62,6 +70,7 @@ export async function refreshBar() {
   if (counts.ok) state.takeCounts(counts);
   const status = await ask({ type: 'reference_status' });
   if (status.ok) await takeReference(status);
+  await readSiteWord();
   await walkQueue();
   renderBar();
 }
@@ -79,5 +88,6 @@ export function wire() {
   on('reference', renderBar);
   on('queue', renderBar);
   on('online', renderBar);
+  on('word', renderBar);
   on('captured', scheduleBar);
 }

@@ -33,8 +33,14 @@ export function capture(body, at, code, note) {
       entry.seq = reply.client_seq;
       entry.announced = !!note;
       entry.text = `#${reply.client_seq} ${code}${shown}${note ? ` · ${note}` : ''}`;
-      show('scan-status', `Kept on this device #${reply.client_seq}: ${code}${shown}`, note ? 'warn' : '');
-      if (!note) signal('kept');
+      if (state.refused()) {
+        // Kept, but not on its way: the site refuses this handheld until it is set up again.
+        show('scan-status', `Kept on this device #${reply.client_seq}: ${code}${shown}, NOT sent: this handheld is not allowed on the site`, 'error');
+        if (!note) signal('refused');
+      } else {
+        show('scan-status', `Kept on this device #${reply.client_seq}: ${code}${shown}`, note ? 'warn' : '');
+        if (!note) signal('kept');
+      }
     } else {
       countFailed();
       entry.kind = 'failed';

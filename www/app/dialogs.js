@@ -68,8 +68,10 @@ export function alertOpen() {
   return alertShown;
 }
 
+/** Stops the operator with the blocking alert, heard as well as seen. */
 export function openAlert(title, text) {
   alertShown = true;
+  signal('alert');
   $('alert-title').textContent = title;
   $('alert-text').textContent = text;
   $('alert').hidden = false;

@@ -7,7 +7,9 @@
 // when its rows or the site's word on this device moved), `queue` (the
 // queue was walked), `results` (a scan row changed), `captured` (the
 // worker kept a scan), `mode` (the open mode's screen needs a redraw),
-// `detail` (its figures do), `online` (the site's light changed).
+// `detail` (its figures do), `online` (the site's light changed), `word`
+// (what the site said of this device changed: its token refused, a
+// session it closed, the drain's next try).
 
 const handlers = new Map();
 

@@ -3,7 +3,8 @@
 // operator badge. A code the cache lacks asks the site first when it
 // answers (a bin or unit added mid-shift).
 
-import { askSiteFirst } from './site.js';
+import { withTimeout } from './dom.js';
+import { askSiteFirst, LOOKUP_WAIT_MS, takeReference } from './site.js';
 import { operatorName } from './operators.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
@@ -58,6 +59,26 @@ export async function binOf(code) {
   if (unit.ok && unit.unit) return null;
   if (await askSiteFirst()) return cachedBin(code);
   return null;
+}
+
+/**
+ * A code as a bin label or a unit's serial: {bin, unit, asked}. One the
+ * cache knows as neither is asked of the site when it answers (its
+ * changes read to the end, bounded by LOOKUP_WAIT_MS); `asked` says the
+ * site answered, so "neither" is the site's word, not only this copy's.
+ */
+export async function binOrUnit(code) {
+  const look = async () => {
+    const bin = await cachedBin(code);
+    const found = bin ? null : await findCached(code);
+    return { bin, unit: found && found.ok ? found.unit : null };
+  };
+  const known = await look();
+  if (known.bin || known.unit || state.online() === false || !state.device().siteUrl) return { ...known, asked: false };
+  const reply = await withTimeout(ask({ type: 'reference_refresh' }), LOOKUP_WAIT_MS);
+  if (!reply || !reply.ok) return { ...known, asked: false };
+  await takeReference(reply);
+  return { ...(await look()), asked: true };
 }
 
 /** A cached row by kind and id; on a miss, read again after the site's changes. */

@@ -7,7 +7,7 @@ import { $, el, show } from './dom.js';
 import { on } from './events.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
-import { renderResults, rowOf } from './results.js';
+import { renderResults, rowOf, toggleExpanded } from './results.js';
 import { enqueue } from './scan.js';
 import { focusScan, onShow } from './screens.js';
 import * as state from './state.js';
@@ -102,6 +102,13 @@ export function wire() {
       undo(target.dataset.key, entry && entry.session_id);
     }
     focusScan();
+  });
+  $('results-more').addEventListener('click', () => {
+    toggleExpanded();
+    focusScan();
+  });
+  on('word', () => {
+    if (state.screen() === 'mode') renderResults();
   });
   $('mode-switch').addEventListener('click', closeSession);
   $('session-close').addEventListener('click', closeSession);

@@ -108,7 +108,8 @@ function takeOutcomes(items) {
       return (entry && entry.offline) || (item.updated_at ?? Date.now()) - item.occurred_at > LATE_ANSWER_MS
         || (offlineSeenAt != null && item.occurred_at <= offlineSeenAt);
     });
-    signal(fresh.some((item) => item.state === 'blocked') ? 'alert' : 'refused');
+    // A blocking item, or a refusal the picker has moved on from, stops work: the alert.
+    signal(late.length || fresh.some((item) => item.state === 'blocked') ? 'alert' : 'refused');
     if (late.length) {
       lateRefusals.push(...late.map((item) => ({ id: item.id, reason: item.reason, at: item.updated_at })));
       renderLateBanner();

@@ -6,6 +6,7 @@
 import { $, el, failure, show } from './dom.js';
 import { closeAlert, notice } from './dialogs.js';
 import { scheduleBar } from './bar.js';
+import { walkQueue } from './outcomes.js';
 import { on } from './events.js';
 import { operatorName } from './operators.js';
 import { clearRows, refuse } from './results.js';
@@ -13,6 +14,27 @@ import { go, onShow } from './screens.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
 import { current, MODE_ORDER, MODES, resetAll } from './modes/index.js';
+import { signal } from '../signal.js';
+
+/** What the picker says when the site closed the session that was open here. */
+export const SESSION_CLOSED_WORDS = 'A supervisor closed this session at the site. Nothing scanned after that counts: scan your badge to start again.';
+
+/** Why the picker shows: the site closed the session (cleared once a badge is scanned). */
+let closedBySite = false;
+/** The summary of the session just closed here (cleared once a mode is picked). */
+let closedSummary = '';
+
+/** What the session came to, in words: its scans, applied, refused and waiting (from the queue's last walk). */
+function summary(session, mode) {
+  const ofSession = state.sessionItems().filter((item) => item.session_id === session.session_id);
+  const items = ofSession.filter((item) => item.command === 'scan');
+  const undone = ofSession.filter((item) => item.command === 'undo' && item.state === 'done').length;
+  const what = Object.values(session.context || {}).join(' ');
+  const by = (...states) => items.filter((item) => states.includes(item.state)).length;
+  const n = items.length;
+  const parts = [`${by('done')} applied`, ...(undone ? [`${undone} of them undone`] : []), `${by('rejected', 'blocked')} refused`, `${by('queued', 'sending')} waiting to go`];
+  return `${mode ? mode.title : session.mode}${what ? ` ${what}` : ''} closed: ${n} scan${n === 1 ? '' : 's'}, ${parts.join(', ')}. The queue screen lists each.`;
+}
 
 export function renderPicker() {
   const operator = state.operator();
@@ -28,10 +50,17 @@ export function renderPicker() {
   if (awaiting) {
     show('picker-prompt', 'Scan your operator badge');
   } else {
+    closedBySite = false;
     show('picker-prompt', modes && modes.length ? 'Tap a mode' : '');
   }
+  // Before a badge, that is the first thing to do: the big prompt, with the modes waiting below it.
+  $('picker-title').textContent = awaiting ? 'Sign in' : 'Choose a mode';
+  $('picker-prompt').classList.toggle('prompt', awaiting);
+  $('picker-prompt').classList.toggle('prompt-small', !awaiting);
+  // Why the picker shows, when it has something to say: the site closed the session, or what it came to.
+  const note = closedBySite ? [SESSION_CLOSED_WORDS, 'error'] : closedSummary ? [closedSummary, ''] : null;
   if (!modes) {
-    show('picker-status', 'This device does not know its profile yet: it reads it from the site once online.', 'warn');
+    show('picker-status', ...(note || ['This device does not know its profile yet: it reads it from the site once online.', 'warn']));
     return;
   }
   const device = state.reference().device;
@@ -39,7 +68,7 @@ export function renderPicker() {
     show('picker-status', `Profile ${device.profile} runs no handheld mode.`, 'warn');
     return;
   }
-  show('picker-status', `${device.device_id} · ${device.profile}`);
+  show('picker-status', ...(note || [`${device.device_id} · ${device.profile}`]));
   for (const mode of MODE_ORDER.filter((m) => modes.includes(m))) {
     const info = MODES[mode];
     box.append(el('button', { type: 'button', id: `pick-${mode}`, 'data-mode': mode, disabled: awaiting },
@@ -53,6 +82,7 @@ async function pickMode(mode) {
     show('picker-prompt', 'Scan your operator badge first', 'error');
     return;
   }
+  closedSummary = '';
   state.setSession({ mode, operator_id: operator, session_id: null, context: {}, encode: false, skus: {}, seen: [], dock_acked: [] });
   // A notice belongs to the mode that raised it (dispatch verify's offline one).
   notice('');
@@ -75,6 +105,8 @@ export async function closeSession() {
       refuse('close', failure(reply));
       return false;
     }
+    await walkQueue();
+    closedSummary = summary(session, mode);
   }
   state.setSession(null);
   resetAll();
@@ -85,8 +117,44 @@ export async function closeSession() {
   return true;
 }
 
+/**
+ * The site closed the open session (a supervisor's Close session, or
+ * `device close-session`), as a heartbeat's answer or a refusal
+ * `session_closed` told: it ends here without a close of its own (the
+ * site has closed it), the operator is signed out and the picker says why.
+ */
+function endClosedSession() {
+  const session = state.session();
+  if (!session || !session.session_id) return;
+  state.setSession(null);
+  resetAll();
+  clearRows();
+  closeAlert();
+  state.setOperator('');
+  closedBySite = true;
+  go('picker');
+  signal('alert');
+  scheduleBar();
+}
+
+/** Whether what the site said closes the open session. */
+function closedHere(word) {
+  const session = state.session();
+  if (!session || !session.session_id) return false;
+  const closed = (word && Array.isArray(word.closed_sessions)) ? word.closed_sessions : [];
+  return closed.some((c) => c.session_id === session.session_id)
+    || state.sessionItems().some((item) => item.session_id === session.session_id
+      && item.state === 'rejected' && item.reason === 'session_closed');
+}
+
 export function wire() {
   onShow('picker', renderPicker);
+  on('word', (word) => {
+    if (closedHere(word)) endClosedSession();
+  });
+  on('queue', () => {
+    if (closedHere(state.word())) endClosedSession();
+  });
   on('reference', ({ changed }) => {
     if (changed && state.screen() === 'picker') renderPicker();
   });

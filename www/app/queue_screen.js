@@ -154,6 +154,19 @@ export async function refreshQueue() {
     `rejected ${counts.rejected} · blocked ${counts.blocked} · voided ${counts.voided}`);
   const age = counts.oldest_queued_age_ms;
   show('queue-oldest', age == null ? 'Nothing waiting.' : `Oldest waiting: ${ago(age)}`, age > OLDEST_WARN_MS ? 'warn' : '');
+  if (!(counts.queued + counts.sending)) show('queue-next', '');
+  else ask({ type: 'wake' }).then(nextTry);
+}
+
+/** When the drain tries again, from a `wake` answer, in words: the site's answer ends the wait at once. */
+function nextTry(report) {
+  if (!report.ok) return;
+  const at = report.next_attempt_at == null ? null : Date.parse(report.next_attempt_at);
+  if (at == null || at <= Date.now()) {
+    show('queue-next', report.pending ? 'Sending now.' : '');
+    return;
+  }
+  show('queue-next', `Next try at ${new Date(at).toLocaleTimeString('en-GB')} (in ${ago(at - Date.now())}), or as soon as the site answers again.`);
 }
 
 function moreQueue() {

@@ -6,11 +6,12 @@
 
 import { $, el, show } from './dom.js';
 import * as constants from './constants.js';
+import * as state from './state.js';
 import * as labels from '../labels.js';
 import { explain } from '../reasons.js';
 import { signal } from '../signal.js';
 
-/** Scans the mode screen lists: the last few, a glance's worth. */
+/** Scans the mode screen lists at a glance: the last few, and any older one Undo can still reach. */
 const RESULTS_SHOWN = 4;
 /** Rows kept for the screen and for the answers that reach them. */
 const RESULTS_KEPT = 50;
@@ -27,6 +28,12 @@ const OUTCOME_WORDS = {
   failed: 'not captured',
   undone: 'undone',
 };
+
+/** What a kept scan's row says while the site refuses this handheld: it is kept, but not on its way. */
+const HELD_WORDS = 'kept on this device, NOT sent: this handheld is not allowed on the site';
+
+/** The picker asked for every row kept, not only a glance's worth. */
+let expanded = false;
 
 /** This page's scans, newest first: {id, code, text, kind, key?, occurred_at, session_id, mode?, state?, …}. */
 let results = [];
@@ -49,6 +56,7 @@ export function rowOf(key) {
 /** A new mode or session starts with no rows. */
 export function clearRows() {
   results = [];
+  expanded = false;
 }
 
 export function addResult(entry) {
@@ -63,6 +71,7 @@ export function addResult(entry) {
 export function result(code, text, kind) {
   addResult({ code, text, kind, occurred_at: Date.now() });
   show('scan-status', text, kind === 'refused' ? 'warn' : '');
+  signal('acknowledge');
 }
 
 /** A scan refused on this device (nothing captured), with what to do next; returns its row. */
@@ -127,9 +136,13 @@ export function undoable(entry, now) {
 export function renderResults() {
   const list = $('results');
   const now = Date.now();
-  const shown = results.slice(0, RESULTS_SHOWN).map((r) => {
+  const held = state.refused();
+  // A glance's worth, and every older row whose Undo is still open: a row
+  // keeps its Undo for the whole window, however many scans came after it.
+  const listed = expanded ? results : results.filter((r, i) => i < RESULTS_SHOWN || undoable(r, now));
+  const shown = listed.map((r) => {
     const why = r.kind === 'refused' || r.kind === 'blocked' ? explain(r.reason) : null;
-    const outcome = OUTCOME_WORDS[r.kind];
+    const outcome = held && r.kind === 'kept' ? HELD_WORDS : OUTCOME_WORDS[r.kind];
     const li = el('li', { dataset: { kind: r.kind, ...(r.key ? { key: r.key } : {}), ...(r.state ? { state: r.state } : {}) } },
       el('span', { class: 'what' },
         el('span', { class: 'scan', text: r.text }),
@@ -146,4 +159,15 @@ export function renderResults() {
   });
   list.replaceChildren(...shown);
   flashed = resultSeq;
+  const more = $('results-more');
+  const hidden = results.length - listed.length;
+  more.hidden = !expanded && hidden === 0;
+  more.textContent = expanded ? 'Show the last few only' : `Show ${hidden} earlier scan${hidden === 1 ? '' : 's'}`;
+  more.setAttribute('aria-expanded', String(expanded));
+}
+
+/** The button under the rows: every row kept on this page, or a glance's worth. */
+export function toggleExpanded() {
+  expanded = !expanded;
+  renderResults();
 }

@@ -14,6 +14,23 @@ import { persistAtSetup } from './storage.js';
 import { ask } from './worker.js';
 
 /**
+ * The site's plain HTTP port when this page was not served by it: the
+ * `serve` default (`--http`), where `/trust.html` and `/ca.crt` are open to
+ * every device, so a handheld that does not trust the site's CA yet can
+ * fetch it without a certificate warning.
+ */
+const SITE_PLAIN_PORT_DEFAULT = '8080';
+/** The `serve` default HTTPS port (`--https`), named when a URL names none. */
+const SITE_HTTPS_PORT_DEFAULT = '8443';
+
+/** Where the site's CA is fetched: its plain port, over http (the page's own port when the site served it). */
+function trustLink(base) {
+  const samePlain = location.protocol === 'http:' && location.hostname === base.hostname;
+  const port = samePlain ? location.port : SITE_PLAIN_PORT_DEFAULT;
+  return `http://${base.hostname}${port ? `:${port}` : ''}/trust.html`;
+}
+
+/**
  * Checks a setup before it is saved: that the site answers at that URL
  * (over a certificate this browser trusts) and takes the token. Resolves
  * {ok: true} or {ok: false, failure, message}: `failure` is `url`,
@@ -35,10 +52,12 @@ async function checkSetup(site_url, device_token, device_id) {
   }
   const reach = await siteReach(base);
   if (reach !== 'ok') {
-    const trust = `${base.protocol}//${base.hostname}/trust.html`;
+    // An https URL naming no port asks port 443; the site's HTTPS port is another unless set so.
+    const port = base.port || (base.protocol === 'https:' ? '443' : '80');
+    const portHint = base.protocol === 'https:' && !base.port ? ` The site's HTTPS port is ${SITE_HTTPS_PORT_DEFAULT} unless it was set otherwise: try https://${base.hostname}:${SITE_HTTPS_PORT_DEFAULT}.` : '';
     return reach === 'certificate'
-      ? { ok: false, failure: 'certificate', message: `This handheld does not trust the certificate of ${base.origin}. Install the site's CA once (open ${trust} on the site's plain port, or ask IT to push it), then Save again.` }
-      : { ok: false, failure: 'unreachable', message: `The site does not answer at ${base.origin}: check the address and port, that the site is running, and that this handheld is on its network.` };
+      ? { ok: false, failure: 'certificate', message: `This handheld does not trust the certificate of ${base.origin}, or port ${port} is not the site's HTTPS port. If the port is right, install the site's CA once: open ${trustLink(base)} (or ask IT to push it), then Save again.${portHint}` }
+      : { ok: false, failure: 'unreachable', message: `The site does not answer at ${base.origin}: nothing took the connection on port ${port}. Check the address and port, that the site is running, and that this handheld is on its network.${portHint}` };
   }
   let res;
   try {
@@ -49,7 +68,7 @@ async function checkSetup(site_url, device_token, device_id) {
     return { ok: false, failure: 'site', message: `${base.origin} answers, but this page (from ${location.origin}) may not read it: open the setup link on the site itself.` };
   }
   if (res.status === 401) {
-    return { ok: false, failure: 'token', message: `The site refused the device token (401): it is mistyped, or the device was revoked. Print the link again on the site (stockhop-site device link ${device_id || 'ID'}) and scan it.` };
+    return { ok: false, failure: 'token', message: `The site refused the device token (401): it is mistyped, or device ${device_id || ''} was revoked or given a new token since. Ask a supervisor for a new setup link (stockhop-site device link ${device_id || 'ID'}) and open it.` };
   }
   if (!res.ok) return { ok: false, failure: 'site', message: `The site answered ${res.status} to the token check.` };
   const body = await res.json().catch(() => null);
@@ -166,8 +185,10 @@ export async function setupFromFragment() {
   const device = params.get('device');
   history.replaceState(null, '', location.pathname + location.search);
   if (token && device) {
+    // The link's values stay in the form: a setup the site refuses is shown with them, and its reason.
     $('site-url').value = site;
     $('device-id').value = device;
+    $('device-token').value = token;
     await saveSetup(site, token, device, { fromLink: true });
   }
 }
@@ -180,7 +201,8 @@ export async function readDevice() {
     $('site-url').value = reply.site_url;
     $('device-id').value = reply.device_id;
     show('setup-status', `Set up as ${reply.device_id} → ${reply.site_url}`);
-  } else if (reply.ok) {
+  } else if (reply.ok && !$('setup-status').dataset.failure) {
+    // A setup that just failed keeps its reason on screen.
     show('setup-status', 'Not set up yet: scans are kept on this device until it is.', 'warn');
   }
 }

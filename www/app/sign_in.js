@@ -43,7 +43,7 @@ export async function signIn(code) {
   touch();
   renderPicker();
   show('picker-status', `Signed in: ${operatorLabel(code)}`);
-  signal('kept');
+  signal('acknowledge');
 }
 
 /** Signs the operator out (closing an open session first): the next scan is a badge again. */

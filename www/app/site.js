@@ -75,13 +75,34 @@ export async function checkOnline() {
   } catch {
     ok = false;
   }
-  if (state.setOnline(ok)) {
-    if (ok) {
-      ask({ type: 'wake' });
-      loadReference(false);
-    }
-    emit('online', ok);
-  }
+  if (ok) await siteAnswered();
+  else if (state.setOnline(false)) emit('online', false);
+}
+
+/**
+ * The site answered one of the page's requests: the light turns on, and
+ * when it was off (the site was out of reach), the queue is sent at once
+ * rather than when the worker's backoff ends.
+ */
+async function siteAnswered() {
+  if (!state.setOnline(true)) return;
+  ask({ type: 'retry_now' });
+  loadReference(false);
+  await emit('online', true);
+}
+
+/**
+ * Reads what the site last said of this device through the worker (its
+ * token refused, the sessions it closed); a change is emitted as `word`.
+ */
+export async function readSiteWord() {
+  const reply = await ask({ type: 'device' });
+  if (!reply.ok) return;
+  const before = state.word();
+  const word = { refused: reply.refused, closed_sessions: reply.closed_sessions };
+  state.setWord(word);
+  const key = (w) => (w ? JSON.stringify([w.refused, w.closed_sessions]) : '');
+  if (key(before) !== key(word)) await emit('word', word);
 }
 
 /** The browser says the network is gone. */
@@ -101,6 +122,10 @@ export async function siteGet(path) {
       cache: 'no-store',
       signal: AbortSignal.timeout(SITE_TIMEOUT_MS),
     });
+    const refusedBefore = state.refused();
+    state.setRefusedHere(res.status === 401);
+    if (state.refused() !== refusedBefore) emit('word', state.word());
+    if (state.online() !== true) siteAnswered();
     if (!res.ok) return { status: res.status };
     return { body: await res.json() };
   } catch {

@@ -36,6 +36,11 @@ const state = {
   queueItems: [],
   /** The queue's counts as last read, with the refusals not yet acknowledged. */
   counts: null,
+  /** What the site last said of this device through the worker (from `device`'s answer):
+   * {refused, closed_sessions}. */
+  word: null,
+  /** The page's own last read under the device token was refused (401). */
+  refusedHere: false,
 };
 state.awaitingOperator = !state.operator;
 
@@ -164,4 +169,22 @@ export function takeCounts(reply) {
 
 export function setUnacknowledged(n) {
   if (state.counts) state.counts.rejected_unacknowledged = n;
+}
+
+export function word() {
+  return state.word;
+}
+
+export function setWord(reply) {
+  state.word = reply;
+}
+
+/** The site no longer takes this device's token (revoked, or a new one issued). */
+export function refused() {
+  return state.refusedHere || !!(state.word && state.word.refused);
+}
+
+/** The page's own read under the device token: refused (401) or taken. */
+export function setRefusedHere(refusedNow) {
+  state.refusedHere = refusedNow;
 }

@@ -26,6 +26,10 @@ export async function undo(key, sessionId) {
       entry.kind = 'undone';
     }
     addResult({ code: what, text: `#${reply.client_seq} undo of ${what}`, kind: 'kept', state: 'queued', key: reply.key, occurred_at: reply.occurred_at, session_id: into });
+    // The screen's figures take the undo at once, as waiting, until the walk of the queue lists it.
+    if (session && into === session.session_id) {
+      state.sessionItems().push({ key: reply.key, session_id: into, command: 'undo', body: reply.body, state: 'queued' });
+    }
     show('scan-status', `Undone: ${what} (kept on this device; the site applies it)`);
     signal('kept');
     undoneHere(entry);

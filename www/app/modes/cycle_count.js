@@ -131,7 +131,7 @@ export function rowsChanged() {
  * is seen now; one it did not expect and had not seen is unexpected.
  */
 function countFigures(session) {
-  const items = state.sessionItems();
+  const items = state.sessionItems().filter((i) => i.session_id === session.session_id);
   const view = countView || { expected: null, seen: 0, missing: null, unexpected: [] };
   const undone = new Set(items.filter((i) => i.command === 'undo' && !['rejected', 'blocked', 'voided'].includes(i.state))
     .map((i) => i.body && i.body.target_key));
@@ -140,8 +140,11 @@ function countFigures(session) {
   const since = (i) => i.state === 'queued' || i.state === 'sending' || (i.state === 'done' && (siteAt == null || i.recorded_at == null || i.recorded_at > siteAt));
   const landed = new Set(items.filter((i) => counted(i) && !since(i)).map((i) => i.body.epc));
   const here = new Set(items.filter((i) => counted(i) && since(i)).map((i) => i.body.epc));
-  // Scans kept on this page that the queue walk has not listed yet.
-  for (const epc of session.seen) if (!landed.has(epc) && !items.some((i) => counted(i) && i.body.epc === epc)) here.add(epc);
+  // Scans kept on this page that the queue walk has not listed yet (one
+  // it lists refused or undone counts nothing).
+  for (const epc of session.seen) if (!items.some((i) => i.command === 'scan' && i.body && i.body.epc === epc)) here.add(epc);
+  const waiting = [...here].filter((epc) => items.some((i) => counted(i) && i.body.epc === epc && (i.state === 'queued' || i.state === 'sending'))
+    || !items.some((i) => i.command === 'scan' && i.body && i.body.epc === epc)).length;
   const missingThen = new Set(view.missing || []);
   const unexpectedThen = new Set(view.unexpected || []);
   const newHere = [...here].filter((epc) => !landed.has(epc) && !unexpectedThen.has(epc));
@@ -152,6 +155,7 @@ function countFigures(session) {
     missing: view.missing ? view.missing.filter((epc) => !here.has(epc)) : null,
     unexpected: [...(view.unexpected || []), ...surprises],
     since: newHere.length,
+    waiting,
     view,
   };
 }
@@ -174,7 +178,7 @@ function detail(session) {
     f.missing && f.missing.length ? el('p', { id: 'count-missing-list', class: 'status muted epcs', text: `Missing: ${list(f.missing)}` }) : null,
     f.unexpected.length ? el('p', { id: 'count-unexpected-list', class: 'status muted epcs', text: `Unexpected: ${list(f.unexpected)}` }) : null,
     el('p', { id: 'count-age', class: 'status muted', text: `Zone ${session.zone || '?'} at ${session.location || '?'}${session.count_bin ? `, bin ${session.count_bin} only` : ''}. ` +
-      (age ? `The site's figures ${age}` : 'The site\'s figures: not read yet (offline)') + `; +${f.since} tag${f.since === 1 ? '' : 's'} from this device since.` }),
+      (age ? `The site's figures ${age}` : 'The site\'s figures: not read yet (offline)') + `; +${f.since} tag${f.since === 1 ? '' : 's'} from this device since, ${f.waiting} of them waiting to go.` }),
   ];
 }
 

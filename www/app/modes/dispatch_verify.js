@@ -1,7 +1,10 @@
 // Dispatch verify: a manifest read live from the site (it cannot open
 // offline), then the tags on the dock against it. A tag not on the
 // manifest is captured (the ledger refuses it) and stops the dock with the
-// blocking alert until acknowledged.
+// blocking alert until acknowledged. The ticks are the site's (the
+// manifest as last read, read again whenever one of this session's scans
+// is answered) and this device's scans and undos still waiting, marked
+// as waiting: never what was captured.
 
 import { capture } from '../capture.js';
 import { notice, openAlert } from '../dialogs.js';
@@ -18,9 +21,13 @@ export const blurb = 'Check tags against the live manifest.';
 
 const DISPATCH_OFFLINE = 'Offline: dispatch verify reads the live manifest and cannot open until the site answers. Reconnect and scan the manifest again.';
 
-/** The live manifest while the mode is open, and when it was read. */
+/** How soon after this session's scans are answered the manifest is read again: once for a burst. */
+const MANIFEST_AFTER_ANSWER_MS = 250;
+
+/** The live manifest while the mode is open, and when it was read (asked: this device's clock). */
 let manifest = null;
 let manifestAt = null;
+let manifestQueued = null;
 
 export function reset() {
   manifest = null;
@@ -29,11 +36,58 @@ export function reset() {
 /** After a reload: the session's manifest is read again. */
 export async function resume(session) {
   if (!session.context.manifest) return;
-  const live = await siteGet(`/v1/manifests/${encodeURIComponent(session.context.manifest)}`);
-  if (live.body) {
-    manifest = live.body;
-    manifestAt = Date.now();
-  } else notice('Offline: the manifest is read live; scan it again once the site answers.');
+  if (!(await readManifest(session.context.manifest))) notice('Offline: the manifest is read live; scan it again once the site answers.');
+}
+
+/** Reads the session's manifest live again; true when the site answered. */
+async function readManifest(id) {
+  const asked = Date.now();
+  const live = await siteGet(`/v1/manifests/${encodeURIComponent(id)}`);
+  if (!live.body) return false;
+  manifest = live.body;
+  manifestAt = asked;
+  return true;
+}
+
+/** One of this session's scans was answered: the manifest is read again soon (a burst asks once). */
+export function rowsChanged() {
+  const open = () => {
+    const session = state.session();
+    return session && session.mode === 'dispatch_verify' && session.context.manifest && manifest ? session : null;
+  };
+  if (manifestQueued || !open()) return;
+  manifestQueued = setTimeout(async () => {
+    manifestQueued = null;
+    const session = open();
+    if (session && await readManifest(session.context.manifest)) emit('detail');
+  }, MANIFEST_AFTER_ANSWER_MS);
+}
+
+/** Its figures count the queue's items: redrawn on each walk of the queue. */
+export const figuresFromQueue = true;
+
+/**
+ * Each unit's tick: `true` when the site holds it verified (its manifest,
+ * or an answer that came after the manifest was read), `waiting` when
+ * this device's scan of it still waits to go, `false` otherwise. An undo
+ * takes the tick off the same way (answered, or waiting); a refused scan
+ * or undo changes nothing.
+ */
+function ticks(session) {
+  const tick = new Map(manifest.units.map((u) => [u.epc, u.verified ? 'true' : 'false']));
+  const items = state.sessionItems().filter((i) => i.session_id === session.session_id);
+  const epcOfKey = new Map(items.filter((i) => i.command === 'scan' && i.body && i.body.epc).map((i) => [i.key, i.body.epc]));
+  const waiting = (i) => i.state === 'queued' || i.state === 'sending';
+  // An answer the manifest as read cannot hold yet: recorded after it was asked for.
+  const since = (i) => i.state === 'done' && (i.updated_at == null || i.updated_at >= manifestAt);
+  for (const item of items) {
+    if (!waiting(item) && !since(item)) continue;
+    const epc = item.command === 'scan' ? item.body && item.body.epc : item.command === 'undo' ? epcOfKey.get(item.body && item.body.target_key) : null;
+    if (!epc || !tick.has(epc)) continue;
+    if (item.command === 'scan') tick.set(epc, waiting(item) && tick.get(epc) !== 'true' ? 'waiting' : 'true');
+    else tick.set(epc, waiting(item) ? 'undo-waiting' : 'false');
+  }
+  return tick;
 }
 
 export function needs(session) {
@@ -57,7 +111,8 @@ export const redrawsOnTick = true;
 
 async function chooseManifest(id) {
   const session = state.session();
-  const live = await siteGet(`/v1/manifests/${encodeURIComponent(id)}`);
+  const asked = Date.now();
+  const live = { ...(await siteGet(`/v1/manifests/${encodeURIComponent(id)}`)), asked };
   if (live.offline) {
     notice(DISPATCH_OFFLINE);
     return refuse(id, `Dispatch verify did not open: the site does not answer (${id})`);
@@ -72,7 +127,7 @@ async function chooseManifest(id) {
   }
   notice('');
   manifest = live.body;
-  manifestAt = Date.now();
+  manifestAt = live.asked;
   if (session.session_id) {
     emit('mode');
     return result(id, `Manifest ${id} read again`, 'ok');
@@ -84,16 +139,21 @@ export function renderDetail(box) {
   fill(box, detail());
 }
 
+const TICK_WORDS = { true: 'verified', waiting: 'verified here, waiting to go', 'undo-waiting': 'undone here, waiting to go', false: 'not verified' };
+
 function detail() {
   if (!manifest) return [];
-  const verified = manifest.units.filter((u) => u.verified).length;
-  const here = manifest.units.filter((u) => u.here).length;
+  const tick = ticks(state.session());
+  const all = [...tick.values()];
+  const waiting = all.filter((t) => t === 'waiting').length;
+  const verified = all.filter((t) => t === 'true' || t === 'waiting').length;
   return [
     el('p', { id: 'manifest-progress', class: 'big-figure' },
-      'Verified ', el('span', { id: 'manifest-verified', text: String(verified) }), ' / ', el('span', { id: 'manifest-total', text: String(manifest.units.length) })),
-    el('p', { id: 'manifest-age', class: 'status muted', text: `The site's manifest read ${ago(Date.now() - manifestAt)} ago; +${here} verified on this device since.` }),
-    el('ul', { id: 'manifest-units', class: 'manifest-units' },
-      ...manifest.units.map((u) => el('li', { dataset: { epc: u.epc, verified: String(!!u.verified) }, text: u.epc }))),
+      'Verified ', el('span', { id: 'manifest-verified', text: String(verified) }), ' / ', el('span', { id: 'manifest-total', text: String(manifest.units.length) }),
+      waiting ? el('small', { id: 'manifest-waiting', class: 'waiting', text: ` (${waiting} waiting here)` }) : null),
+    el('p', { id: 'manifest-age', class: 'status muted', text: `The site's manifest read ${ago(Date.now() - manifestAt)} ago, with its answers since; ${waiting} scan${waiting === 1 ? '' : 's'} of this device waiting to go.` }),
+    el('ul', { id: 'manifest-units', class: 'manifest-units', 'aria-label': 'Units on the manifest' },
+      ...manifest.units.map((u) => el('li', { dataset: { epc: u.epc, verified: tick.get(u.epc) }, 'aria-label': `${u.epc}: ${TICK_WORDS[tick.get(u.epc)]}`, text: u.epc }))),
   ];
 }
 
@@ -106,7 +166,8 @@ export async function scan(code, at) {
   const epc = await epcOf(code);
   if (!epc) return refuse(code, `${code}: not a tag`);
   const unit = manifest.units.find((u) => u.epc === epc);
-  const reply = await capture({ mode: 'dispatch_verify', manifest: session.context.manifest, epc }, at, code, unit ? null : 'Not on the manifest');
+  const body = { mode: 'dispatch_verify', manifest: session.context.manifest, epc };
+  const reply = await capture(body, at, code, unit ? null : 'Not on the manifest');
   if (!unit) {
     if (reply && reply.ok) {
       session.pending_alert = reply.key;
@@ -115,18 +176,9 @@ export async function scan(code, at) {
     openAlert('Not on the manifest', `${epc} is not on ${session.context.manifest}. Take it off the dock, then acknowledge.`);
     return;
   }
-  if (!unit.verified) unit.here = true;
-  unit.verified = true;
-  emit('detail');
-}
-
-/** An undone scan's unit is unverified again. */
-export function undone(entry) {
-  if (!manifest) return;
-  const epc = entry.code.toUpperCase();
-  const unit = manifest.units.find((u) => u.epc === epc);
-  if (unit) {
-    unit.verified = false;
-    unit.here = false;
+  if (reply && reply.ok) {
+    // Waiting here until the walk of the queue lists it with its answer.
+    state.sessionItems().push({ key: reply.key, session_id: session.session_id, command: 'scan', body: reply.body, state: 'queued' });
+    emit('detail');
   }
 }

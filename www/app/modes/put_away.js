@@ -1,10 +1,11 @@
 // Put-away: a bin label, then the units that go into it (by tag or
 // serial). A burst of tags goes straight on; only a code the cache lacks
-// waits for the site.
+// waits for the site, and one the site knows as neither a unit nor a bin
+// is told so, the bin unchanged, and not captured.
 
 import { capture } from '../capture.js';
 import { emit } from '../events.js';
-import { binOf, EPC_PATTERN, otherKind } from '../lookup.js';
+import { binOrUnit, EPC_PATTERN, otherKind } from '../lookup.js';
 import { refuse, result } from '../results.js';
 import { openSession } from '../session.js';
 import * as state from '../state.js';
@@ -35,17 +36,20 @@ export async function scan(code, at) {
   const session = state.session();
   // A burst of tags goes straight on (the cache answers bins at once);
   // only a code the cache lacks waits for the site.
-  const bin = state.bins().get(code) || (!EPC_PATTERN.test(code) && await binOf(code));
-  if (bin) {
+  const known = state.bins().has(code) ? { bin: state.bins().get(code) } : EPC_PATTERN.test(code) ? {} : await binOrUnit(code);
+  if (known.bin) {
     session.bin = code;
     state.saveSession();
     emit('mode');
     result(code, `Bin ${code}`, 'ok');
     return;
   }
-  if (!EPC_PATTERN.test(code)) {
+  const still = session.bin ? `The bin is still ${session.bin}: scan a unit for it, or another bin label.` : 'Scan a bin label, then its units.';
+  if (!EPC_PATTERN.test(code) && !known.unit) {
     const other = await otherKind(code);
-    if (other) return refuse(code, `${code} is ${other}, not a unit or a bin label: not captured.`, 'Scan a unit\'s tag or serial, or a bin label.');
+    if (other) return refuse(code, `${code} is ${other}, not a unit or a bin label: not captured.`, still);
+    // Offline, the site decides: the code is kept as a unit's serial.
+    if (known.asked) return refuse(code, `${code} is neither a unit nor a bin label the site knows: not captured.`, still);
   }
   if (!session.bin) return refuse(code, `Scan a bin label first: ${code} was not captured.`, 'Scan the bin\'s label, then its units.');
   const body = { mode: 'put_away', bin: session.bin };

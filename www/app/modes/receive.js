@@ -83,24 +83,28 @@ export function detailClicked(event) {
 
 /**
  * This device's scans of the open GRN that the cached row cannot count
- * yet (waiting here, or recorded after the copy was read), by SKU: +1 a
- * scan, −1 an undo of one; refused and discarded ones count nothing.
+ * yet, by SKU (+1 a scan, −1 an undo of one): `answered`, those the site
+ * applied after the copy was read (its figures, not read back yet), and
+ * `waiting`, those still waiting to go (the bar's waiting count holds
+ * them). Refused and discarded ones count nothing.
  */
-function queuedSince(session) {
-  const items = state.sessionItems();
-  const by = {};
+function since(session) {
+  const items = state.sessionItems().filter((item) => item.session_id === session.session_id);
+  const answered = {};
+  const waiting = {};
   const byKey = new Map(items.map((item) => [item.key, item]));
-  const notInRow = (item) => item.state === 'queued' || item.state === 'sending'
-    || (item.state === 'done' && (grnAt == null || item.recorded_at == null || item.recorded_at > grnAt));
+  const isWaiting = (item) => item.state === 'queued' || item.state === 'sending';
+  const answeredSince = (item) => item.state === 'done' && (grnAt == null || item.recorded_at == null || item.recorded_at > grnAt);
   const skuOf = (item) => item && item.command === 'scan' && item.body && item.body.grn === session.context.grn
     && (item.body.sku || session.skus[item.key]);
   for (const item of items) {
-    if (!notInRow(item)) continue;
+    const into = isWaiting(item) ? waiting : answeredSince(item) ? answered : null;
+    if (!into) continue;
     const undone = item.command === 'undo' && item.body ? byKey.get(item.body.target_key) : null;
     const sku = undone ? skuOf(undone) : skuOf(item);
-    if (sku) by[sku] = (by[sku] || 0) + (undone ? -1 : 1);
+    if (sku) into[sku] = (into[sku] || 0) + (undone ? -1 : 1);
   }
-  return by;
+  return { answered, waiting };
 }
 
 export function renderDetail(box) {
@@ -121,18 +125,19 @@ function detail(session) {
     parts.push(el('p', { class: 'status warn', text: 'This GRN is not in the device\'s copy yet.' }));
     return parts;
   }
-  const queued = queuedSince(session);
+  const { answered, waiting } = since(session);
   const rows = grnRow.lines.map((line) => {
-    const mine = queued[line.sku] || 0;
-    return el('tr', { dataset: { sku: line.sku, full: String(line.received + mine >= line.expected) } },
+    const received = line.received + (answered[line.sku] || 0);
+    const mine = waiting[line.sku] || 0;
+    return el('tr', { dataset: { sku: line.sku, full: String(received + mine >= line.expected) } },
       el('td', { text: line.sku }), el('td', { class: 'num', text: String(line.expected) }),
-      el('td', { class: 'num', text: String(line.received) }), el('td', { class: 'num', text: mine > 0 ? `+${mine}` : mine < 0 ? `−${-mine}` : '0' }));
+      el('td', { class: 'num', text: String(received) }), el('td', { class: 'num', text: mine > 0 ? `+${mine}` : mine < 0 ? `−${-mine}` : '0' }));
   });
   parts.push(el('table', { id: 'grn-lines' },
     el('thead', {}, el('tr', {}, el('th', { text: 'SKU' }), el('th', { class: 'num', text: 'Expected' }),
       el('th', { class: 'num', text: 'Received' }), el('th', { class: 'num', text: 'Queued here' }))),
     el('tbody', {}, ...rows)));
-  parts.push(el('p', { id: 'grn-age', class: 'status muted', text: `Received as the site said ${grnAt == null ? '(never read)' : `${ago(Date.now() - grnAt)} ago`}; queued here: this device's scans since.` }));
+  parts.push(el('p', { id: 'grn-age', class: 'status muted', text: `Received as the site said ${grnAt == null ? '(never read)' : `${ago(Date.now() - grnAt)} ago`}, with its answers since; queued here: this device's scans waiting to go.` }));
   return parts;
 }
 
@@ -170,7 +175,7 @@ export async function scan(code, at) {
   if (reply && reply.ok) {
     session.skus[reply.key] = sku;
     state.saveSession();
-    state.sessionItems().push({ key: reply.key, command: 'scan', body: reply.body, state: 'queued' });
+    state.sessionItems().push({ key: reply.key, session_id: session.session_id, command: 'scan', body: reply.body, state: 'queued' });
     if (body.encode) labels.follow(reply.key, epc);
     emit('detail');
   }
