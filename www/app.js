@@ -25,7 +25,7 @@
 //   #banners: #refused-banner (the site refused this handheld's token) #training (the site says this device is not commissioned) #late-banner
 //     (refusals that came after an outage: #late-text #late-show #late-seen)
 //   #screen-setup #setup-form #site-url #device-id #device-token #setup-save #setup-back
-//     #setup-status[data-failure="url"|"mixed"|"unreachable"|"certificate"|"token"|"device"|"site"]
+//     #setup-status[data-failure="url"|"mixed"|"unreachable"|"port"|"certificate"|"token"|"device"|"site"]
 //     #setup-anyway                     also read from the URL fragment #site=…&token=…&device=…
 //   #screen-picker #operator (the badge) #operator-name #operator-change #operator-signout
 //     #picker-prompt #picker-modes #picker-status #persist-advice

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
+import { artifactsDir, freePort, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import {
   addDevice,
   allItems,
@@ -534,6 +534,27 @@ test('setup from a link names its failure: a revoked token keeps the link\'s val
     assert.equal(await page.inputValue('#device-token'), token, 'the link\'s token stays in the field');
     assert.equal(await page.inputValue('#device-id'), 'HH-LINK');
     await shot(page, 'actors-setup-link-revoked');
+
+    // A wrong port is named: the site's plain port given as its HTTPS
+    // one is told as such; a port nothing listens on cannot be told from a
+    // refused certificate by a page (a failed fetch says no more), so the
+    // words name both, with a trust link that opens: http, the plain port.
+    const save = async (url) => {
+      await page.fill('#site-url', url);
+      await page.click('#setup-save');
+      await page.waitForFunction(() => !/^Checking/.test(document.getElementById('setup-status').textContent), null, { timeout: 20_000 });
+      return { failure: await page.getAttribute('#setup-status', 'data-failure'), words: await page.textContent('#setup-status') };
+    };
+    const plain = await save(`https://127.0.0.1:${site.port}`);
+    assert.equal(plain.failure, 'port', plain.words);
+    assert.match(plain.words, new RegExp(`^Port ${site.port} of 127\\.0\\.0\\.1 answers plain HTTP, not HTTPS: it is the site's plain port\\.`));
+    await shot(page, 'actors-setup-plain-port');
+    const closed = await freePort();
+    const nothing = await save(`https://127.0.0.1:${closed}`);
+    assert.ok(['unreachable', 'certificate'].includes(nothing.failure), nothing.words);
+    assert.match(nothing.words, new RegExp(`port ${closed}`));
+    if (nothing.failure === 'certificate') assert.match(nothing.words, new RegExp(`open http://127\\.0\\.0\\.1:${site.port}/trust\\.html`));
+    await shot(page, 'actors-setup-closed-port');
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -34,7 +34,8 @@ function trustLink(base) {
  * Checks a setup before it is saved: that the site answers at that URL
  * (over a certificate this browser trusts) and takes the token. Resolves
  * {ok: true} or {ok: false, failure, message}: `failure` is `url`,
- * `mixed`, `unreachable`, `certificate`, `token`, `device` or `site`.
+ * `mixed`, `unreachable`, `port`, `certificate`, `token`, `device` or
+ * `site`.
  */
 async function checkSetup(site_url, device_token, device_id) {
   let base;
@@ -55,6 +56,9 @@ async function checkSetup(site_url, device_token, device_id) {
     // An https URL naming no port asks port 443; the site's HTTPS port is another unless set so.
     const port = base.port || (base.protocol === 'https:' ? '443' : '80');
     const portHint = base.protocol === 'https:' && !base.port ? ` The site's HTTPS port is ${SITE_HTTPS_PORT_DEFAULT} unless it was set otherwise: try https://${base.hostname}:${SITE_HTTPS_PORT_DEFAULT}.` : '';
+    if (reach === 'plain') {
+      return { ok: false, failure: 'port', message: `Port ${port} of ${base.hostname} answers plain HTTP, not HTTPS: it is the site's plain port. Use the site's HTTPS address (https://${base.hostname}:${SITE_HTTPS_PORT_DEFAULT} unless it was set otherwise).` };
+    }
     return reach === 'certificate'
       ? { ok: false, failure: 'certificate', message: `This handheld does not trust the certificate of ${base.origin}, or port ${port} is not the site's HTTPS port. If the port is right, install the site's CA once: open ${trustLink(base)} (or ask IT to push it), then Save again.${portHint}` }
       : { ok: false, failure: 'unreachable', message: `The site does not answer at ${base.origin}: nothing took the connection on port ${port}. Check the address and port, that the site is running, and that this handheld is on its network.${portHint}` };
@@ -79,16 +83,27 @@ async function checkSetup(site_url, device_token, device_id) {
   return { ok: true };
 }
 
+/** Whether `/healthz` at `base` answers: 'ok', 'timeout' or 'failed'. */
+function healthz(base) {
+  return fetch(new URL('/healthz', base), { mode: 'no-cors', cache: 'no-store', signal: AbortSignal.timeout(SITE_TIMEOUT_MS) })
+    .then(() => 'ok', (err) => (err && err.name === 'TimeoutError' ? 'timeout' : 'failed'));
+}
+
 /**
- * Whether the site answers at `base`: 'ok', 'certificate' (an https site
- * the browser reached but does not trust) or 'unreachable'.
+ * Whether the site answers at `base`: 'ok', 'plain' (an https URL whose
+ * port answers plain HTTP: the site's plain port), 'certificate' (an
+ * https site the browser reached but does not trust) or 'unreachable'.
  */
 async function siteReach(base) {
-  const answer = await fetch(new URL('/healthz', base), { mode: 'no-cors', cache: 'no-store', signal: AbortSignal.timeout(SITE_TIMEOUT_MS) })
-    .then(() => 'ok', (err) => (err && err.name === 'TimeoutError' ? 'timeout' : 'failed'));
+  const answer = await healthz(base);
   if (answer === 'ok') return 'ok';
   // A timeout is silence: nothing to tell about a certificate.
   if (answer === 'timeout' || base.protocol !== 'https:') return 'unreachable';
+  // The same port over plain HTTP, where this page may ask it (a page over
+  // https may not): a plain port given as the HTTPS one answers.
+  const plain = new URL(base);
+  plain.protocol = 'http:';
+  if ((location.protocol === 'http:' || ['localhost', '127.0.0.1', '[::1]'].includes(plain.hostname)) && await healthz(plain) === 'ok') return 'plain';
   return (await certificateRefused(base)) ? 'certificate' : 'unreachable';
 }
 
