@@ -158,8 +158,9 @@ test('a revoked handheld turns the bar red with words, keeps every scan and no l
     assert.equal(await page.getAttribute('#net-status', 'data-net'), 'online');
 
     await siteCommand(['device', 'revoke', 'HH-REV', '--data', dataDir]);
-    // The next contact (this scan's sync) hears 401.
-    await scanBurst(page, [units[0]]);
+    // The next contact, a reference pull (as the menu's refresh asks), hears 401.
+    const pull = await ask(page, { type: 'reference_refresh' });
+    assert.match(JSON.stringify(pull.error), /401/);
     await net(page, 'refused');
     await page.waitForSelector('#refused-banner:not([hidden])');
     assert.match(await page.textContent('#refused-banner'), /This handheld is no longer allowed on the site: ask a supervisor to set it up again\./);
@@ -167,14 +168,20 @@ test('a revoked handheld turns the bar red with words, keeps every scan and no l
     assert.match(await page.getAttribute('#status-bar', 'aria-label'), /^Not allowed, \d+ waiting/);
 
     await resetSignals(page);
-    await scanBurst(page, units.slice(1));
+    await scanBurst(page, units);
     const last = await scanOf(page, units[2]);
     await page.waitForFunction((key) => /NOT sent: this handheld is not allowed on the site/
       .test(document.querySelector(`#results li[data-key="${key}"]`)?.textContent || ''), last.key);
     assert.match(await page.textContent('#scan-status'), /NOT sent: this handheld is not allowed on the site/);
     assert.doesNotMatch(await page.textContent('#results'), /· kept on this device(?!, NOT sent)/, 'no row claims it is on its way');
     const heard = await takeSignals(page);
-    assert.deepEqual(heard.vibrations, [VIBRATION.refused, VIBRATION.refused], 'each scan kept while refused sounds as a refusal, not as kept');
+    assert.deepEqual(heard.vibrations, units.map(() => VIBRATION.refused), 'each scan kept while refused sounds as a refusal, not as kept');
+    // Its syncs are refused too (401): the bar stays red.
+    await eventually(async () => {
+      const value = (await allItems(page)).filter((i) => i.command === 'scan' && /401/.test(i.reason || ''));
+      return { ready: value.length > 0, value };
+    }, { timeoutMs: 30_000, what: 'a sync refused 401' });
+    assert.equal(await page.getAttribute('#net-status', 'data-net'), 'refused');
     await shot(page, 'actors-revoked');
 
     // Every scan is kept, none dropped, none applied.
