@@ -109,6 +109,14 @@ async fn page_messages_get_replies() {
     );
     let device = ask(&worker, json!({"type": "device"})).await;
     assert_eq!(device["configured"], false);
+    assert_eq!(
+        device["refused"], false,
+        "the site has said nothing of this device"
+    );
+    assert!(
+        device["closed_sessions"].is_null(),
+        "no session closed: {device}"
+    );
     let setup = ask(
         &worker,
         json!({"type": "setup", "site_url": "", "device_token": "t", "device_id": "HH-1"}),
