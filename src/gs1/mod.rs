@@ -42,7 +42,8 @@ mod element;
 mod epc;
 mod error;
 mod label;
-#[cfg(test)]
+// The tests use proptest, a native dev-dependency: they run natively.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 pub use ai::check_digit;
