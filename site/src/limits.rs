@@ -20,8 +20,18 @@ use stockhop::wire::MAX_REQUEST_BYTES;
 pub const API_MAX_CONNECTIONS: usize = 512;
 /// Longest time an API client may take to send a whole request head from
 /// the moment its connection is accepted (or its previous response went
-/// out): an idle or trickling connection is closed after it.
+/// out): an idle or trickling connection is closed after it. On HTTP/2 a
+/// connection with no request in flight for this long is closed (a
+/// request whose head trickles is not yet in flight).
 pub const API_HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// Requests one HTTP/2 connection may have open at once: a handheld's
+/// cold start asks for the shell's ~45 files together, and a browser opens
+/// one connection where HTTP/1.1 took six.
+pub const API_H2_MAX_STREAMS: u32 = 128;
+/// Largest request head (decoded header list) an HTTP/2 client may send,
+/// in bytes: the API's heads are a few hundred bytes; hyper's own HTTP/1.1
+/// read buffer bounds that protocol's heads likewise.
+pub const API_H2_MAX_HEAD_BYTES: u32 = 64 * 1024;
 /// Time an HTTPS client has to finish the TLS handshake: a handheld on a
 /// poor link needs a few round trips; a client that stalls holds a slot.
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

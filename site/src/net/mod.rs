@@ -3,7 +3,9 @@
 //! [`accept`] takes connections and survives running out of descriptors;
 //! [`handshakes`] caps TLS handshakes in progress; [`tls`] is the
 //! certificate and the rustls configuration; [`server`] serves a router on
-//! the plain and TLS ports; [`throttle`] slows failed sign-ins;
+//! the plain and TLS ports (HTTP/2 where TLS agrees on it);
+//! [`compression`] compresses responses, each encoding with its own `ETag`;
+//! [`throttle`] slows failed sign-ins;
 //! [`security_headers`] and [`shell_path`] are what every file served from
 //! `www/` carries and which paths may name one. Going out, [`outbound`] is
 //! the HTTP client that reaches another server and [`delivery`] the signed
@@ -15,6 +17,7 @@
 //! listener, the central or a page.
 
 pub mod accept;
+pub mod compression;
 pub mod delivery;
 pub mod handshakes;
 pub mod outbound;

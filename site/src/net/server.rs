@@ -13,26 +13,34 @@
 //! in total ([`crate::net::handshakes`]), so stalled ClientHellos cannot hold
 //! the connection slots a real handheld needs; and the peer's address on
 //! every request (the plain
-//! port treats loopback and LAN clients differently). HTTP/1.1 only: the
-//! head deadline is an HTTP/1 setting, and browsers and the forwarder speak
-//! it. The only code that accepts on the API ports.
+//! port treats loopback and LAN clients differently). The plain port speaks
+//! HTTP/1.1; the TLS port HTTP/2 when the handshake's ALPN agreed on it
+//! (every browser does), else HTTP/1.1. HTTP/2 has no head deadline of its
+//! own, so a connection with no request in flight for
+//! [`API_HEAD_DEADLINE`] is closed, and its streams and heads are bounded
+//! ([`API_H2_MAX_STREAMS`], [`API_H2_MAX_HEAD_BYTES`]). The only code that
+//! accepts on the API ports.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::limits::{
-    API_HEAD_DEADLINE, API_MAX_CONNECTIONS, SHUTDOWN_GRACE, TLS_HANDSHAKE_TIMEOUT,
+    API_H2_MAX_HEAD_BYTES, API_H2_MAX_STREAMS, API_HEAD_DEADLINE, API_MAX_CONNECTIONS,
+    SHUTDOWN_GRACE, TLS_HANDSHAKE_TIMEOUT,
 };
+use crate::net::tls::ALPN_H2;
 
 /// Serves `router` on `listener`, over TLS when `tls` is given, until
 /// `shutdown` resolves; then stops accepting and lets the requests in
@@ -52,6 +60,11 @@ pub async fn serve_connections(
         .timer(TokioTimer::new())
         .header_read_timeout(API_HEAD_DEADLINE);
     let builder = Arc::new(builder);
+    let mut h2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    h2.timer(TokioTimer::new())
+        .max_concurrent_streams(API_H2_MAX_STREAMS)
+        .max_header_list_size(API_H2_MAX_HEAD_BYTES);
+    let h2 = Arc::new(h2);
     let handshakes = crate::net::handshakes::Handshakes::default();
     tokio::pin!(shutdown);
     loop {
@@ -85,11 +98,26 @@ pub async fn serve_connections(
         let acceptor = acceptor.clone();
         let router = router.clone();
         let builder = builder.clone();
+        let h2 = h2.clone();
         let slots = slots.clone();
         tokio::spawn(async move {
+            // Requests in flight on this connection, each counted until its
+            // response body is dropped (sent or abandoned).
+            let (in_flight, mut idle) = watch::channel(0usize);
             let service = hyper::service::service_fn(move |mut request| {
                 request.extensions_mut().insert(ConnectInfo(peer));
-                router.clone().oneshot(request)
+                let counted = InFlight::enter(&in_flight);
+                let response = router.clone().oneshot(request);
+                async move {
+                    let response = response.await?;
+                    // The count goes with the body, which holds it until dropped.
+                    Ok::<_, std::convert::Infallible>(response.map(|body| {
+                        Body::new(body.map_frame(move |frame| {
+                            let _held = &counted;
+                            frame
+                        }))
+                    }))
+                }
             });
             let result = match acceptor {
                 None => {
@@ -105,8 +133,16 @@ pub async fn serve_connections(
                         return;
                     };
                     drop(place);
-                    let conn = builder.serve_connection(TokioIo::new(tls), service);
-                    watcher.watch(conn).await
+                    if tls.get_ref().1.alpn_protocol() == Some(ALPN_H2) {
+                        let conn = h2.serve_connection(TokioIo::new(tls), service);
+                        tokio::select! {
+                            result = watcher.watch(conn) => result,
+                            () = idle_for(API_HEAD_DEADLINE, &mut idle) => Ok(()),
+                        }
+                    } else {
+                        let conn = builder.serve_connection(TokioIo::new(tls), service);
+                        watcher.watch(conn).await
+                    }
                 }
             };
             if let Err(err) = result {
@@ -125,6 +161,42 @@ pub async fn serve_connections(
         );
     }
     Ok(())
+}
+
+/// Resolves once `in_flight` has stayed at zero for `deadline`: an
+/// HTTP/2 connection with nothing to do, closed as HTTP/1.1's head deadline
+/// closes an idle one. Every request that starts or ends starts the wait
+/// again.
+async fn idle_for(deadline: std::time::Duration, in_flight: &mut watch::Receiver<usize>) {
+    loop {
+        if *in_flight.borrow_and_update() > 0 {
+            if in_flight.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        match tokio::time::timeout(deadline, in_flight.changed()).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
+
+/// One request in flight on a connection, from its head until its
+/// response body is dropped (sent or abandoned).
+struct InFlight(watch::Sender<usize>);
+
+impl InFlight {
+    fn enter(count: &watch::Sender<usize>) -> InFlight {
+        count.send_modify(|n| *n += 1);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
 }
 
 async fn handshake(

@@ -221,8 +221,9 @@ impl CertStore {
         }
     }
 
-    /// A rustls server configuration over this store's resolver, speaking
-    /// HTTP/1.1 (the API ports' one protocol, see `server.rs`).
+    /// A rustls server configuration over this store's resolver, offering
+    /// HTTP/2 and HTTP/1.1 by ALPN, HTTP/2 first (`server.rs` serves the
+    /// protocol the handshake agreed on).
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -230,10 +231,13 @@ impl CertStore {
             .expect("the ring provider supports the default protocol versions")
             .with_no_client_auth()
             .with_cert_resolver(self.resolver.clone());
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![ALPN_H2.to_vec(), b"http/1.1".to_vec()];
         Arc::new(config)
     }
 }
+
+/// HTTP/2's name in ALPN.
+pub const ALPN_H2: &[u8] = b"h2";
 
 /// The certificate rustls hands out, swapped in place on reload.
 #[derive(Debug)]

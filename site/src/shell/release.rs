@@ -14,6 +14,8 @@
 //! Caching: every static file carries an `ETag` from its content (SHA-256)
 //! and no `Last-Modified`; a request's `If-Modified-Since` is ignored, so
 //! files rolled back to older ones (older dates) are never answered `304`.
+//! The `ETag` is the content's; [`crate::net::compression`] adds the
+//! response's encoding to it and answers `If-None-Match` (`304`) on that.
 //! Everything from `www/` is `Cache-Control: no-cache` (revalidated on
 //! each load); `/version.json` is `no-store`.
 
@@ -24,7 +26,7 @@ use std::time::SystemTime;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -96,28 +98,17 @@ async fn version(State(state): State<AppState>) -> Result<Response, AppError> {
     Ok(response)
 }
 
-async fn service_worker(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    with_build(&state.www_dir, "sw.js", "text/javascript", &headers).await
+async fn service_worker(State(state): State<AppState>) -> Response {
+    with_build(&state.www_dir, "sw.js", "text/javascript").await
 }
 
-async fn index(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    with_build(
-        &state.www_dir,
-        "index.html",
-        "text/html; charset=utf-8",
-        &headers,
-    )
-    .await
+async fn index(State(state): State<AppState>) -> Response {
+    with_build(&state.www_dir, "index.html", "text/html; charset=utf-8").await
 }
 
 /// `file` with the build id in place of the marker, as a static file is
 /// served (ETag, `no-cache`); 404 when `www/` has no such file.
-async fn with_build(
-    root: &Path,
-    file: &str,
-    content_type: &'static str,
-    headers: &HeaderMap,
-) -> Response {
+async fn with_build(root: &Path, file: &str, content_type: &'static str) -> Response {
     let path = root.join(file);
     if !crate::net::shell_path::serves_inside(root, file) {
         return StatusCode::NOT_FOUND.into_response();
@@ -133,16 +124,9 @@ async fn with_build(
     let served = String::from_utf8_lossy(&text).replace(BUILD_MARKER, &build);
     let bytes = served.into_bytes();
     let etag = etag_of(&bytes);
-    let mut response = if if_none_match(headers, &etag) {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let mut response = Response::new(Body::from(bytes));
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        response
-    };
+    let mut response = Response::new(Body::from(bytes));
     let out = response.headers_mut();
+    out.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     out.insert(header::ETAG, etag);
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
@@ -215,25 +199,11 @@ pub fn etag_of(bytes: &[u8]) -> HeaderValue {
         .expect("hex is a valid header")
 }
 
-/// The request's `If-None-Match` names `etag` (or `*`).
-fn if_none_match(headers: &HeaderMap, etag: &HeaderValue) -> bool {
-    let Ok(wanted) = etag.to_str() else {
-        return false;
-    };
-    headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|list| list.split(','))
-        .map(|tag| tag.trim())
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == wanted)
-}
-
-/// The layer over the static files: answers `304` only when the client
-/// holds exactly these bytes, and serves the very bytes it hashed, with
+/// The layer over the static files: serves the very bytes it hashed, with
 /// their `ETag` and without `Last-Modified` (a date says nothing of a
-/// rollback). Only a file inside `www/` reaches it (`http::inside_www`
-/// runs first).
+/// rollback), and keeps the file server's own conditions and ranges out
+/// (`If-None-Match` is answered outside, on the encoded representation).
+/// Only a file inside `www/` reaches it (`http::inside_www` runs first).
 pub async fn content_etag(
     State(root): State<Arc<PathBuf>>,
     mut request: Request,
@@ -246,11 +216,6 @@ pub async fn content_etag(
         return next.run(request).await;
     };
     let etag = etag_of(&bytes);
-    if if_none_match(request.headers(), &etag) {
-        let mut response = StatusCode::NOT_MODIFIED.into_response();
-        response.headers_mut().insert(header::ETAG, etag);
-        return response;
-    }
     let head = request.method() == Method::HEAD;
     for name in [
         header::IF_NONE_MATCH,
@@ -353,20 +318,5 @@ mod tests {
         }
         let unique: std::collections::HashSet<_> = files.iter().collect();
         assert_eq!(unique.len(), files.len(), "each file once");
-    }
-
-    #[test]
-    fn if_none_match_reads_lists_and_weak_tags() {
-        let etag = HeaderValue::from_static("\"abc\"");
-        let with = |value: &'static str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static(value));
-            if_none_match(&headers, &etag)
-        };
-        assert!(with("\"abc\""));
-        assert!(with("\"x\", W/\"abc\""));
-        assert!(with("*"));
-        assert!(!with("\"abd\""));
-        assert!(!if_none_match(&HeaderMap::new(), &etag));
     }
 }

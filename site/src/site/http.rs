@@ -68,6 +68,12 @@ pub fn app(state: AppState) -> Router {
             state.ledger.storage.clone(),
             crate::store::storage::watch,
         ))
+        // Outermost: every response compressed as the client accepts, and
+        // conditional requests answered on the encoded representation.
+        .layer(crate::net::compression::layer())
+        .layer(axum::middleware::from_fn(
+            crate::net::compression::encoded_etag,
+        ))
 }
 
 /// The answer to a `/v1` path the API does not have (a misspelt endpoint):
