@@ -219,3 +219,25 @@ async fn handshake(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_http2_connection_is_idle_only_once_no_request_is_in_flight() {
+        let deadline = std::time::Duration::from_millis(10);
+        let (count, mut seen) = watch::channel(0usize);
+        let request = InFlight::enter(&count);
+        let idle = tokio::spawn(async move { idle_for(deadline, &mut seen).await });
+        // Many deadlines pass while a request is in flight: never idle.
+        tokio::time::sleep(deadline * 20).await;
+        assert!(
+            !idle.is_finished(),
+            "a connection with a request in flight is not idle"
+        );
+        drop(request);
+        idle.await.expect("idle once the request ended");
+        assert_eq!(*count.borrow(), 0);
+    }
+}
