@@ -52,7 +52,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/v1/hops", get(hops::feed))
         .route("/v1/hops.csv", get(hops::csv))
-        .route("/v1/site/terminals/{serial}/records", get(attendance::records))
+        .route(
+            "/v1/site/terminals/{serial}/records",
+            get(attendance::records),
+        )
         .route("/v1/site/attendance.csv", get(attendance::csv))
         .route("/v1/openapi.json", get(openapi::document))
 }
