@@ -196,11 +196,14 @@ fn count_decision(
     let Some(view) = counts::view(conn, count_id)? else {
         return Ok(None);
     };
+    // A count of one bin names it: two counts of one zone differ by it.
+    let place = match &view.bin {
+        Some(bin) => format!("bin {bin} in {} / {}", view.location, view.zone),
+        None => format!("{} / {}", view.location, view.zone),
+    };
     let summary = format!(
-        "Count {} of {} / {}: {} missing, {} unexpected",
+        "Count {} of {place}: {} missing, {} unexpected",
         view.count_id,
-        view.location,
-        view.zone,
         view.missing.len(),
         view.unexpected.len()
     );
@@ -210,6 +213,7 @@ fn count_decision(
         summary,
     );
     decision.count_id = Some(view.count_id.clone());
+    decision.bin = view.bin.clone();
     decision.mode = Some("cycle_count".to_owned());
     decision.recorded_at = closed_at;
     decision.reason_words = Some(if view.missing.is_empty() && view.unexpected.is_empty() {

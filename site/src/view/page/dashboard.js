@@ -471,8 +471,9 @@ function decisionRow(d) {
   if (d.kind === 'grn_resolution') attrs.dataset.grn = d.grn;
   const details = [];
   if (d.kind === 'count_variance') {
-    details.push(el('span', {}, `missing ${d.missing.length ? d.missing.join(', ') : 'none'}`));
-    details.push(el('span', {}, `unexpected ${d.unexpected.length ? d.unexpected.join(', ') : 'none'}`));
+    // One line each, so the two lists never run together.
+    details.push(el('p', { class: 'variance' }, `Missing: ${d.missing.length ? d.missing.join(', ') : 'none'}`));
+    details.push(el('p', { class: 'variance' }, `Unexpected: ${d.unexpected.length ? d.unexpected.join(', ') : 'none'}`));
   }
   if (d.lines.length) {
     details.push(el('ul', { class: 'lines' }, ...d.lines.map((l) =>
