@@ -173,6 +173,7 @@ async fn central_run(
                 for chunk in hops.chunks(batch) {
                     let batch = CentralBatch {
                         site_id: format!("SITE-{site:02}"),
+                        epoch: 0,
                         hops: chunk.to_vec(),
                         summary: None,
                     };

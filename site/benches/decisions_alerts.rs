@@ -406,6 +406,7 @@ async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
         for site in 0..SITES {
             let batch = CentralBatch {
                 site_id: format!("DC-{site:03}"),
+                epoch: 0,
                 hops: (1..=hops_per_site())
                     .map(|seq| site_hop(site, seq))
                     .collect(),
@@ -423,7 +424,7 @@ async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
                 }),
             };
             ingest::check(&batch).unwrap();
-            ingest::ingest(conn, &batch, ledger::wall_clock()).unwrap();
+            ingest::ingest(conn, &batch, ingest::Signer::OwnSecret, ledger::wall_clock()).unwrap();
         }
     });
     let (empty_base, stop_empty, empty_task) = serve(empty, &dir.join("empty")).await;

@@ -28,7 +28,15 @@ pub fn routes() -> Router<AppState> {
     tag = "central",
     description = "A site's signed batch of hops, on a central (HMAC-SHA256 headers)",
     request_body(content = serde_json::Value, description = "CentralBatch: site_id, hops, and now and then the site's summary", content_type = "application/json"),
-    responses((status = 200, description = "one result per hop", body = crate::central::wire::CentralBatchResponse), (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody))
+    responses(
+        (status = 200, description = "one result per hop (a hop refused for its seq: 409 SEQ_OUT_OF_ORDER or SEQ_GAP), and where the site's stream stands", body = crate::central::wire::CentralBatchResponse),
+        (status = 400, description = "a malformed batch", body = stockhop::wire::ErrorBody),
+        (status = 401, description = "unsigned, wrongly signed or stale; SITE_MISMATCH: not the site's own secret", body = stockhop::wire::ErrorBody),
+        (status = 403, description = "EPOCH_NEEDS_OWN_SECRET: a new outbox epoch (a restored site) not signed with the site's own secret", body = stockhop::wire::ErrorBody),
+        (status = 404, description = "this server is not a central", body = stockhop::wire::ErrorBody),
+        (status = 409, description = "EPOCH_STALE: a batch of an outbox epoch older than the site's, from a copy of the site from before its restore", body = stockhop::wire::ErrorBody),
+        (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)
+    )
 )]
 async fn central_hops(
     State(state): State<AppState>,
@@ -80,8 +88,8 @@ async fn central_hops(
         .db
         .call(move |conn| -> Result<_, AppError> { Ok(secrets::key_of(conn, &site_id)?) })
         .await?;
-    match (key, &shared) {
-        (SiteKey::Own(own), _) => signed.verify(own.as_bytes(), &bytes).map_err(|_| {
+    let signer = match (key, &shared) {
+        (SiteKey::Own(own), _) => signed.verify(own.as_bytes(), &bytes).map(|()| ingest::Signer::OwnSecret).map_err(|_| {
             unauthorized(
                 secrets::SITE_MISMATCH,
                 format!(
@@ -98,6 +106,7 @@ async fn central_hops(
                 site_id = %batch.site_id.escape_debug(),
                 "a site signs with the central's shared secret: give it its own with `stockhop-site central add-site`"
             );
+            ingest::Signer::SharedSecret
         }
         (SiteKey::Shared, None) => {
             return Err(unauthorized(
@@ -108,11 +117,27 @@ async fn central_hops(
                 ),
             ))
         }
+    };
+    if let Err(err) = ingest::check(&batch) {
+        // A site sends a refused batch's hops again one at a time and
+        // drops the one refused: its stream goes on past it.
+        if let ([hop], Ok(())) = (
+            &batch.hops[..],
+            crate::ident::check("site_id", &batch.site_id),
+        ) {
+            let (site_id, seq) = (batch.site_id.clone(), hop.seq);
+            state
+                .db
+                .call(move |conn| -> Result<_, AppError> {
+                    Ok(ingest::refused_alone(conn, &site_id, seq, now)?)
+                })
+                .await?;
+        }
+        return Err(malformed(err.to_string()));
     }
-    ingest::check(&batch).map_err(|err| malformed(err.to_string()))?;
     let response = state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(ingest::ingest(conn, &batch, now)?) })
+        .call(move |conn| -> Result<_, AppError> { Ok(ingest::ingest(conn, &batch, signer, now)?) })
         .await?;
     Ok(Json(response))
 }

@@ -12,6 +12,17 @@
 //! settling transaction sends the rows again; the central answers them
 //! replayed.
 //!
+//! At start, and whenever the central refuses a hop for its seq (409
+//! `SEQ_OUT_OF_ORDER` or `SEQ_GAP`: the site was restored from a backup
+//! and its outbox gives again seqs the central holds, or a PostgreSQL
+//! sequence skipped seqs), the forwarder asks the central where the
+//! site's stream stands (a batch without hops) and numbers its pending
+//! rows again after it ([`outbox::continue_after`]): a hop is never
+//! dead-lettered for its seq. A batch carries the site's outbox epoch, new
+//! at each restore; a central that holds a later one (this copy of the
+//! site is from before a restore) refuses it, and it is retried, never
+//! dead-lettered.
+//!
 //! Every [`SUMMARY_EVERY_MS`] the next batch carries the site's summary
 //! (read by the function `serve` passes, the site's view's), or, with no
 //! hop to send, goes alone without hops, so the central's view of a quiet
@@ -26,7 +37,8 @@ use tokio::sync::watch;
 
 use super::outbox::{self, Pending, Settled};
 use super::wire::{
-    CentralBatch, CentralBatchResponse, SiteSummary, CENTRAL_HOPS_PATH, SUMMARY_EVERY_MS,
+    CentralBatch, CentralBatchResponse, SiteSummary, CENTRAL_HOPS_PATH, EPOCH_STALE, SEQ_GAP,
+    SEQ_OUT_OF_ORDER, SUMMARY_EVERY_MS,
 };
 use crate::limits::{CENTRAL_BATCH_BYTES_MAX, CENTRAL_BATCH_HOPS_MAX, CENTRAL_POLL_INTERVAL};
 use crate::listener::unix_now;
@@ -69,11 +81,44 @@ impl CentralClient {
 /// The drain's state between attempts, sans-IO: [`run`] reads as many rows
 /// as [`Drain::limit`] says, sends them, and settles and waits as
 /// [`Drain::handle`] decides.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Drain {
     failures: u32,
     /// Rows still to send one at a time after a batch was refused.
     isolating: usize,
+    /// Whether to ask the central where the stream stands before the next
+    /// batch: at start, and after a hop was refused for its seq.
+    resync: bool,
+    /// Seq refusals in a row: a second one right after asking waits, so a
+    /// central that keeps refusing is not asked in a loop.
+    seq_refusals: u32,
+}
+
+impl Default for Drain {
+    fn default() -> Drain {
+        Drain {
+            failures: 0,
+            isolating: 0,
+            resync: true,
+            seq_refusals: 0,
+        }
+    }
+}
+
+/// What asking where the stream stands decided: the seq to go on after
+/// (none: the central did not say, as one of an older release), or the
+/// wait before asking again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Position {
+    ContinueAfter(Option<i64>),
+    Retry(Millis),
+}
+
+/// The code of a refusal's JSON body, if it has one.
+fn code_of(body: &str) -> Option<String> {
+    serde_json::from_str::<stockhop::wire::ErrorBody>(body)
+        .ok()
+        .map(|body| body.code)
 }
 
 /// What one delivery decided: rows to settle, and the wait before the next
@@ -94,6 +139,31 @@ impl Drain {
         }
     }
 
+    /// Whether the next thing to send is the question where the stream
+    /// stands ([`Drain::handle_position`] takes its answer).
+    pub fn resync_due(&self) -> bool {
+        self.resync
+    }
+
+    /// Decides what the central's answer to where the stream stands means.
+    pub fn handle_position(
+        &mut self,
+        result: Result<CentralBatchResponse, DeliveryError>,
+    ) -> Position {
+        match result {
+            Ok(response) => {
+                self.resync = false;
+                self.failures = 0;
+                Position::ContinueAfter(response.stream.map(|stream| stream.last_seq))
+            }
+            Err(err) => {
+                tracing::warn!(%err, failures = self.failures + 1, "hops not delivered to central: cannot ask it where this site's stream stands; will retry");
+                self.failures = self.failures.saturating_add(1);
+                Position::Retry(retry_delay(self.failures))
+            }
+        }
+    }
+
     /// Decides what the central's `result` for `seqs` means.
     pub fn handle(
         &mut self,
@@ -102,6 +172,7 @@ impl Drain {
     ) -> Step {
         let mut settle = Vec::new();
         let mut retry = false;
+        let mut seq_refused = false;
         match result {
             Ok(response) => {
                 let matches = response.results.len() == seqs.len()
@@ -119,6 +190,12 @@ impl Drain {
                     retry = true;
                 } else {
                     for (result, (seq, key)) in response.results.iter().zip(seqs) {
+                        if matches!(result.code.as_deref(), Some(SEQ_OUT_OF_ORDER | SEQ_GAP)) {
+                            // Never the hop's fault: it goes again after
+                            // where the central says the stream stands.
+                            seq_refused = true;
+                            continue;
+                        }
                         match classify(result.status) {
                             Disposition::Delivered => settle.push((*seq, Settled::Done)),
                             Disposition::Reject => {
@@ -142,7 +219,8 @@ impl Drain {
                 }
             }
             Err(DeliveryError::Status { status, body })
-                if classify(status) == Disposition::Reject =>
+                if classify(status) == Disposition::Reject
+                    && code_of(&body).as_deref() != Some(EPOCH_STALE) =>
             {
                 if seqs.len() > 1 {
                     tracing::warn!(
@@ -170,10 +248,23 @@ impl Drain {
                 retry = true;
             }
         }
+        if seq_refused && !retry {
+            tracing::info!(
+                hops = seqs.len(),
+                "the central refused hops for their seq; asking where this site's stream stands"
+            );
+            self.resync = true;
+            self.seq_refusals = self.seq_refusals.saturating_add(1);
+            self.isolating = 0;
+            // Asked once at once; a refusal again right after waits.
+            let wait = (self.seq_refusals > 1).then(|| retry_delay(self.seq_refusals - 1));
+            return Step { settle, wait };
+        }
         if retry {
             self.failures = self.failures.saturating_add(1);
         } else {
             self.failures = 0;
+            self.seq_refusals = 0;
             self.isolating = self.isolating.saturating_sub(seqs.len().max(1));
         }
         Step {
@@ -185,7 +276,7 @@ impl Drain {
 
 /// Takes rows from the front of `rows` while the batch stays under
 /// [`CENTRAL_BATCH_BYTES_MAX`] (always at least one).
-fn fit(site_id: &str, rows: Vec<Pending>) -> CentralBatch {
+fn fit(site_id: &str, epoch: i64, rows: Vec<Pending>) -> CentralBatch {
     let mut bytes = site_id.len() + 64;
     let mut hops = Vec::with_capacity(rows.len());
     for row in rows {
@@ -198,6 +289,7 @@ fn fit(site_id: &str, rows: Vec<Pending>) -> CentralBatch {
     }
     CentralBatch {
         site_id: site_id.to_owned(),
+        epoch,
         hops,
         summary: None,
     }
@@ -217,7 +309,75 @@ pub async fn run(
     let summary_every = Duration::from_millis(SUMMARY_EVERY_MS as u64);
     // When a summary last went out; none yet, so the first batch has one.
     let mut summarized_at: Option<tokio::time::Instant> = None;
+    let epoch = loop {
+        match db
+            .call(|conn| outbox::epoch(conn).map_err(DbError::from))
+            .await
+        {
+            Ok(epoch) => break epoch,
+            Err(err) => {
+                tracing::error!(%err, "cannot read the central outbox's epoch");
+                pause(DB_ERROR_DELAY, &mut shutdown).await;
+                if *shutdown.borrow() {
+                    return;
+                }
+            }
+        }
+    };
     while !*shutdown.borrow() {
+        if drain.resync_due() {
+            let ask = CentralBatch {
+                site_id: site_id.clone(),
+                epoch,
+                hops: Vec::new(),
+                summary: None,
+            };
+            let result = deliver(&client, &ask).await;
+            let error = result.as_ref().err().map(ToString::to_string);
+            let failure = match drain.handle_position(result) {
+                Position::ContinueAfter(None) => None,
+                Position::ContinueAfter(Some(last_seq)) => {
+                    let moved = db
+                        .call(move |conn| -> Result<_, DbError> {
+                            Ok(outbox::continue_after(conn, last_seq))
+                        })
+                        .await;
+                    match moved {
+                        Ok(Ok(0)) => None,
+                        Ok(Ok(moved)) => {
+                            tracing::info!(moved, after = last_seq, "numbered the pending hops again after where the central holds this site's stream");
+                            None
+                        }
+                        Ok(Err(err)) => {
+                            tracing::error!(%err, "cannot go on after where the central holds this site's stream");
+                            drain.resync = true;
+                            Some(err.to_string())
+                        }
+                        Err(err) => {
+                            tracing::error!(%err, "cannot number the central outbox again");
+                            drain.resync = true;
+                            Some(err.to_string())
+                        }
+                    }
+                }
+                Position::Retry(_) => error,
+            };
+            let recorded = failure.clone();
+            let _ = db
+                .call(move |conn| {
+                    outbox::settle(conn, &[], &[], recorded.as_deref(), unix_now())
+                        .map_err(DbError::from)
+                })
+                .await;
+            if failure.is_some() {
+                pause(
+                    Duration::from_millis(retry_delay(drain.failures.max(1)).0),
+                    &mut shutdown,
+                )
+                .await;
+            }
+            continue;
+        }
         if pruned_at.elapsed() >= PRUNE_INTERVAL {
             pruned_at = tokio::time::Instant::now();
             match db
@@ -247,7 +407,7 @@ pub async fn run(
             pause(CENTRAL_POLL_INTERVAL, &mut shutdown).await;
             continue;
         }
-        let mut batch = fit(&site_id, rows);
+        let mut batch = fit(&site_id, epoch, rows);
         if summary_due {
             summarized_at = Some(tokio::time::Instant::now());
             match db
@@ -261,13 +421,7 @@ pub async fn run(
                 continue;
             }
         }
-        let result = match tokio::time::timeout(DELIVERY_TIMEOUT, client.deliver(&batch)).await {
-            Ok(result) => result,
-            Err(_) => Err(DeliveryError::Unreachable(format!(
-                "no answer within {} s",
-                DELIVERY_TIMEOUT.as_secs()
-            ))),
-        };
+        let result = deliver(&client, &batch).await;
         let seqs: Vec<(i64, &str)> = batch
             .hops
             .iter()
@@ -298,6 +452,20 @@ pub async fn run(
     }
 }
 
+/// Delivers `batch`, or says the central did not answer in time.
+async fn deliver(
+    client: &CentralClient,
+    batch: &CentralBatch,
+) -> Result<CentralBatchResponse, DeliveryError> {
+    match tokio::time::timeout(DELIVERY_TIMEOUT, client.deliver(batch)).await {
+        Ok(result) => result,
+        Err(_) => Err(DeliveryError::Unreachable(format!(
+            "no answer within {} s",
+            DELIVERY_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
 async fn pause(delay: Duration, shutdown: &mut watch::Receiver<bool>) {
     tokio::select! {
         () = tokio::time::sleep(delay) => {}
@@ -312,6 +480,7 @@ mod tests {
 
     fn answer(seqs: &[(i64, &str)], statuses: &[u16]) -> CentralBatchResponse {
         CentralBatchResponse {
+            stream: None,
             results: seqs
                 .iter()
                 .zip(statuses)
@@ -369,6 +538,56 @@ mod tests {
         let step = drain.handle(&seqs[1..], Ok(answer(&seqs[1..], &[200])));
         assert_eq!(step.settle, vec![(2, Settled::Done)]);
         assert_eq!(drain.limit(), CENTRAL_BATCH_HOPS_MAX);
+    }
+
+    #[test]
+    fn a_hop_refused_for_its_seq_is_never_dead_the_forwarder_asks_where_the_stream_stands() {
+        let seqs = [(11, "a"), (12, "b")];
+        let mut drain = Drain::default();
+        assert!(drain.resync_due(), "asked at start");
+        let stream = |last_seq| CentralBatchResponse {
+            results: Vec::new(),
+            stream: Some(crate::central::wire::StreamPosition { epoch: 0, last_seq }),
+        };
+        assert_eq!(
+            drain.handle_position(Ok(stream(10))),
+            Position::ContinueAfter(Some(10))
+        );
+        assert!(!drain.resync_due());
+        let mut refused = answer(&seqs, &[409, 409]);
+        for result in &mut refused.results {
+            result.code = Some(SEQ_OUT_OF_ORDER.to_owned());
+        }
+        let step = drain.handle(&seqs, Ok(refused.clone()));
+        assert_eq!(
+            step,
+            Step {
+                settle: Vec::new(),
+                wait: None
+            },
+            "none dead, asked at once"
+        );
+        assert!(drain.resync_due());
+        drain.handle_position(Ok(stream(15)));
+        let step = drain.handle(&seqs, Ok(refused));
+        assert!(
+            step.settle.is_empty() && step.wait.is_some(),
+            "again right after: waits"
+        );
+        // A copy of the site from before a restore is retried, never dead.
+        let stale = drain.handle(
+            &seqs,
+            Err(DeliveryError::Status {
+                status: 409,
+                body: serde_json::json!({"code": EPOCH_STALE, "message": "old"}).to_string(),
+            }),
+        );
+        assert!(stale.settle.is_empty() && stale.wait.is_some());
+        assert_eq!(
+            drain.limit(),
+            CENTRAL_BATCH_HOPS_MAX,
+            "not sent one at a time"
+        );
     }
 
     #[test]

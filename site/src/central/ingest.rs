@@ -6,9 +6,20 @@
 //! a key the central holds for the site is *replayed* when the hop's
 //! canonical JSON hashes the same, else refused 409
 //! `IDEMPOTENCY_KEY_REUSED`; a new key whose seq is at or below the last
-//! seq held for the site is refused 409 [`SEQ_OUT_OF_ORDER`] (a site's
-//! outbox sends in seq order, and a lower seq would break the site's order
-//! at the central); any other hop is *applied*. Nothing refused is stored.
+//! seq held for the site is refused 409 [`SEQ_OUT_OF_ORDER`], and one past
+//! the seq right after it 409 [`SEQ_GAP`] (a site's stream has no holes,
+//! so a jump is never the site's new floor); any other hop is *applied*.
+//! Nothing refused is stored. A hop answered for good (applied, replayed
+//! or refused for what it holds) moves the site's stream past its seq; the
+//! two seq refusals do not, and the site, told where its stream stands
+//! ([`StreamPosition`]), sends its hops again after it.
+//!
+//! A batch carries the site's outbox epoch, new at each restore of the
+//! site from a backup: a higher one than held begins the site's new epoch
+//! (only when signed with the site's own secret; logged and kept for the
+//! company's view), a lower one comes from a copy of the site from before
+//! its restore and is refused whole, 409 [`EPOCH_STALE`].
+//!
 //! A batch's summary of the site, when it carries one, replaces the one
 //! held for the site unless that was taken later (a batch sent again after
 //! a newer one), in the same transaction.
@@ -17,8 +28,8 @@ use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
 use super::wire::{
-    CentralBatch, CentralBatchResponse, CentralHop, CentralResult, SiteSummary, SummaryError,
-    KEY_MISMATCH, SEQ_OUT_OF_ORDER,
+    CentralBatch, CentralBatchResponse, CentralHop, CentralResult, SiteSummary, StreamPosition,
+    SummaryError, EPOCH_NEEDS_OWN_SECRET, EPOCH_STALE, KEY_MISMATCH, SEQ_GAP, SEQ_OUT_OF_ORDER,
 };
 use crate::ledger::receipts::request_hash;
 use crate::ledger::{LedgerError, Refusal};
@@ -58,10 +69,21 @@ pub fn check(batch: &CentralBatch) -> Result<(), BatchError> {
     Ok(())
 }
 
-/// Takes a checked batch at `now`: one result per hop, in batch order.
+/// Which secret signed a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signer {
+    /// The site's own secret (`central add-site`).
+    OwnSecret,
+    /// The central's shared `--central-secret`.
+    SharedSecret,
+}
+
+/// Takes a checked batch at `now`: one result per hop, in batch order, and
+/// where the site's stream stands after it.
 pub fn ingest(
     conn: &mut Connection,
     batch: &CentralBatch,
+    signer: Signer,
     now: UnixMs,
 ) -> Result<CentralBatchResponse, LedgerError> {
     let hashed: Vec<(String, String)> = batch
@@ -77,82 +99,157 @@ pub fn ingest(
     retry_conflicts(|| {
         let tx =
             conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
-        let results = ingest_in(&tx, batch, &hashed, now)?;
+        let (results, stream) = ingest_in(&tx, batch, &hashed, signer, now)?;
         tx.commit()?;
-        Ok(CentralBatchResponse { results })
+        Ok(CentralBatchResponse {
+            results,
+            stream: Some(stream),
+        })
     })
+}
+
+/// Begins the site's new outbox epoch, or refuses a batch of an old one.
+fn epoch(
+    conn: &Connection,
+    batch: &CentralBatch,
+    held: i64,
+    last_seq: i64,
+    signer: Signer,
+    now: UnixMs,
+) -> Result<(), LedgerError> {
+    if batch.epoch < held {
+        return Err(LedgerError::Refused(Refusal::new(
+            409,
+            EPOCH_STALE,
+            format!(
+                "this batch is of outbox epoch {}, but site {:?} began epoch {held} when it was \
+                 restored: it comes from a copy of the site from before that restore",
+                batch.epoch, batch.site_id
+            ),
+        )));
+    }
+    if batch.epoch == held {
+        return Ok(());
+    }
+    if signer != Signer::OwnSecret {
+        return Err(LedgerError::Refused(Refusal::new(
+            403,
+            EPOCH_NEEDS_OWN_SECRET,
+            format!(
+                "site {:?} begins a new outbox epoch (it was restored from a backup): only its own \
+                 secret may do that; give it one with `stockhop-site central add-site`",
+                batch.site_id
+            ),
+        )));
+    }
+    conn.execute(
+        "UPDATE central_sites SET epoch = ?2, epoch_started_at = ?3, epoch_after_seq = ?4
+         WHERE site_id = ?1",
+        params![batch.site_id, batch.epoch, now.0, last_seq],
+    )?;
+    tracing::warn!(
+        site_id = %batch.site_id.escape_debug(),
+        epoch = batch.epoch,
+        previous = held,
+        after_seq = last_seq,
+        "a site restored from a backup began a new outbox epoch: its stream goes on after the last seq held"
+    );
+    Ok(())
 }
 
 fn ingest_in(
     conn: &Connection,
     batch: &CentralBatch,
     hashed: &[(String, String)],
+    signer: Signer,
     now: UnixMs,
-) -> Result<Vec<CentralResult>, LedgerError> {
-    let mut last_seq: i64 = conn.query_row(
+) -> Result<(Vec<CentralResult>, StreamPosition), LedgerError> {
+    let (mut last_seq, held_epoch): (i64, i64) = conn.query_row(
         "INSERT INTO central_sites (site_id, first_seen_at, last_seen_at) VALUES (?1, ?2, ?2)
          ON CONFLICT (site_id) DO UPDATE SET last_seen_at = excluded.last_seen_at
-         RETURNING last_seq",
+         RETURNING last_seq, epoch",
         params![batch.site_id, now.0],
-        |row| row.get(0),
+        |row| Ok((row.get(0)?, row.get(1)?)),
     )?;
+    epoch(conn, batch, held_epoch, last_seq, signer, now)?;
+    let first_seq = last_seq;
     let mut received = 0_i64;
     let mut results = Vec::with_capacity(batch.hops.len());
     for (hop, (canonical, sha256)) in batch.hops.iter().zip(hashed) {
-        let result = |status: u16, replayed: bool, refusal: Option<Refusal>| CentralResult {
+        let refused = |status: u16, code: &'static str, message: String| CentralResult {
             seq: hop.seq,
             key: hop.key.clone(),
             status,
-            replayed,
-            code: refusal.as_ref().map(|r| r.code.to_owned()),
-            message: refusal.map(|r| r.message),
+            replayed: false,
+            code: Some(code.to_owned()),
+            message: Some(message),
         };
-        if hop.key != hop.hop.key {
-            results.push(result(
-                422,
-                false,
-                Some(Refusal::new(
-                    422,
-                    KEY_MISMATCH,
-                    "the hop's key is not the key it is sent under",
-                )),
-            ));
-            continue;
-        }
-        let held: Option<String> = conn
-            .prepare_cached("SELECT hop_sha256 FROM central_hops WHERE site_id = ?1 AND key = ?2")?
+        let taken = |replayed: bool| CentralResult {
+            seq: hop.seq,
+            key: hop.key.clone(),
+            status: 200,
+            replayed,
+            code: None,
+            message: None,
+        };
+        let held: Option<String> = if hop.key == hop.hop.key {
+            conn.prepare_cached(
+                "SELECT hop_sha256 FROM central_hops WHERE site_id = ?1 AND key = ?2",
+            )?
             .query_row(params![batch.site_id, hop.key], |row| row.get(0))
-            .optional()?;
-        match held {
-            Some(held) if held == *sha256 => results.push(result(200, true, None)),
-            Some(_) => results.push(result(
-                409,
-                false,
-                Some(Refusal::new(
+            .optional()?
+        } else {
+            None
+        };
+        let result = if hop.key != hop.hop.key {
+            refused(
+                422,
+                KEY_MISMATCH,
+                "the hop's key is not the key it is sent under".to_owned(),
+            )
+        } else if let Some(held) = held {
+            if held == *sha256 {
+                taken(true)
+            } else {
+                refused(
                     409,
                     wire_codes::IDEMPOTENCY_KEY_REUSED,
-                    "this site sent another hop under this key",
-                )),
-            )),
-            None if hop.seq <= last_seq => results.push(result(
-                409,
-                false,
-                Some(Refusal::new(
-                    409,
-                    SEQ_OUT_OF_ORDER,
-                    format!(
-                        "seq {} is not after {last_seq}, the last this central holds for the site",
-                        hop.seq
-                    ),
-                )),
-            )),
-            None => {
-                insert(conn, &batch.site_id, hop, canonical, sha256, now)?;
-                last_seq = hop.seq;
-                received += 1;
-                results.push(result(200, false, None));
+                    "this site sent another hop under this key".to_owned(),
+                )
             }
+        } else if hop.seq <= last_seq {
+            refused(
+                409,
+                SEQ_OUT_OF_ORDER,
+                format!(
+                    "seq {} is not after {last_seq}, the last this central holds for the site: \
+                     the site goes on after it",
+                    hop.seq
+                ),
+            )
+        } else if hop.seq > last_seq + 1 {
+            refused(
+                409,
+                SEQ_GAP,
+                format!(
+                    "seq {} jumps ahead of {last_seq}, the last this central holds for the site: \
+                     the next is {}",
+                    hop.seq,
+                    last_seq + 1
+                ),
+            )
+        } else {
+            insert(conn, &batch.site_id, hop, canonical, sha256, now)?;
+            received += 1;
+            taken(false)
+        };
+        // A hop answered for good moves the stream past it when it is the
+        // next; a seq refusal never moves it.
+        let seq_refusal = matches!(result.code.as_deref(), Some(SEQ_OUT_OF_ORDER | SEQ_GAP));
+        if !seq_refusal && hop.seq == last_seq + 1 {
+            last_seq = hop.seq;
         }
+        results.push(result);
     }
     if let Some(summary) = &batch.summary {
         let json = serde_json::to_string(summary).map_err(|err| {
@@ -164,14 +261,42 @@ fn ingest_in(
             params![batch.site_id, json, summary.taken_at.0],
         )?;
     }
-    if received > 0 {
+    if last_seq != first_seq || received > 0 {
         conn.execute(
             "UPDATE central_sites SET last_seq = ?2, hops_received = hops_received + ?3
              WHERE site_id = ?1",
             params![batch.site_id, last_seq, received],
         )?;
     }
-    Ok(results)
+    let stream = StreamPosition {
+        epoch: held_epoch.max(batch.epoch),
+        last_seq,
+    };
+    Ok((results, stream))
+}
+
+/// Moves the stream of `site_id` past `seq` when it is the next: a batch
+/// of that one hop was refused as a whole for what the hop holds (a site
+/// sends the hops of a refused batch again one at a time, and drops the
+/// one refused), so the hops behind it are not a gap. Nothing of the hop
+/// is stored.
+pub fn refused_alone(
+    conn: &mut Connection,
+    site_id: &str,
+    seq: i64,
+    now: UnixMs,
+) -> Result<(), LedgerError> {
+    retry_conflicts(|| {
+        conn.execute(
+            "INSERT INTO central_sites (site_id, first_seen_at, last_seen_at, last_seq)
+             VALUES (?1, ?3, ?3, CASE WHEN CAST(?2 AS BIGINT) = 1 THEN 1 ELSE 0 END)
+             ON CONFLICT (site_id) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+                 last_seq = CASE WHEN central_sites.last_seq + 1 = CAST(?2 AS BIGINT)
+                                 THEN CAST(?2 AS BIGINT) ELSE central_sites.last_seq END",
+            params![site_id, seq, now.0],
+        )?;
+        Ok(())
+    })
 }
 
 fn insert(
@@ -201,6 +326,15 @@ pub struct CentralSite {
     pub hops_received: i64,
     /// The last outbox seq it holds from the site.
     pub last_seq: i64,
+    /// The site's outbox epoch: 0 until it is restored from a backup, a
+    /// new one at each restore.
+    pub epoch: i64,
+    /// When the central took the site's current epoch (null: never
+    /// restored).
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub epoch_started_at: Option<UnixMs>,
+    /// The seq the site's stream went on after at its current epoch.
+    pub epoch_after_seq: Option<i64>,
     /// The latest summary the site sent of how it is doing; null until
     /// one arrives (a site of an older release sends none).
     pub summary: Option<SiteSummary>,
@@ -209,7 +343,8 @@ pub struct CentralSite {
 /// Every site the central has heard from, by id.
 pub fn sites(conn: &Connection) -> crate::store::sql::Result<Vec<CentralSite>> {
     let mut select = conn.prepare_cached(
-        "SELECT site_id, first_seen_at, last_seen_at, hops_received, last_seq, summary
+        "SELECT site_id, first_seen_at, last_seen_at, hops_received, last_seq, summary,
+                epoch, epoch_started_at, epoch_after_seq
          FROM central_sites ORDER BY site_id",
     )?;
     let rows = select.query_map([], |row| {
@@ -224,6 +359,9 @@ pub fn sites(conn: &Connection) -> crate::store::sql::Result<Vec<CentralSite>> {
                 .map(|json| serde_json::from_str(&json))
                 .transpose()
                 .map_err(|err| crate::store::sql::Error::conversion(5, err.to_string()))?,
+            epoch: row.get(6)?,
+            epoch_started_at: row.get::<_, Option<i64>>(7)?.map(UnixMs),
+            epoch_after_seq: row.get(8)?,
         })
     })?;
     rows.collect()
@@ -266,6 +404,7 @@ mod tests {
     fn batch(hops: Vec<CentralHop>) -> CentralBatch {
         CentralBatch {
             site_id: "S".into(),
+            epoch: 0,
             hops,
             summary: None,
         }
@@ -296,17 +435,17 @@ mod tests {
                 ..batch(Vec::new())
             };
             assert!(check(&with(10, 4)).is_ok());
-            ingest(conn, &with(10, 4), UnixMs(11)).unwrap();
+            ingest(conn, &with(10, 4), Signer::OwnSecret, UnixMs(11)).unwrap();
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
-            ingest(conn, &with(9, 7), UnixMs(12)).unwrap();
+            ingest(conn, &with(9, 7), Signer::OwnSecret, UnixMs(12)).unwrap();
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
-            ingest(conn, &batch(Vec::new()), UnixMs(13)).unwrap();
+            ingest(conn, &batch(Vec::new()), Signer::OwnSecret, UnixMs(13)).unwrap();
             let site = &sites(conn).unwrap()[0];
             assert_eq!(
                 (site.last_seen_at, &site.summary),
                 (UnixMs(13), &Some(summary(10, 4)))
             );
-            ingest(conn, &with(20, 0), UnixMs(21)).unwrap();
+            ingest(conn, &with(20, 0), Signer::OwnSecret, UnixMs(21)).unwrap();
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(20, 0)));
         });
     }
@@ -368,18 +507,18 @@ mod tests {
         let db = Db::open(dir.path()).unwrap();
         db.call_blocking(|conn| {
             let statuses = |conn: &mut Connection, hops| {
-                ingest(conn, &batch(hops), UnixMs(5))
+                ingest(conn, &batch(hops), Signer::OwnSecret, UnixMs(5))
                     .unwrap()
                     .results
                     .into_iter()
                     .map(|r| (r.status, r.replayed, r.code))
                     .collect::<Vec<_>>()
             };
-            let first = statuses(conn, vec![hop(1, "a", "B"), hop(3, "b", "B")]);
+            let first = statuses(conn, vec![hop(1, "a", "B"), hop(2, "b", "B")]);
             assert_eq!(first, [(200, false, None), (200, false, None)]);
             let again = statuses(
                 conn,
-                vec![hop(1, "a", "B"), hop(3, "b", "X"), hop(4, "c", "B")],
+                vec![hop(1, "a", "B"), hop(2, "b", "X"), hop(3, "c", "B")],
             );
             assert_eq!(
                 again,
@@ -392,7 +531,96 @@ mod tests {
             let late = statuses(conn, vec![hop(2, "d", "B")]);
             assert_eq!(late, [(409, false, Some(SEQ_OUT_OF_ORDER.into()))]);
             let sites = sites(conn).unwrap();
-            assert_eq!((sites[0].hops_received, sites[0].last_seq), (3, 4));
+            assert_eq!((sites[0].hops_received, sites[0].last_seq), (3, 3));
+        });
+    }
+
+    #[test]
+    fn a_seq_jumping_ahead_is_refused_as_a_gap_and_never_becomes_the_sites_floor() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            let send = |conn: &mut Connection, hops| {
+                let answer = ingest(conn, &batch(hops), Signer::OwnSecret, UnixMs(5)).unwrap();
+                let codes: Vec<_> = answer
+                    .results
+                    .into_iter()
+                    .map(|r| (r.status, r.code))
+                    .collect();
+                (codes, answer.stream.unwrap().last_seq)
+            };
+            assert_eq!(send(conn, vec![hop(1, "a", "B")]), (vec![(200, None)], 1));
+            assert_eq!(
+                send(conn, vec![hop(1001, "forged", "B")]),
+                (vec![(409, Some(SEQ_GAP.into()))], 1),
+                "a jump is refused and the stream stays where it was"
+            );
+            assert_eq!(
+                send(conn, vec![hop(2, "real", "B")]),
+                (vec![(200, None)], 2),
+                "the site's next real hop is taken"
+            );
+            // A hop refused for good at the next seq moves the stream past it.
+            let mut mismatched = hop(3, "k", "B");
+            mismatched.hop.key = "other".into();
+            assert_eq!(
+                send(conn, vec![mismatched, hop(4, "after", "B")]),
+                (vec![(422, Some(KEY_MISMATCH.into())), (200, None)], 4)
+            );
+            // Asking where the stream stands is a batch without hops.
+            assert_eq!(send(conn, Vec::new()), (vec![], 4));
+        });
+    }
+
+    #[test]
+    fn a_new_outbox_epoch_is_taken_only_with_the_sites_own_secret_and_an_older_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            ingest(
+                conn,
+                &batch(vec![hop(1, "a", "B")]),
+                Signer::SharedSecret,
+                UnixMs(5),
+            )
+            .unwrap();
+            let restored = |epoch| CentralBatch {
+                epoch,
+                ..batch(vec![hop(2, "b", "B")])
+            };
+            let refused = |result: Result<CentralBatchResponse, LedgerError>| match result {
+                Err(LedgerError::Refused(refusal)) => (refusal.status, refusal.code),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(
+                refused(ingest(conn, &restored(7), Signer::SharedSecret, UnixMs(6))),
+                (403, EPOCH_NEEDS_OWN_SECRET)
+            );
+            assert_eq!(sites(conn).unwrap()[0].epoch, 0, "nothing changed");
+            let answer = ingest(conn, &restored(7), Signer::OwnSecret, UnixMs(8)).unwrap();
+            assert_eq!(answer.results[0].status, 200);
+            assert_eq!(
+                answer.stream,
+                Some(StreamPosition {
+                    epoch: 7,
+                    last_seq: 2
+                })
+            );
+            let site = &sites(conn).unwrap()[0];
+            assert_eq!(
+                (site.epoch, site.epoch_started_at, site.epoch_after_seq),
+                (7, Some(UnixMs(8)), Some(1))
+            );
+            assert_eq!(
+                refused(ingest(
+                    conn,
+                    &batch(vec![hop(3, "c", "B")]),
+                    Signer::OwnSecret,
+                    UnixMs(9)
+                )),
+                (409, EPOCH_STALE),
+                "a copy of the site from before its restore"
+            );
         });
     }
 }

@@ -128,6 +128,133 @@ pub fn forwarding(conn: &Connection) -> crate::store::sql::Result<Option<Forward
     .optional()
 }
 
+/// The site's outbox epoch: 0 until it is first restored from a backup.
+pub fn epoch(conn: &Connection) -> crate::store::sql::Result<i64> {
+    conn.query_row(
+        "SELECT epoch FROM central_forwarder_state WHERE id = 1",
+        [],
+        |row| row.get(0),
+    )
+}
+
+/// Begins a new outbox epoch on a ledger just restored from a backup: the
+/// restore's instant in milliseconds, or one past the epoch held when that
+/// is not later (a clock set back), so each restore's epoch is higher than
+/// any before it. Returns it.
+pub fn new_epoch(conn: &mut Connection, now: UnixMs) -> crate::store::sql::Result<i64> {
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
+    let epoch: i64 = tx.query_row(
+        "UPDATE central_forwarder_state
+         SET epoch = CASE WHEN epoch < CAST(?1 AS BIGINT) THEN CAST(?1 AS BIGINT) ELSE epoch + 1 END
+         WHERE id = 1 RETURNING epoch",
+        [now.0],
+        |row| row.get(0),
+    )?;
+    tx.commit()?;
+    Ok(epoch)
+}
+
+/// Why the outbox cannot go on after where the central says the stream
+/// stands.
+#[derive(Debug, thiserror::Error)]
+pub enum ContinueError {
+    #[error(
+        "the central holds this site's stream up to seq {central} but this site has settled \
+         hops up to seq {settled}: the central lost hops it had taken (was it restored from a \
+         backup?)"
+    )]
+    CentralBehind { central: i64, settled: i64 },
+    #[error(transparent)]
+    Sql(#[from] crate::store::sql::Error),
+}
+
+/// Numbers the pending rows again, in their order, from the seq right
+/// after `last_seq`, where the central says the site's stream stands, and
+/// sets the clock so the next hop follows them: after a restore (whose
+/// outbox gives again seqs the central holds) or a hole in the seqs (a
+/// PostgreSQL sequence skips the seqs of rolled-back hops), the stream
+/// goes on without one. Rows already settled keep their seqs. Returns how
+/// many rows moved.
+pub fn continue_after(conn: &mut Connection, last_seq: i64) -> Result<usize, ContinueError> {
+    crate::store::sql::retry_conflicts(|| continue_after_once(conn, last_seq))?
+}
+
+fn continue_after_once(
+    conn: &mut Connection,
+    last_seq: i64,
+) -> crate::store::sql::Result<Result<usize, ContinueError>> {
+    let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
+    if tx.engine() == Engine::Postgres {
+        tx.query_row(
+            "SELECT id FROM central_outbox_lock WHERE id = 1 FOR NO KEY UPDATE",
+            [],
+            |row| row.get::<_, i64>(0),
+        )?;
+    }
+    let settled: Option<i64> = tx.query_row(
+        "SELECT MAX(seq) FROM central_outbox WHERE state <> 'pending'",
+        [],
+        |row| row.get(0),
+    )?;
+    if let Some(settled) = settled.filter(|settled| *settled > last_seq) {
+        return Ok(Err(ContinueError::CentralBehind {
+            central: last_seq,
+            settled,
+        }));
+    }
+    let (pending, first, last): (i64, Option<i64>, Option<i64>) = tx.query_row(
+        "SELECT COUNT(*), MIN(seq), MAX(seq) FROM central_outbox WHERE state = 'pending'",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    let in_place = first.is_none_or(|first| first == last_seq + 1)
+        && last.is_none_or(|last| last == last_seq + pending);
+    let mut moved = 0;
+    if !in_place {
+        // Past every seq held or to be given first, so no row takes a seq
+        // another still holds, then into place one at a time in order.
+        let above: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM central_outbox",
+            [],
+            |row| row.get(0),
+        )?;
+        let shift = above.max(last_seq + pending) + 1;
+        tx.execute(
+            "UPDATE central_outbox SET seq = seq + ?1 WHERE state = 'pending'",
+            [shift],
+        )?;
+        let shifted: Vec<i64> = tx
+            .prepare("SELECT seq FROM central_outbox WHERE state = 'pending' ORDER BY seq")?
+            .query_map([], |row| row.get(0))?
+            .collect::<crate::store::sql::Result<_>>()?;
+        let mut renumber = tx.prepare("UPDATE central_outbox SET seq = ?2 WHERE seq = ?1")?;
+        for (n, seq) in shifted.into_iter().enumerate() {
+            moved += renumber.execute(params![seq, last_seq + 1 + n as i64])?;
+        }
+    }
+    let clock = last_seq + pending;
+    let held: i64 = tx.query_row("SELECT seq FROM central_outbox_clock", [], |row| row.get(0))?;
+    if held != clock {
+        match tx.engine() {
+            Engine::Sqlite => {
+                tx.execute(
+                    "UPDATE central_outbox_clock SET seq = ?1 WHERE id = 1",
+                    [clock],
+                )?;
+            }
+            Engine::Postgres => {
+                tx.query_row(
+                    "SELECT setval('central_outbox_seq', CAST(?1 AS BIGINT))",
+                    [clock],
+                    |row| row.get::<_, i64>(0),
+                )?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(Ok(moved))
+}
+
 /// A pending row with its hop, ready to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pending {
@@ -419,6 +546,68 @@ mod tests {
             assert_eq!(sent(conn), expected, "seqs follow the hops' order");
             let hop_ids: Vec<i64> = rows.iter().map(|row| row.hop.hop.hop_id).collect();
             assert!(hop_ids.windows(2).all(|w| w[0] < w[1]), "{hop_ids:?}");
+        });
+    }
+
+    fn clock(conn: &Connection) -> i64 {
+        conn.query_row("SELECT seq FROM central_outbox_clock", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn pending_rows_go_on_after_where_the_central_holds_the_stream_and_so_does_the_next_hop() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            configure(conn, Some(&forwarding()), UnixMs(0)).unwrap();
+            for key in ["sent", "new-1", "new-2"] {
+                hop(conn, key, 1);
+            }
+            settle(conn, &[1], &[(1, Settled::Done)], None, UnixMs(2)).unwrap();
+            // Restored: the central holds seqs up to 9 from before.
+            assert_eq!(continue_after(conn, 9).unwrap(), 2);
+            assert_eq!(
+                sent(conn),
+                [(10, "new-1".to_owned()), (11, "new-2".to_owned())]
+            );
+            assert_eq!(clock(conn), 11);
+            hop(conn, "next", 3);
+            assert_eq!(sent(conn).last().unwrap(), &(12, "next".to_owned()));
+            assert_eq!(continue_after(conn, 9).unwrap(), 0, "in place already");
+            // A hole in the seqs (as a PostgreSQL sequence leaves) closes.
+            conn.execute("UPDATE central_outbox SET seq = 20 WHERE seq = 12", [])
+                .unwrap();
+            assert_eq!(continue_after(conn, 9).unwrap(), 3);
+            assert_eq!(sent(conn).last().unwrap(), &(12, "next".to_owned()));
+            assert_eq!(clock(conn), 12);
+            // A central that lost hops this site settled is said so.
+            let err = continue_after(conn, 0).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ContinueError::CentralBehind {
+                        central: 0,
+                        settled: 1
+                    }
+                ),
+                "{err}"
+            );
+        });
+    }
+
+    #[test]
+    fn each_restore_begins_a_higher_epoch_than_any_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        db.call_blocking(|conn| {
+            assert_eq!(epoch(conn).unwrap(), 0);
+            assert_eq!(new_epoch(conn, UnixMs(1_000)).unwrap(), 1_000);
+            assert_eq!(
+                new_epoch(conn, UnixMs(500)).unwrap(),
+                1_001,
+                "a clock set back"
+            );
+            assert_eq!(epoch(conn).unwrap(), 1_001);
         });
     }
 

@@ -50,18 +50,43 @@ pub const CENTRAL_HOPS_PATH: &str = "/v1/central/hops";
 pub const SEQ_OUT_OF_ORDER: &str = "SEQ_OUT_OF_ORDER";
 /// Code of a per-hop refusal: the hop's `key` is not the key inside it.
 pub const KEY_MISMATCH: &str = "KEY_MISMATCH";
+/// Code of a per-hop refusal: a new key whose seq is past the one right
+/// after the last the central holds for the site. A site's stream has no
+/// holes, so a jump is never taken as the site's new floor (one signed
+/// batch with a seq far ahead would otherwise make every later hop of the
+/// site out of order); the site asks where its stream stands (the
+/// answer's [`StreamPosition`]) and sends its hops again after it.
+pub const SEQ_GAP: &str = "SEQ_GAP";
+/// Code of a batch refused as a whole: its outbox epoch is older than the
+/// one the central holds for the site, so it comes from a copy of the site
+/// from before its last restore.
+pub const EPOCH_STALE: &str = "EPOCH_STALE";
+/// Code of a batch refused as a whole: it starts a new outbox epoch (the
+/// site was restored from a backup) but is not signed with the site's own
+/// secret; the central's shared secret never moves a site's stream.
+pub const EPOCH_NEEDS_OWN_SECRET: &str = "EPOCH_NEEDS_OWN_SECRET";
 
 /// One site's hops, in outbox order (`seq` strictly increasing).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CentralBatch {
     pub site_id: String,
+    /// The site's outbox epoch: 0 until the site is first restored from a
+    /// backup, then a new, higher one at each restore (`stockhop-site
+    /// restore`). Left out while 0, so a central of an older release takes
+    /// the batches of a site never restored.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub epoch: i64,
     pub hops: Vec<CentralHop>,
     /// How the site is doing as it sends the batch; a site attaches one
     /// every [`SUMMARY_EVERY_MS`] (alone in a batch without hops while it
     /// has none to send).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<SiteSummary>,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
 }
 
 /// How often a site sends its summary: the central's view of a site is at
@@ -187,6 +212,23 @@ pub struct SiteHop {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CentralBatchResponse {
     pub results: Vec<CentralResult>,
+    /// Where the site's stream stands at the central after this batch (a
+    /// central of an older release says nothing). A batch without hops
+    /// asks only this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamPosition>,
+}
+
+/// Where a site's stream stands at its central: the site goes on after
+/// `last_seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct StreamPosition {
+    /// The site's outbox epoch the central holds.
+    pub epoch: i64,
+    /// The last seq of the site's stream the central has answered for
+    /// good (taken, replayed or refused); the site's next hop is the one
+    /// after it.
+    pub last_seq: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

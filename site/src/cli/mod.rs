@@ -16,6 +16,7 @@ mod count;
 mod device;
 mod import;
 mod printer;
+mod restore;
 mod serve;
 mod terminal;
 
@@ -164,6 +165,16 @@ enum Command {
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
+    /// Put a backup made by `backup` in place of the SQLite ledger, with
+    /// the site stopped (refused while it serves): the ledger it replaces
+    /// is kept aside with its write-ahead log, the certificates in
+    /// DATA/tls/ stay, and the site's hops go on at its central after
+    /// what the central holds (a new outbox epoch).
+    Restore {
+        backup: PathBuf,
+        #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
+        data: PathBuf,
+    },
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -182,6 +193,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Central { command } => central::central(command, database),
         Command::Terminal { command } => terminal::terminal(command, database),
         Command::Backup { dest, data } => backup::backup(&dest, &data, database),
+        Command::Restore { backup, data } => restore::restore(&backup, &data, database),
         Command::Grn { command } => books::grn(command, database),
     }
 }

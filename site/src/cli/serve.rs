@@ -212,6 +212,8 @@ pub(super) async fn serve(args: ServeArgs, database: Option<&str>) -> anyhow::Re
         terminal,
         ledger_ca,
     };
+    std::fs::create_dir_all(&config.data_dir)?;
+    let _lock = stockhop_site::store::data_lock::DataLock::take(&config.data_dir)?;
     let site = Site::start(config).await?;
     wait_for_shutdown(&site, shutdown).await;
     site.stop().await?;

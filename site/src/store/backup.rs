@@ -13,6 +13,13 @@
 //! `-wal` beside it), synced, and only then renamed to DEST: a backup that
 //! is killed or fails leaves no DEST, never a half one. PostgreSQL ledgers
 //! are backed up with `pg_dump`.
+//!
+//! [`restore`] puts a backup in place of the site's ledger, the other way
+//! round: the backup is copied and checked beside the ledger the same way,
+//! the ledger it replaces is kept aside with its write-ahead log (so
+//! SQLite never replays an old log over the copy, and nothing is lost if
+//! the wrong backup was named), and the copy is renamed into place. The
+//! caller holds the data directory's lock ([`crate::store::data_lock`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -57,6 +64,8 @@ pub enum BackupError {
     Check(String),
     #[error("the ledger stayed busy for {} s", BACKUP_BUSY_TIMEOUT.as_secs())]
     Busy,
+    #[error("{0} is the site's ledger itself: name a backup")]
+    IsLedger(PathBuf),
 }
 
 /// Copies the ledger at `source` to `dest` (which must not exist).
@@ -98,11 +107,73 @@ pub fn backup(source: &Path, dest: &Path) -> Result<Summary, BackupError> {
     })
 }
 
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The restored ledger's size, in bytes.
+    pub bytes: u64,
+    /// Where the ledger it replaced is kept (with its `-wal`), if there
+    /// was one.
+    pub kept: Option<PathBuf>,
+}
+
+/// Puts the backup at `backup` in place of the ledger at `ledger`, at
+/// `now` (Unix milliseconds, which names the replaced ledger kept aside).
+pub fn restore(backup: &Path, ledger: &Path, now: i64) -> Result<Restored, BackupError> {
+    if !backup.is_file() {
+        return Err(BackupError::NoSource(backup.to_owned()));
+    }
+    if same_file(backup, ledger) {
+        return Err(BackupError::IsLedger(backup.to_owned()));
+    }
+    let staged = with_suffix(ledger, ".restoring");
+    // A leftover of a killed restore is ours to replace.
+    let _ = std::fs::remove_file(&staged);
+    self::backup(backup, &staged)?;
+    let kept = if ledger.exists() {
+        let aside = with_suffix(ledger, &format!(".before-restore-{now}"));
+        std::fs::rename(ledger, &aside).map_err(|err| io(ledger, err))?;
+        let wal = with_suffix(ledger, "-wal");
+        if wal.exists() {
+            let aside_wal = with_suffix(&aside, "-wal");
+            std::fs::rename(&wal, &aside_wal).map_err(|err| io(&wal, err))?;
+        }
+        Some(aside)
+    } else {
+        None
+    };
+    // The shared-memory index belongs to the log just moved aside; SQLite
+    // makes a new one for the new ledger.
+    let shm = with_suffix(ledger, "-shm");
+    match std::fs::remove_file(&shm) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(io(&shm, err)),
+        _ => {}
+    }
+    std::fs::rename(&staged, ledger).map_err(|err| io(&staged, err))?;
+    sync_dir(ledger)?;
+    let bytes = std::fs::metadata(ledger)
+        .map_err(|err| io(ledger, err))?
+        .len();
+    Ok(Restored { bytes, kept })
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `path` with `suffix` added to its file name, beside it.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
 /// `DEST.partial` beside DEST: same file system, so the rename is atomic.
 fn partial_path(dest: &Path) -> PathBuf {
-    let mut name = dest.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    dest.with_file_name(name)
+    with_suffix(dest, ".partial")
 }
 
 fn copy_to(source: &Path, partial: &Path) -> Result<(), BackupError> {

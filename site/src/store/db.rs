@@ -149,6 +149,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "terminal_commands",
         sql: include_str!("../../migrations/0021_terminal_commands.sql"),
     },
+    Migration {
+        version: 22,
+        name: "outbox_epochs",
+        sql: include_str!("../../migrations/0022_outbox_epochs.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -258,6 +263,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 21,
         name: "terminal_commands",
         sql: include_str!("../../migrations/postgres/0021_terminal_commands.sql"),
+    },
+    Migration {
+        version: 22,
+        name: "outbox_epochs",
+        sql: include_str!("../../migrations/postgres/0022_outbox_epochs.sql"),
     },
 ];
 

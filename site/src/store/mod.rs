@@ -4,7 +4,9 @@
 //! PostgreSQL) and moves its schema forward; [`sql`] is the SQL layer both
 //! engines answer through; [`checkpoint`] keeps SQLite's write-ahead log
 //! off the writer's path; [`storage`] watches free space and turns a full
-//! disk into an answer; [`backup`] copies the ledger while the site serves.
+//! disk into an answer; [`backup`] copies the ledger while the site serves
+//! and puts a backup in place; [`data_lock`] keeps a restore and a serving
+//! site apart.
 //!
 //! Architecture invariant: this room knows tables and bytes, not what they
 //! mean. It imports only the base files (`limits`, `log_sample`,
@@ -13,6 +15,7 @@
 
 pub mod backup;
 pub mod checkpoint;
+pub mod data_lock;
 pub mod db;
 pub mod sql;
 pub mod storage;

@@ -1111,3 +1111,102 @@ fn two_sites_send_their_summaries_with_their_hops_and_the_central_shows_each_as_
         assert!(page.contains(r#"id="site-cards""#) && page.contains(r#"id="site-detail""#));
     });
 }
+
+/// The central refuses no hop of a site restored from a backup: the site
+/// took hops the central holds after the backup, was restored, and numbers
+/// its new hops after what the central holds, in a new outbox epoch the
+/// central logs and shows. The site's ledger is SQLite's on every backend
+/// (a PostgreSQL ledger is restored with pg_restore).
+#[test]
+fn a_site_restored_from_a_backup_gets_every_new_hop_to_the_central_and_none_dead() {
+    let dir = tempfile::tempdir().unwrap();
+    let central = Server::central(dir.path());
+    let secret = central.cli(&["central", "add-site", "SITE-R"]);
+    let data = dir.path().join("SITE-R");
+    drop(Db::open(&data).unwrap());
+    let mut site = Server::new(
+        data.clone(),
+        vec![
+            "--central-url".into(),
+            central.base(),
+            "--central-secret".into(),
+            secret,
+            "--site-id".into(),
+            "SITE-R".into(),
+        ],
+    );
+    let scans = 5;
+    let token = prepare(&site, dir.path(), 3, scans);
+    let items = plan(3, scans);
+    site.start();
+    sync_now(&site, &token, session(&items, scans, 0), 7);
+    let site_db = Db::open(&data).unwrap();
+    wait_drained(&site_db);
+    let backup = dir.path().join("SITE-R.backup");
+    site.cli(&["backup", backup.to_str().unwrap()]);
+    sync_now(&site, &token, session(&items, scans, 1), 7);
+    wait_drained(&site_db);
+    drop(site_db);
+
+    // Refused while the site serves: the site would go on writing the
+    // ledger it replaced.
+    let refused = Command::new(BIN)
+        .arg("restore")
+        .arg(&backup)
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("stop the site first"), "{said}");
+
+    site.kill9();
+    let certificate = std::fs::read(site.ca_cert()).unwrap();
+    site.cli(&["restore", backup.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read(site.ca_cert()).unwrap(),
+        certificate,
+        "the certificates are kept"
+    );
+    assert!(!data.join("stockhop.sqlite-wal").exists());
+    site.start();
+    sync_now(&site, &token, session(&items, scans, 2), 7);
+    let site_db = Db::open(&data).unwrap();
+    wait_drained(&site_db);
+    let outbox = outbox(&site_db);
+    assert!(
+        outbox.iter().all(|(_, _, state)| state == "done"),
+        "no hop dead-lettered: {outbox:?}"
+    );
+    let central_db = central.db();
+    let held = central_hops(&central_db, "SITE-R");
+    assert_eq!(held.len(), 3 * scans as usize, "{held:?}");
+    assert_eq!(
+        held.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(),
+        (1..=3 * scans as i64).collect::<Vec<_>>(),
+        "one stream without holes"
+    );
+    let new_keys: Vec<String> = session(&items, scans, 2)[1..=scans as usize]
+        .iter()
+        .map(|item| item["key"].as_str().unwrap().to_owned())
+        .collect();
+    let held_keys: Vec<&String> = held.iter().map(|(_, key)| key).collect();
+    for key in &new_keys {
+        assert!(held_keys.contains(&key), "{key} reached the central");
+    }
+    let admin = central.cli(&["admin", "add", "ops"]);
+    runtime().block_on(async {
+        let (_, status) = get_json(&central.base(), "/v1/site/status", &admin).await;
+        let site = &status["central_sites"][0];
+        assert_eq!(site["site_id"], "SITE-R");
+        assert!(site["epoch"].as_i64().unwrap() > 0, "{site}");
+        assert_eq!(site["epoch_after_seq"], 2 * scans, "{site}");
+        assert!(site["epoch_started_at"].is_string(), "{site}");
+    });
+    assert!(
+        central.log().contains("began a new outbox epoch"),
+        "{}",
+        central.log()
+    );
+}

@@ -410,6 +410,7 @@ function renderSites(sites, now) {
     ...siteFacts(site, now),
     ['Status taken', site.summary ? clockIn(site.summary.taken_at, site.summary.time_zone) : '–'],
     ['Hops received', site.hops_received],
+    ['Restored from a backup', site.epoch_started_at == null ? 'never' : `${stamp(site.epoch_started_at)} (epoch ${site.epoch}, its hops go on after #${site.epoch_after_seq})`],
     ['First contact', `${new Date(site.first_seen_at).toLocaleDateString('en-CA', { timeZone: site.summary?.time_zone ?? siteZone })} ${clockIn(site.first_seen_at, site.summary?.time_zone ?? siteZone)}`],
   ]);
   const view = $('site-detail-view');
