@@ -1,9 +1,10 @@
 //! Failed admin sign-ins per address, sans-IO: past
-//! [`SIGN_IN_FAILURES_MAX`] failures within [`SIGN_IN_WINDOW`] an address
-//! is answered 429 with Retry-After until its oldest failure in the window
-//! ages out. A person who mistypes a token a few times never meets it; a
-//! guesser is slowed from tens of thousands of tries a second to ten a
-//! minute.
+//! [`SIGN_IN_FAILURES_MAX`] failures within [`SIGN_IN_WINDOW`] an
+//! address's failing sign-ins are answered 429 with Retry-After until its
+//! oldest failure in the window ages out. A person who mistypes a token a
+//! few times never meets it; a valid token is never refused by it (the
+//! view's guard asks it only of a sign-in that failed), so noise from an
+//! address an admin shares cannot lock the admin out.
 //!
 //! IPv6 addresses are counted by their /64, the block one host is usually
 //! given, so a host cannot step around the limit by changing its address.

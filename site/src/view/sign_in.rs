@@ -1,9 +1,12 @@
 //! The throttle in front of the view's sign-ins: a request that signs in
-//! (`POST /v1/site/login`, or any view request with a bearer token) from an
-//! address past its failures ([`crate::net::throttle`]) is answered 429 with
-//! Retry-After before its token is looked at; one answered 401 counts as a
-//! failure, in `/metrics` and in a sampled log line. A browser whose
-//! session cookie ran out is not a guess and is not counted.
+//! (`POST /v1/site/login`, or any view request with a bearer token) and is
+//! answered 401 counts as a failure, in `/metrics` and in a sampled log
+//! line; from an address past its failures ([`crate::net::throttle`]) that
+//! 401 becomes a 429 with Retry-After. A valid token is always taken, from
+//! any address: the tokens are 256-bit, so guessing is not the threat but
+//! noise is, and an attacker behind the same NAT or proxy as an admin must
+//! not lock the admin out. A browser whose session cookie ran out is not a
+//! guess and is not counted.
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -36,9 +39,15 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let (true, Some(peer)) = (signs_in, peer) else {
         return next.run(request).await;
     };
+    let response = next.run(request).await;
+    if response.status() != StatusCode::UNAUTHORIZED {
+        return response;
+    }
     let throttle = &state.ledger.sign_ins;
-    let wait = lock(throttle).retry_after(peer, Instant::now());
-    if let Some(wait) = wait {
+    let now = Instant::now();
+    let mut throttle = lock(throttle);
+    if let Some(wait) = throttle.retry_after(peer, now) {
+        drop(throttle);
         state.ledger.metrics.sign_ins_throttled.inc();
         return AppError::Later {
             status: StatusCode::TOO_MANY_REQUESTS,
@@ -51,12 +60,10 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         }
         .into_response();
     }
-    let response = next.run(request).await;
-    if response.status() == StatusCode::UNAUTHORIZED {
-        lock(throttle).failed(peer, Instant::now());
-        state.ledger.metrics.sign_in_failures.inc();
-        crate::warn_sampled!(%peer, "failed admin sign-in");
-    }
+    throttle.failed(peer, now);
+    drop(throttle);
+    state.ledger.metrics.sign_in_failures.inc();
+    crate::warn_sampled!(%peer, "failed admin sign-in");
     response
 }
 
