@@ -133,15 +133,19 @@ pub async fn put_reference(
 ) -> Result<Response, AppError> {
     let kind = kind(&name)?;
     let format = format(&headers)?;
+    let too_large = || {
+        AppError::client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            wire_codes::BODY_TOO_LARGE,
+            format!("an import is limited to {MAX_IMPORT_BODY_BYTES} bytes"),
+        )
+    };
+    if crate::net::body::declared_over(&headers, MAX_IMPORT_BODY_BYTES) {
+        return Err(too_large());
+    }
     let bytes = axum::body::to_bytes(body, MAX_IMPORT_BODY_BYTES)
         .await
-        .map_err(|_| {
-            AppError::client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                wire_codes::BODY_TOO_LARGE,
-                format!("an import is limited to {MAX_IMPORT_BODY_BYTES} bytes"),
-            )
-        })?;
+        .map_err(|_| too_large())?;
     // One line of a header's fields and more than a row's beside: a file
     // whose line ends were lost on the way (`curl -d @FILE` drops them), which would
     // otherwise be told as a header that names no such column.
@@ -257,7 +261,7 @@ pub async fn imports_underway(
 /// The rows of a JSON body: an array of objects. What else it is, and what
 /// to send instead, is said in words (serde's own text names types, not
 /// the fix).
-fn json_rows(kind: Kind, bytes: &[u8]) -> Result<Vec<serde_json::Value>, AppError> {
+fn json_rows(kind: Kind, bytes: &[u8]) -> Result<Vec<import::JsonRow>, AppError> {
     let malformed = |message: String| {
         AppError::client(
             StatusCode::BAD_REQUEST,
@@ -269,8 +273,11 @@ fn json_rows(kind: Kind, bytes: &[u8]) -> Result<Vec<serde_json::Value>, AppErro
     // A byte order mark, as some tools write before JSON too, is skipped
     // as it is before CSV.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if let Ok(rows) = serde_json::from_slice::<Vec<import::JsonRow>>(bytes) {
+        return Ok(rows);
+    }
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(serde_json::Value::Array(rows)) => Ok(rows),
+        Ok(serde_json::Value::Array(rows)) => Ok(rows.into_iter().map(Into::into).collect()),
         Ok(serde_json::Value::Object(_)) => Err(malformed(format!(
             "the body is one JSON object: send an array of them, [{{…}}, {{…}}], \
              each with the fields {fields}"

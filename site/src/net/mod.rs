@@ -7,7 +7,8 @@
 //! [`compression`] compresses responses, each encoding with its own `ETag`;
 //! [`throttle`] slows failed sign-ins;
 //! [`security_headers`] and [`shell_path`] are what every file served from
-//! `www/` carries and which paths may name one. Going out, [`outbound`] is
+//! `www/` carries and which paths may name one; [`body`] refuses a body
+//! whose declared length is over its limit before reading it. Going out, [`outbound`] is
 //! the HTTP client that reaches another server and [`delivery`] the signed
 //! machine-to-machine posts every forwarder drains its queue with.
 //!
@@ -18,6 +19,7 @@
 
 pub mod accept;
 pub mod compression;
+pub mod body;
 pub mod delivery;
 pub mod handshakes;
 pub mod outbound;

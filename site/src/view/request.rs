@@ -37,15 +37,19 @@ pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
             "send the body as application/json",
         ));
     }
+    let too_large = || {
+        AppError::client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            wire_codes::BODY_TOO_LARGE,
+            format!("view requests are limited to {MAX_VIEW_BODY_BYTES} bytes"),
+        )
+    };
+    if crate::net::body::declared_over(headers, MAX_VIEW_BODY_BYTES) {
+        return Err(too_large());
+    }
     let bytes: Bytes = axum::body::to_bytes(body, MAX_VIEW_BODY_BYTES)
         .await
-        .map_err(|_| {
-            AppError::client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                wire_codes::BODY_TOO_LARGE,
-                format!("view requests are limited to {MAX_VIEW_BODY_BYTES} bytes"),
-            )
-        })?;
+        .map_err(|_| too_large())?;
     serde_json::from_slice(&bytes).map_err(|err| {
         AppError::client(
             StatusCode::BAD_REQUEST,

@@ -1134,3 +1134,106 @@ async fn a_known_bridge_keeps_its_reserved_slot_across_a_restart() {
     drop(slow);
     listener.stop().await;
 }
+
+// --- Transport -----------------------------------------------------------------
+
+#[tokio::test]
+async fn https_answers_carry_hsts_and_plain_http_answers_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (site, base) = serve_whole_site(&dir.path().join("data")).await;
+    let ca = std::fs::read(dir.path().join("data/tls/ca.crt")).unwrap();
+    let tls = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+        .build()
+        .unwrap();
+    let https = format!("https://localhost:{}", site.https_addr().port());
+    for path in ["/healthz", "/v1/site/status", "/no-such-page"] {
+        let answer = tls.get(format!("{https}{path}")).send().await.unwrap();
+        assert_eq!(
+            answer
+                .headers()
+                .get("strict-transport-security")
+                .map(|v| v.to_str().unwrap()),
+            Some("max-age=31536000"),
+            "{path} answered {}",
+            answer.status()
+        );
+    }
+    let plain = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(plain.status().as_u16(), 200);
+    assert!(plain.headers().get("strict-transport-security").is_none());
+    site.stop().await.unwrap();
+}
+
+/// Sends a request head declaring a body of `declared` bytes and the first
+/// KiB of it, and reads the answer's status line; a server that waits for
+/// the rest of the body never answers (the hang guard fails the test).
+async fn declared_body(addr: SocketAddr, head: &str, declared: u64) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("{head}Content-Length: {declared}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream.write_all(&[b'x'; 1024]).await.unwrap();
+    let mut answer = vec![0; 256];
+    let read = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut answer))
+        .await
+        .expect("an answer before the body was sent")
+        .unwrap();
+    String::from_utf8_lossy(&answer[..read])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_body_whose_content_length_is_over_its_limit_is_refused_413_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (site, _) = serve_whole_site(&data).await;
+    let admin = Db::open(&data)
+        .unwrap()
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap();
+    let import = format!(
+        "PUT /v1/admin/reference/bins HTTP/1.1\r\nHost: localhost\r\n\
+         Authorization: Bearer {admin}\r\nContent-Type: text/csv\r\n"
+    );
+    let status = declared_body(site.http_addr(), &import, 300 * 1024 * 1024).await;
+    assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
+    let view = format!(
+        "POST /v1/site/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    );
+    let status = declared_body(site.http_addr(), &view, 64 * 1024 * 1024).await;
+    assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
+    site.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_json_import_row_naming_a_field_twice_is_refused_naming_the_row_and_the_field() {
+    let site = Site::start().await;
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap();
+    let body = r#"[{"bin":"D-1","zone":"Z","location":"L"},
+                   {"bin":"D-2","zone":"Z","location":"L","bin":"D-3"}]"#;
+    let response = site
+        .client
+        .put(format!("{}/v1/admin/reference/bins", site.base))
+        .bearer_auth(&admin)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 422);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["errors"][0]["line"], 2, "{answer}");
+    assert_eq!(
+        answer["errors"][0]["message"],
+        "the field \"bin\" is given twice: give each field once",
+        "{answer}"
+    );
+    assert_eq!(answer["errors"].as_array().unwrap().len(), 1, "{answer}");
+    site.stop().await;
+}

@@ -120,7 +120,92 @@ pub(super) enum Input<R> {
         csv::StringRecordsIntoIter<LineCounting<Looked<R>>>,
         LineStarts,
     ),
-    Json(std::iter::Enumerate<std::vec::IntoIter<serde_json::Value>>),
+    Json(std::iter::Enumerate<std::vec::IntoIter<JsonRow>>),
+}
+
+/// One element of a JSON import as its text gave it: the value, and the
+/// first field an object named twice. A JSON object with a field twice
+/// reads as its last value everywhere else (serde_json keeps the last), so
+/// a row would be imported with one of two values silently; the element is
+/// refused instead, naming the field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonRow {
+    pub value: serde_json::Value,
+    pub repeated: Option<String>,
+}
+
+impl From<serde_json::Value> for JsonRow {
+    fn from(value: serde_json::Value) -> JsonRow {
+        JsonRow {
+            value,
+            repeated: None,
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonRow {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<JsonRow, D::Error> {
+        deserializer.deserialize_any(JsonRowVisitor)
+    }
+}
+
+/// Reads an object's fields one by one, keeping the first of a repeated
+/// one's name; any other JSON value as serde_json reads it.
+struct JsonRowVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonRowVisitor {
+    type Value = JsonRow;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<JsonRow, A::Error> {
+        let mut object = serde_json::Map::new();
+        let mut repeated = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let value: serde_json::Value = map.next_value()?;
+            if object.contains_key(&key) {
+                repeated.get_or_insert(key);
+            } else {
+                object.insert(key, value);
+            }
+        }
+        Ok(JsonRow {
+            value: serde_json::Value::Object(object),
+            repeated,
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<JsonRow, A::Error> {
+        use serde::Deserialize;
+        serde_json::Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+            .map(JsonRow::from)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::from(value).into())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::from(value).into())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::from(value).into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::from(value).into())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::from(value).into())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<JsonRow, E> {
+        Ok(serde_json::Value::Null.into())
+    }
 }
 
 /// A CSV input read on from its start after [`look_ahead`] read its first
@@ -255,10 +340,16 @@ impl<R: std::io::Read> Records<R> {
                 }),
             }),
             Input::Json(values) => {
-                let (index, value) = values.next()?;
+                let (index, row) = values.next()?;
                 let line = index as u64 + 1;
+                let record = match row.repeated {
+                    Some(field) => Err(format!(
+                        "the field {field:?} is given twice: give each field once"
+                    )),
+                    None => json_record(self.kind, &row.value),
+                };
                 Some(
-                    json_record(self.kind, &value)
+                    record
                         .map(|record| (line, record))
                         .map_err(|message| LineError { line, message }),
                 )

@@ -336,7 +336,7 @@ pub enum Source<R> {
     Csv(R),
     /// A JSON array of objects with [`Kind::columns`] as fields (strings,
     /// numbers, or null for an empty optional one).
-    Json(Vec<serde_json::Value>),
+    Json(Vec<JsonRow>),
 }
 
 /// Opens the file an import reads, refused as [`ImportError::File`] if it
