@@ -38,6 +38,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "central",
     "printers",
     "data_api",
+    "rescue",
 ];
 
 /// Seeds of the simulation every test run covers: about 22 s on two cores.

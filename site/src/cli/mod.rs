@@ -17,6 +17,7 @@ mod device;
 mod import;
 mod printer;
 mod restore;
+mod rescue;
 mod serve;
 mod terminal;
 
@@ -28,6 +29,7 @@ use self::device::DeviceCommand;
 use self::printer::PrinterCommand;
 use self::serve::ServeArgs;
 use self::terminal::TerminalCommand;
+use self::rescue::RescueCommand;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -144,6 +146,12 @@ enum Command {
     /// Network label printers, polled and printed to on their raw port.
     Printer {
         #[command(subcommand)]
+    /// A handheld's rescue file: the queue of a device that cannot reach
+    /// the site, applied exactly once.
+    Rescue {
+        #[command(subcommand)]
+        command: RescueCommand,
+    },
         command: PrinterCommand,
     },
     /// The fixed terminals that push to the site's listener: ask one for
@@ -204,6 +212,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
 /// it first serves), so a forgotten or mistyped --data, which names a
 /// folder that is not there, is refused rather than answered from a new,
 /// empty site.
+        Command::Rescue { command } => rescue::rescue(command, database),
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     if let Database::Sqlite(path) = Database::from_arg(database, data) {
         let folder = path

@@ -1,7 +1,7 @@
 //! Data in and out for the systems around a site (a WMS, an ERP) and its
 //! administrators' scripts: reference data put as CSV or JSON
 //! ([`reference`]), the commands the command line runs ([`commands`]),
-//! the hop feed ([`hops`]) and the OpenAPI document of every `/v1`
+//! a handheld's rescue file ([`rescue`]), the hop feed ([`hops`]) and the OpenAPI document of every `/v1`
 //! endpoint ([`openapi`]).
 //!
 //! Every endpoint here takes an admin's bearer token (`stockhop-site admin
@@ -13,6 +13,7 @@ pub mod commands;
 pub mod hops;
 pub mod openapi;
 pub mod reference;
+pub mod rescue;
 
 use axum::routing::{get, post, put};
 use axum::Router;
@@ -50,6 +51,7 @@ pub fn routes() -> Router<AppState> {
             "/v1/admin/devices/{device_id}/link",
             post(commands::link_device),
         )
+        .route("/v1/admin/rescue", post(rescue::import))
         .route("/v1/hops", get(hops::feed))
         .route("/v1/hops.csv", get(hops::csv))
         .route(

@@ -27,6 +27,7 @@ use utoipa::OpenApi;
         super::commands::revoke_device,
         super::commands::close_device_session,
         super::commands::link_device,
+        super::rescue::import,
         super::hops::feed,
         super::hops::csv,
         super::attendance::records,

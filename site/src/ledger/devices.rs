@@ -196,20 +196,26 @@ pub fn commissioned(conn: &Connection, device_id: &str) -> crate::store::sql::Re
 
 /// Revokes a device: its token stops working at once (the stored hash is
 /// replaced by a value no token hashes to), its heartbeat history goes,
-/// and it leaves the site's view. Its hops stay in the ledger.
+/// and it leaves the site's view. Its hops stay. The revocation keeps the
+/// hash of the token it held, which still checks the device's rescue file
+/// (and nothing else), and the queue depth of its last heartbeat, so the
+/// device list can say it left items behind.
 pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
     let changed = conn.execute(
-        "UPDATE devices SET token_sha256 = 'revoked:' || device_id
-         WHERE device_id = ?1
+        "INSERT INTO device_revocations (device_id, revoked_at, token_sha256, queue_depth)
+         SELECT d.device_id, CAST(?2 AS BIGINT), d.token_sha256, h.queue_depth
+         FROM devices d LEFT JOIN device_heartbeats h
+             ON h.device_id = d.device_id AND h.source = ?3
+         WHERE d.device_id = ?1
            AND NOT EXISTS (SELECT 1 FROM device_revocations WHERE device_id = ?1)",
-        [device_id],
+        params![device_id, now.0, SOURCE_HANDHELD],
     )?;
     if changed == 0 {
         return Err(not_changeable(conn, device_id)?);
     }
     conn.execute(
-        "INSERT INTO device_revocations (device_id, revoked_at) VALUES (?1, ?2)",
-        params![device_id, now.0],
+        "UPDATE devices SET token_sha256 = 'revoked:' || device_id WHERE device_id = ?1",
+        [device_id],
     )?;
     super::heartbeat_log::forget(conn, device_id)?;
     Ok(())
@@ -314,12 +320,16 @@ pub struct Listed {
     /// When it was revoked; its token no longer works.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub revoked_at: Option<UnixMs>,
+    /// For a revoked device, the items its last heartbeat said were still
+    /// queued (none reported: `None`): a device revoked with items queued
+    /// holds scans the site has not got, until its rescue file is imported.
+    pub queued_when_revoked: Option<i64>,
 }
 
 /// Every device the site knows, revoked ones too, by id.
 pub fn list(conn: &Connection) -> crate::store::sql::Result<Vec<Listed>> {
     conn.prepare(
-        "SELECT d.device_id, d.profile, d.commissioned, d.added_at, r.revoked_at
+        "SELECT d.device_id, d.profile, d.commissioned, d.added_at, r.revoked_at, r.queue_depth
          FROM devices d LEFT JOIN device_revocations r ON r.device_id = d.device_id
          ORDER BY d.device_id",
     )?
@@ -330,6 +340,7 @@ pub fn list(conn: &Connection) -> crate::store::sql::Result<Vec<Listed>> {
             commissioned: row.get(2)?,
             added_at: UnixMs(row.get(3)?),
             revoked_at: row.get::<_, Option<i64>>(4)?.map(UnixMs),
+            queued_when_revoked: row.get(5)?,
         })
     })?
     .collect()

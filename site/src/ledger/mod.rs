@@ -42,6 +42,7 @@ pub mod periods;
 pub mod receipts;
 pub mod reference;
 pub mod session_close;
+pub mod rescue;
 pub mod sessions;
 pub mod sync;
 pub mod terminal;

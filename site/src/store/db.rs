@@ -154,6 +154,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "outbox_epochs",
         sql: include_str!("../../migrations/0022_outbox_epochs.sql"),
     },
+    Migration {
+        version: 24,
+        name: "rescues",
+        sql: include_str!("../../migrations/0024_rescues.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -268,6 +273,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 22,
         name: "outbox_epochs",
         sql: include_str!("../../migrations/postgres/0022_outbox_epochs.sql"),
+    },
+    Migration {
+        version: 24,
+        name: "rescues",
+        sql: include_str!("../../migrations/postgres/0024_rescues.sql"),
     },
 ];
 

@@ -11,6 +11,7 @@ use super::history;
 use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
+use crate::ledger::rescue::{self, Rescued, Stranded};
 use crate::ledger::session_close::OpenSession;
 use crate::listener::queue::{self, DeadLetter, QueueError, SetAside};
 use crate::printers::store::{self as printers, PrinterStatus};
@@ -112,7 +113,19 @@ pub struct SiteStatus {
     pub central_sites: Vec<CentralSite>,
     /// The label printers: their last host status, faults and queues.
     pub printers: Vec<PrinterView>,
+    /// Rescue files imported, newest first (at most
+    /// [`MAX_RESCUES_LISTED`]): whose, when, and what became of their items.
+    #[serde(default)]
+    pub rescues: Vec<Rescued>,
+    /// Revoked devices that still had items queued at their last
+    /// heartbeat, and whether a rescue file of theirs came in since.
+    #[serde(default)]
+    pub stranded: Vec<Stranded>,
 }
+
+/// Rescue imports the status lists: months of a site's retirements and
+/// broken handhelds, without the answer growing with the site's age.
+pub const MAX_RESCUES_LISTED: i64 = 50;
 
 /// A printer on the view: its status, and the priority its faults are
 /// raised at (its profile's, as when it is offline), null without one.
@@ -294,5 +307,7 @@ pub fn status(
         central_outbox: outbox::status(conn, MAX_DEAD_LETTERS_LISTED)?,
         central_sites: ingest::sites(conn)?,
         printers,
+        rescues: rescue::recent(conn, MAX_RESCUES_LISTED)?,
+        stranded: rescue::stranded(conn)?,
     })
 }

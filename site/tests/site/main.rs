@@ -52,5 +52,6 @@ mod postgres_connections;
 mod printers;
 mod release;
 mod serve;
+mod rescue;
 mod site_view;
 mod trust_bounds;

@@ -15,7 +15,7 @@
 // #outbox-dead-letters, #central-sites rows tr[data-site]), #builds-served,
 // #builds (li[data-build][data-served]), #builds-devices (the handhelds on
 // an old build or not capturing: li[data-device][data-build][data-old]
-// [data-problem]). body[data-state] is
+// [data-problem]), #stranded and #rescues rows (tr[data-device]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
 
 const POLL_MS = 5000;
@@ -265,6 +265,7 @@ function renderStatus(status) {
     ),
   );
   labelCells($('devices'));
+  renderRescues(status.rescues ?? [], status.stranded ?? []);
 
   listOr(
     $('terminals'),
@@ -373,6 +374,61 @@ function siteFacts(site, now) {
 
 function factList(target, pairs) {
   target.replaceChildren(...pairs.flatMap(([label, value]) => [el('dt', {}, label), el('dd', {}, value)]));
+}
+
+// Rescued queues: the revoked handhelds that still held scans at their
+// last heartbeat (#stranded rows tr[data-device][data-rescued]) and the
+// rescue files imported (#rescues rows tr[data-device]), in a panel of its
+// own after the devices, made here on first use.
+function renderRescues(rescues, stranded) {
+  let panel = $('rescues-panel');
+  if (!panel) {
+    const table = (id, heads) => el(
+      'table',
+      { id, class: 'cards' },
+      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', {}, h)))),
+      el('tbody'),
+    );
+    panel = el(
+      'section',
+      { id: 'rescues-panel', class: 'panel' },
+      el('h2', {}, 'Rescued queues'),
+      el('p', { id: 'stranded-none', class: 'muted' }, 'No revoked device left scans behind.'),
+      el('div', { class: 'scroll' }, table('stranded', ['Revoked device', 'Revoked', 'Queued then', 'Rescue file'])),
+      el('div', { class: 'scroll' }, table('rescues', ['Device', 'Imported', 'Applied', 'Already at the site', 'Refused'])),
+    );
+    $('devices').closest('section').after(panel);
+  }
+  $('stranded-none').hidden = stranded.length > 0;
+  $('stranded').hidden = stranded.length === 0;
+  $('stranded').tBodies[0].replaceChildren(
+    ...stranded.map((d) =>
+      el(
+        'tr',
+        { dataset: { device: d.device_id, rescued: String(d.rescued_at != null) } },
+        el('td', {}, d.device_id),
+        el('td', {}, stamp(d.revoked_at)),
+        el('td', { class: 'num' }, d.queued),
+        el('td', {}, d.rescued_at ? `imported ${stamp(d.rescued_at)}` : 'not imported: import its file (stockhop-site rescue import)'),
+      ),
+    ),
+  );
+  labelCells($('stranded'));
+  $('rescues').hidden = rescues.length === 0;
+  $('rescues').tBodies[0].replaceChildren(
+    ...rescues.map((r) =>
+      el(
+        'tr',
+        { dataset: { device: r.device_id } },
+        el('td', {}, r.device_id),
+        el('td', {}, stamp(r.imported_at)),
+        el('td', { class: 'num' }, r.applied),
+        el('td', { class: 'num' }, r.replayed),
+        el('td', { class: 'num' }, r.rejected),
+      ),
+    ),
+  );
+  labelCells($('rescues'));
 }
 
 function renderSites(sites, now) {
