@@ -5,7 +5,15 @@
 // reference cache; the page asks it, one message per action, each with a
 // MessageChannel port for the reply.
 //
-// This module starts the page and wires what no screen owns; the app is
+// This module starts the page and wires what no screen owns. The first
+// screen shows from what the page and its preloaded modules hold, before
+// the service worker answers (on a handheld's first start the worker is
+// still caching the shell and compiling the module): setup, or the picker
+// and its badge prompt. Until the page has started, a scan typed is held
+// in the page (release.js) and handled in order once it has, so the
+// wedge's first read is never lost or refused.
+//
+// The app is
 // the ES modules under app/ (no bundler: the browser loads them, and the
 // worker caches each with the shell, as shell.json lists them):
 //   app/dom.js, app/events.js (what changed, for the screens that show it),
@@ -53,7 +61,9 @@
 //   #confirm (a yes/no question: #confirm-title #confirm-text #confirm-yes #confirm-no)
 //   #scan-input (the keyboard wedge: each scan ends with Enter) #scan-count #scan-failed #scan-refused
 //   #alert (blocking) #alert-title #alert-text #alert-ack
-//   body[data-ready="true"] once started; body[data-screen] the screen shown
+//   body[data-shown="true"] once the first screen shows, before the worker answers (not with a
+//     session open); body[data-ready="true"] once started (held scans handled, the field handles);
+//     body[data-screen] the screen shown
 //
 // Messages to the worker ({type, …} → {ok: true, …} | {ok: false, error: {code, message}}):
 //   setup {site_url, device_token, device_id, done_retention_days?}
@@ -106,7 +116,7 @@ import { chain, enqueue, onScanKey, queueScan } from './app/scan.js';
 import { back, focusScan, go } from './app/screens.js';
 import * as setup from './app/setup.js';
 import * as signIn from './app/sign_in.js';
-import { checkOnline, loadReference, siteGet, wentOffline } from './app/site.js';
+import { checkOnline, loadReference, siteGet, TOKEN_KEY, wentOffline } from './app/site.js';
 import * as state from './app/state.js';
 import { ask, worker } from './app/worker.js';
 import { current } from './app/modes/index.js';
@@ -128,6 +138,10 @@ const HEALTH_OFFLINE_EVERY_MS = 1000;
 // the page is open it wakes the worker this often, so the heartbeat goes
 // out when due (the worker decides; the shortest profile period is 60 s).
 const WAKE_EVERY_MS = 60 * 1000;
+/** The scan field's words while the page starts: what is scanned now is not lost. */
+const STARTING_PLACEHOLDER = 'starting: scans are kept';
+/** The picker's words while the page starts, before the worker has said what it holds. */
+const STARTING_WORDS = 'Starting: a badge scanned now is read in a moment.';
 
 function wire() {
   setup.wire();
@@ -174,6 +188,23 @@ function wire() {
   window.addEventListener('offline', wentOffline);
 }
 
+/**
+ * The first screen, from what the page keeps itself (no worker yet):
+ * setup while it holds no device token (a setup keeps one), else the
+ * picker with its badge prompt. A session left open waits for the
+ * worker: its screen reads the queue.
+ */
+function firstScreen() {
+  if (state.session()) return;
+  if (localStorage.getItem(TOKEN_KEY)) {
+    go('picker');
+    show('picker-status', STARTING_WORDS);
+  } else {
+    go('setup');
+  }
+  document.body.dataset.shown = 'true';
+}
+
 async function start() {
   if (!window.isSecureContext) {
     // Browsers run service workers only over HTTPS (or on the site machine
@@ -187,11 +218,19 @@ async function start() {
     show('worker-status', 'No service worker support: scans cannot be kept offline.', 'error');
     return;
   }
+  // Scans typed from here on are held until the page has started
+  // (release.js): the wedge types into a field that never drops a read,
+  // rather than a disabled one that would.
+  const input = $('scan-input');
+  const placeholder = input.placeholder;
+  input.placeholder = STARTING_PLACEHOLDER;
+  wire();
+  const constantsRead = constants.load();
+  firstScreen();
   await navigator.serviceWorker.register('/sw.js', { type: 'module' });
   await worker();
   $('worker-status').textContent = 'ready';
   window.stockhop = { ask };
-  wire();
   labels.setup({
     get: siteGet,
     device: () => state.device().deviceId,
@@ -202,7 +241,7 @@ async function start() {
       scheduleResults();
     },
   });
-  await constants.load();
+  await constantsRead;
   await setup.setupFromFragment();
   if (!state.device().deviceId) await setup.readDevice();
   if (!state.reference()) await loadReference(!!state.device().deviceId);
@@ -236,6 +275,7 @@ async function start() {
     if (!release.updating()) ask({ type: 'wake' }).catch(() => {});
   }, WAKE_EVERY_MS);
   await release.start({ scanChain: chain, handle: queueScan });
+  input.placeholder = placeholder;
   document.body.dataset.ready = 'true';
 }
 

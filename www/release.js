@@ -22,6 +22,9 @@
 //   reloads anyway: the navigation makes the browser stop the old worker
 //   again. An offer the page missed or that went unanswered is made again
 //   on the next check.
+// * The page shows its first screen before its worker answers (app.js):
+//   until it has started and agreed with the worker, the scans typed are
+//   held the same way, and handled in typing order once it has.
 // * A worker whose module or queue did not start (a failed link, a queue
 //   written by a newer release) says why; the page shows it where the
 //   operator sees it, and the worker reports it in the heartbeat.
@@ -61,13 +64,19 @@ const RELOADED_KEY = 'stockhop.reloaded_for';
 /** Writes and other requests out to the worker, awaited before a hand-over. */
 let out = 0;
 let idle = [];
+/**
+ * The page is starting: from its first screen (shown before its worker
+ * answers) until `start` has agreed with the worker, a typed scan is held
+ * here, not handled, and handled in order once the page has started.
+ */
+let starting = true;
 /** The hand-over is under way: scans are held, not handled. */
 let holding = false;
 let handingOver = false;
 /** A worker that said `release_ready` while a hand-over was under way. */
 let missed = null;
-/** The scans held, in typing order: {code, at}. */
-let held = [];
+/** The scans held, in typing order: {code, at}; first those a page before this one held as it reloaded. */
+let held = heldBefore();
 /** The page's scan chain (app.js): settled when no scan is being handled. */
 let chain = () => Promise.resolve();
 /** Hands a held scan to the page's scan handling. */
@@ -96,17 +105,40 @@ export function updating() {
   return handingOver;
 }
 
-/** Holds a typed scan while the page hands over; false when it is not. */
+/**
+ * Holds a typed scan while the page starts or hands over (kept in
+ * sessionStorage, so a reload carries it to the next page); false when
+ * the page handles scans.
+ */
 export function hold(code, at) {
-  if (!holding) return false;
+  if (!holding && !starting) return false;
   held.push({ code, at });
   sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
   return true;
 }
 
+/** The scans the page before this one held (its hand-over reloaded it). */
+function heldBefore() {
+  try {
+    const scans = JSON.parse(sessionStorage.getItem(HELD_KEY) || '[]');
+    return Array.isArray(scans) ? scans : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Hands every held scan to the page's scan handling, in typing order. */
+function replayHeld() {
+  const scans = held.splice(0);
+  sessionStorage.removeItem(HELD_KEY);
+  for (const scan of scans) replay(scan.code, scan.at);
+}
+
 /**
- * Starts the page's side of releases. `scanChain()` returns the page's
- * scan chain; `handle(code, at)` handles a scan typed before a reload.
+ * Starts the page's side of releases, the last step of the page's start:
+ * `scanChain()` returns the page's scan chain; `handle(code, at)` handles
+ * a held scan (typed before a reload, or while the page started), and
+ * from here on the page handles what is typed.
  */
 export async function start({ scanChain, handle }) {
   chain = scanChain;
@@ -117,11 +149,12 @@ export async function start({ scanChain, handle }) {
   navigator.serviceWorker.addEventListener('controllerchange', agree);
   const registration = await navigator.serviceWorker.ready;
   registration.addEventListener('updatefound', () => watch(registration.installing));
-  // Scans held by the page before this one are handled first, in order.
-  const before = JSON.parse(sessionStorage.getItem(HELD_KEY) || '[]');
-  sessionStorage.removeItem(HELD_KEY);
   await agree();
-  for (const scan of before) replay(scan.code, scan.at);
+  // Scans held by the page before this one, then those typed while this
+  // one started, in order; a page reloading for its worker's build
+  // leaves them to the page that loads next.
+  starting = false;
+  if (!handingOver) replayHeld();
   // A worker that finished installing before this page listened.
   const pending = registration.installing || registration.waiting;
   if (pending) offerTakeOver(pending);
@@ -287,9 +320,8 @@ async function offerTakeOver(worker) {
   openGate();
   holding = false;
   handingOver = false;
-  const scans = held.splice(0);
-  sessionStorage.removeItem(HELD_KEY);
-  for (const scan of scans) replay(scan.code, scan.at);
+  // A page still starting handles them once it has started.
+  if (!starting) replayHeld();
   document.body.dataset.release = 'current';
   show(null);
   // The worker in charge may have changed after all (late, or on its own):
