@@ -284,6 +284,5 @@ pub fn verify(file: &RescueFile<'_>, token_digest: &TokenDigest) -> bool {
     hmac.verify_slice(&expected).is_ok()
 }
 
-// The tests use proptest, a native dev-dependency: they run natively.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests;

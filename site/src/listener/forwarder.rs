@@ -556,9 +556,9 @@ async fn pause(
     }
 }
 
-/// How often the listener's queue is pruned: portals' repeats leave it
-/// within this of [`queue::REPEAT_RETENTION`], so at 700 reads a second
-/// a portal holds at most about five minutes of them.
+/// How often the listener's queue is pruned: forwarded rows leave it
+/// within this of [`queue::ROW_RETENTION`], so at 700 reads a second a
+/// portal holds at most about five minutes of them whole.
 pub const QUEUE_PRUNE_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Prunes old done rows every [`QUEUE_PRUNE_INTERVAL`] until shutdown,

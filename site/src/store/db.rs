@@ -159,6 +159,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "rescues",
         sql: include_str!("../../migrations/0024_rescues.sql"),
     },
+    Migration {
+        version: 25,
+        name: "listener_seen",
+        sql: include_str!("../../migrations/0025_listener_seen.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -278,6 +283,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 24,
         name: "rescues",
         sql: include_str!("../../migrations/postgres/0024_rescues.sql"),
+    },
+    Migration {
+        version: 25,
+        name: "listener_seen",
+        sql: include_str!("../../migrations/postgres/0025_listener_seen.sql"),
     },
 ];
 

@@ -12,13 +12,16 @@
 //! ledger kept failing is set aside: still pending, but out of
 //! [`pending_batch`] and read alone by [`due_set_aside`] when its next
 //! attempt falls due. Rows are never deleted during a drain; [`prune`]
-//! removes old done rows separately.
+//! removes them separately once they are forwarded and past the stale
+//! horizon, keeping only each record's identity ([`seen`]), so a resend
+//! is recognised long after its row is gone.
 
 mod commands;
 mod inspect;
+mod seen;
 mod write;
 
-pub use self::{commands::*, inspect::*, write::*};
+pub use self::{commands::*, inspect::*, seen::*, write::*};
 
 use std::collections::HashMap;
 
@@ -26,26 +29,26 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use stockhop::key::{IdempotencyKey, KeyError};
 use stockhop::time::{Millis, UnixMs};
 
-use super::rules::{Capture, RateKey, ReaderRates, Rules, Terminal, RATE_WINDOW_MAX, STALE_AFTER};
+use super::rules::{
+    Capture, RateKey, ReaderRates, Rules, Terminal, CLOCK_SKEW_MAX, RATE_WINDOW_MAX, STALE_AFTER,
+};
 use crate::limits::{RAW_RETENTION, RAW_ROWS_MAX};
 use crate::store::db::DbError;
 use crate::terminal_wire::{
     Repeat, RuleOutcome, TerminalEventKind, TerminalHeartbeat, TerminalRecord, TerminalSource,
 };
 
-/// How long done rows stay for audit before the prune pass removes them.
-pub const DONE_RETENTION: Millis = Millis::from_secs(7 * 24 * 3600);
-/// How long served records stay: only captures inside the stale horizon
-/// can ever be compared with them, so an hour is ample.
-pub const SERVED_RETENTION: Millis = Millis::from_secs(3600);
-/// How long a forwarded repeat's row stays (a duplicate the ledger has
-/// taken), counted from its capture: a resend of its frame is judged anew
-/// only once the row is gone, and by then it is stale (3 min), so it counts
-/// nothing twice; and the rate budgets rebuilt on start read rows this far
-/// back. The ledger keeps the repeat only as its record's count, so the row
-/// is not kept for audit: at 700 reads a second, about 500 bytes a row, a
-/// portal would add some 30 GB a day.
-pub const REPEAT_RETENTION: Millis = Millis(STALE_AFTER.0 + RATE_WINDOW_MAX.0);
+/// How long a forwarded record's queue row stays, counted from its
+/// capture: the rules rebuilt on start read rows this far back (the stale
+/// limit, and the longest rate window behind it). Then the row, its raw
+/// body with it, goes and only the record's identity stays
+/// ([`SEEN_RETENTION`]); the ledger holds the record itself. Kept whole
+/// for a week, as before, a row of some 500 bytes at 700 reads a second
+/// would add some 30 GB a day at a portal.
+pub const ROW_RETENTION: Millis = Millis(STALE_AFTER.0 + RATE_WINDOW_MAX.0);
+/// How long served records stay, counted from their capture: the rules
+/// rebuilt on start read them this far back and no further.
+pub const SERVED_RETENTION: Millis = ROW_RETENTION;
 /// The most rows one prune statement deletes, so the write lock is never
 /// held long while terminals are waiting for their acks.
 pub const PRUNE_ROWS_MAX: usize = 5_000;
@@ -76,7 +79,8 @@ pub struct NewRecord {
 /// What a write did with each record, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteReport {
-    /// `None` for a record that was already queued (its first verdict stands).
+    /// `None` for a record that was already kept, queued or seen (its first
+    /// verdict stands).
     pub outcomes: Vec<Option<RuleOutcome>>,
     /// The commands a heartbeat poll hands out, marked sent in the write.
     pub commands: Vec<crate::listener::command::HandedOut>,
@@ -312,29 +316,17 @@ pub fn settle(
     Ok(())
 }
 
-/// Deletes done rows settled before `now − DONE_RETENTION`, done repeats
-/// (duplicates) captured before `now − REPEAT_RETENTION`,
-/// served records older than `now − SERVED_RETENTION`, and raw bodies
-/// received before `now − RAW_RETENTION` or beyond the newest
-/// [`RAW_ROWS_MAX`], a bounded number at a time. Dead letters stay until
-/// someone deals with them.
+/// Deletes forwarded rows past the horizon, keeping each record's
+/// identity ([`seen`]); identities captured before `now −
+/// SEEN_RETENTION`; served records captured before `now −
+/// SERVED_RETENTION`; and raw bodies received before `now −
+/// RAW_RETENTION` or beyond the newest [`RAW_ROWS_MAX`]: each a bounded
+/// number at a time. Dead letters stay until someone deals with them.
 pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
-    let done_before = now.0 - DONE_RETENTION.0 as i64;
-    let repeats_before = now.0 - REPEAT_RETENTION.0 as i64;
     let served_before = now.0 - SERVED_RETENTION.0 as i64;
     let tx = conn.transaction()?;
-    let mut removed = tx.execute(
-        "DELETE FROM listener_queue WHERE seq IN
-           (SELECT seq FROM listener_queue WHERE state = 'done' AND done_at < ?1 LIMIT ?2)",
-        params![done_before, PRUNE_ROWS_MAX as i64],
-    )?;
-    removed += tx.execute(
-        "DELETE FROM listener_queue WHERE seq IN
-           (SELECT seq FROM listener_queue INDEXED BY listener_queue_repeats_done
-            WHERE state = 'done' AND rule_outcome = 'duplicate' AND occurred_at < ?1
-            LIMIT ?2)",
-        params![repeats_before, PRUNE_ROWS_MAX as i64],
-    )?;
+    let mut removed = compact(&tx, now)?;
+    removed += forget(&tx, now)?;
     removed += tx.execute(
         "DELETE FROM listener_served WHERE rowid IN
            (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
@@ -395,7 +387,7 @@ pub fn load_rules(
     readers: ReaderRates,
 ) -> Result<Rules, QueueError> {
     let mut rules = Rules::new(readers);
-    let horizon = now.0 - (STALE_AFTER.0 + RATE_WINDOW_MAX.0) as i64;
+    let horizon = now.0 - ROW_RETENTION.0 as i64;
     let mut served = conn.prepare(
         "SELECT device_serial, subject, event_id, occurred_at FROM listener_served
          WHERE occurred_at >= ?1

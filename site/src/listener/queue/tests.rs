@@ -104,23 +104,187 @@ fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwa
 
     let settled: Vec<(&Queued, Settled)> = rows.iter().map(|r| (r, Settled::Done)).collect();
     settle(&mut conn, NOW, &settled, &[]).unwrap();
-    // The first repeat was captured 3 s before NOW, the last 1 s.
-    let kept = UnixMs(NOW.0 + REPEAT_RETENTION.0 as i64 - 3_000);
+    // The read was captured 4 s before NOW, its first repeat 3 s, the last 1 s.
+    let kept = UnixMs(NOW.0 + ROW_RETENTION.0 as i64 - 4_000);
     assert_eq!(
         prune(&mut conn, kept).unwrap(),
         0,
         "a resend would not be stale yet"
     );
-    let gone = kept.plus(Millis(2_001));
+    assert_eq!(
+        prune(&mut conn, kept.plus(Millis(1))).unwrap(),
+        2,
+        "the read's row and its served record, past the horizon"
+    );
+    let gone = kept.plus(Millis(3_001));
     assert_eq!(prune(&mut conn, gone).unwrap(), 3, "the three repeats");
-    let left: Vec<String> = conn
-        .prepare("SELECT key FROM listener_queue")
+    assert_eq!(queue_rows(&conn), 0);
+    assert_eq!(
+        seen_rows(&conn),
+        1,
+        "the read's identity, none of a repeat's"
+    );
+}
+
+fn queue_rows(conn: &Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM listener_queue", [], |r| r.get(0))
         .unwrap()
-        .query_map([], |row| row.get(0))
+}
+
+fn seen_rows(conn: &Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM listener_seen", [], |r| r.get(0))
         .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(left, [accepted.to_string()], "the read stays its 7 days");
+}
+
+/// Forwards every pending row as the ledger took it, at `at`.
+fn forward_all(conn: &mut Connection, at: UnixMs) {
+    let rows = pending_batch(conn, 10_000).unwrap();
+    let settled: Vec<(&Queued, Settled)> = rows.iter().map(|r| (r, Settled::Done)).collect();
+    settle(conn, at, &settled, &[]).unwrap();
+}
+
+/// Prunes at `now` as the listener's prune pass does: until a pass
+/// removes less than its bound.
+fn prune_all(conn: &mut Connection, now: UnixMs) {
+    while prune(conn, now).unwrap() >= PRUNE_ROWS_MAX {}
+}
+
+#[test]
+fn a_resend_past_the_horizon_is_recognised_by_its_identity_alone_and_changes_nothing() {
+    let (_dir, mut conn, mut rules) = check(vec![record("a", "1", 2), record("b", "2", 1)]);
+    forward_all(&mut conn, NOW);
+    let past = NOW.plus(ROW_RETENTION);
+    prune_all(&mut conn, past);
+    assert_eq!(
+        queue_rows(&conn),
+        0,
+        "the rows and their raw bodies are gone"
+    );
+    assert_eq!(seen_rows(&conn), 2);
+
+    // The terminal sends both again (its acknowledgement was lost, or a
+    // backfill asked for them), and a read it has not sent before.
+    let later = past.plus(Millis::from_secs(3600));
+    let fresh = NewRecord {
+        capture: Capture {
+            occurred_at: later,
+            ..record("c", "3", 0).capture
+        },
+        ..record("c", "3", 0)
+    };
+    let resend = Write {
+        records: vec![record("a", "1", 2), record("b", "2", 1), fresh],
+        ..Write::default()
+    };
+    let report = write(&mut conn, &mut rules, later, &[resend]).unwrap();
+    assert_eq!(
+        report[0].outcomes,
+        [None, None, Some(RuleOutcome::Accepted)],
+        "the two already kept, the new one taken"
+    );
+    let queued: Vec<String> = pending_batch(&mut conn, 50)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.event_id)
+        .collect();
+    assert_eq!(queued, ["c"], "nothing is queued for the resend");
+    assert_eq!(seen_rows(&conn), 2);
+}
+
+#[test]
+fn a_records_identity_is_kept_a_week_of_capture_time_and_then_forgotten() {
+    let (_dir, mut conn, mut rules) = check(vec![record("a", "1", 2)]);
+    forward_all(&mut conn, NOW);
+    let captured = UnixMs(NOW.0 - 2_000);
+    prune_all(&mut conn, captured.plus(SEEN_RETENTION));
+    assert_eq!(seen_rows(&conn), 1, "a week to the millisecond: still kept");
+    let resend = || Write {
+        records: vec![record("a", "1", 2)],
+        ..Write::default()
+    };
+    let at = captured.plus(SEEN_RETENTION);
+    let report = write(&mut conn, &mut rules, at, &[resend()]).unwrap();
+    assert_eq!(report[0].outcomes, [None]);
+    prune_all(&mut conn, at.plus(Millis(1)));
+    assert_eq!(seen_rows(&conn), 0);
+    let report = write(&mut conn, &mut rules, at.plus(Millis(1)), &[resend()]).unwrap();
+    assert_eq!(
+        report[0].outcomes,
+        [Some(RuleOutcome::Stale)],
+        "judged again, and stale"
+    );
+}
+
+#[test]
+fn a_record_from_a_clock_far_ahead_leaves_its_row_and_keeps_no_identity_beyond_a_week() {
+    let ahead = |event_id: &str, days: u64| NewRecord {
+        capture: Capture {
+            occurred_at: NOW.plus(Millis::from_secs(days * 24 * 3600)),
+            ..record(event_id, event_id, 0).capture
+        },
+        ..record(event_id, event_id, 0)
+    };
+    let (_dir, mut conn, _) = check(vec![ahead("soon", 1), ahead("far", 30)]);
+    let outcomes: Vec<RuleOutcome> = pending_batch(&mut conn, 50)
+        .unwrap()
+        .iter()
+        .map(|r| r.record.rule_outcome)
+        .collect();
+    assert_eq!(outcomes, [RuleOutcome::ClockSkew; 2]);
+    forward_all(&mut conn, NOW);
+    prune_all(&mut conn, NOW);
+    assert_eq!(queue_rows(&conn), 0, "no rule reads them back");
+    assert_eq!(seen_rows(&conn), 1, "the one captured within a week");
+}
+
+#[test]
+fn past_the_horizon_the_listeners_tables_hold_at_most_64_bytes_a_distinct_read() {
+    const READS: usize = 20_000;
+    const BYTES_PER_READ_MAX: f64 = 64.0;
+    let (_dir, mut conn, mut rules) = check(Vec::new());
+    let listener_bytes = |conn: &Connection| -> i64 {
+        conn.query_row(
+            "SELECT sum(d.pgsize) FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name
+             WHERE substr(s.tbl_name, 1, 9) = 'listener_'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let empty = listener_bytes(&conn);
+    // A portal's second of distinct reads at a time, as its reports come.
+    for second in 0..(READS / 700) as i64 {
+        let at = NOW.plus(Millis::from_secs(second as u64));
+        let reads = (0..700)
+            .map(|i| NewRecord {
+                source: TerminalSource::Zebra,
+                kind: TerminalEventKind::TagRead,
+                capture: Capture {
+                    device: "fxr90-portal".to_owned(),
+                    subject: format!("e2801190{second:08x}{i:08x}"),
+                    event_id: format!("{:032x}", second * 700 + i),
+                    occurred_at: UnixMs(at.0 - 1_000 + i * 1_000 / 700),
+                },
+                raw: br#"{"data":{"antenna":1,"eventNum":5059,"format":"epc","idHex":"e2806894000040017790e471","peakRssi":-37,"reads":1},"timestamp":"2026-09-07T12:50:55.513+0000","type":"INVENTORY"}"#.to_vec(),
+            })
+            .collect();
+        let report = Write {
+            records: reads,
+            ..Write::default()
+        };
+        write(&mut conn, &mut rules, at, &[report]).unwrap();
+        forward_all(&mut conn, at);
+    }
+    let reads = (READS / 700 * 700) as f64;
+    let last = NOW.plus(Millis::from_secs((READS / 700) as u64));
+    prune_all(&mut conn, last.plus(ROW_RETENTION));
+    assert_eq!(queue_rows(&conn), 0);
+    assert_eq!(seen_rows(&conn), reads as i64);
+    let per_read = (listener_bytes(&conn) - empty) as f64 / reads;
+    assert!(
+        per_read <= BYTES_PER_READ_MAX,
+        "{per_read:.1} bytes a distinct read"
+    );
 }
 
 #[test]
@@ -159,7 +323,7 @@ fn settled_rows_are_marked_not_deleted_and_the_prune_pass_removes_old_done_ones(
     );
     assert!(pending_heartbeats(&mut conn).unwrap().is_empty());
     assert_eq!(prune(&mut conn, NOW).unwrap(), 0, "too recent to prune");
-    let later = NOW.plus(DONE_RETENTION).plus(Millis(1));
+    let later = NOW.plus(ROW_RETENTION);
     assert_eq!(
         prune(&mut conn, later).unwrap(),
         2,

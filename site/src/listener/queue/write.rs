@@ -1,5 +1,7 @@
 //! The write path: requests in, rows durable in one transaction, the
-//! repeat rules and the terminals' last-seen times updated with them.
+//! repeat rules and the terminals' last-seen times updated with them. A
+//! record already kept (its queue row, or once that is gone its identity)
+//! is a resend: acknowledged, and nothing is written for it.
 
 use super::*;
 
@@ -46,7 +48,8 @@ pub fn write_keyed(
                 let queued = find
                     .query_row(params![c.device, c.event_id], |_| Ok(()))
                     .optional()?
-                    .is_some();
+                    .is_some()
+                    || was_seen(&tx, c.occurred_at, &digest(&c.device, &c.event_id))?;
                 let repeated = in_this_commit
                     .insert((c.device.as_str(), c.event_id.as_str()), ())
                     .is_some();
