@@ -284,5 +284,6 @@ pub fn verify(file: &RescueFile<'_>, token_digest: &TokenDigest) -> bool {
     hmac.verify_slice(&expected).is_ok()
 }
 
-#[cfg(test)]
+// The tests use proptest, a native dev-dependency: they run natively.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
