@@ -12,6 +12,14 @@
 //! mistake or an attempt to put markup or a forged line into a page, a log
 //! or `/metrics`.
 //!
+//! Nor may it hold a character that makes two identifiers that look the
+//! same different ones, or that shows as nothing: it must be in Unicode
+//! NFKC form (`e` + U+0301 is written `é`, a fullwidth `Ａ` is written `A`),
+//! and hold no default-ignorable (U+3164, U+034F, U+FE0F, the tag
+//! characters U+E0000 to U+E0FFF, …), private-use, noncharacter (U+FFFE)
+//! or unassigned code point, nor the blank U+2800; the refusal names the
+//! character.
+//!
 //! Text fields that are shown rather than scanned (an operator's name, a
 //! zone, a SKU) pass a narrower check, [`check_text`]: no control
 //! characters and no bidirectional controls, which could show a name
@@ -30,13 +38,51 @@ pub enum IdentError {
         "{0} must be printable characters: no control characters, no markup (< > \" ' & `), no invisible formatting"
     )]
     Unprintable(&'static str),
+    #[error("{0} must not contain U+{1:04X}, {2}: remove it from the field")]
+    Character(&'static str, u32, CharacterKind),
+    #[error("{0} must be in Unicode NFKC form: {1} is written {2}")]
+    NotNfkc(&'static str, CodePoints, CodePoints),
+}
+
+/// What a refused code point is, as the refusal says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CharacterKind {
+    #[error("a character that shows as nothing")]
+    DefaultIgnorable,
+    #[error("a private-use character")]
+    PrivateUse,
+    #[error("a noncharacter")]
+    Noncharacter,
+    #[error("a code point Unicode has not assigned")]
+    Unassigned,
+    #[error("a blank that shows as a space")]
+    Blank,
+}
+
+/// Code points as a refusal names them: `U+0065 U+0301`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodePoints(pub Vec<u32>);
+
+impl std::fmt::Display for CodePoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (n, code) in self.0.iter().enumerate() {
+            if n > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "U+{code:04X}")?;
+        }
+        Ok(())
+    }
 }
 
 impl IdentError {
     /// The field it names.
     pub fn field(&self) -> &'static str {
         match self {
-            IdentError::Length(field) | IdentError::Unprintable(field) => field,
+            IdentError::Length(field)
+            | IdentError::Unprintable(field)
+            | IdentError::Character(field, ..)
+            | IdentError::NotNfkc(field, ..) => field,
         }
     }
 }
@@ -50,7 +96,63 @@ pub fn check(field: &'static str, value: &str) -> Result<(), IdentError> {
     if !value.chars().all(printable) {
         return Err(IdentError::Unprintable(field));
     }
-    Ok(())
+    if value.is_ascii() {
+        // Printable ASCII is assigned, visible and in NFKC form.
+        return Ok(());
+    }
+    if let Some((c, kind)) = value.chars().find_map(|c| refused_kind(c).map(|kind| (c, kind))) {
+        return Err(IdentError::Character(field, c as u32, kind));
+    }
+    nfkc(field, value)
+}
+
+/// What a code point an identifier may not hold is, if it is one.
+fn refused_kind(c: char) -> Option<CharacterKind> {
+    use icu_properties::props::{
+        DefaultIgnorableCodePoint, GeneralCategory, NoncharacterCodePoint,
+    };
+    use icu_properties::{CodePointMapData, CodePointSetData};
+    if CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c) {
+        return Some(CharacterKind::DefaultIgnorable);
+    }
+    if CodePointSetData::new::<NoncharacterCodePoint>().contains(c) {
+        return Some(CharacterKind::Noncharacter);
+    }
+    match CodePointMapData::<GeneralCategory>::new().get(c) {
+        GeneralCategory::PrivateUse => return Some(CharacterKind::PrivateUse),
+        GeneralCategory::Unassigned => return Some(CharacterKind::Unassigned),
+        _ => {}
+    }
+    // Braille's empty pattern: assigned and not ignorable, but it shows as
+    // a space, so `LA 1` and `LA⠀1` would be two bins a reader cannot tell.
+    (c == '\u{2800}').then_some(CharacterKind::Blank)
+}
+
+/// Refuses `value` unless it is in NFKC form, naming the characters that
+/// differ and what they are written as.
+fn nfkc(field: &'static str, value: &str) -> Result<(), IdentError> {
+    use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+    if is_nfkc_quick(value.chars()) == IsNormalized::Yes {
+        return Ok(());
+    }
+    let given: Vec<char> = value.chars().collect();
+    let written: Vec<char> = value.nfkc().collect();
+    if given == written {
+        return Ok(());
+    }
+    let head = given.iter().zip(&written).take_while(|(a, b)| a == b).count();
+    let tail = given[head..]
+        .iter()
+        .rev()
+        .zip(written[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let points = |chars: &[char]| CodePoints(chars.iter().map(|c| *c as u32).collect());
+    Err(IdentError::NotNfkc(
+        field,
+        points(&given[head..given.len() - tail]),
+        points(&written[head..written.len() - tail]),
+    ))
 }
 
 /// Whether `c` may stand in an identifier.
@@ -181,6 +283,53 @@ mod tests {
         for c in ('\u{2000}'..='\u{2070}').filter(|c| direction_control(*c)) {
             assert!(!printable(c), "U+{:04X}", c as u32);
         }
+    }
+
+    #[test]
+    fn identifiers_that_look_alike_or_hold_what_shows_as_nothing_are_refused_naming_the_character()
+    {
+        for ok in ["LA-é", "LA-A", "Zoë/Ålesund#4", "李明-1", "שרה-2", "LA-А"] {
+            assert_eq!(check("bin", ok), Ok(()), "{ok:?}");
+        }
+        for (bad, code, kind) in [
+            ("LA-\u{3164}", 0x3164, CharacterKind::DefaultIgnorable),
+            ("LA-\u{FFA0}", 0xFFA0, CharacterKind::DefaultIgnorable),
+            ("LA-\u{034F}1", 0x034F, CharacterKind::DefaultIgnorable),
+            ("LA-1\u{FE0F}", 0xFE0F, CharacterKind::DefaultIgnorable),
+            ("LA-1\u{E0041}", 0xE0041, CharacterKind::DefaultIgnorable),
+            ("LA-\u{E000}", 0xE000, CharacterKind::PrivateUse),
+            ("LA-\u{F0000}", 0xF0000, CharacterKind::PrivateUse),
+            ("LA-\u{FFFE}", 0xFFFE, CharacterKind::Noncharacter),
+            ("LA-\u{FDD0}", 0xFDD0, CharacterKind::Noncharacter),
+            ("LA-\u{0378}", 0x0378, CharacterKind::Unassigned),
+            ("LA-\u{2800}1", 0x2800, CharacterKind::Blank),
+        ] {
+            assert_eq!(
+                check("bin", bad),
+                Err(IdentError::Character("bin", code, kind)),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            check("bin", "LA-1\u{E0041}").unwrap_err().to_string(),
+            "bin must not contain U+E0041, a character that shows as nothing: remove it from the field"
+        );
+        assert_eq!(
+            check("bin", "LA-e\u{0301}").unwrap_err().to_string(),
+            "bin must be in Unicode NFKC form: U+0065 U+0301 is written U+00E9"
+        );
+        assert_eq!(
+            check("bin", "LA-\u{FF21}").unwrap_err().to_string(),
+            "bin must be in Unicode NFKC form: U+FF21 is written U+0041"
+        );
+        assert_eq!(
+            check("operator_id", "\u{2460}"),
+            Err(IdentError::NotNfkc(
+                "operator_id",
+                CodePoints(vec![0x2460]),
+                CodePoints(vec![0x31])
+            ))
+        );
     }
 
     #[test]

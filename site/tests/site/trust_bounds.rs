@@ -1237,3 +1237,53 @@ async fn a_json_import_row_naming_a_field_twice_is_refused_naming_the_row_and_th
     assert_eq!(answer["errors"].as_array().unwrap().len(), 1, "{answer}");
     site.stop().await;
 }
+
+// --- Identifiers ---------------------------------------------------------------
+
+#[tokio::test]
+async fn bins_that_look_like_others_or_hold_invisible_characters_are_refused_naming_the_character()
+{
+    let site = Site::start().await;
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap();
+    let bins = [
+        ("LA-é", None),
+        ("LA-e\u{0301}", Some("U+0065 U+0301 is written U+00E9")),
+        ("LA-\u{FF21}", Some("U+FF21 is written U+0041")),
+        ("LA-\u{3164}", Some("U+3164")),
+        ("LA-\u{FFA0}", Some("U+FFA0")),
+        ("LA-\u{2800}", Some("U+2800")),
+        ("LA-\u{034F}1", Some("U+034F")),
+        ("LA-1\u{FE0F}", Some("U+FE0F")),
+        ("LA-1\u{E0041}", Some("bin must not contain U+E0041")),
+        ("LA-\u{E000}", Some("U+E000")),
+        ("LA-\u{FFFE}", Some("U+FFFE")),
+    ];
+    let rows: Vec<Value> = bins
+        .iter()
+        .map(|(bin, _)| json!({"bin": bin, "zone": "Z", "location": "L"}))
+        .collect();
+    let response = site
+        .client
+        .put(format!("{}/v1/admin/reference/bins", site.base))
+        .bearer_auth(&admin)
+        .json(&rows)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 422);
+    let answer: Value = response.json().await.unwrap();
+    let errors = answer["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), bins.len() - 1, "{answer}");
+    for (line, (bin, said)) in bins.iter().enumerate().skip(1) {
+        let error = errors
+            .iter()
+            .find(|e| e["line"] == line as u64 + 1)
+            .unwrap_or_else(|| panic!("{bin:?} refused: {answer}"));
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(said.unwrap()), "{bin:?}: {message}");
+    }
+    site.stop().await;
+}
