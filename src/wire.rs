@@ -175,6 +175,20 @@ pub struct ScanBody {
     pub unit_version: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bin: Option<String>,
+    /// A receive of a GS1 unit label: its GTIN (14 digits), which names
+    /// the unit's SKU, and the lot and expiry (`YYYY-MM-DD`) the site
+    /// records on the unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gtin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<String>,
+    /// A dispatch verify of a pallet's label: its SSCC (18 digits), in
+    /// place of a tag's `epc`; every unit of the pallet on the manifest is
+    /// verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sscc: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,13 +1,15 @@
 //! The read side of reference data for devices (any device's token): the
-//! cache's pages (`GET /v1/reference`), one unit, GRN, manifest or count.
+//! cache's pages (`GET /v1/reference`), one unit (by EPC, or by a label
+//! that names it), GRN, manifest or count.
 //! None of it names a session: a device reads the site's data, never
 //! another device's work.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::api::caller::DeviceCaller;
 use crate::error::{ApiQuery, AppError};
@@ -15,12 +17,13 @@ use crate::ledger::counts::{self, CountFigures};
 use crate::ledger::grns::{self, Grn};
 use crate::ledger::manifests::{self, Manifest};
 use crate::ledger::reference::{self, ReferencePage, UnitView, DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS};
-use crate::ledger::{codes, units};
+use crate::ledger::{codes, labels, units};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/reference", get(reference_page))
+        .route("/v1/units", get(unit_by_label))
         .route("/v1/units/{epc}", get(unit))
         .route("/v1/grns/{grn}", get(grn))
         .route("/v1/manifests/{manifest}", get(manifest))
@@ -127,6 +130,81 @@ async fn unit(
         Ok(unit.map(UnitView::from))
     })
     .await
+}
+
+/// The code of a unit lookup whose label names no unit the site knows (404).
+pub const UNKNOWN_UNIT: &str = "UNKNOWN_UNIT";
+/// The code of a unit lookup whose label does not parse (422).
+pub const LABEL_INVALID: &str = "LABEL_INVALID";
+
+#[derive(Deserialize)]
+struct LabelQuery {
+    label: String,
+}
+
+/// A label that does not parse: `LABEL_INVALID`, with the label's own
+/// error (`label_check_digit`, `label_unknown_ai`, `label_bad_date`,
+/// `label_too_long`, `label_malformed`), the AI at fault and what is wrong.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LabelInvalid {
+    /// `LABEL_INVALID`.
+    pub code: &'static str,
+    /// `label_check_digit`, `label_unknown_ai`, `label_bad_date`,
+    /// `label_too_long` or `label_malformed`.
+    pub error: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ai: Option<String>,
+    pub message: String,
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/units",
+    tag = "ledger",
+    description = "The unit a scanned label names: a GS1 unit label ((01)+(21)), a Digital Link or an SGTIN EPC by its EPC or its GTIN and serial; any other text by the EPC or code it is. A label is read as the site reads it (its separator substitute, its date)",
+    params(("label" = String, Query, description = "the text the scanner sent")),
+    responses(
+        (status = 200, description = "the unit", body = crate::ledger::reference::UnitView),
+        (status = 404, description = "UNKNOWN_UNIT: the label names no unit the site knows", body = stockhop::wire::ErrorBody),
+        (status = 422, description = "LABEL_INVALID: the label does not parse", body = LabelInvalid),
+        (status = "4XX", description = "refused, with code and message", body = stockhop::wire::ErrorBody)
+    ),
+    security(("device_token" = []))
+)]
+async fn unit_by_label(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<LabelQuery>,
+    DeviceCaller(_): DeviceCaller,
+) -> Result<Response, AppError> {
+    let now = crate::ledger::wall_clock();
+    let found = state
+        .db
+        .call(move |conn| -> Result<_, AppError> {
+            let options = labels::read_options(conn, now)?;
+            Ok(match stockhop::gs1::read(&query.label, &options) {
+                Ok(label) => Ok(labels::unit_named(conn, &label)?),
+                Err(refused) => Err(refused),
+            })
+        })
+        .await?;
+    match found {
+        Ok(Some(unit)) => Ok(Json(UnitView::from(unit)).into_response()),
+        Ok(None) => Err(AppError::client(
+            StatusCode::NOT_FOUND,
+            UNKNOWN_UNIT,
+            "the label names no unit the site knows",
+        )),
+        Err(refused) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(LabelInvalid {
+                code: LABEL_INVALID,
+                error: refused.code.as_str(),
+                ai: refused.ai,
+                message: refused.message,
+            }),
+        )
+            .into_response()),
+    }
 }
 
 #[utoipa::path(

@@ -83,5 +83,11 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
         recorded_at: UnixMs(hop.recorded_at),
         source_mode: hop.source_mode,
         compensates: hop.compensates,
+        // A central keeps no units: the keys a scan gave (a receive of a
+        // GS1 label).
+        gtin: fact(&hop.facts, "gtin"),
+        serial: None,
+        lot: fact(&hop.facts, "lot"),
+        expiry: fact(&hop.facts, "expiry"),
     })
 }

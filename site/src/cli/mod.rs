@@ -1,7 +1,7 @@
 //! `stockhop-site`'s command line, as clap's derive reads it: [`Cli`]
 //! and its [`Command`]s here, one file a command group beside it
 //! ([`serve`], [`device`], [`admin`], [`count`], [`printer`], [`central`],
-//! [`books`], [`import`], [`backup`], [`terminal`]), each parsing its arguments and
+//! [`books`], [`import`], [`label`], [`backup`], [`terminal`]), each parsing its arguments and
 //! calling the library.
 //!
 //! Architecture invariant: a command body only parses, calls the library
@@ -15,6 +15,7 @@ mod central;
 mod count;
 mod device;
 mod import;
+mod label;
 mod printer;
 mod restore;
 mod rescue;
@@ -26,6 +27,7 @@ use self::books::{GrnCommand, PeriodCommand};
 use self::central::CentralCommand;
 use self::count::CountCommand;
 use self::device::DeviceCommand;
+use self::label::LabelCommand;
 use self::printer::PrinterCommand;
 use self::serve::ServeArgs;
 use self::terminal::TerminalCommand;
@@ -132,6 +134,12 @@ enum Command {
         #[arg(long, env = "STOCKHOP_DATA", default_value = "./stockhop-data")]
         data: PathBuf,
     },
+    /// Real labels: what a GS1 barcode, Digital Link or EPC says, and the
+    /// site's group separator substitute.
+    Label {
+        #[command(subcommand)]
+        command: LabelCommand,
+    },
     /// Count sessions: open one for a zone or a bin, approve its variance,
     /// or cancel it.
     Count {
@@ -197,6 +205,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Period { command } => books::period(command, database),
         Command::Import { kind, file, data } => import::import(kind, &file, &data, database),
         Command::Count { command } => count::count(command, database),
+        Command::Label { command } => label::label(command, database),
         Command::Printer { command } => printer::printer(command, database),
         Command::Central { command } => central::central(command, database),
         Command::Terminal { command } => terminal::terminal(command, database),

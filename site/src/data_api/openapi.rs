@@ -39,6 +39,7 @@ use utoipa::OpenApi;
         crate::api::ledger::terminal_events,
         crate::api::reference::reference_page,
         crate::api::reference::unit,
+        crate::api::reference::unit_by_label,
         crate::api::reference::grn,
         crate::api::reference::manifest,
         crate::api::reference::count,
@@ -79,6 +80,7 @@ use utoipa::OpenApi;
         stockhop::wire::ErrorBody,
         crate::ledger::import::BinRow,
         crate::ledger::import::UnitRow,
+        crate::ledger::import::SkuRow,
         crate::ledger::import::GrnRow,
         crate::ledger::import::ManifestRow,
         crate::ledger::import::OperatorRow,
@@ -195,7 +197,9 @@ struct ImportRows;
 
 impl utoipa::Modify for ImportRows {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use crate::ledger::import::{BinRow, GrnRow, Kind, ManifestRow, OperatorRow, UnitRow};
+        use crate::ledger::import::{
+            BinRow, GrnRow, Kind, ManifestRow, OperatorRow, SkuRow, UnitRow,
+        };
         use clap::ValueEnum;
         use utoipa::openapi::schema::{ArrayBuilder, OneOfBuilder, Schema};
         use utoipa::openapi::{Ref, RefOr};
@@ -207,6 +211,7 @@ impl utoipa::Modify for ImportRows {
             Kind::Grns => GrnRow::name(),
             Kind::Manifests => ManifestRow::name(),
             Kind::Operators => OperatorRow::name(),
+            Kind::Skus => SkuRow::name(),
         };
         let kinds: Vec<(&str, _)> = Kind::value_variants()
             .iter()

@@ -69,10 +69,11 @@ fn kind(name: &str) -> Result<Kind, AppError> {
         "grns" => Ok(Kind::Grns),
         "manifests" => Ok(Kind::Manifests),
         "operators" => Ok(Kind::Operators),
+        "skus" => Ok(Kind::Skus),
         other => Err(AppError::client(
             StatusCode::NOT_FOUND,
             UNKNOWN_REFERENCE,
-            format!("no reference data {other:?}: bins, units, grns, manifests or operators"),
+            format!("no reference data {other:?}: bins, units, grns, manifests, operators or skus"),
         )),
     }
 }
@@ -104,9 +105,9 @@ fn format(headers: &HeaderMap) -> Result<Format, AppError> {
     put,
     path = "/v1/admin/reference/{kind}",
     tag = "admin",
-    params(("kind" = String, Path, description = "bins, units, grns, manifests or operators")),
+    params(("kind" = String, Path, description = "bins, units, grns, manifests, operators or skus")),
     request_body(
-        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin; grns: grn,qc,sku,expected; manifests: manifest,state,epc; operators: badge,name), or a JSON array of objects with the same fields and no others",
+        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin, optionally gtin,serial,lot,expiry; grns: grn,qc,sku,expected; manifests: manifest,state,epc, optionally sscc; operators: badge,name; skus: sku,gtin), or a JSON array of objects with the same fields and no others",
         content(
             (String = "text/csv"),
             (Vec<serde_json::Value> = "application/json")

@@ -73,6 +73,13 @@ pub struct FeedHop {
     pub source_mode: String,
     /// The hop this one compensates (an undo).
     pub compensates: Option<i64>,
+    /// The GS1 keys of the hop's unit (its GTIN and serial, its lot and
+    /// its expiry `YYYY-MM-DD`) as the site knows them, else as the scan
+    /// gave them (a receive of a GS1 label); null when unknown.
+    pub gtin: Option<String>,
+    pub serial: Option<String>,
+    pub lot: Option<String>,
+    pub expiry: Option<String>,
 }
 
 /// A page of the feed.
@@ -102,7 +109,8 @@ impl FeedPage {
 
 const SELECT: &str = "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
         h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts, h.occurred_at,
-        h.booked_at, h.recorded_at, h.source_mode, h.compensates, u.sku
+        h.booked_at, h.recorded_at, h.source_mode, h.compensates, u.sku,
+        u.gtin, u.serial, u.lot, u.expiry
     FROM hops h
     LEFT JOIN sessions s ON s.session_id = h.session_id
     LEFT JOIN units u ON u.unit_id = h.unit_id";
@@ -204,6 +212,16 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
         recorded_at: UnixMs(row.get(15)?),
         source_mode: row.get(16)?,
         compensates: row.get(17)?,
+        gtin: row
+            .get::<_, Option<String>>(19)?
+            .or_else(|| fact(&facts, "gtin")),
+        serial: row.get(20)?,
+        lot: row
+            .get::<_, Option<String>>(21)?
+            .or_else(|| fact(&facts, "lot")),
+        expiry: row
+            .get::<_, Option<String>>(22)?
+            .or_else(|| fact(&facts, "expiry")),
     })
 }
 
@@ -219,7 +237,7 @@ pub fn quantity(facts: &serde_json::Value) -> Option<i64> {
 }
 
 /// The CSV export's columns, in order.
-pub const CSV_COLUMNS: [&str; 25] = [
+pub const CSV_COLUMNS: [&str; 29] = [
     "hop_id",
     "site_id",
     "key",
@@ -245,10 +263,14 @@ pub const CSV_COLUMNS: [&str; 25] = [
     "variance",
     "sku",
     "quantity",
+    "gtin",
+    "serial",
+    "lot",
+    "expiry",
 ];
 
 /// A hop as a CSV record in [`CSV_COLUMNS`] order, every cell inert.
-pub fn csv_record(hop: &FeedHop) -> [String; 25] {
+pub fn csv_record(hop: &FeedHop) -> [String; 29] {
     let text = |value: &Option<String>| inert(value.as_deref().unwrap_or_default());
     let number = |value: Option<i64>| value.map(|n| n.to_string()).unwrap_or_default();
     [
@@ -279,6 +301,10 @@ pub fn csv_record(hop: &FeedHop) -> [String; 25] {
         // Inert like every cell: a short line's `-4` is written `'-4`, as
         // the rule for a cell beginning with `-` has it.
         inert(&number(hop.quantity)),
+        text(&hop.gtin),
+        text(&hop.serial),
+        text(&hop.lot),
+        text(&hop.expiry),
     ]
 }
 

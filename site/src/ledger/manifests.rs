@@ -1,5 +1,7 @@
-//! Dispatch manifests and the units on them. Loaded from reference data;
-//! dispatch verify marks units verified. Handhelds read a manifest live
+//! Dispatch manifests and the units on them, each with the pallet (SSCC)
+//! it ships on when the manifest says. Loaded from reference data;
+//! dispatch verify marks units verified, one by its tag or a pallet's
+//! all by its SSCC. Handhelds read a manifest live
 //! (`GET /v1/manifests/{id}`), never from a cache.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
@@ -9,6 +11,10 @@ use serde::Serialize;
 pub struct ManifestUnit {
     pub epc: String,
     pub verified: bool,
+    /// The SSCC (18 digits) of the pallet the unit ships on; left out when
+    /// unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sscc: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -38,12 +44,13 @@ pub fn find(conn: &Connection, manifest: &str) -> crate::store::sql::Result<Opti
     };
     let units = conn
         .prepare_cached(
-            "SELECT epc, verified FROM manifest_units WHERE manifest = ?1 ORDER BY epc",
+            "SELECT epc, verified, sscc FROM manifest_units WHERE manifest = ?1 ORDER BY epc",
         )?
         .query_map([manifest], |row| {
             Ok(ManifestUnit {
                 epc: row.get(0)?,
                 verified: row.get(1)?,
+                sscc: row.get(2)?,
             })
         })?
         .collect::<crate::store::sql::Result<_>>()?;
@@ -63,6 +70,20 @@ pub fn unit(
     conn.prepare_cached("SELECT verified FROM manifest_units WHERE manifest = ?1 AND epc = ?2")?
         .query_row([manifest, epc], |row| row.get(0))
         .optional()
+}
+
+/// The units of the pallet `sscc` on the manifest, in EPC order, with
+/// whether each is verified; empty when the pallet is not on it.
+pub fn pallet(
+    conn: &Connection,
+    manifest: &str,
+    sscc: &str,
+) -> crate::store::sql::Result<Vec<(String, bool)>> {
+    conn.prepare_cached(
+        "SELECT epc, verified FROM manifest_units WHERE manifest = ?1 AND sscc = ?2 ORDER BY epc",
+    )?
+    .query_map([manifest, sscc], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
 }
 
 /// Marks a unit verified; when it was the last, the manifest is verified,
@@ -114,11 +135,19 @@ pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::store::s
     }
 }
 
-/// Puts a unit on a manifest; returns whether it was not there yet.
-pub fn add_unit(conn: &Connection, manifest: &str, epc: &str) -> crate::store::sql::Result<bool> {
+/// Puts a unit on a manifest, on the pallet `sscc` if one is named;
+/// returns whether that changed anything.
+pub fn add_unit(
+    conn: &Connection,
+    manifest: &str,
+    epc: &str,
+    sscc: Option<&str>,
+) -> crate::store::sql::Result<bool> {
     let added = conn.execute(
-        "INSERT INTO manifest_units (manifest, epc) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-        params![manifest, epc],
+        "INSERT INTO manifest_units (manifest, epc, sscc) VALUES (?1, ?2, ?3)
+         ON CONFLICT (manifest, epc) DO UPDATE SET sscc = excluded.sscc
+         WHERE manifest_units.sscc IS DISTINCT FROM excluded.sscc",
+        params![manifest, epc, sscc],
     )?;
     Ok(added == 1)
 }

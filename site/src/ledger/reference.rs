@@ -1,6 +1,6 @@
 //! The site's reference data as handhelds cache it: bins, units, GRNs with
-//! their lines, count sessions and operators, read in pages and then as
-//! changes.
+//! their lines, count sessions, operators and SKUs' GTINs, read in pages
+//! and then as changes.
 //!
 //! Every cached row carries the site-wide change number of its last change
 //! (`ref_seq`, set by the schema's triggers), so "everything changed after
@@ -18,6 +18,7 @@ use super::counts::{self, Count};
 use super::devices::Device;
 use super::grns::{self, Grn};
 use super::operators::{self, Operator};
+use super::skus::{self, Sku};
 use super::units::{self, Unit, UnitState};
 use super::LedgerError;
 
@@ -37,6 +38,17 @@ pub struct UnitView {
     pub state: UnitState,
     pub bin: Option<String>,
     pub version: u64,
+    /// The GTIN (14 digits) of its GS1 labels; with `serial`, it names
+    /// the unit. The GS1 keys are left out when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gtin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lot: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<String>,
 }
 
 impl From<Unit> for UnitView {
@@ -48,6 +60,10 @@ impl From<Unit> for UnitView {
             state: unit.state,
             bin: unit.bin,
             version: unit.version,
+            gtin: unit.gs1.gtin,
+            serial: unit.gs1.serial,
+            lot: unit.gs1.lot,
+            expiry: unit.gs1.expiry,
         }
     }
 }
@@ -100,6 +116,13 @@ pub struct ReferencePage {
     pub counts: Vec<Count>,
     /// The operators (`badge`, `name`) whose badges open sessions.
     pub operators: Vec<Operator>,
+    /// The SKUs with their GTINs (`sku`, `gtin`): a GS1 label's GTIN
+    /// names its SKU.
+    pub skus: Vec<Sku>,
+    /// The character the site's scanners send for the GS1 group separator
+    /// (ASCII 29) when they cannot send it: on every page, so a handheld
+    /// reads labels as the site does.
+    pub gs1_separator: String,
     /// The device that asked: on every page, so a handheld learns its
     /// profile with the data its modes check.
     pub device: DeviceView,
@@ -159,6 +182,8 @@ fn page_in(
                  WHERE ref_seq > ?1 AND ref_seq <= ?3
              UNION ALL SELECT 'operator', badge, ref_seq, NULL FROM operators
                  WHERE ref_seq > ?1 AND ref_seq <= ?3
+             UNION ALL SELECT 'sku', sku, ref_seq, NULL FROM skus
+                 WHERE ref_seq > ?1 AND ref_seq <= ?3
              UNION ALL SELECT kind, key, ref_seq, item FROM import_before
                  WHERE import_id = ?4 AND ref_seq > ?1 AND ref_seq <= ?3) AS changed
          ORDER BY ref_seq LIMIT ?2",
@@ -189,6 +214,8 @@ fn page_in(
         grns: vec![],
         counts: vec![],
         operators: vec![],
+        skus: vec![],
+        gs1_separator: super::labels::separator(conn)?.char().to_string(),
         device: DeviceView::of(device),
     };
     let vanished = |what: &str, key: &str| LedgerError::Corrupt(format!("{what} {key} vanished"));
@@ -217,6 +244,9 @@ fn page_in(
             "operator" => page
                 .operators
                 .push(operators::find(conn, &key)?.ok_or_else(|| vanished("operator", &key))?),
+            "sku" => page
+                .skus
+                .push(skus::find(conn, &key)?.ok_or_else(|| vanished("sku", &key))?),
             _ => page
                 .counts
                 .push(counts::find(conn, &key)?.ok_or_else(|| vanished("count", &key))?),

@@ -1,7 +1,8 @@
-//! Units: what scans name (by EPC or by code), loaded from the site's
-//! reference data or created when a receive scan meets a new tag. Every
-//! change of a unit (place, state, SKU, code) bumps its version; a scan
-//! carries the version its device saw, and a mismatch is `stale_state`.
+//! Units: what scans name (by EPC, by code, or by the GTIN and serial of
+//! a GS1 label), loaded from the site's reference data or created when a
+//! receive scan meets a new tag. Every change of a unit (place, state,
+//! SKU, code, GS1 keys) bumps its version; a scan carries the version its
+//! device saw, and a mismatch is `stale_state`.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -50,12 +51,24 @@ pub struct Unit {
     pub state: UnitState,
     pub bin: Option<String>,
     pub version: u64,
+    pub gs1: Gs1Keys,
+}
+
+/// What a unit's GS1 labels say of it: the GTIN (14 digits) and serial
+/// that name it together (an SGTIN EPC encodes the same two), and the lot
+/// and expiry (`YYYY-MM-DD`) of its goods. Each may be unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gs1Keys {
+    pub gtin: Option<String>,
+    pub serial: Option<String>,
+    pub lot: Option<String>,
+    pub expiry: Option<String>,
 }
 
 /// The version a unit has when the site first records it.
 pub const FIRST_VERSION: u64 = 1;
 
-const COLUMNS: &str = "unit_id, epc, code, sku, state, bin, version";
+const COLUMNS: &str = "unit_id, epc, code, sku, state, bin, version, gtin, serial, lot, expiry";
 
 /// The unit an EPC names, or else the unit a code names.
 pub fn find(
@@ -79,6 +92,19 @@ pub fn find(
     };
     // A code held by a unit with another EPC names a different unit.
     Ok(by_code.filter(|unit| epc.is_none() || unit.epc.is_none()))
+}
+
+/// The unit whose GS1 GTIN and serial these are.
+pub fn find_gs1(
+    conn: &Connection,
+    gtin: &str,
+    serial: &str,
+) -> crate::store::sql::Result<Option<Unit>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM units WHERE gtin = ?1 AND serial = ?2"
+    ))?
+    .query_row([gtin, serial], from_row)
+    .optional()
 }
 
 /// The unit a scan names in `bin`, and whether that bin is known, in one
@@ -132,6 +158,12 @@ fn unit_at(row: &crate::store::sql::Row<'_>, first: usize) -> crate::store::sql:
         })?,
         bin: row.get(first + 5)?,
         version: row.get::<_, i64>(first + 6)? as u64,
+        gs1: Gs1Keys {
+            gtin: row.get(first + 7)?,
+            serial: row.get(first + 8)?,
+            lot: row.get(first + 9)?,
+            expiry: row.get(first + 10)?,
+        },
     })
 }
 
@@ -143,6 +175,8 @@ pub struct UnitFacts<'a> {
     pub sku: Option<&'a str>,
     pub state: UnitState,
     pub bin: Option<&'a str>,
+    /// Its GS1 keys, or `None` to leave those it has.
+    pub gs1: Option<&'a Gs1Keys>,
 }
 
 /// Records a new unit at [`FIRST_VERSION`].
@@ -151,10 +185,12 @@ pub fn create(
     facts: &UnitFacts<'_>,
     now: UnixMs,
 ) -> crate::store::sql::Result<Unit> {
+    let gs1 = facts.gs1.cloned().unwrap_or_default();
     let unit_id: i64 = conn
         .prepare_cached(
-            "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            "INSERT INTO units (epc, code, sku, state, bin, version, first_seen_at,
+                                gtin, serial, lot, expiry)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          RETURNING unit_id",
         )?
         .query_row(
@@ -165,7 +201,11 @@ pub fn create(
                 facts.state.as_str(),
                 facts.bin,
                 FIRST_VERSION as i64,
-                now.0
+                now.0,
+                gs1.gtin,
+                gs1.serial,
+                gs1.lot,
+                gs1.expiry
             ],
             |row| row.get(0),
         )?;
@@ -177,6 +217,7 @@ pub fn create(
         state: facts.state,
         bin: facts.bin.map(str::to_owned),
         version: FIRST_VERSION,
+        gs1,
     })
 }
 
@@ -205,16 +246,19 @@ pub fn update(
     unit: &Unit,
     facts: &UnitFacts<'_>,
 ) -> crate::store::sql::Result<u64> {
+    let gs1 = facts.gs1.unwrap_or(&unit.gs1);
     let same = unit.code.as_deref() == facts.code
         && unit.sku.as_deref() == facts.sku
         && unit.state == facts.state
-        && unit.bin.as_deref() == facts.bin;
+        && unit.bin.as_deref() == facts.bin
+        && &unit.gs1 == gs1;
     if same {
         return Ok(unit.version);
     }
     let version = unit.version + 1;
     conn.prepare_cached(
-        "UPDATE units SET code = ?2, sku = ?3, state = ?4, bin = ?5, version = ?6
+        "UPDATE units SET code = ?2, sku = ?3, state = ?4, bin = ?5, version = ?6,
+                          gtin = ?7, serial = ?8, lot = ?9, expiry = ?10
          WHERE unit_id = ?1",
     )?
     .execute(params![
@@ -223,16 +267,12 @@ pub fn update(
         facts.sku,
         facts.state.as_str(),
         facts.bin,
-        version as i64
+        version as i64,
+        gs1.gtin,
+        gs1.serial,
+        gs1.lot,
+        gs1.expiry
     ])?;
-    Ok(version)
-}
-
-/// Gives a unit its SKU (a receive scan that names one the unit lacked).
-pub fn set_sku(conn: &Connection, unit: &Unit, sku: &str) -> crate::store::sql::Result<u64> {
-    let version = unit.version + 1;
-    conn.prepare_cached("UPDATE units SET sku = ?2, version = ?3 WHERE unit_id = ?1")?
-        .execute(params![unit.unit_id, sku, version as i64])?;
     Ok(version)
 }
 

@@ -36,6 +36,8 @@ pub struct ReceiveLabel<'a> {
     pub epc: &'a str,
     pub sku: Option<&'a str>,
     pub serial: Option<&'a str>,
+    /// The unit's GTIN and GS1 serial, printed as its GS1-128.
+    pub gs1: Option<zpl::Gs1Key>,
 }
 
 /// Queues `label` at the station's printer; returns the printer, or None
@@ -56,9 +58,10 @@ pub fn queue_receive_label(
         epc: epc.clone(),
         sku: label.sku.map(str::to_owned),
         serial: label.serial.map(str::to_owned),
+        gs1: label.gs1.clone(),
         encode: true,
     };
-    // A SKU or serial the label cannot carry prints without it.
+    // A SKU, serial or GS1 key the label cannot carry prints without it.
     let zpl = zpl::format(label.job_id, &unit, 1).or_else(|_| {
         zpl::format(
             label.job_id,
@@ -66,6 +69,7 @@ pub fn queue_receive_label(
                 epc: epc.clone(),
                 sku: None,
                 serial: None,
+                gs1: None,
                 encode: true,
             },
             1,

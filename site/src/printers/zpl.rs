@@ -30,15 +30,41 @@ pub const VERIFY_TERMINATOR: u8 = b';';
 pub enum Label {
     /// A bin: its name in large text and as Code 128.
     Bin { bin: String },
-    /// A unit: EPC, SKU and serial, the serial as Code 128; with `encode`
-    /// the EPC is written to the label's tag and read back to the host.
+    /// A unit: EPC, SKU and serial, the serial as Code 128, and for a
+    /// unit with a GTIN and GS1 serial its GS1-128 ((01) and (21)); with
+    /// `encode` the EPC is written to the label's tag and read back to the
+    /// host.
     Unit {
         epc: String,
         sku: Option<String>,
         serial: Option<String>,
+        gs1: Option<Gs1Key>,
         encode: bool,
     },
 }
+
+/// The GS1 key a unit label's GS1-128 carries: the GTIN (14 digits) and
+/// the serial that name the unit together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gs1Key {
+    pub gtin: String,
+    pub serial: String,
+}
+
+impl Gs1Key {
+    /// The key of a unit with both a GTIN and a serial.
+    pub fn of(keys: &crate::ledger::units::Gs1Keys) -> Option<Gs1Key> {
+        Some(Gs1Key {
+            gtin: keys.gtin.clone()?,
+            serial: keys.serial.clone()?,
+        })
+    }
+}
+
+/// The digits of a GTIN-14.
+const GTIN_DIGITS: usize = 14;
+/// The most characters of a GS1 serial, (21).
+const GS1_SERIAL_MAX_CHARS: usize = 20;
 
 /// Why a label cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,6 +83,8 @@ pub enum LabelError {
     EncodeCopies,
     #[error("a job id is letters, digits and '-' only")]
     JobId,
+    #[error("a gs1 label takes a gtin of 14 digits and a serial of 1 to 20 printable characters")]
+    Gs1,
 }
 
 /// The EPC as the site writes it: upper-case hex, a whole number of words.
@@ -132,6 +160,7 @@ pub fn format(job_id: &str, label: &Label, copies: u32) -> Result<String, LabelE
             epc,
             sku,
             serial,
+            gs1,
             encode,
         } => {
             let epc = normalize_epc(epc)?;
@@ -162,11 +191,36 @@ pub fn format(job_id: &str, label: &Label, copies: u32) -> Result<String, LabelE
                 line(&format!("^FO40,130^A0N,34,34^FH^FDSN {serial}^FS"));
                 line(&format!("^FO40,180^BY2^BCN,120,Y,N,N^FH^FD{serial}^FS"));
             }
+            if let Some(key) = gs1 {
+                let (data, shown) = gs1_128(key)?;
+                line(&format!("^FO40,340^BY2^BCN,120,N,N,N,A^FH^FD{data}^FS"));
+                line(&format!("^FO40,470^A0N,30,30^FH^FD{shown}^FS"));
+            }
         }
     }
     line(&format!("^PQ{copies}"));
     line("^XZ");
     Ok(zpl)
+}
+
+/// A unit's GS1-128 as `^BC` field data in automatic mode, and its
+/// bracketed human form: a start in subset C with FNC1 (`>;>8`), which
+/// makes a Code 128 a GS1-128, then (01) and (21). The serial is the last
+/// element, so no FNC1 ends it. A `>` in the serial is written `><`, as
+/// `^BC` reads `>` as the start of an invocation code.
+fn gs1_128(key: &Gs1Key) -> Result<(String, String), LabelError> {
+    let gtin_holds = key.gtin.len() == GTIN_DIGITS && key.gtin.bytes().all(|b| b.is_ascii_digit());
+    let serial_holds = !key.serial.is_empty()
+        && key.serial.chars().count() <= GS1_SERIAL_MAX_CHARS
+        && key.serial.chars().all(|c| c.is_ascii_graphic());
+    if !gtin_holds || !serial_holds {
+        return Err(LabelError::Gs1);
+    }
+    let serial = field_data(&key.serial);
+    Ok((
+        format!(">;>801{}21{}", key.gtin, serial.replace('>', "><")),
+        format!("(01){}(21){serial}", key.gtin),
+    ))
 }
 
 /// The header the printer puts before a job's read-back: the job id in
@@ -434,6 +488,7 @@ mod tests {
             epc: epc.into(),
             sku: None,
             serial: None,
+            gs1: None,
             encode: true,
         };
         assert_eq!(format("j", &unit("E280"), 2), Err(LabelError::EncodeCopies));
@@ -443,5 +498,44 @@ mod tests {
         assert!(format("j", &unit("e280"), 1)
             .unwrap()
             .contains("^RFW,H^FDE280^FS"));
+    }
+
+    #[test]
+    fn a_unit_with_a_gtin_and_serial_carries_its_gs1_128() {
+        let unit = |gtin: &str, serial: &str| Label::Unit {
+            epc: "E280".into(),
+            sku: None,
+            serial: None,
+            gs1: Some(Gs1Key {
+                gtin: gtin.into(),
+                serial: serial.into(),
+            }),
+            encode: false,
+        };
+        let zpl = format("j", &unit("09521101530001", "AB>7_1"), 1).unwrap();
+        assert!(
+            zpl.contains("^BCN,120,N,N,N,A^FH^FD>;>8010952110153000121AB><7_5F1^FS"),
+            "{zpl}"
+        );
+        assert!(
+            zpl.contains("^FD(01)09521101530001(21)AB>7_5F1^FS"),
+            "{zpl}"
+        );
+        assert_eq!(
+            format("j", &unit("0952110153000", "7"), 1),
+            Err(LabelError::Gs1)
+        );
+        assert_eq!(
+            format("j", &unit("09521101530001", "123456789012345678901"), 1),
+            Err(LabelError::Gs1)
+        );
+        let without = Label::Unit {
+            epc: "E280".into(),
+            sku: None,
+            serial: None,
+            gs1: None,
+            encode: false,
+        };
+        assert!(!format("j", &without, 1).unwrap().contains(">;>8"));
     }
 }

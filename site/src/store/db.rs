@@ -155,6 +155,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0022_outbox_epochs.sql"),
     },
     Migration {
+        version: 23,
+        name: "gs1_labels",
+        sql: include_str!("../../migrations/0023_gs1_labels.sql"),
+    },
+    Migration {
         version: 24,
         name: "rescues",
         sql: include_str!("../../migrations/0024_rescues.sql"),
@@ -278,6 +283,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 22,
         name: "outbox_epochs",
         sql: include_str!("../../migrations/postgres/0022_outbox_epochs.sql"),
+    },
+    Migration {
+        version: 23,
+        name: "gs1_labels",
+        sql: include_str!("../../migrations/postgres/0023_gs1_labels.sql"),
     },
     Migration {
         version: 24,

@@ -301,6 +301,7 @@ async fn print(
                     };
                     zpl::Label::Unit {
                         epc: subject.clone(),
+                        gs1: zpl::Gs1Key::of(&unit.gs1),
                         sku: unit.sku,
                         serial: unit.code,
                         encode: ask.encode,

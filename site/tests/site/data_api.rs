@@ -899,8 +899,8 @@ async fn a_json_import_refuses_a_field_its_kind_does_not_have() {
     assert_eq!(
         body["errors"],
         json!([
-            {"line": 2, "message": "unknown field \"Bin\": the fields of units are epc, code, sku, state, bin"},
-            {"line": 3, "message": "unknown fields \"note\", \"qty\": the fields of units are epc, code, sku, state, bin"},
+            {"line": 2, "message": "unknown field \"Bin\": the fields of units are epc, code, sku, state, bin, gtin, serial, lot, expiry"},
+            {"line": 3, "message": "unknown fields \"note\", \"qty\": the fields of units are epc, code, sku, state, bin, gtin, serial, lot, expiry"},
         ]),
         "{body}"
     );
@@ -2394,7 +2394,7 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
     let kinds = import["parameters"][0]["schema"]["enum"].clone();
     assert_eq!(
         kinds,
-        json!(["bins", "units", "grns", "manifests", "operators"]),
+        json!(["bins", "units", "grns", "manifests", "operators", "skus"]),
         "{import}"
     );
     let arrays = import["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
@@ -2418,10 +2418,11 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
         fields,
         [
             vec!["bin", "location", "zone"],
-            vec!["bin", "code", "epc", "sku", "state"],
+            vec!["bin", "code", "epc", "expiry", "gtin", "lot", "serial", "sku", "state"],
             vec!["expected", "grn", "qc", "sku"],
-            vec!["epc", "manifest", "state"],
+            vec!["epc", "manifest", "sscc", "state"],
             vec!["badge", "name"],
+            vec!["gtin", "sku"],
         ]
     );
     let unit = resolve(&arrays[1]["items"]);

@@ -768,7 +768,7 @@ async fn the_reference_cache_pages_through_everything_then_only_what_changed_aft
     assert_eq!(
         idle,
         json!({"cursor": cursor, "more": false, "bins": [], "units": [], "grns": [], "counts": [],
-               "operators": [], "device": all[0]["device"]})
+               "operators": [], "skus": [], "gs1_separator": "~", "device": all[0]["device"]})
     );
 
     // A put-away and a receive change a unit and a GRN line: only those come back.
@@ -846,7 +846,7 @@ async fn the_read_side_wants_a_device_token_and_a_cursor_it_answered() {
     assert_eq!(
         empty,
         json!({"cursor": "0", "more": false, "bins": [], "units": [], "grns": [], "counts": [],
-               "operators": [],
+               "operators": [], "skus": [], "gs1_separator": "~",
                "device": {"device_id": "HH-1", "profile": "mc3390xr",
                           "modes": ["cycle_count", "receive", "dispatch_verify", "put_away", "find_unit"],
                           "encode": true, "commissioned": true}})

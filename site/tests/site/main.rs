@@ -34,6 +34,7 @@ mod ledger_backend;
 mod ledger_cli;
 mod ledger_crash;
 mod ledger_decisions;
+mod ledger_labels;
 mod ledger_modes;
 mod ledger_reference;
 mod ledger_rules;

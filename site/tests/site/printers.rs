@@ -236,6 +236,7 @@ fn each_label_is_its_fixture_byte_for_byte() {
         epc: EPC.to_lowercase(),
         sku: Some("SKU-1".into()),
         serial: Some("SN-0001".into()),
+        gs1: None,
         encode,
     };
     let plain = zpl::format("JOB-0002", &unit(false), 1).unwrap();

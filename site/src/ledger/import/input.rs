@@ -256,7 +256,7 @@ impl<R: std::io::Read> Records<R> {
                 (headers, Input::Csv(reader.into_records(), starts))
             }
             Source::Json(values) => (
-                csv::StringRecord::from(kind.columns().to_vec()),
+                csv::StringRecord::from(json_columns(kind).collect::<Vec<_>>()),
                 Input::Json(values.into_iter().enumerate()),
             ),
         };
@@ -388,9 +388,20 @@ impl<R: std::io::Read> Records<R> {
                     ));
                 }
                 let bin = optional_identifier(&row.bin, "bin")?;
+                let gs1_named = UNIT_GS1_COLUMNS
+                    .iter()
+                    .any(|column| self.headers.iter().any(|header| header == *column));
+                let gs1 = unit_gs1(&epc, &row, gs1_named)?;
                 checked.once(&format!("epc\0{epc}"), line, &format!("epc {epc:?}"))?;
                 if let Some(code) = &code {
                     checked.once(&format!("code\0{code}"), line, &format!("code {code:?}"))?;
+                }
+                if let Some((gtin, serial)) = gs1.gtin_serial() {
+                    checked.once(
+                        &format!("gs1\0{gtin}\0{serial}"),
+                        line,
+                        &format!("gtin {gtin} with serial {serial:?}"),
+                    )?;
                 }
                 Ok(Row::Unit {
                     epc,
@@ -398,6 +409,7 @@ impl<R: std::io::Read> Records<R> {
                     sku,
                     state: row.state,
                     bin,
+                    gs1,
                 })
             }
             Kind::Grns => {
@@ -429,6 +441,10 @@ impl<R: std::io::Read> Records<R> {
                 let manifest = identifier(&row.manifest, "manifest")?;
                 one_of(&row.state, "state", &manifests::states::ALL)?;
                 let epc = crate::ident::canonical_epc(identifier(&row.epc, "epc")?);
+                let sscc = match row.sscc.as_str() {
+                    "" => None,
+                    sscc => Some(labels::element_value("00", "sscc", sscc)?),
+                };
                 checked.agrees(&format!("manifest\0{manifest}"), &row.state, line, "state")?;
                 checked.once(
                     &format!("unit\0{manifest}\0{epc}"),
@@ -439,6 +455,7 @@ impl<R: std::io::Read> Records<R> {
                     manifest,
                     state: row.state,
                     epc,
+                    sscc,
                 })
             }
             Kind::Operators => {
@@ -455,8 +472,66 @@ impl<R: std::io::Read> Records<R> {
                 )?;
                 Ok(Row::Operator { badge, name })
             }
+            Kind::Skus => {
+                let row: SkuRow = read(record, &self.headers)?;
+                let sku = required(&row.sku, "sku")?;
+                let gtin = labels::gtin(&required(&row.gtin, "gtin")?)?;
+                checked.once(&format!("sku\0{sku}"), line, &format!("sku {sku:?}"))?;
+                checked.once(&format!("gtin\0{gtin}"), line, &format!("gtin {gtin}"))?;
+                Ok(Row::Sku { sku, gtin })
+            }
         }
     }
+}
+
+/// A unit row's GS1 keys: those its GS1 columns give (`named`: the file
+/// has such columns), with the GTIN and serial its EPC encodes when it is
+/// an SGTIN, which the columns, if given, must agree with.
+fn unit_gs1(epc: &str, row: &UnitRow, named: bool) -> Result<UnitGs1, String> {
+    let given = |value: &str, check: &dyn Fn(&str) -> Result<String, String>| match value {
+        "" => Ok(None),
+        value => check(value).map(Some),
+    };
+    let gtin = given(&row.gtin, &labels::gtin)?;
+    let serial = given(&row.serial, &|value| {
+        labels::element_value("21", "serial", value)
+    })?;
+    let lot = given(&row.lot, &|value| labels::element_value("10", "lot", value))?;
+    let expiry = given(&row.expiry, &labels::expiry)?;
+    let encoded = labels::sgtin_keys(epc);
+    if let Some((epc_gtin, epc_serial)) = &encoded {
+        if gtin.as_ref().is_some_and(|gtin| gtin != epc_gtin) {
+            return Err(format!(
+                "gtin {} differs from {epc_gtin}, the gtin epc {epc} encodes",
+                row.gtin
+            ));
+        }
+        if serial.as_ref().is_some_and(|serial| serial != epc_serial) {
+            return Err(format!(
+                "serial {:?} differs from {epc_serial:?}, the serial epc {epc} encodes",
+                row.serial
+            ));
+        }
+    }
+    if gtin.is_some() != serial.is_some() && encoded.is_none() {
+        return Err("gtin and serial go together: a unit is named by both or by neither".into());
+    }
+    let (gtin, serial) = match encoded {
+        Some((gtin, serial)) => (Some(gtin), Some(serial)),
+        None => (gtin, serial),
+    };
+    Ok(match named {
+        true => UnitGs1::Set(Gs1Keys {
+            gtin,
+            serial,
+            lot,
+            expiry,
+        }),
+        false => match (gtin, serial) {
+            (Some(gtin), Some(serial)) => UnitGs1::Encoded { gtin, serial },
+            _ => UnitGs1::Leave,
+        },
+    })
 }
 
 /// What a CSV input that cannot be read is told at its line. The csv
@@ -587,7 +662,11 @@ pub(super) fn header_columns(
             0 => {
                 let mut others: Vec<String> = named
                     .iter()
-                    .filter(|name| !name.is_empty() && !kind.columns().contains(name))
+                    .filter(|name| {
+                        !name.is_empty()
+                            && !kind.columns().contains(name)
+                            && !kind.optional_columns().contains(name)
+                    })
                     .map(|name| format!("{name:?}"))
                     .collect();
                 let count = others.len();
@@ -611,6 +690,13 @@ pub(super) fn header_columns(
             }
         }
     }
+    for column in kind.optional_columns() {
+        if named.iter().filter(|name| name == column).count() > 1 {
+            return Err(format!(
+                "the header names the {column:?} column twice (expected {expected})"
+            ));
+        }
+    }
     Ok(named)
 }
 
@@ -632,7 +718,7 @@ pub(super) fn json_record(
     };
     let unknown: Vec<String> = object
         .keys()
-        .filter(|field| !kind.columns().contains(&field.as_str()))
+        .filter(|field| !json_columns(kind).any(|column| column == field.as_str()))
         .map(|field| format!("{field:?}"))
         .collect();
     if !unknown.is_empty() {
@@ -641,12 +727,12 @@ pub(super) fn json_record(
             if unknown.len() == 1 { "" } else { "s" },
             unknown.join(", "),
             kind.name(),
-            kind.columns().join(", ")
+            json_columns(kind).collect::<Vec<_>>().join(", ")
         ));
     }
     let mut record = csv::StringRecord::new();
-    for column in kind.columns() {
-        match object.get(*column) {
+    for column in json_columns(kind) {
+        match object.get(column) {
             None | Some(serde_json::Value::Null) => record.push_field(""),
             Some(serde_json::Value::String(text)) => record.push_field(text.trim()),
             Some(serde_json::Value::Number(number)) => record.push_field(&number.to_string()),
@@ -655,6 +741,15 @@ pub(super) fn json_record(
         }
     }
     Ok(record)
+}
+
+/// The fields of a JSON element of `kind`: its columns, then its optional
+/// ones. An element that leaves an optional field out gives it as null.
+fn json_columns(kind: Kind) -> impl Iterator<Item = &'static str> {
+    kind.columns()
+        .iter()
+        .chain(kind.optional_columns())
+        .copied()
 }
 
 pub(super) fn read<T: serde::de::DeserializeOwned>(
@@ -684,7 +779,10 @@ pub(crate) struct BinRow {
 }
 
 /// A unit: its `epc`, an optional `code` (barcode), its `sku`, its `state`
-/// and, when in stock, its `bin`.
+/// and, when in stock, its `bin`; optionally the GS1 keys of its labels:
+/// `gtin` (8, 12, 13 or 14 digits) and `serial` together, `lot`, `expiry`
+/// (`YYYY-MM-DD`). For an SGTIN-96 EPC the GTIN and serial are the ones it
+/// encodes, and any given must agree with them.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = ImportUnit)]
 pub(crate) struct UnitRow {
@@ -695,6 +793,18 @@ pub(crate) struct UnitRow {
     pub(super) state: String,
     #[schema(required = false, nullable)]
     pub(super) bin: String,
+    #[serde(default)]
+    #[schema(required = false, nullable)]
+    pub(super) gtin: String,
+    #[serde(default)]
+    #[schema(required = false, nullable)]
+    pub(super) serial: String,
+    #[serde(default)]
+    #[schema(required = false, nullable)]
+    pub(super) lot: String,
+    #[serde(default)]
+    #[schema(required = false, nullable, format = Date)]
+    pub(super) expiry: String,
 }
 
 /// A GRN line: the GRN, its QC disposition (the same on each of its
@@ -719,11 +829,24 @@ pub(crate) struct OperatorRow {
 }
 
 /// A unit of a manifest: the manifest, its state (the same on each of its
-/// units) and the unit's EPC.
+/// units), the unit's EPC and, optionally, its pallet's SSCC.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = ImportManifestUnit)]
 pub(crate) struct ManifestRow {
     pub(super) manifest: String,
     pub(super) state: String,
     pub(super) epc: String,
+    /// The SSCC (18 digits) of the pallet the unit ships on: one scan of
+    /// the pallet's label verifies its units.
+    #[serde(default)]
+    #[schema(required = false, nullable)]
+    pub(super) sscc: String,
+}
+
+/// A SKU and its GTIN (8, 12, 13 or 14 digits; kept as 14).
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = ImportSku)]
+pub(crate) struct SkuRow {
+    pub(super) sku: String,
+    pub(super) gtin: String,
 }

@@ -1,7 +1,8 @@
-//! Reference data in: `stockhop-site import bins|units|grns|manifests|operators
-//! FILE` and `PUT /v1/admin/reference/{kind}`, CSV (a header row, then one
-//! row per bin, unit, GRN line, manifest unit or operator) or a JSON array
-//! of the same fields, through one path.
+//! Reference data in: `stockhop-site import
+//! bins|units|grns|manifests|operators|skus FILE` and
+//! `PUT /v1/admin/reference/{kind}`, CSV (a header row, then one row per
+//! bin, unit, GRN line, manifest unit, operator or SKU) or a JSON array of
+//! the same fields, through one path.
 //!
 //! An import of any size never holds the writer for long, and readers see
 //! all of it or none of it as it is decided:
@@ -54,8 +55,9 @@ use stockhop::time::UnixMs;
 
 use super::bins::{self, Bin};
 use super::operators::{self, Operator};
-use super::units::{self, UnitFacts, UnitState};
-use super::{grns, manifests};
+use super::skus::{self, Sku};
+use super::units::{self, Gs1Keys, UnitFacts, UnitState};
+use super::{grns, labels, manifests};
 use crate::limits::MAX_ITEM_FIELD_CHARS as MAX_FIELD_CHARS;
 
 /// The longest one transaction of an import runs on SQLite before it
@@ -148,14 +150,18 @@ pub const APPLYING_POLL: Duration = Duration::from_millis(100);
 pub enum Kind {
     /// `bin,zone,location`
     Bins,
-    /// `epc,code,sku,state,bin` (code and bin may be empty)
+    /// `epc,code,sku,state,bin` (code and bin may be empty), and the
+    /// optional GS1 columns `gtin,serial,lot,expiry`
     Units,
     /// `grn,qc,sku,expected`, one row per line
     Grns,
-    /// `manifest,state,epc`, one row per unit
+    /// `manifest,state,epc`, one row per unit, and the optional `sscc`
+    /// of the unit's pallet
     Manifests,
     /// `badge,name`, one row per operator
     Operators,
+    /// `sku,gtin`, one row per SKU
+    Skus,
 }
 
 impl Kind {
@@ -167,6 +173,17 @@ impl Kind {
             Kind::Grns => &["grn", "qc", "sku", "expected"],
             Kind::Manifests => &["manifest", "state", "epc"],
             Kind::Operators => &["badge", "name"],
+            Kind::Skus => &["sku", "gtin"],
+        }
+    }
+
+    /// The columns a header row may name besides [`Kind::columns`]: a file
+    /// without them is read as before they existed.
+    pub fn optional_columns(self) -> &'static [&'static str] {
+        match self {
+            Kind::Units => &UNIT_GS1_COLUMNS,
+            Kind::Manifests => &["sscc"],
+            Kind::Bins | Kind::Grns | Kind::Operators | Kind::Skus => &[],
         }
     }
 
@@ -178,6 +195,7 @@ impl Kind {
             Kind::Grns => "grns",
             Kind::Manifests => "manifests",
             Kind::Operators => "operators",
+            Kind::Skus => "skus",
         }
     }
 
@@ -188,11 +206,16 @@ impl Kind {
             Kind::Grns,
             Kind::Manifests,
             Kind::Operators,
+            Kind::Skus,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
     }
 }
+
+/// The GS1 columns of a units file. A file that names none of them leaves
+/// the units' GS1 keys as they are (but those an SGTIN EPC encodes).
+pub const UNIT_GS1_COLUMNS: [&str; 4] = ["gtin", "serial", "lot", "expiry"];
 
 /// One bad row (or the header, line 1) of a refused import. For a JSON
 /// array, `line` is the element's position, from 1.
@@ -488,7 +511,7 @@ pub fn visible_until(conn: &Connection) -> crate::store::sql::Result<Option<i64>
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Underway {
     pub import_id: i64,
-    /// `bins`, `units`, `grns`, `manifests` or `operators`.
+    /// `bins`, `units`, `grns`, `manifests`, `operators` or `skus`.
     pub kind: String,
     /// `staging`: its rows are read, checked and set aside, nothing changed
     /// yet (a bad row ends it with nothing imported); `applying`: decided,

@@ -18,6 +18,9 @@ pub(super) enum Row {
         sku: String,
         state: String,
         bin: Option<String>,
+        /// Staged before the GS1 columns existed: none given.
+        #[serde(default)]
+        gs1: UnitGs1,
     },
     GrnLine {
         grn: String,
@@ -29,11 +32,56 @@ pub(super) enum Row {
         manifest: String,
         state: String,
         epc: String,
+        #[serde(default)]
+        sscc: Option<String>,
     },
     Operator {
         badge: String,
         name: String,
     },
+    Sku {
+        sku: String,
+        gtin: String,
+    },
+}
+
+/// What a unit row says of the unit's GS1 keys.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum UnitGs1 {
+    /// Nothing: its file has no GS1 columns, and its EPC is no SGTIN.
+    #[default]
+    Leave,
+    /// The GTIN and serial its SGTIN EPC encodes; its file has no GS1
+    /// columns, so the unit keeps its lot and expiry.
+    Encoded { gtin: String, serial: String },
+    /// All four, as its GS1 columns give them (empty clears).
+    Set(Gs1Keys),
+}
+
+impl UnitGs1 {
+    /// The GTIN and serial that name the unit, when the row gives them.
+    pub(super) fn gtin_serial(&self) -> Option<(&str, &str)> {
+        match self {
+            UnitGs1::Leave => None,
+            UnitGs1::Encoded { gtin, serial } => Some((gtin, serial)),
+            UnitGs1::Set(keys) => keys.gtin.as_deref().zip(keys.serial.as_deref()),
+        }
+    }
+
+    /// The unit's keys once the row is applied to `before`, its keys now
+    /// (`None` for a new unit); `None` leaves them.
+    fn applied(&self, before: Option<&Gs1Keys>) -> Option<Gs1Keys> {
+        match self {
+            UnitGs1::Leave => None,
+            UnitGs1::Encoded { gtin, serial } => Some(Gs1Keys {
+                gtin: Some(gtin.clone()),
+                serial: Some(serial.clone()),
+                ..before.cloned().unwrap_or_default()
+            }),
+            UnitGs1::Set(keys) => Some(keys.clone()),
+        }
+    }
 }
 
 pub(super) enum Applied {
@@ -50,7 +98,23 @@ impl Row {
         conn: &Connection,
     ) -> crate::store::sql::Result<Result<(), String>> {
         match self {
-            Row::Unit { epc, code, bin, .. } => {
+            Row::Unit {
+                epc,
+                code,
+                bin,
+                gs1,
+                ..
+            } => {
+                if let Some((gtin, serial)) = gs1.gtin_serial() {
+                    if let Some(holder) = units::find_gs1(conn, gtin, serial)? {
+                        if holder.epc.as_deref() != Some(epc.as_str()) {
+                            return Ok(Err(format!(
+                                "gtin {gtin} with serial {serial:?} belongs to unit {}",
+                                holder.epc.as_deref().unwrap_or("without an epc")
+                            )));
+                        }
+                    }
+                }
                 if let Some(code) = code {
                     if let Some(holder) = units::find(conn, None, Some(code))? {
                         if holder.epc.as_deref() != Some(epc.as_str()) {
@@ -71,6 +135,14 @@ impl Row {
             Row::ManifestUnit { epc, .. } => {
                 if units::find(conn, Some(epc), None)?.is_none() {
                     return Ok(Err(format!("unknown unit {epc:?}: import units first")));
+                }
+                Ok(Ok(()))
+            }
+            Row::Sku { sku, gtin } => {
+                if let Some(holder) = skus::by_gtin(conn, gtin)? {
+                    if holder.sku != *sku {
+                        return Ok(Err(format!("gtin {gtin} belongs to sku {:?}", holder.sku)));
+                    }
                 }
                 Ok(Ok(()))
             }
@@ -110,6 +182,7 @@ impl Row {
                 sku,
                 state,
                 bin,
+                gs1,
             } => {
                 if let Err(reason) = self.check_in(conn)? {
                     return Ok(Applied::Skipped(reason));
@@ -117,14 +190,17 @@ impl Row {
                 let state = UnitState::parse(state).ok_or_else(|| {
                     crate::store::sql::Error::conversion(2, format!("state {state:?}"))
                 })?;
+                let known = units::find(conn, Some(epc), None)?;
+                let keys = gs1.applied(known.as_ref().map(|unit| &unit.gs1));
                 let facts = UnitFacts {
                     epc: Some(epc),
                     code: code.as_deref(),
                     sku: Some(sku),
                     state,
                     bin: bin.as_deref(),
+                    gs1: keys.as_ref(),
                 };
-                Ok(match units::find(conn, Some(epc), None)? {
+                Ok(match known {
                     Some(unit) => {
                         let version = units::update(conn, &unit, &facts)?;
                         if unit.bin.as_deref() != facts.bin || unit.state != facts.state {
@@ -152,9 +228,10 @@ impl Row {
                 manifest,
                 state,
                 epc,
+                sscc,
             } => {
                 let head = manifests::upsert(conn, manifest, state)?;
-                let added = manifests::add_unit(conn, manifest, epc)?;
+                let added = manifests::add_unit(conn, manifest, epc, sscc.as_deref())?;
                 Ok(changed(head || added))
             }
             Row::Operator { badge, name } => Ok(changed(operators::upsert(
@@ -164,6 +241,18 @@ impl Row {
                     name: name.clone(),
                 },
             )?)),
+            Row::Sku { sku, gtin } => {
+                if let Err(reason) = self.check_in(conn)? {
+                    return Ok(Applied::Skipped(reason));
+                }
+                Ok(changed(skus::upsert(
+                    conn,
+                    &Sku {
+                        sku: sku.clone(),
+                        gtin: gtin.clone(),
+                    },
+                )?))
+            }
         }
     }
 }

@@ -332,6 +332,7 @@ fn approve_in_savepoint(
                     sku: None,
                     state: UnitState::InStock,
                     bin: bin.as_deref(),
+                    gs1: None,
                 };
                 (units::create(conn, &facts, now)?, None)
             }

@@ -1,11 +1,13 @@
 //! Dispatch verify: every tag on the dock is checked against a manifest
 //! that is packing or dispatched. A tag on the manifest is verified and
 //! its unit dispatched (one DISPATCH hop); a second verify of the same tag
-//! applies with no new hop. The manifest is verified when every unit is.
+//! applies with no new hop. A pallet's label (its SSCC) verifies every
+//! unit the manifest puts on that pallet, one DISPATCH hop each. The
+//! manifest is verified when every unit is.
 
 use crate::store::sql::Connection;
 
-use super::{reasons, ScanCtx, Scanned, Undo};
+use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::hops::kinds;
 use crate::ledger::manifests::{self, states};
 use crate::ledger::units::{self, Unit, UnitState};
@@ -30,7 +32,10 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     let Some(manifest) = ctx.context_value("manifest", body.manifest.as_deref())? else {
         return Ok(Scanned::Rejected(reasons::MANIFEST_NOT_READY));
     };
-    // Checked on arrival: a dispatch scan names its tag.
+    if let (Some(sscc), None) = (body.sscc.as_deref(), body.epc.as_deref()) {
+        return pallet(conn, ctx, &manifest, sscc);
+    }
+    // Checked on arrival: a dispatch scan names its tag or its pallet.
     let epc = body.epc.as_deref().unwrap_or_default();
     let Some(verified) = manifests::unit(conn, &manifest, epc)? else {
         return Ok(Scanned::Rejected(reasons::NOT_ON_MANIFEST));
@@ -39,28 +44,77 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
         return Ok(Scanned::Applied(vec![]));
     }
     // The import puts only known units on a manifest.
-    let unit = units::find(conn, Some(epc), None)?
-        .ok_or_else(|| LedgerError::Corrupt(format!("manifest unit {epc} is not a unit")))?;
+    let unit = manifest_unit(conn, epc)?;
     if ctx.is_stale(&unit) {
         return Ok(Scanned::Rejected(STALE_STATE));
     }
-    // A dispatched unit has left its bin.
-    let version = units::place(conn, &unit, None, UnitState::Dispatched)?;
-    manifests::verify(conn, &manifest, epc)?;
+    let hop_id = dispatch(conn, ctx, &manifest, &unit, ctx.hop.key)?;
+    Ok(Scanned::Applied(vec![hop_id]))
+}
+
+/// A verify of the pallet `sscc`: each of its units on the manifest not
+/// yet verified is dispatched, one hop each, the first under the scan's
+/// key and the others under keys derived from it and their tags.
+/// `not_on_manifest` when the manifest puts no unit on the pallet. A
+/// pallet's label carries no unit's version, so none is stale.
+fn pallet(
+    conn: &Connection,
+    ctx: &ScanCtx<'_>,
+    manifest: &str,
+    sscc: &str,
+) -> Result<Scanned, LedgerError> {
+    let on_pallet = manifests::pallet(conn, manifest, sscc)?;
+    if on_pallet.is_empty() {
+        return Ok(Scanned::Rejected(reasons::NOT_ON_MANIFEST));
+    }
+    let mut hop_ids = Vec::new();
+    for (epc, verified) in on_pallet {
+        if verified {
+            continue;
+        }
+        let unit = manifest_unit(conn, &epc)?;
+        let key = match hop_ids.is_empty() {
+            true => ctx.hop.key.to_owned(),
+            false => derived_key(&[ctx.hop.device_id, ctx.hop.key, &epc]),
+        };
+        hop_ids.push(dispatch(conn, ctx, manifest, &unit, &key)?);
+    }
+    Ok(Scanned::Applied(hop_ids))
+}
+
+/// The unit of a manifest line: the import puts only known units on a
+/// manifest.
+fn manifest_unit(conn: &Connection, epc: &str) -> Result<Unit, LedgerError> {
+    units::find(conn, Some(epc), None)?
+        .ok_or_else(|| LedgerError::Corrupt(format!("manifest unit {epc} is not a unit")))
+}
+
+/// Verifies `unit` on `manifest` and dispatches it: it leaves its bin.
+/// Answers its DISPATCH hop, appended under `key`.
+fn dispatch(
+    conn: &Connection,
+    ctx: &ScanCtx<'_>,
+    manifest: &str,
+    unit: &Unit,
+    key: &str,
+) -> Result<i64, LedgerError> {
+    let epc = unit.epc.as_deref().unwrap_or_default();
+    let version = units::place(conn, unit, None, UnitState::Dispatched)?;
+    manifests::verify(conn, manifest, epc)?;
     let dispatched = Unit {
         state: UnitState::Dispatched,
         bin: None,
         version,
         ..unit.clone()
     };
-    let hop_id = ctx.append(
+    Ok(ctx.append_keyed(
         conn,
+        key,
         kinds::DISPATCH,
         Some(&dispatched),
         unit.bin.as_deref(),
         Some(version),
-    )?;
-    Ok(Scanned::Applied(vec![hop_id]))
+    )?)
 }
 
 /// Undoes a verify: the unit is back in the bin it left, in stock there

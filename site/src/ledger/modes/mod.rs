@@ -79,6 +79,19 @@ pub struct ModeScan {
     pub count_id: Option<String>,
     #[serde(default)]
     pub manifest: Option<String>,
+    /// A receive of a GS1 unit label: the label's GTIN (14 digits), which
+    /// names the SKU, and the lot and expiry (`YYYY-MM-DD`) recorded on
+    /// the unit.
+    #[serde(default)]
+    pub gtin: Option<String>,
+    #[serde(default)]
+    pub lot: Option<String>,
+    #[serde(default)]
+    pub expiry: Option<String>,
+    /// A dispatch verify of a pallet's label: its SSCC (18 digits), which
+    /// verifies every unit of the pallet on the manifest.
+    #[serde(default)]
+    pub sscc: Option<String>,
 }
 
 fn canonical_epc<'de, D: serde::Deserializer<'de>>(
@@ -118,6 +131,10 @@ pub fn gate(device: &Device, item: &SyncItem) -> Option<&'static str> {
     None
 }
 
+/// A check of one GS1 field of a scan: its value as the ledger keeps it,
+/// or what is wrong with it.
+type Gs1Check = dyn Fn(&str) -> Result<String, String>;
+
 /// Checks the fields a mode's scan needs, when the item arrives: a scan
 /// that lacks them will never be taken as sent (422).
 pub fn validate_scan(item: &SyncItem) -> Result<(), Refusal> {
@@ -147,13 +164,33 @@ pub fn validate_scan(item: &SyncItem) -> Result<(), Refusal> {
             crate::ident::check_text(name, text).map_err(|err| bad(err.to_string()))?;
         }
     }
+    // GS1 keys as a label carries them, checked as an import checks them.
+    let gs1_checks: [(&Option<String>, &Gs1Check); 4] = [
+        (&body.gtin, &super::labels::gtin),
+        (&body.lot, &|value| {
+            super::labels::element_value("10", "lot", value)
+        }),
+        (&body.expiry, &super::labels::expiry),
+        (&body.sscc, &|value| {
+            super::labels::element_value("00", "sscc", value)
+        }),
+    ];
+    for (value, check) in gs1_checks {
+        if let Some(text) = value.as_deref() {
+            check(text).map_err(bad)?;
+        }
+    }
     match body.mode {
         Mode::PutAway if body.bin.is_none() => Err(bad(
             "a put_away scan names the bin whose label was scanned".into(),
         )),
-        Mode::Receive | Mode::DispatchVerify | Mode::CycleCount if body.epc.is_none() => Err(bad(
-            format!("a {} scan names the tag's epc", body.mode.as_str()),
+        Mode::DispatchVerify if body.epc.is_none() && body.sscc.is_none() => Err(bad(
+            "a dispatch_verify scan names the tag's epc or the pallet's sscc".into(),
         )),
+        Mode::Receive | Mode::CycleCount if body.epc.is_none() => Err(bad(format!(
+            "a {} scan names the tag's epc",
+            body.mode.as_str()
+        ))),
         _ => Ok(()),
     }
 }

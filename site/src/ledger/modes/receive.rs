@@ -4,7 +4,10 @@
 //! `new`), counts it on its GRN line and records a RECEIVE hop, plus an
 //! ENCODE hop when the device wrote the tag; at a station with a printer
 //! the tag is written there instead (a print job, whose ENCODE hop posts
-//! on a matching read-back). Closing the session settles
+//! on a matching read-back). A receive of a GS1 unit label takes its SKU
+//! from the label's GTIN (the SKUs' table) and records its lot and expiry
+//! on the unit, with the GTIN and serial an SGTIN tag encodes. Closing the
+//! session settles
 //! the GRN: `complete`, or `needs_resolution` when a line is short or over,
 //! until a supervisor runs `grn resolve`.
 
@@ -14,7 +17,8 @@ use stockhop::time::UnixMs;
 use super::{derived_key, reasons, ScanCtx, Scanned, Undo};
 use crate::ledger::grns::{self, states};
 use crate::ledger::hops::kinds;
-use crate::ledger::units::{self, Unit, UnitFacts, UnitState};
+use crate::ledger::units::{self, Gs1Keys, Unit, UnitFacts, UnitState};
+use crate::ledger::{labels, skus};
 use crate::ledger::{LedgerError, Refusal};
 use crate::printers::station;
 use stockhop::reason::STALE_STATE;
@@ -46,10 +50,21 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     // Checked on arrival: a receive scan names its tag.
     let epc = body.epc.as_deref().unwrap_or_default();
     let known = units::find(conn, Some(epc), None)?;
-    // The SKU is the site's when it knows the unit's, else the scan's.
+    // Checked on arrival: a GTIN the scan names is one.
+    let gtin = body
+        .gtin
+        .as_deref()
+        .and_then(|gtin| labels::gtin(gtin).ok());
+    let gtin_sku = match &gtin {
+        Some(gtin) => skus::by_gtin(conn, gtin)?.map(|sku| sku.sku),
+        None => None,
+    };
+    // The SKU is the site's when it knows the unit's, else the one its
+    // label's GTIN names, else the scan's.
     let sku = known
         .as_ref()
         .and_then(|unit| unit.sku.clone())
+        .or(gtin_sku)
         .or_else(|| body.sku.clone());
     let Some(sku) = sku else {
         return Ok(Scanned::Rejected(reasons::UNKNOWN_UNIT));
@@ -68,13 +83,31 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     if received >= expected {
         return Ok(Scanned::Rejected(reasons::EXCESS_LINE));
     }
+    let gs1 = received_keys(
+        known.as_ref().map(|unit| &unit.gs1),
+        epc,
+        gtin,
+        body.lot.as_deref(),
+        body.expiry.as_deref(),
+    );
     let unit = match known {
-        Some(unit) if unit.sku.is_none() => Unit {
-            version: units::set_sku(conn, &unit, &sku)?,
-            sku: Some(sku.clone()),
-            ..unit
-        },
-        Some(unit) => unit,
+        Some(unit) => {
+            let facts = UnitFacts {
+                epc: unit.epc.as_deref(),
+                code: unit.code.as_deref(),
+                sku: Some(&sku),
+                state: unit.state,
+                bin: unit.bin.as_deref(),
+                gs1: Some(&gs1),
+            };
+            let version = units::update(conn, &unit, &facts)?;
+            Unit {
+                version,
+                sku: Some(sku.clone()),
+                gs1,
+                ..unit
+            }
+        }
         None => units::create(
             conn,
             &UnitFacts {
@@ -83,6 +116,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
                 sku: Some(&sku),
                 state: UnitState::New,
                 bin: None,
+                gs1: Some(&gs1),
             },
             ctx.now,
         )?,
@@ -102,6 +136,7 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
                 epc: unit.epc.as_deref().unwrap_or(epc),
                 sku: unit.sku.as_deref(),
                 serial: unit.code.as_deref(),
+                gs1: crate::printers::zpl::Gs1Key::of(&unit.gs1),
             },
             ctx.now,
         )?
@@ -118,6 +153,29 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
         )?);
     }
     Ok(Scanned::Applied(hop_ids))
+}
+
+/// A received unit's GS1 keys: the GTIN and serial its tag encodes when it
+/// is an SGTIN (else the GTIN its label names), the lot and expiry its
+/// label names; each the unit's own where the scan says nothing.
+fn received_keys(
+    before: Option<&Gs1Keys>,
+    epc: &str,
+    gtin: Option<String>,
+    lot: Option<&str>,
+    expiry: Option<&str>,
+) -> Gs1Keys {
+    let before = before.cloned().unwrap_or_default();
+    let (gtin, serial) = match labels::sgtin_keys(epc) {
+        Some((gtin, serial)) => (Some(gtin), Some(serial)),
+        None => (gtin.or(before.gtin), before.serial),
+    };
+    Gs1Keys {
+        gtin,
+        serial,
+        lot: lot.map(str::to_owned).or(before.lot),
+        expiry: expiry.map(str::to_owned).or(before.expiry),
+    }
 }
 
 /// What closing a receive session computes: the GRN's state from its lines.

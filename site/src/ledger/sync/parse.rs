@@ -109,8 +109,8 @@ pub(super) fn validate(item: &SyncItem) -> Result<(), Refusal> {
         }
         Command::Scan => {
             let body: ScanBody = item.body_as().map_err(shape)?;
-            if body.epc.is_none() && body.code.is_none() {
-                return Err(bad("a scan names an epc or a code".into()));
+            if body.epc.is_none() && body.code.is_none() && body.sscc.is_none() {
+                return Err(bad("a scan names an epc, a code or a pallet's sscc".into()));
             }
             field("epc", body.epc.as_deref())?;
             field("code", body.code.as_deref())?;
