@@ -34,6 +34,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_cli",
     "site_view",
     "ledger_decisions",
+    "ledger_labels",
     "alerts",
     "central",
     "printers",
