@@ -154,6 +154,20 @@ pub const MAX_BODY_DEPTH: usize = 8;
 /// never lost to a bad clock. Ten years covers any clock that still runs.
 pub const MAX_CLOCK_SKEW_MS: i64 = 10 * 366 * 24 * 3600 * 1000;
 
+// --- What a central stores of a site's hop --------------------------------
+
+/// Largest `facts` of a hop a central takes, as JSON bytes: a hop's facts
+/// hold at most an item body and a terminal's raw record, with room for
+/// the ledger's own fields beside them.
+pub const CENTRAL_HOP_FACTS_BYTES_MAX: usize =
+    MAX_ITEM_BODY_BYTES + LEDGER_MAX_RAW_BYTES + 8 * 1024;
+/// How far from the central's clock, either way, a hop's instants may be,
+/// in milliseconds: a device clock off by the most the site records
+/// ([`MAX_CLOCK_SKEW_MS`]) and as long again for the hop's age at the
+/// central. Past it an instant is not a clock's reading but a bad number
+/// (2⁶³−1 is not an instant the central could show).
+pub const CENTRAL_HOP_INSTANT_WINDOW_MS: i64 = 2 * MAX_CLOCK_SKEW_MS;
+
 // --- Transactions ----------------------------------------------------------
 
 /// Buffered items applied in one transaction when a gap fills: each chunk

@@ -31,6 +31,7 @@ pub fn routes() -> Router<AppState> {
     responses(
         (status = 200, description = "one result per hop (a hop refused for its seq: 409 SEQ_OUT_OF_ORDER or SEQ_GAP), and where the site's stream stands", body = crate::central::wire::CentralBatchResponse),
         (status = 400, description = "a malformed batch", body = stockhop::wire::ErrorBody),
+        (status = 422, description = "INVALID_HOP: a hop's field the central would store is refused (markup or control characters in an identifier, a kind, mode or source_mode off its list, an instant far from now, facts too large); the message names the hop's seq and the field", body = stockhop::wire::ErrorBody),
         (status = 401, description = "unsigned, wrongly signed or stale; SITE_MISMATCH: not the site's own secret", body = stockhop::wire::ErrorBody),
         (status = 403, description = "EPOCH_NEEDS_OWN_SECRET: a new outbox epoch (a restored site) not signed with the site's own secret", body = stockhop::wire::ErrorBody),
         (status = 404, description = "this server is not a central", body = stockhop::wire::ErrorBody),
@@ -118,7 +119,7 @@ async fn central_hops(
             ))
         }
     };
-    if let Err(err) = ingest::check(&batch) {
+    if let Err(err) = ingest::check(&batch, now) {
         // A site sends a refused batch's hops again one at a time and
         // drops the one refused: its stream goes on past it.
         if let ([hop], Ok(())) = (
@@ -133,7 +134,14 @@ async fn central_hops(
                 })
                 .await?;
         }
-        return Err(malformed(err.to_string()));
+        return Err(match err {
+            ingest::BatchError::Hop { .. } => AppError::client(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ingest::INVALID_HOP,
+                err.to_string(),
+            ),
+            _ => malformed(err.to_string()),
+        });
     }
     let response = state
         .db

@@ -27,17 +27,27 @@
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use super::wire::SiteHop;
 use super::wire::{
     CentralBatch, CentralBatchResponse, CentralHop, CentralResult, SiteSummary, StreamPosition,
     SummaryError, EPOCH_NEEDS_OWN_SECRET, EPOCH_STALE, KEY_MISMATCH, SEQ_GAP, SEQ_OUT_OF_ORDER,
 };
+use crate::ledger::hops::{kinds, SourceMode};
 use crate::ledger::receipts::request_hash;
 use crate::ledger::{LedgerError, Refusal};
 use crate::limits::CENTRAL_BATCH_HOPS_MAX;
+use crate::limits::{
+    CENTRAL_HOP_FACTS_BYTES_MAX, CENTRAL_HOP_INSTANT_WINDOW_MS, MAX_CLOCK_SKEW_MS,
+};
 use crate::store::sql::retry_conflicts;
 use crate::store::sql::{params, Connection, OptionalExtension};
+use stockhop::wire::Mode;
 
-/// Why a whole batch was refused before any hop was looked at (400).
+/// The code of a batch refused (422) for a hop's field.
+pub const INVALID_HOP: &str = "INVALID_HOP";
+
+/// Why a whole batch was refused before any hop was looked at (400, or
+/// 422 for a hop's field).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BatchError {
     #[error(transparent)]
@@ -48,10 +58,84 @@ pub enum BatchError {
     Order,
     #[error(transparent)]
     Summary(#[from] SummaryError),
+    /// A hop's field the central would store unchecked (422).
+    #[error("the hop of seq {seq}: {error}")]
+    Hop { seq: i64, error: HopError },
 }
 
-/// Checks what can be refused of a batch as a whole.
-pub fn check(batch: &CentralBatch) -> Result<(), BatchError> {
+/// Why a hop's field is refused: the same rules as the site's for what
+/// it takes from outside, so a central stores and serves nothing a site
+/// would not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HopError {
+    #[error(transparent)]
+    Ident(#[from] crate::ident::IdentError),
+    #[error("kind must be one of {}", kinds::ALL.join(", "))]
+    Kind,
+    #[error("mode must be one of {}", Mode::ALL.map(Mode::as_str).join(", "))]
+    Mode,
+    #[error("source_mode must be one of {}", SourceMode::ALL.map(SourceMode::as_str).join(", "))]
+    SourceMode,
+    #[error(
+        "{0} must be an instant within {years} years of the central's clock, in Unix milliseconds",
+        years = CENTRAL_HOP_INSTANT_WINDOW_MS / (366 * 24 * 3600 * 1000)
+    )]
+    Instant(&'static str),
+    #[error("device_clock_skew_ms must be within {MAX_CLOCK_SKEW_MS} ms either way")]
+    Skew,
+    #[error("facts must be at most {CENTRAL_HOP_FACTS_BYTES_MAX} bytes of JSON")]
+    Facts,
+}
+
+/// Checks every field of `hop` a central stores, at `now`.
+pub fn check_hop(hop: &SiteHop, now: UnixMs) -> Result<(), HopError> {
+    use crate::ident::check as ident;
+    ident("key", &hop.key)?;
+    ident("device_id", &hop.device_id)?;
+    if let Some(session_id) = &hop.session_id {
+        ident("session_id", session_id)?;
+    }
+    ident("command", &hop.command)?;
+    if !kinds::ALL.contains(&hop.kind.as_str()) {
+        return Err(HopError::Kind);
+    }
+    if let Some(mode) = &hop.mode {
+        if !Mode::ALL.iter().any(|known| known.as_str() == mode) {
+            return Err(HopError::Mode);
+        }
+    }
+    for (field, bin) in [("from_bin", &hop.from_bin), ("to_bin", &hop.to_bin)] {
+        if let Some(bin) = bin {
+            ident(field, bin)?;
+        }
+    }
+    if !SourceMode::ALL
+        .iter()
+        .any(|known| known.as_str() == hop.source_mode)
+    {
+        return Err(HopError::SourceMode);
+    }
+    for (field, at) in [
+        ("occurred_at", hop.occurred_at),
+        ("booked_at", hop.booked_at),
+        ("recorded_at", hop.recorded_at),
+    ] {
+        if at.abs_diff(now.0) > CENTRAL_HOP_INSTANT_WINDOW_MS as u64 {
+            return Err(HopError::Instant(field));
+        }
+    }
+    if hop.device_clock_skew_ms.unsigned_abs() > MAX_CLOCK_SKEW_MS as u64 {
+        return Err(HopError::Skew);
+    }
+    let facts = serde_json::to_vec(&hop.facts).map_or(usize::MAX, |bytes| bytes.len());
+    if facts > CENTRAL_HOP_FACTS_BYTES_MAX {
+        return Err(HopError::Facts);
+    }
+    Ok(())
+}
+
+/// Checks what can be refused of a batch as a whole, at `now`.
+pub fn check(batch: &CentralBatch, now: UnixMs) -> Result<(), BatchError> {
     crate::ident::check("site_id", &batch.site_id)?;
     if batch.hops.len() > CENTRAL_BATCH_HOPS_MAX {
         return Err(BatchError::TooMany);
@@ -62,6 +146,12 @@ pub fn check(batch: &CentralBatch) -> Result<(), BatchError> {
             return Err(BatchError::Order);
         }
         last = hop.seq;
+    }
+    for hop in &batch.hops {
+        check_hop(&hop.hop, now).map_err(|error| BatchError::Hop {
+            seq: hop.seq,
+            error,
+        })?;
     }
     if let Some(summary) = &batch.summary {
         summary.check()?;
@@ -434,7 +524,7 @@ mod tests {
                 summary: Some(summary(taken_at, depth)),
                 ..batch(Vec::new())
             };
-            assert!(check(&with(10, 4)).is_ok());
+            assert!(check(&with(10, 4), UnixMs(10)).is_ok());
             ingest(conn, &with(10, 4), Signer::OwnSecret, UnixMs(11)).unwrap();
             assert_eq!(sites(conn).unwrap()[0].summary, Some(summary(10, 4)));
             ingest(conn, &with(9, 7), Signer::OwnSecret, UnixMs(12)).unwrap();
@@ -454,10 +544,13 @@ mod tests {
     fn a_summary_with_a_negative_count_or_a_url_that_is_not_the_web_is_refused() {
         let mut bad = summary(1, -1);
         let refused = |s: &SiteSummary| {
-            check(&CentralBatch {
-                summary: Some(s.clone()),
-                ..batch(Vec::new())
-            })
+            check(
+                &CentralBatch {
+                    summary: Some(s.clone()),
+                    ..batch(Vec::new())
+                },
+                UnixMs(1),
+            )
         };
         assert_eq!(
             refused(&bad),
@@ -480,25 +573,61 @@ mod tests {
     #[test]
     fn a_batch_needs_a_site_id_and_increasing_seqs() {
         assert_eq!(
-            check(&batch(vec![hop(1, "a", "B"), hop(2, "b", "B")])),
+            check(&batch(vec![hop(1, "a", "B"), hop(2, "b", "B")]), UnixMs(1)),
             Ok(())
         );
         assert_eq!(
-            check(&batch(vec![hop(2, "a", "B"), hop(2, "b", "B")])),
+            check(&batch(vec![hop(2, "a", "B"), hop(2, "b", "B")]), UnixMs(1)),
             Err(BatchError::Order)
         );
         assert_eq!(
-            check(&batch(vec![hop(0, "a", "B")])),
+            check(&batch(vec![hop(0, "a", "B")]), UnixMs(1)),
             Err(BatchError::Order)
         );
         let mut nameless = batch(Vec::new());
         nameless.site_id.clear();
         assert_eq!(
-            check(&nameless),
+            check(&nameless, UnixMs(1)),
             Err(BatchError::SiteId(crate::ident::IdentError::Length(
                 "site_id"
             )))
         );
+    }
+
+    #[test]
+    fn a_hop_with_markup_a_kind_or_mode_off_the_list_a_wild_instant_or_huge_facts_is_refused_naming_the_field(
+    ) {
+        let now = UnixMs(1_800_000_000_000);
+        let refused = |change: &dyn Fn(&mut SiteHop)| {
+            let mut bad = hop(7, "k", "B");
+            bad.hop.occurred_at = now.0;
+            bad.hop.booked_at = now.0;
+            bad.hop.recorded_at = now.0;
+            change(&mut bad.hop);
+            match check(&batch(vec![bad]), now) {
+                Err(BatchError::Hop { seq: 7, error }) => error.to_string(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(refused(&|h| h.device_id = "<img src=x>".into()).starts_with("device_id must"));
+        assert!(refused(&|h| h.kind = "<b>X</b>".into()).starts_with("kind must be one of"));
+        assert!(refused(&|h| h.source_mode = "bogus".into()).starts_with("source_mode must"));
+        assert!(refused(&|h| h.mode = Some("mode\u{7}".into())).starts_with("mode must"));
+        assert!(refused(&|h| h.to_bin = Some("LA-\u{E0041}".into())).contains("U+E0041"));
+        assert!(
+            refused(&|h| h.occurred_at = i64::MAX).starts_with("occurred_at must be an instant")
+        );
+        assert!(refused(&|h| h.recorded_at = 0).starts_with("recorded_at must be an instant"));
+        assert!(refused(&|h| h.device_clock_skew_ms = i64::MIN).starts_with("device_clock_skew_ms"));
+        let big = "x".repeat(900 * 1024);
+        assert!(refused(&|h| h.facts = serde_json::json!({ "note": big }))
+            .starts_with("facts must be at most"));
+        let mut good = hop(7, "k", "B");
+        good.hop.occurred_at = now.0 - 3_600_000;
+        good.hop.booked_at = now.0;
+        good.hop.recorded_at = now.0;
+        good.hop.mode = Some("put_away".into());
+        assert_eq!(check(&batch(vec![good]), now), Ok(()));
     }
 
     #[test]

@@ -1210,3 +1210,56 @@ fn a_site_restored_from_a_backup_gets_every_new_hop_to_the_central_and_none_dead
         central.log()
     );
 }
+
+/// The central stores only what a site would: a signed batch whose hop
+/// holds markup, a kind or source mode off its list, an instant that is no
+/// clock's or a huge `facts` is refused whole, 422 naming the field, and
+/// nothing of it is stored or served.
+#[test]
+fn a_signed_batch_with_a_hop_the_site_would_never_store_is_refused_422_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let central = Server::central(dir.path());
+    let now_ms = stockhop_site::ledger::wall_clock().0;
+    let hop = |change: &dyn Fn(&mut Value)| {
+        let mut hop = site_hop(1, "K-1", "B-1");
+        for field in ["occurred_at", "booked_at", "recorded_at"] {
+            hop[field] = json!(now_ms);
+        }
+        change(&mut hop);
+        json!({"site_id": "SITE-V", "hops": [{"seq": 1, "key": "K-1", "hop": hop}]})
+    };
+    let big = "x".repeat(300 * 1024);
+    runtime().block_on(async {
+        for (batch, field) in [
+            (hop(&|h| h["device_id"] = json!("<img src=x>")), "device_id"),
+            (hop(&|h| h["kind"] = json!("<b>X</b>")), "kind"),
+            (hop(&|h| h["source_mode"] = json!("bogus")), "source_mode"),
+            (hop(&|h| h["occurred_at"] = json!(i64::MAX)), "occurred_at"),
+            (hop(&|h| h["facts"] = json!({ "note": big })), "facts"),
+        ] {
+            let (code, answer) =
+                post_batch(&central.base(), &batch, Some((SECRET, now_secs()))).await;
+            assert_eq!(
+                (code, answer["code"].as_str()),
+                (422, Some("INVALID_HOP")),
+                "{answer}"
+            );
+            let message = answer["message"].as_str().unwrap();
+            assert!(message.contains(&format!("seq 1: {field}")), "{message}");
+        }
+        // A refused batch of one hop moves the site's stream past it (the
+        // site dead-letters that hop): the next good hop is seq 2.
+        let mut good = hop(&|_| {});
+        good["hops"][0]["seq"] = json!(2);
+        let (code, answer) = post_batch(&central.base(), &good, Some((SECRET, now_secs()))).await;
+        assert_eq!(
+            (code, &answer["results"][0]["status"]),
+            (200, &json!(200)),
+            "{answer}"
+        );
+    });
+    assert_eq!(
+        central_hops(&central.db(), "SITE-V"),
+        [(2, "K-1".to_owned())]
+    );
+}
