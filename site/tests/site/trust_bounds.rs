@@ -1200,10 +1200,9 @@ async fn a_body_whose_content_length_is_over_its_limit_is_refused_413_before_it_
     );
     let status = declared_body(site.http_addr(), &import, 300 * 1024 * 1024).await;
     assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
-    let view = format!(
-        "POST /v1/site/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-    );
-    let status = declared_body(site.http_addr(), &view, 64 * 1024 * 1024).await;
+    let view =
+        "POST /v1/site/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n";
+    let status = declared_body(site.http_addr(), view, 64 * 1024 * 1024).await;
     assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
     site.stop().await.unwrap();
 }
@@ -1230,8 +1229,7 @@ async fn a_json_import_row_naming_a_field_twice_is_refused_naming_the_row_and_th
     let answer: Value = response.json().await.unwrap();
     assert_eq!(answer["errors"][0]["line"], 2, "{answer}");
     assert_eq!(
-        answer["errors"][0]["message"],
-        "the field \"bin\" is given twice: give each field once",
+        answer["errors"][0]["message"], "the field \"bin\" is given twice: give each field once",
         "{answer}"
     );
     assert_eq!(answer["errors"].as_array().unwrap().len(), 1, "{answer}");
