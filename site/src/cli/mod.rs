@@ -1,7 +1,7 @@
 //! `stockhop-site`'s command line, as clap's derive reads it: [`Cli`]
 //! and its [`Command`]s here, one file a command group beside it
 //! ([`serve`], [`device`], [`admin`], [`count`], [`printer`], [`central`],
-//! [`books`], [`import`], [`label`], [`backup`], [`terminal`]), each parsing its arguments and
+//! [`books`], [`import`], [`label`], [`backup`], [`terminal`], [`rescue`]), each parsing its arguments and
 //! calling the library.
 //!
 //! Architecture invariant: a command body only parses, calls the library
@@ -17,8 +17,8 @@ mod device;
 mod import;
 mod label;
 mod printer;
-mod restore;
 mod rescue;
+mod restore;
 mod serve;
 mod terminal;
 
@@ -29,9 +29,9 @@ use self::count::CountCommand;
 use self::device::DeviceCommand;
 use self::label::LabelCommand;
 use self::printer::PrinterCommand;
+use self::rescue::RescueCommand;
 use self::serve::ServeArgs;
 use self::terminal::TerminalCommand;
-use self::rescue::RescueCommand;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -146,6 +146,12 @@ enum Command {
         #[command(subcommand)]
         command: CountCommand,
     },
+    /// A handheld's rescue file: the queue of a device that cannot reach
+    /// the site, applied exactly once.
+    Rescue {
+        #[command(subcommand)]
+        command: RescueCommand,
+    },
     /// Goods received notes.
     Grn {
         #[command(subcommand)]
@@ -154,12 +160,6 @@ enum Command {
     /// Network label printers, polled and printed to on their raw port.
     Printer {
         #[command(subcommand)]
-    /// A handheld's rescue file: the queue of a device that cannot reach
-    /// the site, applied exactly once.
-    Rescue {
-        #[command(subcommand)]
-        command: RescueCommand,
-    },
         command: PrinterCommand,
     },
     /// The fixed terminals that push to the site's listener: ask one for
@@ -212,6 +212,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Backup { dest, data } => backup::backup(&dest, &data, database),
         Command::Restore { backup, data } => restore::restore(&backup, &data, database),
         Command::Grn { command } => books::grn(command, database),
+        Command::Rescue { command } => rescue::rescue(command, database),
     }
 }
 
@@ -221,7 +222,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
 /// it first serves), so a forgotten or mistyped --data, which names a
 /// folder that is not there, is refused rather than answered from a new,
 /// empty site.
-        Command::Rescue { command } => rescue::rescue(command, database),
 fn open(data: &Path, database: Option<&str>) -> anyhow::Result<Db> {
     if let Database::Sqlite(path) = Database::from_arg(database, data) {
         let folder = path
