@@ -16,13 +16,16 @@
 //! queue is left as it is for the newer build to send.
 
 /// The IndexedDB schema this build writes (its steps: `web::schema`).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest schema whose workers may keep capturing on a database at
 /// this build's schema: written into the database by this build's worker
 /// once its queue is open (`sw.js`). v3 only
 /// added stores, but workers before v3 predate this declaration and the
-/// reference cache, so only v3 workers are declared compatible.
+/// reference cache, so only v3 workers are declared compatible. v4 only
+/// adds indexes and a store a v3 worker never opens, so v3 workers stay
+/// compatible and a rollback keeps capturing; the SKUs its pulls pass
+/// over reach the cache again when the site changes them.
 pub const OLDEST_COMPATIBLE_SCHEMA: u32 = 3;
 
 /// The meta store's record that holds the declaration:

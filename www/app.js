@@ -87,6 +87,7 @@
 //   reference_get {kind: "unit"|"bin"|"grn"|"count", id} → {row | null, refreshed_at, age_ms}
 //   reference_list {kind: "bins"|"grns"|"counts"} → {rows}
 //   refresh_unit {epc} → {unit}
+//   read_label {text} → {kind, names, text, gtin?, serial?, lot?, expiry?, sscc?, epc?, unit, bin, sku?} | {refused: {error, ai?, message}}
 // window.stockhop.ask(message) is the same call, for scripts and tests.
 //
 // The page reads the site itself only where a mode needs it live: the

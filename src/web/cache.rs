@@ -10,6 +10,12 @@
 //! `more`, `device`) and the meta record cross through serde. Keeping the
 //! rows as the browser parsed them is what lets 100,000 units load without
 //! a round trip through Rust per row.
+//!
+//! Besides the rows the core names ([`RowKind`]), a page brings what
+//! labels are read with (docs/design.md, real labels): the SKUs with their
+//! GTINs (`skus`, kept in their own store) and the site's substitute for
+//! the group separator (`gs1_separator`, a meta record of its own), both
+//! written in the page's transaction.
 
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionDurability;
@@ -21,11 +27,14 @@ use crate::runtime::Page;
 
 use super::convert::from_record;
 use super::error::QueueError;
-use super::schema::{BINS, BY_CODE, COUNTS, GRNS, META, UNITS};
+use super::schema::{BINS, BY_CODE, COUNTS, GRNS, META, SKUS, UNITS};
 use super::store::{get_meta, put_meta, DeviceConfig, Store, META_DEVICE};
 
 /// The meta record's name.
-const META_REFERENCE: &str = "reference";
+pub(super) const META_REFERENCE: &str = "reference";
+/// The meta record of the site's substitute for the group separator (one
+/// character, as the site's page sends it).
+pub const META_GS1_SEPARATOR: &str = "gs1_separator";
 
 /// The stores the cache keeps, by kind.
 pub fn store_of(kind: RowKind) -> &'static str {
@@ -38,23 +47,41 @@ pub fn store_of(kind: RowKind) -> &'static str {
 }
 
 const ROW_STORES: [&str; 4] = [UNITS, BINS, GRNS, COUNTS];
+/// Every store a change of site empties: the rows and the SKUs.
+const CLEARED_STORES: [&str; 5] = [UNITS, BINS, GRNS, COUNTS, SKUS];
 
-/// A page as the browser parsed it: the head through serde, each kind's
-/// rows as the site sent them (a JS array of objects), in
-/// [`RowKind::ALL`]'s order.
-pub type FetchedPage = Page<[Array; 4]>;
+/// A page's rows as the browser parsed them (JS arrays of objects, as the
+/// site sent them): each kind's in [`RowKind::ALL`]'s order, the SKUs, and
+/// the site's separator substitute when the page names one.
+#[derive(Debug, Clone, Default)]
+pub struct PageRows {
+    pub kinds: [Array; 4],
+    pub skus: Array,
+    pub gs1_separator: Option<String>,
+}
+
+/// A page as the browser parsed it: the head through serde, the rows as
+/// the site sent them.
+pub type FetchedPage = Page<PageRows>;
+
+/// The array `field` of a parsed page; empty when it has none.
+fn rows_of(json: &JsValue, field: &str) -> Array {
+    Reflect::get(json, &field.into())
+        .ok()
+        .filter(Array::is_array)
+        .map(|rows| Array::from(&rows))
+        .unwrap_or_default()
+}
 
 impl FetchedPage {
     /// Reads a `GET /v1/reference` answer parsed by `JSON.parse`.
     pub fn read(json: JsValue, site: &str) -> Result<FetchedPage, String> {
         let head: PageHead = from_record(json.clone(), "reference page")?;
-        let rows = RowKind::ALL.map(|kind| {
-            Reflect::get(&json, &kind.page_field().into())
-                .ok()
-                .filter(Array::is_array)
-                .map(|rows| Array::from(&rows))
-                .unwrap_or_default()
-        });
+        let rows = PageRows {
+            kinds: RowKind::ALL.map(|kind| rows_of(&json, kind.page_field())),
+            skus: rows_of(&json, "skus"),
+            gs1_separator: text_field(&json, "gs1_separator"),
+        };
         Ok(FetchedPage {
             head,
             rows,
@@ -120,10 +147,14 @@ impl Store {
     ) -> Result<(), QueueError> {
         let kinds: Vec<(RowKind, &Array)> = RowKind::ALL
             .into_iter()
-            .zip(&page.rows)
+            .zip(&page.rows.kinds)
             .filter(|(_, rows)| rows.length() > 0)
             .collect();
         let mut stores: Vec<&str> = kinds.iter().map(|(kind, _)| store_of(*kind)).collect();
+        let skus = page.rows.skus.length() > 0;
+        if skus {
+            stores.push(SKUS);
+        }
         stores.push(META);
         let tx = self.write(&stores, TransactionDurability::Relaxed)?;
         for (kind, rows) in &kinds {
@@ -138,6 +169,17 @@ impl Store {
             for row in rows {
                 store.put(row).build()?;
             }
+        }
+        if skus {
+            let store = tx.object_store(SKUS)?;
+            for row in page.rows.skus.iter() {
+                if usable_key(text_field(&row, "sku").as_deref()) {
+                    store.put(row).build()?;
+                }
+            }
+        }
+        if let Some(separator) = &page.rows.gs1_separator {
+            put_meta(&tx, META_GS1_SEPARATOR, separator)?;
         }
         put_meta(&tx, META_REFERENCE, meta)?;
         tx.commit().await?;
@@ -154,12 +196,17 @@ impl Store {
         if !clear_cache {
             return self.set_device(config).await;
         }
-        let mut stores = ROW_STORES.to_vec();
+        let mut stores = CLEARED_STORES.to_vec();
         stores.push(META);
         let tx = self.write(&stores, TransactionDurability::Strict)?;
-        for store in ROW_STORES {
+        for store in CLEARED_STORES {
             tx.object_store(store)?.clear()?;
         }
+        drop(
+            tx.object_store(META)?
+                .delete(META_GS1_SEPARATOR)
+                .primitive()?,
+        );
         put_meta(&tx, META_DEVICE, config)?;
         put_meta(&tx, META_REFERENCE, &ReferenceMeta::empty(&config.site_url))?;
         tx.commit().await?;

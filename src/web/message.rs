@@ -113,6 +113,11 @@ pub enum PageRequest {
     RefreshUnit {
         epc: String,
     },
+    /// Reads a scan as a label (GS1 element string, Digital Link, EPC or
+    /// plain text) and what it names in the cache.
+    ReadLabel {
+        text: String,
+    },
 }
 
 /// The requests' types as a page names them, in the order a refusal of
@@ -137,6 +142,7 @@ const KINDS: &[&str] = &[
     "reference_get",
     "reference_list",
     "refresh_unit",
+    "read_label",
 ];
 
 impl PageRequest {
@@ -257,6 +263,12 @@ impl PageRequest {
                 let epc = fields.get("epc")?;
                 PageRequest::RefreshUnit {
                     epc: fields.required(epc, "epc")?,
+                }
+            }
+            "read_label" => {
+                let text = fields.get("text")?;
+                PageRequest::ReadLabel {
+                    text: fields.required(text, "text")?,
                 }
             }
             other => return Err(unknown_kind(other, KINDS)),

@@ -8,6 +8,7 @@
 //! * [`store`]: the runtime's store: every IndexedDB read and write, through
 //!   `indexed_db_futures`;
 //! * [`cache`]: the reference cache's IndexedDB side;
+//! * [`label`]: a scan read as a label, and what it names in the cache;
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`convert`]: serde at the JS edge (`serde-wasm-bindgen`);
 //! * [`transport`]: the runtime's transport: `fetch`;
@@ -19,6 +20,7 @@ pub mod cache;
 pub mod clock;
 pub mod convert;
 pub mod error;
+pub mod label;
 pub mod message;
 pub mod runtime;
 pub mod schema;

@@ -52,7 +52,8 @@ impl Platform for Browser {
 
 impl Queue {
     /// Opens the queue on database `name` and starts its runtime; its
-    /// heartbeat names [`APP_VERSION`].
+    /// heartbeat names [`APP_VERSION`]. (The service worker starts its
+    /// own on a store it keeps a clone of: `super::worker`.)
     pub async fn open<T, C>(
         name: &str,
         transport: T,
@@ -60,23 +61,9 @@ impl Queue {
         options: Options,
     ) -> Result<Queue, QueueError>
     where
-        T: Transport<PageRows = [js_sys::Array; 4], Unit = wasm_bindgen::JsValue> + Clone + 'static,
-        C: Clock + 'static,
-    {
-        Queue::open_as(name, transport, clock, options, APP_VERSION.to_owned()).await
-    }
-
-    /// [`Queue::open`] for the build `app_version` (the id the site serves
-    /// in `sw.js`), which its heartbeat carries.
-    pub async fn open_as<T, C>(
-        name: &str,
-        transport: T,
-        clock: C,
-        options: Options,
-        app_version: String,
-    ) -> Result<Queue, QueueError>
-    where
-        T: Transport<PageRows = [js_sys::Array; 4], Unit = wasm_bindgen::JsValue> + Clone + 'static,
+        T: Transport<PageRows = super::cache::PageRows, Unit = wasm_bindgen::JsValue>
+            + Clone
+            + 'static,
         C: Clock + 'static,
     {
         let store = Store::open(name).await?;
@@ -86,7 +73,7 @@ impl Queue {
             clock,
             Browser,
             options,
-            app_version,
+            APP_VERSION.to_owned(),
         ))
     }
 }

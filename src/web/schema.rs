@@ -10,6 +10,11 @@
 //!   `code`), `bins`, `grns` and `counts` (keyed by `bin`, `grn`,
 //!   `count_id`); its meta record (site, cursor, when last complete) is a
 //!   row of `meta`.
+//! * v4: real labels: the units' index on (`gtin`, `serial`) (a GS1 unit
+//!   label names its unit by them), a `skus` store keyed by `sku` with an
+//!   index on `gtin` (a label's GTIN names its SKU), and the cache's
+//!   cursor dropped (its rows and age kept), so the next pull reads every
+//!   row again and brings the SKUs an older worker passed over.
 //!
 //! Upgrades run inside the browser's version-change transaction, step by
 //! step from the stored version, so a handheld that skipped a release
@@ -69,6 +74,17 @@ pub const COUNTS: &str = "counts";
 /// The units' unique index on `code` (serial or barcode); a unit without
 /// one is not in it.
 pub const BY_CODE: &str = "by_code";
+/// The units' index on (`gtin`, `serial`), the keys of a GS1 unit label; a
+/// unit without both is not in it. Not unique: a page may hold a unit that
+/// took the keys before the change that took them from another arrives.
+pub const BY_GS1: &str = "by_gs1";
+/// The SKUs with their GTINs (`{sku, gtin}`), keyed by `sku`.
+pub const SKUS: &str = "skus";
+/// The SKUs' index on `gtin`.
+pub const BY_GTIN: &str = "by_gtin";
+/// The meta record of the reference cache (`crate::web::cache`), whose
+/// cursor the v4 step drops.
+const META_REFERENCE: &str = "reference";
 
 type Keep = Rc<RefCell<Vec<Closure<dyn FnMut(web_sys::Event)>>>>;
 
@@ -175,6 +191,7 @@ fn run_steps(
             1 => v1_create_items(&db)?,
             2 => v2_keys_indexes_sessions(&db, &tx, keep, failure)?,
             3 => v3_reference_cache(&db)?,
+            4 => v4_labels(&tx, &db, keep, failure)?,
             other => return Err(JsValue::from_str(&format!("no upgrade step to v{other}"))),
         }
     }
@@ -202,6 +219,64 @@ fn v3_reference_cache(db: &IdbDatabase) -> Result<(), JsValue> {
     db.create_object_store_with_optional_parameters(BINS, &keyed("bin"))?;
     db.create_object_store_with_optional_parameters(GRNS, &keyed("grn"))?;
     db.create_object_store_with_optional_parameters(COUNTS, &keyed("count_id"))?;
+    Ok(())
+}
+
+/// The v4 step: the indexes a label's keys are looked up by, the SKUs'
+/// store, and the reference cursor dropped from the cache's meta record
+/// (its rows, `complete` and `refreshed_at` kept): the next pull reads
+/// every row again, SKUs included, and the cache stays usable meanwhile.
+fn v4_labels(
+    tx: &IdbTransaction,
+    db: &IdbDatabase,
+    keep: &Keep,
+    failure: &Rc<RefCell<Option<String>>>,
+) -> Result<(), JsValue> {
+    let units = tx.object_store(UNITS)?;
+    let gs1_keys = Array::of2(&"gtin".into(), &"serial".into());
+    units.create_index_with_str_sequence_and_optional_parameters(
+        BY_GS1,
+        &gs1_keys,
+        &IdbIndexParameters::new(),
+    )?;
+    let params = IdbObjectStoreParameters::new();
+    params.set_key_path(&"sku".into());
+    let skus = db.create_object_store_with_optional_parameters(SKUS, &params)?;
+    skus.create_index_with_str_and_optional_parameters(
+        BY_GTIN,
+        "gtin",
+        &IdbIndexParameters::new(),
+    )?;
+
+    let meta = tx.object_store(META)?;
+    let request = meta.get(&META_REFERENCE.into())?;
+    let on_read = {
+        let request = request.clone();
+        let failure = failure.clone();
+        let tx = tx.clone();
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_event: web_sys::Event| {
+            if let Err(err) = drop_cursor(&request, &meta) {
+                *failure.borrow_mut() = Some(describe(&err));
+                let _ = tx.abort();
+            }
+        })
+    };
+    request.set_onsuccess(Some(on_read.as_ref().unchecked_ref()));
+    keep.borrow_mut().push(on_read);
+    Ok(())
+}
+
+/// Writes the cache's meta record back without its cursor, if there is one.
+fn drop_cursor(request: &IdbRequest, meta: &IdbObjectStore) -> Result<(), JsValue> {
+    let row = request.result()?;
+    if row.is_null() || row.is_undefined() {
+        return Ok(());
+    }
+    let value = Reflect::get(&row, &"value".into())?;
+    if value.is_object() {
+        Reflect::set(&value, &"cursor".into(), &JsValue::NULL)?;
+        meta.put(&row)?;
+    }
     Ok(())
 }
 

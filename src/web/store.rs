@@ -139,7 +139,7 @@ impl Store {
 impl QueueStore for Store {
     type Row = JsValue;
     type Rows = Array;
-    type PageRows = [Array; 4];
+    type PageRows = super::cache::PageRows;
 
     /// Writes a group of captures in ONE strict transaction (see
     /// [`QueueStore::write_captures`]).
@@ -487,7 +487,7 @@ impl QueueStore for Store {
 
     fn write_reference_page(
         &self,
-        page: &Page<[Array; 4]>,
+        page: &Page<super::cache::PageRows>,
         meta: &ReferenceMeta,
     ) -> impl Future<Output = Result<(), QueueError>> {
         Store::write_reference_page(self, page, meta)

@@ -94,7 +94,7 @@ impl SiteWord {
 }
 
 impl Transport for FetchTransport {
-    type PageRows = [js_sys::Array; 4];
+    type PageRows = super::cache::PageRows;
     type Unit = JsValue;
 
     async fn send(&self, device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {

@@ -17,13 +17,14 @@ use super::browser;
 use super::clock::{Clock, SystemClock};
 use super::convert::to_js;
 use super::error::QueueError;
+use super::label::local_offset_ms;
 use super::message::{
     Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
     CAPTURE_MANY_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX,
 };
-use super::runtime::{Found, Options, Queue, APP_VERSION};
+use super::runtime::{Browser, Found, Options, Queue, APP_VERSION};
 use super::schema::DB_NAME;
-use super::store::DeviceConfig;
+use super::store::{DeviceConfig, Store};
 use super::transport::{FetchTransport, SiteWord};
 use crate::reference::{ReferenceMeta, REFERENCE_LIST_MAX};
 
@@ -33,6 +34,9 @@ pub struct ServiceWorker {
     queue: Queue,
     /// What the site said of this device, from the queue's transport.
     word: Rc<SiteWord>,
+    /// The queue's store, for reading labels: a read of the cache beside
+    /// the runtime's turns, as the page's other reads are.
+    store: Store,
 }
 
 #[wasm_bindgen]
@@ -49,8 +53,16 @@ impl ServiceWorker {
         let options = Options::default();
         let transport = FetchTransport::default();
         let word = transport.word();
-        let queue = Queue::open_as(&name, transport, SystemClock, options, app_version).await?;
-        Ok(ServiceWorker { queue, word })
+        let store = Store::open(&name).await?;
+        let queue = Queue::start(
+            store.clone(),
+            transport,
+            SystemClock,
+            Browser,
+            options,
+            app_version,
+        );
+        Ok(ServiceWorker { queue, word, store })
     }
 
     /// A page's message; the reply goes to `port` (and resolves the promise,
@@ -59,9 +71,10 @@ impl ServiceWorker {
     pub fn handle_message(&self, data: JsValue, port: Option<MessagePort>) -> Promise {
         let queue = self.queue.clone();
         let word = self.word.clone();
+        let store = self.store.clone();
         future_to_promise(async move {
             let reply = match PageRequest::read(&data) {
-                Ok(request) => handle(&queue, &word, request).await,
+                Ok(request) => handle(&queue, &store, &word, request).await,
                 Err(err) => Err(err),
             };
             let reply = match reply {
@@ -188,9 +201,16 @@ fn freshness(meta: &ReferenceMeta) -> (Option<i64>, Option<i64>) {
     (meta.refreshed_at.map(|at| at.0), meta.age_ms(now))
 }
 
+/// `read_label`: the scan read as a label at the device's now and date.
+async fn read_label(store: &Store, text: &str) -> Result<JsValue, QueueError> {
+    let now = SystemClock.now();
+    plain(&store.read_label(text, now, local_offset_ms(now)).await?)
+}
+
 /// Handles one request; the reply is a plain object (`ok` is added after).
 async fn handle(
     queue: &Queue,
+    store: &Store,
     word: &SiteWord,
     request: PageRequest,
 ) -> Result<JsValue, QueueError> {
@@ -345,5 +365,6 @@ async fn handle(
         PageRequest::RefreshUnit { epc } => plain(&UnitRead {
             unit: queue.refresh_unit(epc).await?.unwrap_or(JsValue::NULL),
         }),
+        PageRequest::ReadLabel { text } => read_label(store, &text).await,
     }
 }

@@ -19,6 +19,7 @@ mod support;
 
 // The suites.
 mod heartbeat;
+mod labels;
 mod page;
 mod queue;
 mod records;

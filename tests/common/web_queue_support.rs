@@ -273,7 +273,7 @@ impl FakeSite {
 }
 
 impl Transport for FakeSite {
-    type PageRows = [js_sys::Array; 4];
+    type PageRows = stockhop::web::cache::PageRows;
     type Unit = wasm_bindgen::JsValue;
 
     async fn send(&self, _device: &DeviceConfig, request: &SyncRequest) -> TransportOutcome {

@@ -1,9 +1,11 @@
 // What a scanned code is, from the worker's reference cache: a tag (an
 // EPC), a unit's serial, a bin label, a GRN, a count session or an
-// operator badge. A code the cache lacks asks the site first when it
-// answers (a bin or unit added mid-shift).
+// operator badge; and what a scan says as a label (below). A code the
+// cache lacks asks the site first when it answers (a bin or unit added
+// mid-shift).
 
 import { withTimeout } from './dom.js';
+import { refuse } from './results.js';
 import { askSiteFirst, LOOKUP_WAIT_MS, takeReference } from './site.js';
 import { operatorName } from './operators.js';
 import * as state from './state.js';
@@ -125,4 +127,81 @@ export async function badgeOf(code) {
   const unit = await findCached(code);
   if (unit.ok && unit.unit) return null;
   return { badge: code, name };
+}
+
+// Labels. A scan in a mode is read as a label by the worker, the one GS1
+// parser (the page holds no GS1 rule): a GS1 element string (`]C1…`,
+// ASCII 29 or the site's substitute, the bracketed form), a GS1 Digital
+// Link or an SGTIN/SSCC EPC, else plain text. A label that does not parse
+// is refused before anything is queued, in the parser's words (its code
+// in small print). Plain text goes to the mode as before. A unit's label
+// ((01)+(21), or an SGTIN EPC) goes to the mode as that unit's tag, with
+// the label beside it; a pallet's (SSCC) and a SKU's lot go to the modes
+// that take them, and are refused by the others with what they are.
+
+/** What to do after a label the parser refused. */
+const REFUSED_NEXT = 'Nothing of it was used. Scan it again; a label refused twice is misprinted: set the item aside for a new label.';
+
+/** The worker's reading of `code`: {names, text, gtin?, serial?, lot?, expiry?, sscc?, epc?, unit, bin, sku?, …} or {refused}. */
+export function readLabel(code) {
+  return ask({ type: 'read_label', text: code });
+}
+
+/** Refuses a label that does not parse, naming its AI and what is wrong. */
+export function refuseLabel(code, refused) {
+  return refuse(code, `Not captured: ${refused.message}.`, REFUSED_NEXT, refused.error);
+}
+
+/** A label's keys in words: "GTIN 0952… serial 12", "SSCC 1061…", "GTIN 0952… lot AB-1". */
+export function keysOf(label) {
+  const parts = [];
+  if (label.sscc) parts.push(`SSCC ${label.sscc}`);
+  if (label.gtin) parts.push(`GTIN ${label.gtin}`);
+  if (label.serial) parts.push(`serial ${label.serial}`);
+  if (label.lot) parts.push(`lot ${label.lot}`);
+  if (label.expiry) parts.push(`expiry ${label.expiry}`);
+  return parts.join(' ');
+}
+
+/**
+ * The EPC of the unit a unit's label names: the cached unit's, else the
+ * label's own when it is an SGTIN EPC (a tag the site may not know yet),
+ * else, when the site answers, the unit its changes bring. Null when no
+ * one knows it: `{epc, label}`, the label as last read.
+ */
+async function unitOf(code, label) {
+  if (label.unit) return { epc: label.unit.epc, label };
+  if (label.epc) return { epc: label.epc, label };
+  if (!(await askSiteFirst())) return { epc: null, label };
+  const again = await readLabel(code);
+  return { epc: again.unit ? again.unit.epc : null, label: again.unit ? again : label };
+}
+
+/**
+ * Hands `code`, read as `label`, to `mode`. A unit's label is the unit's
+ * tag to every mode (`mode.scan(epc, at, label)`); a pallet's and a
+ * SKU's lot go to `mode.scanPallet` and `mode.scanSkuLot` where a mode
+ * has them.
+ */
+export async function scanLabel(mode, session, code, label, at) {
+  const keys = keysOf(label);
+  const what = keys ? `${label.text} (${keys})` : label.text;
+  const still = mode.prompt(session)[0];
+  switch (label.names) {
+    case 'unit': {
+      const unit = await unitOf(code, label);
+      if (unit.epc) return mode.scan(unit.epc, at, unit.label);
+      if (mode.unknownLabel) return mode.unknownLabel(unit.label);
+      return refuse(code, `${what}: no unit has this GTIN and serial, in this device's copy or at the site: not captured.`,
+        'Scan the unit\'s tag instead, or ask a supervisor to import its GTIN and serial.');
+    }
+    case 'pallet':
+      if (mode.scanPallet) return mode.scanPallet(label, code, at);
+      return refuse(code, `${what} is a pallet's label: ${mode.title} takes a unit's, not captured.`, `${still}.`);
+    case 'sku_lot':
+      if (mode.scanSkuLot) return mode.scanSkuLot(label, code, at);
+      return refuse(code, `${what} names a SKU and lot, not one unit: not captured.`, `${still}: the unit's own label or tag.`);
+    default:
+      return refuse(code, `${what} names no unit, pallet or lot: not captured.`, `${still}.`);
+  }
 }

@@ -74,10 +74,14 @@ export function result(code, text, kind) {
   signal('acknowledge');
 }
 
-/** A scan refused on this device (nothing captured), with what to do next; returns its row. */
-export function refuse(code, text, next) {
+/**
+ * A scan refused on this device (nothing captured), with what to do next
+ * and, where there is one, the refusal's code (shown in small print);
+ * returns its row.
+ */
+export function refuse(code, text, next, reason) {
   countRefused();
-  const entry = addResult({ code, text, next, kind: 'refused', occurred_at: Date.now() });
+  const entry = addResult({ code, text, next, kind: 'refused', occurred_at: Date.now(), ...(reason ? { code_shown: reason } : {}) });
   show('scan-status', text, 'error');
   signal('refused');
   return entry;
@@ -149,7 +153,7 @@ export function renderResults() {
         r.key && outcome ? el('span', { class: 'outcome', text: ` · ${outcome}` }) : null,
         why ? el('span', { class: 'why', text: why.words }) : null,
         why || r.next ? el('span', { class: 'next', text: why ? why.next : r.next }) : null,
-        why ? el('small', { class: 'code', text: why.code }) : null,
+        why || r.code_shown ? el('small', { class: 'code', text: why ? why.code : r.code_shown }) : null,
         labels.note(el, r.key)));
     if (undoable(r, now)) {
       li.append(el('button', { type: 'button', 'data-action': 'undo', 'data-key': r.key, text: 'Undo' }));

@@ -4,10 +4,10 @@
 // barcode, a badge on the picker (elsewhere told as a badge, never
 // captured), or the open mode's scan.
 
-import { $, show } from './dom.js';
+import { $, failure, show } from './dom.js';
 import * as constants from './constants.js';
 import { acknowledgeAlert, alertOpen, answer, asking, question } from './dialogs.js';
-import { badgeOf } from './lookup.js';
+import { badgeOf, readLabel, refuseLabel, scanLabel } from './lookup.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
 import { countRefused, refuse, restate, result } from './results.js';
@@ -100,15 +100,23 @@ async function handleScan(code, at) {
   }
   const mode = current(session);
   if (!mode) return refuse(code, `unknown mode ${session.mode}`);
+  // Every scan is read as a label by the worker first: one that does not
+  // parse is refused before anything is queued, a GS1 label goes to the
+  // mode as what it names, and plain text goes on as the code it is.
+  const label = await readLabel(code);
+  if (!label.ok) return refuse(code, `Not captured: ${failure(label)}`);
+  if (label.refused) return refuseLabel(code, label.refused);
+  if (label.names !== 'plain') return scanLabel(mode, session, code, label, at);
   // Every mode takes units (or a bin, a GRN, a count, a manifest), never a
   // badge: one read by mistake (an RFID badge on the sled's path, a badge
   // barcode) is told as such, not captured as a unit the site will refuse.
-  const badge = await badgeOf(code);
+  const plain = label.text;
+  const badge = await badgeOf(plain);
   if (badge) {
     const whose = badge.name ? `${badge.name}'s badge (${badge.badge})` : `operator ${badge.badge}'s badge`;
-    return refuse(code, `That is ${whose}: not captured.`, `${mode.prompt(session)[0]}.`);
+    return refuse(plain, `That is ${whose}: not captured.`, `${mode.prompt(session)[0]}.`);
   }
-  return mode.scan(code, at);
+  return mode.scan(plain, at);
 }
 
 async function runCommand(command) {

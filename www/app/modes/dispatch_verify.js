@@ -1,5 +1,7 @@
 // Dispatch verify: a manifest read live from the site (it cannot open
-// offline), then the tags on the dock against it. A tag not on the
+// offline), then the tags on the dock against it: a unit's tag or GS1
+// label (scan.js hands it over as the unit's tag), or a pallet's SSCC
+// label, which verifies every unit the manifest puts on that pallet. A tag not on the
 // manifest is captured (the ledger refuses it) and stops the dock with the
 // blocking alert until acknowledged. The ticks are the site's (the
 // manifest as last read, read again whenever one of this session's scans
@@ -76,18 +78,27 @@ export const figuresFromQueue = true;
 function ticks(session) {
   const tick = new Map(manifest.units.map((u) => [u.epc, u.verified ? 'true' : 'false']));
   const items = state.sessionItems().filter((i) => i.session_id === session.session_id);
-  const epcOfKey = new Map(items.filter((i) => i.command === 'scan' && i.body && i.body.epc).map((i) => [i.key, i.body.epc]));
+  // A scan names its tag, or its pallet: every unit of that pallet on the manifest.
+  const epcsOf = (body) => (!body ? [] : body.epc ? [body.epc] : body.sscc ? palletUnits(body.sscc).map((u) => u.epc) : []);
+  const epcsOfKey = new Map(items.filter((i) => i.command === 'scan').map((i) => [i.key, epcsOf(i.body)]));
   const waiting = (i) => i.state === 'queued' || i.state === 'sending';
   // An answer the manifest as read cannot hold yet: recorded after it was asked for.
   const since = (i) => i.state === 'done' && (i.updated_at == null || i.updated_at >= manifestAt);
   for (const item of items) {
     if (!waiting(item) && !since(item)) continue;
-    const epc = item.command === 'scan' ? item.body && item.body.epc : item.command === 'undo' ? epcOfKey.get(item.body && item.body.target_key) : null;
-    if (!epc || !tick.has(epc)) continue;
-    if (item.command === 'scan') tick.set(epc, waiting(item) && tick.get(epc) !== 'true' ? 'waiting' : 'true');
-    else tick.set(epc, waiting(item) ? 'undo-waiting' : 'false');
+    const epcs = item.command === 'scan' ? epcsOf(item.body) : item.command === 'undo' ? epcsOfKey.get(item.body && item.body.target_key) || [] : [];
+    for (const epc of epcs) {
+      if (!tick.has(epc)) continue;
+      if (item.command === 'scan') tick.set(epc, waiting(item) && tick.get(epc) !== 'true' ? 'waiting' : 'true');
+      else tick.set(epc, waiting(item) ? 'undo-waiting' : 'false');
+    }
   }
   return tick;
+}
+
+/** The manifest's units on the pallet `sscc`, as the site's manifest says. */
+function palletUnits(sscc) {
+  return manifest.units.filter((u) => u.sscc === sscc);
 }
 
 export function needs(session) {
@@ -153,11 +164,38 @@ function detail() {
       waiting ? el('small', { id: 'manifest-waiting', class: 'waiting', text: ` (${waiting} waiting here)` }) : null),
     el('p', { id: 'manifest-age', class: 'status muted', text: `The site's manifest read ${ago(Date.now() - manifestAt)} ago, with its answers since; ${waiting} scan${waiting === 1 ? '' : 's'} of this device waiting to go.` }),
     el('ul', { id: 'manifest-units', class: 'manifest-units', 'aria-label': 'Units on the manifest' },
-      ...manifest.units.map((u) => el('li', { dataset: { epc: u.epc, verified: tick.get(u.epc) }, 'aria-label': `${u.epc}: ${TICK_WORDS[tick.get(u.epc)]}`, text: u.epc }))),
+      ...manifest.units.map((u) => el('li', {
+        dataset: { epc: u.epc, verified: tick.get(u.epc), ...(u.sscc ? { sscc: u.sscc } : {}) },
+        'aria-label': `${u.epc}${u.sscc ? ` on pallet ${u.sscc}` : ''}: ${TICK_WORDS[tick.get(u.epc)]}`,
+        text: u.epc,
+      }, u.sscc ? el('small', { class: 'pallet', text: ` · pallet ${u.sscc}` }) : null))),
   ];
 }
 
-export async function scan(code, at) {
+/** A pallet's label: its SSCC verifies every unit the manifest puts on that pallet. */
+export async function scanPallet(label, code, at) {
+  const session = state.session();
+  if (!manifest) return refuse(label.text, `Scan the manifest first: ${label.text} was not captured.`, 'Scan the manifest, then its pallets and tags.');
+  const sscc = label.sscc;
+  const units = palletUnits(sscc);
+  const body = { mode: 'dispatch_verify', manifest: session.context.manifest, sscc };
+  const reply = await capture(body, at, `${label.text} (pallet, ${units.length} unit${units.length === 1 ? '' : 's'})`, units.length ? null : 'Not on the manifest');
+  if (!units.length) {
+    if (reply && reply.ok) {
+      session.pending_alert = reply.key;
+      state.saveSession();
+    }
+    openAlert('Not on the manifest', `Pallet ${sscc} is not on ${session.context.manifest}. Take it off the dock, then acknowledge.`);
+    return;
+  }
+  if (reply && reply.ok) {
+    state.sessionItems().push({ key: reply.key, session_id: session.session_id, command: 'scan', body: reply.body, state: 'queued' });
+    emit('detail');
+  }
+}
+
+/** `label`: the GS1 unit label `code` (the unit's EPC) was read from. */
+export async function scan(code, at, label) {
   const session = state.session();
   if (!manifest) {
     // After a reload the session's manifest is read again before any tag.
@@ -167,7 +205,7 @@ export async function scan(code, at) {
   if (!epc) return refuse(code, `${code}: not a tag`);
   const unit = manifest.units.find((u) => u.epc === epc);
   const body = { mode: 'dispatch_verify', manifest: session.context.manifest, epc };
-  const reply = await capture(body, at, code, unit ? null : 'Not on the manifest');
+  const reply = await capture(body, at, label ? label.text : code, unit ? null : 'Not on the manifest');
   if (!unit) {
     if (reply && reply.ok) {
       session.pending_alert = reply.key;

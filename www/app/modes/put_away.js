@@ -1,5 +1,5 @@
-// Put-away: a bin label, then the units that go into it (by tag or
-// serial). A burst of tags goes straight on; only a code the cache lacks
+// Put-away: a bin label, then the units that go into it (by tag, serial
+// or GS1 unit label, which scan.js hands over as the unit's tag). A burst of tags goes straight on; only a code the cache lacks
 // waits for the site, and one the site knows as neither a unit nor a bin
 // is told so, the bin unchanged, and not captured.
 
@@ -32,7 +32,8 @@ export function renderDetail(box) {
   box.replaceChildren();
 }
 
-export async function scan(code, at) {
+/** `label`: the GS1 unit label `code` (the unit's EPC) was read from. */
+export async function scan(code, at, label) {
   const session = state.session();
   // A burst of tags goes straight on (the cache answers bins at once);
   // only a code the cache lacks waits for the site.
@@ -51,11 +52,12 @@ export async function scan(code, at) {
     // Offline, the site decides: the code is kept as a unit's serial.
     if (known.asked) return refuse(code, `${code} is neither a unit nor a bin label the site knows: not captured.`, still);
   }
-  if (!session.bin) return refuse(code, `Scan a bin label first: ${code} was not captured.`, 'Scan the bin\'s label, then its units.');
+  const shown = label ? label.text : code;
+  if (!session.bin) return refuse(shown, `Scan a bin label first: ${shown} was not captured.`, 'Scan the bin\'s label, then its units.');
   const body = { mode: 'put_away', bin: session.bin };
   if (EPC_PATTERN.test(code)) body.epc = code.toUpperCase();
   else body.code = code;
   // Not awaited: a burst's captures go out in order and are acknowledged
   // as their transactions complete.
-  capture(body, at, code);
+  capture(body, at, shown);
 }

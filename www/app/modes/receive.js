@@ -1,13 +1,17 @@
 // Receive: a GRN (its QC accepted), then its tags, each counted against
 // the GRN's lines by SKU; a tag the site does not know takes the SKU label
-// scanned before it. The lines show the site's received figures from the
-// cache and this device's scans since. With encode on, each tag's label
+// scanned before it. A GS1 unit label (scan.js hands it over as the
+// unit's tag) takes its SKU from its GTIN and carries its GTIN, lot and
+// expiry to the site; a GS1 label of a SKU's lot ((01) with (10)/(17))
+// is a SKU label whose lot and expiry the new tags after it carry. The
+// lines show the site's received figures from the cache and this
+// device's scans since. With encode on, each tag's label
 // prints at the station's printer (labels.js).
 
 import { capture } from '../capture.js';
 import { ago, el, fill } from '../dom.js';
 import { emit } from '../events.js';
-import { cached, epcOf } from '../lookup.js';
+import { cached, epcOf, keysOf } from '../lookup.js';
 import { refuse, result } from '../results.js';
 import { openSession } from '../session.js';
 import * as state from '../state.js';
@@ -53,7 +57,7 @@ export function needs(session) {
 export function prompt(session) {
   const c = session.context;
   if (!c.grn) return ['Scan or tap a GRN', 'receiving needs a GRN with QC accepted'];
-  return [`Scan tags for ${c.grn}`, session.sku ? `new tags are SKU ${session.sku}` : 'a tag the site does not know needs its SKU label first'];
+  return [`Scan tags for ${c.grn}`, session.sku ? `new tags are SKU ${session.sku}${session.lot ? ` ${keysOf(session.lot)}` : ''}` : 'a tag the site does not know needs its SKU label first'];
 }
 
 /** The GRNs to tap while none is chosen; undefined once one is. */
@@ -120,7 +124,12 @@ function detail(session) {
     if (session.encode) parts.push(labels.stationLine(el));
   }
   if (!session.context.grn) return parts;
-  parts.push(el('p', { id: 'receive-sku', class: 'status', text: session.sku ? `SKU ${session.sku}` : 'No SKU label scanned' }));
+  parts.push(el('p', { id: 'receive-sku', class: 'status', text: session.sku ? `SKU ${session.sku}${session.lot ? ` · ${lotWords(session.lot)}` : ''}` : 'No SKU label scanned' }));
+  if (session.last_label) {
+    const last = session.last_label;
+    parts.push(el('p', { id: 'receive-label', class: 'status', dataset: { lot: last.lot || '', expiry: last.expiry || '' } },
+      `Last label: ${last.epc}`, last.sku ? ` · SKU ${last.sku}` : '', ` · ${lotWords(last)}`));
+  }
   if (!grnRow) {
     parts.push(el('p', { class: 'status warn', text: 'This GRN is not in the device\'s copy yet.' }));
     return parts;
@@ -151,29 +160,71 @@ async function chooseGrn(id) {
   if (await openSession({ grn: id })) result(id, `GRN ${id}`, 'ok');
 }
 
-export async function scan(code, at) {
+/** A label's lot and expiry in words. */
+function lotWords(label) {
+  return `lot ${label.lot || '–'} · expiry ${label.expiry || '–'}`;
+}
+
+/** A GS1 label of a SKU's lot: the SKU its GTIN names, whose new tags carry its lot and expiry. */
+export function scanSkuLot(label, code) {
+  const session = state.session();
+  if (!session.context.grn) return refuse(label.text, `${label.text} is not a GRN: not captured.`, 'Scan or tap a GRN first.');
+  if (!label.sku) {
+    return refuse(label.text, `GTIN ${label.gtin} names no SKU in this device's copy: not captured.`,
+      'Scan the SKU\'s own label, or ask a supervisor to import the SKU\'s GTIN.');
+  }
+  if (grnRow && !grnRow.lines.some((line) => line.sku === label.sku)) {
+    return refuse(label.text, `SKU ${label.sku} (GTIN ${label.gtin}) is not on ${session.context.grn}: not captured.`, 'Check the delivery against the GRN.');
+  }
+  session.sku = label.sku;
+  session.lot = { gtin: label.gtin, lot: label.lot || null, expiry: label.expiry || null };
+  state.saveSession();
+  emit('mode');
+  return result(code, `SKU ${label.sku} · ${lotWords(label)}`, 'ok');
+}
+
+/** `label`: the GS1 unit label `code` (the unit's EPC) was read from. */
+export async function scan(code, at, label) {
   const session = state.session();
   if (!session.context.grn) return chooseGrn(code);
-  if (grnRow && grnRow.lines.some((line) => line.sku === code)) {
+  if (!label && grnRow && grnRow.lines.some((line) => line.sku === code)) {
     session.sku = code;
+    session.lot = null;
     state.saveSession();
     emit('mode');
     return result(code, `SKU ${code}`, 'ok');
   }
+  return receiveTag(code, at, label);
+}
+
+async function receiveTag(code, at, label) {
+  const session = state.session();
+  const shown = label ? label.text : code;
   const epc = await epcOf(code);
   if (!epc) return refuse(code, `${code}: not a tag, nor a SKU of ${session.context.grn}`);
   const found = await ask({ type: 'find_unit', code: epc });
   const unit = found.ok ? found.unit : null;
   const body = { mode: 'receive', grn: session.context.grn, epc, encode: !!session.encode };
   let sku = unit && unit.sku;
+  // The lot a new tag carries: its own label's, else the SKU lot label's
+  // scanned before it, for a tag that takes that label's SKU.
+  let lot = label && label.gtin ? label : null;
   if (!sku) {
-    if (!session.sku) return refuse(code, `${epc}: the site does not know this tag; scan its SKU label first`);
-    sku = session.sku;
+    sku = (label && label.sku) || session.sku;
+    if (!sku) {
+      const why = label && label.gtin ? `GTIN ${label.gtin} names no SKU in this device's copy` : 'the site does not know this tag';
+      return refuse(shown, `${epc}: ${why}; scan its SKU label first`);
+    }
     body.sku = sku;
+    if (!lot && sku === session.sku) lot = session.lot;
   }
-  const reply = await capture(body, at, code);
+  if (lot) {
+    for (const field of ['gtin', 'lot', 'expiry']) if (lot[field]) body[field] = lot[field];
+  }
+  const reply = await capture(body, at, shown);
   if (reply && reply.ok) {
     session.skus[reply.key] = sku;
+    if (lot) session.last_label = { epc, sku, gtin: lot.gtin, lot: lot.lot || null, expiry: lot.expiry || null };
     state.saveSession();
     state.sessionItems().push({ key: reply.key, session_id: session.session_id, command: 'scan', body: reply.body, state: 'queued' });
     if (body.encode) labels.follow(reply.key, epc);
