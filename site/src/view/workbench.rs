@@ -145,6 +145,9 @@ pub fn reason_words(reason: &str) -> String {
         sync_reasons::SESSION_NOT_OPEN => "the session was never opened",
         sync_reasons::SESSION_ALREADY_OPENED => "the session was opened already",
         sync_reasons::SESSION_ALREADY_CLOSED => "the session was closed already",
+        sync_reasons::SESSION_CLOSED => {
+            "it was scanned after a supervisor closed its session at the site"
+        }
         sync_reasons::UNKNOWN_TARGET => "it names an item the site never received",
         sync_reasons::CANNOT_UNDO_AN_UNDO => "an undo cannot be undone",
         sync_reasons::TARGET_REJECTED => "the scan it undoes was itself refused",
