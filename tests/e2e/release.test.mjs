@@ -455,7 +455,7 @@ test('a queue written by the oldest schema upgrades with its scans, and a newer 
     const legacy = (await sessionHops(base, token, legacySession)).filter((hop) => hop.command === 'scan');
     assert.deepEqual(legacy.map((hop) => hop.facts.epc), codes.slice(0, 4), 'the v1 scans land once, in order');
 
-    // Scans queued by this build, then a newer release's schema (v4) that
+    // Scans queued by this build (v4), then a newer release's schema (v5) that
     // does not declare this build compatible: capture stops, says so, the
     // heartbeat says so, and nothing queued is lost or sent.
     await openSession(page, 'op-schema', 'put_away');
@@ -470,8 +470,8 @@ test('a queue written by the oldest schema upgrades with its scans, and a newer 
     page = await firstPage(context);
     await page.goto(`${base}/blank`);
     const declare = (oldest) => `
-      tx.objectStore('meta').put({ name: 'schema', value: { version: 4, oldest_compatible: ${oldest} } });`;
-    assert.equal(await withWorkersStopped(context, page, () => upgradeRaw(page, 4, declare(4))), 6 + 4, 'the v1 items and this session\'s open and 3 scans');
+      tx.objectStore('meta').put({ name: 'schema', value: { version: 5, oldest_compatible: ${oldest} } });`;
+    assert.equal(await withWorkersStopped(context, page, () => upgradeRaw(page, 5, declare(5))), 6 + 4, 'the v1 items and this session\'s open and 3 scans');
     await context.close();
     await blank.close();
     site = await startSite({ dataDir, port: site.port });
@@ -505,7 +505,7 @@ test('a queue written by the oldest schema upgrades with its scans, and a newer 
     context = await launchProfile(profile, { block: true });
     page = await firstPage(context);
     await page.goto(`${base}/trust.html`);
-    assert.equal(await withWorkersStopped(context, page, () => upgradeRaw(page, 5, declare(3))), 10, 'nothing queued was lost');
+    assert.equal(await withWorkersStopped(context, page, () => upgradeRaw(page, 6, declare(4))), 10, 'nothing queued was lost');
     await context.close();
     context = await launchProfile(profile);
     page = await firstPage(context);
