@@ -229,8 +229,11 @@ async function install() {
     const listed = await fetch(new Request(SHELL_LIST, { cache: 'no-cache' }));
     if (!listed.ok) throw new Error(`${SHELL_LIST}: ${listed.status}`);
     const paths = shellPaths(await listed.json());
-    await cache.addAll([...paths].map((path) => new Request(path, { cache: 'no-cache' })));
-    await Promise.all(OPTIONAL.map((path) => cache.add(new Request(path, { cache: 'no-cache' })).catch(() => {})));
+    // The optional files alongside the shell's, not one round trip after them.
+    await Promise.all([
+      cache.addAll([...paths].map((path) => new Request(path, { cache: 'no-cache' }))),
+      ...OPTIONAL.map((path) => cache.add(new Request(path, { cache: 'no-cache' })).catch(() => {})),
+    ]);
     const served = await servedBuild();
     if (served !== null && served !== BUILD) {
       throw { code: 'BUILD_CHANGED', message: `the site now serves build ${served}, not ${BUILD}` };
