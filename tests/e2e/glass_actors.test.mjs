@@ -507,7 +507,7 @@ test('put-away: a code the site knows as neither unit nor bin is told so and the
     assert.equal((await sessionHops(site.base, token, session)).filter((h) => keys.includes(h.key)).length, units.length);
 
     // The bar's name carries its figures; the dock's counts have words.
-    assert.match(await page.getAttribute('#status-bar', 'aria-label'), /^Online, 0 waiting, .*reference .*\. Opens the queue screen\.$/);
+    assert.match(await page.getAttribute('#status-bar', 'aria-label'), /^Online, 0 waiting, .*cache .*\. Opens the queue screen\.$/);
     const counted = await page.$$eval('.dock-counts > span', (spans) => spans.map((span) => [...span.children]
       .filter((child) => child.getAttribute('aria-hidden') !== 'true').map((child) => child.textContent).join('')));
     assert.deepEqual(counted.map((words) => words.replace(/^\d+/, 'N')), ['N captured', 'N could not be written', 'N turned away'], 'the counts read as words');

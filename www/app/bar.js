@@ -41,10 +41,12 @@ export function renderBar() {
   const loading = reference && !reference.complete && reference.loading;
   $('bar-cache').textContent = loading ? `cache ${reference.units.toLocaleString('en')} units…`
     : `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
-  // Its accessible name says what it shows, then what a tap does.
+  // Its accessible name says what it shows, in the words it shows them
+  // (a name that differs from the visible words fails people who speak a
+  // control's label to a voice assistant), then what a tap does.
   const figures = ['net-status', 'bar-queue', 'bar-oldest', 'bar-attention', 'bar-cache']
     .filter((id) => !$(id).hidden && $(id).textContent)
-    .map((id) => (id === 'bar-queue' ? `${$(id).textContent} waiting` : id === 'bar-cache' ? `reference ${$(id).textContent}` : $(id).textContent));
+    .map((id) => (id === 'bar-queue' ? `${$(id).textContent} waiting` : $(id).textContent));
   $('status-bar').setAttribute('aria-label', `${figures.join(', ')}. Opens the queue screen.`);
 }
 
