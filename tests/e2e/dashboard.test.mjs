@@ -382,8 +382,8 @@ test('a supervisor approves a count variance from the page, and the units change
     assert.deepEqual(await waitingCounts(site, adminToken), { workbench: [countId], status: [countId], metrics: 1 });
     await page.locator('#counts').screenshot({ path: join(artifactsDir(), 'dashboard-count-variance.png') });
     const text = await page.locator(row).textContent();
-    assert.match(text, new RegExp(`missing ${missing}`), 'the missing unit is shown before approval');
-    assert.match(text, new RegExp(`unexpected ${stray}`), 'the unexpected unit is shown before approval');
+    assert.match(text, new RegExp(`Missing: ${missing}`), 'the missing unit is shown before approval, on its own line');
+    assert.match(text, new RegExp(`Unexpected: ${stray}`), 'the unexpected unit is shown before approval, on its own line');
     await page.click(`${row} button`);
     await page.click(`${row} button`);
     await waitText(page, '#counts', /No count variance waits/);
