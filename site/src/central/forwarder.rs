@@ -92,6 +92,9 @@ pub struct Drain {
     /// Seq refusals in a row: a second one right after asking waits, so a
     /// central that keeps refusing is not asked in a loop.
     seq_refusals: u32,
+    /// The seqs the central refused for their seq, to number again after
+    /// where it says the stream stands.
+    refused: Vec<i64>,
 }
 
 impl Default for Drain {
@@ -101,6 +104,7 @@ impl Default for Drain {
             isolating: 0,
             resync: true,
             seq_refusals: 0,
+            refused: Vec::new(),
         }
     }
 }
@@ -143,6 +147,11 @@ impl Drain {
     /// stands ([`Drain::handle_position`] takes its answer).
     pub fn resync_due(&self) -> bool {
         self.resync
+    }
+
+    /// The seqs refused for their seq since the central was last asked.
+    pub fn take_refused(&mut self) -> Vec<i64> {
+        std::mem::take(&mut self.refused)
     }
 
     /// Decides what the central's answer to where the stream stands means.
@@ -194,6 +203,7 @@ impl Drain {
                             // Never the hop's fault: it goes again after
                             // where the central says the stream stands.
                             seq_refused = true;
+                            self.refused.push(*seq);
                             continue;
                         }
                         match classify(result.status) {
@@ -337,9 +347,10 @@ pub async fn run(
             let failure = match drain.handle_position(result) {
                 Position::ContinueAfter(None) => None,
                 Position::ContinueAfter(Some(last_seq)) => {
+                    let refused = drain.take_refused();
                     let moved = db
                         .call(move |conn| -> Result<_, DbError> {
-                            Ok(outbox::continue_after(conn, last_seq))
+                            Ok(outbox::continue_after(conn, last_seq, &refused))
                         })
                         .await;
                     match moved {

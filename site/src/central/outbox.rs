@@ -168,23 +168,34 @@ pub enum ContinueError {
     Sql(#[from] crate::store::sql::Error),
 }
 
-/// Numbers the pending rows again, in their order, from the seq right
-/// after `last_seq`, where the central says the site's stream stands, and
-/// sets the clock so the next hop follows them: after a restore (whose
+/// Numbers the pending rows above `last_seq` (where the central says the
+/// site's stream stands) and those the central `refused` for their seq
+/// again, in their order, from the seq right after `last_seq`, and sets
+/// the clock so the next hop follows them: after a restore (whose
 /// outbox gives again seqs the central holds) or a hole in the seqs (a
 /// PostgreSQL sequence skips the seqs of rolled-back hops), the stream
 /// goes on without one. Rows already settled keep their seqs. Returns how
 /// many rows moved.
-pub fn continue_after(conn: &mut Connection, last_seq: i64) -> Result<usize, ContinueError> {
-    crate::store::sql::retry_conflicts(|| continue_after_once(conn, last_seq))?
+pub fn continue_after(
+    conn: &mut Connection,
+    last_seq: i64,
+    refused: &[i64],
+) -> Result<usize, ContinueError> {
+    crate::store::sql::retry_conflicts(|| continue_after_once(conn, last_seq, refused))?
 }
 
 fn continue_after_once(
     conn: &mut Connection,
     last_seq: i64,
+    refused: &[i64],
 ) -> crate::store::sql::Result<Result<usize, ContinueError>> {
     let tx = conn.transaction_with_behavior(crate::store::sql::TransactionBehavior::Immediate)?;
     if tx.engine() == Engine::Postgres {
+        // Each statement reads what is committed when it starts: after the
+        // lock below, every hop that took a seq before it is seen, so the
+        // clock is never set under a seq a row holds (a serializable
+        // snapshot is taken before the lock is granted, and would not).
+        tx.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", [])?;
         tx.query_row(
             "SELECT id FROM central_outbox_lock WHERE id = 1 FOR NO KEY UPDATE",
             [],
@@ -202,13 +213,21 @@ fn continue_after_once(
             settled,
         }));
     }
-    let (pending, first, last): (i64, Option<i64>, Option<i64>) = tx.query_row(
-        "SELECT COUNT(*), MIN(seq), MAX(seq) FROM central_outbox WHERE state = 'pending'",
-        [],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-    )?;
-    let in_place = first.is_none_or(|first| first == last_seq + 1)
-        && last.is_none_or(|last| last == last_seq + pending);
+    let pending: Vec<i64> = tx
+        .prepare("SELECT seq FROM central_outbox WHERE state = 'pending' ORDER BY seq")?
+        .query_map([], |row| row.get(0))?
+        .collect::<crate::store::sql::Result<_>>()?;
+    // A pending row at or below `last_seq` may be one the central took
+    // while this site did not hear its answer (a crash): it is sent as it
+    // is and answered replayed, unless the central refused it for its seq.
+    let moving: Vec<i64> = pending
+        .into_iter()
+        .filter(|seq| *seq > last_seq || refused.contains(seq))
+        .collect();
+    let in_place = moving
+        .iter()
+        .enumerate()
+        .all(|(n, seq)| *seq == last_seq + 1 + n as i64);
     let mut moved = 0;
     if !in_place {
         // Past every seq held or to be given first, so no row takes a seq
@@ -218,21 +237,18 @@ fn continue_after_once(
             [],
             |row| row.get(0),
         )?;
-        let shift = above.max(last_seq + pending) + 1;
-        tx.execute(
-            "UPDATE central_outbox SET seq = seq + ?1 WHERE state = 'pending'",
-            [shift],
-        )?;
-        let shifted: Vec<i64> = tx
-            .prepare("SELECT seq FROM central_outbox WHERE state = 'pending' ORDER BY seq")?
-            .query_map([], |row| row.get(0))?
-            .collect::<crate::store::sql::Result<_>>()?;
+        let shift = above.max(last_seq + moving.len() as i64) + 1;
         let mut renumber = tx.prepare("UPDATE central_outbox SET seq = ?2 WHERE seq = ?1")?;
-        for (n, seq) in shifted.into_iter().enumerate() {
-            moved += renumber.execute(params![seq, last_seq + 1 + n as i64])?;
+        for seq in &moving {
+            renumber.execute(params![*seq, *seq + shift])?;
+        }
+        for (n, seq) in moving.iter().enumerate() {
+            let to = last_seq + 1 + n as i64;
+            renumber.execute(params![*seq + shift, to])?;
+            moved += usize::from(*seq != to);
         }
     }
-    let clock = last_seq + pending;
+    let clock = last_seq + moving.len() as i64;
     let held: i64 = tx.query_row("SELECT seq FROM central_outbox_clock", [], |row| row.get(0))?;
     if held != clock {
         match tx.engine() {
@@ -564,24 +580,31 @@ mod tests {
                 hop(conn, key, 1);
             }
             settle(conn, &[1], &[(1, Settled::Done)], None, UnixMs(2)).unwrap();
-            // Restored: the central holds seqs up to 9 from before.
-            assert_eq!(continue_after(conn, 9).unwrap(), 2);
-            assert_eq!(
-                sent(conn),
-                [(10, "new-1".to_owned()), (11, "new-2".to_owned())]
-            );
-            assert_eq!(clock(conn), 11);
+            // Restored: the central holds seqs up to 9 from before. Rows at
+            // or below it stay as they are (the central may hold them: a
+            // crash lost its answer) and the clock goes on after it.
+            assert_eq!(continue_after(conn, 9, &[]).unwrap(), 0);
+            assert_eq!(clock(conn), 9);
             hop(conn, "next", 3);
-            assert_eq!(sent(conn).last().unwrap(), &(12, "next".to_owned()));
-            assert_eq!(continue_after(conn, 9).unwrap(), 0, "in place already");
+            assert_eq!(sent(conn).last().unwrap(), &(10, "next".to_owned()));
+            // Refused for their seq: they go after it, in their order.
+            assert_eq!(continue_after(conn, 9, &[2, 3]).unwrap(), 3);
+            let expected = [
+                (10, "new-1".to_owned()),
+                (11, "new-2".to_owned()),
+                (12, "next".to_owned()),
+            ];
+            assert_eq!(sent(conn), expected);
+            assert_eq!(clock(conn), 12);
+            assert_eq!(continue_after(conn, 9, &[]).unwrap(), 0, "in place already");
             // A hole in the seqs (as a PostgreSQL sequence leaves) closes.
             conn.execute("UPDATE central_outbox SET seq = 20 WHERE seq = 12", [])
                 .unwrap();
-            assert_eq!(continue_after(conn, 9).unwrap(), 3);
-            assert_eq!(sent(conn).last().unwrap(), &(12, "next".to_owned()));
+            assert_eq!(continue_after(conn, 9, &[]).unwrap(), 1);
+            assert_eq!(sent(conn), expected);
             assert_eq!(clock(conn), 12);
             // A central that lost hops this site settled is said so.
-            let err = continue_after(conn, 0).unwrap_err();
+            let err = continue_after(conn, 0, &[]).unwrap_err();
             assert!(
                 matches!(
                     err,
