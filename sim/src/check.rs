@@ -9,7 +9,11 @@
 //! 4. `replay_matches`: every answer for a key says what the first final
 //!    answer for it said (status, outcome, reason, hops);
 //! 5. `drains_to_zero`: no item is left queued or sending (the world's
-//!    person has decided about every blocked and rejected item by then).
+//!    person has decided about every blocked and rejected item by then);
+//! 6. `rescued`: a handheld that broke for good had its file imported at
+//!    the site, and every item it still held queued or sending was
+//!    answered by the import (its answers are held to `replay_matches`,
+//!    and its hops to exactly once, as the device's own).
 //!
 //! And for terminal records ([`terminals`]), under the same names:
 //! every record the listener's queue committed is there once and is either
@@ -62,6 +66,7 @@ fn violation(invariant: &'static str, detail: String) -> Violation {
 pub fn all(
     devices: &[Device],
     acknowledged: &[Vec<IdempotencyKey>],
+    rescued: &[bool],
     ledger: &Ledger,
     answers: &[Answer],
 ) -> anyhow::Result<Vec<Violation>> {
@@ -104,6 +109,20 @@ pub fn all(
                 item.command.as_str(),
                 item.key
             );
+            if rescued[d] && item.state.is_pending() {
+                // The device never learnt what became of its rescued items:
+                // the site's answer is theirs.
+                let answered = answers
+                    .iter()
+                    .any(|answer| answer.device == d && answer.result.key == item.key);
+                if matches!(item.state, ItemState::Queued | ItemState::Sending) && !answered {
+                    found.push(violation(
+                        "rescued",
+                        format!("{what} was in the rescue file but the site has no answer for it"),
+                    ));
+                }
+                continue;
+            }
             if matches!(item.state, ItemState::Queued | ItemState::Sending) {
                 found.push(violation(
                     "drains_to_zero",

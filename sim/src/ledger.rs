@@ -11,6 +11,7 @@ use std::sync::Arc;
 use stockhop::time::UnixMs;
 use stockhop::wire::{ErrorBody, SyncResponse};
 use stockhop_site::ledger::devices::{self, Device, Profile};
+use stockhop_site::ledger::rescue;
 use stockhop_site::ledger::{import, sync, terminal, LedgerError};
 use stockhop_site::net::delivery::DeliveryError;
 use stockhop_site::store::db;
@@ -160,6 +161,16 @@ impl Ledger {
             status: err.status().as_u16(),
             body: err.to_string(),
         })
+    }
+
+    /// Revokes a device, as `stockhop-site device revoke` does.
+    pub fn revoke(&self, device_id: &str, now: UnixMs) -> Result<(), LedgerError> {
+        devices::revoke(&self.conn, device_id, now)
+    }
+
+    /// Imports a rescue file, as `stockhop-site rescue import` does.
+    pub fn rescue(&mut self, file: &[u8], now: UnixMs) -> Result<rescue::Imported, LedgerError> {
+        rescue::import(&mut self.conn, file, now)
     }
 
     /// Read access for the invariant checks.

@@ -33,6 +33,7 @@
 mod faults;
 mod network;
 mod operator;
+mod retire;
 mod terminals;
 
 use std::cmp::Reverse;
@@ -100,6 +101,10 @@ enum Event {
     /// After the heal: a person at device `d` decides about everything
     /// that waits for one (the queue screen's discard and acknowledge).
     Person(usize),
+    /// Device `d` breaks for good ([`retire`]).
+    Retire(usize),
+    /// Device `d`'s rescue file is imported at the site.
+    Rescue(usize),
     /// Terminal `t` reads a record.
     TerminalRead(usize),
     /// Terminal `t` gave up waiting for push `id`'s ack; it pushes again.
@@ -177,6 +182,7 @@ pub struct World {
     /// Every (terminal, event id) the listener's queue committed.
     accepted: Vec<(String, String)>,
     terminal_answers: Vec<TerminalAnswer>,
+    retirements: retire::Retirements,
     trace: Vec<String>,
     stats: Stats,
 }
@@ -212,6 +218,7 @@ impl World {
             device.start_worker(START);
             devices.push(device);
         }
+        let shape_devices = shape.devices;
         let operations_left =
             max_operations.map_or(shape.operations, |max| max.min(shape.operations));
         let mut world = World {
@@ -238,6 +245,7 @@ impl World {
             next_forward: 0,
             accepted: Vec::new(),
             terminal_answers: Vec::new(),
+            retirements: retire::Retirements::new(seed, shape_devices),
             trace: Vec::new(),
             stats: Stats::default(),
         };
@@ -308,7 +316,20 @@ impl World {
             .iter()
             .map(|device| device.acknowledged.borrow().clone())
             .collect();
-        let mut violations = check::all(&self.devices, &acknowledged, &self.ledger, &self.answers)?;
+        let rescued: Vec<bool> = (0..self.devices.len())
+            .map(|d| self.retirements.is_retired(d))
+            .collect();
+        let mut violations = check::all(
+            &self.devices,
+            &acknowledged,
+            &rescued,
+            &self.ledger,
+            &self.answers,
+        )?;
+        violations.extend(self.retirements.refused.iter().map(|detail| Violation {
+            invariant: "rescued",
+            detail: detail.clone(),
+        }));
         violations.extend(check::terminals(
             &self.terminals,
             &self.accepted,
@@ -329,6 +350,9 @@ impl World {
         }
         self.partitioned = false;
         for d in 0..self.devices.len() {
+            if self.retirements.is_retired(d) {
+                continue;
+            }
             if !self.devices[d].worker_running() {
                 self.devices[d].start_worker(self.now);
             }
@@ -349,10 +373,9 @@ impl World {
     }
 
     fn idle(&mut self) -> anyhow::Result<bool> {
-        let handhelds = self
-            .devices
-            .iter()
-            .all(|device| device.in_flight.is_none() && device.pending() == 0);
+        let handhelds = self.devices.iter().enumerate().all(|(d, device)| {
+            self.retirements.is_retired(d) || (device.in_flight.is_none() && device.pending() == 0)
+        }) && self.retirements.all_rescued();
         let terminals = self
             .terminals
             .iter()
@@ -368,8 +391,11 @@ impl World {
             Event::Operator(d) => {
                 if self.operations_left > 0 {
                     self.operations_left -= 1;
-                    self.faults(d);
-                    self.operate(d);
+                    if !self.retirements.is_retired(d) {
+                        self.maybe_retire(d);
+                        self.faults(d);
+                        self.operate(d);
+                    }
                     let next = self.rng.random_range(200..20_000);
                     self.schedule(next, Event::Operator(d));
                 }
@@ -380,7 +406,10 @@ impl World {
                     self.turn(d);
                 }
             }
+            Event::WorkerStart(d) if self.retirements.is_retired(d) => {}
             Event::WorkerStart(d) => self.worker_starts(d),
+            Event::Retire(d) => self.retire(d),
+            Event::Rescue(d) => self.rescue(d),
             Event::Kill(d) => self.kill_worker(d),
             Event::Arrive {
                 device,
@@ -404,6 +433,7 @@ impl World {
                 self.partitioned = false;
                 self.note("partition over".into());
             }
+            Event::Person(d) if self.retirements.is_retired(d) => {}
             Event::Person(d) => {
                 if !self.devices[d].worker_running() {
                     self.devices[d].start_worker(self.now);

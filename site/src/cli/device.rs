@@ -102,9 +102,15 @@ pub(super) fn device(command: DeviceCommand, database: Option<&str>) -> anyhow::
         DeviceCommand::List { data } => {
             let db = open(&data, database)?;
             for device in db.call_blocking(|conn| ledger::devices::list(conn))? {
-                let revoked = device
-                    .revoked_at
-                    .map_or_else(String::new, |at| format!("\trevoked {at}"));
+                let revoked = device.revoked_at.map_or_else(String::new, |at| {
+                    match device.queued_when_revoked.filter(|&n| n > 0) {
+                        Some(n) => format!(
+                            "\trevoked {at} with {n} items queued: import its rescue file \
+                             (stockhop-site rescue import)"
+                        ),
+                        None => format!("\trevoked {at}"),
+                    }
+                });
                 println!(
                     "{}\t{}\t{}\t{}{revoked}",
                     device.device_id,

@@ -35,13 +35,14 @@ pub(super) fn rescue(command: RescueCommand, database: Option<&str>) -> anyhow::
         for index in 0..plan.requests() {
             plan.run_request(conn, index, ledger::wall_clock())?;
         }
-        let device_id = plan.device_id().to_owned();
         plan.finish(conn, ledger::wall_clock())
-            .map(|counts| (device_id, counts))
     });
     match imported {
-        Ok((device_id, counts)) => {
-            println!("{name}: {}", in_words(&device_id, &counts));
+        Ok(imported) => {
+            println!(
+                "{name}: {}",
+                in_words(&imported.device_id, &imported.counts)
+            );
             Ok(())
         }
         Err(ledger::LedgerError::Refused(refusal)) => {

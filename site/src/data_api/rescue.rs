@@ -69,11 +69,11 @@ pub async fn import(
             })
             .await?;
     }
-    let device_id = plan.device_id().to_owned();
-    let counts = state
+    let imported = state
         .db
         .call(move |conn| plan.finish(conn, wall_clock()))
         .await?;
+    let (device_id, counts) = (imported.device_id, imported.counts);
     tracing::info!(
         %admin,
         device_id,

@@ -231,11 +231,7 @@ impl Plan {
     /// Counts what became of every item (an item answered `buffered` that a
     /// later request of the file unblocked answers what it became) and
     /// records the import at `now`.
-    pub fn finish(
-        mut self,
-        conn: &mut Connection,
-        now: UnixMs,
-    ) -> Result<RescueCounts, LedgerError> {
+    pub fn finish(mut self, conn: &mut Connection, now: UnixMs) -> Result<Imported, LedgerError> {
         for result in &mut self.results {
             if result.outcome == Some(ItemOutcome::Buffered) {
                 *result = settled(conn, &self.device.device_id, &result.key)?
@@ -260,8 +256,22 @@ impl Plan {
                 n(counts.buffered)
             ],
         )?;
-        Ok(counts)
+        Ok(Imported {
+            device_id: self.device.device_id,
+            counts,
+            results: self.results,
+        })
     }
+}
+
+/// What an import did: the device, the counts, and each item's answer in
+/// the order the items were applied (what the device's own requests would
+/// have been answered).
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub device_id: String,
+    pub counts: RescueCounts,
+    pub results: Vec<ItemResult>,
 }
 
 /// The final answer of a key this import left buffered, if it has one now
@@ -281,17 +291,12 @@ fn settled(
 }
 
 /// Verifies and imports a file at `now`, request by request on `conn`.
-pub fn import(
-    conn: &mut Connection,
-    bytes: &[u8],
-    now: UnixMs,
-) -> Result<(String, RescueCounts), LedgerError> {
+pub fn import(conn: &mut Connection, bytes: &[u8], now: UnixMs) -> Result<Imported, LedgerError> {
     let mut plan = verify(conn, bytes)?;
     for index in 0..plan.requests() {
         plan.run_request(conn, index, now)?;
     }
-    let device_id = plan.device_id().to_owned();
-    Ok((device_id, plan.finish(conn, now)?))
+    plan.finish(conn, now)
 }
 
 /// One imported file, for the site's view.

@@ -495,9 +495,10 @@ fn run_steps(steps: &[Step], seq: usize) -> Result<(), TestCaseError> {
                     continue;
                 }
                 let bytes = files[which.index(files.len())].clone();
-                let (_, counts) = db
+                let counts = db
                     .call_blocking(|conn| ledger::rescue::import(conn, &bytes, now()))
-                    .unwrap();
+                    .unwrap()
+                    .counts;
                 prop_assert_eq!(
                     counts.items,
                     counts.applied + counts.rejected + counts.replayed
