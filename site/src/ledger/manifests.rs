@@ -135,6 +135,21 @@ pub fn upsert(conn: &Connection, manifest: &str, state: &str) -> crate::store::s
     }
 }
 
+/// Puts a unit on a manifest, leaving the pallet it is on as it is (a
+/// file without an `sscc` column); returns whether that added it.
+pub fn add_unit_keeping_pallet(
+    conn: &Connection,
+    manifest: &str,
+    epc: &str,
+) -> crate::store::sql::Result<bool> {
+    let added = conn.execute(
+        "INSERT INTO manifest_units (manifest, epc) VALUES (?1, ?2)
+         ON CONFLICT (manifest, epc) DO NOTHING",
+        params![manifest, epc],
+    )?;
+    Ok(added == 1)
+}
+
 /// Puts a unit on a manifest, on the pallet `sscc` if one is named;
 /// returns whether that changed anything.
 pub fn add_unit(

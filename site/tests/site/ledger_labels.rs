@@ -563,6 +563,14 @@ async fn dispatch_verify_of_an_sscc_verifies_every_unit_of_its_pallet() {
             (&json!("dispatched"), &json!(null))
         );
     }
+    // A manifests file without the `sscc` column says nothing of pallets:
+    // the units keep theirs.
+    site.import("manifests", "manifest,state,epc\nM-1,packing,P-3\n");
+    let (_, manifest) = site.get("/v1/manifests/M-1", &hh.token).await;
+    assert_eq!(
+        manifest["units"][2],
+        json!({"epc": "P-3", "verified": false, "sscc": SSCC_2})
+    );
     // A malformed SSCC never reaches the ledger.
     let bad = hh.item(
         "scan",

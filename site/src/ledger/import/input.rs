@@ -445,6 +445,9 @@ impl<R: std::io::Read> Records<R> {
                     "" => None,
                     sscc => Some(labels::element_value("00", "sscc", sscc)?),
                 };
+                // A file without the column says nothing of pallets: the
+                // units keep theirs (as units keep their GS1 keys).
+                let keep_sscc = !self.headers.iter().any(|header| header == "sscc");
                 checked.agrees(&format!("manifest\0{manifest}"), &row.state, line, "state")?;
                 checked.once(
                     &format!("unit\0{manifest}\0{epc}"),
@@ -456,6 +459,7 @@ impl<R: std::io::Read> Records<R> {
                     state: row.state,
                     epc,
                     sscc,
+                    keep_sscc,
                 })
             }
             Kind::Operators => {

@@ -34,6 +34,9 @@ pub(super) enum Row {
         epc: String,
         #[serde(default)]
         sscc: Option<String>,
+        /// The file had no `sscc` column: the unit keeps its pallet.
+        #[serde(default)]
+        keep_sscc: bool,
     },
     Operator {
         badge: String,
@@ -229,9 +232,13 @@ impl Row {
                 state,
                 epc,
                 sscc,
+                keep_sscc,
             } => {
                 let head = manifests::upsert(conn, manifest, state)?;
-                let added = manifests::add_unit(conn, manifest, epc, sscc.as_deref())?;
+                let added = match keep_sscc {
+                    true => manifests::add_unit_keeping_pallet(conn, manifest, epc)?,
+                    false => manifests::add_unit(conn, manifest, epc, sscc.as_deref())?,
+                };
                 Ok(changed(head || added))
             }
             Row::Operator { badge, name } => Ok(changed(operators::upsert(
