@@ -100,7 +100,10 @@ pub fn check(field: &'static str, value: &str) -> Result<(), IdentError> {
         // Printable ASCII is assigned, visible and in NFKC form.
         return Ok(());
     }
-    if let Some((c, kind)) = value.chars().find_map(|c| refused_kind(c).map(|kind| (c, kind))) {
+    if let Some((c, kind)) = value
+        .chars()
+        .find_map(|c| refused_kind(c).map(|kind| (c, kind)))
+    {
         return Err(IdentError::Character(field, c as u32, kind));
     }
     nfkc(field, value)
@@ -140,7 +143,11 @@ fn nfkc(field: &'static str, value: &str) -> Result<(), IdentError> {
     if given == written {
         return Ok(());
     }
-    let head = given.iter().zip(&written).take_while(|(a, b)| a == b).count();
+    let head = given
+        .iter()
+        .zip(&written)
+        .take_while(|(a, b)| a == b)
+        .count();
     let tail = given[head..]
         .iter()
         .rev()

@@ -18,8 +18,8 @@
 //! listener, the central or a page.
 
 pub mod accept;
-pub mod compression;
 pub mod body;
+pub mod compression;
 pub mod delivery;
 pub mod handshakes;
 pub mod outbound;

@@ -363,9 +363,11 @@ impl Site {
             .merge(lan::ca_routes(certs.ca_cert_path()))
             .layer(axum::Extension(printer_wake));
         let plain = lan::https_only_off_loopback(site.clone(), &site_url);
-        let site = site
-            .layer(axum::Extension(view::api::OverTls))
-            .layer(axum::middleware::from_fn(crate::net::security_headers::set_hsts));
+        let site =
+            site.layer(axum::Extension(view::api::OverTls))
+                .layer(axum::middleware::from_fn(
+                    crate::net::security_headers::set_hsts,
+                ));
         tracing::info!(addr = %http_addr, www = %www_dir.display(), "site server listening (http)");
         tracing::info!(addr = %https_addr, %site_url, "site server listening (https)");
         let renewals = tokio::spawn(renew_certs(certs.clone(), stop_signal()));

@@ -52,7 +52,7 @@ mod listener_zebra;
 mod postgres_connections;
 mod printers;
 mod release;
-mod serve;
 mod rescue;
+mod serve;
 mod site_view;
 mod trust_bounds;
