@@ -6,7 +6,10 @@
 // Beside it, in the same run and served the same way, a baseline: one plain
 // static page holding the same bytes as the whole shell, with a scan field.
 // Prints one table: bytes on the wire (headers included), requests, the HTTP
-// version, and the time to the first usable scan field. Asserts nothing.
+// version, the time to the first screen (from then on the scan field takes
+// what is typed: the shell holds a scan until it has started), the largest
+// contentful paint, and the time until the page has started (its worker
+// answers, a held scan is handled). Asserts nothing.
 //
 //   cargo build -p stockhop-site && cargo xtask build-wasm
 //   cd bench && npm install && node shell.mjs [--runs N]
@@ -140,20 +143,36 @@ function meter(send, on, tally) {
 }
 
 /**
- * Notes when the page's scan field is usable: the shell sets
- * body[data-ready="true"] once its scan field takes scans (its worker and
- * module started); the baseline's field is usable once its bytes are in
- * (its load event: the site's policy runs no inline script).
+ * Notes, in the page, when its first screen shows, its largest contentful
+ * paint, and when it has started. The shell shows a screen (a
+ * `main > section` loses `hidden`) with its scan field taking what is
+ * typed, and sets body[data-ready="true"] once it has started (its worker
+ * and module answer, a scan typed before is handled); the baseline does
+ * both once its bytes are in (its load event: the site's policy runs no
+ * inline script).
  */
 function markReady(baseline) {
-  let mark;
-  window.usable = new Promise((resolve) => {
-    mark = () => resolve(performance.now());
-  });
-  if (baseline) addEventListener('load', mark);
+  const at = () => performance.now();
+  let shown;
+  let started;
+  window.marks = {
+    shown: new Promise((resolve) => { shown = () => resolve(at()); }),
+    started: new Promise((resolve) => { started = () => resolve(at()); }),
+    lcp: 0,
+  };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) window.marks.lcp = entry.startTime;
+  }).observe({ type: 'largest-contentful-paint', buffered: true });
+  if (baseline) {
+    addEventListener('load', () => {
+      shown();
+      started();
+    });
+  }
   new MutationObserver(() => {
-    if (document.body?.dataset.ready === 'true') mark();
-  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
+    if (document.querySelector('main > section.screen:not([hidden])')) shown();
+    if (document.body?.dataset.ready === 'true') started();
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['hidden', 'data-ready'] });
 }
 
 /**
@@ -193,15 +212,16 @@ async function coldLoad(browser, origin, path, baseline) {
   await meter((method, params) => session.send(method, params), (event, handler) => session.on(event, handler), tally);
   const started = Date.now();
   await page.goto(`${origin}${path}`, { waitUntil: 'commit', timeout: LOAD_LIMIT_MS });
-  const ready = await Promise.race([
-    page.evaluate(() => window.usable),
-    new Promise((_, reject) => setTimeout(() => reject(new Error(`${path}: no usable scan field in ${LOAD_LIMIT_MS} ms`)), LOAD_LIMIT_MS).unref()),
+  const marks = await Promise.race([
+    page.evaluate(async () => ({ shownMs: await window.marks.shown, startedMs: await window.marks.started })),
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${path}: not started in ${LOAD_LIMIT_MS} ms`)), LOAD_LIMIT_MS).unref()),
   ]);
-  // What is still in flight as the field becomes usable (the worker's
-  // last shell files) counts too: settle before reading the tally.
+  // What is still in flight as the page starts (the worker's last shell
+  // files) counts too: settle before reading the tally.
   await page.waitForLoadState('networkidle', { timeout: LOAD_LIMIT_MS });
+  const lcpMs = await page.evaluate(() => window.marks.lcp);
   await context.close();
-  return { readyMs: ready, elapsedMs: Date.now() - started, ...tally };
+  return { ...marks, lcpMs, elapsedMs: Date.now() - started, ...tally };
 }
 
 const median = (values) => {
@@ -239,15 +259,20 @@ try {
       wire: median(runs.map((r) => r.wire)),
       requests: median(runs.map((r) => r.requests)),
       protocols: [...new Set(runs.flatMap((r) => [...r.protocols]))].join(' '),
-      readyMs: median(runs.map((r) => r.readyMs)),
+      shownMs: median(runs.map((r) => r.shownMs)),
+      lcpMs: median(runs.map((r) => r.lcpMs)),
+      startedMs: median(runs.map((r) => r.startedMs)),
     });
   }
   console.log(`Chromium ${browsers.default.version()}; ${SITE_BIN}; throttled to ${WIFI.downloadThroughput * 8 / 1e6} Mbit/s, ${WIFI.latency} ms RTT;`
     + ` the shell is ${SHELL.length} files, ${kib(rawShell)} KiB raw\n`);
-  console.log('| page | runs | KiB on the wire | requests | HTTP | usable scan field, median ms |');
-  console.log('|---|---:|---:|---:|---|---:|');
+  console.log('medians in ms from navigation: first screen (its scan field takes scans), largest contentful paint,'
+    + ' started (worker answers, a held scan handled)\n');
+  console.log('| page | runs | KiB on the wire | requests | HTTP | first screen | LCP | started |');
+  console.log('|---|---:|---:|---:|---|---:|---:|---:|');
+  const ms = (value) => value.toFixed(0);
   for (const r of rows) {
-    console.log(`| ${r.label} | ${r.runs} | ${kib(r.wire)} | ${r.requests} | ${r.protocols} | ${r.readyMs.toFixed(0)} |`);
+    console.log(`| ${r.label} | ${r.runs} | ${kib(r.wire)} | ${r.requests} | ${r.protocols} | ${ms(r.shownMs)} | ${r.lcpMs ? ms(r.lcpMs) : '–'} | ${ms(r.startedMs)} |`);
   }
 } finally {
   await Promise.all(Object.values(browsers).map((browser) => browser.close()));
