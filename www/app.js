@@ -142,7 +142,7 @@ const WAKE_EVERY_MS = 60 * 1000;
 /** The scan field's words while the page starts: what is scanned now is not lost. */
 const STARTING_PLACEHOLDER = 'starting: scans are kept';
 /** The picker's words while the page starts, before the worker has said what it holds. */
-const STARTING_WORDS = 'Starting: a badge scanned now is read in a moment.';
+const STARTING_WORDS = 'Starting: what is scanned now is kept and read in a moment.';
 
 function wire() {
   setup.wire();
