@@ -228,6 +228,7 @@ async function start() {
   wire();
   const constantsRead = constants.load();
   firstScreen();
+  release.listen();
   await navigator.serviceWorker.register('/sw.js', { type: 'module' });
   await worker();
   $('worker-status').textContent = 'ready';

@@ -135,6 +135,17 @@ function replayHeld() {
 }
 
 /**
+ * Listens to the workers from the page's first screen on, before it has
+ * started: a first worker whose install fails says why where the operator
+ * sees it (the page would otherwise wait for it without a word), and a
+ * new build's offer is taken as at any time (scans stay held until the
+ * page has started).
+ */
+export function listen() {
+  navigator.serviceWorker.addEventListener('message', onWorkerMessage);
+}
+
+/**
  * Starts the page's side of releases, the last step of the page's start:
  * `scanChain()` returns the page's scan chain; `handle(code, at)` handles
  * a held scan (typed before a reload, or while the page started), and
@@ -145,7 +156,6 @@ export async function start({ scanChain, handle }) {
   replay = handle;
   document.body.dataset.build = build;
   $('release-reload').addEventListener('click', () => location.reload());
-  navigator.serviceWorker.addEventListener('message', onWorkerMessage);
   navigator.serviceWorker.addEventListener('controllerchange', agree);
   const registration = await navigator.serviceWorker.ready;
   registration.addEventListener('updatefound', () => watch(registration.installing));

@@ -76,3 +76,22 @@ test('a badge scanned while the page starts is held, then read once it has start
     await site.stop();
   }
 });
+
+test('a first install that fails says so on the first screen, not a blank wait', async () => {
+  const site = await startSite();
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext({ viewport: HANDHELD_VIEWPORT });
+    // The worker's list of the shell is not there: its install fails.
+    await context.route('**/shell.json', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    const page = await context.newPage();
+    await page.goto(`${site.base}/`);
+    await page.waitForSelector('body[data-shown="true"] #screen-setup:not([hidden])');
+    await page.waitForSelector('body[data-release="stopped"] #worker-status:not([hidden])');
+    assert.match(await page.textContent('#worker-status'), /Capture stopped: the app did not start \(INSTALL_FAILED: .*shell\.json: 404\)/);
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
