@@ -28,6 +28,25 @@ pub(super) fn restore(backup: &Path, data: &Path, database: Option<&str>) -> any
     let epoch = db
         .call_blocking(|conn| outbox::new_epoch(conn, now))
         .context("starting a new outbox epoch")?;
+    // Who may sync is the newer ledger's: a device revoked (or given a new
+    // token) after the backup was made stays so.
+    let carried = match &restored.kept {
+        Some(kept) => db
+            .call_blocking(|conn| ledger::devices::carry_credentials_from(conn, kept))
+            .context("carrying the devices' credentials over from the replaced ledger")?,
+        None => Vec::new(),
+    };
+    for change in &carried {
+        match change {
+            ledger::devices::CarriedOver::Revocation(device) => {
+                eprintln!("{device} was revoked after the backup was made: it stays revoked")
+            }
+            ledger::devices::CarriedOver::Token(device) => eprintln!(
+                "{device} was given a new token after the backup was made: the backup's token \
+                 stays refused"
+            ),
+        }
+    }
     eprintln!(
         "{}: restored from {} ({} bytes); outbox epoch {epoch}: at its next start the site's hops \
          go on at its central after what the central holds",

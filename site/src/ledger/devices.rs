@@ -221,6 +221,85 @@ pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), Led
     Ok(())
 }
 
+/// What a restore carried over from the ledger it replaced: a device's
+/// credentials as they stood when the backup was put in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CarriedOver {
+    /// Revoked after the backup was made: revoked again.
+    Revocation(String),
+    /// Given a new token after the backup (`device link`): the token the
+    /// backup holds stays refused.
+    Token(String),
+}
+
+/// After a restore, carries every device's credentials over from the
+/// ledger the backup replaced (`before`, an SQLite file the site wrote):
+/// a device revoked since the backup was made stays revoked, and a token
+/// replaced since stays replaced. A backup is older than the ledger it
+/// replaces, so without this a stolen handheld revoked after the backup
+/// would sync again. Hops, sessions and reference data are the backup's;
+/// only who may sync is taken from the newer ledger. `conn` is the
+/// restored ledger's (SQLite), outside any transaction.
+pub fn carry_credentials_from(
+    conn: &Connection,
+    before: &std::path::Path,
+) -> crate::store::sql::Result<Vec<CarriedOver>> {
+    conn.execute(
+        "ATTACH DATABASE ?1 AS before",
+        [before.to_string_lossy().as_ref()],
+    )?;
+    let carried = (|| {
+        let revoked: Vec<String> = conn
+            .prepare(
+                "SELECT r.device_id FROM before.device_revocations r
+                 JOIN main.devices d ON d.device_id = r.device_id
+                 WHERE NOT EXISTS (SELECT 1 FROM main.device_revocations m
+                                   WHERE m.device_id = r.device_id)
+                 ORDER BY r.device_id",
+            )?
+            .query_map([], |row| row.get(0))?
+            .collect::<crate::store::sql::Result<_>>()?;
+        let relinked: Vec<String> = conn
+            .prepare(
+                "SELECT d.device_id FROM main.devices d
+                 JOIN before.devices b ON b.device_id = d.device_id
+                 WHERE b.token_sha256 <> d.token_sha256
+                   AND NOT EXISTS (SELECT 1 FROM before.device_revocations r
+                                   WHERE r.device_id = d.device_id)
+                 ORDER BY d.device_id",
+            )?
+            .query_map([], |row| row.get(0))?
+            .collect::<crate::store::sql::Result<_>>()?;
+        conn.execute(
+            "INSERT INTO main.device_revocations (device_id, revoked_at, token_sha256, queue_depth)
+             SELECT r.device_id, r.revoked_at, r.token_sha256, r.queue_depth
+             FROM before.device_revocations r
+             JOIN main.devices d ON d.device_id = r.device_id
+             WHERE NOT EXISTS (SELECT 1 FROM main.device_revocations m
+                               WHERE m.device_id = r.device_id)",
+            [],
+        )?;
+        conn.execute(
+            "UPDATE main.devices SET token_sha256 =
+                 (SELECT b.token_sha256 FROM before.devices b WHERE b.device_id = devices.device_id)
+             WHERE EXISTS (SELECT 1 FROM before.devices b
+                           WHERE b.device_id = devices.device_id
+                             AND b.token_sha256 <> devices.token_sha256)",
+            [],
+        )?;
+        for device_id in &revoked {
+            super::heartbeat_log::forget(conn, device_id)?;
+        }
+        Ok(revoked
+            .into_iter()
+            .map(CarriedOver::Revocation)
+            .chain(relinked.into_iter().map(CarriedOver::Token))
+            .collect())
+    })();
+    conn.execute("DETACH DATABASE before", [])?;
+    carried
+}
+
 /// Where a heartbeat came from.
 pub const SOURCE_HANDHELD: &str = "handheld";
 

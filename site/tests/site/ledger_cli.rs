@@ -364,3 +364,100 @@ fn a_file_to_import_that_is_not_utf8_says_its_line_and_to_save_it_as_utf8() {
         "{stderr}"
     );
 }
+
+/// A restore keeps who may sync as the newer ledger had it: a device
+/// revoked after the backup was made stays revoked, and one given a new
+/// token after it keeps refusing the token the backup knew; both are named
+/// on stderr. (SQLite only: a PostgreSQL ledger is restored with
+/// pg_restore, which the command says.)
+#[test]
+fn a_restore_keeps_revocations_and_new_tokens_made_after_the_backup() {
+    let dir = new_site();
+    let add = |id: &str| {
+        let out = run(&["device", "add", id, "--profile", "mc3390xr"], dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    add("HH-STOLEN");
+    add("HH-RELINKED");
+    add("HH-KEPT");
+    let backup = dir.path().join("site.backup");
+    let made = run(&["backup", backup.to_str().unwrap()], dir.path());
+    if backend::postgres_requested() {
+        assert!(
+            !made.status.success(),
+            "a PostgreSQL ledger is backed up with pg_dump"
+        );
+        return;
+    }
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    assert!(run(&["device", "revoke", "HH-STOLEN"], dir.path())
+        .status
+        .success());
+    assert!(run(&["device", "link", "HH-RELINKED"], dir.path())
+        .status
+        .success());
+
+    let restored = run(&["restore", backup.to_str().unwrap()], dir.path());
+    let stderr = String::from_utf8_lossy(&restored.stderr);
+    assert!(restored.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("HH-STOLEN was revoked after the backup was made"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("HH-RELINKED was given a new token"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("HH-KEPT"), "{stderr}");
+
+    let db = backend::open_db(dir.path());
+    let (revoked, stolen_token, relinked_token): (i64, String, String) = db.call_blocking(|conn| {
+        conn.query_row(
+            "SELECT (SELECT count(*) FROM device_revocations WHERE device_id = 'HH-STOLEN'),
+                    (SELECT token_sha256 FROM devices WHERE device_id = 'HH-STOLEN'),
+                    (SELECT token_sha256 FROM devices WHERE device_id = 'HH-RELINKED')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    });
+    assert_eq!(revoked, 1);
+    assert_eq!(stolen_token, "revoked:HH-STOLEN");
+    let before = {
+        let kept = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.to_string_lossy().contains(".before-restore-")
+                    && !p.to_string_lossy().ends_with("-wal")
+            })
+            .expect("the replaced ledger is kept aside");
+        let conn = rusqlite::Connection::open(kept).unwrap();
+        conn.query_row(
+            "SELECT token_sha256 FROM devices WHERE device_id = 'HH-RELINKED'",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        relinked_token, before,
+        "the newer token's hash, not the backup's"
+    );
+    let listed = run(&["device", "list"], dir.path());
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let stolen = listed
+        .lines()
+        .find(|l| l.contains("HH-STOLEN"))
+        .unwrap_or_default();
+    assert!(stolen.contains("revoked"), "{listed}");
+}
