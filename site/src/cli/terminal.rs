@@ -62,10 +62,13 @@ pub(super) fn terminal(command: TerminalCommand, database: Option<&str>) -> anyh
                     queue::queue_backfill(conn, &for_serial, from, to, now)
                 }))
                 .map_err(|err: BackfillError| anyhow::anyhow!("{err}"))?;
+            // The instants as given: the line itself is written in the
+            // terminal's own zone when the listener hands it out, so a
+            // line printed here could show other clock times than the
+            // terminal gets (`terminal commands` shows the line sent).
             println!(
-                "queued command {} for terminal {serial}: {}",
-                queued.id,
-                queued.command.replace('\t', "<TAB>")
+                "queued command {} for terminal {serial}: its attendance records from {from} to {to}",
+                queued.id
             );
             println!("it is handed out on the terminal's next poll; `stockhop-site terminal commands {serial}` shows when it is answered");
             Ok(())
