@@ -667,3 +667,27 @@ async fn receive_of_a_gs1_unit_label_takes_the_sku_of_its_gtin_and_records_lot_a
     let (_, body) = site.sync(&hh, &[bad]).await;
     assert_eq!(body["results"][0]["status"], 422, "{body}");
 }
+
+/// An SGTIN tag the site does not know yet names its own GTIN: received
+/// with no `gtin` in the scan, it takes the SKU that GTIN names, as its
+/// import and `label read` would read it.
+#[tokio::test]
+async fn receive_of_an_unannounced_sgtin_tag_takes_the_sku_of_the_gtin_it_encodes() {
+    let site = gs1_site().await;
+    let epc = stockhop::gs1::sgtin96_encode(GTIN_2, "4711", 1, 7).unwrap();
+    let mut hh = site.handheld("HH-1").await;
+    let items = [
+        open(&mut hh, "receive", json!({"grn": "G-1"})),
+        hh.item("scan", json!({"mode": "receive", "grn": "G-1", "epc": epc})),
+    ];
+    let results = site.sync_ok(&hh, &items).await;
+    assert_eq!(results[1]["outcome"], "applied", "{}", results[1]);
+    let (_, unit) = site.get(&format!("/v1/units/{epc}"), &hh.token).await;
+    assert_eq!(
+        (&unit["sku"], &unit["gtin"], &unit["serial"]),
+        (&json!("SKU-9"), &json!(GTIN_2), &json!("4711")),
+        "{unit}"
+    );
+    let (_, grn) = site.get("/v1/grns/G-1", &hh.token).await;
+    assert_eq!(grn["lines"][0]["received"], 1, "{grn}");
+}

@@ -50,11 +50,13 @@ pub fn scan(conn: &Connection, ctx: &ScanCtx<'_>) -> Result<Scanned, LedgerError
     // Checked on arrival: a receive scan names its tag.
     let epc = body.epc.as_deref().unwrap_or_default();
     let known = units::find(conn, Some(epc), None)?;
-    // Checked on arrival: a GTIN the scan names is one.
+    // Checked on arrival: a GTIN the scan names is one. A tag that is an
+    // SGTIN names its own GTIN, as its import and `label read` take it.
     let gtin = body
         .gtin
         .as_deref()
-        .and_then(|gtin| labels::gtin(gtin).ok());
+        .and_then(|gtin| labels::gtin(gtin).ok())
+        .or_else(|| labels::sgtin_keys(epc).map(|(gtin, _)| gtin));
     let gtin_sku = match &gtin {
         Some(gtin) => skus::by_gtin(conn, gtin)?.map(|sku| sku.sku),
         None => None,
