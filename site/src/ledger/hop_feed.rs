@@ -110,7 +110,7 @@ impl FeedPage {
 const SELECT: &str = "SELECT h.hop_id, h.key, h.kind, h.command, h.mode, h.device_id, h.session_id,
         h.client_seq, s.operator_id, u.epc, h.from_bin, h.to_bin, h.facts, h.occurred_at,
         h.booked_at, h.recorded_at, h.source_mode, h.compensates, u.sku,
-        u.gtin, u.serial, u.lot, u.expiry
+        u.gtin, u.serial, u.lot, u.expiry, s.context
     FROM hops h
     LEFT JOIN sessions s ON s.session_id = h.session_id
     LEFT JOIN units u ON u.unit_id = h.unit_id";
@@ -184,6 +184,14 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
     let from_bin: Option<String> = row.get(10)?;
     let to_bin: Option<String> = row.get(11)?;
     let epc: Option<String> = row.get(9)?;
+    // What the hop's session was opened on (a receive's GRN, a dispatch's
+    // manifest, a count): a scan names it in its session's context, not in
+    // each scan, and a reader of the feed needs it on every hop.
+    let context: serde_json::Value = row
+        .get::<_, Option<String>>(23)?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let named = |name: &str| fact(&facts, name).or_else(|| fact(&context, name));
     Ok(FeedHop {
         hop_id: row.get(0)?,
         site_id: None,
@@ -200,9 +208,9 @@ fn from_row(row: &Row<'_>) -> crate::store::sql::Result<FeedHop> {
         from_bin,
         to_bin,
         variance: fact(&facts, "variance"),
-        grn: fact(&facts, "grn"),
-        manifest: fact(&facts, "manifest"),
-        count_id: fact(&facts, "count_id"),
+        grn: named("grn"),
+        manifest: named("manifest"),
+        count_id: named("count_id"),
         sku: row
             .get::<_, Option<String>>(18)?
             .or_else(|| fact(&facts, "sku")),

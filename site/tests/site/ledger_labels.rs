@@ -634,6 +634,8 @@ async fn receive_of_a_gs1_unit_label_takes_the_sku_of_its_gtin_and_records_lot_a
         (&received["epc"], &received["gtin"], &received["serial"]),
         (&json!("R-1"), &json!(GTIN_2), &json!(null))
     );
+    // The GRN its session was opened on, though the scan named it too.
+    assert_eq!(received["grn"], "G-1", "{received}");
     assert_eq!(
         (&received["lot"], &received["expiry"]),
         (&json!("LOT-7"), &json!("2027-06-30"))
@@ -678,7 +680,8 @@ async fn receive_of_an_unannounced_sgtin_tag_takes_the_sku_of_the_gtin_it_encode
     let mut hh = site.handheld("HH-1").await;
     let items = [
         open(&mut hh, "receive", json!({"grn": "G-1"})),
-        hh.item("scan", json!({"mode": "receive", "grn": "G-1", "epc": epc})),
+        // The GRN is the session's: the scan does not name it.
+        hh.item("scan", json!({"mode": "receive", "epc": epc})),
     ];
     let results = site.sync_ok(&hh, &items).await;
     assert_eq!(results[1]["outcome"], "applied", "{}", results[1]);
@@ -690,4 +693,20 @@ async fn receive_of_an_unannounced_sgtin_tag_takes_the_sku_of_the_gtin_it_encode
     );
     let (_, grn) = site.get("/v1/grns/G-1", &hh.token).await;
     assert_eq!(grn["lines"][0]["received"], 1, "{grn}");
+    // The hop feed names the GRN the unit came in on, from its session.
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", ledger_common::now()))
+        .unwrap();
+    let (_, feed) = site.get("/v1/hops", &admin).await;
+    let received = feed["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hop| hop["kind"] == "RECEIVE")
+        .unwrap();
+    assert_eq!(
+        (&received["epc"], &received["grn"]),
+        (&json!(epc), &json!("G-1"))
+    );
 }
