@@ -535,7 +535,7 @@ fn a_refusal_names_the_first_bad_field_then_the_first_missing_one() {
         (json!({"type": "reference_get", "kind": "bin"}), "reference_get: missing field `id`"),
         (json!({"type": "reference_list"}), "reference_list: missing field `kind`"),
         (json!({"type": "refresh_unit"}), "refresh_unit: missing field `epc`"),
-        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`"),
+        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`, `read_label`"),
     ];
     let wrong: Vec<String> = cases
         .iter()
@@ -649,7 +649,7 @@ fn a_bad_message_is_refused_naming_the_field() {
              `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, \
              `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, \
              `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, \
-             `refresh_unit`",
+             `refresh_unit`, `read_label`",
         ),
     ] {
         assert_eq!(read(message), Err(QueueError::BadMessage(line.into())));
