@@ -122,6 +122,8 @@ test('GS1 labels in put-away, receive, dispatch verify and find match the ledger
     await page.waitForFunction(() => document.getElementById('scan-refused').textContent === '1');
     const status = await page.textContent('#scan-status');
     assert.match(status, /check digit of \(01\) 09521101530002 should be 1/, status);
+    // The row is drawn after the dock's count moves: wait for it.
+    await page.waitForSelector('#results li[data-kind="refused"] .code');
     const refusedCode = await page.$eval('#results li[data-kind="refused"] .code', (small) => small.textContent);
     assert.equal(refusedCode, 'label_check_digit', 'the code in small print');
     assert.equal((await allItems(page)).length, before, 'a refused label is not queued');
