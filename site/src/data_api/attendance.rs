@@ -4,15 +4,15 @@
 //! (every terminal's, as a spreadsheet opens them). The records are the
 //! ledger's ([`crate::ledger::attendance`]), each once.
 
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
 use stockhop::wire::codes as wire_codes;
 
+use super::hops::{csv_line, csv_response};
 use crate::api::caller::AdminCaller;
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::attendance::{self, Cursor, HeldRecord, DEFAULT_RECORDS_PAGE, MAX_RECORDS_PAGE};
@@ -244,19 +244,7 @@ pub async fn csv(
             })
         }
     });
-    let header = futures_util::stream::once(async move { Ok(header_row) });
-    let body = futures_util::StreamExt::chain(header, steps);
-    let body = futures_util::StreamExt::map(body, |chunk: Result<Vec<u8>, AppError>| {
-        chunk.map_err(|err| std::io::Error::other(err.to_string()))
-    });
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        Body::from_stream(body),
-    )
-        .into_response())
+    Ok(csv_response(header_row, steps))
 }
 
 /// A record as a CSV record in [`CSV_COLUMNS`] order, every cell inert.
@@ -270,14 +258,4 @@ fn csv_record(held: &HeldRecord) -> Vec<String> {
         inert(record.verify.as_deref().unwrap_or_default()),
         record.recorded_at.to_string(),
     ]
-}
-
-fn csv_line(record: impl IntoIterator<Item = String>) -> Result<Vec<u8>, AppError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record(record)
-        .map_err(|err| AppError::Internal(err.to_string()))?;
-    writer
-        .into_inner()
-        .map_err(|err| AppError::Internal(err.to_string()))
 }

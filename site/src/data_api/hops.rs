@@ -186,22 +186,32 @@ pub async fn csv(
             })
         }
     });
+    Ok(csv_response(header_row, steps))
+}
+
+/// A CSV export's answer: its header row, then the lines each step of
+/// `steps` gives, streamed as they are read (the hop and attendance
+/// exports share it).
+pub(super) fn csv_response(
+    header_row: Vec<u8>,
+    steps: impl futures_util::Stream<Item = Result<Vec<u8>, AppError>> + Send + 'static,
+) -> Response {
     let header = futures_util::stream::once(async move { Ok(header_row) });
     let body = futures_util::StreamExt::chain(header, steps);
     let body = futures_util::StreamExt::map(body, |chunk: Result<Vec<u8>, AppError>| {
         chunk.map_err(|err| std::io::Error::other(err.to_string()))
     });
-    Ok((
+    (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
         ],
         Body::from_stream(body),
     )
-        .into_response())
+        .into_response()
 }
 
-fn csv_line(record: impl IntoIterator<Item = String>) -> Result<Vec<u8>, AppError> {
+pub(super) fn csv_line(record: impl IntoIterator<Item = String>) -> Result<Vec<u8>, AppError> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer
         .write_record(record)
