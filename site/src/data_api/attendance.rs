@@ -5,14 +5,12 @@
 //! ledger's ([`crate::ledger::attendance`]), each once.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use stockhop::time::UnixMs;
-use stockhop::wire::codes as wire_codes;
 
-use super::hops::{csv_line, csv_response};
+use super::hops::{csv_line, csv_response, malformed, period};
 use crate::api::caller::AdminCaller;
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::attendance::{self, Cursor, HeldRecord, DEFAULT_RECORDS_PAGE, MAX_RECORDS_PAGE};
@@ -28,14 +26,6 @@ pub const CSV_COLUMNS: &[&str] = &[
     "verify",
     "recorded_at",
 ];
-
-fn malformed(message: impl Into<String>) -> AppError {
-    AppError::client(
-        StatusCode::BAD_REQUEST,
-        wire_codes::MALFORMED_REQUEST,
-        message,
-    )
-}
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -102,31 +92,6 @@ fn as_record(held: &HeldRecord) -> AttendanceRecord {
         verify,
         recorded_at: held.recorded_at,
     }
-}
-
-/// The period `from`..`to`, checked: both RFC 3339, `to` after `from`.
-fn period(from: Option<&str>, to: Option<&str>) -> Result<(UnixMs, UnixMs), AppError> {
-    let instant = |name: &str, text: Option<&str>| {
-        let text = text.ok_or_else(|| {
-            malformed(format!(
-                "{name} is required: the period is from=…&to=…, each an RFC 3339 instant"
-            ))
-        })?;
-        UnixMs::parse_rfc3339(text).map_err(|err| {
-            let plus = if text.contains(' ') {
-                "; a + in a query string is read as a space: write an offset's + as %2B"
-            } else {
-                ""
-            };
-            malformed(format!("{name} is not an RFC 3339 instant: {err}{plus}"))
-        })
-    };
-    let from = instant("from", from)?;
-    let to = instant("to", to)?;
-    if to <= from {
-        return Err(malformed("to must be after from"));
-    }
-    Ok((from, to))
 }
 
 /// A terminal's attendance records of a period, in capture order, a page

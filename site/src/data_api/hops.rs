@@ -18,7 +18,7 @@ use crate::ledger::hop_feed::{self, FeedHop, FeedPage, DEFAULT_FEED_HOPS, MAX_FE
 use crate::ledger::LedgerError;
 use crate::state::AppState;
 
-fn malformed(message: impl Into<String>) -> AppError {
+pub(super) fn malformed(message: impl Into<String>) -> AppError {
     AppError::client(
         StatusCode::BAD_REQUEST,
         wire_codes::MALFORMED_REQUEST,
@@ -130,28 +130,7 @@ pub async fn csv(
 ) -> Result<Response, AppError> {
     // Checked here rather than by the query's extractor, so a missing
     // bound gets the same JSON error as a bad one.
-    let instant = |name: &str, text: Option<&str>| {
-        let text = text.ok_or_else(|| {
-            malformed(format!(
-                "{name} is required: the period is from=…&to=…, each an RFC 3339 instant"
-            ))
-        })?;
-        UnixMs::parse_rfc3339(text).map_err(|err| {
-            // `+01:00` in a URL reads as ` 01:00`: a query string's `+` is
-            // a space.
-            let plus = if text.contains(' ') {
-                "; a + in a query string is read as a space: write an offset's + as %2B"
-            } else {
-                ""
-            };
-            malformed(format!("{name} is not an RFC 3339 instant: {err}{plus}"))
-        })
-    };
-    let from = instant("from", query.from.as_deref())?;
-    let to = instant("to", query.to.as_deref())?;
-    if to <= from {
-        return Err(malformed("to must be after from"));
-    }
+    let (from, to) = period(query.from.as_deref(), query.to.as_deref())?;
     let central = central(&state);
     let db = state.db.clone();
     let header_row = csv_line(hop_feed::CSV_COLUMNS.iter().map(|c| c.to_string()))?;
@@ -187,6 +166,33 @@ pub async fn csv(
         }
     });
     Ok(csv_response(header_row, steps))
+}
+
+/// The period `from`..`to`, checked: both RFC 3339, `to` after `from`.
+pub(super) fn period(from: Option<&str>, to: Option<&str>) -> Result<(UnixMs, UnixMs), AppError> {
+    let instant = |name: &str, text: Option<&str>| {
+        let text = text.ok_or_else(|| {
+            malformed(format!(
+                "{name} is required: the period is from=…&to=…, each an RFC 3339 instant"
+            ))
+        })?;
+        UnixMs::parse_rfc3339(text).map_err(|err| {
+            // `+01:00` in a URL reads as ` 01:00`: a query string's `+` is
+            // a space.
+            let plus = if text.contains(' ') {
+                "; a + in a query string is read as a space: write an offset's + as %2B"
+            } else {
+                ""
+            };
+            malformed(format!("{name} is not an RFC 3339 instant: {err}{plus}"))
+        })
+    };
+    let from = instant("from", from)?;
+    let to = instant("to", to)?;
+    if to <= from {
+        return Err(malformed("to must be after from"));
+    }
+    Ok((from, to))
 }
 
 /// A CSV export's answer: its header row, then the lines each step of
