@@ -7,6 +7,7 @@
 //! verify it, and each path's items a second; asserts nothing.
 //!
 //! `cargo bench -p stockhop-site --profile site --bench rescue`
+//! (`STOCKHOP_BENCH_QUICK=1`: 1,000 scans, sessions of 100)
 
 use std::time::Instant;
 
@@ -17,15 +18,22 @@ use stockhop::wire::{Command, SyncItem, MAX_ITEMS_PER_REQUEST};
 use stockhop_site::ledger::{self, devices::Profile, import, sync};
 use stockhop_site::store::db::Db;
 
-/// Scans in the run: the figure.
-const SCANS: usize = 10_000;
+mod support;
+
+/// Scans in the run: the figure (a tenth in the quick mode).
+fn scans() -> usize {
+    support::scaled(10_000, 1_000)
+}
+
 /// Scans a session: a shift's worth of put-aways before the operator
-/// closes it.
-const SCANS_A_SESSION: usize = 1_000;
+/// closes it (a tenth in the quick mode).
+fn scans_a_session() -> usize {
+    support::scaled(1_000, 100)
+}
 
 fn fresh(dir: &std::path::Path) -> (Db, String) {
     let db = stockhop_site::site::open_or_make(dir, None).unwrap();
-    let units: String = (0..SCANS)
+    let units: String = (0..scans())
         .map(|i| format!("EPC-{i},,SKU-1,new,\n"))
         .collect();
     for (kind, name, text) in [
@@ -55,9 +63,9 @@ fn fresh(dir: &std::path::Path) -> (Db, String) {
 
 fn items(at: UnixMs) -> Vec<SyncItem> {
     let mut items = Vec::new();
-    for (s, epcs) in (0..SCANS)
+    for (s, epcs) in (0..scans())
         .collect::<Vec<_>>()
-        .chunks(SCANS_A_SESSION)
+        .chunks(scans_a_session())
         .enumerate()
     {
         let session = *IdempotencyKey::mint().unwrap().as_uuid();
@@ -91,6 +99,7 @@ fn items(at: UnixMs) -> Vec<SyncItem> {
 }
 
 fn main() {
+    support::announce("rescue");
     let at = UnixMs(ledger::wall_clock().0 - 3_600_000);
     let items = items(at);
 
@@ -147,24 +156,23 @@ fn main() {
     assert_eq!(counts.replayed as usize, items.len(), "{counts:?}");
 
     let n = items.len() as f64;
-    println!("rescue file: {} items, {} bytes ({:.0} B an item); written in {write_ms:.1} ms, read and verified in {read_ms:.1} ms", items.len(), file.len(), file.len() as f64 / n);
-    println!("{:<28}{:>12}{:>12}", "path", "seconds", "items/s");
     println!(
-        "{:<28}{:>12.2}{:>12.0}",
-        "sync, requests of 50",
-        sync_s,
-        n / sync_s
+        "rescue file: {} items, {} bytes ({:.0} B an item); written in {write_ms:.1} ms, read and verified in {read_ms:.1} ms",
+        items.len(),
+        file.len(),
+        file.len() as f64 / n
     );
+    println!();
     println!(
-        "{:<28}{:>12.2}{:>12.0}",
-        "rescue import",
-        import_s,
-        n / import_s
+        "| {:<44} | {:>9} | {:>9} |",
+        "path (SQLite WAL, synchronous=FULL)", "seconds", "items/s"
     );
-    println!(
-        "{:<28}{:>12.2}{:>12.0}",
-        "rescue import again",
-        again_s,
-        n / again_s
-    );
+    println!("|{:-<46}|{:->11}|{:->11}|", "", "", "");
+    for (path, seconds) in [
+        ("baseline: the device's sync, requests of 50", sync_s),
+        ("rescue import", import_s),
+        ("rescue import again (every item replayed)", again_s),
+    ] {
+        println!("| {path:<44} | {seconds:>9.2} | {:>9.0} |", n / seconds);
+    }
 }
