@@ -103,6 +103,7 @@
 // and the blocking alert.
 
 import { $, show } from './app/dom.js';
+import { msg, t } from './app/l10n.js';
 import * as bar from './app/bar.js';
 import * as constants from './app/constants.js';
 import * as dialogs from './app/dialogs.js';
@@ -140,9 +141,9 @@ const HEALTH_OFFLINE_EVERY_MS = 1000;
 // out when due (the worker decides; the shortest profile period is 60 s).
 const WAKE_EVERY_MS = 60 * 1000;
 /** The scan field's words while the page starts: what is scanned now is not lost. */
-const STARTING_PLACEHOLDER = 'starting: scans are kept';
+const STARTING_PLACEHOLDER = msg('starting-placeholder');
 /** The picker's words while the page starts, before the worker has said what it holds. */
-const STARTING_WORDS = 'Starting: what is scanned now is kept and read in a moment.';
+const STARTING_WORDS = msg('starting-words');
 
 function wire() {
   setup.wire();
@@ -199,7 +200,7 @@ function firstScreen() {
   if (state.session()) return;
   if (localStorage.getItem(TOKEN_KEY)) {
     go('picker');
-    show('picker-status', STARTING_WORDS);
+    show('picker-status', t(STARTING_WORDS));
   } else {
     go('setup');
   }
@@ -211,12 +212,12 @@ async function start() {
     // Browsers run service workers only over HTTPS (or on the site machine
     // itself): without one there is no offline queue.
     $('worker-status').hidden = false;
-    show('worker-status', 'Not secure: open this site over https:// (trust the site CA from /trust.html first).', 'error');
+    show('worker-status', t('worker-not-secure'), 'error');
     return;
   }
   if (!('serviceWorker' in navigator)) {
     $('worker-status').hidden = false;
-    show('worker-status', 'No service worker support: scans cannot be kept offline.', 'error');
+    show('worker-status', t('worker-no-support'), 'error');
     return;
   }
   // Scans typed from here on are held until the page has started
@@ -224,14 +225,14 @@ async function start() {
   // rather than a disabled one that would.
   const input = $('scan-input');
   const placeholder = input.placeholder;
-  input.placeholder = STARTING_PLACEHOLDER;
+  input.placeholder = t(STARTING_PLACEHOLDER);
   wire();
   const constantsRead = constants.load();
   firstScreen();
   release.listen();
   await navigator.serviceWorker.register('/sw.js', { type: 'module' });
   await worker();
-  $('worker-status').textContent = 'ready';
+  $('worker-status').textContent = t('worker-ready');
   window.stockhop = { ask };
   labels.setup({
     get: siteGet,

@@ -15,6 +15,7 @@
 //   #results li[data-key] .label[data-job-state="waiting"|"pending"|"sending"|"printed"|
 //     "refused"|"in_doubt"|"dismissed"][data-reason] (the scan's label, in words)
 
+import { locale, msg, t } from './app/l10n.js';
 import { signal } from './signal.js';
 
 /** How often an unsettled label is read again while the receive screen waits on it. */
@@ -31,10 +32,10 @@ const SETTLED = ['printed', 'refused', 'in_doubt', 'dismissed'];
 const NEVER_APPLIED = ['rejected', 'blocked', 'voided'];
 
 const FAULT_WORDS = {
-  paper_out: 'paper out',
-  head_open: 'head open',
-  ribbon_out: 'ribbon out',
-  paused: 'paused',
+  paper_out: msg('printer-paper-out'),
+  head_open: msg('printer-head-open'),
+  ribbon_out: msg('printer-ribbon-out'),
+  paused: msg('printer-paused'),
 };
 
 let hooks = null;
@@ -116,40 +117,41 @@ function poll() {
 
 function printerTrouble(printer) {
   if (!printer) return null;
-  if (printer.offline) return `printer ${printer.printer_id} is offline`;
-  if (printer.last_error) return `the site could not reach printer ${printer.printer_id} at its last visit`;
+  if (printer.offline) return t('printer-offline', { printer: printer.printer_id });
+  if (printer.last_error) return t('printer-unreached', { printer: printer.printer_id });
   if (printer.faults && printer.faults.length) {
-    return `printer ${printer.printer_id}: ${printer.faults.map((f) => FAULT_WORDS[f] || f).join(', ')}`;
+    const faults = new Intl.ListFormat(locale(), { style: 'short', type: 'unit' }).format(printer.faults.map((f) => (FAULT_WORDS[f] ? t(FAULT_WORDS[f]) : f)));
+    return t('printer-faults', { printer: printer.printer_id, faults });
   }
   return null;
 }
 
 /** What a label's job came to, in words: {state, text, kind}. */
 export function words(view, epc) {
-  if (!view) return { state: 'waiting', text: 'Label: asked of the station\'s printer once the site has this scan', kind: '' };
+  if (!view) return { state: 'waiting', text: t('label-waiting'), kind: '' };
   const { job, printer } = view;
   const at = job.printer_id;
   switch (job.state) {
     case 'pending': {
       const trouble = printerTrouble(printer);
       return trouble
-        ? { state: 'pending', text: `Label waits: ${trouble}. It prints once, when the printer is back; no ENCODE until the tag reads back.`, kind: 'warn' }
-        : { state: 'pending', text: `Label queued at ${at}.`, kind: '' };
+        ? { state: 'pending', text: t('label-waits', { trouble }), kind: 'warn' }
+        : { state: 'pending', text: t('label-queued', { printer: at }), kind: '' };
     }
     case 'sending':
-      return { state: 'sending', text: `Printing and encoding at ${at}…`, kind: '' };
+      return { state: 'sending', text: t('label-printing', { printer: at }), kind: '' };
     case 'printed':
-      return { state: 'printed', text: `Tag written and read back at ${at}: ENCODE recorded.`, kind: 'ok' };
+      return { state: 'printed', text: t('label-printed', { printer: at }), kind: 'ok' };
     case 'refused':
       return job.reason === 'void_tag'
-        ? { state: 'refused', text: `Void tag at ${at}: nothing read back, so no ENCODE. Set the label aside: a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' }
-        : { state: 'refused', text: `Tag read back wrong at ${at}: wrote ${job.subject || epc}, read ${job.read_back || 'something else'}; no ENCODE. Set the label aside: a supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
+        ? { state: 'refused', text: t('label-void', { printer: at }), kind: 'error' }
+        : { state: 'refused', text: job.read_back ? t('label-read-wrong', { printer: at, wrote: job.subject || epc, read: job.read_back }) : t('label-read-other', { printer: at, wrote: job.subject || epc }), kind: 'error' };
     case 'in_doubt':
-      return { state: 'in_doubt', text: `${at} did not answer for this label: it may have printed, and no ENCODE is recorded. A supervisor decides on the site's view (reprint or dismiss).`, kind: 'error' };
+      return { state: 'in_doubt', text: t('label-in-doubt', { printer: at }), kind: 'error' };
     case 'dismissed':
-      return { state: 'dismissed', text: 'Label dismissed on the site\'s view: no ENCODE recorded.', kind: 'warn' };
+      return { state: 'dismissed', text: t('label-dismissed'), kind: 'warn' };
     default:
-      return { state: job.state, text: `Label at ${at}: ${job.state}.`, kind: '' };
+      return { state: job.state, text: t('label-state', { printer: at, state: job.state }), kind: '' };
   }
 }
 
@@ -169,10 +171,10 @@ export function note(el, key) {
 export function stationLine(el) {
   if (Date.now() - stationReadAt > STATION_POLL_MS) loadStation();
   if (station === undefined) {
-    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'unknown' }, text: 'Station printer: not read yet (the site has not answered).' });
+    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'unknown' }, text: t('station-unread') });
   }
   if (station === null) {
-    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'none' }, text: 'No printer is set for this station: this handheld writes the tags itself.' });
+    return el('p', { id: 'station-printer', class: 'status muted', dataset: { state: 'none' }, text: t('station-none') });
   }
   const trouble = printerTrouble(station);
   const state = station.offline ? 'offline' : trouble ? 'fault' : 'ready';
@@ -181,7 +183,7 @@ export function stationLine(el) {
     class: `status ${trouble ? 'warn' : ''}`.trim(),
     dataset: { state, printer: station.printer_id },
     text: trouble
-      ? `Labels print and encode at ${station.printer_id}, but ${trouble}: labels wait there and print once it is back.`
-      : `Labels print and encode at ${station.printer_id}: each tag is read back before its ENCODE is recorded.`,
+      ? t('station-trouble', { printer: station.printer_id, trouble })
+      : t('station-ready', { printer: station.printer_id }),
   });
 }

@@ -36,6 +36,8 @@
 // body[data-handover="quiet"|"asking"|"taking-over"|"refused"] (the last
 // hand-over's stage, for the site engineer reading a stuck page).
 
+import { t } from './app/l10n.js';
+
 const $ = (id) => document.getElementById(id);
 
 /** This page's build, as the site served it. */
@@ -197,10 +199,9 @@ function stopped(error) {
 /** Plain words for a worker that does not capture. */
 function stopText(error) {
   if (error.code === 'SCHEMA_NEWER') {
-    return 'Capture stopped: this handheld holds scans from a newer release than the site serves now. '
-      + 'Nothing queued is lost. Ask the site to serve the newer release again.';
+    return t('release-schema-newer');
   }
-  return `Capture stopped: the app did not start (${error.code}: ${error.message}). Nothing queued is lost.`;
+  return t('release-stopped', { code: error.code, message: error.message });
 }
 
 /** Compares this page's build with the worker's; reloads or says why not. */
@@ -228,7 +229,7 @@ async function agree() {
   const pair = `${build}>${reply.build}`;
   if (sessionStorage.getItem(RELOADED_KEY) === pair) {
     document.body.dataset.release = 'ready';
-    show('ready', `Update ready: build ${reply.build}. Reload between scans.`);
+    show('ready', t('release-ready', { build: reply.build }));
     return;
   }
   await reloadWhenQuiet(pair);
@@ -259,7 +260,7 @@ async function quiet() {
 async function reloadWhenQuiet(pair) {
   handingOver = true;
   document.body.dataset.release = 'updating';
-  show('updating', 'Updating the app between scans…');
+  show('updating', t('release-updating'));
   await quiet();
   sessionStorage.setItem(RELOADED_KEY, pair);
   sessionStorage.setItem(HELD_KEY, JSON.stringify(held));
@@ -288,7 +289,7 @@ function onWorkerMessage(event) {
     if (!running || message.build === running || message.build === build) {
       stopped(message.error);
     } else {
-      show('ready', `Update ${message.build} did not install (${message.error.code}); this handheld stays on build ${running}.`);
+      show('ready', t('release-failed', { build: message.build, code: message.error.code, running }));
       $('release-reload').hidden = true;
     }
   }
@@ -299,7 +300,7 @@ async function offerTakeOver(worker) {
   if (handingOver || !worker) return;
   handingOver = true;
   document.body.dataset.release = 'updating';
-  show('updating', 'Updating the app between scans…');
+  show('updating', t('release-updating'));
   // The new worker takes over by itself once it has waited long enough for
   // a page: that may happen while this page waits for quiet.
   let took = false;

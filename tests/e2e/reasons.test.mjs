@@ -1,14 +1,17 @@
-// The handheld's words for the ledger's answers (www/reasons.js) against
-// the ledger: every rejection reason the core defines (src/reason.rs, the
-// one list the ledger answers from) and every code a single item can get
-// is worded exactly as docs/design.md §5.4 words it, and the table words
-// nothing the ledger never answers (a reason, or a code of
-// `stockhop::wire::codes` or the ledger's `codes`).
+// The handheld's words for the ledger's answers (the `reason-<code>`
+// messages of www/locales/en/shell.ftl, which www/reasons.js names)
+// against the ledger: every rejection reason the core defines
+// (src/reason.rs, the one list the ledger answers from) and every code a
+// single item can get is worded exactly as docs/design.md §5.4 words it,
+// and the catalogue words nothing the ledger never answers (a reason, or a
+// code of `stockhop::wire::codes` or the ledger's `codes`). Every other
+// locale has the same messages (tests/e2e/locales.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FluentBundle, FluentResource } from '@fluent/bundle';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -48,8 +51,30 @@ function documented(marker, skip) {
   return table;
 }
 
+/** The English catalogue's reason messages but the general ones (`general`): code → {words, next}; and `words(id)`. */
+function catalogued(general) {
+  const bundle = new FluentBundle('en', { useIsolating: false });
+  const errors = bundle.addResource(new FluentResource(readFileSync(join(root, 'www', 'locales', 'en', 'shell.ftl'), 'utf8')));
+  assert.deepEqual(errors, [], 'the English catalogue parses');
+  const text = readFileSync(join(root, 'www', 'locales', 'en', 'shell.ftl'), 'utf8');
+  const words = (id) => {
+    const message = bundle.getMessage(id);
+    return { words: bundle.formatPattern(message.value), next: bundle.formatPattern(message.attributes.next) };
+  };
+  const table = {};
+  for (const m of text.matchAll(/^reason-([A-Za-z_]+) =/gm)) {
+    if (!general.includes(`reason-${m[1]}`)) table[m[1]] = words(`reason-${m[1]}`);
+  }
+  return { table, words };
+}
+
 test('every reason the ledger answers has the documented words and next step on the handheld, and the table invents none', async () => {
-  const { REASONS, explain } = await import(join(root, 'www', 'reasons.js'));
+  const { reasonMessage, REFUSED_AS_SENT, WAITING_BEHIND, REFUSED_OTHER } = await import(join(root, 'www', 'reasons.js'));
+  const { table: REASONS, words } = catalogued([REFUSED_AS_SENT, WAITING_BEHIND, REFUSED_OTHER]);
+  const explain = (reason) => {
+    const message = reasonMessage(reason);
+    return { code: message.code, ...(REASONS[message.id.slice('reason-'.length)] || words(message.fallback)) };
+  };
   const core = readFileSync(join(root, 'src', 'reason.rs'), 'utf8');
   const reasons = new Set([...core.matchAll(/^pub const [A-Z_]+: &str = "([a-z_]+)";/gm)].map((m) => m[1]));
   const codes = new Set([...constantsOf(rustFiles(join(root, 'src')), 'codes'), ...constantsOf(rustFiles(join(root, 'site', 'src')), 'codes')]);
@@ -71,6 +96,13 @@ test('every reason the ledger answers has the documented words and next step on 
   }
   // A blocked item's reason as the worker keeps it reads through the table too.
   assert.equal(explain('SESSION_CONFLICT (HTTP 409)').words, REASONS.SESSION_CONFLICT.words);
+  assert.equal(explain('SESSION_CONFLICT (HTTP 409)').code, 'SESSION_CONFLICT (HTTP 409)');
+  // An answer with no words of its own reads the general ones.
+  assert.equal(reasonMessage('HTTP 403').fallback, REFUSED_AS_SENT);
+  assert.equal(reasonMessage('waiting behind blocked item 7').fallback, WAITING_BEHIND);
+  assert.equal(reasonMessage('SOMETHING_NEW (HTTP 422)').fallback, REFUSED_OTHER);
+  assert.equal(explain('HTTP 403').words, 'The site refused this scan as sent.');
+  assert.equal(reasonMessage(''), null);
   const codesWorded = Object.keys(REASONS).filter((key) => codes.has(key));
   console.log(`reason table: ${Object.keys(REASONS).length} entries: all ${reasons.size} of the ledger's reasons + ${codesWorded.length} blocking codes`);
 });

@@ -4,6 +4,7 @@
 
 import { $, ago } from './dom.js';
 import { on } from './events.js';
+import { locale, t } from './l10n.js';
 import { walkQueue } from './outcomes.js';
 import { readSiteWord, takeReference } from './site.js';
 import * as state from './state.js';
@@ -24,30 +25,33 @@ export function renderBar() {
   const refused = state.refused();
   const net = $('net-status');
   net.dataset.net = refused ? 'refused' : online == null ? 'unknown' : online ? 'online' : 'offline';
-  net.textContent = refused ? 'Not allowed' : online == null ? (state.device().siteUrl ? '…' : 'No site') : online ? 'Online' : 'Offline';
+  net.textContent = refused ? t('net-refused') : online == null ? (state.device().siteUrl ? '…' : t('net-no-site')) : online ? t('net-online') : t('net-offline');
   $('bar').dataset.refused = String(refused);
   $('refused-banner').hidden = !refused;
   if (lastCounts) {
-    $('bar-queue').textContent = String(lastCounts.queued + lastCounts.sending);
+    const waiting = lastCounts.queued + lastCounts.sending;
+    $('bar-queue').textContent = String(waiting);
+    $('bar-waiting').textContent = t('bar-waiting', { count: waiting });
     const age = lastCounts.oldest_queued_age_ms;
     const oldest = $('bar-oldest');
-    oldest.textContent = age == null ? '' : `oldest ${ago(age)}`;
+    oldest.textContent = age == null ? '' : t('bar-oldest', { age: ago(age) });
     oldest.dataset.old = String(age != null && age > OLDEST_WARN_MS);
     const attention = lastCounts.blocked + lastCounts.rejected_unacknowledged;
     const flag = $('bar-attention');
     flag.hidden = !attention;
-    flag.textContent = `${attention} to decide`;
+    flag.textContent = t('bar-attention', { count: attention });
   }
   const loading = reference && !reference.complete && reference.loading;
-  $('bar-cache').textContent = loading ? `cache ${reference.units.toLocaleString('en')} units…`
-    : `cache ${reference && reference.age_ms != null ? ago(reference.age_ms) : '–'}`;
+  $('bar-cache').textContent = loading ? t('bar-cache-loading', { units: reference.units })
+    : t('bar-cache', { age: reference && reference.age_ms != null ? ago(reference.age_ms) : t('ago-none') });
   // Its accessible name says what it shows, in the words it shows them
   // (a name that differs from the visible words fails people who speak a
   // control's label to a voice assistant), then what a tap does.
   const figures = ['net-status', 'bar-queue', 'bar-oldest', 'bar-attention', 'bar-cache']
     .filter((id) => !$(id).hidden && $(id).textContent)
-    .map((id) => (id === 'bar-queue' ? `${$(id).textContent} waiting` : $(id).textContent));
-  $('status-bar').setAttribute('aria-label', `${figures.join(', ')}. Opens the queue screen.`);
+    .map((id) => (id === 'bar-queue' ? t('bar-label-waiting', { count: Number($(id).textContent) }) : $(id).textContent));
+  const list = new Intl.ListFormat(locale(), { style: 'short', type: 'unit' }).format(figures);
+  $('status-bar').setAttribute('aria-label', t('bar-label', { figures: list }));
 }
 
 /**
@@ -58,9 +62,7 @@ export function renderBar() {
  */
 export function referenceProgress(status) {
   if (!status || status.complete || !(status.loading || status.units)) return '';
-  const units = status.units.toLocaleString('en');
-  return status.loading ? `Loading reference data: ${units} units so far`
-    : `Reference data: ${units} units so far; the load resumes from there`;
+  return status.loading ? t('reference-loading', { units: status.units }) : t('reference-partial', { units: status.units });
 }
 
 /** Reads the queue's counts, the cache's status and the queue again, and draws the bar. */

@@ -2,6 +2,7 @@
 // instant as its capture time. Its row shows it pending until the worker
 // says it is durable, then kept (or not captured, with why).
 
+import { t } from './l10n.js';
 import { failure, show } from './dom.js';
 import { emit } from './events.js';
 import { addResult, countCaptured, countFailed, refuse, scheduleResults } from './results.js';
@@ -17,13 +18,14 @@ import { signal } from '../signal.js';
 export function capture(body, at, code, note) {
   const session = state.session();
   if (!session.session_id) {
-    refuse(code, 'The session is not open yet.');
+    refuse(code, t('capture-not-open'));
     return Promise.resolve(null);
   }
   const entry = addResult({
     code, text: `${code}…`, kind: 'pending', occurred_at: at, session_id: session.session_id, mode: session.mode, offline: state.online() === false,
   });
-  const shown = body.bin ? ` → ${body.bin}` : '';
+  // The code, and the bin it goes to (put-away), as the rows and the status line show them.
+  const shown = body.bin ? t('capture-to-bin', { code, bin: body.bin }) : code;
   return ask({ type: 'capture', session_id: session.session_id, body, occurred_at: at }).then((reply) => {
     if (reply.ok) {
       countCaptured();
@@ -32,20 +34,20 @@ export function capture(body, at, code, note) {
       entry.key = reply.key;
       entry.seq = reply.client_seq;
       entry.announced = !!note;
-      entry.text = `#${reply.client_seq} ${code}${shown}${note ? ` · ${note}` : ''}`;
+      entry.text = note ? t('capture-row-note', { seq: reply.client_seq, code: shown, note }) : t('capture-row', { seq: reply.client_seq, code: shown });
       if (state.refused()) {
         // Kept, but not on its way: the site refuses this handheld until it is set up again.
-        show('scan-status', `Kept on this device #${reply.client_seq}: ${code}${shown}, NOT sent: this handheld is not allowed on the site`, 'error');
+        show('scan-status', t('capture-kept-held', { seq: reply.client_seq, code: shown }), 'error');
         if (!note) signal('refused');
       } else {
-        show('scan-status', `Kept on this device #${reply.client_seq}: ${code}${shown}`, note ? 'warn' : '');
+        show('scan-status', t('capture-kept', { seq: reply.client_seq, code: shown }), note ? 'warn' : '');
         if (!note) signal('kept');
       }
     } else {
       countFailed();
       entry.kind = 'failed';
-      entry.text = `${code}: NOT captured (${failure(reply)})`;
-      show('scan-status', `NOT captured ${code}: ${failure(reply)}`, 'error');
+      entry.text = t('capture-failed-row', { code, error: failure(reply) });
+      show('scan-status', t('capture-failed', { code, error: failure(reply) }), 'error');
       signal('alert');
     }
     scheduleResults();

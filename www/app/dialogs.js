@@ -4,6 +4,7 @@
 // refusal such as dispatch verify's offline one).
 
 import { $ } from './dom.js';
+import { t } from './l10n.js';
 import { result } from './results.js';
 import { focusScan } from './screens.js';
 import * as state from './state.js';
@@ -11,6 +12,7 @@ import { signal } from '../signal.js';
 
 /**
  * The open question while it is shown: its answers' labels (`yes`, `no`),
+ * `how` (how to answer it, in words: tap No or scan CONFIRM for yes),
  * `answered` (the promise its answer settles) and `settle`.
  */
 let openQuestion = null;
@@ -24,13 +26,13 @@ export function asking() {
 
 /**
  * The open question's answers, for a line that speaks of it, or null:
- * {yes, no, answered}, where `answered` settles once it is answered (a
+ * {yes, no, how, answered}, where `answered` settles once it is answered (a
  * line that spoke of it says something else from then on).
  */
 export function question() {
   if (!openQuestion) return null;
-  const { yes, no, answered } = openQuestion;
-  return { yes, no, answered };
+  const { yes, no, how, answered } = openQuestion;
+  return { yes, no, how, answered };
 }
 
 /** Answers the open question (no-op when none is open). */
@@ -38,8 +40,12 @@ export function answer(yes) {
   if (openQuestion) openQuestion.settle(yes);
 }
 
-/** Asks a yes/no question over the screen; resolves true for yes (a tap, or the CONFIRM barcode). */
-export function confirmBox(title, text, yes, no) {
+/**
+ * Asks a yes/no question over the screen; resolves true for yes (a tap, or
+ * the CONFIRM barcode). `how` says how to answer it, for a scan refused
+ * meanwhile.
+ */
+export function confirmBox(title, text, yes, no, how) {
   $('confirm-title').textContent = title;
   $('confirm-text').textContent = text;
   $('confirm-yes').textContent = yes;
@@ -53,6 +59,7 @@ export function confirmBox(title, text, yes, no) {
   openQuestion = {
     yes,
     no,
+    how,
     answered,
     settle: (yesNo) => {
       openQuestion = null;
@@ -91,7 +98,7 @@ export function acknowledgeAlert() {
     state.saveSession();
   }
   closeAlert();
-  result('confirm', 'Alert acknowledged.', 'ok');
+  result('confirm', t('alert-acknowledged'), 'ok');
   focusScan();
 }
 

@@ -1,6 +1,8 @@
 // Small helpers over the page's elements and values, shared by every
 // module of the handheld app; no state of its own.
 
+import { t } from './l10n.js';
+
 export const $ = (id) => document.getElementById(id);
 
 /** Sets a status line's text and its kind (`error`, `warn` or none). */
@@ -12,7 +14,7 @@ export function show(id, text, kind) {
 
 /** A worker reply's error in words. */
 export function failure(reply) {
-  return reply && reply.error ? `${reply.error.code}: ${reply.error.message}` : 'no reply';
+  return reply && reply.error ? `${reply.error.code}: ${reply.error.message}` : t('no-reply');
 }
 
 /** An element with attributes (`text`, `dataset`, the rest as attributes) and children. */
@@ -39,12 +41,12 @@ export function fill(box, nodes) {
 
 /** A span of milliseconds as the screens say it: `12 s`, `3 min`, `2 h`, `1 d`. */
 export function ago(ms) {
-  if (ms == null) return '–';
+  if (ms == null) return t('ago-none');
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.round(s / 60)} min`;
-  if (s < 86400) return `${Math.round(s / 3600)} h`;
-  return `${Math.round(s / 86400)} d`;
+  if (s < 60) return t('ago-seconds', { n: s });
+  if (s < 3600) return t('ago-minutes', { n: Math.round(s / 60) });
+  if (s < 86400) return t('ago-hours', { n: Math.round(s / 3600) });
+  return t('ago-days', { n: Math.round(s / 86400) });
 }
 
 export function loadJson(key, fallback) {

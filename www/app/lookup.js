@@ -5,6 +5,7 @@
 // mid-shift).
 
 import { withTimeout } from './dom.js';
+import { msg, t } from './l10n.js';
 import { refuse } from './results.js';
 import { askSiteFirst, LOOKUP_WAIT_MS, takeReference } from './site.js';
 import { operatorName } from './operators.js';
@@ -91,26 +92,29 @@ export async function cached(kind, id) {
   return reply.ok ? reply : { row: null };
 }
 
-/** What else a code may be, when it is not what the screen takes: a GRN, a count (a badge is told before a mode sees it: `badgeOf`). */
+/**
+ * What else a code may be, when it is not what the screen takes: a GRN, a
+ * count (a badge is told before a mode sees it: `badgeOf`). `{kind}`, the
+ * selector of the messages that say it (`grn`, `count`), else null.
+ */
 export async function otherKind(code) {
-  for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {
+  for (const kind of ['grn', 'count']) {
     const reply = await ask({ type: 'reference_get', kind, id: code });
-    if (reply.ok && reply.row) return words;
+    if (reply.ok && reply.row) return { kind };
   }
   return null;
 }
 
-/** What a scanned code is when it cannot be a badge (a tag, a bin, a unit's serial, a GRN, a count), else null. */
+/**
+ * What a scanned code is when it cannot be a badge: `{kind}` (`tag`, `bin`,
+ * `grn`, `count`, or `unit` with the unit's `epc` for a unit's serial), else null.
+ */
 export async function notABadge(code) {
-  if (EPC_PATTERN.test(code)) return 'a tag';
-  if (await cachedBin(code)) return 'a bin label';
+  if (EPC_PATTERN.test(code)) return { kind: 'tag' };
+  if (await cachedBin(code)) return { kind: 'bin' };
   const unit = await findCached(code);
-  if (unit.ok && unit.unit) return `the serial of unit ${unit.unit.epc}`;
-  for (const [kind, words] of [['grn', 'a GRN'], ['count', 'a count session']]) {
-    const reply = await ask({ type: 'reference_get', kind, id: code });
-    if (reply.ok && reply.row) return words;
-  }
-  return null;
+  if (unit.ok && unit.unit) return { kind: 'unit', epc: unit.unit.epc };
+  return otherKind(code);
 }
 
 /**
@@ -140,7 +144,7 @@ export async function badgeOf(code) {
 // that take them, and are refused by the others with what they are.
 
 /** What to do after a label the parser refused. */
-const REFUSED_NEXT = 'Nothing of it was used. Scan it again; a label refused twice is misprinted: set the item aside for a new label.';
+const REFUSED_NEXT = msg('label-refused-next');
 
 /** The worker's reading of `code`: {names, text, gtin?, serial?, lot?, expiry?, sscc?, epc?, unit, bin, sku?, …} or {refused}. */
 export function readLabel(code) {
@@ -149,17 +153,17 @@ export function readLabel(code) {
 
 /** Refuses a label that does not parse, naming its AI and what is wrong. */
 export function refuseLabel(code, refused) {
-  return refuse(code, `Not captured: ${refused.message}.`, REFUSED_NEXT, refused.error);
+  return refuse(code, t('label-refused', { why: refused.message }), t(REFUSED_NEXT), refused.error);
 }
 
 /** A label's keys in words: "GTIN 0952… serial 12", "SSCC 1061…", "GTIN 0952… lot AB-1". */
 export function keysOf(label) {
   const parts = [];
-  if (label.sscc) parts.push(`SSCC ${label.sscc}`);
-  if (label.gtin) parts.push(`GTIN ${label.gtin}`);
-  if (label.serial) parts.push(`serial ${label.serial}`);
-  if (label.lot) parts.push(`lot ${label.lot}`);
-  if (label.expiry) parts.push(`expiry ${label.expiry}`);
+  if (label.sscc) parts.push(t('label-sscc', { value: label.sscc }));
+  if (label.gtin) parts.push(t('label-gtin', { value: label.gtin }));
+  if (label.serial) parts.push(t('label-serial', { value: label.serial }));
+  if (label.lot) parts.push(t('label-lot', { value: label.lot }));
+  if (label.expiry) parts.push(t('label-expiry', { value: label.expiry }));
   return parts.join(' ');
 }
 
@@ -185,23 +189,22 @@ async function unitOf(code, label) {
  */
 export async function scanLabel(mode, session, code, label, at) {
   const keys = keysOf(label);
-  const what = keys ? `${label.text} (${keys})` : label.text;
+  const what = keys ? t('label-what', { text: label.text, keys }) : label.text;
   const still = mode.prompt(session)[0];
   switch (label.names) {
     case 'unit': {
       const unit = await unitOf(code, label);
       if (unit.epc) return mode.scan(unit.epc, at, unit.label);
       if (mode.unknownLabel) return mode.unknownLabel(unit.label);
-      return refuse(code, `${what}: no unit has this GTIN and serial, in this device's copy or at the site: not captured.`,
-        'Scan the unit\'s tag instead, or ask a supervisor to import its GTIN and serial.');
+      return refuse(code, t('label-no-unit', { what }), t('label-no-unit-next'));
     }
     case 'pallet':
       if (mode.scanPallet) return mode.scanPallet(label, code, at);
-      return refuse(code, `${what} is a pallet's label: ${mode.title} takes a unit's, not captured.`, `${still}.`);
+      return refuse(code, t('label-pallet', { what, mode: t(mode.title) }), t('scan-prompt-again', { prompt: still }));
     case 'sku_lot':
       if (mode.scanSkuLot) return mode.scanSkuLot(label, code, at);
-      return refuse(code, `${what} names a SKU and lot, not one unit: not captured.`, `${still}: the unit's own label or tag.`);
+      return refuse(code, t('label-sku-lot', { what }), t('label-sku-lot-next', { prompt: still }));
     default:
-      return refuse(code, `${what} names no unit, pallet or lot: not captured.`, `${still}.`);
+      return refuse(code, t('label-nothing', { what }), t('scan-prompt-again', { prompt: still }));
   }
 }

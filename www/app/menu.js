@@ -4,6 +4,7 @@
 
 import { $, ago, el, failure, show } from './dom.js';
 import { referenceProgress } from './bar.js';
+import { t } from './l10n.js';
 import { closeSession } from './picker.js';
 import { back, go, onShow } from './screens.js';
 import { forgetReference, loadReference } from './site.js';
@@ -17,22 +18,33 @@ function renderMenu() {
   const reference = state.reference();
   const { siteUrl, deviceId } = state.device();
   const d = reference && reference.device;
-  show('menu-device', deviceId ? `${deviceId}${d ? ` · ${d.profile}${d.encode ? ' · encodes' : ''}` : ''} → ${siteUrl}` : 'Not set up.');
-  show('menu-reference', referenceProgress(reference) || (reference
-    ? `Reference copy: ${reference.units} units, ${reference.bins} bins, ${reference.grns} GRNs, ${reference.counts} counts; ${reference.refreshed_at ? `${ago(reference.age_ms)} old` : 'never complete'}${reference.loading ? ' (loading)' : ''}`
-    : 'Reference copy: –'));
+  const device = { device: deviceId, profile: d && d.profile, site: siteUrl };
+  show('menu-device', !deviceId ? t('menu-not-set-up')
+    : !d ? t('menu-device', device)
+      : d.encode ? t('menu-device-encodes', device) : t('menu-device-profile', device));
+  show('menu-reference', referenceProgress(reference) || (reference ? referenceCopy(reference) : t('menu-reference-none')));
   $('menu-switch').disabled = !state.session();
   renderSettings();
   storage();
 }
 
+/** The reference copy's figures and age, in words. */
+function referenceCopy(reference) {
+  const figures = { units: reference.units, bins: reference.bins, grns: reference.grns, counts: reference.counts };
+  if (reference.refreshed_at) {
+    const aged = { ...figures, age: ago(reference.age_ms) };
+    return reference.loading ? t('menu-reference-loading', aged) : t('menu-reference', aged);
+  }
+  return reference.loading ? t('menu-reference-never-loading', figures) : t('menu-reference-never', figures);
+}
+
 function renderSettings() {
   const on = signalsOn();
   $('menu-signals').setAttribute('aria-pressed', String(on));
-  $('menu-signals').textContent = `Sound and vibration: ${on ? 'on' : 'off'}`;
+  $('menu-signals').textContent = on ? t('menu-signals-on') : t('menu-signals-off');
   const minutes = idleMinutes();
   const choices = IDLE_CHOICES_MIN.includes(minutes) ? IDLE_CHOICES_MIN : [...IDLE_CHOICES_MIN, minutes].sort((a, b) => a - b);
-  $('menu-idle').replaceChildren(...choices.map((m) => el('option', { value: String(m), selected: m === minutes, text: m < 60 ? `${m} min` : `${m / 60} h` })));
+  $('menu-idle').replaceChildren(...choices.map((m) => el('option', { value: String(m), selected: m === minutes, text: m < 60 ? t('menu-idle-minutes', { n: m }) : t('menu-idle-hours', { n: m / 60 }) })));
 }
 
 export function wire() {
@@ -52,7 +64,7 @@ export function wire() {
   $('menu-switch').addEventListener('click', closeSession);
   $('menu-refresh').addEventListener('click', async () => {
     const reply = await ask({ type: 'reference_refresh' });
-    show('menu-reference', reply.ok ? 'Reference data read.' : failure(reply), reply.ok ? '' : 'error');
+    show('menu-reference', reply.ok ? t('menu-reference-read') : failure(reply), reply.ok ? '' : 'error');
     if (reply.ok) {
       forgetReference();
       await loadReference(false);

@@ -5,6 +5,7 @@
 
 import { $, el, show } from './dom.js';
 import { on } from './events.js';
+import { t } from './l10n.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
 import { renderResults, rowOf, toggleExpanded } from './results.js';
@@ -21,10 +22,10 @@ export function renderMode() {
   const view = $('screen-mode');
   view.dataset.mode = session.mode;
   view.dataset.open = String(!!session.session_id || !!mode.readOnly);
-  $('mode-title').textContent = mode.title;
+  $('mode-title').textContent = t(mode.title);
   $('session-status').textContent = session.session_id
-    ? `Open: ${operatorLabel(session.operator_id)} · ${session.session_id.slice(0, 8)}`
-    : mode.readOnly ? `${operatorLabel(session.operator_id)} · read only` : 'Not open yet';
+    ? t('session-open', { operator: operatorLabel(session.operator_id), session: session.session_id.slice(0, 8) })
+    : mode.readOnly ? t('session-read-only', { operator: operatorLabel(session.operator_id) }) : t('session-not-open');
   $('mode-needs').replaceChildren(...mode.needs(session).map((n) => el('li', { dataset: { need: n.need, met: String(n.met) }, text: n.label })));
   const [big, small] = mode.prompt(session);
   // A code (a bin, a GRN) is never broken across lines.
@@ -33,8 +34,8 @@ export function renderMode() {
   const binLine = $('scan-bin');
   binLine.hidden = !mode.showsBin;
   if (!binLine.hidden) {
-    if (session.bin) show('scan-bin', `Bin ${session.bin}: scan its units`);
-    else show('scan-bin', 'Scan a bin label first.', 'warn');
+    if (session.bin) show('scan-bin', t('scan-bin-units', { bin: session.bin }));
+    else show('scan-bin', t('scan-bin-first'), 'warn');
   }
   $('session-close').disabled = !session.session_id;
   if (mode.rendering) mode.rendering();

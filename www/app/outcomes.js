@@ -12,7 +12,7 @@ import { focusScan } from './screens.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
 import * as release from '../release.js';
-import { explain } from '../reasons.js';
+import { explain, t } from './l10n.js';
 import { signal } from '../signal.js';
 
 /**
@@ -116,7 +116,7 @@ function takeOutcomes(items) {
     }
     const newest = fresh[fresh.length - 1];
     const why = explain(newest.reason);
-    if (why && state.screen() === 'mode') show('scan-status', `Refused #${newest.client_seq}: ${why.words}`, 'error');
+    if (why && state.screen() === 'mode') show('scan-status', t('outcome-refused-seq', { seq: newest.client_seq, words: why.words }), 'error');
   }
   if (rowsChanged) {
     scheduleResults();
@@ -153,8 +153,8 @@ function renderLateBanner() {
   const first = explain(lateRefusals[0].reason);
   const n = lateRefusals.length;
   $('late-text').replaceChildren(
-    el('strong', { text: `${n} scan${n === 1 ? '' : 's'} refused by the site after ${n === 1 ? 'it was' : 'they were'} kept here.` }), ' ',
-    el('span', { text: first ? `${first.words} ${first.next}` : '' }), ' ',
+    el('strong', { text: t('late-refused', { count: n }) }), ' ',
+    el('span', { text: first ? t('reason-words-next', { words: first.words, next: first.next }) : '' }), ' ',
     first ? el('small', { class: 'code', text: first.code }) : '');
 }
 

@@ -8,6 +8,7 @@ import { closeAlert, notice } from './dialogs.js';
 import { scheduleBar } from './bar.js';
 import { walkQueue } from './outcomes.js';
 import { on } from './events.js';
+import { msg, t } from './l10n.js';
 import { operatorName } from './operators.js';
 import { clearRows, refuse } from './results.js';
 import { go, onShow } from './screens.js';
@@ -17,7 +18,7 @@ import { current, MODE_ORDER, MODES, resetAll } from './modes/index.js';
 import { signal } from '../signal.js';
 
 /** What the picker says when the site closed the session that was open here. */
-export const SESSION_CLOSED_WORDS = 'A supervisor closed this session at the site. Nothing scanned after that counts: scan your badge to start again.';
+export const SESSION_CLOSED_WORDS = msg('picker-session-closed');
 
 /** Why the picker shows: the site closed the session (cleared once a badge is scanned). */
 let closedBySite = false;
@@ -31,9 +32,15 @@ function summary(session, mode) {
   const undone = ofSession.filter((item) => item.command === 'undo' && item.state === 'done').length;
   const what = Object.values(session.context || {}).join(' ');
   const by = (...states) => items.filter((item) => states.includes(item.state)).length;
-  const n = items.length;
-  const parts = [`${by('done')} applied`, ...(undone ? [`${undone} of them undone`] : []), `${by('rejected', 'blocked')} refused`, `${by('queued', 'sending')} waiting to go`];
-  return `${mode ? mode.title : session.mode}${what ? ` ${what}` : ''} closed: ${n} scan${n === 1 ? '' : 's'}, ${parts.join(', ')}. The queue screen lists each.`;
+  const title = mode ? t(mode.title) : session.mode;
+  const figures = {
+    mode: what ? `${title} ${what}` : title,
+    count: items.length,
+    applied: by('done'),
+    refused: by('rejected', 'blocked'),
+    waiting: by('queued', 'sending'),
+  };
+  return undone ? t('picker-summary-undone', { ...figures, undone }) : t('picker-summary', figures);
 }
 
 export function renderPicker() {
@@ -48,38 +55,38 @@ export function renderPicker() {
   const box = $('picker-modes');
   box.replaceChildren();
   if (awaiting) {
-    show('picker-prompt', 'Scan your operator badge');
+    show('picker-prompt', t('picker-scan-badge'));
   } else {
     closedBySite = false;
-    show('picker-prompt', modes && modes.length ? 'Tap a mode' : '');
+    show('picker-prompt', modes && modes.length ? t('picker-tap-mode') : '');
   }
   // Before a badge, that is the first thing to do: the big prompt, with the modes waiting below it.
-  $('picker-title').textContent = awaiting ? 'Sign in' : 'Choose a mode';
+  $('picker-title').textContent = awaiting ? t('picker-sign-in') : t('picker-choose');
   $('picker-prompt').classList.toggle('prompt', awaiting);
   $('picker-prompt').classList.toggle('prompt-small', !awaiting);
   // Why the picker shows, when it has something to say: the site closed the session, or what it came to.
-  const note = closedBySite ? [SESSION_CLOSED_WORDS, 'error'] : closedSummary ? [closedSummary, ''] : null;
+  const note = closedBySite ? [t(SESSION_CLOSED_WORDS), 'error'] : closedSummary ? [closedSummary, ''] : null;
   if (!modes) {
-    show('picker-status', ...(note || ['This device does not know its profile yet: it reads it from the site once online.', 'warn']));
+    show('picker-status', ...(note || [t('picker-no-profile'), 'warn']));
     return;
   }
   const device = state.reference().device;
   if (modes.length === 0) {
-    show('picker-status', `Profile ${device.profile} runs no handheld mode.`, 'warn');
+    show('picker-status', t('picker-no-modes', { profile: device.profile }), 'warn');
     return;
   }
-  show('picker-status', ...(note || [`${device.device_id} · ${device.profile}`]));
+  show('picker-status', ...(note || [t('picker-device', { device: device.device_id, profile: device.profile })]));
   for (const mode of MODE_ORDER.filter((m) => modes.includes(m))) {
     const info = MODES[mode];
     box.append(el('button', { type: 'button', id: `pick-${mode}`, 'data-mode': mode, disabled: awaiting },
-      el('span', { text: info.title }), el('small', { text: info.blurb })));
+      el('span', { text: t(info.title) }), el('small', { text: t(info.blurb) })));
   }
 }
 
 async function pickMode(mode) {
   const operator = state.operator();
   if (state.awaitingOperator() || !operator) {
-    show('picker-prompt', 'Scan your operator badge first', 'error');
+    show('picker-prompt', t('picker-scan-badge-first'), 'error');
     return;
   }
   closedSummary = '';

@@ -1,6 +1,7 @@
 // The queue screen: every item on this device, what waits for a person
 // first (blocked, or refused and not yet acknowledged), in pages; Discard,
-// Acknowledge, Re-scan and Undo where each applies; Retry now.
+// Acknowledge, Re-scan and Undo where each applies; Retry now; Export
+// (queue_export.js).
 
 import { $, ago, el, failure, show } from './dom.js';
 import * as constants from './constants.js';
@@ -9,9 +10,10 @@ import { on } from './events.js';
 import { operatorLabel } from './operators.js';
 import { focusScan, go, onShow } from './screens.js';
 import * as state from './state.js';
+import * as queueExport from './queue_export.js';
 import { rescan, undo } from './undo.js';
 import { ask } from './worker.js';
-import { explain } from '../reasons.js';
+import { explain, locale, t } from './l10n.js';
 
 /** Rows one queue page lists. */
 const QUEUE_PAGE_ROWS = 50;
@@ -31,10 +33,10 @@ function toDecide(item) {
 
 function describe(item) {
   const b = item.body || {};
-  if (item.command === 'open_session') return `open ${b.mode || ''} ${b.context ? Object.values(b.context).join(' ') : ''} · ${operatorLabel(b.operator_id || '')}`;
+  if (item.command === 'open_session') return t('queue-open', { mode: b.mode || '', context: b.context ? Object.values(b.context).join(' ') : '', operator: operatorLabel(b.operator_id || '') });
   if (item.command === 'undo') {
     const target = state.queueItems().find((other) => other.key === b.target_key);
-    return `undo ${target ? `${sessionLabel(target.session_id)} #${target.client_seq}` : (b.target_key || '').slice(0, 8)}`;
+    return t('queue-undo', { target: target ? `${sessionLabel(target.session_id)} #${target.client_seq}` : (b.target_key || '').slice(0, 8) });
   }
   if (item.command === 'scan') return [b.mode, b.epc || b.code, b.bin && `→ ${b.bin}`, b.grn, b.manifest, b.count_id].filter(Boolean).join(' ');
   return item.command;
@@ -59,25 +61,25 @@ function canUndo(item, undone, now) {
 
 /** The age line's words; the one part of a row that changes in place. */
 function ageText(item, now) {
-  return `captured ${ago(now - item.occurred_at)} ago`;
+  return t('queue-age', { age: ago(now - item.occurred_at) });
 }
 
 function queueRow(item, undone, now) {
   const actions = el('div', { class: 'q-actions' });
   const button = (action, label) => el('button', { type: 'button', 'data-action': action, 'data-id': String(item.id), text: label });
-  if (item.state === 'blocked') actions.append(button('discard', 'Discard'));
+  if (item.state === 'blocked') actions.append(button('discard', t('queue-discard')));
   if (item.state === 'rejected' && !item.acknowledged) {
-    if (item.reason === 'stale_state' && item.body && item.body.epc) actions.append(button('rescan', 'Re-scan'));
-    actions.append(button('acknowledge', 'Acknowledge'));
+    if (item.reason === 'stale_state' && item.body && item.body.epc) actions.append(button('rescan', t('queue-rescan')));
+    actions.append(button('acknowledge', t('alert-ack')));
   }
-  if (canUndo(item, undone, now)) actions.append(button('undo', 'Undo'));
+  if (canUndo(item, undone, now)) actions.append(button('undo', t('undo')));
   const why = explain(item.reason || item.why);
   const label = `${sessionLabel(item.session_id)} #${item.client_seq} ${item.command}`;
   return el('li', { dataset: { id: String(item.id), state: item.state, label, decide: String(toDecide(item)) } },
     el('div', { class: 'q-head' }, el('span', { class: 'q-label', text: label }),
-      el('span', { class: 'state', dataset: { state: item.state }, text: item.state === 'done' && state.training() ? 'training' : item.state })),
+      el('span', { class: 'state', dataset: { state: item.state }, text: t('queue-state', { state: item.state === 'done' && state.training() ? 'training' : item.state }) })),
     el('div', { class: 'q-what', text: describe(item) }),
-    why ? el('div', { class: 'q-why' }, el('span', { text: item.acknowledged ? `${why.words} (acknowledged)` : why.words }),
+    why ? el('div', { class: 'q-why' }, el('span', { text: item.acknowledged ? t('queue-acknowledged', { words: why.words }) : why.words }),
       el('span', { class: 'q-next', text: item.acknowledged ? '' : why.next }), el('small', { class: 'code', text: why.code })) : null,
     el('div', { class: 'muted q-age', text: ageText(item, now) }),
     actions.childElementCount ? actions : null);
@@ -106,7 +108,7 @@ function renderQueue() {
   const shown = order.slice(0, queueShown);
   queueItems = new Map(all.map((item) => [item.id, item]));
   const rows = shown.map((item) => {
-    const sig = JSON.stringify([item.state, item.reason, item.why, item.acknowledged, canUndo(item, undone, now), state.training()]);
+    const sig = JSON.stringify([item.state, item.reason, item.why, item.acknowledged, canUndo(item, undone, now), state.training(), locale()]);
     const drawn = queueRows.get(item.id);
     if (drawn && drawn.sig === sig) {
       const age = drawn.li.querySelector('.q-age');
@@ -124,12 +126,12 @@ function renderQueue() {
   if (!same) list.replaceChildren(...rows);
   for (const id of queueRows.keys()) if (!queueItems.has(id)) queueRows.delete(id);
   $('queue-more').hidden = order.length <= queueShown;
-  $('queue-more').textContent = `More (${order.length - shown.length} more)`;
+  $('queue-more').textContent = t('queue-more-count', { count: order.length - shown.length });
   const decide = all.filter(toDecide).length;
-  $('queue-filter-decide').textContent = `To decide (${decide})`;
+  $('queue-filter-decide').textContent = t('queue-filter-decide-count', { count: decide });
   $('queue-filter-all').setAttribute('aria-pressed', String(queueFilter === 'all'));
   $('queue-filter-decide').setAttribute('aria-pressed', String(queueFilter === 'decide'));
-  if (!order.length) list.replaceChildren(el('li', { class: 'q-empty', text: queueFilter === 'decide' ? 'Nothing waits for a decision.' : 'The queue is empty.' }));
+  if (!order.length) list.replaceChildren(el('li', { class: 'q-empty', text: queueFilter === 'decide' ? t('queue-nothing-to-decide') : t('queue-empty') }));
 }
 
 function setQueueFilter(filter) {
@@ -150,10 +152,11 @@ export async function refreshQueue() {
   await refreshBar();
   const counts = state.counts();
   if (!counts) return;
-  show('queue-counts', `queued ${counts.queued} · sending ${counts.sending} · done ${counts.done} · ` +
-    `rejected ${counts.rejected} · blocked ${counts.blocked} · voided ${counts.voided}`);
+  show('queue-counts', t('queue-counts', {
+    queued: counts.queued, sending: counts.sending, done: counts.done, rejected: counts.rejected, blocked: counts.blocked, voided: counts.voided,
+  }));
   const age = counts.oldest_queued_age_ms;
-  show('queue-oldest', age == null ? 'Nothing waiting.' : `Oldest waiting: ${ago(age)}`, age > OLDEST_WARN_MS ? 'warn' : '');
+  show('queue-oldest', age == null ? t('queue-nothing-waiting') : t('queue-oldest', { age: ago(age) }), age > OLDEST_WARN_MS ? 'warn' : '');
   if (!(counts.queued + counts.sending)) show('queue-next', '');
   else ask({ type: 'wake' }).then(nextTry);
 }
@@ -163,10 +166,10 @@ function nextTry(report) {
   if (!report.ok) return;
   const at = report.next_attempt_at == null ? null : Date.parse(report.next_attempt_at);
   if (at == null || at <= Date.now()) {
-    show('queue-next', report.pending ? 'Sending now.' : '');
+    show('queue-next', report.pending ? t('queue-sending-now') : '');
     return;
   }
-  show('queue-next', `Next try at ${new Date(at).toLocaleTimeString('en-GB')} (in ${ago(at - Date.now())}), or as soon as the site answers again.`);
+  show('queue-next', t('queue-next-try', { at: new Date(at), in: ago(at - Date.now()) }));
 }
 
 function moreQueue() {
@@ -187,14 +190,14 @@ async function onQueueAction(event) {
   else if (action === 'rescan') reply = await rescan(item);
   else reply = await ask({ type: action, id });
   const label = `${sessionLabel(item.session_id)} #${item.client_seq}`;
-  show('queue-status', reply.ok ? `${action}: done (${label})` : `${label}: ${failure(reply)}`, reply.ok ? '' : 'error');
+  show('queue-status', reply.ok ? t('queue-action-done', { action, label }) : t('queue-action-failed', { label, error: failure(reply) }), reply.ok ? '' : 'error');
   await refreshQueue();
   focusScan();
 }
 
 async function retryNow() {
   const reply = await ask({ type: 'retry_now' });
-  show('queue-status', reply.ok ? `sent ${reply.items_sent} in ${reply.requests} request(s)` : failure(reply), reply.ok ? '' : 'error');
+  show('queue-status', reply.ok ? t('queue-sent', { items: reply.items_sent, requests: reply.requests }) : failure(reply), reply.ok ? '' : 'error');
   await refreshQueue();
 }
 
@@ -209,4 +212,5 @@ export function wire() {
   $('queue-retry').addEventListener('click', retryNow);
   $('queue-more').addEventListener('click', moreQueue);
   $('queue-list').addEventListener('click', onQueueAction);
+  queueExport.wire();
 }

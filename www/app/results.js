@@ -8,7 +8,7 @@ import { $, el, show } from './dom.js';
 import * as constants from './constants.js';
 import * as state from './state.js';
 import * as labels from '../labels.js';
-import { explain } from '../reasons.js';
+import { explain, msg, t } from './l10n.js';
 import { signal } from '../signal.js';
 
 /** Scans the mode screen lists at a glance: the last few, and any older one Undo can still reach. */
@@ -18,19 +18,19 @@ const RESULTS_KEPT = 50;
 
 /** What a scan row says its scan came to, by its kind. */
 const OUTCOME_WORDS = {
-  pending: 'writing…',
-  kept: 'kept on this device',
-  applied: 'applied',
-  training: 'recorded as training: nothing moved',
-  refused: 'refused',
-  blocked: 'blocked: decide on the queue screen',
-  voided: 'discarded',
-  failed: 'not captured',
-  undone: 'undone',
+  pending: msg('outcome-pending'),
+  kept: msg('outcome-kept'),
+  applied: msg('outcome-applied'),
+  training: msg('outcome-training'),
+  refused: msg('outcome-refused'),
+  blocked: msg('outcome-blocked'),
+  voided: msg('outcome-voided'),
+  failed: msg('outcome-failed'),
+  undone: msg('outcome-undone'),
 };
 
 /** What a kept scan's row says while the site refuses this handheld: it is kept, but not on its way. */
-const HELD_WORDS = 'kept on this device, NOT sent: this handheld is not allowed on the site';
+const HELD_WORDS = msg('outcome-held');
 
 /** The picker asked for every row kept, not only a glance's worth. */
 let expanded = false;
@@ -150,13 +150,13 @@ export function renderResults() {
     const li = el('li', { dataset: { kind: r.kind, ...(r.key ? { key: r.key } : {}), ...(r.state ? { state: r.state } : {}) } },
       el('span', { class: 'what' },
         el('span', { class: 'scan', text: r.text }),
-        r.key && outcome ? el('span', { class: 'outcome', text: ` · ${outcome}` }) : null,
+        r.key && outcome ? el('span', { class: 'outcome', text: ` · ${t(outcome)}` }) : null,
         why ? el('span', { class: 'why', text: why.words }) : null,
         why || r.next ? el('span', { class: 'next', text: why ? why.next : r.next }) : null,
         why || r.code_shown ? el('small', { class: 'code', text: why ? why.code : r.code_shown }) : null,
         labels.note(el, r.key)));
     if (undoable(r, now)) {
-      li.append(el('button', { type: 'button', 'data-action': 'undo', 'data-key': r.key, text: 'Undo' }));
+      li.append(el('button', { type: 'button', 'data-action': 'undo', 'data-key': r.key, text: t('undo') }));
     }
     if (r.id > flashed) li.classList.add('fresh');
     return li;
@@ -166,7 +166,7 @@ export function renderResults() {
   const more = $('results-more');
   const hidden = results.length - listed.length;
   more.hidden = !expanded && hidden === 0;
-  more.textContent = expanded ? 'Show the last few only' : `Show ${hidden} earlier scan${hidden === 1 ? '' : 's'}`;
+  more.textContent = expanded ? t('results-fewer') : t('results-more', { count: hidden });
   more.setAttribute('aria-expanded', String(expanded));
 }
 

@@ -7,6 +7,7 @@
 import { $, failure, show } from './dom.js';
 import * as constants from './constants.js';
 import { acknowledgeAlert, alertOpen, answer, asking, question } from './dialogs.js';
+import { msg, t } from './l10n.js';
 import { badgeOf, readLabel, refuseLabel, scanLabel } from './lookup.js';
 import { operatorLabel } from './operators.js';
 import { closeSession } from './picker.js';
@@ -70,10 +71,8 @@ export function queueScan(code, at) {
 function whileAsking(code) {
   if (constants.commandOf(code) === 'confirm') return answer(true);
   const asked = question();
-  const yes = asked.yes.charAt(0).toLowerCase() + asked.yes.slice(1);
-  const row = refuse(code, `Answer the question first: ${code} was not captured.`,
-    `Tap “${asked.no}”, or scan CONFIRM to ${yes}.`);
-  asked.answered.then(() => restate(row, `${code} was not captured.`, 'Scan it again.'));
+  const row = refuse(code, t('scan-answer-first', { code }), asked.how);
+  asked.answered.then(() => restate(row, t('scan-not-captured', { code }), t('scan-again')));
   return row;
 }
 
@@ -81,7 +80,7 @@ async function handleScan(code, at) {
   touch();
   if (!constants.known()) {
     // Without the site's command barcodes a command would be captured as a scan.
-    const text = `Not captured: ${code}. This handheld has not read the site's settings yet; reconnect to the site and scan again.`;
+    const text = t('scan-no-constants', { code });
     if (state.screen() === 'mode') return refuse(code, text);
     countRefused();
     show('picker-status', text, 'error');
@@ -90,21 +89,21 @@ async function handleScan(code, at) {
   if (asking()) return whileAsking(code);
   const command = constants.commandOf(code);
   if (command) return runCommand(command);
-  if (alertOpen()) return refuse(code, `Acknowledge the alert first: ${code} was not captured.`);
+  if (alertOpen()) return refuse(code, t('scan-alert-first', { code }));
   const session = state.session();
   if (state.screen() === 'picker' || !session) {
     if (state.awaitingOperator() || !state.operator()) return signIn(code);
     countRefused();
-    show('picker-status', `Choose a mode first: ${code} was not captured.`, 'error');
+    show('picker-status', t('scan-mode-first', { code }), 'error');
     return;
   }
   const mode = current(session);
-  if (!mode) return refuse(code, `unknown mode ${session.mode}`);
+  if (!mode) return refuse(code, t('scan-unknown-mode', { mode: session.mode }));
   // Every scan is read as a label by the worker first: one that does not
   // parse is refused before anything is queued, a GS1 label goes to the
   // mode as what it names, and plain text goes on as the code it is.
   const label = await readLabel(code);
-  if (!label.ok) return refuse(code, `Not captured: ${failure(label)}`);
+  if (!label.ok) return refuse(code, t('scan-not-captured-why', { error: failure(label) }));
   if (label.refused) return refuseLabel(code, label.refused);
   if (label.names !== 'plain') return scanLabel(mode, session, code, label, at);
   // Every mode takes units (or a bin, a GRN, a count, a manifest), never a
@@ -113,8 +112,8 @@ async function handleScan(code, at) {
   const plain = label.text;
   const badge = await badgeOf(plain);
   if (badge) {
-    const whose = badge.name ? `${badge.name}'s badge (${badge.badge})` : `operator ${badge.badge}'s badge`;
-    return refuse(plain, `That is ${whose}: not captured.`, `${mode.prompt(session)[0]}.`);
+    const why = badge.name ? t('scan-badge-named', { name: badge.name, badge: badge.badge }) : t('scan-badge', { badge: badge.badge });
+    return refuse(plain, why, t('scan-prompt-again', { prompt: mode.prompt(session)[0] }));
   }
   return mode.scan(plain, at);
 }
@@ -124,7 +123,7 @@ async function runCommand(command) {
     case 'close': {
       // The end of a shift: the session closes and the operator signs out.
       const operator = state.operator();
-      return signOut(operator ? `${operatorLabel(operator)} signed out (CLOSE).` : 'No one signed in.');
+      return signOut(operator ? { id: msg('signed-out-close'), args: { operator: operatorLabel(operator) } } : { id: msg('signed-out-nobody') });
     }
     case 'undo':
       return undoLast();
@@ -132,7 +131,7 @@ async function runCommand(command) {
       return closeSession();
     case 'confirm':
       if (alertOpen()) return acknowledgeAlert();
-      return result('confirm', 'Nothing to confirm.', 'refused');
+      return result('confirm', t('scan-nothing-to-confirm'), 'refused');
     default:
       return undefined;
   }

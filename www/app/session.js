@@ -5,6 +5,7 @@
 import { failure } from './dom.js';
 import { notice } from './dialogs.js';
 import { emit } from './events.js';
+import { t } from './l10n.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
 
@@ -13,7 +14,7 @@ export async function openSession(context) {
   const session = state.session();
   const reply = await ask({ type: 'open_session', operator_id: session.operator_id, mode: session.mode, context });
   if (!reply.ok) {
-    notice(`Could not open the session: ${failure(reply)}`);
+    notice(t('session-open-failed', { error: failure(reply) }));
     return false;
   }
   session.session_id = reply.session_id;

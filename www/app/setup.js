@@ -6,6 +6,7 @@
 
 import { $, failure, show } from './dom.js';
 import { confirmBox } from './dialogs.js';
+import { t } from './l10n.js';
 import { clearRows } from './results.js';
 import { back, go } from './screens.js';
 import { checkOnline, loadReference, SITE_TIMEOUT_MS, TOKEN_KEY } from './site.js';
@@ -42,26 +43,26 @@ async function checkSetup(site_url, device_token, device_id) {
   try {
     base = new URL(site_url);
   } catch {
-    return { ok: false, failure: 'url', message: `${site_url} is not a URL: it starts https:// and names the site's host and port.` };
+    return { ok: false, failure: 'url', message: t('setup-not-url', { url: site_url }) };
   }
   if (!['http:', 'https:'].includes(base.protocol)) {
-    return { ok: false, failure: 'url', message: `${site_url} is not a web address: it starts https://.` };
+    return { ok: false, failure: 'url', message: t('setup-not-web', { url: site_url }) };
   }
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(base.hostname);
   if (location.protocol === 'https:' && base.protocol === 'http:' && !loopback) {
-    return { ok: false, failure: 'mixed', message: `${site_url} is plain http: this page is https and may not reach it. Use the site's https:// address.` };
+    return { ok: false, failure: 'mixed', message: t('setup-mixed', { url: site_url }) };
   }
   const reach = await siteReach(base);
   if (reach !== 'ok') {
     // An https URL naming no port asks port 443; the site's HTTPS port is another unless set so.
     const port = base.port || (base.protocol === 'https:' ? '443' : '80');
-    const portHint = base.protocol === 'https:' && !base.port ? ` The site's HTTPS port is ${SITE_HTTPS_PORT_DEFAULT} unless it was set otherwise: try https://${base.hostname}:${SITE_HTTPS_PORT_DEFAULT}.` : '';
+    const portHint = base.protocol === 'https:' && !base.port ? ` ${t('setup-port-hint', { port: String(SITE_HTTPS_PORT_DEFAULT), host: base.hostname })}` : '';
     if (reach === 'plain') {
-      return { ok: false, failure: 'port', message: `Port ${port} of ${base.hostname} answers plain HTTP, not HTTPS: it is the site's plain port. Use the site's HTTPS address (https://${base.hostname}:${SITE_HTTPS_PORT_DEFAULT} unless it was set otherwise).` };
+      return { ok: false, failure: 'port', message: t('setup-plain-port', { port: String(port), host: base.hostname, https: String(SITE_HTTPS_PORT_DEFAULT) }) };
     }
     return reach === 'certificate'
-      ? { ok: false, failure: 'certificate', message: `This handheld does not trust the certificate of ${base.origin}, or port ${port} is not the site's HTTPS port. If the port is right, install the site's CA once: open ${trustLink(base)} (or ask IT to push it), then Save again.${portHint}` }
-      : { ok: false, failure: 'unreachable', message: `The site does not answer at ${base.origin}: nothing took the connection on port ${port}. Check the address and port, that the site is running, and that this handheld is on its network.${portHint}` };
+      ? { ok: false, failure: 'certificate', message: t('setup-certificate', { origin: base.origin, port: String(port), trust: trustLink(base) }) + portHint }
+      : { ok: false, failure: 'unreachable', message: t('setup-unreachable', { origin: base.origin, port: String(port) }) + portHint };
   }
   let res;
   try {
@@ -69,16 +70,16 @@ async function checkSetup(site_url, device_token, device_id) {
       headers: { authorization: `Bearer ${device_token}` }, cache: 'no-store', signal: AbortSignal.timeout(SITE_TIMEOUT_MS),
     });
   } catch {
-    return { ok: false, failure: 'site', message: `${base.origin} answers, but this page (from ${location.origin}) may not read it: open the setup link on the site itself.` };
+    return { ok: false, failure: 'site', message: t('setup-cross-origin', { origin: base.origin, page: location.origin }) };
   }
   if (res.status === 401) {
-    return { ok: false, failure: 'token', message: `The site refused the device token (401): it is mistyped, or device ${device_id || ''} was revoked or given a new token since. Ask a supervisor for a new setup link (stockhop-site device link ${device_id || 'ID'}) and open it.` };
+    return { ok: false, failure: 'token', message: t('setup-token', { device: device_id || '', command: `stockhop-site device link ${device_id || 'ID'}` }) };
   }
-  if (!res.ok) return { ok: false, failure: 'site', message: `The site answered ${res.status} to the token check.` };
+  if (!res.ok) return { ok: false, failure: 'site', message: t('setup-site-status', { status: String(res.status) }) };
   const body = await res.json().catch(() => null);
   const named = body && body.device && body.device.device_id;
   if (named && named !== device_id) {
-    return { ok: false, failure: 'device', message: `That token is device ${named}'s, not ${device_id}'s: use the id the site printed with it.` };
+    return { ok: false, failure: 'device', message: t('setup-other-device', { named, device: device_id }) };
   }
   return { ok: true };
 }
@@ -134,17 +135,16 @@ async function confirmSwitch(site_url, device_id) {
   const counts = await ask({ type: 'counts' });
   const held = counts.ok ? counts.queued + counts.sending + counts.blocked + counts.rejected : 0;
   if (!held) return true;
-  return confirmBox(`Switch to ${device_id} at ${site_url}?`,
-    `This handheld holds ${held} scan${held === 1 ? '' : 's'} of ${current.device_id} at ${current.site_url} not yet settled. `
-    + 'They stay on this device either way (the queue screen shows them), but from now on they go out under the new setup. '
-    + 'Let them drain first unless a supervisor says otherwise.',
-    'Switch', `Stay ${current.device_id}`);
+  const stay = t('setup-switch-no', { device: current.device_id });
+  return confirmBox(t('setup-switch-title', { device: device_id, site: site_url }),
+    t('setup-switch-text', { count: held, device: current.device_id, site: current.site_url }),
+    t('setup-switch-yes'), stay, t('setup-switch-how', { no: stay }));
 }
 
 async function saveSetup(site_url, device_token, device_id, { anyway = false, fromLink = false } = {}) {
   $('setup-anyway').hidden = true;
   delete $('setup-status').dataset.failure;
-  show('setup-status', `Checking ${site_url}…`);
+  show('setup-status', t('setup-checking', { url: site_url }));
   const check = await checkSetup(site_url, device_token, device_id);
   const down = ['unreachable', 'certificate'].includes(check.failure);
   // A link the site printed is right by construction: when the site is
@@ -161,7 +161,7 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   if (!(await confirmSwitch(site_url, device_id))) {
     await readDevice();
     const { siteUrl, deviceId } = state.device();
-    show('setup-status', `Not switched: this handheld stays ${deviceId} → ${siteUrl}.`, 'warn');
+    show('setup-status', t('setup-not-switched', { device: deviceId, site: siteUrl }), 'warn');
     return { ok: false, error: { code: 'KEPT', message: 'not switched' } };
   }
   const reply = await ask({ type: 'setup', site_url, device_token, device_id });
@@ -178,10 +178,10 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
     clearRows();
     go('picker');
   }
-  if (check.ok) show('setup-status', `Set up as ${device_id} → ${site_url}`);
+  if (check.ok) show('setup-status', t('setup-done', { device: device_id, site: site_url }));
   else {
     $('setup-status').dataset.failure = check.failure;
-    show('setup-status', `Set up as ${device_id} → ${site_url}. ${check.message}`, 'warn');
+    show('setup-status', t('setup-done-but', { device: device_id, site: site_url, why: check.message }), 'warn');
   }
   persistAtSetup();
   checkOnline();
@@ -215,10 +215,10 @@ export async function readDevice() {
     state.setDevice(reply.site_url, reply.device_id);
     $('site-url').value = reply.site_url;
     $('device-id').value = reply.device_id;
-    show('setup-status', `Set up as ${reply.device_id} → ${reply.site_url}`);
+    show('setup-status', t('setup-done', { device: reply.device_id, site: reply.site_url }));
   } else if (reply.ok && !$('setup-status').dataset.failure) {
     // A setup that just failed keeps its reason on screen.
-    show('setup-status', 'Not set up yet: scans are kept on this device until it is.', 'warn');
+    show('setup-status', t('setup-not-yet'), 'warn');
   }
 }
 

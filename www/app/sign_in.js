@@ -4,8 +4,9 @@
 
 import { $, ago, show } from './dom.js';
 import { alertOpen, asking } from './dialogs.js';
+import { deviceLanguage, deviceLocale, msg, setLanguage, t } from './l10n.js';
 import { notABadge } from './lookup.js';
-import { anyListed, operatorName, operatorLabel } from './operators.js';
+import { anyListed, operatorLanguage, operatorName, operatorLabel } from './operators.js';
 import { closeSession, renderPicker } from './picker.js';
 import { countRefused } from './results.js';
 import { focusScan, go } from './screens.js';
@@ -30,19 +31,21 @@ export async function signIn(code) {
   const known = anyListed();
   let wrong = null;
   const kind = operatorName(code) ? null : await notABadge(code);
-  if (kind) wrong = `${code} is ${kind}, not an operator badge`;
-  else if (known && !operatorName(code)) wrong = `${code} is not an operator badge the site knows`;
+  if (kind) wrong = t('sign-in-not-badge-kind', { code, kind: kind.kind, epc: kind.epc || '' });
+  else if (known && !operatorName(code)) wrong = t('sign-in-not-known', { code });
   if (wrong) {
     countRefused();
-    show('picker-prompt', 'Scan your operator badge', 'error');
-    show('picker-status', `${wrong}: not signed in. Scan your own badge.`, 'error');
+    show('picker-prompt', t('picker-scan-badge'), 'error');
+    show('picker-status', t('sign-in-refused', { why: wrong }), 'error');
     signal('refused');
     return;
   }
   state.setOperator(code);
   touch();
+  // The operator's language, when the site names one, before the picker draws.
+  await setLanguage(operatorLanguage(code) || deviceLocale());
   renderPicker();
-  show('picker-status', `Signed in: ${operatorLabel(code)}`);
+  show('picker-status', t('signed-in', { operator: operatorLabel(code) }));
   signal('acknowledge');
 }
 
@@ -50,8 +53,9 @@ export async function signIn(code) {
 export async function signOut(why) {
   if (state.session() && !(await closeSession())) return;
   state.setOperator('');
+  await deviceLanguage();
   go('picker');
-  show('picker-status', why);
+  show('picker-status', t(why.id, why.args));
 }
 
 export function idleMinutes() {
@@ -71,7 +75,7 @@ export function checkIdle() {
   const mode = current(session);
   if (!state.operator() || alertOpen() || asking() || (mode && mode.keepsOperator && mode.keepsOperator(session))) return;
   const idle = Date.now() - lastActivity;
-  if (idle > idleMinutes() * 60 * 1000) signOut(`Signed out after ${ago(idle)} without a scan. Scan your badge to go on.`);
+  if (idle > idleMinutes() * 60 * 1000) signOut({ id: msg('signed-out-idle'), args: { idle: ago(idle) } });
 }
 
 export function wire() {
@@ -80,5 +84,5 @@ export function wire() {
     renderPicker();
     focusScan();
   });
-  $('operator-signout').addEventListener('click', () => signOut(`${operatorLabel(state.operator())} signed out.`));
+  $('operator-signout').addEventListener('click', () => signOut({ id: msg('signed-out'), args: { operator: operatorLabel(state.operator()) } }));
 }

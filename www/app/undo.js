@@ -6,6 +6,7 @@
 import { failure, show } from './dom.js';
 import * as constants from './constants.js';
 import { emit } from './events.js';
+import { t } from './l10n.js';
 import { addResult, countCaptured, refuse, result, rowOf, rows, scheduleResults, undoable } from './results.js';
 import * as state from './state.js';
 import { ask } from './worker.js';
@@ -16,7 +17,7 @@ import { signal } from '../signal.js';
 export async function undo(key, sessionId) {
   const session = state.session();
   const into = session && session.session_id ? session.session_id : sessionId;
-  if (!into) return { ok: false, error: { code: 'NO_SESSION', message: 'no open session to record the undo in' } };
+  if (!into) return { ok: false, error: { code: 'NO_SESSION', message: t('undo-no-session') } };
   const reply = await ask({ type: 'capture', session_id: into, command: 'undo', body: { target_key: key } });
   const entry = rowOf(key);
   if (reply.ok) {
@@ -25,16 +26,16 @@ export async function undo(key, sessionId) {
       entry.undone = true;
       entry.kind = 'undone';
     }
-    addResult({ code: what, text: `#${reply.client_seq} undo of ${what}`, kind: 'kept', state: 'queued', key: reply.key, occurred_at: reply.occurred_at, session_id: into });
+    addResult({ code: what, text: t('undo-row', { seq: reply.client_seq, code: what }), kind: 'kept', state: 'queued', key: reply.key, occurred_at: reply.occurred_at, session_id: into });
     // The screen's figures take the undo at once, as waiting, until the walk of the queue lists it.
     if (session && into === session.session_id) {
       state.sessionItems().push({ key: reply.key, session_id: into, command: 'undo', body: reply.body, state: 'queued' });
     }
-    show('scan-status', `Undone: ${what} (kept on this device; the site applies it)`);
+    show('scan-status', t('undo-done', { code: what }));
     signal('kept');
     undoneHere(entry);
   } else {
-    refuse(key, `Undo failed: ${failure(reply)}`);
+    refuse(key, t('undo-failed', { error: failure(reply) }));
   }
   scheduleResults();
   emit('captured', reply);
@@ -55,7 +56,7 @@ export async function undoLast() {
   const now = Date.now();
   const last = rows().find((r) => r.key && constants.undoable(r.mode) && !r.undone && r.kind !== 'undone');
   if (!last || !undoable(last, now)) {
-    result('undo', `Nothing to undo: undo works on this session's last scan within ${Math.round(constants.undoWindowMs() / 1000)} s.`, 'refused');
+    result('undo', t('undo-nothing', { seconds: Math.round(constants.undoWindowMs() / 1000) }), 'refused');
     return;
   }
   await undo(last.key, last.session_id);
@@ -64,20 +65,20 @@ export async function undoLast() {
 /** Re-scan of a `stale_state` item: read the unit live, capture the scan again, acknowledge the old one. */
 export async function rescan(item) {
   const epc = item.body && item.body.epc;
-  if (!epc) return { ok: false, error: { code: 'NO_EPC', message: 'the item names no EPC' } };
+  if (!epc) return { ok: false, error: { code: 'NO_EPC', message: t('rescan-no-epc') } };
   const read = await ask({ type: 'refresh_unit', epc });
   if (!read.ok) return read;
   const mode = item.body.mode;
   const session = state.session();
   const into = session && session.session_id && session.mode === mode ? session.session_id : null;
-  if (!into) return { ok: false, error: { code: 'NO_SESSION', message: `open a ${MODES[mode] ? MODES[mode].title : mode} session to re-scan` } };
+  if (!into) return { ok: false, error: { code: 'NO_SESSION', message: t('rescan-no-session', { mode: MODES[mode] ? t(MODES[mode].title) : mode }) } };
   const body = { ...item.body };
   delete body.unit_version;
   const reply = await ask({ type: 'capture', session_id: into, body, occurred_at: Date.now() });
   if (!reply.ok) return reply;
   countCaptured();
   addResult({
-    code: epc, text: `#${reply.client_seq} ${epc} re-scanned`, kind: 'kept', state: 'queued', key: reply.key,
+    code: epc, text: t('rescan-row', { seq: reply.client_seq, epc }), kind: 'kept', state: 'queued', key: reply.key,
     seq: reply.client_seq, occurred_at: reply.occurred_at, session_id: into, mode,
   });
   signal('kept');

@@ -103,12 +103,15 @@ impl Project {
         if !debian.is_empty() {
             self.apt_install(&debian)?;
         }
-        if self.settings.wasm_opt.enabled && version_output(&self.wasm_opt_path()).is_none() {
-            announce("binaryen's wasm-opt (npm ci in xtask/npm)");
+        let build_tools = self.root.join("xtask/npm");
+        if (self.settings.wasm_opt.enabled && version_output(&self.wasm_opt_path()).is_none())
+            || !npm_dependencies_installed(&build_tools)?
+        {
+            announce("binaryen's wasm-opt and the shell's @fluent/bundle (npm ci in xtask/npm)");
             run(self
                 .cmd("npm")
                 .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(self.root.join("xtask/npm")))?;
+                .current_dir(&build_tools))?;
         }
         if needs == Needs::All {
             let e2e = self.root.join("tests/e2e");

@@ -1,17 +1,39 @@
 //! `cargo xtask build-wasm`: the wasm package built as `wasm-pack.toml`
 //! says, optimised with binaryen's `wasm-opt`, its source paths remapped,
-//! and held to its size ceilings (`[budget]`).
+//! and held to its size ceilings (`[budget]`); and the shell's npm
+//! modules (`@fluent/bundle`, pinned in `xtask/npm/package.json`) copied
+//! into `www/vendor/` as the ES modules the shell imports.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::process::{run, step};
 use crate::project::Project;
 
+/// The npm packages the shell imports in the browser, the folder of
+/// `www/vendor/` each is copied to, and the modules of its `esm/` build
+/// the shell's import graph reaches (`www/shell.json` lists the same; a
+/// type-only module is left out: nothing loads it).
+const SHELL_MODULES: [(&str, &str, &[&str]); 1] = [(
+    "@fluent/bundle",
+    "fluent-bundle",
+    &[
+        "index.js",
+        "bundle.js",
+        "resource.js",
+        "types.js",
+        "resolver.js",
+        "scope.js",
+        "builtins.js",
+        "memoizer.js",
+    ],
+)];
+
 impl Project {
     /// Builds the wasm package into the PWA and optimises it.
     pub fn build_wasm(&self) -> Result<()> {
+        self.vendor_shell_modules()?;
         let build = &self.settings.build;
         let mut cmd = self.cmd("wasm-pack");
         cmd.args(["build", "--target", &build.target, "--out-dir"])
@@ -39,6 +61,34 @@ impl Project {
             println!("xtask: stockhop_bg.wasm {before} -> {after} bytes");
         }
         self.check_budget(&wasm)?;
+        Ok(())
+    }
+
+    /// Copies each npm package the shell imports (the modules of its ES
+    /// module build it loads) from `xtask/npm/node_modules` into
+    /// `www/vendor/`, where `www/shell.json` lists them for the service
+    /// worker to cache.
+    fn vendor_shell_modules(&self) -> Result<()> {
+        for (package, folder, modules) in SHELL_MODULES {
+            let from = self
+                .root
+                .join("xtask/npm/node_modules")
+                .join(package)
+                .join("esm");
+            let to = self.root.join("www/vendor").join(folder);
+            if !from.is_dir() {
+                bail!(
+                    "{} is missing: run `cargo xtask setup` (npm ci in xtask/npm)",
+                    from.display()
+                );
+            }
+            step(&format!("vendor {package} into www/vendor/{folder}"));
+            std::fs::create_dir_all(&to)?;
+            for module in modules {
+                std::fs::copy(from.join(module), to.join(module))
+                    .with_context(|| format!("copying {package}'s esm/{module}"))?;
+            }
+        }
         Ok(())
     }
 

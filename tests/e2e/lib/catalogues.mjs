@@ -12,14 +12,15 @@
 //     `data-l10n-args='{"name": …}'`);
 //   * an id kept in a table and looked up later is written `msg('id')` (it
 //     returns the id unchanged, as gettext's `N_()` does), so the literal is
-//     seen here;
+//     seen here; its arguments are the message's own variables;
 //   * ids built at run time from a closed list (`reason-${code}` for every
 //     reason the ledger answers) are not written anywhere: the surface
 //     passes them as `dynamic`, read from the list itself (for the reasons,
 //     `stockhop::reason::ALL` and the ledger's codes).
 // The arguments of a call are the keys of its literal object (`{ count }`,
-// `{ count: n }`); a call whose arguments are not a literal object is
-// formatted with the message's own variables.
+// `{ count: n }`); a call whose arguments are not a literal object (or
+// spread one, `{ ...figures, age }`) is formatted with the message's own
+// variables. Comments are scanned too: write an example id as `<id>`.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -61,6 +62,7 @@ function literalKeys(text) {
     }
   }
   keys.push(part);
+  if (keys.some((key) => key.trim().startsWith('...'))) return null;
   return keys
     .map((key) => /^\s*['"]?([A-Za-z_$][\w$]*)['"]?\s*(?::|$)/.exec(key))
     .filter(Boolean)
@@ -102,7 +104,9 @@ export function usedIds(sources) {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(lookup)) {
       const line = text.slice(0, m.index).split('\n').length;
-      note(m[2], `${file}:${line}`, literalKeys(callArgs(text, m.index + m[0].length)));
+      // `msg('id')` names an id whose arguments are passed where it is looked up.
+      const args = m[0].startsWith('msg') ? null : literalKeys(callArgs(text, m.index + m[0].length));
+      note(m[2], `${file}:${line}`, args);
     }
     for (const m of text.matchAll(markup)) {
       const line = text.slice(0, m.index).split('\n').length;
@@ -112,12 +116,23 @@ export function usedIds(sources) {
   return used;
 }
 
-/** How a message uses each of its variables: 'number' (a selector or NUMBER()), 'date' (DATETIME()) or 'string'. */
+/** CLDR's plural categories: a selector keyed by these (or numbers) takes a number. */
+const PLURAL_CATEGORIES = new Set(['zero', 'one', 'two', 'few', 'many', 'other']);
+
+/**
+ * How a message uses each of its variables: 'number' (a plural selector or
+ * NUMBER()), 'date' (DATETIME()), 'string', or the keys of a selector that
+ * chooses among words (`{ $kind -> [tag] … [bin] … }`), each key a sample.
+ */
 function variableKinds(entry) {
   const kinds = new Map();
   class Kinds extends Visitor {
     visitSelectExpression(node) {
-      if (node.selector.type === 'VariableReference') kinds.set(node.selector.id.name, 'number');
+      if (node.selector.type === 'VariableReference') {
+        const keys = node.variants.map((variant) => variant.key);
+        const plural = keys.every((key) => key.type === 'NumberLiteral' || PLURAL_CATEGORIES.has(key.name));
+        kinds.set(node.selector.id.name, plural ? 'number' : keys.map((key) => key.name ?? key.value));
+      }
       this.genericVisit(node);
     }
     visitFunctionReference(node) {
@@ -128,7 +143,8 @@ function variableKinds(entry) {
       this.genericVisit(node);
     }
     visitVariableReference(node) {
-      if (!kinds.has(node.id.name)) kinds.set(node.id.name, 'string');
+      const kind = kinds.get(node.id.name);
+      if (!kind) kinds.set(node.id.name, 'string');
     }
   }
   new Kinds().visit(entry);
@@ -174,11 +190,15 @@ function formatErrors(bundle, id, names, kinds) {
   const message = bundle.getMessage(id);
   const patterns = [['value', message.value], ...Object.entries(message.attributes)].filter(([, p]) => p);
   const errors = [];
-  const variants = Math.max(1, ...names.map((name) => SAMPLES[kinds.get(name) ?? 'string'].length));
+  const samplesOf = (name) => {
+    const kind = kinds.get(name) ?? 'string';
+    return Array.isArray(kind) ? kind : SAMPLES[kind];
+  };
+  const variants = Math.max(1, ...names.map((name) => samplesOf(name).length));
   for (let v = 0; v < variants; v += 1) {
     const args = {};
     for (const name of names) {
-      const samples = SAMPLES[kinds.get(name) ?? 'string'];
+      const samples = samplesOf(name);
       args[name] = samples[v % samples.length];
     }
     for (const [part, pattern] of patterns) {

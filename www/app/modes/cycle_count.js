@@ -4,6 +4,7 @@
 // and this device's tags since. Closing the session closes the count for
 // the whole zone, so it asks first, with the figures.
 
+import { msg, t } from '../l10n.js';
 import { capture } from '../capture.js';
 import { confirmBox } from '../dialogs.js';
 import { ago, el, fill, loadJson } from '../dom.js';
@@ -16,8 +17,8 @@ import { siteGet } from '../site.js';
 import * as state from '../state.js';
 import { ask } from '../worker.js';
 
-export const title = 'Cycle count';
-export const blurb = 'Count a zone bin by bin.';
+export const title = msg('mode-cycle_count');
+export const blurb = msg('mode-cycle_count-blurb');
 /** The screen shows the bin last scanned. */
 export const showsBin = true;
 /** Its figures count the queue's items: redrawn on each walk of the queue. */
@@ -44,15 +45,15 @@ export function resume(session) {
 export function needs(session) {
   const c = session.context;
   return [
-    { need: 'count', label: c.count_id ? `count ${c.count_id}` : 'count session', met: !!c.count_id },
-    { need: 'bin', label: session.bin ? `bin ${session.bin}` : 'bin label', met: !!session.bin },
+    { need: 'count', label: c.count_id ? t('count-need', { count: c.count_id }) : t('count-need-none'), met: !!c.count_id },
+    { need: 'bin', label: session.bin ? t('bin-need', { bin: session.bin }) : t('bin-need-none'), met: !!session.bin },
   ];
 }
 
 export function prompt(session) {
   const c = session.context;
-  if (!c.count_id) return ['Scan or tap a count session', ''];
-  return session.bin ? [`Scan tags in bin ${session.bin}`, 'or the next bin label'] : ['Scan a bin label', `zone ${session.zone || ''}`];
+  if (!c.count_id) return [t('count-prompt-choose'), ''];
+  return session.bin ? [t('count-prompt-tags', { bin: session.bin }), t('count-prompt-next-bin')] : [t('prompt-bin'), t('count-prompt-zone', { zone: session.zone || '' })];
 }
 
 /** The open counts to tap while none is chosen; undefined once one is. */
@@ -60,9 +61,9 @@ export async function choices(session) {
   if (session.context.count_id) return undefined;
   const list = await ask({ type: 'reference_list', kind: 'counts' });
   const rows = list.ok ? list.rows.filter((c) => c.state === 'open') : [];
-  if (!rows.length) return [el('p', { class: 'status warn', text: 'No open count in this device\'s copy: scan one.' })];
+  if (!rows.length) return [el('p', { class: 'status warn', text: t('count-none-open') })];
   return rows.map((c) => el('button', { type: 'button', 'data-count': c.count_id },
-    el('strong', { text: c.count_id }), el('span', { text: `${c.location} · zone ${c.zone}` })));
+    el('strong', { text: c.count_id }), el('span', { text: t('count-choice', { location: c.location, zone: c.zone }) })));
 }
 
 /** A tapped choice (`button[data-count]`). */
@@ -73,8 +74,8 @@ export function choose(button) {
 async function chooseCount(id) {
   const session = state.session();
   const row = (await cached('count', id)).row;
-  if (!row) return refuse(id, `Not a count this device knows: ${id}`, state.online() === false ? 'Offline: scan it again once the site answers.' : 'Check the count sheet.');
-  if (row.state !== 'open') return refuse(id, `Count ${id} is ${row.state}: it takes no scans`, 'Tap a count that is open.');
+  if (!row) return refuse(id, t('count-unknown', { count: id }), state.online() === false ? t('offline-scan-again') : t('count-check-sheet'));
+  if (row.state !== 'open') return refuse(id, t('count-not-open', { count: id, state: row.state }), t('count-tap-open'));
   session.zone = row.zone;
   session.location = row.location;
   // A count of one bin: that bin is the only one it takes.
@@ -83,7 +84,7 @@ async function chooseCount(id) {
     session.bin = row.bin;
   }
   if (await openSession({ count_id: id })) {
-    result(id, `Count ${id} · zone ${row.zone}`, 'ok');
+    result(id, t('count-chosen', { count: id, zone: row.zone }), 'ok');
     loadCountView();
   }
 }
@@ -167,18 +168,22 @@ export function renderDetail(box) {
 function detail(session) {
   if (!session.context.count_id) return [];
   const f = countFigures(session);
-  const age = countView ? `${ago(Date.now() - countView.at)} old` : null;
-  const list = (epcs) => (epcs.length > 3 ? `${epcs.slice(0, 3).join(', ')} and ${epcs.length - 3} more` : epcs.join(', '));
+  const age = countView ? ago(Date.now() - countView.at) : null;
+  // The first three EPCs, then how many more: the EPCs are codes, never words.
+  const list = (epcs) => (epcs.length > 3 ? t('count-epcs-more', { epcs: epcs.slice(0, 3).join(', '), more: epcs.length - 3 }) : epcs.join(', '));
+  const where = { zone: session.zone || '?', location: session.location || '?', bin: session.count_bin || '', since: f.since, waiting: f.waiting };
+  const figures = session.count_bin
+    ? (age ? t('count-age-bin', { ...where, age }) : t('count-age-bin-unread', where))
+    : (age ? t('count-age', { ...where, age }) : t('count-age-unread', where));
   return [
     el('p', { id: 'count-progress', class: 'big-figure' },
-      'Seen ', el('span', { id: 'count-seen', text: String(f.seen) }), ' / expected ', el('span', { id: 'count-expected', text: f.expected == null ? '?' : String(f.expected) })),
+      el('span', { text: t('count-seen') }), ' ', el('span', { id: 'count-seen', text: String(f.seen) }), ' ', el('span', { text: t('count-expected') }), ' ', el('span', { id: 'count-expected', text: f.expected == null ? '?' : String(f.expected) })),
     el('p', { class: 'count-variance' },
-      'Missing ', el('strong', { id: 'count-missing', text: f.missing ? String(f.missing.length) : '?' }),
-      ' · unexpected ', el('strong', { id: 'count-unexpected', text: f.missing ? String(f.unexpected.length) : '?' })),
-    f.missing && f.missing.length ? el('p', { id: 'count-missing-list', class: 'status muted epcs', text: `Missing: ${list(f.missing)}` }) : null,
-    f.unexpected.length ? el('p', { id: 'count-unexpected-list', class: 'status muted epcs', text: `Unexpected: ${list(f.unexpected)}` }) : null,
-    el('p', { id: 'count-age', class: 'status muted', text: `Zone ${session.zone || '?'} at ${session.location || '?'}${session.count_bin ? `, bin ${session.count_bin} only` : ''}. ` +
-      (age ? `The site's figures ${age}` : 'The site\'s figures: not read yet (offline)') + `; +${f.since} tag${f.since === 1 ? '' : 's'} from this device since, ${f.waiting} of them waiting to go.` }),
+      el('span', { text: t('count-missing') }), ' ', el('strong', { id: 'count-missing', text: f.missing ? String(f.missing.length) : '?' }),
+      ' ', el('span', { text: t('count-unexpected') }), ' ', el('strong', { id: 'count-unexpected', text: f.missing ? String(f.unexpected.length) : '?' })),
+    f.missing && f.missing.length ? el('p', { id: 'count-missing-list', class: 'status muted epcs', text: t('count-missing-list', { epcs: list(f.missing) }) }) : null,
+    f.unexpected.length ? el('p', { id: 'count-unexpected-list', class: 'status muted epcs', text: t('count-unexpected-list', { epcs: list(f.unexpected) }) }) : null,
+    el('p', { id: 'count-age', class: 'status muted', text: figures }),
   ];
 }
 
@@ -187,16 +192,16 @@ export async function scan(code, at) {
   if (!session.context.count_id) return chooseCount(code);
   const bin = await binOf(code);
   if (bin) {
-    if (session.count_bin && code !== session.count_bin) return refuse(code, `This count is of bin ${session.count_bin} only: ${code} is not counted`, `Scan tags in bin ${session.count_bin}.`);
-    if (session.zone && bin.zone !== session.zone) return refuse(code, `Bin ${code} is in zone ${bin.zone}, not this count's zone ${session.zone}`, 'Scan a bin of this count\'s zone.');
+    if (session.count_bin && code !== session.count_bin) return refuse(code, t('count-bin-only', { bin: session.count_bin, code }), t('count-scan-tags-in', { bin: session.count_bin }));
+    if (session.zone && bin.zone !== session.zone) return refuse(code, t('count-other-zone', { bin: code, zone: bin.zone, count_zone: session.zone }), t('count-scan-zone-bin'));
     session.bin = code;
     state.saveSession();
     emit('mode');
-    return result(code, `Bin ${code}`, 'ok');
+    return result(code, t('find-bin', { bin: code }), 'ok');
   }
-  if (!session.bin) return refuse(code, `Scan a bin label first: ${code} was not captured.`, 'Scan the bin\'s label, then its tags.');
+  if (!session.bin) return refuse(code, t('bin-first', { code }), t('count-bin-then-tags'));
   const epc = await epcOf(code);
-  if (!epc) return refuse(code, `${code}: not a tag or a bin label`, 'Scan a tag or a bin label.');
+  if (!epc) return refuse(code, t('count-not-tag', { code }), t('count-tag-or-bin'));
   const reply = await capture({ mode: 'cycle_count', count_id: session.context.count_id, epc, bin: session.bin }, at, code);
   if (reply && reply.ok && !session.seen.includes(epc)) {
     session.seen.push(epc);
@@ -244,12 +249,12 @@ export async function beforeClose(session) {
   await inFlightAnswered();
   await loadCountView();
   const f = countFigures(session);
-  const figures = f.missing
-    ? ` Missing ${f.missing.length}, unexpected ${f.unexpected.length} (the site's figures ${ago(Date.now() - f.view.at)} old, and this device's scans since).`
-    : '';
-  return confirmBox(`Close count ${session.context.count_id}?`,
-    `This closes the count for all of zone ${session.zone || '?'}; the site then works out the variance.${figures}`,
-    'Close the count', 'Keep counting');
+  const zone = session.zone || '?';
+  const text = f.missing
+    ? t('count-close-text-figures', { zone, missing: f.missing.length, unexpected: f.unexpected.length, age: ago(Date.now() - f.view.at) })
+    : t('count-close-text', { zone });
+  return confirmBox(t('count-close-title', { count: session.context.count_id }), text,
+    t('count-close-yes'), t('count-close-no'), t('count-close-how', { no: t('count-close-no') }));
 }
 
 /** An open count is left for its operator at idle: closing it closes the zone's count, which a person confirms. */

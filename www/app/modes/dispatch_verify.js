@@ -8,6 +8,7 @@
 // is answered) and this device's scans and undos still waiting, marked
 // as waiting: never what was captured.
 
+import { attr, msg, t } from '../l10n.js';
 import { capture } from '../capture.js';
 import { notice, openAlert } from '../dialogs.js';
 import { ago, el, fill } from '../dom.js';
@@ -18,10 +19,10 @@ import { openSession } from '../session.js';
 import { siteGet } from '../site.js';
 import * as state from '../state.js';
 
-export const title = 'Dispatch verify';
-export const blurb = 'Check tags against the live manifest.';
+export const title = msg('mode-dispatch_verify');
+export const blurb = msg('mode-dispatch_verify-blurb');
 
-const DISPATCH_OFFLINE = 'Offline: dispatch verify reads the live manifest and cannot open until the site answers. Reconnect and scan the manifest again.';
+const DISPATCH_OFFLINE = msg('dispatch-offline');
 
 /** How soon after this session's scans are answered the manifest is read again: once for a burst. */
 const MANIFEST_AFTER_ANSWER_MS = 250;
@@ -38,7 +39,7 @@ export function reset() {
 /** After a reload: the session's manifest is read again. */
 export async function resume(session) {
   if (!session.context.manifest) return;
-  if (!(await readManifest(session.context.manifest))) notice('Offline: the manifest is read live; scan it again once the site answers.');
+  if (!(await readManifest(session.context.manifest))) notice(t('dispatch-offline-resume'));
 }
 
 /** Reads the session's manifest live again; true when the site answered. */
@@ -103,18 +104,18 @@ function palletUnits(sscc) {
 
 export function needs(session) {
   const c = session.context;
-  return [{ need: 'manifest', label: c.manifest ? `manifest ${c.manifest}` : 'manifest (live)', met: !!(c.manifest && manifest) }];
+  return [{ need: 'manifest', label: c.manifest ? t('dispatch-need', { manifest: c.manifest }) : t('dispatch-need-none'), met: !!(c.manifest && manifest) }];
 }
 
 export function prompt(session) {
   const c = session.context;
-  if (!c.manifest || !manifest) return ['Scan the manifest', 'read live from the site'];
-  return [`Scan tags for ${c.manifest}`, 'a tag not on it stops the dock'];
+  if (!c.manifest || !manifest) return [t('dispatch-prompt'), t('dispatch-prompt-small')];
+  return [t('dispatch-prompt-tags', { manifest: c.manifest }), t('dispatch-prompt-tags-small')];
 }
 
 /** Says at once, not only when a manifest is scanned, that it cannot open offline. */
 export function rendering() {
-  if (!manifest) notice(state.online() === false ? DISPATCH_OFFLINE : '');
+  if (!manifest) notice(state.online() === false ? t(DISPATCH_OFFLINE) : '');
 }
 
 /** The screen's clock ticked: the manifest's age moves. */
@@ -125,32 +126,32 @@ async function chooseManifest(id) {
   const asked = Date.now();
   const live = { ...(await siteGet(`/v1/manifests/${encodeURIComponent(id)}`)), asked };
   if (live.offline) {
-    notice(DISPATCH_OFFLINE);
-    return refuse(id, `Dispatch verify did not open: the site does not answer (${id})`);
+    notice(t(DISPATCH_OFFLINE));
+    return refuse(id, t('dispatch-no-answer', { manifest: id }));
   }
-  if (live.status === 404) return refuse(id, `No manifest ${id} on the site`);
-  if (!live.body) return refuse(id, `Manifest ${id}: the site answered ${live.status}`);
+  if (live.status === 404) return refuse(id, t('dispatch-no-manifest', { manifest: id }));
+  if (!live.body) return refuse(id, t('dispatch-answered', { manifest: id, status: String(live.status) }));
   if (!['packing', 'dispatched'].includes(live.body.state)) {
-    return refuse(id, `Manifest ${id} is ${live.body.state}: not ready for dispatch`);
+    return refuse(id, t('dispatch-not-ready', { manifest: id, state: live.body.state }));
   }
   if (session.session_id && session.context.manifest !== id) {
-    return refuse(id, `Close this session to verify another manifest than ${session.context.manifest}`);
+    return refuse(id, t('dispatch-close-first', { manifest: session.context.manifest }));
   }
   notice('');
   manifest = live.body;
   manifestAt = live.asked;
   if (session.session_id) {
     emit('mode');
-    return result(id, `Manifest ${id} read again`, 'ok');
+    return result(id, t('dispatch-read-again', { manifest: id }), 'ok');
   }
-  if (await openSession({ manifest: id })) result(id, `Manifest ${id}: ${manifest.units.length} unit(s)`, 'ok');
+  if (await openSession({ manifest: id })) result(id, t('dispatch-opened', { manifest: id, units: manifest.units.length }), 'ok');
 }
 
 export function renderDetail(box) {
   fill(box, detail());
 }
 
-const TICK_WORDS = { true: 'verified', waiting: 'verified here, waiting to go', 'undo-waiting': 'undone here, waiting to go', false: 'not verified' };
+const TICK_WORDS = { true: msg('tick-verified'), waiting: msg('tick-waiting'), 'undo-waiting': msg('tick-undo-waiting'), false: msg('tick-not-verified') };
 
 function detail() {
   if (!manifest) return [];
@@ -160,32 +161,33 @@ function detail() {
   const verified = all.filter((t) => t === 'true' || t === 'waiting').length;
   return [
     el('p', { id: 'manifest-progress', class: 'big-figure' },
-      'Verified ', el('span', { id: 'manifest-verified', text: String(verified) }), ' / ', el('span', { id: 'manifest-total', text: String(manifest.units.length) }),
-      waiting ? el('small', { id: 'manifest-waiting', class: 'waiting', text: ` (${waiting} waiting here)` }) : null),
-    el('p', { id: 'manifest-age', class: 'status muted', text: `The site's manifest read ${ago(Date.now() - manifestAt)} ago, with its answers since; ${waiting} scan${waiting === 1 ? '' : 's'} of this device waiting to go.` }),
-    el('ul', { id: 'manifest-units', class: 'manifest-units', 'aria-label': 'Units on the manifest' },
+      el('span', { text: t('dispatch-verified') }), ' ', el('span', { id: 'manifest-verified', text: String(verified) }), ' / ', el('span', { id: 'manifest-total', text: String(manifest.units.length) }),
+      waiting ? el('small', { id: 'manifest-waiting', class: 'waiting', text: ` ${t('dispatch-waiting-here', { count: waiting })}` }) : null),
+    el('p', { id: 'manifest-age', class: 'status muted', text: t('dispatch-age', { age: ago(Date.now() - manifestAt), waiting }) }),
+    el('ul', { id: 'manifest-units', class: 'manifest-units', 'aria-label': attr('dispatch-units', 'aria-label') },
       ...manifest.units.map((u) => el('li', {
         dataset: { epc: u.epc, verified: tick.get(u.epc), ...(u.sscc ? { sscc: u.sscc } : {}) },
-        'aria-label': `${u.epc}${u.sscc ? ` on pallet ${u.sscc}` : ''}: ${TICK_WORDS[tick.get(u.epc)]}`,
+        'aria-label': u.sscc ? t('dispatch-unit-pallet', { epc: u.epc, sscc: u.sscc, tick: t(TICK_WORDS[tick.get(u.epc)]) })
+          : t('dispatch-unit', { epc: u.epc, tick: t(TICK_WORDS[tick.get(u.epc)]) }),
         text: u.epc,
-      }, u.sscc ? el('small', { class: 'pallet', text: ` · pallet ${u.sscc}` }) : null))),
+      }, u.sscc ? el('small', { class: 'pallet', text: ` ${t('dispatch-pallet', { sscc: u.sscc })}` }) : null))),
   ];
 }
 
 /** A pallet's label: its SSCC verifies every unit the manifest puts on that pallet. */
 export async function scanPallet(label, code, at) {
   const session = state.session();
-  if (!manifest) return refuse(label.text, `Scan the manifest first: ${label.text} was not captured.`, 'Scan the manifest, then its pallets and tags.');
+  if (!manifest) return refuse(label.text, t('dispatch-manifest-first', { code: label.text }), t('dispatch-manifest-first-next'));
   const sscc = label.sscc;
   const units = palletUnits(sscc);
   const body = { mode: 'dispatch_verify', manifest: session.context.manifest, sscc };
-  const reply = await capture(body, at, `${label.text} (pallet, ${units.length} unit${units.length === 1 ? '' : 's'})`, units.length ? null : 'Not on the manifest');
+  const reply = await capture(body, at, t('dispatch-pallet-shown', { code: label.text, units: units.length }), units.length ? null : t('dispatch-not-on'));
   if (!units.length) {
     if (reply && reply.ok) {
       session.pending_alert = reply.key;
       state.saveSession();
     }
-    openAlert('Not on the manifest', `Pallet ${sscc} is not on ${session.context.manifest}. Take it off the dock, then acknowledge.`);
+    openAlert(t('dispatch-not-on'), t('dispatch-pallet-not-on', { sscc, manifest: session.context.manifest }));
     return;
   }
   if (reply && reply.ok) {
@@ -202,16 +204,16 @@ export async function scan(code, at, label) {
     return chooseManifest(session.context.manifest && EPC_PATTERN.test(code) ? session.context.manifest : code);
   }
   const epc = await epcOf(code);
-  if (!epc) return refuse(code, `${code}: not a tag`);
+  if (!epc) return refuse(code, t('dispatch-not-tag', { code }));
   const unit = manifest.units.find((u) => u.epc === epc);
   const body = { mode: 'dispatch_verify', manifest: session.context.manifest, epc };
-  const reply = await capture(body, at, label ? label.text : code, unit ? null : 'Not on the manifest');
+  const reply = await capture(body, at, label ? label.text : code, unit ? null : t('dispatch-not-on'));
   if (!unit) {
     if (reply && reply.ok) {
       session.pending_alert = reply.key;
       state.saveSession();
     }
-    openAlert('Not on the manifest', `${epc} is not on ${session.context.manifest}. Take it off the dock, then acknowledge.`);
+    openAlert(t('dispatch-not-on'), t('dispatch-tag-not-on', { epc, manifest: session.context.manifest }));
     return;
   }
   if (reply && reply.ok) {

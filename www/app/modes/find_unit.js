@@ -4,14 +4,15 @@
 // is asked of the site when it answers). Read only: it captures nothing.
 
 import { $, ago, el, failure, withTimeout } from '../dom.js';
+import { msg, t } from '../l10n.js';
 import { EPC_PATTERN, findCached } from '../lookup.js';
 import { refuse, result } from '../results.js';
 import { askSiteFirst, LOOKUP_WAIT_MS } from '../site.js';
 import * as state from '../state.js';
 import { ask } from '../worker.js';
 
-export const title = 'Find a unit';
-export const blurb = 'Where is it? From this device, offline too.';
+export const title = msg('mode-find_unit');
+export const blurb = msg('mode-find_unit-blurb');
 /** Open without a session: nothing is sent. */
 export const readOnly = true;
 
@@ -20,7 +21,7 @@ export function needs() {
 }
 
 export function prompt() {
-  return ['Scan a tag, serial or unit label', 'answered from this device'];
+  return [t('find-prompt'), t('find-prompt-small')];
 }
 
 export function renderDetail(box) {
@@ -38,9 +39,9 @@ function resultBox() {
 export function unknownLabel(label) {
   const box = resultBox();
   box.dataset.found = 'false';
-  box.replaceChildren(el('p', { class: 'big-figure', text: `${label.text}: not known` }),
-    el('p', { id: 'find-age', class: 'status', text: `From this device's copy, ${ago(label.age_ms)} old.` }));
-  return result(label.text, `${label.text}: no unit with this GTIN and serial in this device's copy`, 'refused');
+  box.replaceChildren(el('p', { class: 'big-figure', text: t('find-not-known', { code: label.text }) }),
+    el('p', { id: 'find-age', class: 'status', text: t('find-age', { age: ago(label.age_ms) }) }));
+  return result(label.text, t('find-no-gs1-unit', { code: label.text }), 'refused');
 }
 
 /** `label`: the GS1 unit label `code` (the unit's EPC) was read from; the site was asked already. */
@@ -61,31 +62,31 @@ export async function scan(code, at, label) {
     box.replaceChildren(el('p', { class: 'error', text: failure(found) }));
     return refuse(code, failure(found));
   }
-  const age = el('p', { id: 'find-age', class: 'status', text: `From this device's copy, ${ago(found.age_ms)} old.` });
+  const age = el('p', { id: 'find-age', class: 'status', text: t('find-age', { age: ago(found.age_ms) }) });
   if (!found.unit) {
     box.dataset.found = 'false';
-    box.replaceChildren(el('p', { class: 'big-figure', text: `${code}: not known` }), age);
-    return result(code, `${code}: not in this device's copy`, 'refused');
+    box.replaceChildren(el('p', { class: 'big-figure', text: t('find-not-known', { code }) }), age);
+    return result(code, t('find-not-in-copy', { code }), 'refused');
   }
   const u = found.unit;
-  const place = found.bin ? `${found.bin.bin} · zone ${found.bin.zone} · ${found.bin.location}` : (u.bin || 'no bin');
+  const place = found.bin ? t('find-place', { bin: found.bin.bin, zone: found.bin.zone, location: found.bin.location }) : (u.bin || t('find-no-bin-lower'));
   box.dataset.found = 'true';
   box.replaceChildren(
-    el('p', { class: 'big-figure', text: u.bin ? `Bin ${u.bin}` : 'No bin' }),
+    el('p', { class: 'big-figure', text: u.bin ? t('find-bin', { bin: u.bin }) : t('find-no-bin') }),
     el('dl', {},
-      el('dt', { text: 'State' }), el('dd', { id: 'find-state', text: u.state }),
-      el('dt', { text: 'Where' }), el('dd', { id: 'find-bin', text: place }),
-      el('dt', { text: 'SKU' }), el('dd', { text: u.sku || '–' }),
-      el('dt', { text: 'EPC' }), el('dd', { text: u.epc }),
-      el('dt', { text: 'Serial' }), el('dd', { text: u.code || '–' }),
+      el('dt', { text: t('find-state') }), el('dd', { id: 'find-state', text: u.state }),
+      el('dt', { text: t('find-where') }), el('dd', { id: 'find-bin', text: place }),
+      el('dt', { text: t('find-sku') }), el('dd', { class: 'code', text: u.sku || '–' }),
+      el('dt', { text: t('find-epc') }), el('dd', { class: 'code', text: u.epc }),
+      el('dt', { text: t('find-serial') }), el('dd', { class: 'code', text: u.code || '–' }),
       ...gs1Rows(u)),
     age);
-  result(code, `${u.epc}: ${u.state}, ${u.bin || 'no bin'}`, 'ok');
+  result(code, t('find-result', { epc: u.epc, state: u.state, bin: u.bin || t('find-no-bin-lower') }), 'ok');
 }
 
 /** The unit's GS1 keys as the site holds them, those it has: GTIN, serial, lot, expiry. */
 function gs1Rows(unit) {
-  return [['GTIN', 'gtin'], ['GS1 serial', 'serial'], ['Lot', 'lot'], ['Expiry', 'expiry']]
+  return [[msg('find-gtin'), 'gtin'], [msg('find-gs1-serial'), 'serial'], [msg('find-lot'), 'lot'], [msg('find-expiry'), 'expiry']]
     .filter(([, field]) => unit[field])
-    .flatMap(([words, field]) => [el('dt', { text: words }), el('dd', { id: `find-${field}`, text: unit[field] })]);
+    .flatMap(([words, field]) => [el('dt', { text: t(words) }), el('dd', { id: `find-${field}`, class: 'code', text: unit[field] })]);
 }

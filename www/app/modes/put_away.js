@@ -7,11 +7,12 @@ import { capture } from '../capture.js';
 import { emit } from '../events.js';
 import { binOrUnit, EPC_PATTERN, otherKind } from '../lookup.js';
 import { refuse, result } from '../results.js';
+import { msg, t } from '../l10n.js';
 import { openSession } from '../session.js';
 import * as state from '../state.js';
 
-export const title = 'Put-away';
-export const blurb = 'Scan a bin label, then its units.';
+export const title = msg('mode-put_away');
+export const blurb = msg('mode-put_away-blurb');
 /** The screen shows the bin last scanned. */
 export const showsBin = true;
 
@@ -21,11 +22,11 @@ export async function opened() {
 }
 
 export function needs(session) {
-  return [{ need: 'bin', label: session.bin ? `bin ${session.bin}` : 'bin label', met: !!session.bin }];
+  return [{ need: 'bin', label: session.bin ? t('bin-need', { bin: session.bin }) : t('bin-need-none'), met: !!session.bin }];
 }
 
 export function prompt(session) {
-  return session.bin ? [`Scan units for bin ${session.bin}`, 'or another bin label'] : ['Scan a bin label', 'unit scans wait for it'];
+  return session.bin ? [t('put-prompt-units', { bin: session.bin }), t('put-prompt-other-bin')] : [t('prompt-bin'), t('put-prompt-wait')];
 }
 
 export function renderDetail(box) {
@@ -42,18 +43,18 @@ export async function scan(code, at, label) {
     session.bin = code;
     state.saveSession();
     emit('mode');
-    result(code, `Bin ${code}`, 'ok');
+    result(code, t('find-bin', { bin: code }), 'ok');
     return;
   }
-  const still = session.bin ? `The bin is still ${session.bin}: scan a unit for it, or another bin label.` : 'Scan a bin label, then its units.';
+  const still = session.bin ? t('put-still', { bin: session.bin }) : t('mode-put_away-blurb');
   if (!EPC_PATTERN.test(code) && !known.unit) {
     const other = await otherKind(code);
-    if (other) return refuse(code, `${code} is ${other}, not a unit or a bin label: not captured.`, still);
+    if (other) return refuse(code, t('put-other-kind', { code, kind: other.kind }), still);
     // Offline, the site decides: the code is kept as a unit's serial.
-    if (known.asked) return refuse(code, `${code} is neither a unit nor a bin label the site knows: not captured.`, still);
+    if (known.asked) return refuse(code, t('put-neither', { code }), still);
   }
   const shown = label ? label.text : code;
-  if (!session.bin) return refuse(shown, `Scan a bin label first: ${shown} was not captured.`, 'Scan the bin\'s label, then its units.');
+  if (!session.bin) return refuse(shown, t('bin-first', { code: shown }), t('put-bin-then-units'));
   const body = { mode: 'put_away', bin: session.bin };
   if (EPC_PATTERN.test(code)) body.epc = code.toUpperCase();
   else body.code = code;

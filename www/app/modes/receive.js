@@ -8,6 +8,7 @@
 // device's scans since. With encode on, each tag's label
 // prints at the station's printer (labels.js).
 
+import { msg, t } from '../l10n.js';
 import { capture } from '../capture.js';
 import { ago, el, fill } from '../dom.js';
 import { emit } from '../events.js';
@@ -18,8 +19,8 @@ import * as state from '../state.js';
 import { ask } from '../worker.js';
 import * as labels from '../../labels.js';
 
-export const title = 'Receive';
-export const blurb = 'Count tags against a GRN.';
+export const title = msg('mode-receive');
+export const blurb = msg('mode-receive-blurb');
 /** Its figures count the queue's items: redrawn on each walk of the queue. */
 export const figuresFromQueue = true;
 
@@ -51,13 +52,15 @@ async function loadGrn() {
 
 export function needs(session) {
   const c = session.context;
-  return [{ need: 'grn', label: c.grn ? `GRN ${c.grn}` : 'GRN', met: !!c.grn }];
+  return [{ need: 'grn', label: c.grn ? t('receive-grn', { grn: c.grn }) : t('receive-need-none'), met: !!c.grn }];
 }
 
 export function prompt(session) {
   const c = session.context;
-  if (!c.grn) return ['Scan or tap a GRN', 'receiving needs a GRN with QC accepted'];
-  return [`Scan tags for ${c.grn}`, session.sku ? `new tags are SKU ${session.sku}${session.lot ? ` ${keysOf(session.lot)}` : ''}` : 'a tag the site does not know needs its SKU label first'];
+  if (!c.grn) return [t('receive-prompt'), t('receive-prompt-small')];
+  const small = !session.sku ? t('receive-prompt-sku-first')
+    : session.lot ? t('receive-prompt-sku-lot', { sku: session.sku, keys: keysOf(session.lot) }) : t('receive-prompt-sku', { sku: session.sku });
+  return [t('receive-prompt-tags', { grn: c.grn }), small];
 }
 
 /** The GRNs to tap while none is chosen; undefined once one is. */
@@ -65,10 +68,10 @@ export async function choices(session) {
   if (session.context.grn) return undefined;
   const list = await ask({ type: 'reference_list', kind: 'grns' });
   const rows = list.ok ? list.rows.filter((g) => g.state !== 'complete') : [];
-  if (!rows.length) return [el('p', { class: 'status warn', text: 'No GRN waiting in this device\'s copy: scan one.' })];
+  if (!rows.length) return [el('p', { class: 'status warn', text: t('receive-none-waiting') })];
   return rows.map((g) => el('button', {
     type: 'button', 'data-grn': g.grn, disabled: g.qc !== 'accepted',
-  }, el('strong', { text: g.grn }), el('span', { text: g.qc === 'accepted' ? `${g.lines.length} line(s) · ${g.state}` : `QC ${g.qc}` })));
+  }, el('strong', { text: g.grn }), el('span', { text: g.qc === 'accepted' ? t('receive-choice', { lines: g.lines.length, state: g.state }) : t('receive-qc', { qc: g.qc }) })));
 }
 
 /** A tapped choice (`button[data-grn]`). */
@@ -120,18 +123,18 @@ function detail(session) {
   if (state.canEncode()) {
     parts.push(el('div', { class: 'row' }, el('button', {
       type: 'button', id: 'encode-toggle', class: 'toggle', 'aria-pressed': String(!!session.encode),
-    }, session.encode ? 'Encode tags: on' : 'Encode tags: off')));
+    }, session.encode ? t('receive-encode-on') : t('receive-encode-off'))));
     if (session.encode) parts.push(labels.stationLine(el));
   }
   if (!session.context.grn) return parts;
-  parts.push(el('p', { id: 'receive-sku', class: 'status', text: session.sku ? `SKU ${session.sku}${session.lot ? ` · ${lotWords(session.lot)}` : ''}` : 'No SKU label scanned' }));
+  parts.push(el('p', { id: 'receive-sku', class: 'status', text: !session.sku ? t('receive-no-sku') : session.lot ? t('receive-sku-lot', { sku: session.sku, lot: lotWords(session.lot) }) : t('receive-sku', { sku: session.sku }) }));
   if (session.last_label) {
     const last = session.last_label;
     parts.push(el('p', { id: 'receive-label', class: 'status', dataset: { lot: last.lot || '', expiry: last.expiry || '' } },
-      `Last label: ${last.epc}`, last.sku ? ` · SKU ${last.sku}` : '', ` · ${lotWords(last)}`));
+      last.sku ? t('receive-last-label-sku', { epc: last.epc, sku: last.sku, lot: lotWords(last) }) : t('receive-last-label', { epc: last.epc, lot: lotWords(last) })));
   }
   if (!grnRow) {
-    parts.push(el('p', { class: 'status warn', text: 'This GRN is not in the device\'s copy yet.' }));
+    parts.push(el('p', { class: 'status warn', text: t('receive-grn-not-cached') }));
     return parts;
   }
   const { answered, waiting } = since(session);
@@ -143,44 +146,43 @@ function detail(session) {
       el('td', { class: 'num', text: String(received) }), el('td', { class: 'num', text: mine > 0 ? `+${mine}` : mine < 0 ? `−${-mine}` : '0' }));
   });
   parts.push(el('table', { id: 'grn-lines' },
-    el('thead', {}, el('tr', {}, el('th', { text: 'SKU' }), el('th', { class: 'num', text: 'Expected' }),
-      el('th', { class: 'num', text: 'Received' }), el('th', { class: 'num', text: 'Queued here' }))),
+    el('thead', {}, el('tr', {}, el('th', { text: t('find-sku') }), el('th', { class: 'num', text: t('receive-expected') }),
+      el('th', { class: 'num', text: t('receive-received') }), el('th', { class: 'num', text: t('receive-queued-here') }))),
     el('tbody', {}, ...rows)));
-  parts.push(el('p', { id: 'grn-age', class: 'status muted', text: `Received as the site said ${grnAt == null ? '(never read)' : `${ago(Date.now() - grnAt)} ago`}, with its answers since; queued here: this device's scans waiting to go.` }));
+  parts.push(el('p', { id: 'grn-age', class: 'status muted', text: grnAt == null ? t('receive-age-never') : t('receive-age', { age: ago(Date.now() - grnAt) }) }));
   return parts;
 }
 
 async function chooseGrn(id) {
   const reply = await cached('grn', id);
   const row = reply.row;
-  if (!row) return refuse(id, `Not a GRN this device knows: ${id}`, state.online() === false ? 'Offline: scan it again once the site answers.' : 'Check the number with the delivery papers.');
-  if (row.qc !== 'accepted') return refuse(id, `GRN ${id}: QC ${row.qc}; receiving needs accepted`, 'Ask QC; receive another GRN meanwhile.');
+  if (!row) return refuse(id, t('receive-unknown-grn', { grn: id }), state.online() === false ? t('offline-scan-again') : t('receive-check-papers'));
+  if (row.qc !== 'accepted') return refuse(id, t('receive-qc-not-accepted', { grn: id, qc: row.qc }), t('receive-ask-qc'));
   grnRow = row;
   grnAt = reply.refreshed_at;
-  if (await openSession({ grn: id })) result(id, `GRN ${id}`, 'ok');
+  if (await openSession({ grn: id })) result(id, t('receive-grn', { grn: id }), 'ok');
 }
 
 /** A label's lot and expiry in words. */
 function lotWords(label) {
-  return `lot ${label.lot || '–'} · expiry ${label.expiry || '–'}`;
+  return t('receive-lot', { lot: label.lot || '–', expiry: label.expiry || '–' });
 }
 
 /** A GS1 label of a SKU's lot: the SKU its GTIN names, whose new tags carry its lot and expiry. */
 export function scanSkuLot(label, code) {
   const session = state.session();
-  if (!session.context.grn) return refuse(label.text, `${label.text} is not a GRN: not captured.`, 'Scan or tap a GRN first.');
+  if (!session.context.grn) return refuse(label.text, t('receive-not-grn', { code: label.text }), t('receive-grn-first'));
   if (!label.sku) {
-    return refuse(label.text, `GTIN ${label.gtin} names no SKU in this device's copy: not captured.`,
-      'Scan the SKU\'s own label, or ask a supervisor to import the SKU\'s GTIN.');
+    return refuse(label.text, t('receive-gtin-no-sku', { gtin: label.gtin }), t('receive-gtin-no-sku-next'));
   }
   if (grnRow && !grnRow.lines.some((line) => line.sku === label.sku)) {
-    return refuse(label.text, `SKU ${label.sku} (GTIN ${label.gtin}) is not on ${session.context.grn}: not captured.`, 'Check the delivery against the GRN.');
+    return refuse(label.text, t('receive-sku-not-on', { sku: label.sku, gtin: label.gtin, grn: session.context.grn }), t('receive-check-delivery'));
   }
   session.sku = label.sku;
   session.lot = { gtin: label.gtin, lot: label.lot || null, expiry: label.expiry || null };
   state.saveSession();
   emit('mode');
-  return result(code, `SKU ${label.sku} · ${lotWords(label)}`, 'ok');
+  return result(code, t('receive-sku-lot', { sku: label.sku, lot: lotWords(label) }), 'ok');
 }
 
 /** `label`: the GS1 unit label `code` (the unit's EPC) was read from. */
@@ -192,7 +194,7 @@ export async function scan(code, at, label) {
     session.lot = null;
     state.saveSession();
     emit('mode');
-    return result(code, `SKU ${code}`, 'ok');
+    return result(code, t('receive-sku', { sku: code }), 'ok');
   }
   return receiveTag(code, at, label);
 }
@@ -201,7 +203,7 @@ async function receiveTag(code, at, label) {
   const session = state.session();
   const shown = label ? label.text : code;
   const epc = await epcOf(code);
-  if (!epc) return refuse(code, `${code}: not a tag, nor a SKU of ${session.context.grn}`);
+  if (!epc) return refuse(code, t('receive-not-tag', { code, grn: session.context.grn }));
   const found = await ask({ type: 'find_unit', code: epc });
   const unit = found.ok ? found.unit : null;
   const body = { mode: 'receive', grn: session.context.grn, epc, encode: !!session.encode };
@@ -212,8 +214,7 @@ async function receiveTag(code, at, label) {
   if (!sku) {
     sku = (label && label.sku) || session.sku;
     if (!sku) {
-      const why = label && label.gtin ? `GTIN ${label.gtin} names no SKU in this device's copy` : 'the site does not know this tag';
-      return refuse(shown, `${epc}: ${why}; scan its SKU label first`);
+      return refuse(shown, label && label.gtin ? t('receive-tag-gtin-no-sku', { epc, gtin: label.gtin }) : t('receive-tag-unknown', { epc }));
     }
     body.sku = sku;
     if (!lot && sku === session.sku) lot = session.lot;
