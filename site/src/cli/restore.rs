@@ -45,15 +45,30 @@ pub(super) fn restore(backup: &Path, data: &Path, database: Option<&str>) -> any
                 "{device} was given a new token after the backup was made: the backup's token \
                  stays refused"
             ),
+            ledger::devices::CarriedOver::AdminAdded(name) => {
+                eprintln!("admin {name} was added after the backup was made: it stays an admin")
+            }
+            ledger::devices::CarriedOver::AdminRevoked(name) => {
+                eprintln!("admin {name} was revoked after the backup was made: it stays revoked")
+            }
         }
     }
+    let central = db
+        .call_blocking(|conn| outbox::forwarding(conn))
+        .context("reading the site's central")?;
     eprintln!(
-        "{}: restored from {} ({} bytes); outbox epoch {epoch}: at its next start the site's hops \
-         go on at its central after what the central holds",
+        "{}: restored from {} ({} bytes)",
         ledger_path.display(),
         backup.display(),
         restored.bytes
     );
+    if let Some(central) = central {
+        eprintln!(
+            "outbox epoch {epoch}: at its next start the site's hops go on at its central ({}) \
+             after what the central holds",
+            central.central_url
+        );
+    }
     if let Some(kept) = restored.kept {
         eprintln!(
             "the ledger it replaced is kept as {} (with its -wal): delete it once the site runs \

@@ -222,7 +222,8 @@ pub fn revoke(conn: &Connection, device_id: &str, now: UnixMs) -> Result<(), Led
 }
 
 /// What a restore carried over from the ledger it replaced: a device's
-/// credentials as they stood when the backup was put in place.
+/// or an admin's credentials as they stood when the backup was put in
+/// place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CarriedOver {
     /// Revoked after the backup was made: revoked again.
@@ -230,15 +231,23 @@ pub enum CarriedOver {
     /// Given a new token after the backup (`device link`): the token the
     /// backup holds stays refused.
     Token(String),
+    /// An admin added after the backup was made: added again, with the
+    /// same token.
+    AdminAdded(String),
+    /// An admin revoked after the backup was made: revoked again, its
+    /// signed-in sessions with it.
+    AdminRevoked(String),
 }
 
-/// After a restore, carries every device's credentials over from the
-/// ledger the backup replaced (`before`, an SQLite file the site wrote):
-/// a device revoked since the backup was made stays revoked, and a token
-/// replaced since stays replaced. A backup is older than the ledger it
-/// replaces, so without this a stolen handheld revoked after the backup
-/// would sync again. Hops, sessions and reference data are the backup's;
-/// only who may sync is taken from the newer ledger. `conn` is the
+/// After a restore, carries every device's and every admin's credentials
+/// over from the ledger the backup replaced (`before`, an SQLite file the
+/// site wrote): a device revoked since the backup was made stays revoked,
+/// a token replaced since stays replaced, and the admins (with their
+/// signed-in sessions) are the newer ledger's, so one added since still
+/// signs in and one revoked since does not. A backup is older than the
+/// ledger it replaces, so without this a stolen handheld revoked after the
+/// backup would sync again. Hops, sessions and reference data are the
+/// backup's; only who may sync or sign in is taken from the newer ledger. `conn` is the
 /// restored ledger's (SQLite), outside any transaction.
 pub fn carry_credentials_from(
     conn: &Connection,
@@ -248,6 +257,8 @@ pub fn carry_credentials_from(
         "ATTACH DATABASE ?1 AS before",
         [before.to_string_lossy().as_ref()],
     )?;
+    // All of it or none: one transaction over both files.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
     let carried = (|| {
         let revoked: Vec<String> = conn
             .prepare(
@@ -290,12 +301,47 @@ pub fn carry_credentials_from(
         for device_id in &revoked {
             super::heartbeat_log::forget(conn, device_id)?;
         }
+        let names = |sql: &str| -> crate::store::sql::Result<Vec<String>> {
+            conn.prepare(sql)?
+                .query_map([], |row| row.get(0))?
+                .collect()
+        };
+        let admins_added = names(
+            "SELECT name FROM before.admins
+             WHERE name NOT IN (SELECT name FROM main.admins) ORDER BY name",
+        )?;
+        let admins_revoked = names(
+            "SELECT name FROM main.admins
+             WHERE name NOT IN (SELECT name FROM before.admins) ORDER BY name",
+        )?;
+        // The admins and their sessions, whole: a token re-issued under the
+        // same name since the backup is the newer one too.
+        conn.execute("DELETE FROM main.admin_sessions", [])?;
+        conn.execute("DELETE FROM main.admins", [])?;
+        conn.execute(
+            "INSERT INTO main.admins (name, token_sha256, added_at)
+             SELECT name, token_sha256, added_at FROM before.admins",
+            [],
+        )?;
+        conn.execute(
+            "INSERT INTO main.admin_sessions
+                 (session_sha256, admin, csrf_token, created_at, expires_at)
+             SELECT session_sha256, admin, csrf_token, created_at, expires_at
+             FROM before.admin_sessions",
+            [],
+        )?;
         Ok(revoked
             .into_iter()
             .map(CarriedOver::Revocation)
             .chain(relinked.into_iter().map(CarriedOver::Token))
+            .chain(admins_added.into_iter().map(CarriedOver::AdminAdded))
+            .chain(admins_revoked.into_iter().map(CarriedOver::AdminRevoked))
             .collect())
     })();
+    match carried {
+        Ok(_) => conn.execute_batch("COMMIT")?,
+        Err(_) => conn.execute_batch("ROLLBACK")?,
+    }
     conn.execute("DETACH DATABASE before", [])?;
     carried
 }

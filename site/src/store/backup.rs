@@ -176,9 +176,30 @@ fn partial_path(dest: &Path) -> PathBuf {
     with_suffix(dest, ".partial")
 }
 
+/// A backup's mode: read and write for its owner, nothing for anyone
+/// else.
+const BACKUP_MODE: u32 = 0o600;
+
+/// Creates the empty file `path` with [`BACKUP_MODE`].
+fn create_private(path: &Path) -> Result<(), BackupError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(BACKUP_MODE)
+        .open(path)
+        .map(drop)
+        .map_err(|err| io(path, err))
+}
+
 fn copy_to(source: &Path, partial: &Path) -> Result<(), BackupError> {
     // A leftover of a killed backup is ours to replace.
     let _ = std::fs::remove_file(partial);
+    // The copy is made readable by its owner only before SQLite writes a
+    // page into it (SQLite keeps the mode of a file it opens and gives its
+    // journal the same): a backup holds the site's whole ledger and leaves
+    // the machine, so it is never world-readable on the way.
+    create_private(partial)?;
     let (src, mut dst) = crate::store::db::open_for_backup(source, partial, BACKUP_BUSY_TIMEOUT)?;
     {
         let backup = Backup::new(&src, &mut dst)?;

@@ -461,3 +461,67 @@ fn a_restore_keeps_revocations_and_new_tokens_made_after_the_backup() {
         .unwrap_or_default();
     assert!(stolen.contains("revoked"), "{listed}");
 }
+
+/// A backup is readable by its owner only, and a restore keeps who may
+/// sign in to the site's view as the newer ledger had it: an admin added
+/// after the backup was made still signs in, one revoked after it does
+/// not, both named on stderr. A site with no central is not told about
+/// one. (SQLite only, as above.)
+#[test]
+fn a_restore_keeps_admins_added_and_revoked_after_the_backup_and_the_backup_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    if backend::postgres_requested() {
+        return;
+    }
+    let dir = new_site();
+    let admin = |verb: &str, name: &str| {
+        let out = run(&["admin", verb, name], dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    admin("add", "ana");
+    let leaver_token = admin("add", "leaver");
+    let backup = dir.path().join("site.backup");
+    let made = run(&["backup", backup.to_str().unwrap()], dir.path());
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let mode = std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the backup is its owner's alone: {mode:o}");
+    let newcomer_token = admin("add", "newcomer");
+    admin("revoke", "leaver");
+
+    let restored = run(&["restore", backup.to_str().unwrap()], dir.path());
+    let stderr = String::from_utf8_lossy(&restored.stderr);
+    assert!(restored.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("admin newcomer was added after the backup was made"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("admin leaver was revoked after the backup was made"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("central"), "no central here: {stderr}");
+
+    let listed = run(&["admin", "list"], dir.path());
+    let names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(names, ["ana", "newcomer"]);
+    let db = backend::open_db(dir.path());
+    let signed_in = db.call_blocking(|conn| {
+        (
+            stockhop_site::view::admin::authenticate(conn, &newcomer_token).unwrap(),
+            stockhop_site::view::admin::authenticate(conn, &leaver_token).unwrap(),
+        )
+    });
+    assert_eq!(signed_in, (Some("newcomer".to_owned()), None));
+}
