@@ -171,7 +171,9 @@ async fn logout(
     tag = "view",
     description = "Who is signed in. Without a bearer token, a browser holding no live session (no cookie, or one whose session ended) is answered 204: the page asks on every load whether to show the sign-in form, and being signed out is not an error",
     responses((status = 200, description = "the admin and the CSRF token", body = SessionView), (status = 204, description = "no one is signed in in this browser"), (status = "4XX", description = "refused, with code and message")),
-    security(("admin_token" = []))
+    // A token is optional: without one (and no session cookie) the answer
+    // is 204, not 401.
+    security((), ("admin_token" = []))
 )]
 async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
     let caller = match admin_caller(&state.db, &headers).await {

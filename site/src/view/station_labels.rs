@@ -169,18 +169,20 @@ async fn scan_print_job(
     Path((device_id, key)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Json<ScanPrintJob>, AppError> {
-    if uuid::Uuid::try_parse(&key).is_err() {
-        return Err(AppError::client(
-            StatusCode::BAD_REQUEST,
-            wire_codes::MALFORMED_REQUEST,
-            "a scan's key is a UUID",
-        ));
-    }
     let now = wall_clock();
     state
         .db
         .call(move |conn| -> Result<_, AppError> {
+            // Who asks first: a request without the device's token is
+            // refused 401 whatever its key, before the key is read.
             the_device(conn, &headers, &device_id)?;
+            if uuid::Uuid::try_parse(&key).is_err() {
+                return Err(AppError::client(
+                    StatusCode::BAD_REQUEST,
+                    wire_codes::MALFORMED_REQUEST,
+                    "a scan's key is a UUID",
+                ));
+            }
             let job_id = receive::print_job_id(&device_id, &key);
             let job = store::job(conn, &job_id)?
                 .filter(|job| job.requested_by == device_id)
