@@ -203,7 +203,10 @@ pub(super) fn csv_response(
     steps: impl futures_util::Stream<Item = Result<Vec<u8>, AppError>> + Send + 'static,
 ) -> Response {
     let header = futures_util::stream::once(async move { Ok(header_row) });
-    let body = futures_util::StreamExt::chain(header, steps);
+    // Fused: a stream that has ended answers "ended" again when asked,
+    // rather than panicking as `unfold` does; the compression layer asks
+    // once more after the last chunk when it gzips the answer.
+    let body = futures_util::StreamExt::fuse(futures_util::StreamExt::chain(header, steps));
     let body = futures_util::StreamExt::map(body, |chunk: Result<Vec<u8>, AppError>| {
         chunk.map_err(|err| std::io::Error::other(err.to_string()))
     });

@@ -23,6 +23,8 @@ use stockhop_site::terminal_wire::{SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMES
 use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod floods;
+
 const BIN: &str = env!("CARGO_BIN_EXE_stockhop-site");
 const SHARED: &str = "the-centrals-old-shared-secret";
 
@@ -1282,6 +1284,113 @@ async fn bins_that_look_like_others_or_hold_invisible_characters_are_refused_nam
             .unwrap_or_else(|| panic!("{bin:?} refused: {answer}"));
         let message = error["message"].as_str().unwrap();
         assert!(message.contains(said.unwrap()), "{bin:?}: {message}");
+    }
+    site.stop().await;
+}
+
+/// Every operation the OpenAPI document says needs a token, asked without
+/// one and with input that is wrong in every place it can be (path
+/// parameters that are not ids or keys, a query of junk, a body that is
+/// not JSON): each is answered 401, so who asks is settled before what is
+/// asked, and an unauthenticated caller learns nothing of the checks
+/// behind it.
+#[tokio::test]
+async fn an_unauthenticated_request_is_refused_401_before_its_input_is_checked() {
+    let site = Site::start().await;
+    let document: Value = site
+        .client
+        .get(format!("{}/v1/openapi.json", site.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut refused = Vec::new();
+    let mut asked = 0;
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let Some(security) = operation["security"].as_array() else {
+                continue;
+            };
+            // A token is optional where one alternative asks for nothing.
+            if security.is_empty()
+                || security
+                    .iter()
+                    .any(|s| s.as_object().is_some_and(|s| s.is_empty()))
+            {
+                continue;
+            }
+            let concrete = path
+                .split('/')
+                .map(|part| {
+                    if part.starts_with('{') {
+                        "%00bad"
+                    } else {
+                        part
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            let url = format!(
+                "{}{concrete}?after=x&limit=0&from=x&to=y&label=%00",
+                site.base
+            );
+            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let response = site
+                .client
+                .request(method.clone(), url)
+                .header("content-type", "application/json")
+                .body("{not json")
+                .send()
+                .await
+                .unwrap();
+            asked += 1;
+            let status = response.status().as_u16();
+            if status != 401 {
+                refused.push(format!("{method} {path}: {status}"));
+            }
+        }
+    }
+    assert!(asked > 30, "only {asked} operations need a token");
+    assert!(refused.is_empty(), "not 401 without a token: {refused:#?}");
+    site.stop().await;
+}
+
+/// The CSV exports, asked for gzip as a script's HTTP client asks by
+/// default: the answer ends with its last chunk, whole, rather than the
+/// connection breaking after it (the compressed stream asked the export
+/// again once it had ended).
+#[tokio::test]
+async fn a_csv_export_asked_for_gzip_ends_whole() {
+    let site = Site::start().await;
+    let admin = site
+        .db
+        .call_blocking(|conn| stockhop_site::view::admin::add(conn, "ops", now()))
+        .unwrap();
+    for path in ["/v1/hops.csv", "/v1/site/attendance.csv"] {
+        let response = site
+            .client
+            .get(format!(
+                "{}{path}?from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z",
+                site.base
+            ))
+            .header("accept-encoding", "gzip")
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+        assert_eq!(
+            response.headers()["content-encoding"],
+            "gzip",
+            "{path}: not compressed"
+        );
+        let gzipped = response
+            .bytes()
+            .await
+            .unwrap_or_else(|err| panic!("{path}: the answer broke off: {err}"));
+        assert!(!gzipped.is_empty(), "{path}");
     }
     site.stop().await;
 }
