@@ -78,7 +78,8 @@ pub struct PageHead {
     pub more: bool,
     #[serde(default)]
     pub device: Option<DeviceProfile>,
-    /// The operators changed after the cursor: `[{"badge","name"}]`.
+    /// The operators changed after the cursor: `[{"badge","name"}]`, with
+    /// `"language"` (BCP 47) for those the site gave one.
     #[serde(default)]
     pub operators: Value,
 }

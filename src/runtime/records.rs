@@ -144,7 +144,7 @@ pub struct ReferenceStatus {
     pub grns: u32,
     pub counts: u32,
     pub device: Option<DeviceProfile>,
-    /// The site's operators by badge (`{badge: {badge, name}}`, null
+    /// The site's operators by badge (`{badge: {badge, name, language?}}`, null
     /// before any), for names and badge checks offline.
     pub operators: serde_json::Value,
 }

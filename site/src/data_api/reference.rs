@@ -107,7 +107,7 @@ fn format(headers: &HeaderMap) -> Result<Format, AppError> {
     tag = "admin",
     params(("kind" = String, Path, description = "bins, units, grns, manifests, operators or skus")),
     request_body(
-        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin, optionally gtin,serial,lot,expiry; grns: grn,qc,sku,expected; manifests: manifest,state,epc, optionally sscc; operators: badge,name; skus: sku,gtin), or a JSON array of objects with the same fields and no others",
+        description = "CSV with a header row (bins: bin,zone,location; units: epc,code,sku,state,bin, optionally gtin,serial,lot,expiry; grns: grn,qc,sku,expected; manifests: manifest,state,epc, optionally sscc; operators: badge,name, optionally language (BCP 47); skus: sku,gtin), or a JSON array of objects with the same fields and no others",
         content(
             (String = "text/csv"),
             (Vec<serde_json::Value> = "application/json")

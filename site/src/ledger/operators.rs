@@ -1,7 +1,8 @@
 //! Operators: the people who scan, named by the badge an `open_session`
 //! carries as its `operator_id`. Loaded from reference data
-//! (`stockhop-site import operators`, `badge,name`) and cached by
-//! handhelds, which show the name of the session's operator. Until the
+//! (`stockhop-site import operators`, `badge,name`, optionally
+//! `language`) and cached by handhelds, which show the name of the
+//! session's operator and their screens in the operator's language. Until the
 //! first is imported any badge opens a session; from then on a badge the
 //! site does not know is rejected `unknown_operator`.
 
@@ -12,14 +13,20 @@ use serde::{Deserialize, Serialize};
 pub struct Operator {
     pub badge: String,
     pub name: String,
+    /// The language the operator reads (a BCP 47 tag, `de`, `pl-PL`), as
+    /// the import checked it; absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable, example = "de")]
+    pub language: Option<String>,
 }
 
 pub fn find(conn: &Connection, badge: &str) -> crate::store::sql::Result<Option<Operator>> {
-    conn.prepare_cached("SELECT badge, name FROM operators WHERE badge = ?1")?
+    conn.prepare_cached("SELECT badge, name, language FROM operators WHERE badge = ?1")?
         .query_row([badge], |row| {
             Ok(Operator {
                 badge: row.get(0)?,
                 name: row.get(1)?,
+                language: row.get(2)?,
             })
         })
         .optional()
@@ -42,15 +49,15 @@ pub fn upsert(conn: &Connection, operator: &Operator) -> crate::store::sql::Resu
         Some(existing) if existing == *operator => Ok(false),
         Some(_) => {
             conn.execute(
-                "UPDATE operators SET name = ?2 WHERE badge = ?1",
-                params![operator.badge, operator.name],
+                "UPDATE operators SET name = ?2, language = ?3 WHERE badge = ?1",
+                params![operator.badge, operator.name, operator.language],
             )?;
             Ok(true)
         }
         None => {
             conn.execute(
-                "INSERT INTO operators (badge, name) VALUES (?1, ?2)",
-                params![operator.badge, operator.name],
+                "INSERT INTO operators (badge, name, language) VALUES (?1, ?2, ?3)",
+                params![operator.badge, operator.name, operator.language],
             )?;
             Ok(true)
         }

@@ -114,7 +114,8 @@ pub struct ReferencePage {
     pub units: Vec<UnitView>,
     pub grns: Vec<Grn>,
     pub counts: Vec<Count>,
-    /// The operators (`badge`, `name`) whose badges open sessions.
+    /// The operators (`badge`, `name`, `language`: a BCP 47 tag or null)
+    /// whose badges open sessions.
     pub operators: Vec<Operator>,
     /// The SKUs with their GTINs (`sku`, `gtin`): a GS1 label's GTIN
     /// names its SKU.

@@ -169,6 +169,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "listener_seen",
         sql: include_str!("../../migrations/0025_listener_seen.sql"),
     },
+    Migration {
+        version: 26,
+        name: "operator_language",
+        sql: include_str!("../../migrations/0026_operator_language.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -298,6 +303,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 25,
         name: "listener_seen",
         sql: include_str!("../../migrations/postgres/0025_listener_seen.sql"),
+    },
+    Migration {
+        version: 26,
+        name: "operator_language",
+        sql: include_str!("../../migrations/postgres/0026_operator_language.sql"),
     },
 ];
 

@@ -1012,6 +1012,86 @@ async fn a_name_with_a_direction_override_is_refused_naming_the_field_and_charac
     site.stop().await;
 }
 
+/// An operator's language goes in by the API as CSV or JSON, comes out in
+/// the reference data, and what comes out goes back in unchanged; a
+/// malformed tag is refused at its line, naming it, with nothing taken.
+#[tokio::test]
+async fn an_operators_language_goes_in_by_the_api_and_round_trips_through_the_reference_data() {
+    let site = Site::start().await;
+    let admin = admin_token(&site);
+    let device = site.add_device("HH-1", true);
+    let path = "/v1/admin/reference/operators";
+    let csv = "badge,name,language\nOP-1,Anna Weber,de-DE\nOP-2,Cy Diaz,\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", csv).await;
+    assert_eq!((status, &body), (200, &json!({"rows": 2, "changed": 2})));
+    let rows = json!([{"badge": "OP-3", "name": "Samir Haddad", "language": "ar"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "application/json", rows).await;
+    assert_eq!((status, &body), (200, &json!({"rows": 1, "changed": 1})));
+    let (status, reference) = site.get("/v1/reference", &device).await;
+    assert_eq!(status, 200);
+    let operators = reference["operators"].clone();
+    assert_eq!(
+        operators,
+        json!([
+            {"badge": "OP-1", "name": "Anna Weber", "language": "de-DE"},
+            {"badge": "OP-2", "name": "Cy Diaz"},
+            {"badge": "OP-3", "name": "Samir Haddad", "language": "ar"}
+        ])
+    );
+    // The reference data's rows are an import's JSON rows: put back, they
+    // change nothing.
+    let (status, body) = put(
+        &site,
+        path,
+        Some(&admin),
+        "application/json",
+        operators.to_string(),
+    )
+    .await;
+    assert_eq!((status, &body), (200, &json!({"rows": 3, "changed": 0})));
+    let bad = "badge,name,language\nOP-4,Ewa Nowak,pl\nOP-5,Bo Chen,en_GB\n";
+    let (status, body) = put(&site, path, Some(&admin), "text/csv", bad).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["line"], 3, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("language \"en_GB\" is not a BCP 47 language tag"),
+        "{body}"
+    );
+    let bad = json!([{"badge": "OP-4", "name": "Ewa Nowak", "language": "polish!"}]).to_string();
+    let (status, body) = put(&site, path, Some(&admin), "application/json", bad).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("language \"polish!\" is not a BCP 47 language tag"),
+        "{body}"
+    );
+    assert_eq!(site.count("SELECT count(*) FROM operators"), 3);
+    // The OpenAPI document says so for both shapes.
+    let (status, text) = get_text(&site, "/v1/openapi.json", "").await;
+    assert_eq!(status, 200);
+    let spec: Value = serde_json::from_str(&text).unwrap();
+    for schema in ["ImportOperator", "Operator"] {
+        let shape = &spec["components"]["schemas"][schema];
+        assert!(
+            shape["properties"]["language"].is_object(),
+            "{schema}: {shape}"
+        );
+        assert!(
+            !shape["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("language")),
+            "{schema}: {shape}"
+        );
+    }
+    site.stop().await;
+}
+
 /// A method a path does not take is answered 405 with the methods it does
 /// take in `Allow` and the API's error body, not an empty body a script
 /// can only guess at; whatever the token, since the path is wrong for it.

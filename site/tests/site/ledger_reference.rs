@@ -264,6 +264,18 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
             1,
             "the header names no \"name\" column",
         ),
+        (
+            "operators",
+            "badge,name,language\nOP-1,Ann Lee,de\nOP-2,Bo Chen,en_US\n",
+            3,
+            "language \"en_US\" is not a BCP 47 language tag",
+        ),
+        (
+            "operators",
+            "badge,name,language\nOP-1,Ann Lee,Deutsch\n",
+            2,
+            "language \"Deutsch\" is not a BCP 47 language tag",
+        ),
     ];
     for (kind, text, line, reason) in cases {
         let name = format!("{kind}-bad.csv");
@@ -586,6 +598,88 @@ async fn operators_reach_handhelds_with_the_reference_data_and_their_changes() {
             json!({"badge": "OP-2", "name": "Bo Chen-Park"}),
             json!({"badge": "OP-3", "name": "Cy Diaz"})
         ]
+    );
+}
+
+#[tokio::test]
+async fn an_operators_language_reaches_handhelds_and_a_file_without_the_column_keeps_it() {
+    let site = Site::start().await;
+    let hh = site.handheld("HH-1").await;
+    // Tags in any case are kept in their canonical one; an empty value is
+    // no language.
+    let imported = site.import(
+        "operators",
+        "badge,name,language\nOP-1,Anna Weber,de\nOP-2,Samir Haddad,AR\nOP-3,Ewa Nowak,pl-pl\nOP-4,Cy Diaz,\n",
+    );
+    assert_eq!((imported.rows, imported.changed), (4, 4));
+    let all = pages(&site, &hh.token, None, 100).await;
+    assert_eq!(
+        rows(&all, "operators"),
+        [
+            json!({"badge": "OP-1", "name": "Anna Weber", "language": "de"}),
+            json!({"badge": "OP-2", "name": "Samir Haddad", "language": "ar"}),
+            json!({"badge": "OP-3", "name": "Ewa Nowak", "language": "pl-PL"}),
+            json!({"badge": "OP-4", "name": "Cy Diaz"})
+        ]
+    );
+    // A file without the column renames and keeps each language.
+    let cursor = all.last().unwrap()["cursor"].as_str().unwrap().to_owned();
+    let renamed = site.import(
+        "operators",
+        "badge,name\nOP-1,Anna Weber-Lang\nOP-4,Cy Diaz\n",
+    );
+    assert_eq!(renamed.changed, 1, "OP-4 is as it was");
+    let changes = pages(&site, &hh.token, Some(cursor), 100).await;
+    assert_eq!(
+        rows(&changes, "operators"),
+        [json!({"badge": "OP-1", "name": "Anna Weber-Lang", "language": "de"})]
+    );
+    // A change of language alone is a change handhelds fetch; an empty
+    // value takes the language away.
+    let cursor = changes.last().unwrap()["cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let relanguaged = site.import(
+        "operators",
+        "badge,name,language\nOP-2,Samir Haddad,es\nOP-3,Ewa Nowak,\n",
+    );
+    assert_eq!(relanguaged.changed, 2);
+    let changes = pages(&site, &hh.token, Some(cursor), 100).await;
+    assert_eq!(
+        rows(&changes, "operators"),
+        [
+            json!({"badge": "OP-2", "name": "Samir Haddad", "language": "es"}),
+            json!({"badge": "OP-3", "name": "Ewa Nowak"})
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_language_refuses_its_line_and_imports_nothing() {
+    let site = Site::start().await;
+    site.import("operators", "badge,name,language\nOP-1,Anna Weber,de\n");
+    let refused = site
+        .try_import(
+            "operators",
+            "badge,name,language\nOP-1,Anna Weber,pl\nOP-2,Bo Chen,english\nOP-3,Cy Diaz,x-\n",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(":3: language \"english\" is not a BCP 47"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains(":4: language \"x-\" is not a BCP 47"),
+        "{refused}"
+    );
+    let hh = site.handheld("HH-1").await;
+    let all = pages(&site, &hh.token, None, 100).await;
+    assert_eq!(
+        rows(&all, "operators"),
+        [json!({"badge": "OP-1", "name": "Anna Weber", "language": "de"})],
+        "nothing of the refused file is taken"
     );
 }
 

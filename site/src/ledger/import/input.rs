@@ -469,12 +469,20 @@ impl<R: std::io::Read> Records<R> {
                 let row: OperatorRow = read(record, &self.headers)?;
                 let badge = identifier(&row.badge, "badge")?;
                 let name = required(&row.name, "name")?;
+                let language = match self.headers.iter().any(|header| header == "language") {
+                    false => OperatorLanguage::Keep,
+                    true => OperatorLanguage::Set(language_tag(&row.language)?),
+                };
                 checked.once(
                     &format!("badge\0{badge}"),
                     line,
                     &format!("badge {badge:?}"),
                 )?;
-                Ok(Row::Operator { badge, name })
+                Ok(Row::Operator {
+                    badge,
+                    name,
+                    language,
+                })
             }
             Kind::Skus => {
                 let row: SkuRow = read(record, &self.headers)?;
@@ -487,6 +495,29 @@ impl<R: std::io::Read> Records<R> {
         }
     }
 }
+
+/// An operator's `language`: empty for none, else a well-formed BCP 47
+/// tag (language, script, region, variants, extensions, as ICU reads
+/// them), kept in its canonical case (`pt-br` is `pt-BR`).
+pub(super) fn language_tag(value: &str) -> Result<Option<String>, String> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    if value.len() > MAX_LANGUAGE_TAG_BYTES {
+        return Err(format!(
+            "language {value:?} is longer than {MAX_LANGUAGE_TAG_BYTES} bytes"
+        ));
+    }
+    icu_locale_core::Locale::try_from_str(value)
+        .map(|locale| Some(locale.to_string()))
+        .map_err(|err| format!("language {value:?} is not a BCP 47 language tag ({err})"))
+}
+
+/// The longest `language` an operator row may give, in bytes: a tag with
+/// a language, script, region and a variant is under 20, and one with
+/// Unicode extensions (`de-DE-u-co-phonebk`) under 40; a longer one is
+/// a wrong column, not a language.
+pub(super) const MAX_LANGUAGE_TAG_BYTES: usize = 64;
 
 /// A unit row's GS1 keys: those its GS1 columns give (`named`: the file
 /// has such columns), with the GTIN and serial its EPC encodes when it is
@@ -824,12 +855,18 @@ pub(crate) struct GrnRow {
     pub(super) expected: String,
 }
 
-/// An operator: the `badge` that opens sessions and the `name` shown.
+/// An operator: the `badge` that opens sessions, the `name` shown and,
+/// optionally, the `language` the operator reads (a BCP 47 tag: `de`,
+/// `pl-PL`, `ar`; empty for none). A file without the column leaves the
+/// operators' languages as they are.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = ImportOperator)]
 pub(crate) struct OperatorRow {
     pub(super) badge: String,
     pub(super) name: String,
+    #[serde(default)]
+    #[schema(required = false, nullable, example = "de")]
+    pub(super) language: String,
 }
 
 /// A unit of a manifest: the manifest, its state (the same on each of its

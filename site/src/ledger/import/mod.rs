@@ -158,7 +158,8 @@ pub enum Kind {
     /// `manifest,state,epc`, one row per unit, and the optional `sscc`
     /// of the unit's pallet
     Manifests,
-    /// `badge,name`, one row per operator
+    /// `badge,name`, one row per operator, and the optional `language`
+    /// (BCP 47) the operator reads
     Operators,
     /// `sku,gtin`, one row per SKU
     Skus,
@@ -183,7 +184,8 @@ impl Kind {
         match self {
             Kind::Units => &UNIT_GS1_COLUMNS,
             Kind::Manifests => &["sscc"],
-            Kind::Bins | Kind::Grns | Kind::Operators | Kind::Skus => &[],
+            Kind::Operators => &["language"],
+            Kind::Bins | Kind::Grns | Kind::Skus => &[],
         }
     }
 

@@ -41,11 +41,26 @@ pub(super) enum Row {
     Operator {
         badge: String,
         name: String,
+        /// Staged before the `language` column existed: none given.
+        #[serde(default)]
+        language: OperatorLanguage,
     },
     Sku {
         sku: String,
         gtin: String,
     },
+}
+
+/// What an operator row says of the operator's language.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum OperatorLanguage {
+    /// Nothing: its file has no `language` column, so a known operator
+    /// keeps theirs (a new one has none).
+    #[default]
+    Keep,
+    /// The checked BCP 47 tag its `language` column gives (empty: none).
+    Set(Option<String>),
 }
 
 /// What a unit row says of the unit's GS1 keys.
@@ -241,13 +256,26 @@ impl Row {
                 };
                 Ok(changed(head || added))
             }
-            Row::Operator { badge, name } => Ok(changed(operators::upsert(
-                conn,
-                &Operator {
-                    badge: badge.clone(),
-                    name: name.clone(),
-                },
-            )?)),
+            Row::Operator {
+                badge,
+                name,
+                language,
+            } => {
+                let language = match language {
+                    OperatorLanguage::Set(language) => language.clone(),
+                    OperatorLanguage::Keep => {
+                        operators::find(conn, badge)?.and_then(|known| known.language)
+                    }
+                };
+                Ok(changed(operators::upsert(
+                    conn,
+                    &Operator {
+                        badge: badge.clone(),
+                        name: name.clone(),
+                        language,
+                    },
+                )?))
+            }
             Row::Sku { sku, gtin } => {
                 if let Err(reason) = self.check_in(conn)? {
                     return Ok(Applied::Skipped(reason));
