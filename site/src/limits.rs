@@ -32,6 +32,20 @@ pub const API_H2_MAX_STREAMS: u32 = 128;
 /// in bytes: the API's heads are a few hundred bytes; hyper's own HTTP/1.1
 /// read buffer bounds that protocol's heads likewise.
 pub const API_H2_MAX_HEAD_BYTES: u32 = 64 * 1024;
+/// API connections one address (IPv6 by /64) may have open at once, on
+/// each API port: half the port's, so however one address behaves the
+/// other half stays for everyone else, and a dock of handhelds behind one
+/// NAT (a few connections each) still fits. Past it a new connection from
+/// that address is closed as soon as it is accepted.
+pub const API_CONNECTIONS_PER_ADDRESS_MAX: usize = API_MAX_CONNECTIONS / 2;
+/// Of one address's API connections, those that may be waiting for a
+/// request head at once (new, trickling, or idle between requests); past
+/// it the address's longest-waiting connection is closed. A quarter of the
+/// port's connections: 600 heads trickled from one address hold 128 slots
+/// and leave the rest, and a real request from the same address, its head
+/// sent at once, is read before its connection is the oldest. Idle
+/// keep-alive connections closed so cost a client only a reconnect.
+pub const API_HEADS_WAITING_PER_ADDRESS_MAX: usize = API_MAX_CONNECTIONS / 4;
 /// Time an HTTPS client has to finish the TLS handshake: a handheld on a
 /// poor link needs a few round trips; a client that stalls holds a slot.
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,6 +66,11 @@ pub const TERMINAL_HTTP_MAX_CONNECTIONS: usize = 512;
 /// connections holding every general slot cannot lock out the site's own
 /// terminals.
 pub const KNOWN_PEER_SLOTS: usize = 64;
+/// Connections one address (IPv6 by /64) may have open on a terminal
+/// port at once: a terminal or a bridge keeps one or two, and a flood from
+/// one address then holds at most this many of the port's general slots.
+/// Past it a new connection from that address is closed when accepted.
+pub const TERMINAL_CONNECTIONS_PER_ADDRESS_MAX: usize = 64;
 /// Peer addresses remembered as known per port; past it no new one is
 /// added until the process restarts (a site has tens of terminals).
 pub const MAX_KNOWN_PEERS: usize = 4096;
@@ -178,11 +197,24 @@ pub const DRAIN_CHUNK_ITEMS: usize = 256;
 // --- TLS handshakes, the admission gate and admin sign-ins -----------------
 
 /// Handshakes in progress from all addresses together: under the HTTPS
-/// port's connection cap, so finished handshakes always find room.
-pub const TLS_HANDSHAKES_MAX: usize = 256;
-/// Handshakes in progress from one address (IPv6 by /64): a handheld opens
-/// a handful of connections at once, a browser at most six per origin.
-pub const TLS_HANDSHAKES_PER_ADDRESS_MAX: usize = 16;
+/// port's connection cap, so finished handshakes always find room, and
+/// each costs only a descriptor and a few KB while it lasts.
+pub const TLS_HANDSHAKES_MAX: usize = 384;
+/// Of [`TLS_HANDSHAKES_MAX`], the handshakes kept for addresses that have
+/// finished one before (the site's handhelds, its supervisors' browsers):
+/// addresses that never have, however many, share only the rest. A quarter,
+/// as the terminal ports keep [`KNOWN_PEER_SLOTS`] of theirs: a fleet's
+/// reconnects after an outage are a few dozen handshakes at once.
+pub const TLS_HANDSHAKES_KNOWN_RESERVED: usize = TLS_HANDSHAKES_MAX / 4;
+/// Handshakes in progress from one address (IPv6 by /64): a browser opens
+/// at most six connections per origin (one over HTTP/2). Small enough that
+/// stalled ClientHellos from 20 addresses (160) leave more than a third of
+/// the unreserved share to addresses new to the site.
+pub const TLS_HANDSHAKES_PER_ADDRESS_MAX: usize = 8;
+/// Addresses remembered as having finished a handshake, for the reserved
+/// share; past it no new one is added until the process restarts (a site
+/// has tens of handhelds), so a spray of addresses costs bounded memory.
+pub const TLS_KNOWN_ADDRESSES_MAX: usize = MAX_KNOWN_PEERS;
 
 /// Backlog requests that may wait for their turn; more are answered 503
 /// with Retry-After. A site's whole fleet returning at once is a few

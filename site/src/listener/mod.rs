@@ -452,7 +452,9 @@ impl Peer {
 /// at most `max_connections` at once; [`crate::limits::KNOWN_PEER_SLOTS`]
 /// of them are kept for known peers. While every general slot is taken an
 /// unknown peer's connection is closed as soon as it is accepted, and while
-/// every slot is taken nothing is accepted (more wait in the backlog).
+/// every slot is taken nothing is accepted (more wait in the backlog). One
+/// address holds at most [`crate::limits::TERMINAL_CONNECTIONS_PER_ADDRESS_MAX`]
+/// connections; one more from it is closed as soon as it is accepted.
 /// Each connection runs `serve_one` on its own task. The one accept loop
 /// of both terminal ports; `port` names them in logs.
 pub(crate) async fn accept_loop<F, Fut>(
@@ -470,6 +472,10 @@ pub(crate) async fn accept_loop<F, Fut>(
     let reserved_slots = crate::limits::KNOWN_PEER_SLOTS.min(max_connections / 2);
     let general = Arc::new(Semaphore::new(max_connections - reserved_slots));
     let reserved = Arc::new(Semaphore::new(reserved_slots));
+    let addresses = crate::net::per_address::Addresses::new(
+        crate::limits::TERMINAL_CONNECTIONS_PER_ADDRESS_MAX,
+        crate::limits::TERMINAL_CONNECTIONS_PER_ADDRESS_MAX,
+    );
     loop {
         // Any free slot lets the loop accept; which share the connection
         // takes is decided once its peer is known.
@@ -482,6 +488,14 @@ pub(crate) async fn accept_loop<F, Fut>(
         let (stream, peer) = tokio::select! {
             accepted = crate::net::accept::accept(&listener, port) => accepted,
             _ = shutdown.changed() => return,
+        };
+        let open = match addresses.open(peer.ip()) {
+            Ok(open) => open,
+            Err(full) => {
+                crate::warn_sampled!(%peer, port, %full, "terminal connection refused: too many open from its address");
+                drop(stream);
+                continue;
+            }
         };
         let permit = if known.contains(peer) || Arc::ptr_eq(permit.semaphore(), &general) {
             Some(permit)
@@ -503,7 +517,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             shutdown.clone(),
         );
         tokio::spawn(async move {
-            let _permit = permit;
+            let _held = (permit, open);
             if let Err(err) = connection.await {
                 tracing::debug!(%peer, %err, port, "terminal connection ended");
             }

@@ -1,7 +1,9 @@
 //! The network edge: how bytes reach the site and leave it.
 //!
 //! [`accept`] takes connections and survives running out of descriptors;
-//! [`handshakes`] caps TLS handshakes in progress; [`tls`] is the
+//! [`per_address`] bounds the connections one address holds open and
+//! waiting for a request head; [`handshakes`] caps TLS handshakes in
+//! progress, keeping a share for addresses that have finished one; [`tls`] is the
 //! certificate and the rustls configuration; [`server`] serves a router on
 //! the plain and TLS ports (HTTP/2 where TLS agrees on it);
 //! [`compression`] compresses responses, each encoding with its own `ETag`;
@@ -23,6 +25,7 @@ pub mod compression;
 pub mod delivery;
 pub mod handshakes;
 pub mod outbound;
+pub mod per_address;
 pub mod security_headers;
 pub mod server;
 pub mod shell_path;

@@ -10,8 +10,12 @@
 //! every request head ([`API_HEAD_DEADLINE`]; an idle keep-alive connection
 //! is closed after it too); an `accept()` that backs off after a failure
 //! ([`crate::net::accept`]); TLS handshakes in progress capped per address and
-//! in total ([`crate::net::handshakes`]), so stalled ClientHellos cannot hold
-//! the connection slots a real handheld needs; and the peer's address on
+//! in total, with a share kept for addresses that have finished one
+//! ([`crate::net::handshakes`]), so stalled ClientHellos from many addresses
+//! cannot hold the handshakes or slots a real handheld needs; connections
+//! capped per address, open and waiting for a head, the longest-waiting
+//! closed first ([`crate::net::per_address`]), so slow heads from one
+//! address cannot hold the port; and the peer's address on
 //! every request (the plain
 //! port treats loopback and LAN clients differently). The plain port speaks
 //! HTTP/1.1; the TLS port HTTP/2 when the handshake's ALPN agreed on it
@@ -37,9 +41,11 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::limits::{
-    API_H2_MAX_HEAD_BYTES, API_H2_MAX_STREAMS, API_HEAD_DEADLINE, API_MAX_CONNECTIONS,
-    SHUTDOWN_GRACE, TLS_HANDSHAKE_TIMEOUT,
+    API_CONNECTIONS_PER_ADDRESS_MAX, API_H2_MAX_HEAD_BYTES, API_H2_MAX_STREAMS,
+    API_HEADS_WAITING_PER_ADDRESS_MAX, API_HEAD_DEADLINE, API_MAX_CONNECTIONS, SHUTDOWN_GRACE,
+    TLS_HANDSHAKE_TIMEOUT,
 };
+use crate::net::per_address::{Addresses, Open};
 use crate::net::tls::ALPN_H2;
 
 /// Serves `router` on `listener`, over TLS when `tls` is given, until
@@ -66,6 +72,10 @@ pub async fn serve_connections(
         .max_header_list_size(API_H2_MAX_HEAD_BYTES);
     let h2 = Arc::new(h2);
     let handshakes = crate::net::handshakes::Handshakes::default();
+    let addresses = Addresses::new(
+        API_CONNECTIONS_PER_ADDRESS_MAX,
+        API_HEADS_WAITING_PER_ADDRESS_MAX,
+    );
     tokio::pin!(shutdown);
     loop {
         // A plain connection takes its slot before it is accepted; a TLS
@@ -83,6 +93,14 @@ pub async fn serve_connections(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let mut open = match addresses.open(peer.ip()) {
+            Ok(open) => open,
+            Err(full) => {
+                crate::warn_sampled!(%peer, port, %full, "API connection refused: too many open from its address");
+                drop(stream);
+                continue;
+            }
+        };
         let place = match acceptor {
             None => None,
             Some(_) => match handshakes.enter(peer.ip()) {
@@ -104,6 +122,7 @@ pub async fn serve_connections(
             // Requests in flight on this connection, each counted until its
             // response body is dropped (sent or abandoned).
             let (in_flight, mut idle) = watch::channel(0usize);
+            let mut heads = idle.clone();
             let service = hyper::service::service_fn(move |mut request| {
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let counted = InFlight::enter(&in_flight);
@@ -123,7 +142,10 @@ pub async fn serve_connections(
                 None => {
                     let _slot = slot;
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
-                    watcher.watch(conn).await
+                    tokio::select! {
+                        result = watcher.watch(conn) => result,
+                        () = pushed_out(&mut open, &mut heads) => Ok(()),
+                    }
                 }
                 Some(acceptor) => {
                     let Some(tls) = handshake(&acceptor, stream, peer).await else {
@@ -132,16 +154,22 @@ pub async fn serve_connections(
                     let Ok(_slot) = slots.acquire_owned().await else {
                         return;
                     };
-                    drop(place);
+                    if let Some(place) = place {
+                        place.finished();
+                    }
                     if tls.get_ref().1.alpn_protocol() == Some(ALPN_H2) {
                         let conn = h2.serve_connection(TokioIo::new(tls), service);
                         tokio::select! {
                             result = watcher.watch(conn) => result,
                             () = idle_for(API_HEAD_DEADLINE, &mut idle) => Ok(()),
+                            () = pushed_out(&mut open, &mut heads) => Ok(()),
                         }
                     } else {
                         let conn = builder.serve_connection(TokioIo::new(tls), service);
-                        watcher.watch(conn).await
+                        tokio::select! {
+                            result = watcher.watch(conn) => result,
+                            () = pushed_out(&mut open, &mut heads) => Ok(()),
+                        }
                     }
                 }
             };
@@ -178,6 +206,30 @@ async fn idle_for(deadline: std::time::Duration, in_flight: &mut watch::Receiver
         match tokio::time::timeout(deadline, in_flight.changed()).await {
             Ok(Ok(())) => continue,
             Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
+
+/// Resolves once this connection, while it waits for a request head (no
+/// request in flight), is pushed out by newer waiters from its address
+/// ([`crate::net::per_address`]); never while a request is in flight.
+async fn pushed_out(open: &mut Open, in_flight: &mut watch::Receiver<usize>) {
+    loop {
+        if *in_flight.borrow_and_update() == 0 {
+            open.waiting();
+            tokio::select! {
+                () = open.closed() => return,
+                changed = in_flight.changed() => {
+                    if changed.is_err() {
+                        return std::future::pending().await;
+                    }
+                }
+            }
+        } else {
+            open.busy();
+            if in_flight.changed().await.is_err() {
+                return std::future::pending().await;
+            }
         }
     }
 }
