@@ -149,6 +149,48 @@ pub fn file_name(device_id: &str, exported_at: UnixMs) -> String {
 /// and the trailer signed with `token_digest`. The caller passes every item
 /// not yet acknowledged; nothing here changes them.
 pub fn write(header: &Header, items: &[SyncItem], token_digest: &TokenDigest) -> Vec<u8> {
+    let Ok(signed) = signed_lines(&mut SerdeJson, header, items);
+    let trailer = sign(&signed, token_digest);
+    let Ok(file) = seal(&mut SerdeJson, signed, &trailer);
+    file
+}
+
+/// How a value becomes one line of a file: compact JSON (which never holds
+/// a raw newline: strings escape it) and the `\n`. [`write`] uses
+/// serde_json's writer; the handheld passes the browser's `JSON.stringify`
+/// of the value serde gives it, so its module carries no JSON text writer
+/// of its own. Either way the layout is this module's: which lines, which
+/// fields, in what order.
+pub trait Lines {
+    type Error;
+    /// Appends `value` as one JSON line, its `\n` included.
+    fn push<T: Serialize>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<(), Self::Error>;
+}
+
+/// [`Lines`] through `serde_json::to_writer`.
+pub struct SerdeJson;
+
+impl Lines for SerdeJson {
+    type Error = std::convert::Infallible;
+
+    fn push<T: Serialize>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<(), Self::Error> {
+        serde_json::to_writer(&mut *out, value)
+            .expect("a header, an item and a trailer always serialize to JSON");
+        out.push(b'\n');
+        Ok(())
+    }
+}
+
+/// The part of a file its trailer covers: the header line and one line
+/// per item, in the order given. [`write`] is this, signed and sealed; a
+/// caller that computes the digests itself (the handheld, with the
+/// browser's own SHA-256 and HMAC) passes them to [`trailer`] and
+/// [`seal`].
+pub fn signed_lines<L: Lines>(
+    lines: &mut L,
+    header: &Header,
+    items: &[SyncItem],
+) -> Result<Vec<u8>, L::Error> {
     let head = HeaderLine {
         format: FORMAT.to_owned(),
         device_id: header.device_id.clone(),
@@ -157,21 +199,30 @@ pub fn write(header: &Header, items: &[SyncItem], token_digest: &TokenDigest) ->
         items: items.len() as u64,
     };
     let mut out = Vec::with_capacity(256 * (items.len() + 2));
-    push_line(&mut out, &head);
+    lines.push(&mut out, &head)?;
     for item in items {
-        push_line(&mut out, item);
+        lines.push(&mut out, item)?;
     }
-    let trailer = sign(&out, token_digest);
-    push_line(&mut out, &trailer);
-    out
+    Ok(out)
 }
 
-/// One value as one compact JSON line. Compact JSON never holds a raw
-/// newline (strings escape it), so a line is always one value.
-fn push_line<T: Serialize>(out: &mut Vec<u8>, value: &T) {
-    serde_json::to_writer(&mut *out, value)
-        .expect("a header, an item and a trailer always serialize to JSON");
-    out.push(b'\n');
+/// The trailer of the two digests of [`signed_lines`]' bytes: their
+/// SHA-256, and their HMAC-SHA256 keyed by the device's [`TokenDigest`].
+pub fn trailer(sha256: &[u8; 32], hmac: &[u8; 32]) -> Trailer {
+    Trailer {
+        sha256: hex::encode(sha256),
+        hmac: hex::encode(hmac),
+    }
+}
+
+/// The whole file: `signed` ([`signed_lines`]) and its trailer line.
+pub fn seal<L: Lines>(
+    lines: &mut L,
+    mut signed: Vec<u8>,
+    trailer: &Trailer,
+) -> Result<Vec<u8>, L::Error> {
+    lines.push(&mut signed, trailer)?;
+    Ok(signed)
 }
 
 fn mac(token_digest: &TokenDigest) -> Hmac<Sha256> {
@@ -181,10 +232,10 @@ fn mac(token_digest: &TokenDigest) -> Hmac<Sha256> {
 fn sign(signed: &[u8], token_digest: &TokenDigest) -> Trailer {
     let mut hmac = mac(token_digest);
     hmac.update(signed);
-    Trailer {
-        sha256: hex::encode(Sha256::digest(signed)),
-        hmac: hex::encode(hmac.finalize().into_bytes()),
-    }
+    trailer(
+        &Sha256::digest(signed).into(),
+        &hmac.finalize().into_bytes().into(),
+    )
 }
 
 /// Reads a file whole: every line within its bounds, a header of this

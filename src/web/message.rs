@@ -118,6 +118,9 @@ pub enum PageRequest {
     ReadLabel {
         text: String,
     },
+    /// The queue screen's Export: every item the site has not acknowledged
+    /// as one signed rescue file (`super::export`); changes nothing.
+    ExportQueue {},
 }
 
 /// The requests' types as a page names them, in the order a refusal of
@@ -143,6 +146,7 @@ const KINDS: &[&str] = &[
     "reference_list",
     "refresh_unit",
     "read_label",
+    "export_queue",
 ];
 
 impl PageRequest {
@@ -271,6 +275,7 @@ impl PageRequest {
                     text: fields.required(text, "text")?,
                 }
             }
+            "export_queue" => PageRequest::ExportQueue {},
             other => return Err(unknown_kind(other, KINDS)),
         };
         Ok(request)

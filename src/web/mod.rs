@@ -9,6 +9,7 @@
 //!   `indexed_db_futures`;
 //! * [`cache`]: the reference cache's IndexedDB side;
 //! * [`label`]: a scan read as a label, and what it names in the cache;
+//! * `export`: the queue screen's Export, the queue as a rescue file;
 //! * [`schema`]: the IndexedDB schema and its numbered upgrades;
 //! * [`convert`]: serde at the JS edge (`serde-wasm-bindgen`);
 //! * [`transport`]: the runtime's transport: `fetch`;
@@ -20,6 +21,7 @@ pub mod cache;
 pub mod clock;
 pub mod convert;
 pub mod error;
+mod export;
 pub mod label;
 pub mod message;
 pub mod runtime;

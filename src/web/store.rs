@@ -117,6 +117,18 @@ impl Store {
         get_item(&tx, id).await
     }
 
+    /// The device's setup and every item the site has not acknowledged
+    /// (queued, sending, blocked; each state's in capture order), for the
+    /// queue screen's Export: one read-only transaction, so the drain's
+    /// writes either all precede it or all follow it, and nothing is
+    /// changed.
+    pub async fn unacknowledged(&self) -> Result<(Option<DeviceConfig>, Vec<Item>), QueueError> {
+        let tx = self.read(&[ITEMS, META])?;
+        let device = get_meta(&tx, META_DEVICE).await?;
+        let items = pending_items(&tx).await?;
+        Ok((device, items))
+    }
+
     /// Every item of a session, in seq order (for tests and diagnostics).
     pub async fn session_items(&self, session_id: Uuid) -> Result<Vec<Item>, QueueError> {
         let tx = self.read(&[ITEMS])?;
@@ -269,17 +281,7 @@ impl QueueStore for Store {
                 .await?,
             "session",
         )?;
-        let items = tx.object_store(ITEMS)?;
-        let by_state = items.index(BY_STATE)?;
-        let mut pending = Vec::new();
-        for state in [ItemState::Queued, ItemState::Sending, ItemState::Blocked] {
-            let rows = by_state
-                .get_all::<JsValue>()
-                .with_query(state.as_str())
-                .primitive()?
-                .await?;
-            pending.extend(all::<Item>(rows, "item")?);
-        }
+        let pending = pending_items(&tx).await?;
         let backoff = get_meta(&tx, META_BACKOFF).await?.unwrap_or_default();
         Ok(DrainSnapshot {
             sessions,
@@ -532,6 +534,26 @@ fn all<T: DeserializeOwned>(
     noun: &str,
 ) -> Result<Vec<T>, QueueError> {
     rows.into_iter().map(|row| record(row?, noun)).collect()
+}
+
+/// Every item not yet acknowledged by the site ([`ItemState::is_pending`]),
+/// state by state, each state's in capture order.
+async fn pending_items(tx: &Transaction<'_>) -> Result<Vec<Item>, QueueError> {
+    let items = tx.object_store(ITEMS)?;
+    let by_state = items.index(BY_STATE)?;
+    let mut pending = Vec::new();
+    for state in ItemState::ALL
+        .into_iter()
+        .filter(|state| state.is_pending())
+    {
+        let rows = by_state
+            .get_all::<JsValue>()
+            .with_query(state.as_str())
+            .primitive()?
+            .await?;
+        pending.extend(all::<Item>(rows, "item")?);
+    }
+    Ok(pending)
 }
 
 async fn get_item(tx: &Transaction<'_>, id: u64) -> Result<Item, QueueError> {

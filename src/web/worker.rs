@@ -17,6 +17,7 @@ use super::browser;
 use super::clock::{Clock, SystemClock};
 use super::convert::to_js;
 use super::error::QueueError;
+use super::export::export_queue;
 use super::label::local_offset_ms;
 use super::message::{
     Captured, CapturedOrError, DeviceReply, ErrorReply, ItemRow, PageRequest, StorageReply,
@@ -34,9 +35,11 @@ pub struct ServiceWorker {
     queue: Queue,
     /// What the site said of this device, from the queue's transport.
     word: Rc<SiteWord>,
-    /// The queue's store, for reading labels: a read of the cache beside
-    /// the runtime's turns, as the page's other reads are.
+    /// The queue's store, for reading labels and exporting the queue:
+    /// reads beside the runtime's turns, as the page's other reads are.
     store: Store,
+    /// The build the worker was served with: a rescue file's `build`.
+    build: Rc<str>,
 }
 
 #[wasm_bindgen]
@@ -54,6 +57,7 @@ impl ServiceWorker {
         let transport = FetchTransport::default();
         let word = transport.word();
         let store = Store::open(&name).await?;
+        let build = Rc::from(app_version.as_str());
         let queue = Queue::start(
             store.clone(),
             transport,
@@ -62,7 +66,12 @@ impl ServiceWorker {
             options,
             app_version,
         );
-        Ok(ServiceWorker { queue, word, store })
+        Ok(ServiceWorker {
+            queue,
+            word,
+            store,
+            build,
+        })
     }
 
     /// A page's message; the reply goes to `port` (and resolves the promise,
@@ -72,9 +81,10 @@ impl ServiceWorker {
         let queue = self.queue.clone();
         let word = self.word.clone();
         let store = self.store.clone();
+        let build = self.build.clone();
         future_to_promise(async move {
             let reply = match PageRequest::read(&data) {
-                Ok(request) => handle(&queue, &store, &word, request).await,
+                Ok(request) => handle(&queue, &store, &word, &build, request).await,
                 Err(err) => Err(err),
             };
             let reply = match reply {
@@ -212,6 +222,7 @@ async fn handle(
     queue: &Queue,
     store: &Store,
     word: &SiteWord,
+    build: &str,
     request: PageRequest,
 ) -> Result<JsValue, QueueError> {
     match request {
@@ -366,5 +377,6 @@ async fn handle(
             unit: queue.refresh_unit(epc).await?.unwrap_or(JsValue::NULL),
         }),
         PageRequest::ReadLabel { text } => read_label(store, &text).await,
+        PageRequest::ExportQueue {} => export_queue(store, build).await,
     }
 }

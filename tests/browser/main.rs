@@ -24,3 +24,4 @@ mod page;
 mod queue;
 mod records;
 mod reference;
+mod rescue;

@@ -490,6 +490,7 @@ fn every_page_message_reads_into_its_request() {
             json!({"type": "refresh_unit", "epc": "E1"}),
             PageRequest::RefreshUnit { epc: "E1".into() },
         ),
+        (json!({"type": "export_queue"}), PageRequest::ExportQueue {}),
     ];
     for (message, expected) in cases {
         assert_eq!(read(message.clone()), Ok(expected), "{message}");
@@ -535,7 +536,7 @@ fn a_refusal_names_the_first_bad_field_then_the_first_missing_one() {
         (json!({"type": "reference_get", "kind": "bin"}), "reference_get: missing field `id`"),
         (json!({"type": "reference_list"}), "reference_list: missing field `kind`"),
         (json!({"type": "refresh_unit"}), "refresh_unit: missing field `epc`"),
-        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`, `read_label`"),
+        (json!({"type": "Counts"}), "unknown variant `Counts`, expected one of `setup`, `device`, `open_session`, `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, `refresh_unit`, `read_label`, `export_queue`"),
     ];
     let wrong: Vec<String> = cases
         .iter()
@@ -649,7 +650,7 @@ fn a_bad_message_is_refused_naming_the_field() {
              `capture`, `capture_many`, `close_session`, `list`, `counts`, `retry_now`, \
              `wake`, `discard`, `acknowledge`, `storage`, `reference_status`, \
              `reference_refresh`, `find_unit`, `reference_get`, `reference_list`, \
-             `refresh_unit`, `read_label`",
+             `refresh_unit`, `read_label`, `export_queue`",
         ),
     ] {
         assert_eq!(read(message), Err(QueueError::BadMessage(line.into())));
