@@ -103,7 +103,8 @@
 // and the blocking alert.
 
 import { $, show } from './app/dom.js';
-import { msg, t } from './app/l10n.js';
+import { deviceLocale, msg, setLanguage, t } from './app/l10n.js';
+import { operatorLanguage } from './app/operators.js';
 import * as bar from './app/bar.js';
 import * as constants from './app/constants.js';
 import * as dialogs from './app/dialogs.js';
@@ -248,6 +249,8 @@ async function start() {
   await setup.setupFromFragment();
   if (!state.device().deviceId) await setup.readDevice();
   if (!state.reference()) await loadReference(!!state.device().deviceId);
+  // An operator still signed in from before the reload: their language again.
+  if (state.operator()) await setLanguage(operatorLanguage(state.operator()) || deviceLocale());
   checkOnline();
   const session = state.session();
   if (!state.device().deviceId) go('setup');

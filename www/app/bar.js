@@ -4,7 +4,7 @@
 
 import { $, ago } from './dom.js';
 import { on } from './events.js';
-import { locale, t } from './l10n.js';
+import { locale, onLanguage, t } from './l10n.js';
 import { walkQueue } from './outcomes.js';
 import { readSiteWord, takeReference } from './site.js';
 import * as state from './state.js';
@@ -94,4 +94,6 @@ export function wire() {
   on('online', renderBar);
   on('word', renderBar);
   on('captured', scheduleBar);
+  // The bar's words in the language just chosen, before its next refresh.
+  onLanguage(renderBar);
 }

@@ -104,6 +104,16 @@ export async function setLanguage(tag) {
   return chosen;
 }
 
+/**
+ * The language the device's setup chose (a setup link's `lang`, BCP 47),
+ * kept for every later start; a tag none of LOCALES matches (or an empty
+ * one) leaves the device on the browser's language.
+ */
+export function chooseDeviceLanguage(tag) {
+  if (bestMatch([tag])) localStorage.setItem(DEVICE_LANGUAGE_KEY, tag);
+  else localStorage.removeItem(DEVICE_LANGUAGE_KEY);
+}
+
 /** The device's language again (sign-out). */
 export function deviceLanguage() {
   return setLanguage(deviceLocale());

@@ -8,7 +8,7 @@ import { closeAlert, notice } from './dialogs.js';
 import { scheduleBar } from './bar.js';
 import { walkQueue } from './outcomes.js';
 import { on } from './events.js';
-import { msg, t } from './l10n.js';
+import { deviceLanguage, msg, t } from './l10n.js';
 import { operatorName } from './operators.js';
 import { clearRows, refuse } from './results.js';
 import { go, onShow } from './screens.js';
@@ -130,7 +130,7 @@ export async function closeSession() {
  * `session_closed` told: it ends here without a close of its own (the
  * site has closed it), the operator is signed out and the picker says why.
  */
-function endClosedSession() {
+async function endClosedSession() {
   const session = state.session();
   if (!session || !session.session_id) return;
   state.setSession(null);
@@ -139,6 +139,8 @@ function endClosedSession() {
   closeAlert();
   state.setOperator('');
   closedBySite = true;
+  // Signed out by the site: the device's language again, before the picker says why.
+  await deviceLanguage();
   go('picker');
   signal('alert');
   scheduleBar();

@@ -6,7 +6,7 @@
 
 import { $, failure, show } from './dom.js';
 import { confirmBox } from './dialogs.js';
-import { t } from './l10n.js';
+import { chooseDeviceLanguage, deviceLanguage, msg, onLanguage, t } from './l10n.js';
 import { clearRows } from './results.js';
 import { back, go } from './screens.js';
 import { checkOnline, loadReference, SITE_TIMEOUT_MS, TOKEN_KEY } from './site.js';
@@ -144,7 +144,7 @@ async function confirmSwitch(site_url, device_id) {
 async function saveSetup(site_url, device_token, device_id, { anyway = false, fromLink = false } = {}) {
   $('setup-anyway').hidden = true;
   delete $('setup-status').dataset.failure;
-  show('setup-status', t('setup-checking', { url: site_url }));
+  say(msg('setup-checking'), { url: site_url });
   const check = await checkSetup(site_url, device_token, device_id);
   const down = ['unreachable', 'certificate'].includes(check.failure);
   // A link the site printed is right by construction: when the site is
@@ -152,7 +152,7 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   // is saved over a failure only when the operator says so.
   if (!check.ok && !(down && (anyway || fromLink))) {
     $('setup-status').dataset.failure = check.failure;
-    show('setup-status', check.message, 'error');
+    sayText(check.message, 'error');
     $('setup-anyway').hidden = !down;
     if (state.screen() !== 'setup') go('setup');
     return { ok: false, error: { code: check.failure, message: check.message } };
@@ -161,12 +161,12 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   if (!(await confirmSwitch(site_url, device_id))) {
     await readDevice();
     const { siteUrl, deviceId } = state.device();
-    show('setup-status', t('setup-not-switched', { device: deviceId, site: siteUrl }), 'warn');
+    say(msg('setup-not-switched'), { device: deviceId, site: siteUrl }, 'warn');
     return { ok: false, error: { code: 'KEPT', message: 'not switched' } };
   }
   const reply = await ask({ type: 'setup', site_url, device_token, device_id });
   if (!reply.ok) {
-    show('setup-status', failure(reply), 'error');
+    sayText(failure(reply), 'error');
     return reply;
   }
   state.setDevice(site_url, device_id);
@@ -178,10 +178,10 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
     clearRows();
     go('picker');
   }
-  if (check.ok) show('setup-status', t('setup-done', { device: device_id, site: site_url }));
+  if (check.ok) say(msg('setup-done'), { device: device_id, site: site_url });
   else {
     $('setup-status').dataset.failure = check.failure;
-    show('setup-status', t('setup-done-but', { device: device_id, site: site_url, why: check.message }), 'warn');
+    sayText(t('setup-done-but', { device: device_id, site: site_url, why: check.message }), 'warn');
   }
   persistAtSetup();
   checkOnline();
@@ -191,13 +191,40 @@ async function saveSetup(site_url, device_token, device_id, { anyway = false, fr
   return reply;
 }
 
-/** A setup link's fragment (#site=…&token=…&device=…), taken and cleared from the URL. */
+/** The setup status line's message and arguments while they can be said again (null: a failure's own words). */
+let said = null;
+
+/** The setup status line: message `id` with `args`, said again in a new language. */
+function say(id, args, kind) {
+  said = { id, args, kind };
+  show('setup-status', t(id, args), kind);
+}
+
+/** The setup status line in words already formatted (a check's or the worker's failure). */
+function sayText(text, kind) {
+  said = null;
+  show('setup-status', text, kind);
+}
+
+onLanguage(() => {
+  if (said) show('setup-status', t(said.id, said.args), said.kind);
+});
+
+/**
+ * A setup link's fragment (#site=…&token=…&device=…, and `lang=` when the
+ * setup chooses the device's language), taken and cleared from the URL.
+ */
 export async function setupFromFragment() {
   if (!location.hash.includes('token=')) return;
   const params = new URLSearchParams(location.hash.slice(1));
   const site = params.get('site') || location.origin;
   const token = params.get('token');
   const device = params.get('device');
+  if (params.has('lang')) {
+    chooseDeviceLanguage(params.get('lang'));
+    // A signed-in operator keeps their own language until they sign out.
+    if (!state.operator()) await deviceLanguage();
+  }
   history.replaceState(null, '', location.pathname + location.search);
   if (token && device) {
     // The link's values stay in the form: a setup the site refuses is shown with them, and its reason.
@@ -215,10 +242,10 @@ export async function readDevice() {
     state.setDevice(reply.site_url, reply.device_id);
     $('site-url').value = reply.site_url;
     $('device-id').value = reply.device_id;
-    show('setup-status', t('setup-done', { device: reply.device_id, site: reply.site_url }));
+    say(msg('setup-done'), { device: reply.device_id, site: reply.site_url });
   } else if (reply.ok && !$('setup-status').dataset.failure) {
     // A setup that just failed keeps its reason on screen.
-    show('setup-status', t('setup-not-yet'), 'warn');
+    say(msg('setup-not-yet'), {}, 'warn');
   }
 }
 

@@ -3,12 +3,17 @@
 // early warning.
 
 import { $, show } from './dom.js';
-import { msg, t } from './l10n.js';
+import { msg, onLanguage, t } from './l10n.js';
 
 const STORAGE_WARN_RATIO = 0.8;
 
 /** What to do when the browser keeps the queue only as long as it has room. */
 const PERSIST_ADVICE = msg('storage-persist-advice');
+
+// The picker's advice is said again in the language now shown.
+onLanguage(() => {
+  if (!$('persist-advice').hidden) $('persist-advice').textContent = t(PERSIST_ADVICE);
+});
 
 /** Asks for persistent storage once set up, and says what to do when the browser refuses. */
 export async function persistAtSetup() {

@@ -1,0 +1,216 @@
+// The handheld speaks the operator's language: operators imported with a
+// `language` column (`badge,name,language`) sign in on an English device,
+// and the shell switches to German for one and to Arabic (right to left)
+// for the other, and back to the device's English at sign-out. Each scans
+// a unit the site refuses; the row words the ledger's refusal in the
+// operator's language (the catalogue's `reason-<code>`), with the code
+// left to right. Screenshots of every handheld screen in German and Arabic
+// (480×800) go to artifacts/, each checked for words clipped or spilling
+// past the screen's edge. The time the switch at sign-in takes is printed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FluentBundle, FluentResource } from '@fluent/bundle';
+import {
+  addDevice,
+  allItems,
+  epcs,
+  eventually,
+  importReference,
+  openHandheld,
+  pickMode,
+  siteRead,
+  wedge,
+} from './lib/handheld.mjs';
+import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
+
+const www = fileURLToPath(new URL('../../www/', import.meta.url));
+
+/** Message `id` (or its attribute) of `locale`'s handheld catalogue, as the shell formats it. */
+function catalogue(locale) {
+  const bundle = new FluentBundle(locale, { useIsolating: locale === 'ar' });
+  bundle.addResource(new FluentResource(readFileSync(join(www, 'locales', locale, 'shell.ftl'), 'utf8')));
+  return (id, args, attribute) => {
+    const message = bundle.getMessage(id);
+    return bundle.formatPattern(attribute ? message.attributes[attribute] : message.value, args);
+  };
+}
+
+/** Elements of the shown screen whose words are cut off or spill past the viewport's sides. */
+function overflowing(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const found = [];
+    for (const node of document.querySelectorAll('body *')) {
+      if (node.closest('[hidden]') || !node.getClientRects().length) continue;
+      const style = getComputedStyle(node);
+      if (style.visibility === 'hidden' || node.matches('.sr-only, .sr-only *, .last, .last *, option, select *')) continue;
+      const box = node.getBoundingClientRect();
+      const spills = box.width > 0 && (box.right > width + 1 || box.left < -1);
+      // A box narrower than its own words (clipped, or spilling over its border), ellipsis and
+      // scrolling boxes aside; the visually hidden ones (.sr-only, the status line read aloud,
+      // .last) aside too. An inline box has no width of its own to measure.
+      const clips = style.display !== 'inline' && !['INPUT', 'SELECT', 'TEXTAREA'].includes(node.tagName)
+        && style.textOverflow !== 'ellipsis' && !['auto', 'scroll'].includes(style.overflowX)
+        && node.scrollWidth > node.clientWidth + 1;
+      if (spills || clips) found.push(`${node.tagName.toLowerCase()}#${node.id || ''}.${node.className || ''}: ${node.textContent.trim().slice(0, 40)}`);
+    }
+    return found;
+  });
+}
+
+test('an operator\'s language switches the handheld at sign-in (German, Arabic right to left) and back at sign-out', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-LANG');
+  const [known, unknownDe, unknownAr] = epcs('7E', 3);
+  await importReference(dataDir, { bins: ['L-01'], units: [known] });
+  const operators = join(tempDataDir(), 'operators.csv');
+  writeFileSync(operators, 'badge,name,language\nop-de,Dora Weber,de\nop-ar,أمل حداد,ar\nop-en,Eve Stone,\n');
+  await siteCommand(['import', 'operators', operators, '--data', dataDir]);
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  const shots = artifactsDir();
+  try {
+    // The operators' reference data carries each one's language.
+    const reference = await siteRead(site.base, token, '/v1/reference?limit=1000');
+    assert.equal(reference.status, 200);
+    const rows = Object.fromEntries((reference.body.operators || []).map((o) => [o.badge, o]));
+    assert.equal(rows['op-de']?.language, 'de', 'the reference data names op-de\'s language');
+    assert.equal(rows['op-ar']?.language, 'ar');
+
+    const { context, page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId: 'HH-LANG' });
+    const root = () => page.evaluate(() => ({ lang: document.documentElement.lang, dir: document.documentElement.dir }));
+    assert.deepEqual(await root(), { lang: 'en', dir: 'ltr' }, 'an English browser shows the shell in English');
+    assert.equal(await page.textContent('#picker-title'), 'Sign in');
+    // The operators reach the worker's cache before the badges are scanned.
+    await eventually(async () => {
+      const status = await page.evaluate(() => window.stockhop.ask({ type: 'reference_status' }));
+      return { ready: !!(status.operators && status.operators['op-ar']), value: status };
+    }, { timeoutMs: 20_000, what: 'the operators in the reference cache' });
+
+    const switches = [];
+    for (const [badge, locale, dir, unknown] of [['op-de', 'de', 'ltr', unknownDe], ['op-ar', 'ar', 'rtl', unknownAr]]) {
+      const words = catalogue(locale);
+      const started = Date.now();
+      await wedge(page, badge);
+      await page.waitForFunction((l) => document.documentElement.lang === l
+        && document.getElementById('picker-status').textContent.length > 0, locale);
+      switches.push([locale, Date.now() - started]);
+      assert.deepEqual(await root(), { lang: locale, dir }, `${badge} signs in: the shell speaks ${locale}`);
+      assert.equal(await page.textContent('#picker-title'), words('picker-choose'));
+      assert.equal(await page.textContent('#menu-button'), words('menu-button'));
+      await page.screenshot({ path: join(shots, `languages-${locale}-picker.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the picker's words fit`);
+
+      // A unit the site does not know, put away: the site refuses it, and says why in the operator's words.
+      await pickMode(page, badge, 'put_away');
+      await page.waitForSelector('#screen-mode[data-open="true"]');
+      await page.waitForFunction(() => !!JSON.parse(localStorage.getItem('stockhop.session'))?.session_id);
+      assert.equal(await page.textContent('#mode-title'), words('mode-put_away'));
+      await page.focus('#scan-input');
+      await wedge(page, 'L-01');
+      await page.waitForFunction(() => JSON.parse(localStorage.getItem('stockhop.session'))?.bin === 'L-01');
+      assert.equal(await page.textContent('#scan-bin'), words('scan-bin-units', { bin: 'L-01' }));
+      await wedge(page, unknown);
+      const row = page.locator(`#results li[data-kind="refused"]`).first();
+      await row.waitFor({ timeout: 60_000 });
+      const item = await eventually(async () => {
+        const found = (await allItems(page)).find((i) => i.command === 'scan' && i.body.epc === unknown);
+        return { ready: found && found.state === 'rejected', value: found };
+      }, { timeoutMs: 60_000, what: `the site's answer for ${unknown}` });
+      assert.equal(item.reason, 'unknown_unit', 'the ledger refused it as a unit it does not know');
+      // The ledger holds no such unit: the refusal the screen words is the ledger's.
+      assert.equal((await siteRead(site.base, token, `/v1/units/${unknown}`)).status, 404);
+      assert.equal(await row.locator('.why').textContent(), words('reason-unknown_unit'));
+      assert.equal(await row.locator('.next').textContent(), words('reason-unknown_unit', undefined, 'next'));
+      assert.equal(await row.locator('small.code').textContent(), 'unknown_unit');
+      const codeDir = await row.locator('small.code').evaluate((node) => getComputedStyle(node).direction);
+      assert.equal(codeDir, 'ltr', `${locale}: the code reads left to right`);
+      await page.screenshot({ path: join(shots, `languages-${locale}-mode-refused.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the mode screen's words fit`);
+
+      // Every other screen, in the operator's language.
+      await page.click('#status-bar');
+      await page.waitForSelector('#screen-queue:not([hidden])');
+      await page.waitForFunction(() => document.querySelectorAll('#queue-list li[data-id]').length > 0);
+      assert.equal(await page.textContent('#queue-title'), words('queue-title'));
+      await page.screenshot({ path: join(shots, `languages-${locale}-queue.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the queue's words fit`);
+      await page.click('#menu-button');
+      await page.waitForSelector('#screen-menu:not([hidden])');
+      assert.equal(await page.textContent('#menu-refresh'), words('menu-refresh'));
+      await page.screenshot({ path: join(shots, `languages-${locale}-menu.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the menu's words fit`);
+      await page.click('#menu-setup');
+      await page.waitForSelector('#screen-setup:not([hidden])');
+      assert.equal(await page.textContent('#setup-title'), words('setup-title'));
+      await page.screenshot({ path: join(shots, `languages-${locale}-setup.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the setup's words fit`);
+      await page.click('#setup-back');
+      await page.waitForSelector('#screen-mode:not([hidden])');
+
+      // CLOSE ends the shift: the device's language again.
+      await wedge(page, 'STOCKHOP:CLOSE');
+      await page.waitForFunction(() => document.documentElement.lang === 'en');
+      assert.deepEqual(await root(), { lang: 'en', dir: 'ltr' }, `${badge} signs out: the device's English again`);
+      await page.waitForSelector('#screen-picker:not([hidden])');
+      assert.equal(await page.textContent('#picker-title'), 'Sign in');
+    }
+    // An operator without a language keeps the device's: the same sign-in
+    // without a switch, the baseline the switches are read against.
+    const started = Date.now();
+    await wedge(page, 'op-en');
+    await page.waitForFunction(() => document.getElementById('operator').textContent === 'op-en'
+      && document.getElementById('picker-status').textContent.startsWith('Signed in'));
+    const baseline = Date.now() - started;
+    assert.deepEqual(await root(), { lang: 'en', dir: 'ltr' });
+    assert.deepEqual(errors, [], 'no page errors');
+    console.log(['| sign-in (badge scanned → picker redrawn in the operator\'s language) | ms | baseline: no switch (en), ms |', '|---|---|---|',
+      ...switches.map(([locale, ms]) => `| en → ${locale} | ${ms} | ${baseline} |`)].join('\n'));
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+test('the device speaks the browser\'s language (best match, else English) unless its setup link chose one', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-DEV');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    const open = async (locale, fragment) => {
+      const context = await browser.newContext({ viewport: { width: 480, height: 800 }, locale });
+      const page = await context.newPage();
+      await page.goto(`${site.base}/#${new URLSearchParams({ site: site.base, token, device: 'HH-DEV', ...fragment })}`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.waitForSelector('#screen-picker:not([hidden])');
+      return { context, page };
+    };
+    const shown = (page) => page.evaluate(() => ({ lang: document.documentElement.lang, dir: document.documentElement.dir, title: document.getElementById('picker-title').textContent }));
+
+    // A Spanish browser: the shell in Spanish.
+    const es = await open('es-MX');
+    assert.deepEqual(await shown(es.page), { lang: 'es', dir: 'ltr', title: catalogue('es')('picker-sign-in') });
+    await es.context.close();
+    // A language the shell does not ship: English.
+    const fr = await open('fr-FR');
+    assert.deepEqual(await shown(fr.page), { lang: 'en', dir: 'ltr', title: 'Sign in' });
+    await fr.context.close();
+    // The setup link chose Polish: Polish on a Spanish browser, and again after a reload.
+    const pl = await open('es-ES', { lang: 'pl' });
+    await pl.page.waitForFunction(() => document.documentElement.lang === 'pl');
+    assert.deepEqual(await shown(pl.page), { lang: 'pl', dir: 'ltr', title: catalogue('pl')('picker-sign-in') });
+    await pl.page.screenshot({ path: join(artifactsDir(), 'languages-pl-picker.png') });
+    await pl.page.reload();
+    await pl.page.waitForSelector('body[data-ready="true"]');
+    assert.equal((await shown(pl.page)).lang, 'pl', 'the setup\'s choice is kept');
+    await pl.context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
