@@ -1,6 +1,7 @@
 // The queue screen: every item on this device, what waits for a person
 // first (blocked, or refused and not yet acknowledged), in pages; Discard,
-// Acknowledge, Re-scan and Undo where each applies; Retry now.
+// Acknowledge, Re-scan and Undo where each applies; Retry now; Export
+// (queue_export.js).
 
 import { $, ago, el, failure, show } from './dom.js';
 import * as constants from './constants.js';
@@ -9,6 +10,7 @@ import { on } from './events.js';
 import { operatorLabel } from './operators.js';
 import { focusScan, go, onShow } from './screens.js';
 import * as state from './state.js';
+import * as queueExport from './queue_export.js';
 import { rescan, undo } from './undo.js';
 import { ask } from './worker.js';
 import { explain, locale, t } from './l10n.js';
@@ -210,4 +212,5 @@ export function wire() {
   $('queue-retry').addEventListener('click', retryNow);
   $('queue-more').addEventListener('click', moreQueue);
   $('queue-list').addEventListener('click', onQueueAction);
+  queueExport.wire();
 }

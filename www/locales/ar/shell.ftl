@@ -534,6 +534,21 @@ queue-next-try = المحاولة التالية في { DATETIME($at, hour: "2-d
 queue-action-done = { $action }: تم ({ $label })
 queue-action-failed = { $label }: { $error }
 queue-sent = أُرسل { $items } في { $requests } طلب
+queue-export = تصدير
+queue-export-save = حفظ الملف
+queue-export-share = مشاركة
+queue-export-writing = جارٍ كتابة الملف…
+queue-export-failed = فشل التصدير: { $error }
+queue-export-share-failed = فشلت المشاركة: { $error }
+queue-export-nothing = لا شيء للتصدير: كل عمليات المسح على هذا الجهاز وصلت إلى المستودع.
+queue-export-done = { $items ->
+    [zero] لا عناصر
+    [one] عنصر واحد
+    [two] عنصران
+    [few] { $items } عناصر
+    [many] { $items } عنصرًا
+   *[other] { $items } عنصر
+  } في { $name } ({ $size }). تبقى في قائمة الانتظار هنا وتصل إلى المستودع إن استجاب من جديد.
 
 ## إعداد الجهاز: ما وجده الفحص
 

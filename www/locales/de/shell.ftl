@@ -549,6 +549,17 @@ queue-next-try = Nächster Versuch um { DATETIME($at, hour: "2-digit", minute: "
 queue-action-done = { $action }: erledigt ({ $label })
 queue-action-failed = { $label }: { $error }
 queue-sent = { $items } in { $requests } Anfrage(n) gesendet
+queue-export = Exportieren
+queue-export-save = Datei speichern
+queue-export-share = Teilen
+queue-export-writing = Die Datei wird geschrieben…
+queue-export-failed = Export fehlgeschlagen: { $error }
+queue-export-share-failed = Teilen fehlgeschlagen: { $error }
+queue-export-nothing = Nichts zu exportieren: Jeder Scan dieses Geräts hat den Standort erreicht.
+queue-export-done = { $items ->
+    [one] { $items } Eintrag
+   *[other] { $items } Einträge
+  } in { $name } ({ $size }). Sie bleiben hier in der Warteschlange und gehen an den Standort, sobald er wieder antwortet.
 
 ## Geräteeinrichtung: was die Prüfung ergab
 

@@ -552,6 +552,17 @@ queue-next-try = Next try at { DATETIME($at, hour: "2-digit", minute: "2-digit",
 queue-action-done = { $action }: done ({ $label })
 queue-action-failed = { $label }: { $error }
 queue-sent = sent { $items } in { $requests } request(s)
+queue-export = Export
+queue-export-save = Save file
+queue-export-share = Share
+queue-export-writing = Writing the file…
+queue-export-failed = Export failed: { $error }
+queue-export-share-failed = Share failed: { $error }
+queue-export-nothing = Nothing to export: every scan on this device has reached the site.
+queue-export-done = { $items ->
+    [one] { $items } item
+   *[other] { $items } items
+  } in { $name } ({ $size }). They stay queued here and still go to the site if it answers again.
 
 ## Device setup: what the check found
 

@@ -549,6 +549,17 @@ queue-next-try = Próximo intento a las { DATETIME($at, hour: "2-digit", minute:
 queue-action-done = { $action }: hecho ({ $label })
 queue-action-failed = { $label }: { $error }
 queue-sent = { $items } enviados en { $requests } petición(es)
+queue-export = Exportar
+queue-export-save = Guardar archivo
+queue-export-share = Compartir
+queue-export-writing = Escribiendo el archivo…
+queue-export-failed = La exportación falló: { $error }
+queue-export-share-failed = No se pudo compartir: { $error }
+queue-export-nothing = Nada que exportar: todos los escaneos de este dispositivo han llegado al centro.
+queue-export-done = { $items ->
+    [one] { $items } elemento
+   *[other] { $items } elementos
+  } en { $name } ({ $size }). Siguen en la cola aquí y llegarán al centro si vuelve a responder.
 
 ## Configuración del terminal: lo que encontró la comprobación
 

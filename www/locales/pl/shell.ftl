@@ -573,6 +573,19 @@ queue-next-try = Następna próba o { DATETIME($at, hour: "2-digit", minute: "2-
 queue-action-done = { $action }: gotowe ({ $label })
 queue-action-failed = { $label }: { $error }
 queue-sent = wysłano { $items } w { $requests } żądaniu/żądaniach
+queue-export = Eksportuj
+queue-export-save = Zapisz plik
+queue-export-share = Udostępnij
+queue-export-writing = Zapisywanie pliku…
+queue-export-failed = Eksport nie powiódł się: { $error }
+queue-export-share-failed = Udostępnianie nie powiodło się: { $error }
+queue-export-nothing = Nie ma czego eksportować: każdy skan z tego urządzenia dotarł do magazynu.
+queue-export-done = { $items ->
+    [one] { $items } pozycja
+    [few] { $items } pozycje
+    [many] { $items } pozycji
+   *[other] { $items } pozycji
+  } w { $name } ({ $size }). Zostają tu w kolejce i trafią do magazynu, gdy znów odpowie.
 
 ## Konfiguracja terminala: co wykazała kontrola
 
