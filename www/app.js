@@ -55,6 +55,8 @@
 //     #queue-filter-all #queue-filter-decide
 //     #queue-list li[data-id][data-state][data-label="S-<session> #<seq> <command>"][data-decide]
 //     with buttons [data-action="discard"|"acknowledge"|"undo"|"rescan"][data-id] #queue-more #queue-status
+//     #queue-export #queue-export-box[data-items][data-name] #queue-export-status #queue-export-save (<a download>)
+//     #queue-export-share (shown where navigator.canShare takes the file)
 //   #screen-menu #menu-back #menu-queue #menu-switch #menu-refresh #menu-commands (/commands)
 //     #menu-setup #menu-signals[aria-pressed] #menu-idle #menu-device #menu-reference
 //     #storage-estimate #storage-persist
@@ -88,6 +90,8 @@
 //   reference_list {kind: "bins"|"grns"|"counts"} → {rows}
 //   refresh_unit {epc} → {unit}
 //   read_label {text} → {kind, names, text, gtin?, serial?, lot?, expiry?, sscc?, epc?, unit, bin, sku?} | {refused: {error, ai?, message}}
+//   export_queue {} → {items, name, bytes, file (a Uint8Array: the rescue file, stockhop-rescue-<device>-<instant>.jsonl)}
+//                     | {items: 0, name: null, bytes: 0, file: null} when nothing waits; changes nothing
 // window.stockhop.ask(message) is the same call, for scripts and tests.
 //
 // The page reads the site itself only where a mode needs it live: the
