@@ -511,6 +511,7 @@ impl Db {
     fn open_sqlite(path: &Path) -> Result<Db, DbError> {
         let mut conn = open_connection(path)?;
         migrate(&mut conn)?;
+        return_freed_pages(&conn, path);
         let checkpoints = match Checkpointer::start(path) {
             Ok(checkpoints) => {
                 checkpoint::leave_to_thread(&conn)?;
@@ -536,6 +537,18 @@ impl Db {
             Backend::Sqlite { .. } => sql::Engine::Sqlite,
             Backend::Postgres { .. } => sql::Engine::Postgres,
         }
+    }
+
+    /// The directory of the site's files (the SQLite file's; on
+    /// PostgreSQL, that of the file the listener keeps its queue in):
+    /// where a request's temporary files go.
+    pub fn data_dir(&self) -> &Path {
+        let dir = match &self.backend {
+            Backend::Sqlite { path, .. } => path.parent(),
+            Backend::Postgres { local, .. } => return local.data_dir(),
+        };
+        dir.filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
     }
 
     /// The SQLite file, for a site on SQLite.
@@ -657,11 +670,42 @@ pub fn open_connection(path: &Path) -> Result<rusqlite::Connection, DbError> {
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+    // Before the first table (and before WAL, which writes the header), so
+    // a new file can give freed pages back (see `return_freed_pages`); on a
+    // file that has tables this only names the mode its next VACUUM takes.
+    conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
+
+/// Makes a file made before the site kept its files with
+/// `auto_vacuum=INCREMENTAL` give freed pages back from now on: a one-time
+/// `VACUUM` at the first start that finds it so (it rewrites the file, so
+/// it takes as long as a copy of the ledger and as much free space). A
+/// refused import's pages are then returned to the file system, not left
+/// free in the file. If it cannot run (no space), the site starts as
+/// before and tries again at its next start.
+fn return_freed_pages(conn: &rusqlite::Connection, path: &Path) {
+    let mode: rusqlite::Result<i64> = conn.pragma_query_value(None, "auto_vacuum", |row| row.get(0));
+    if !matches!(mode, Ok(mode) if mode != SQLITE_AUTO_VACUUM_INCREMENTAL) {
+        return;
+    }
+    tracing::info!(
+        path = %path.display(),
+        "rewriting the ledger's file once so freed pages go back to the file system"
+    );
+    let converted = conn
+        .pragma_update(None, "auto_vacuum", "INCREMENTAL")
+        .and_then(|()| conn.execute_batch("VACUUM"));
+    if let Err(err) = converted {
+        tracing::warn!(%err, path = %path.display(), "could not rewrite the ledger's file; freed pages stay in it for reuse");
+    }
+}
+
+/// `PRAGMA auto_vacuum`'s value for `INCREMENTAL`.
+const SQLITE_AUTO_VACUUM_INCREMENTAL: i64 = 2;
 
 /// Applies every migration newer than the database's `user_version`.
 pub fn migrate(conn: &mut rusqlite::Connection) -> Result<(), DbError> {

@@ -24,6 +24,7 @@ use stockhop_site::AppState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod floods;
+mod imports;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stockhop-site");
 const SHARED: &str = "the-centrals-old-shared-secret";
