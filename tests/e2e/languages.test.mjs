@@ -19,6 +19,7 @@ import {
   epcs,
   eventually,
   importReference,
+  openCount,
   openHandheld,
   pickMode,
   siteRead,
@@ -65,7 +66,8 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-LANG');
   const [known, unknownDe, unknownAr] = epcs('7E', 3);
-  await importReference(dataDir, { bins: ['L-01'], units: [known] });
+  await importReference(dataDir, { bins: ['L-01'], units: [known], grns: [{ grn: 'GRN-7', qc: 'accepted', sku: 'SKU-1', expected: 2 }] });
+  await openCount(dataDir, { location: 'L-1', zone: 'Z-1' });
   const operators = join(tempDataDir(), 'operators.csv');
   writeFileSync(operators, 'badge,name,language\nop-de,Dora Weber,de\nop-ar,أمل حداد,ar\nop-en,Eve Stone,\n');
   await siteCommand(['import', 'operators', operators, '--data', dataDir]);
@@ -130,6 +132,22 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
       assert.equal(codeDir, 'ltr', `${locale}: the code reads left to right`);
       await page.screenshot({ path: join(shots, `languages-${locale}-mode-refused.png`) });
       assert.deepEqual(await overflowing(page), [], `${locale}: the mode screen's words fit`);
+
+      // Every other mode's screen before it has what it needs (its prompt and its choices).
+      await page.click('#mode-switch');
+      await page.waitForSelector('#screen-picker:not([hidden])');
+      for (const [mode, choice] of [['receive', '[data-grn]'], ['cycle_count', '[data-count]'], ['dispatch_verify', null], ['find_unit', null]]) {
+        await page.click(`#pick-${mode}`);
+        await page.waitForSelector(`#screen-mode:not([hidden])[data-mode="${mode}"]`);
+        if (choice) await page.waitForSelector(`#mode-choices ${choice}`);
+        assert.equal(await page.textContent('#mode-title'), words(`mode-${mode}`));
+        await page.screenshot({ path: join(shots, `languages-${locale}-${mode.replace('_', '-')}.png`) });
+        assert.deepEqual(await overflowing(page), [], `${locale}: ${mode}'s words fit`);
+        await page.click('#mode-switch');
+        await page.waitForSelector('#screen-picker:not([hidden])');
+      }
+      await pickMode(page, badge, 'put_away');
+      await page.waitForSelector('#screen-mode[data-open="true"]');
 
       // Every other screen, in the operator's language.
       await page.click('#status-bar');

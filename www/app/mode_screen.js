@@ -26,7 +26,9 @@ export function renderMode() {
   $('session-status').textContent = session.session_id
     ? t('session-open', { operator: operatorLabel(session.operator_id), session: session.session_id.slice(0, 8) })
     : mode.readOnly ? t('session-read-only', { operator: operatorLabel(session.operator_id) }) : t('session-not-open');
-  $('mode-needs').replaceChildren(...mode.needs(session).map((n) => el('li', { dataset: { need: n.need, met: String(n.met) }, text: n.label })));
+  // A need not yet met says so before its label (the list's style puts the word before it, a tick once met).
+  const missing = t('mode-need-missing');
+  $('mode-needs').replaceChildren(...mode.needs(session).map((n) => el('li', { dataset: { need: n.need, met: String(n.met), ...(n.met ? {} : { missing }) }, text: n.label })));
   const [big, small] = mode.prompt(session);
   // A code (a bin, a GRN) is never broken across lines.
   const words = big.split(/(\S*\d\S*)/).map((part, i) => (i % 2 ? el('span', { class: 'code', text: part }) : part));

@@ -92,6 +92,7 @@ results-label =
     .aria-label = آخر عمليات المسح
 switch-mode = تبديل الوضع
 close-session = إغلاق الجلسة
+mode-need-missing = مطلوب:
 
 ## قائمة الانتظار
 

@@ -94,6 +94,7 @@ results-label =
     .aria-label = Letzte Scans
 switch-mode = Modus wechseln
 close-session = Sitzung schließen
+mode-need-missing = fehlt:
 
 ## Warteschlange
 

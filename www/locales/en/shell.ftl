@@ -96,6 +96,7 @@ results-label =
     .aria-label = Last scans
 switch-mode = Switch mode
 close-session = Close session
+mode-need-missing = needs
 
 ## The queue screen
 

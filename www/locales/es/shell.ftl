@@ -94,6 +94,7 @@ results-label =
     .aria-label = Últimos escaneos
 switch-mode = Cambiar de modo
 close-session = Cerrar sesión de trabajo
+mode-need-missing = falta:
 
 ## Cola
 

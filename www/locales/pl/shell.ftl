@@ -100,6 +100,7 @@ results-label =
     .aria-label = Ostatnie skany
 switch-mode = Zmień tryb
 close-session = Zamknij sesję
+mode-need-missing = brak:
 
 ## Kolejka
 
