@@ -20,6 +20,15 @@ use crate::ledger::session_close::{self, OpenSession};
 use crate::ledger::{wall_clock, LedgerError};
 use crate::state::AppState;
 
+/// A locale's catalogue of the view's words; 404 for a locale it does
+/// not speak.
+async fn catalogue(Path(locale): Path<String>) -> Response {
+    match page::catalogue(&locale) {
+        Some(text) => page::file("text/plain; charset=utf-8", text),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
 /// Marks requests that came in over TLS (the site router on `--https`
 /// carries it as an extension), so the session cookie is `Secure` there.
 #[derive(Clone, Copy, Debug)]
@@ -31,8 +40,17 @@ pub fn routes() -> Router<AppState> {
         .route("/site", get(|| async { Redirect::permanent("/site/") }))
         .route(
             "/site/",
-            get(|| async { page::file("text/html; charset=utf-8", page::INDEX_HTML) }),
+            get(|headers: HeaderMap| async move { page::index(&headers) }),
         )
+        .route(
+            "/site/l10n.js",
+            get(|| async { page::file("text/javascript; charset=utf-8", page::L10N_JS) }),
+        )
+        .route(
+            "/site/vendor/fluent-bundle.js",
+            get(|| async { page::file("text/javascript; charset=utf-8", page::FLUENT_BUNDLE_JS) }),
+        )
+        .route("/site/locales/{locale}/view.ftl", get(catalogue))
         .route(
             "/site/dashboard.js",
             get(|| async { page::file("text/javascript; charset=utf-8", page::DASHBOARD_JS) }),
@@ -346,7 +364,8 @@ async fn prometheus(
         .db
         .call(|conn| -> Result<_, AppError> { Ok(super::alerts::outbox::firing(conn)?) })
         .await?;
-    let text = metrics::render(&status, &state.ledger.metrics, &firing)
+    let writer = state.db.writer_uses();
+    let text = metrics::render(&status, &state.ledger.metrics, &firing, &writer)
         .map_err(|err| AppError::Internal(err.to_string()))?;
     Ok((
         [(

@@ -17,17 +17,25 @@
 // an old build or not capturing: li[data-device][data-build][data-old]
 // [data-problem]), #stranded and #rescues rows (tr[data-device]). body[data-state] is
 // "signed-out" or "ready"; body[data-refreshes] counts renders.
+//
+// Every word comes from the view's catalogue (l10n.js); #language picks the
+// language, remembered in this browser.
+
+import { LOCALES, attr, dayAndMonth, has, locale, msg, number, setLocale, start, t, timeOfDay } from './l10n.js';
 
 const POLL_MS = 5000;
-const TREND_WORDS = { draining: 'Draining normally', growing: 'Growing', escalated: 'Escalated' };
-const FAULT_WORDS = { paper_out: 'paper out', head_open: 'head open', ribbon_out: 'ribbon out', paused: 'paused' };
+const TREND_WORDS = { draining: msg('trend-draining'), growing: msg('trend-growing'), escalated: msg('trend-escalated') };
+const FAULT_WORDS = { paper_out: msg('fault-paper-out'), head_open: msg('fault-head-open'), ribbon_out: msg('fault-ribbon-out'), paused: msg('fault-paused') };
 const PRINT_REASONS = {
-  read_back_mismatch: 'tag read back wrong',
-  void_tag: 'tag void',
-  no_answer: 'no answer from the printer',
-  interrupted: 'interrupted while sending',
+  read_back_mismatch: msg('print-read-back-mismatch'),
+  void_tag: msg('print-void-tag'),
+  no_answer: msg('print-no-answer'),
+  interrupted: msg('print-interrupted'),
 };
-const PROFILE_FORMS = { fxr90: 'fixed gate', mc3390xr: 'handheld', rfd40: 'sled', zt411r: 'printer' };
+const PROFILE_FORMS = { fxr90: msg('form-fxr90'), mc3390xr: msg('form-mc3390xr'), rfd40: msg('form-rfd40'), zt411r: msg('form-zt411r') };
+
+/** The words of a table's entry, or the raw value when the table has none. */
+const word = (table, key) => (table[key] ? t(table[key]) : key);
 
 let csrfToken = null;
 let timer = null;
@@ -64,8 +72,8 @@ async function api(path, { method = 'GET', body } = {}) {
 let siteZone;
 
 const clock = (rfc3339) => {
-  if (!rfc3339) return 'never';
-  return new Date(rfc3339).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: siteZone });
+  if (!rfc3339) return t('never');
+  return timeOfDay(new Date(rfc3339), siteZone);
 };
 
 const day = (date) => date.toLocaleDateString('en-CA', { timeZone: siteZone });
@@ -73,23 +81,25 @@ const day = (date) => date.toLocaleDateString('en-CA', { timeZone: siteZone });
 const age = (rfc3339, now) => {
   if (!rfc3339) return '–';
   const minutes = Math.max(0, Math.round((now - Date.parse(rfc3339)) / 60000));
-  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  return minutes < 60
+    ? t('age-minutes', { minutes })
+    : t('age-hours', { hours: Math.floor(minutes / 60), minutes: minutes % 60 });
 };
 
 // A moment that may be days ago: the time today, else the date and time.
 const stamp = (rfc3339) => {
-  if (!rfc3339) return 'never';
+  if (!rfc3339) return t('never');
   const at = new Date(rfc3339);
   if (day(at) === day(new Date())) return clock(rfc3339);
-  return `${at.toLocaleDateString([], { day: 'numeric', month: 'short', timeZone: siteZone })} ${clock(rfc3339)}`;
+  return t('stamp-day-time', { day: dayAndMonth(at, siteZone), time: clock(rfc3339) });
 };
 
 const latency = (ms) => {
   if (ms == null) return '–';
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 1000) return t('latency-ms', { ms });
+  if (ms < 60_000) return t('latency-seconds', { seconds: number(ms / 1000, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) });
   const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return t('latency-minutes', { minutes: Math.floor(seconds / 60), seconds: seconds % 60 });
 };
 
 function el(tag, attrs = {}, ...children) {
@@ -141,7 +151,7 @@ function confirmButton(label, confirmLabel, action, key) {
     try {
       await action();
     } catch (err) {
-      button.textContent = `Failed: ${err.message}`;
+      button.textContent = t('action-failed', { error: err.message });
       button.disabled = false;
       return;
     }
@@ -152,7 +162,7 @@ function confirmButton(label, confirmLabel, action, key) {
 
 /** Commission: a device in training (its items land as simulation) posts for real from now on. */
 function commissionButton(deviceId) {
-  const button = confirmButton('Commission', `Post ${deviceId}'s scans for real?`, () =>
+  const button = confirmButton(t('commission'), t('commission-confirm', { device: deviceId }), () =>
     api(`/v1/site/devices/${encodeURIComponent(deviceId)}/commission`, { method: 'POST' }), `commission ${deviceId}`);
   button.dataset.action = 'commission';
   return button;
@@ -160,7 +170,7 @@ function commissionButton(deviceId) {
 
 /** Revoke: the device's token stops working at once. */
 function revokeButton(deviceId) {
-  const button = confirmButton('Revoke', `Revoke ${deviceId}?`, () =>
+  const button = confirmButton(t('revoke'), t('revoke-confirm', { device: deviceId }), () =>
     api(`/v1/site/devices/${encodeURIComponent(deviceId)}/revoke`, { method: 'POST' }), `revoke ${deviceId}`);
   button.dataset.action = 'revoke';
   return button;
@@ -174,8 +184,10 @@ function revokeButton(deviceId) {
 function sessionCell(d) {
   const s = d.open_session;
   if (!s) return el('td', { class: 'muted' }, '–');
-  const what = `${s.operator_id ?? '?'} · ${(s.mode ?? '').replace('_', ' ')}${s.opened_at ? ` since ${clock(s.opened_at)}` : ''}`;
-  const button = confirmButton('Close session', `Close ${d.device_id}'s session?`, () =>
+  const what = s.opened_at
+    ? t('session-since', { operator: s.operator_id ?? '?', mode: modeWords(s.mode), time: clock(s.opened_at) })
+    : t('session-open', { operator: s.operator_id ?? '?', mode: modeWords(s.mode) });
+  const button = confirmButton(t('close-session'), t('close-session-confirm', { device: d.device_id }), () =>
     api(`/v1/site/devices/${encodeURIComponent(d.device_id)}/close-session`, { method: 'POST' }), `close-session ${s.session_id}`);
   button.dataset.action = 'close-session';
   return el('td', { dataset: { session: s.session_id } }, what, ' ', button);
@@ -197,10 +209,10 @@ function renderStatus(status) {
   siteZone = status.time_zone;
   const trend = $('trend');
   trend.dataset.trend = status.trend;
-  trend.textContent = TREND_WORDS[status.trend] ?? status.trend;
-  $('site-depth').textContent = status.queue_depth;
+  trend.textContent = word(TREND_WORDS, status.trend);
+  $('site-depth').textContent = number(status.queue_depth);
   $('site-latency').textContent = latency(status.median_sync_latency_ms);
-  $('updated').textContent = `updated ${clock(status.server_time)} (${status.time_zone})`;
+  $('updated').textContent = t('updated', { time: clock(status.server_time), zone: status.time_zone });
 
   const offline = status.devices.filter((d) => d.alert);
   const storage = status.storage === 'full'
@@ -208,7 +220,7 @@ function renderStatus(status) {
         'p',
         { class: 'alert', role: 'alert', dataset: { alert: 'P1', storage: 'full' } },
         el('span', { class: 'prio' }, 'P1'),
-        'The site is out of storage: handhelds keep their scans and resend them once space is freed',
+        t('storage-full'),
       )]
     : [];
   $('alerts').replaceChildren(
@@ -218,7 +230,7 @@ function renderStatus(status) {
         'p',
         { class: 'alert', role: 'alert', dataset: { device: d.device_id, alert: d.alert } },
         el('span', { class: 'prio' }, d.alert),
-        `${d.device_id} (${PROFILE_FORMS[d.profile] ?? d.profile}) offline since ${clock(d.offline_since)}`,
+        t('device-offline-since', { device: d.device_id, form: word(PROFILE_FORMS, d.profile), time: clock(d.offline_since) }),
       ),
     ),
     ...status.printers.flatMap((p) =>
@@ -227,7 +239,7 @@ function renderStatus(status) {
           'p',
           { class: 'alert', role: 'alert', dataset: { printer: p.printer_id, fault, alert: p.alert } },
           el('span', { class: 'prio' }, p.alert),
-          `${p.printer_id} (printer) ${FAULT_WORDS[fault] ?? fault}`,
+          t('printer-fault', { printer: p.printer_id, fault: word(FAULT_WORDS, fault) }),
         ),
       ),
     ),
@@ -238,11 +250,13 @@ function renderStatus(status) {
       el(
         'tr',
         { dataset: { printer: p.printer_id, faults: p.faults.join(' ') } },
-        el('td', {}, p.printer_id),
-        el('td', {}, p.address),
-        el('td', {}, p.faults.length ? p.faults.map((f) => FAULT_WORDS[f] ?? f).join(', ') : p.last_error ? `not answering: ${p.last_error}` : 'ready'),
+        el('td', {}, el('bdi', {}, p.printer_id)),
+        el('td', {}, el('bdi', {}, p.address)),
+        el('td', {}, p.faults.length
+          ? new Intl.ListFormat(locale(), { type: 'unit' }).format(p.faults.map((f) => word(FAULT_WORDS, f)))
+          : p.last_error ? t('printer-not-answering', { error: p.last_error }) : t('printer-ready')),
         el('td', {}, stamp(p.status_at)),
-        el('td', { class: 'num' }, p.jobs_pending),
+        el('td', { class: 'num' }, number(p.jobs_pending)),
       ),
     ),
   );
@@ -253,11 +267,11 @@ function renderStatus(status) {
       el(
         'tr',
         { dataset: { device: d.device_id, online: String(d.online) } },
-        el('td', {}, d.device_id, ...(d.commissioned ? [] : [' (sim) ', commissionButton(d.device_id)])),
-        el('td', {}, d.profile),
-        el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? 'online' : d.alert ? `offline (${d.alert})` : 'not heard from yet'),
+        el('td', {}, el('bdi', {}, d.device_id), ...(d.commissioned ? [] : [' ', t('device-simulation'), ' ', commissionButton(d.device_id)])),
+        el('td', {}, el('bdi', {}, d.profile)),
+        el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? t('device-online') : d.alert ? t('device-offline', { alert: d.alert }) : t('device-not-heard')),
         el('td', {}, clock(d.last_seen_at)),
-        el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth ?? '–'),
+        el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth == null ? '–' : number(d.queue_depth)),
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
         sessionCell(d),
         el('td', {}, revokeButton(d.device_id)),
@@ -269,49 +283,50 @@ function renderStatus(status) {
 
   listOr(
     $('terminals'),
-    status.terminals.map((t) => row({ dataset: { device: t.device_id } }, el('strong', {}, t.device_id), t.source, `seen ${clock(t.last_seen_at)}`)),
-    'No terminal has reported.',
+    status.terminals.map((terminal) => row({ dataset: { device: terminal.device_id } },
+      el('strong', {}, el('bdi', {}, terminal.device_id)), terminal.source, t('terminal-seen', { time: clock(terminal.last_seen_at) }))),
+    t('terminals-none'),
   );
-  $('listener-depth').textContent = status.listener.queue_depth;
-  $('dead-total').textContent = status.listener.dead_letters_total;
-  $('set-aside-total').textContent = status.listener.set_aside_total;
+  $('listener-depth').textContent = number(status.listener.queue_depth);
+  $('dead-total').textContent = number(status.listener.dead_letters_total);
+  $('set-aside-total').textContent = number(status.listener.set_aside_total);
   listOr(
     $('set-aside'),
     status.listener.set_aside.map((s) =>
       row(
         { dataset: { seq: s.seq } },
-        el('strong', {}, s.device_serial),
-        `${s.kind} ${s.subject}`,
-        `${s.attempts} attempts, last ${stamp(s.last_attempt_at)}: ${s.last_error ?? '?'}`,
-        `next try ${clock(s.next_attempt_at)}`,
+        el('strong', {}, el('bdi', {}, s.device_serial)),
+        el('bdi', {}, `${s.kind} ${s.subject}`),
+        t('set-aside-attempts', { attempts: s.attempts, time: stamp(s.last_attempt_at), error: s.last_error ?? '?' }),
+        t('set-aside-next', { time: clock(s.next_attempt_at) }),
       ),
     ),
-    'Nothing set aside.',
+    t('set-aside-none'),
   );
   listOr(
     $('dead-letters'),
     status.listener.dead_letters.map((d) =>
-      row({}, el('strong', {}, d.device_serial), `${d.kind} ${d.subject}`, `→ ${d.status ?? '?'} ${d.body ?? ''}`),
+      row({}, el('strong', {}, el('bdi', {}, d.device_serial)), el('bdi', {}, `${d.kind} ${d.subject}`), el('bdi', {}, `→ ${d.status ?? '?'} ${d.body ?? ''}`)),
     ),
-    'No dead letters.',
+    t('dead-letters-none'),
   );
 
   const outbox = status.central_outbox;
   const forwards = outbox.site_id != null || outbox.pending > 0 || outbox.dead_letters_total > 0;
   $('outbox').hidden = !forwards;
-  $('outbox-site').textContent = outbox.site_id ?? '(forwarding off)';
+  $('outbox-site').textContent = outbox.site_id ?? t('outbox-off');
   $('outbox-url').textContent = outbox.central_url ?? '';
-  $('outbox-depth').textContent = outbox.pending;
+  $('outbox-depth').textContent = number(outbox.pending);
   $('outbox-oldest').textContent = outbox.pending ? age(outbox.oldest_pending_at, now) : '–';
-  $('outbox-dead').textContent = outbox.dead_letters_total;
+  $('outbox-dead').textContent = number(outbox.dead_letters_total);
   $('outbox-error').hidden = outbox.last_error == null;
-  $('outbox-error').textContent = outbox.last_error == null ? '' : `Last delivery failed ${age(outbox.last_error_at, now)} ago: ${outbox.last_error}`;
+  $('outbox-error').textContent = outbox.last_error == null ? '' : t('outbox-failed', { age: age(outbox.last_error_at, now), error: outbox.last_error });
   listOr(
     $('outbox-dead-letters'),
     outbox.dead_letters.map((d) =>
-      row({ dataset: { key: d.key } }, el('strong', {}, `#${d.seq}`), d.key, `→ ${d.status ?? '?'} ${d.reason}`),
+      row({ dataset: { key: d.key } }, el('strong', {}, `#${d.seq}`), el('bdi', {}, d.key), el('bdi', {}, `→ ${d.status ?? '?'} ${d.reason}`)),
     ),
-    'No dead letters.',
+    t('dead-letters-none'),
   );
   $('central-sites-panel').hidden = status.central_sites.length === 0;
   $('central-sites').tBodies[0].replaceChildren(
@@ -319,10 +334,10 @@ function renderStatus(status) {
       el(
         'tr',
         { dataset: { site: s.site_id } },
-        el('td', {}, s.site_id),
+        el('td', {}, el('bdi', {}, s.site_id)),
         el('td', {}, stamp(s.first_seen_at)),
         el('td', {}, stamp(s.last_seen_at)),
-        el('td', { class: 'num' }, s.hops_received),
+        el('td', { class: 'num' }, number(s.hops_received)),
         el('td', { class: 'num' }, s.last_seq),
       ),
     ),
@@ -345,8 +360,8 @@ let lastSites = [];
 let lastSitesNow = 0;
 
 const clockIn = (rfc3339, zone) => {
-  if (!rfc3339) return 'never';
-  return new Date(rfc3339).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: zone });
+  if (!rfc3339) return t('never');
+  return timeOfDay(new Date(rfc3339), zone);
 };
 
 const selectedSite = () => {
@@ -358,17 +373,18 @@ const selectedSite = () => {
 function siteFacts(site, now) {
   const s = site.summary;
   const late = now - Date.parse(site.last_seen_at) > SITE_LATE_MS;
-  const contact = `${late ? `silent for ${age(site.last_seen_at, now)}` : `${age(site.last_seen_at, now)} ago`} (${clockIn(site.last_seen_at, s?.time_zone ?? siteZone)})`;
-  if (!s) return [['Last contact', contact], ['Status', 'not sent yet (the site runs an older release)']];
+  const since = { age: age(site.last_seen_at, now), time: clockIn(site.last_seen_at, s?.time_zone ?? siteZone) };
+  const contact = late ? t('contact-silent', since) : t('contact-ago', since);
+  if (!s) return [[t('fact-last-contact'), contact, 'contact'], [t('fact-status'), t('fact-status-not-sent')]];
   const offline = s.devices_offline === 0
-    ? 'none'
-    : el('span', {}, `${s.devices_offline} `, el('span', { class: 'prio', dataset: { alert: s.alert ?? '' } }, s.alert ?? ''));
+    ? t('fact-none')
+    : el('span', {}, `${number(s.devices_offline)} `, el('span', { class: 'prio', dataset: { alert: s.alert ?? '' } }, s.alert ?? ''));
   return [
-    ['Queue depth', s.queue_depth],
-    ['Oldest item', s.oldest_queued_at ? `${age(s.oldest_queued_at, now)} (since ${clockIn(s.oldest_queued_at, s.time_zone)})` : 'none waiting'],
-    ['Devices offline', offline],
-    ['Outbox', s.outbox_pending === 0 ? 'sent' : `${s.outbox_pending} waiting, ${latency(s.outbox_lag_ms)} behind`],
-    ['Last contact', contact],
+    [t('fact-queue-depth'), number(s.queue_depth)],
+    [t('fact-oldest-item'), s.oldest_queued_at ? t('fact-oldest-since', { age: age(s.oldest_queued_at, now), time: clockIn(s.oldest_queued_at, s.time_zone) }) : t('fact-none-waiting')],
+    [t('fact-devices-offline'), offline],
+    [t('fact-outbox'), s.outbox_pending === 0 ? t('fact-outbox-sent') : t('fact-outbox-waiting', { count: s.outbox_pending, lag: latency(s.outbox_lag_ms) })],
+    [t('fact-last-contact'), contact, 'contact'],
   ];
 }
 
@@ -386,16 +402,16 @@ function renderRescues(rescues, stranded) {
     const table = (id, heads) => el(
       'table',
       { id, class: 'cards' },
-      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { dataset: { l10nId: h } }, t(h))))),
       el('tbody'),
     );
     panel = el(
       'section',
       { id: 'rescues-panel', class: 'panel' },
-      el('h2', {}, 'Rescued queues'),
-      el('p', { id: 'stranded-none', class: 'muted' }, 'No revoked device left scans behind.'),
-      el('div', { class: 'scroll' }, table('stranded', ['Revoked device', 'Revoked', 'Queued then', 'Rescue file'])),
-      el('div', { class: 'scroll' }, table('rescues', ['Device', 'Imported', 'Applied', 'Already at the site', 'Refused'])),
+      el('h2', { dataset: { l10nId: 'rescues-heading' } }, t('rescues-heading')),
+      el('p', { id: 'stranded-none', class: 'muted', dataset: { l10nId: 'stranded-none' } }, t('stranded-none')),
+      el('div', { class: 'scroll' }, table('stranded', [msg('stranded-device'), msg('stranded-revoked'), msg('stranded-queued'), msg('stranded-file')])),
+      el('div', { class: 'scroll' }, table('rescues', [msg('rescues-device'), msg('rescues-imported'), msg('rescues-applied'), msg('rescues-replayed'), msg('rescues-refused')])),
     );
     $('devices').closest('section').after(panel);
   }
@@ -406,10 +422,10 @@ function renderRescues(rescues, stranded) {
       el(
         'tr',
         { dataset: { device: d.device_id, rescued: String(d.rescued_at != null) } },
-        el('td', {}, d.device_id),
+        el('td', {}, el('bdi', {}, d.device_id)),
         el('td', {}, stamp(d.revoked_at)),
-        el('td', { class: 'num' }, d.queued),
-        el('td', {}, d.rescued_at ? `imported ${stamp(d.rescued_at)}` : 'not imported: import its file (stockhop-site rescue import)'),
+        el('td', { class: 'num' }, number(d.queued)),
+        el('td', {}, d.rescued_at ? t('stranded-imported', { time: stamp(d.rescued_at) }) : t('stranded-not-imported', { command: 'stockhop-site rescue import' })),
       ),
     ),
   );
@@ -420,11 +436,11 @@ function renderRescues(rescues, stranded) {
       el(
         'tr',
         { dataset: { device: r.device_id } },
-        el('td', {}, r.device_id),
+        el('td', {}, el('bdi', {}, r.device_id)),
         el('td', {}, stamp(r.imported_at)),
-        el('td', { class: 'num' }, r.applied),
-        el('td', { class: 'num' }, r.replayed),
-        el('td', { class: 'num' }, r.rejected),
+        el('td', { class: 'num' }, number(r.applied)),
+        el('td', { class: 'num' }, number(r.replayed)),
+        el('td', { class: 'num' }, number(r.rejected)),
       ),
     ),
   );
@@ -437,20 +453,20 @@ function renderSites(sites, now) {
   const selected = selectedSite();
   const site = sites.find((s) => s.site_id === selected);
   $('sites').hidden = sites.length === 0 || site !== undefined;
-  $('sites-count').textContent = sites.length ? `· ${sites.length}` : '';
+  $('sites-count').textContent = sites.length ? `· ${number(sites.length)}` : '';
   $('site-cards').replaceChildren(
     ...sites.map((s) => {
       const trend = s.summary?.trend ?? 'unknown';
       const late = now - Date.parse(s.last_seen_at) > SITE_LATE_MS;
       const facts = el('dl', { class: 'facts' });
-      factList(facts, siteFacts(s, now).filter(([label]) => label !== 'Last contact' || late));
+      factList(facts, siteFacts(s, now).filter(([, , key]) => key !== 'contact' || late));
       return el(
         'li',
         {},
         el(
           'a',
           { class: 'site-card', href: `#site=${encodeURIComponent(s.site_id)}`, dataset: { site: s.site_id, trend, contact: late ? 'late' : 'ok' } },
-          el('span', { class: 'name' }, s.site_id, el('span', { class: 'state' }, TREND_WORDS[trend] ?? 'No status yet')),
+          el('span', { class: 'name' }, el('bdi', {}, s.site_id), el('span', { class: 'state' }, TREND_WORDS[trend] ? t(TREND_WORDS[trend]) : t('trend-none'))),
           facts,
         ),
       );
@@ -461,13 +477,14 @@ function renderSites(sites, now) {
   const trend = site.summary?.trend ?? 'unknown';
   $('site-detail-name').textContent = site.summary ? `${site.site_id} · ${site.summary.time_zone}` : site.site_id;
   $('site-detail-trend').dataset.trend = trend;
-  $('site-detail-trend').textContent = TREND_WORDS[trend] ?? 'No status yet';
+  $('site-detail-trend').textContent = TREND_WORDS[trend] ? t(TREND_WORDS[trend]) : t('trend-none');
   factList($('site-detail-facts'), [
     ...siteFacts(site, now),
-    ['Status taken', site.summary ? clockIn(site.summary.taken_at, site.summary.time_zone) : '–'],
-    ['Hops received', site.hops_received],
-    ['Restored from a backup', site.epoch_started_at == null ? 'never' : `${stamp(site.epoch_started_at)} (epoch ${site.epoch}, its hops go on after #${site.epoch_after_seq})`],
-    ['First contact', `${new Date(site.first_seen_at).toLocaleDateString('en-CA', { timeZone: site.summary?.time_zone ?? siteZone })} ${clockIn(site.first_seen_at, site.summary?.time_zone ?? siteZone)}`],
+    [t('fact-status-taken'), site.summary ? clockIn(site.summary.taken_at, site.summary.time_zone) : '–'],
+    [t('fact-hops-received'), number(site.hops_received)],
+    [t('fact-restored'), site.epoch_started_at == null ? t('never') : t('fact-restored-at', { time: stamp(site.epoch_started_at), epoch: site.epoch, after: site.epoch_after_seq })],
+    // An ISO date (2026-12-06): the same in every language.
+    [t('fact-first-contact'), `${new Date(site.first_seen_at).toLocaleDateString('en-CA', { timeZone: site.summary?.time_zone ?? siteZone })} ${clockIn(site.first_seen_at, site.summary?.time_zone ?? siteZone)}`],
   ]);
   const view = $('site-detail-view');
   view.hidden = !site.summary?.view_url;
@@ -489,36 +506,53 @@ window.addEventListener('hashchange', () => {
 // (li[data-decision][data-action]).
 
 const KIND_WORDS = {
-  count_variance: 'Count variance',
-  grn_resolution: 'GRN to resolve',
-  rejected_item: 'Refused on the handheld',
-  late_undo: 'Undo not made',
-  terminal_failed: 'Terminal record refused',
+  count_variance: msg('kind-count-variance'),
+  grn_resolution: msg('kind-grn-resolution'),
+  rejected_item: msg('kind-rejected-item'),
+  late_undo: msg('kind-late-undo'),
+  terminal_failed: msg('kind-terminal-failed'),
 };
-const ACTION_WORDS = { dismiss: 'Dismissed', correct: 'Corrected', acknowledge: 'Acknowledged on the handheld', rescan: 'Re-scanned on the handheld' };
-const CORRECT_LABELS = { count_variance: 'Approve variance', grn_resolution: 'Book the lines', late_undo: 'Reverse the scan', rejected_item: 'Confirm the scan', terminal_failed: 'Send again' };
-const DISMISS_LABELS = { grn_resolution: 'Accept as received' };
+const ACTION_WORDS = { dismiss: msg('settled-dismiss'), correct: msg('settled-correct'), acknowledge: msg('settled-acknowledge'), rescan: msg('settled-rescan') };
+const CORRECT_LABELS = { count_variance: msg('correct-count-variance'), grn_resolution: msg('correct-grn-resolution'), late_undo: msg('correct-late-undo'), rejected_item: msg('correct-rejected-item'), terminal_failed: msg('correct-terminal-failed') };
+const DISMISS_LABELS = { grn_resolution: msg('dismiss-grn-resolution') };
+const MODE_WORDS = { receive: msg('mode-receive'), put_away: msg('mode-put-away'), cycle_count: msg('mode-cycle-count'), dispatch_verify: msg('mode-dispatch-verify'), find_unit: msg('mode-find-unit') };
+
+/** A mode's name in the view's language (its wire name when the catalogue has none). */
+function modeWords(mode) {
+  if (!mode) return '';
+  return MODE_WORDS[mode] ? t(MODE_WORDS[mode]) : mode.replace('_', ' ');
+}
+
+/**
+ * Why the ledger refused an item: in English the ledger's own words (they
+ * may name the item's particulars), in another language its
+ * `reason-<code>` message, else the ledger's words.
+ */
+function reasonWords(d) {
+  const id = `reason-${d.reason}`;
+  return locale() !== 'en' && d.reason && has(id) ? t(id) : d.reason_words;
+}
 
 /** Notes typed into rows, kept across the re-renders of polling. */
 const notes = new Map();
 
 function kindLabel(d) {
-  if (d.kind === 'late_undo') return d.reason === 'undo_window_expired' ? 'undo past 120 s' : 'undo the handheld cannot make';
-  return KIND_WORDS[d.kind] ?? d.kind;
+  if (d.kind === 'late_undo') return d.reason === 'undo_window_expired' ? t('kind-late-undo-expired', { seconds: 120 }) : t('kind-late-undo-refused');
+  return word(KIND_WORDS, d.kind);
 }
 
 function context(d) {
   const parts = [];
-  if (d.device_id) parts.push(`device ${d.device_id}`);
-  if (d.operator_id) parts.push(`operator ${d.operator_id}`);
-  if (d.mode) parts.push(d.mode.replace('_', ' '));
-  if (d.epc) parts.push(`EPC ${d.epc}`);
-  if (d.bin) parts.push(`bin ${d.bin}`);
-  if (d.grn) parts.push(`GRN ${d.grn}`);
-  if (d.manifest) parts.push(`manifest ${d.manifest}`);
-  if (d.count_id && d.kind !== 'count_variance') parts.push(`count ${d.count_id}`);
-  if (d.captured_at) parts.push(`captured ${stamp(d.captured_at)}`);
-  if (d.recorded_at) parts.push(`recorded ${stamp(d.recorded_at)}`);
+  if (d.device_id) parts.push(t('context-device', { device: d.device_id }));
+  if (d.operator_id) parts.push(t('context-operator', { operator: d.operator_id }));
+  if (d.mode) parts.push(modeWords(d.mode));
+  if (d.epc) parts.push(t('context-epc', { epc: d.epc }));
+  if (d.bin) parts.push(t('context-bin', { bin: d.bin }));
+  if (d.grn) parts.push(t('context-grn', { grn: d.grn }));
+  if (d.manifest) parts.push(t('context-manifest', { manifest: d.manifest }));
+  if (d.count_id && d.kind !== 'count_variance') parts.push(t('context-count', { count: d.count_id }));
+  if (d.captured_at) parts.push(t('context-captured', { time: stamp(d.captured_at) }));
+  if (d.recorded_at) parts.push(t('context-recorded', { time: stamp(d.recorded_at) }));
   return parts.join(' · ');
 }
 
@@ -529,17 +563,18 @@ function decisionRow(d) {
   const details = [];
   if (d.kind === 'count_variance') {
     // One line each, so the two lists never run together.
-    details.push(el('p', { class: 'variance' }, `Missing: ${d.missing.length ? d.missing.join(', ') : 'none'}`));
-    details.push(el('p', { class: 'variance' }, `Unexpected: ${d.unexpected.length ? d.unexpected.join(', ') : 'none'}`));
+    const tags = (list) => el('bdi', {}, list.join(', '));
+    details.push(el('p', { class: 'variance' }, t('variance-missing'), ' ', d.missing.length ? tags(d.missing) : t('fact-none')));
+    details.push(el('p', { class: 'variance' }, t('variance-unexpected'), ' ', d.unexpected.length ? tags(d.unexpected) : t('fact-none')));
   }
   if (d.lines.length) {
     details.push(el('ul', { class: 'lines' }, ...d.lines.map((l) =>
       el('li', { dataset: { sku: l.sku } },
-        `${l.sku}: ${l.received} of ${l.expected} received`,
-        l.short ? `, short ${l.short}` : `, over ${l.excess}`,
-        l.tags.length ? ` · tags ${l.tags.join(', ')}` : ' · no tags'))));
+        t('grn-line', { sku: l.sku, received: l.received, expected: l.expected }),
+        l.short ? t('grn-line-short', { units: l.short }) : t('grn-line-over', { units: l.excess }),
+        l.tags.length ? t('grn-line-tags', { tags: l.tags.join(', ') }) : t('grn-line-no-tags')))));
   }
-  const note = el('input', { type: 'text', maxlength: '500', placeholder: 'Note (why)', 'aria-label': `Note for ${d.id}`, dataset: { note: d.id } });
+  const note = el('input', { type: 'text', maxlength: '500', placeholder: attr('decision-note', 'placeholder'), 'aria-label': t('decision-note', { decision: d.id }), dataset: { note: d.id } });
   note.value = notes.get(d.id) ?? '';
   note.addEventListener('input', () => notes.set(d.id, note.value));
   const settle = (action) => async () => {
@@ -548,25 +583,25 @@ function decisionRow(d) {
   };
   // The server's words say only what an action does; each is shown once,
   // after its button's label.
-  const correctLabel = CORRECT_LABELS[d.kind] ?? 'Correct';
-  const dismissLabel = DISMISS_LABELS[d.kind] ?? 'Dismiss';
-  const correctChoice = d.correct_words ? `${correctLabel}: ${d.correct_words}` : '';
-  const dismissChoice = `${dismissLabel}: ${d.dismiss_words}`;
+  const correctLabel = t(CORRECT_LABELS[d.kind] ?? msg('correct'));
+  const dismissLabel = t(DISMISS_LABELS[d.kind] ?? msg('dismiss'));
+  const correctChoice = d.correct_words ? t('choice', { action: correctLabel, words: d.correct_words }) : '';
+  const dismissChoice = t('choice', { action: dismissLabel, words: d.dismiss_words });
   const buttons = [];
   if (d.actions.includes('correct')) {
-    const button = confirmButton(correctLabel, `${correctLabel}?`, settle('correct'), `correct ${d.id}`);
+    const button = confirmButton(correctLabel, t('confirm-action', { action: correctLabel }), settle('correct'), `correct ${d.id}`);
     button.dataset.action = 'correct';
     button.title = correctChoice;
     buttons.push(button);
   }
-  const dismiss = confirmButton(dismissLabel, `${dismissLabel}?`, settle('dismiss'), `dismiss ${d.id}`);
+  const dismiss = confirmButton(dismissLabel, t('confirm-action', { action: dismissLabel }), settle('dismiss'), `dismiss ${d.id}`);
   dismiss.dataset.action = 'dismiss';
   dismiss.title = dismissChoice;
   buttons.push(dismiss);
   return el('li', { ...attrs, class: 'decision' },
     el('p', { class: 'what' }, el('strong', {}, kindLabel(d)), ' ', d.summary),
     el('p', { class: 'muted' }, context(d)),
-    d.reason_words ? el('p', { class: 'why' }, `Why: ${d.reason_words}`) : '',
+    d.reason_words ? el('p', { class: 'why', dataset: { reason: d.reason ?? '' } }, t('why', { words: reasonWords(d) })) : '',
     ...details,
     el('p', { class: 'muted choices' }, correctChoice ? `${correctChoice} ` : '', dismissChoice),
     el('div', { class: 'act' }, note, ...buttons));
@@ -577,27 +612,27 @@ function renderDecisions(decisions, log, pending) {
   const panel = document.querySelector('.decisions');
   if (panel.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
   const of = (...kinds) => decisions.filter((d) => kinds.includes(d.kind)).map(decisionRow);
-  listOr($('counts'), of('count_variance'), 'No count variance waits.');
-  listOr($('grns'), of('grn_resolution'), 'No GRN waits.');
+  listOr($('counts'), of('count_variance'), t('counts-none'));
+  listOr($('grns'), of('grn_resolution'), t('grns-none'));
   const corrections = of('rejected_item', 'late_undo', 'terminal_failed');
   // The workbench lists the newest refused items only; the status counts
   // them all, so a longer backlog says how much more waits.
   const items = decisions.filter((d) => d.kind === 'rejected_item' || d.kind === 'late_undo').length;
   const more = Math.max(0, (pending?.corrections_total ?? 0) - items);
   $('corrections-total').textContent = more
-    ? `(${corrections.length} shown, the newest; ${more} more refused items wait)`
-    : corrections.length ? `(${corrections.length})` : '';
-  listOr($('corrections'), corrections, 'Nothing to correct.');
+    ? t('corrections-more', { shown: corrections.length, more })
+    : corrections.length ? t('corrections-count', { count: corrections.length }) : '';
+  listOr($('corrections'), corrections, t('corrections-none'));
   listOr(
     $('decision-log'),
     log.slice(0, 50).map((e) =>
       row({ dataset: { decision: e.decision_id, action: e.action } },
-        el('strong', {}, ACTION_WORDS[e.action] ?? e.action),
+        el('strong', {}, word(ACTION_WORDS, e.action)),
         e.summary,
-        `by ${e.settled_by} at ${stamp(e.settled_at)}`,
-        e.note ? `“${e.note}”` : 'no note',
-        e.hop_ids.length ? `hops ${e.hop_ids.join(', ')}` : 'no hops')),
-    'Nothing settled yet.',
+        t('settled-by', { admin: e.settled_by, time: stamp(e.settled_at) }),
+        e.note ? t('settled-note', { note: e.note }) : t('settled-no-note'),
+        e.hop_ids.length ? t('settled-hops', { hops: e.hop_ids.join(', ') }) : t('settled-no-hops'))),
+    t('settled-none'),
   );
 }
 
@@ -607,16 +642,16 @@ function renderPrintJobs(jobs) {
     jobs.map((j) =>
       row(
         { dataset: { job: j.job_id, reason: j.reason ?? '' } },
-        el('strong', {}, PRINT_REASONS[j.reason] ?? j.reason ?? j.state),
-        `${j.label} ${j.subject} at ${j.printer_id}`,
-        j.read_back ? `read ${j.read_back}` : '',
-        confirmButton('Reprint', 'Confirm reprint', () =>
+        el('strong', {}, PRINT_REASONS[j.reason] ? t(PRINT_REASONS[j.reason]) : j.reason ?? j.state),
+        t('print-job', { label: j.label, subject: j.subject, printer: j.printer_id }),
+        j.read_back ? t('print-read', { tag: j.read_back }) : '',
+        confirmButton(t('reprint'), t('reprint-confirm'), () =>
           api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/reprint`, { method: 'POST' }), `reprint ${j.job_id}`),
-        confirmButton('Dismiss', 'Confirm dismiss', () =>
+        confirmButton(t('dismiss'), t('dismiss-confirm'), () =>
           api(`/v1/site/print-jobs/${encodeURIComponent(j.job_id)}/dismiss`, { method: 'POST' }), `dismiss job ${j.job_id}`),
       ),
     ),
-    'No print job waits.',
+    t('print-jobs-none'),
   );
 }
 
@@ -638,7 +673,7 @@ async function refresh() {
   } catch (err) {
     if (err.status === 401) signedOut();
     else {
-      $('updated').textContent = `not updated: ${err.message}`;
+      $('updated').textContent = t('not-updated', { error: err.message });
       showView();
     }
   }
@@ -656,20 +691,20 @@ function showView() {
 /** The fleet by build: the served build first; the handhelds behind it or stopped. */
 function renderBuilds(fleet) {
   $('builds-served').textContent = fleet.served;
-  $('builds-schema').textContent = fleet.schema;
+  $('builds-schema').textContent = number(fleet.schema);
   listOr(
     $('builds'),
     fleet.builds.map((b) => row({ dataset: { build: b.build, served: String(b.served) } },
-      el('code', {}, b.build), `${b.devices} device${b.devices === 1 ? '' : 's'}`, b.served ? 'served' : 'old build')),
-    'No handheld has reported a build.',
+      el('code', {}, b.build), t('build-devices', { count: b.devices }), b.served ? t('build-served') : t('build-old'))),
+    t('builds-none'),
   );
   listOr(
     $('builds-devices'),
     fleet.devices.filter((d) => d.old || d.problem).map((d) =>
       row({ class: 'old-build', dataset: { device: d.device_id, build: d.build, old: String(d.old), problem: d.problem ?? '' } },
-        el('strong', {}, d.device_id), d.old ? `old build ${d.build}` : `build ${d.build}`,
-        d.problem ? `not capturing: ${d.problem}` : 'capturing')),
-    'Every handheld runs the served build.',
+        el('strong', {}, el('bdi', {}, d.device_id)), d.old ? t('device-old-build', { build: d.build }) : t('device-build', { build: d.build }),
+        d.problem ? t('device-not-capturing', { problem: d.problem }) : t('device-capturing'))),
+    t('builds-all-served'),
   );
 }
 
@@ -700,7 +735,7 @@ $('sign-in-form').addEventListener('submit', async (event) => {
     $('admin-token').value = '';
     signedIn(session);
   } catch (err) {
-    $('sign-in-error').textContent = err.status === 401 ? 'That is not an admin token.' : err.message;
+    $('sign-in-error').textContent = err.status === 401 ? t('sign-in-refused') : err.message;
   }
 });
 
@@ -760,6 +795,15 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && timer) refresh();
 });
 
+// The language first: the page's words are set before anything shows.
+await start();
+const languages = $('language');
+languages.value = locale();
+languages.addEventListener('change', async () => {
+  await setLocale(LOCALES.includes(languages.value) ? languages.value : 'en', { remember: true });
+  if (timer !== null) await refresh();
+});
+
 // 204 (no body) when no one is signed in in this browser.
 api('/v1/site/session').then((session) => (session ? signedIn(session) : signedOut()), signedOut);
 
@@ -769,7 +813,7 @@ async function showCommands(serial) {
   const { commands } = await api(`/v1/site/terminals/${encodeURIComponent(serial)}/commands`);
   $('backfill-commands').replaceChildren(...commands.map((c) => el('li', {},
     el('strong', {}, `#${c.id} ${c.state}`),
-    c.return === undefined ? '' : ` · return ${c.return}`,
+    c.return === undefined ? '' : ` · ${t('backfill-return', { code: c.return })}`,
     ` · ${c.command.replace('\t', ' ')}`)));
 }
 
@@ -781,7 +825,7 @@ $('backfill').addEventListener('submit', async (event) => {
   try {
     const queued = await api(`/v1/site/terminals/${encodeURIComponent(serial)}/backfill`,
       { method: 'POST', body: { from: instant('from'), to: instant('to') } });
-    $('backfill-result').textContent = `Command #${queued.id} waits for ${serial}'s next poll.`;
+    $('backfill-result').textContent = t('backfill-queued', { command: queued.id, serial });
     await showCommands(serial);
   } catch (err) {
     $('backfill-result').textContent = err.message;
