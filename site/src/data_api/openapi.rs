@@ -315,6 +315,357 @@ impl utoipa::Modify for Values {
     tag = "meta",
     responses((status = 200, description = "the OpenAPI 3.1 document", body = serde_json::Value))
 )]
-pub async fn document() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+pub async fn document() -> Result<Json<serde_json::Value>, crate::error::AppError> {
+    let mut doc = serde_json::to_value(ApiDoc::openapi())
+        .map_err(|err| crate::error::AppError::Internal(err.to_string()))?;
+    exact(&mut doc);
+    Ok(Json(doc))
+}
+
+/// What the handlers check that their annotations alone do not say, so a
+/// client generated from the document (or a fuzzer) sends only what the
+/// server takes: the statuses the guards in front of the handlers answer
+/// (the sign-in throttle's 429, the body limit's 413, a full disk's 503),
+/// instants as `date-time`, cursors as whole numbers, the values a text
+/// field takes, and the printers' bodies. Written on the document as JSON,
+/// by pointer, after utoipa has built it.
+fn exact(doc: &mut serde_json::Value) {
+    exact_fields(doc);
+    import_paths(doc);
+    guards(doc);
+}
+
+/// The schema of an identifier (`crate::ident`): its rule (Unicode NFKC,
+/// printable, no markup or invisible characters) has no JSON Schema
+/// spelling, so it is named by its format, `identifier`, and described.
+fn identifier() -> serde_json::Value {
+    serde_json::json!({
+        "type": "string",
+        "format": "identifier",
+        "minLength": 1,
+        "maxLength": crate::ident::IDENT_MAX_CHARS,
+        "description": "1 to 64 printable characters in Unicode NFKC form: no control characters, no markup (< > \" ' & `), no whitespace but the plain space, no invisible, private-use, noncharacter or unassigned code point",
+    })
+}
+
+/// The schema of a device's (or a printer's) id: letters, digits, `-`,
+/// `_` and `.` (`ledger::devices::add`).
+fn device_id() -> serde_json::Value {
+    use crate::ledger::devices::MAX_DEVICE_ID_CHARS;
+    serde_json::json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_DEVICE_ID_CHARS,
+        "pattern": format!("^[A-Za-z0-9._-]{{1,{MAX_DEVICE_ID_CHARS}}}$"),
+    })
+}
+
+/// `PUT /v1/admin/reference/{kind}` as one path a kind, each with its own
+/// rows' schema: a body's rows are those of the kind its path names,
+/// which a schema on one `{kind}` path could not say.
+fn import_paths(doc: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    let Some(mut template) = paths.remove("/v1/admin/reference/{kind}") else {
+        return;
+    };
+    let put = &mut template["put"];
+    let rows = put
+        .pointer("/requestBody/content/application~1json/schema/oneOf")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(parameters) = put["parameters"].as_array_mut() {
+        parameters.retain(|parameter| parameter["name"] != "kind");
+    }
+    if let Some(responses) = put["responses"].as_object_mut() {
+        // The kind is the path's own: no other kind to be refused.
+        responses.remove("404");
+    }
+    let mut row_schemas = Vec::new();
+    for row in rows {
+        if let Some(name) = row["items"]["$ref"].as_str() {
+            row_schemas.push(name.rsplit('/').next().unwrap_or_default().to_owned());
+        }
+        let Some(path) = row["description"]
+            .as_str()
+            .and_then(|text| text.split_once("PUT "))
+            .map(|(_, path)| path.to_owned())
+        else {
+            continue;
+        };
+        let mut item = template.clone();
+        // Each path its own operation id, as the specification requires.
+        if let Some(id) = item["put"]["operationId"].as_str() {
+            let kind = path.rsplit('/').next().unwrap_or_default();
+            item["put"]["operationId"] = format!("{id}_{kind}").into();
+        }
+        if let Some(json) = item.pointer_mut("/put/requestBody/content/application~1json") {
+            json["schema"] = row;
+        }
+        paths.insert(path, item);
+    }
+    // A row's fields and no others (the importer refuses an unknown one).
+    for name in row_schemas {
+        if let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{name}")) {
+            schema["additionalProperties"] = serde_json::json!(false);
+        }
+    }
+}
+
+/// The paths behind the view's sign-in throttle (`view::sign_in`): the
+/// view's own, the printers' and data in and out.
+const THROTTLED: [&str; 3] = ["/v1/admin/", "/v1/hops", "/v1/site/"];
+
+/// Query parameters that are RFC 3339 instants, by path.
+const INSTANT_PARAMS: [(&str, &str); 6] = [
+    ("/v1/hops.csv", "from"),
+    ("/v1/hops.csv", "to"),
+    ("/v1/site/attendance.csv", "from"),
+    ("/v1/site/attendance.csv", "to"),
+    ("/v1/site/terminals/{serial}/records", "from"),
+    ("/v1/site/terminals/{serial}/records", "to"),
+];
+
+/// Query parameters that are a cursor a page answered: a whole number
+/// (the hop feed's a signed 64-bit id, the reference cache's unsigned),
+/// by path, with its largest value.
+const CURSOR_PARAMS: [(&str, &str, u64); 2] = [
+    ("/v1/hops", "after", i64::MAX as u64),
+    ("/v1/reference", "after", u64::MAX),
+];
+
+/// Formats, enums, bounds and bodies.
+fn exact_fields(doc: &mut serde_json::Value) {
+    use crate::ledger::devices::Profile;
+    use serde_json::{json, Value};
+    let profiles: Vec<&str> = [
+        Profile::Fxr90,
+        Profile::Mc3390xr,
+        Profile::Rfd40,
+        Profile::Zt411r,
+    ]
+    .map(Profile::as_str)
+    .to_vec();
+    // Body fields: (schema, field, what to add).
+    let fields = [
+        ("ClosePeriod", "until", json!({"format": "date-time"})),
+        ("NewDevice", "profile", json!({"enum": profiles})),
+        ("SiteNewDevice", "profile", json!({"enum": profiles})),
+        ("NewDevice", "device_id", device_id()),
+        ("SiteNewDevice", "device_id", device_id()),
+        ("OpenCount", "location", identifier()),
+        ("OpenCount", "zone", identifier()),
+        (
+            "Settle",
+            "note",
+            json!({"maxLength": 500, "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"}),
+        ),
+        (
+            "Settle",
+            "action",
+            json!({"enum": [
+                crate::ledger::decision_log::actions::DISMISS,
+                crate::ledger::decision_log::actions::CORRECT,
+            ]}),
+        ),
+    ];
+    for (schema, field, add) in fields {
+        if let Some(property) = doc
+            .pointer_mut(&format!("/components/schemas/{schema}/properties/{field}"))
+            .and_then(Value::as_object_mut)
+        {
+            property.extend(add.as_object().cloned().unwrap_or_default());
+        }
+    }
+    // Bodies read with unknown fields refused.
+    if let Some(settle) = doc.pointer_mut("/components/schemas/Settle") {
+        settle["additionalProperties"] = json!(false);
+    }
+    let params = INSTANT_PARAMS
+        .iter()
+        .map(|(path, name)| {
+            (
+                *path,
+                *name,
+                json!({"type": "string", "format": "date-time"}),
+            )
+        })
+        .chain(CURSOR_PARAMS.iter().map(|(path, name, maximum)| {
+            (
+                *path,
+                *name,
+                json!({"type": "integer", "minimum": 0, "maximum": maximum}),
+            )
+        }))
+        .chain([(
+            "/v1/devices/{device_id}/print-jobs/{key}",
+            "key",
+            json!({"type": "string", "format": "uuid"}),
+        )]);
+    for (path, name, schema) in params {
+        let pointer = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
+        for parameter in doc
+            .pointer_mut(&pointer)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter(|parameter| parameter["name"] == name)
+        {
+            parameter["schema"] = schema.clone();
+        }
+    }
+    let bodies = [
+        ("/v1/site/printers", new_printer()),
+        ("/v1/site/printers/{printer_id}/print", print_request()),
+    ];
+    for (path, schema) in bodies {
+        let pointer = format!(
+            "/paths/{}/post/requestBody/content/application~1json/schema",
+            path.replace('/', "~1")
+        );
+        if let Some(body) = doc.pointer_mut(&pointer) {
+            *body = schema;
+        }
+    }
+}
+
+/// The statuses the guards in front of the handlers answer, on every
+/// operation they stand before.
+fn guards(doc: &mut serde_json::Value) {
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for (path, item) in paths.iter_mut() {
+            let throttled = THROTTLED.iter().any(|prefix| path.starts_with(prefix));
+            for (method, operation) in item.as_object_mut().into_iter().flatten() {
+                guard_statuses(path, method, operation, throttled);
+            }
+        }
+    }
+}
+
+/// The statuses the layers in front of a handler answer for it.
+fn guard_statuses(path: &str, method: &str, operation: &mut serde_json::Value, throttled: bool) {
+    use serde_json::json;
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
+    let secured = operation["security"].as_array().is_some_and(|security| {
+        !security.is_empty()
+            && security
+                .iter()
+                .all(|s| s.as_object().is_some_and(|s| !s.is_empty()))
+    });
+    let has_body = operation.get("requestBody").is_some();
+    let writes = method != "get";
+    let Some(responses) = operation["responses"].as_object_mut() else {
+        return;
+    };
+    let mut add = |status: &str, description: &str, retry_after: bool| {
+        let mut response = json!({"description": description, "content": error});
+        if retry_after {
+            response["headers"] = json!({"Retry-After": {
+                "description": "seconds to wait before asking again",
+                "required": true,
+                "schema": {"type": "integer", "minimum": 0}
+            }});
+        }
+        responses.entry(status.to_owned()).or_insert(response);
+    };
+    if secured {
+        add(
+            "401",
+            "no token, or one the site does not know (UNAUTHORIZED)",
+            false,
+        );
+    }
+    if throttled && secured {
+        add(
+            "403",
+            "a device's token: the view and data endpoints take an admin's (ADMIN_REQUIRED)",
+            false,
+        );
+    }
+    if throttled && (secured || path == "/v1/site/login") {
+        add(
+            "429",
+            "too many failed sign-ins from this address within a minute (SIGN_IN_THROTTLED); a valid token is never refused",
+            true,
+        );
+    }
+    if has_body {
+        add("413", "the body is over its limit", false);
+    }
+    if writes {
+        add(
+            "503",
+            "the disk is full or below its free-space watermark (STORAGE_FULL); nothing was taken",
+            true,
+        );
+    }
+}
+
+/// `POST /v1/site/printers`' body.
+fn new_printer() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["printer_id", "address"],
+        "additionalProperties": false,
+        "properties": {
+            "printer_id": device_id(),
+            "address": {"type": "string", "format": "host-port", "description": "HOST:PORT of the printer's raw port (an IPv6 host in brackets)"},
+            "profile": {"type": ["string", "null"], "enum": ["zt411r", null]},
+            "stations": {"type": "array", "items": device_id(), "description": "handhelds whose station prints here"}
+        }
+    })
+}
+
+/// A unit label's body, encoding its tag or not.
+fn unit(encode: bool, copies: serde_json::Value, job_id: serde_json::Value) -> serde_json::Value {
+    let required = if encode {
+        serde_json::json!(["label", "epc", "encode"])
+    } else {
+        serde_json::json!(["label", "epc"])
+    };
+    serde_json::json!({
+        "type": "object",
+        "required": required,
+        "additionalProperties": false,
+        "properties": {
+            "label": {"const": "unit"},
+            "epc": {"type": "string", "pattern": "^[0-9A-Fa-f]{24}$", "description": "the unit's EPC, hexadecimal"},
+            "encode": {"const": encode},
+            "copies": copies,
+            "job_id": job_id
+        }
+    })
+}
+
+/// `POST /v1/site/printers/{printer_id}/print`'s body: a bin label names
+/// its bin and encodes nothing; a unit label names its EPC.
+fn print_request() -> serde_json::Value {
+    use crate::printers::store::MAX_JOB_ID_CHARS;
+    let job_id = serde_json::json!({
+        "type": "string",
+        "pattern": format!("^[A-Za-z0-9-]{{1,{MAX_JOB_ID_CHARS}}}$"),
+        "description": "the caller's id for the job, so a retry does not print twice"
+    });
+    let copies =
+        serde_json::json!({"type": "integer", "minimum": 1, "maximum": crate::limits::MAX_COPIES});
+    serde_json::json!({"oneOf": [
+        {
+            "type": "object",
+            "required": ["label", "bin"],
+            "additionalProperties": false,
+            "properties": {
+                "label": {"const": "bin"},
+                "bin": identifier(),
+                "encode": {"const": false},
+                "copies": copies,
+                "job_id": job_id
+            }
+        },
+        unit(false, copies.clone(), job_id.clone()),
+        // Encoding writes one tag: one copy.
+        unit(true, serde_json::json!({"const": 1}), job_id),
+    ]})
 }
