@@ -46,13 +46,17 @@ pub enum Command {
         #[arg(long, value_name = "N", default_value_t = FUZZ_SECONDS_DEFAULT)]
         seconds: u64,
     },
+    /// The test run's OpenAPI step alone: schemathesis against a live
+    /// `stockhop-site serve` (the binary `cargo build` last made), with
+    /// both token kinds.
+    FuzzOpenapi,
     /// A throwaway PostgreSQL cluster on loopback for running a ledger suite
     /// by hand: prints its URL, stops and deletes it on Ctrl-C.
     Postgres,
     /// Setup, then fmt, clippy (native + wasm32), native tests, the ledger
     /// suites again on PostgreSQL, the simulation (2,000 seeds), the browser
-    /// suite (wasm-pack test), the end-to-end suite and every benchmark in
-    /// its quick mode.
+    /// suite (wasm-pack test), the end-to-end suite, the OpenAPI fuzzing
+    /// (schemathesis) and every benchmark in its quick mode.
     Test,
 }
 

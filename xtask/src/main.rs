@@ -18,6 +18,7 @@ mod postgres;
 mod process;
 mod project;
 mod run;
+mod schemathesis;
 mod setup;
 mod test_run;
 mod wasm;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Command::Serve { args } => project.serve(&args),
         Command::Sim { args } => project.sim(&args),
         Command::Fuzz { target, seconds } => project.fuzz(&target, seconds),
+        Command::FuzzOpenapi => project.fuzz_openapi_alone(),
         Command::Postgres => project.postgres(),
         Command::Test => project.without_incremental().test(),
     });

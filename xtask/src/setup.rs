@@ -2,7 +2,7 @@
 //! install. Every check is a version probe or a file test, so a machine
 //! that has everything pays a few milliseconds per tool. Tools come only
 //! from the package registries: crates.io (`cargo install`), Debian
-//! (`apt-get`) and npm.
+//! (`apt-get`), npm and PyPI (`pip`, into a virtualenv).
 
 use std::path::{Path, PathBuf};
 
@@ -124,6 +124,9 @@ impl Project {
                     .args(["ci", "--no-audit", "--no-fund"])
                     .current_dir(&e2e))?;
             }
+            // The OpenAPI fuzzer (pip, into a virtualenv in the build
+            // directory).
+            self.ensure_schemathesis()?;
             let bench = self.root.join("bench");
             if !npm_dependencies_installed(&bench)? {
                 announce("the node benches' playwright-core and binaryen (npm ci in bench)");

@@ -34,6 +34,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "ledger_cli",
     "site_view",
     "ledger_decisions",
+    "ledger_rejections",
     "ledger_labels",
     "alerts",
     "central",
@@ -208,6 +209,10 @@ impl Project {
             .env("STOCKHOP_CHROMIUM_ARGS", t.chromium_args.join(" "))
             .env("STOCKHOP_ARTIFACTS", self.root.join("artifacts"));
         counted(&mut cmd, "end-to-end", &mut tally)?;
+
+        step("OpenAPI fuzzing (schemathesis --checks all, both token kinds, a live site)");
+        let fuzzed = self.fuzz_openapi()?;
+        tally.add("OpenAPI fuzzing (test cases)", fuzzed.passed, fuzzed.failed);
 
         step("benchmarks, quick mode (every bench: its own paths at small sizes, its tables)");
         let ran = benches::run_quick(self.quick_benches(&postgres_url)?, &self.target_dir()?)?;
