@@ -310,7 +310,7 @@ fn json_rows<R: Read + Seek>(kind: Kind, mut body: R) -> Result<Vec<import::Json
         ))),
         Err(err) => {
             rewind(&mut body)?;
-            let starts = body
+            let starts = std::io::BufReader::new(&mut body)
                 .bytes()
                 .map_while(Result::ok)
                 .find(|byte| !byte.is_ascii_whitespace());
