@@ -40,6 +40,8 @@ fn main() {
     let data = dir.path().join("data");
     let www = dir.path().join("www");
     std::fs::create_dir_all(www.join("pkg")).unwrap();
+    // An empty folder: the first command sets a site up there.
+    std::fs::create_dir_all(&data).unwrap();
     let admin = admin_token(&data);
 
     // Every row bad (a unit state that is no state): refused after the
