@@ -65,8 +65,13 @@ function overflowing(page) {
 test('an operator\'s language switches the handheld at sign-in (German, Arabic right to left) and back at sign-out', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-LANG');
-  const [known, unknownDe, unknownAr] = epcs('7E', 3);
-  await importReference(dataDir, { bins: ['L-01'], units: [known], grns: [{ grn: 'GRN-7', qc: 'accepted', sku: 'SKU-1', expected: 2 }] });
+  const [known, unknownDe, unknownAr, stocked] = epcs('7E', 4);
+  await importReference(dataDir, {
+    bins: ['L-01'],
+    units: [known],
+    unitRows: [{ epc: stocked, sku: 'SKU-1', state: 'in_stock', bin: 'L-01' }],
+    grns: [{ grn: 'GRN-7', qc: 'accepted', sku: 'SKU-1', expected: 2 }],
+  });
   await openCount(dataDir, { location: 'L-1', zone: 'Z-1' });
   const operators = join(tempDataDir(), 'operators.csv');
   writeFileSync(operators, 'badge,name,language\nop-de,Dora Weber,de\nop-ar,أمل حداد,ar\nop-en,Eve Stone,\n');
@@ -143,6 +148,27 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
         assert.equal(await page.textContent('#mode-title'), words(`mode-${mode}`));
         await page.screenshot({ path: join(shots, `languages-${locale}-${mode.replace('_', '-')}.png`) });
         assert.deepEqual(await overflowing(page), [], `${locale}: ${mode}'s words fit`);
+        if (mode === 'receive') {
+          // The GRN's state in the operator's words, not the ledger's code.
+          const grn = await siteRead(site.base, token, '/v1/grns/GRN-7');
+          assert.equal(grn.status, 200);
+          assert.equal(await page.textContent('#mode-choices [data-grn="GRN-7"] span'),
+            words('receive-choice', { lines: grn.body.lines.length, state: words(`grn-state-${grn.body.state}`) }));
+        }
+        if (mode === 'find_unit') {
+          // A unit found: its state as the ledger holds it, in the operator's words.
+          await page.focus('#scan-input');
+          await wedge(page, stocked);
+          await page.waitForSelector('#find-result[data-found="true"]');
+          const unit = await siteRead(site.base, token, `/v1/units/${stocked}`);
+          assert.equal(unit.body.state, 'in_stock');
+          const shown = await page.textContent('#find-state');
+          assert.equal(shown, words(`unit-state-${unit.body.state}`));
+          assert.notEqual(shown, unit.body.state, `${locale}: the state is worded, not the ledger's code`);
+          assert.equal(await page.getAttribute('#find-state', 'data-state'), unit.body.state);
+          await page.screenshot({ path: join(shots, `languages-${locale}-find-unit-state.png`) });
+          assert.deepEqual(await overflowing(page), [], `${locale}: a found unit's words fit`);
+        }
         await page.click('#mode-switch');
         await page.waitForSelector('#screen-picker:not([hidden])');
       }
@@ -164,6 +190,10 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
       await page.click('#menu-setup');
       await page.waitForSelector('#screen-setup:not([hidden])');
       assert.equal(await page.textContent('#setup-title'), words('setup-title'));
+      // The device's language stays English in the list; a note says the operator's holds until sign-out.
+      assert.equal(await page.inputValue('#setup-language'), 'en');
+      assert.equal(await page.isVisible('#setup-language-operator'), true, `${locale}: the setup says the operator's language holds`);
+      assert.equal(await page.textContent('#setup-language-operator'), words('setup-language-operator'));
       await page.screenshot({ path: join(shots, `languages-${locale}-setup.png`) });
       assert.deepEqual(await overflowing(page), [], `${locale}: the setup's words fit`);
       await page.click('#setup-back');
@@ -194,7 +224,7 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
   }
 });
 
-test('the device speaks the browser\'s language (best match, else English) unless its setup link chose one', async () => {
+test('the device speaks the browser\'s language (best match, else English) unless its setup link or its setup screen chose one', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-DEV');
   const site = await startSite({ dataDir });
@@ -227,6 +257,47 @@ test('the device speaks the browser\'s language (best match, else English) unles
     await pl.page.waitForSelector('body[data-ready="true"]');
     assert.equal((await shown(pl.page)).lang, 'pl', 'the setup\'s choice is kept');
     await pl.context.close();
+
+    // The setup screen's language list: the browser's language until one is
+    // chosen, each language by its own name, a full touch target; the choice
+    // is the device's from then on, across a reload.
+    const chosen = await open('en-US');
+    const toSetup = async () => {
+      await chosen.page.click('#menu-button');
+      await chosen.page.waitForSelector('#screen-menu:not([hidden])');
+      await chosen.page.click('#menu-setup');
+      await chosen.page.waitForSelector('#screen-setup:not([hidden])');
+    };
+    await toSetup();
+    assert.equal(await chosen.page.inputValue('#setup-language'), 'en', 'the list starts on the browser\'s language');
+    assert.deepEqual(await chosen.page.$$eval('#setup-language option', (options) => options.map((o) => [o.value, o.textContent])),
+      [['en', 'English'], ['de', 'Deutsch'], ['es', 'Español'], ['pl', 'Polski'], ['ar', 'العربية']]);
+    const box = await chosen.page.locator('#setup-language').boundingBox();
+    assert.ok(box.height >= 44 && box.width >= 44, `the list is a touch target (${box.width}×${box.height} px)`);
+    await chosen.page.selectOption('#setup-language', 'ar');
+    await chosen.page.waitForFunction(() => document.documentElement.lang === 'ar');
+    const ar = catalogue('ar');
+    assert.equal(await chosen.page.textContent('#setup-title'), ar('setup-title'));
+    assert.equal(await chosen.page.evaluate(() => document.documentElement.dir), 'rtl');
+    assert.equal(await chosen.page.isHidden('#setup-language-operator'), true, 'no operator\'s language overrides the device\'s');
+    await chosen.page.screenshot({ path: join(artifactsDir(), 'languages-ar-setup-chosen.png') });
+    // A ledger code the catalogue words, and one it does not yet (a later site's): the code itself, left to right.
+    const worded = await chosen.page.evaluate(async () => {
+      const { valueWords } = await import('/app/l10n.js');
+      return [valueWords('unit-state', 'missing'), valueWords('manifest-state', 'dispatched'), valueWords('unit-state', 'quarantined')];
+    });
+    assert.deepEqual(worded, [ar('unit-state-missing'), ar('manifest-state-dispatched'), '\u2066quarantined\u2069']);
+    assert.deepEqual(await overflowing(chosen.page), [], 'ar: the setup\'s words fit');
+    await chosen.page.reload();
+    await chosen.page.waitForSelector('body[data-ready="true"]');
+    assert.deepEqual(await shown(chosen.page), { lang: 'ar', dir: 'rtl', title: ar('picker-sign-in') }, 'the choice is kept across a reload');
+    await toSetup();
+    assert.equal(await chosen.page.inputValue('#setup-language'), 'ar');
+    await chosen.page.selectOption('#setup-language', 'de');
+    await chosen.page.waitForFunction(() => document.documentElement.lang === 'de');
+    assert.equal(await chosen.page.textContent('#setup-language-label'), catalogue('de')('setup-language'));
+    await chosen.page.screenshot({ path: join(artifactsDir(), 'languages-de-setup-chosen.png') });
+    await chosen.context.close();
   } finally {
     await browser.close();
     await site.stop();

@@ -4,7 +4,10 @@
 // each one with the arguments the code passes (tests/e2e/lib/catalogues.mjs
 // says how the code names a message). The reasons' messages are built at
 // run time (`reason-<code>`): every reason the ledger answers and every
-// code that blocks an item must have one, in every locale.
+// code that blocks an item must have one, in every locale; so are the
+// words of the ledger's closed lists the screens show (`unit-state-<code>`,
+// `grn-state-`, `grn-qc-`, `manifest-state-`, `count-state-`), one for
+// every code the site's lists hold.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
@@ -31,14 +34,42 @@ export function ledgerAnswers() {
   return { reasons, codes };
 }
 
+/**
+ * The codes of the ledger's closed lists the handheld shows as words
+ * (`valueWords(list, code)` in www/app/l10n.js), read from the site's own
+ * lists in site/src/ledger/: list → codes.
+ */
+export function ledgerValues() {
+  const ledger = (name) => readFileSync(join(root, 'site', 'src', 'ledger', `${name}.rs`), 'utf8');
+  const inModule = (text, name) => {
+    const start = text.indexOf(`pub mod ${name} {`);
+    assert.ok(start >= 0, `the ledger declares mod ${name}`);
+    const body = text.slice(start, text.indexOf('\n}', start));
+    return [...new Set([...body.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]))];
+  };
+  return {
+    'unit-state': [...ledger('units').matchAll(/UnitState::\w+ => "([a-z_]+)"/g)].map((m) => m[1]),
+    'grn-state': inModule(ledger('grns'), 'states'),
+    'grn-qc': inModule(ledger('grns'), 'qc'),
+    'manifest-state': inModule(ledger('manifests'), 'states'),
+    'count-state': inModule(ledger('counts'), 'states'),
+  };
+}
+
 test('the handheld\'s catalogues hold every message its code names, in every locale, and nothing else', () => {
   const { reasons, codes } = ledgerAnswers();
   assert.ok(reasons.length >= 20 && codes.length >= 5, `the ledger's answers were found (${reasons.length} reasons, ${codes.length} codes)`);
+  const values = ledgerValues();
+  assert.deepEqual(values['unit-state'].sort(), ['dispatched', 'in_stock', 'missing', 'new'], 'the units\' states were found');
+  for (const [list, found] of Object.entries(values)) assert.ok(found.length >= 3, `${list}: the ledger's codes were found (${found.join(', ')})`);
   const report = checkSurface({
     name: 'handheld',
     catalogues: join(www, 'locales'),
     sources: [join(www, 'index.html'), join(www, 'app.js'), join(www, 'app'), join(www, 'reasons.js'), join(www, 'release.js'), join(www, 'labels.js')],
-    dynamic: [...reasons, ...codes].map((code) => `reason-${code}`),
+    dynamic: [
+      ...[...reasons, ...codes].map((code) => `reason-${code}`),
+      ...Object.entries(values).flatMap(([list, found]) => found.map((code) => `${list}-${code}`)),
+    ],
   });
   assert.deepEqual(report.problems, [], report.problems.join('\n'));
   const sizes = LOCALES.map((locale) => {

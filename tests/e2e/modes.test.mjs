@@ -523,7 +523,10 @@ test('find a unit: answered offline from the cache by EPC and by serial, with it
     assert.equal(await page.getAttribute('#screen-mode', 'data-open'), 'true', 'find a unit needs nothing');
     await wedge(page, epc);
     await page.waitForSelector('#find-result[data-found="true"]');
-    assert.equal(await page.textContent('#find-state'), 'in_stock');
+    // The ledger's state, by its code on the element and in words on the screen.
+    assert.equal(before.state, 'in_stock');
+    assert.equal(await page.getAttribute('#find-state', 'data-state'), before.state);
+    assert.equal(await page.textContent('#find-state'), 'in stock');
     assert.match(await page.textContent('#find-bin'), /F-01 · zone Z-F · L-F/);
     assert.match(await page.textContent('#find-age'), /From this device's copy, \d+ (s|min) old/);
     await wedge(page, 'UNKNOWN-SERIAL');

@@ -105,7 +105,7 @@ export async function setLanguage(tag) {
 }
 
 /**
- * The language the device's setup chose (a setup link's `lang`, BCP 47),
+ * The language the device's setup chose (its language list, or a setup link's `lang`, BCP 47),
  * kept for every later start; a tag none of LOCALES matches (or an empty
  * one) leaves the device on the browser's language.
  */
@@ -147,6 +147,22 @@ export function attr(id, name, args) {
 /** Whether message `id` exists (a reason the catalogue does not word falls back to a general one). */
 export function has(id) {
   return !!(english && english.hasMessage(id));
+}
+
+/**
+ * The words for a value the site answers as a code of one of the ledger's
+ * closed lists: `list` is `unit-state`, `grn-state`, `grn-qc`,
+ * `manifest-state` or `count-state`, and the message is `<list>-<code>`
+ * (for example <unit-state-in_stock>), built here at run time; the
+ * catalogues' test reads every code from the site's own lists. A code the
+ * catalogue does not word yet (a later site's) is shown as itself,
+ * isolated left to right (U+2066 … U+2069) so it reads whole in any
+ * direction.
+ */
+export function valueWords(list, code) {
+  if (code == null || code === '') return '–';
+  const id = `${list}-${code}`;
+  return has(id) ? t(id) : `\u2066${code}\u2069`;
 }
 
 /** Marks a literal as a message id kept for later (returns it unchanged). */

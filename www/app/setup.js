@@ -6,7 +6,8 @@
 
 import { $, failure, show } from './dom.js';
 import { confirmBox } from './dialogs.js';
-import { chooseDeviceLanguage, deviceLanguage, msg, onLanguage, t } from './l10n.js';
+import { chooseDeviceLanguage, deviceLanguage, deviceLocale, locale, msg, onLanguage, t } from './l10n.js';
+import { operatorLanguage } from './operators.js';
 import { clearRows } from './results.js';
 import { back, go } from './screens.js';
 import { checkOnline, loadReference, SITE_TIMEOUT_MS, TOKEN_KEY } from './site.js';
@@ -208,7 +209,28 @@ function sayText(text, kind) {
 
 onLanguage(() => {
   if (said) show('setup-status', t(said.id, said.args), said.kind);
+  showDeviceLanguage();
 });
+
+/**
+ * The setup's language list on the device's language (the one chosen, else
+ * the browser's best match), and its note while a signed-in operator's own
+ * language is shown instead.
+ */
+function showDeviceLanguage() {
+  $('setup-language').value = deviceLocale();
+  $('setup-language-operator').hidden = locale() === deviceLocale();
+}
+
+/**
+ * The device's language just chosen, on screen now unless a signed-in
+ * operator reads their own (that one holds until sign-out).
+ */
+async function useDeviceLanguage() {
+  const badge = state.operator();
+  if (!(badge && operatorLanguage(badge))) await deviceLanguage();
+  showDeviceLanguage();
+}
 
 /**
  * A setup link's fragment (#site=…&token=…&device=…, and `lang=` when the
@@ -222,8 +244,7 @@ export async function setupFromFragment() {
   const device = params.get('device');
   if (params.has('lang')) {
     chooseDeviceLanguage(params.get('lang'));
-    // A signed-in operator keeps their own language until they sign out.
-    if (!state.operator()) await deviceLanguage();
+    await useDeviceLanguage();
   }
   history.replaceState(null, '', location.pathname + location.search);
   if (token && device) {
@@ -255,6 +276,12 @@ export function wire() {
     saveSetup($('site-url').value.trim(), $('device-token').value, $('device-id').value.trim());
   });
   $('setup-back').addEventListener('click', back);
+  // The device's language, kept on the device for every later start.
+  $('setup-language').addEventListener('change', (event) => {
+    chooseDeviceLanguage(event.target.value);
+    useDeviceLanguage();
+  });
+  showDeviceLanguage();
   $('setup-anyway').addEventListener('click', () => {
     saveSetup($('site-url').value.trim(), $('device-token').value, $('device-id').value.trim(), { anyway: true });
   });

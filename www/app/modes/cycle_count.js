@@ -4,7 +4,7 @@
 // and this device's tags since. Closing the session closes the count for
 // the whole zone, so it asks first, with the figures.
 
-import { msg, t } from '../l10n.js';
+import { msg, t, valueWords } from '../l10n.js';
 import { capture } from '../capture.js';
 import { confirmBox } from '../dialogs.js';
 import { ago, el, fill, loadJson } from '../dom.js';
@@ -75,7 +75,7 @@ async function chooseCount(id) {
   const session = state.session();
   const row = (await cached('count', id)).row;
   if (!row) return refuse(id, t('count-unknown', { count: id }), state.online() === false ? t('offline-scan-again') : t('count-check-sheet'));
-  if (row.state !== 'open') return refuse(id, t('count-not-open', { count: id, state: row.state }), t('count-tap-open'));
+  if (row.state !== 'open') return refuse(id, t('count-not-open', { count: id, state: valueWords('count-state', row.state) }), t('count-tap-open'));
   session.zone = row.zone;
   session.location = row.location;
   // A count of one bin: that bin is the only one it takes.

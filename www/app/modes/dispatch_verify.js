@@ -8,7 +8,7 @@
 // is answered) and this device's scans and undos still waiting, marked
 // as waiting: never what was captured.
 
-import { attr, msg, t } from '../l10n.js';
+import { attr, msg, t, valueWords } from '../l10n.js';
 import { capture } from '../capture.js';
 import { notice, openAlert } from '../dialogs.js';
 import { ago, el, fill } from '../dom.js';
@@ -132,7 +132,7 @@ async function chooseManifest(id) {
   if (live.status === 404) return refuse(id, t('dispatch-no-manifest', { manifest: id }));
   if (!live.body) return refuse(id, t('dispatch-answered', { manifest: id, status: String(live.status) }));
   if (!['packing', 'dispatched'].includes(live.body.state)) {
-    return refuse(id, t('dispatch-not-ready', { manifest: id, state: live.body.state }));
+    return refuse(id, t('dispatch-not-ready', { manifest: id, state: valueWords('manifest-state', live.body.state) }));
   }
   if (session.session_id && session.context.manifest !== id) {
     return refuse(id, t('dispatch-close-first', { manifest: session.context.manifest }));

@@ -4,7 +4,7 @@
 // is asked of the site when it answers). Read only: it captures nothing.
 
 import { $, ago, el, failure, withTimeout } from '../dom.js';
-import { msg, t } from '../l10n.js';
+import { msg, t, valueWords } from '../l10n.js';
 import { EPC_PATTERN, findCached } from '../lookup.js';
 import { refuse, result } from '../results.js';
 import { askSiteFirst, LOOKUP_WAIT_MS } from '../site.js';
@@ -74,14 +74,14 @@ export async function scan(code, at, label) {
   box.replaceChildren(
     el('p', { class: 'big-figure', text: u.bin ? t('find-bin', { bin: u.bin }) : t('find-no-bin') }),
     el('dl', {},
-      el('dt', { text: t('find-state') }), el('dd', { id: 'find-state', text: u.state }),
+      el('dt', { text: t('find-state') }), el('dd', { id: 'find-state', dataset: { state: u.state }, text: valueWords('unit-state', u.state) }),
       el('dt', { text: t('find-where') }), el('dd', { id: 'find-bin', text: place }),
       el('dt', { text: t('find-sku') }), el('dd', { class: 'code', text: u.sku || '–' }),
       el('dt', { text: t('find-epc') }), el('dd', { class: 'code', text: u.epc }),
       el('dt', { text: t('find-serial') }), el('dd', { class: 'code', text: u.code || '–' }),
       ...gs1Rows(u)),
     age);
-  result(code, t('find-result', { epc: u.epc, state: u.state, bin: u.bin || t('find-no-bin-lower') }), 'ok');
+  result(code, t('find-result', { epc: u.epc, state: valueWords('unit-state', u.state), bin: u.bin || t('find-no-bin-lower') }), 'ok');
 }
 
 /** The unit's GS1 keys as the site holds them, those it has: GTIN, serial, lot, expiry. */

@@ -8,7 +8,7 @@
 // device's scans since. With encode on, each tag's label
 // prints at the station's printer (labels.js).
 
-import { msg, t } from '../l10n.js';
+import { msg, t, valueWords } from '../l10n.js';
 import { capture } from '../capture.js';
 import { ago, el, fill } from '../dom.js';
 import { emit } from '../events.js';
@@ -71,7 +71,7 @@ export async function choices(session) {
   if (!rows.length) return [el('p', { class: 'status warn', text: t('receive-none-waiting') })];
   return rows.map((g) => el('button', {
     type: 'button', 'data-grn': g.grn, disabled: g.qc !== 'accepted',
-  }, el('strong', { text: g.grn }), el('span', { text: g.qc === 'accepted' ? t('receive-choice', { lines: g.lines.length, state: g.state }) : t('receive-qc', { qc: g.qc }) })));
+  }, el('strong', { text: g.grn }), el('span', { text: g.qc === 'accepted' ? t('receive-choice', { lines: g.lines.length, state: valueWords('grn-state', g.state) }) : t('receive-qc', { qc: valueWords('grn-qc', g.qc) }) })));
 }
 
 /** A tapped choice (`button[data-grn]`). */
@@ -157,7 +157,7 @@ async function chooseGrn(id) {
   const reply = await cached('grn', id);
   const row = reply.row;
   if (!row) return refuse(id, t('receive-unknown-grn', { grn: id }), state.online() === false ? t('offline-scan-again') : t('receive-check-papers'));
-  if (row.qc !== 'accepted') return refuse(id, t('receive-qc-not-accepted', { grn: id, qc: row.qc }), t('receive-ask-qc'));
+  if (row.qc !== 'accepted') return refuse(id, t('receive-qc-not-accepted', { grn: id, qc: valueWords('grn-qc', row.qc) }), t('receive-ask-qc'));
   grnRow = row;
   grnAt = reply.refreshed_at;
   if (await openSession({ grn: id })) result(id, t('receive-grn', { grn: id }), 'ok');

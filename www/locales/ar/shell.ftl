@@ -52,6 +52,8 @@ ago-none = –
 ## إعداد الجهاز
 
 setup-title = إعداد هذا الجهاز
+setup-language = لغة هذا الجهاز
+setup-language-operator = ما دام مشغّل يقرأ لغة أخرى مسجلاً دخوله، يتحدث الجهاز بلغته؛ وتعود هذه اللغة عند تسجيل الخروج.
 setup-hint = افتح رابط الإعداد الذي تعرضه واجهة المستودع كرمز QR، أو أدخل القيم الثلاث التي طبعها { $command }.
 setup-site-url = عنوان URL للمستودع
 setup-device-id = معرّف الجهاز
@@ -602,3 +604,28 @@ station-unread = طابعة المحطة: لم تُقرأ بعد (لم يستج�
 station-none = لا توجد طابعة مضبوطة لهذه المحطة: هذا الجهاز يكتب الوسوم بنفسه.
 station-trouble = تُطبع الملصقات وتُرمّز على { $printer }، لكن { $trouble }: تنتظر الملصقات هناك وتُطبع عند عودتها.
 station-ready = تُطبع الملصقات وتُرمّز على { $printer }: يُقرأ كل وسم للتحقق قبل تسجيل ENCODE الخاص به.
+
+## قيم سجل المخزون كما تعرضها الشاشات
+
+unit-state-new = جديدة
+unit-state-in_stock = في المخزون
+unit-state-dispatched = تم الشحن
+unit-state-missing = مفقودة
+
+grn-state-open = مفتوح
+grn-state-needs_resolution = بحاجة إلى معالجة
+grn-state-complete = مكتمل
+
+grn-qc-accepted = مقبولة
+grn-qc-held = محجوزة
+grn-qc-rejected = مرفوضة
+
+manifest-state-draft = مسودة
+manifest-state-packing = قيد التعبئة
+manifest-state-dispatched = تم الشحن
+manifest-state-verified = تم التحقق
+
+count-state-open = مفتوحة
+count-state-closed = مغلقة
+count-state-approved = معتمدة
+count-state-cancelled = ملغاة

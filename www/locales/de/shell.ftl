@@ -48,6 +48,8 @@ ago-none = –
 ## Geräteeinrichtung
 
 setup-title = Gerät einrichten
+setup-language = Sprache dieses Geräts
+setup-language-operator = Solange ein Bediener mit einer anderen Sprache angemeldet ist, spricht das Gerät seine; diese gilt wieder nach der Abmeldung.
 setup-hint = Öffnen Sie den Einrichtungslink, den die Standortansicht als QR-Code zeigt, oder geben Sie die drei Werte ein, die { $command } ausgegeben hat.
 setup-site-url = Standort-URL
 setup-device-id = Geräte-ID
@@ -613,3 +615,28 @@ station-unread = Drucker der Station: noch nicht gelesen (der Standort hat nicht
 station-none = Für diese Station ist kein Drucker eingestellt: Dieses Gerät schreibt die Tags selbst.
 station-trouble = Etiketten werden bei { $printer } gedruckt und codiert, aber { $trouble }: Die Etiketten warten dort und werden gedruckt, sobald er wieder bereit ist.
 station-ready = Etiketten werden bei { $printer } gedruckt und codiert: Jeder Tag wird zurückgelesen, bevor sein ENCODE gebucht wird.
+
+## Werte des Bestandsbuchs, wie die Bildschirme sie zeigen
+
+unit-state-new = neu
+unit-state-in_stock = auf Lager
+unit-state-dispatched = versandt
+unit-state-missing = fehlt
+
+grn-state-open = offen
+grn-state-needs_resolution = Klärung nötig
+grn-state-complete = abgeschlossen
+
+grn-qc-accepted = freigegeben
+grn-qc-held = gesperrt
+grn-qc-rejected = abgelehnt
+
+manifest-state-draft = im Entwurf
+manifest-state-packing = beim Verpacken
+manifest-state-dispatched = versandt
+manifest-state-verified = geprüft
+
+count-state-open = offen
+count-state-closed = geschlossen
+count-state-approved = genehmigt
+count-state-cancelled = storniert

@@ -50,6 +50,8 @@ ago-none = –
 ## Device setup
 
 setup-title = Set up this handheld
+setup-language = Language of this handheld
+setup-language-operator = While an operator who reads another language is signed in, the handheld speaks theirs; this one comes back at sign-out.
 setup-hint = Open the setup link the site's view shows as a QR code, or enter the three values { $command } printed.
 setup-site-url = Site URL
 setup-device-id = Device id
@@ -616,3 +618,31 @@ station-unread = Station printer: not read yet (the site has not answered).
 station-none = No printer is set for this station: this handheld writes the tags itself.
 station-trouble = Labels print and encode at { $printer }, but { $trouble }: labels wait there and print once it is back.
 station-ready = Labels print and encode at { $printer }: each tag is read back before its ENCODE is recorded.
+
+## The ledger's values the screens show, each the site's code in words:
+## a unit's state, a GRN's state and QC, a manifest's state, a count's
+## state (the codes of site/src/ledger/). A code without a message here
+## is shown as itself.
+
+unit-state-new = new
+unit-state-in_stock = in stock
+unit-state-dispatched = dispatched
+unit-state-missing = missing
+
+grn-state-open = open
+grn-state-needs_resolution = needs resolution
+grn-state-complete = complete
+
+grn-qc-accepted = accepted
+grn-qc-held = held
+grn-qc-rejected = rejected
+
+manifest-state-draft = draft
+manifest-state-packing = packing
+manifest-state-dispatched = dispatched
+manifest-state-verified = verified
+
+count-state-open = open
+count-state-closed = closed
+count-state-approved = approved
+count-state-cancelled = cancelled

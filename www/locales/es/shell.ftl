@@ -48,6 +48,8 @@ ago-none = –
 ## Configuración del terminal
 
 setup-title = Configurar este terminal
+setup-language = Idioma de este terminal
+setup-language-operator = Mientras esté conectado un operario que lee otro idioma, el terminal habla el suyo; este vuelve al cerrar sesión.
 setup-hint = Abra el enlace de configuración que la vista del centro muestra como código QR, o introduzca los tres valores que imprimió { $command }.
 setup-site-url = URL del centro
 setup-device-id = ID del terminal
@@ -613,3 +615,28 @@ station-unread = Impresora del puesto: aún sin leer (el centro no ha respondido
 station-none = Este puesto no tiene impresora asignada: este terminal escribe los tags él mismo.
 station-trouble = Las etiquetas se imprimen y codifican en { $printer }, pero { $trouble }: las etiquetas esperan allí y se imprimen cuando vuelva.
 station-ready = Las etiquetas se imprimen y codifican en { $printer }: cada tag se relee antes de registrar su ENCODE.
+
+## Valores del libro de existencias, como los muestran las pantallas
+
+unit-state-new = nuevo
+unit-state-in_stock = en stock
+unit-state-dispatched = expedido
+unit-state-missing = falta
+
+grn-state-open = abierta
+grn-state-needs_resolution = pendiente de resolver
+grn-state-complete = completa
+
+grn-qc-accepted = aceptada
+grn-qc-held = retenida
+grn-qc-rejected = rechazada
+
+manifest-state-draft = en borrador
+manifest-state-packing = en preparación
+manifest-state-dispatched = expedido
+manifest-state-verified = verificado
+
+count-state-open = abierto
+count-state-closed = cerrado
+count-state-approved = aprobado
+count-state-cancelled = cancelado

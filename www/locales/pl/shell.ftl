@@ -50,6 +50,8 @@ ago-none = –
 ## Konfiguracja terminala
 
 setup-title = Skonfiguruj ten terminal
+setup-language = Język tego terminala
+setup-language-operator = Gdy zalogowany jest operator czytający inny język, terminal mówi jego językiem; ten wraca po wylogowaniu.
 setup-hint = Otwórz link konfiguracyjny, który widok magazynu pokazuje jako kod QR, albo wpisz trzy wartości wypisane przez { $command }.
 setup-site-url = Adres URL magazynu
 setup-device-id = ID terminala
@@ -639,3 +641,28 @@ station-unread = Drukarka stanowiska: jeszcze nieodczytana (magazyn nie odpowied
 station-none = Dla tego stanowiska nie ustawiono drukarki: ten terminal sam zapisuje tagi.
 station-trouble = Etykiety są drukowane i kodowane na { $printer }, ale { $trouble }: etykiety czekają tam i wydrukują się, gdy drukarka wróci.
 station-ready = Etykiety są drukowane i kodowane na { $printer }: każdy tag jest odczytywany zwrotnie przed zaksięgowaniem ENCODE.
+
+## Wartości z księgi magazynowej, tak jak pokazują je ekrany
+
+unit-state-new = nowa
+unit-state-in_stock = na stanie
+unit-state-dispatched = wydana
+unit-state-missing = brak
+
+grn-state-open = otwarte
+grn-state-needs_resolution = do wyjaśnienia
+grn-state-complete = zakończone
+
+grn-qc-accepted = zatwierdzona
+grn-qc-held = wstrzymana
+grn-qc-rejected = odrzucona
+
+manifest-state-draft = szkic
+manifest-state-packing = w pakowaniu
+manifest-state-dispatched = wydany
+manifest-state-verified = zweryfikowany
+
+count-state-open = otwarta
+count-state-closed = zamknięta
+count-state-approved = zatwierdzona
+count-state-cancelled = anulowana
