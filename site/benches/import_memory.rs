@@ -57,7 +57,7 @@ fn main() {
     let quiet_kib = site.status_kib("VmRSS");
     let started = Instant::now();
     let sends: Vec<_> = (0..AT_ONCE).map(|_| site.put_units(&admin, &bad)).collect();
-    let answers: Vec<String> = sends.into_iter().map(|send| wait_answer(send)).collect();
+    let answers: Vec<String> = sends.into_iter().map(wait_answer).collect();
     let memory_took = started.elapsed();
     let peak_kib = site.status_kib("VmHWM");
     site.stop();
