@@ -49,25 +49,41 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use stockhop::key::IdempotencyKey;
-use stockhop::time::UnixMs;
+use stockhop::time::{Millis, UnixMs};
 use stockhop::wire::{MAX_ITEMS_PER_REQUEST, SYNC_PATH};
 use stockhop_site::ledger::{self, devices::Profile};
+use stockhop_site::listener::queue::{self, PRUNE_ROWS_MAX};
+use stockhop_site::listener::rules::{RATE_WINDOW_MAX, STALE_AFTER};
 use stockhop_site::listener::unix_now;
 use stockhop_site::store::db::{open_connection, Db};
 use stockhop_site::view;
 
+#[path = "site_load/soak.rs"]
+mod soak;
 mod support;
 
 /// The shift the load stands for.
 const SHIFT: Duration = Duration::from_secs(5 * 60);
 /// How long the load runs: 60 s (the shift 5× compressed), 4 s in the
-/// quick mode.
+/// quick mode; a soak's minutes with `--soak MINUTES`.
 fn load_length() -> Duration {
-    support::scaled(Duration::from_secs(60), Duration::from_secs(4))
+    match soak::soak_minutes() {
+        Some(minutes) => Duration::from_secs(minutes * 60),
+        None => support::scaled(Duration::from_secs(60), Duration::from_secs(4)),
+    }
 }
-/// How much faster than real the shift's slow cycles run.
+/// How much faster than real the shift's slow cycles run (never slower:
+/// a soak longer than the shift runs them at their real pace).
 fn compression() -> f64 {
-    SHIFT.as_secs_f64() / load_length().as_secs_f64()
+    (SHIFT.as_secs_f64() / load_length().as_secs_f64()).max(1.0)
+}
+/// The windows the data directory's size is read at: a soak's 5 minutes,
+/// or a quarter of a run without `--soak`.
+fn size_window() -> Duration {
+    match soak::soak_minutes() {
+        Some(_) => soak::soak_window(),
+        None => load_length() / soak::WINDOWS_IN_A_RUN,
+    }
 }
 /// Handhelds on the site (20 in the quick mode).
 fn handhelds() -> usize {
@@ -151,7 +167,9 @@ fn main() {
     let mut server = Server::start(dir.path(), &site.terminal_config);
     let report = runtime.block_on(run(&site, &server));
     server.stop();
+    let past = past_the_horizon(&site.data);
     print(&site, &report, &server);
+    print_past_the_horizon(&report, &past);
 }
 
 // ---------------------------------------------------------------------------
@@ -327,10 +345,19 @@ fn prepare(dir: &Path) -> Site {
     let profiles: String = (0..portals())
         .map(|p| format!("{} = \"fxr90\"\n", portal_serial(p)))
         .collect();
+    // A soak's identities pass within it; a run's are the site's week.
+    let retention = soak::soak_minutes()
+        .map(|_| {
+            format!(
+                "seen_retention_minutes = {}\n",
+                soak::SOAK_SEEN_RETENTION_MINUTES
+            )
+        })
+        .unwrap_or_default();
     std::fs::write(
         &terminal_config,
         format!(
-            "allow = {serials:?}\ntime_zone = \"UTC\"\nrealtime = true\n[reader_profiles]\n{profiles}{SOLO_PORTAL} = \"fxr90\"\n"
+            "allow = {serials:?}\ntime_zone = \"UTC\"\nrealtime = true\n{retention}[reader_profiles]\n{profiles}{SOLO_PORTAL} = \"fxr90\"\n"
         ),
     )
     .unwrap();
@@ -647,6 +674,10 @@ struct Samples {
     all: Mutex<BTreeMap<&'static str, Vec<Answer>>>,
 }
 
+/// The status an answer is counted under when the connection was refused
+/// or reset before one came.
+const NO_CONNECTION: u16 = 1;
+
 /// One answer: its status (0: none in time), how long it took, and when
 /// it was sent since the phase began.
 type Answer = (u16, Duration, Duration);
@@ -669,6 +700,22 @@ impl Samples {
 
     fn clear(&self) {
         self.all.lock().unwrap().clear();
+    }
+
+    /// The p99 of `endpoint`'s answers sent from `from` to `to` after the
+    /// phase began.
+    fn p99_between(&self, endpoint: &str, from: Duration, to: Duration) -> Option<f64> {
+        let samples = self.all.lock().unwrap();
+        let mut ms: Vec<f64> = samples
+            .get(endpoint)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|(_, _, sent)| (from..to).contains(sent))
+            .map(|(_, d, _)| d.as_secs_f64() * 1000.0)
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        (!ms.is_empty())
+            .then(|| ms[((ms.len() as f64 * 0.99).ceil() as usize).clamp(1, ms.len()) - 1])
     }
 
     fn row(&self, endpoint: &str) -> Row {
@@ -736,6 +783,13 @@ async fn timed(
         }
         Err(err) if err.is_timeout() => {
             samples.add(endpoint, 0, sent);
+            None
+        }
+        // Refused or reset while the server runs (a full connection cap):
+        // counted, and the client backs off; a server that exited is
+        // found by the watch on its process.
+        Err(err) if err.is_connect() || err.is_request() => {
+            samples.add(endpoint, NO_CONNECTION, sent);
             None
         }
         Err(err) => panic!("{endpoint}: the site did not answer: {err}"),
@@ -1042,7 +1096,16 @@ struct Report {
     /// Bytes each table holds (with its indexes), before and after the load.
     tables_before: BTreeMap<String, u64>,
     tables_after: BTreeMap<String, u64>,
+    /// Before the quiet phase, whose portal reads the prune pass past the
+    /// horizon takes with the load's.
+    tables_at_first: BTreeMap<String, u64>,
+    /// The data directory's and the listener's tables' bytes when the
+    /// load began, and at the end of each window of it.
+    sizes_at_start: (u64, u64),
+    windows: Vec<soak::Window>,
     queue: Vec<(String, i64)>,
+    /// Each caller's use of the server's one SQLite writer over the load.
+    writer: BTreeMap<String, WriterUse>,
     hops: i64,
     client_cpu_secs: f64,
     /// How long the one handheld synced alone.
@@ -1053,6 +1116,7 @@ async fn run(site: &Site, server: &Server) -> Report {
     let pid = server.pid.to_string();
     // Unloaded: each endpoint alone.
     let ctx = Ctx::new(server);
+    let tables_at_first = table_sizes(&site.data);
     let cpu_before = cpu_secs(&pid);
     let started = Instant::now();
     let solo_sync = unloaded(&ctx, site).await;
@@ -1063,7 +1127,7 @@ async fn run(site: &Site, server: &Server) -> Report {
         applied: ctx.applied.load(Ordering::SeqCst),
         scans: ctx.scans.load(Ordering::SeqCst),
         heartbeats: 0,
-        reads: 0,
+        reads: ctx.reads.load(Ordering::SeqCst),
         punches: 0,
         left_queued: 0,
         samples: ctx.samples,
@@ -1094,10 +1158,20 @@ async fn run(site: &Site, server: &Server) -> Report {
         }
         cookies
     };
+    let writer_before = writer_use(&ctx, &cookies[0]).await;
+    let sizes_at_start = (
+        soak::dir_bytes(&site.data),
+        soak::listener_bytes(&site.data),
+    );
     let client_cpu_before = cpu_secs("self");
     let cpu_before = cpu_secs(&pid);
     let started = Instant::now();
     let end = tokio::time::Instant::now() + load_length();
+    let sampling = tokio::spawn(sample_sizes(
+        Arc::clone(&ctx),
+        site.data.clone(),
+        started.duration_since(ctx.samples.began),
+    ));
     let ending = Arc::new(AtomicBool::new(false));
     let mut tasks = tokio::task::JoinSet::new();
     // Handhelds: heartbeats and turns.
@@ -1182,10 +1256,12 @@ async fn run(site: &Site, server: &Server) -> Report {
     watching.abort();
     server.check_alive();
     let took = started.elapsed();
+    let windows = sampling.await.unwrap();
     let cpu = cpu_secs(&pid) - cpu_before;
     let client_cpu_secs = cpu_secs("self") - client_cpu_before;
     let rss_after = memory_mib(server.pid, "VmRSS");
     let peak_rss = memory_mib(server.pid, "VmHWM");
+    let writer_after = writer_use(&ctx, &site.admins[0]).await;
     let files_after = file_sizes(&site.data);
     let conn = open_connection(&site.data.join("stockhop.sqlite")).unwrap();
     let queue = conn
@@ -1223,11 +1299,54 @@ async fn run(site: &Site, server: &Server) -> Report {
         files_after,
         tables_before,
         tables_after,
+        tables_at_first,
+        sizes_at_start,
+        windows,
         queue,
+        writer: writer_over(&writer_before, &writer_after),
         hops,
         client_cpu_secs,
         solo_sync,
     }
+}
+
+/// The data directory's size and the listener's tables' at the end of
+/// every [`size_window`] of the load, with the handhelds' p99 in it;
+/// `began`: the load's start on the samples' clock. Each row is printed
+/// as it is read, so a long soak shows its course as it runs.
+async fn sample_sizes(ctx: Arc<Ctx>, data: PathBuf, began: Duration) -> Vec<soak::Window> {
+    let start = tokio::time::Instant::now();
+    let mut windows = Vec::new();
+    let mut at = Duration::ZERO;
+    while at + size_window() <= load_length() {
+        at += size_window();
+        tokio::time::sleep_until(start + at).await;
+        let dir = data.clone();
+        let (dir_bytes, listener_bytes) = tokio::task::spawn_blocking(move || {
+            (soak::dir_bytes(&dir), soak::listener_bytes(&dir))
+        })
+        .await
+        .unwrap();
+        let (from, to) = (began + at - size_window(), began + at);
+        let window = soak::Window {
+            at,
+            dir_bytes,
+            listener_bytes,
+            reads: ctx.reads.load(Ordering::Relaxed),
+            sync_p99: ctx.samples.p99_between(SYNC, from, to),
+            heartbeat_p99: ctx.samples.p99_between(HEARTBEAT, from, to),
+        };
+        println!(
+            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {:?} ms",
+            at.as_secs_f64() / 60.0,
+            window.dir_bytes,
+            window.listener_bytes,
+            window.reads,
+            window.sync_p99.map(|ms| ms.round())
+        );
+        windows.push(window);
+    }
+    windows
 }
 
 /// Each endpoint alone: the one handheld syncing one put-away a request
@@ -1425,8 +1544,9 @@ fn print(site: &Site, report: &Report, server: &Server) {
             (!failed.is_empty()).then(|| {
                 let statuses: Vec<String> = failed
                     .iter()
-                    .map(|(status, n)| match status {
+                    .map(|(status, n)| match *status {
                         0 => format!("{n} no answer in {} s", REQUEST_TIMEOUT.as_secs()),
+                        NO_CONNECTION => format!("{n} connection refused or reset"),
                         status => format!("{n} × {status}"),
                     })
                     .collect();
@@ -1539,6 +1659,28 @@ fn print(site: &Site, report: &Report, server: &Server) {
         compression()
     );
     print_tables(report, load_secs);
+    print_writer(report);
+    let heading = match soak::soak_minutes() {
+        Some(minutes) => format!(
+            "soak: {minutes} min of the load; the data directory every {} min; the listener keeps a forwarded record's identity {} min (`seen_retention_minutes = {}`, a site's default a week) and its queue rows {} min past capture, so both horizons pass within the run",
+            soak::soak_window().as_secs() / 60,
+            soak::SOAK_SEEN_RETENTION_MINUTES,
+            soak::SOAK_SEEN_RETENTION_MINUTES,
+            queue::ROW_RETENTION.0 as f64 / 60_000.0,
+        ),
+        None => format!(
+            "the data directory every {:.0} s of the load (identities kept a week, queue rows {} min past capture: neither horizon passes within it; `--soak MINUTES` for that)",
+            size_window().as_secs_f64(),
+            queue::ROW_RETENTION.0 as f64 / 60_000.0,
+        ),
+    };
+    soak::print(
+        &report.windows,
+        report.sizes_at_start,
+        report.unloaded.samples.row(SYNC).p99,
+        report.unloaded.samples.row(HEARTBEAT).p99,
+        &heading,
+    );
     println!(
         "listener queue at the end: {}; hops in the ledger: {}",
         report
@@ -1613,5 +1755,221 @@ fn print_tables(report: &Report, load_secs: f64) {
         "bytes / read: a table's growth over the load ÷ the {} portal reads acknowledged (pages in use, from SQLite's dbstat; tables that grew under {} KiB are not listed)",
         report.load.reads,
         LISTED_FROM_BYTES / 1024
+    );
+}
+
+/// Past the listener's stale horizon: its rules look back this far from a
+/// queue write (the stale limit and the longest rate window), and a
+/// second more.
+const PAST_THE_HORIZON: Millis = Millis(STALE_AFTER.0 + RATE_WINDOW_MAX.0 + 1_000);
+
+/// What the site's tables hold once the listener's prune pass has run
+/// past the stale horizon of every read of the load.
+struct PastTheHorizon {
+    tables: BTreeMap<String, u64>,
+    pruned_rows: usize,
+}
+
+/// With the server stopped, runs the listener's prune pass at an instant
+/// past the horizon of the load's last read (the pass takes the instant,
+/// so nothing sleeps), keeping identities as the run's listener did, and
+/// reads the tables' sizes again.
+fn past_the_horizon(data: &Path) -> PastTheHorizon {
+    let at = unix_now().plus(PAST_THE_HORIZON);
+    let retention = soak::soak_minutes().map_or(queue::SEEN_RETENTION, |_| {
+        Millis::from_secs(soak::SOAK_SEEN_RETENTION_MINUTES * 60)
+    });
+    let mut conn = open_connection(&data.join("stockhop.sqlite")).unwrap();
+    let mut pruned_rows = 0;
+    loop {
+        let n = queue::prune_keeping(&mut conn, at, retention).unwrap();
+        pruned_rows += n;
+        if n < PRUNE_ROWS_MAX {
+            break;
+        }
+    }
+    drop(conn);
+    PastTheHorizon {
+        tables: table_sizes(data),
+        pruned_rows,
+    }
+}
+
+/// Bytes a portal read and an hour at the load's rate, once the load is
+/// behind the stale horizon: the listener's own tables (`listener_…`, with
+/// their indexes) and every table, grown from before the first read.
+fn print_past_the_horizon(report: &Report, past: &PastTheHorizon) {
+    let reads = (report.unloaded.reads + report.load.reads).max(1) as f64;
+    let per_hour = report.load.reads as f64 / report.load.took.as_secs_f64() * 3600.0;
+    let grown = |tables: &BTreeMap<String, u64>, listener: bool| {
+        let sum = |sizes: &BTreeMap<String, u64>| -> i64 {
+            sizes
+                .iter()
+                .filter(|(name, _)| !listener || name.starts_with("listener_"))
+                .map(|(_, &b)| b as i64)
+                .sum()
+        };
+        (sum(tables) - sum(&report.tables_at_first)) as f64
+    };
+    println!(
+        "| {:<44} | {:>14} | {:>14} | {:>14} | {:>14} |",
+        "grown from before the first read",
+        "listener B/read",
+        "listener MiB/h",
+        "all B/read",
+        "all MiB/h"
+    );
+    println!(
+        "|{:-<46}|{:->16}|{:->16}|{:->16}|{:->16}|",
+        "", "", "", "", ""
+    );
+    let mib = |b: f64| b / (1024.0 * 1024.0);
+    for (name, tables) in [
+        ("at the load's end", &report.tables_after),
+        ("past the stale horizon, pruned", &past.tables),
+    ] {
+        let (listener, all) = (grown(tables, true), grown(tables, false));
+        println!(
+            "| {:<44} | {:>14.0} | {:>14.0} | {:>14.0} | {:>14.0} |",
+            name,
+            listener / reads,
+            mib(listener / reads * per_hour),
+            all / reads,
+            mib(all / reads * per_hour),
+        );
+    }
+    println!(
+        "bytes / read: the tables' growth from before the quiet phase ÷ its and the load's {} portal reads; the prune pass run {} s past the load's last read removed {} rows; identities kept {}; per hour: bytes / read × the load's {:.0} reads / h (pages in use, SQLite's dbstat)",
+        reads,
+        PAST_THE_HORIZON.0 / 1000,
+        past.pruned_rows,
+        match soak::soak_minutes() {
+            Some(_) => format!("{} min (the soak's seen_retention_minutes)", soak::SOAK_SEEN_RETENTION_MINUTES),
+            None => "a week (the default): all of them still".to_owned(),
+        },
+        per_hour
+    );
+    println!();
+}
+
+/// One caller's use of the server's one SQLite writer: turns, and the
+/// seconds waited for them, held, and spent committing.
+#[derive(Clone, Copy, Debug, Default)]
+struct WriterUse {
+    turns: f64,
+    waited: f64,
+    held: f64,
+    committing: f64,
+}
+
+/// The server's `stockhop_db_writer_*` counters by caller, from
+/// `GET /metrics` (`auth`: a session cookie or an admin token).
+async fn writer_use(ctx: &Ctx, auth: &str) -> BTreeMap<String, WriterUse> {
+    let request = ctx.client.get(format!("{}/metrics", ctx.api));
+    let request = if auth.contains('=') {
+        request.header(reqwest::header::COOKIE, auth)
+    } else {
+        request.bearer_auth(auth)
+    };
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200, "GET /metrics");
+    let text = response.text().await.unwrap();
+    let mut uses: BTreeMap<String, WriterUse> = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("stockhop_db_writer_") else {
+            continue;
+        };
+        let Some((metric, rest)) = rest.split_once("_total{caller=\"") else {
+            continue;
+        };
+        let (caller, value) = rest.split_once("\"} ").unwrap();
+        let value: f64 = value.trim().parse().unwrap();
+        let used = uses.entry(caller.to_owned()).or_default();
+        match metric {
+            "turns" => used.turns = value,
+            "waited_seconds" => used.waited = value,
+            "held_seconds" => used.held = value,
+            "commit_seconds" => used.committing = value,
+            _ => {}
+        }
+    }
+    uses
+}
+
+fn writer_over(
+    before: &BTreeMap<String, WriterUse>,
+    after: &BTreeMap<String, WriterUse>,
+) -> BTreeMap<String, WriterUse> {
+    after
+        .iter()
+        .map(|(caller, a)| {
+            let b = before.get(caller).copied().unwrap_or_default();
+            (
+                caller.clone(),
+                WriterUse {
+                    turns: a.turns - b.turns,
+                    waited: a.waited - b.waited,
+                    held: a.held - b.held,
+                    committing: a.committing - b.committing,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Where the writer's time went over the load, by caller.
+fn print_writer(report: &Report) {
+    let load = report.load.took.as_secs_f64();
+    println!();
+    println!(
+        "| {:<18} | {:>8} | {:>13} | {:>13} | {:>13} | {:>15} | {:>13} |",
+        "writer caller",
+        "turns",
+        "waited ms avg",
+        "held ms avg",
+        "commit ms avg",
+        "held % of load",
+        "waited s all"
+    );
+    println!(
+        "|{:-<20}|{:->10}|{:->15}|{:->15}|{:->15}|{:->17}|{:->15}|",
+        "", "", "", "", "", "", ""
+    );
+    let per = |secs: f64, turns: f64| {
+        if turns > 0.0 {
+            secs / turns * 1000.0
+        } else {
+            0.0
+        }
+    };
+    let mut all = WriterUse::default();
+    for (caller, used) in &report.writer {
+        all.turns += used.turns;
+        all.waited += used.waited;
+        all.held += used.held;
+        all.committing += used.committing;
+        println!(
+            "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} |",
+            caller,
+            used.turns,
+            per(used.waited, used.turns),
+            per(used.held, used.turns),
+            per(used.committing, used.turns),
+            used.held / load * 100.0,
+            used.waited,
+        );
+    }
+    println!(
+        "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} |",
+        "all",
+        all.turns,
+        per(all.waited, all.turns),
+        per(all.held, all.turns),
+        per(all.committing, all.turns),
+        all.held / load * 100.0,
+        all.waited,
+    );
+    println!(
+        "the server's one SQLite writer over the load (its `stockhop_db_writer_*` counters): waited: for the turn; held: the work, its commit and fsync; commit: of that, the COMMIT statements (the log's write and fsync; a statement outside a transaction counts as work); handheld_sync, heartbeat and other go before listener_write (portal and gate uploads to the queue), listener_forward (the forwarder's reads, ledger batches and settles) and listener_upkeep (the prune pass)"
     );
 }

@@ -23,6 +23,7 @@ use crate::ledger::{
 pub use crate::limits::MAX_APP_VERSION_CHARS;
 use crate::limits::SIGNED_BODY_DEADLINE;
 use crate::state::AppState;
+use crate::store::writer::Caller;
 use crate::terminal_wire::{
     TerminalBatch, SIGNATURE_HEADER, TERMINAL_EVENTS_PATH, TIMESTAMP_HEADER,
 };
@@ -170,7 +171,7 @@ async fn run_admitted(
     let now = wall_clock();
     state
         .db
-        .call(move |conn| -> Result<_, AppError> {
+        .call_as(Caller::HandheldSync, move |conn| -> Result<_, AppError> {
             let hash = auth::token_hash(&token);
             let checked = devices::authenticate(conn, &token)?
                 .filter(|checked| checked.device_id == device.device_id);
@@ -198,7 +199,9 @@ async fn drain_parked(
     while !sessions.is_empty() {
         let device = device.clone();
         let parked = db
-            .call(move |conn| sync::drain_parked(conn, &device, &sessions, wall_clock()))
+            .call_as(Caller::HandheldSync, move |conn| {
+                sync::drain_parked(conn, &device, &sessions, wall_clock())
+            })
             .await;
         match parked {
             Ok(still) => {
@@ -303,7 +306,7 @@ async fn heartbeat(
     let device_id = device.device_id.clone();
     let (zone, closed) = state
         .db
-        .call(move |conn| -> Result<_, AppError> {
+        .call_as(Caller::Heartbeat, move |conn| -> Result<_, AppError> {
             // One transaction, one fsync: the latest row and the log agree.
             let tx = conn.transaction()?;
             devices::record_heartbeat(&tx, &device_id, &beat, now)?;
@@ -352,7 +355,10 @@ async fn terminal_events(
     })?;
     let response = state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(terminal::ingest(conn, &batch, now)?) })
+        .call_as(
+            Caller::ListenerForward,
+            move |conn| -> Result<_, AppError> { Ok(terminal::ingest(conn, &batch, now)?) },
+        )
         .await?;
     Ok(Json(response))
 }

@@ -48,7 +48,11 @@ pub async fn ingest_into(
     batch: TerminalBatch,
     now: UnixMs,
 ) -> Result<TerminalBatchResponse, LedgerError> {
-    db.call(move |conn| ingest(conn, &batch, now)).await
+    // Behind handhelds: a forwarded batch waits; a sync does not.
+    db.call_as(crate::store::writer::Caller::ListenerForward, move |conn| {
+        ingest(conn, &batch, now)
+    })
+    .await
 }
 
 /// Records a batch from the listener, received at `now`: one result per

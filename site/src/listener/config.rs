@@ -40,9 +40,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use stockhop::time::Millis;
 
 use super::forwarder::Cadence;
 use super::iclock::{check_serial, Handshake, MAX_SERIAL_CHARS};
+use super::queue;
 use super::rules::ReaderRates;
 use super::zone::{TerminalZone, ZoneError};
 use crate::ledger::devices::Profile;
@@ -220,6 +222,10 @@ pub struct ListenerConfig {
     /// The forwarder's retry and set-aside waits (not read from the file:
     /// the named defaults, shortened only by tests).
     pub forwarding: Cadence,
+    /// How long, in capture time, a forwarded record's identity is kept
+    /// once its queue row is gone (`seen_retention_minutes`; a week by
+    /// default, [`queue::SEEN_RETENTION`]).
+    pub seen_retention: Millis,
 }
 
 impl Default for ListenerConfig {
@@ -235,6 +241,7 @@ impl Default for ListenerConfig {
             reader_profiles: HashMap::new(),
             default_reader_profile: Profile::Fxr90,
             forwarding: Cadence::default(),
+            seen_retention: queue::SEEN_RETENTION,
         }
     }
 }
@@ -364,6 +371,10 @@ pub struct ConfigFile {
     pub ledger_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_secret: Option<String>,
+    /// Minutes, in capture time, a forwarded record's identity is kept
+    /// to recognise a resend ([`SEEN_RETENTION_MINUTES`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen_retention_minutes: Option<u64>,
     /// Serial → time zone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub time_zones: BTreeMap<String, Setting>,
@@ -503,8 +514,34 @@ impl ConfigFile {
                 *stamp = stamp_value(&format!("stamps.{name}"), value)?;
             }
         }
+        if let Some(minutes) = self.seen_retention_minutes {
+            config.seen_retention = seen_retention(minutes)?;
+        }
         config.set_ledger(self.ledger_url.clone(), self.ledger_secret.clone())
     }
+}
+
+/// The range `seen_retention_minutes` takes, in minutes. At least 10: a
+/// record's identity is kept from the prune that removes its queue row
+/// ([`queue::ROW_RETENTION`] after its capture, and up to a prune
+/// interval later), and a shorter time would forget it at once. At most
+/// 31 days: past a month the identities of a busy portal (some 15 MB a
+/// day at 700 distinct reads a second) outweigh what a resend that late
+/// could cost.
+pub const SEEN_RETENTION_MINUTES: std::ops::RangeInclusive<u64> = 10..=31 * 24 * 60;
+
+fn seen_retention(minutes: u64) -> Result<Millis, ConfigError> {
+    if !SEEN_RETENTION_MINUTES.contains(&minutes) {
+        return Err(invalid(
+            "seen_retention_minutes",
+            &format!(
+                "expected whole minutes from {} to {} (31 days), got {minutes}",
+                SEEN_RETENTION_MINUTES.start(),
+                SEEN_RETENTION_MINUTES.end()
+            ),
+        ));
+    }
+    Ok(Millis::from_secs(minutes * 60))
 }
 
 fn invalid(setting: &str, message: &str) -> ConfigError {
@@ -679,6 +716,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `oplog`"), "{err}");
+    }
+
+    #[test]
+    fn seen_retention_is_a_week_unless_set_and_refused_out_of_its_range() {
+        assert_eq!(
+            ListenerConfig::default().seen_retention,
+            Millis::from_secs(7 * 24 * 3600)
+        );
+        let mut config = ListenerConfig::default();
+        ConfigFile::parse("seen_retention_minutes = 10\n")
+            .unwrap()
+            .apply(&mut config)
+            .unwrap();
+        assert_eq!(config.seen_retention, Millis::from_secs(600));
+        for minutes in [0, 9, 31 * 24 * 60 + 1] {
+            let err = ConfigFile::parse(&format!("seen_retention_minutes = {minutes}\n"))
+                .unwrap()
+                .apply(&mut ListenerConfig::default())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("seen_retention_minutes: expected whole minutes from 10"),
+                "{err}"
+            );
+        }
+        let err = ConfigFile::parse("seen_retention_minutes = \"ten\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("seen_retention_minutes"), "{err}");
     }
 
     #[test]

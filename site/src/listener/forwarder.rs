@@ -43,6 +43,7 @@ use crate::net::delivery::{
 };
 use crate::net::outbound::{OutboundError, Trust};
 use crate::store::db::Db;
+use crate::store::writer::Caller;
 pub use crate::terminal_wire::MAX_RECORDS_PER_BATCH;
 use crate::terminal_wire::{
     TerminalBatch, TerminalBatchResponse, TerminalHeartbeat, TERMINAL_EVENTS_PATH,
@@ -478,7 +479,9 @@ pub async fn run(
         // Everything written up to here is in the read below.
         writes.borrow_and_update();
         let batch = db
-            .call_local(move |conn| read_batch(conn, read, unix_now()))
+            .call_local_as(Caller::ListenerForward, move |conn| {
+                read_batch(conn, read, unix_now())
+            })
             .await;
         let Batch {
             rows,
@@ -525,7 +528,7 @@ pub async fn run(
         } = drain.handle(&rows, heartbeats, result);
         if !settle.is_empty() || !heartbeats.is_empty() {
             let settled = db
-                .call_local(move |conn| {
+                .call_local_as(Caller::ListenerForward, move |conn| {
                     let pairs: Vec<(&Queued, Settled)> =
                         settle.iter().map(|(row, s)| (row, s.clone())).collect();
                     queue::settle(conn, unix_now(), &pairs, &heartbeats)
@@ -564,8 +567,8 @@ pub const QUEUE_PRUNE_INTERVAL: Duration = Duration::from_secs(60);
 /// Prunes old done rows every [`QUEUE_PRUNE_INTERVAL`] until shutdown,
 /// a bounded number a transaction ([`queue::PRUNE_ROWS_MAX`] a kind), as
 /// many transactions as it takes: the queue writer takes its turn between
-/// them.
-pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
+/// them. Identities are kept `seen_retention` of capture time.
+pub async fn run_pruner(db: Db, seen_retention: Millis, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             () = tokio::time::sleep(QUEUE_PRUNE_INTERVAL) => {}
@@ -573,7 +576,12 @@ pub async fn run_pruner(db: Db, mut shutdown: watch::Receiver<bool>) {
         }
         let mut removed_total = 0;
         loop {
-            match db.call_local(|conn| queue::prune(conn, unix_now())).await {
+            match db
+                .call_local_as(Caller::ListenerUpkeep, move |conn| {
+                    queue::prune_keeping(conn, unix_now(), seen_retention)
+                })
+                .await
+            {
                 Ok(removed) => {
                     removed_total += removed;
                     if removed < queue::PRUNE_ROWS_MAX || *shutdown.borrow() {

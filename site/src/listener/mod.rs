@@ -51,6 +51,7 @@ pub use config::ListenerConfig;
 pub use forwarder::{LedgerSink, RemoteLedgerSink};
 
 use crate::store::db::Db;
+use crate::store::writer::Caller;
 use queue::{QueueError, Write, WriteReport};
 use rules::{ReaderRates, Rules};
 use unknown::{UnknownCounts, UnknownRequests};
@@ -227,7 +228,7 @@ async fn run_writer(
             group.into_iter().map(|job| (job.write, job.done)).unzip();
         let rules = Arc::clone(&rules);
         let results = db
-            .call_local(move |conn| -> Result<_, QueueError> {
+            .call_local_as(Caller::ListenerWrite, move |conn| -> Result<_, QueueError> {
                 let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
                 Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
                     Ok(reports) => reports.into_iter().map(Ok).collect(),
@@ -315,6 +316,7 @@ pub async fn spawn(
             source,
         })?;
     let cadence = config.forwarding;
+    let seen_retention = config.seen_retention;
     let intake = Intake::open(config, db.clone()).await?;
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
@@ -336,7 +338,7 @@ pub async fn spawn(
         }
         None => tracing::warn!("no ledger to forward to: terminal records wait in the queue"),
     }
-    tasks.spawn(forwarder::run_pruner(db, stopped));
+    tasks.spawn(forwarder::run_pruner(db, seen_retention, stopped));
     let allow = intake.config().allow.describe();
     tracing::info!(%http_addr, %tcp_addr, %allow, "terminal listener listening");
     Ok(Running {

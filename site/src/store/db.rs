@@ -21,14 +21,14 @@
 //! records while the ledger cannot be reached ([`Db::call_local`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rusqlite::OpenFlags;
 
 use crate::store::checkpoint::{self, Checkpointer};
 use crate::store::sql::{self, Connection, PgPool};
+use crate::store::writer::{Caller, Use, Writer};
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "stockhop.sqlite";
@@ -439,7 +439,7 @@ impl Database {
 enum Backend {
     Sqlite {
         conn: Arc<Mutex<Connection>>,
-        /// Who waits for `conn`, and the longest it was held.
+        /// The turns at `conn`, handhelds first, and who used it how long.
         writer: Arc<Writer>,
         path: PathBuf,
         /// Copies the log back off the writer's path; stops with the
@@ -451,23 +451,6 @@ enum Backend {
         /// The site's own SQLite file, for the terminal listener's queue.
         local: Arc<Db>,
     },
-}
-
-/// How SQLite's one writer connection is held.
-#[derive(Default)]
-struct Writer {
-    /// Callers waiting for it now: a long job's turn that holds it gives
-    /// way early when any is ([`Db::writer_wanted`]).
-    waiting: AtomicUsize,
-    /// The longest hold since [`Db::take_longest_hold`], in nanoseconds.
-    longest_ns: AtomicU64,
-}
-
-impl Writer {
-    fn held(&self, took: Duration) {
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.longest_ns.fetch_max(ns, Ordering::Relaxed);
-    }
 }
 
 /// The ledger's database: SQLite's one connection for writes, shared
@@ -566,9 +549,7 @@ impl Db {
     /// quiet sync's own hold is the disk's floor.
     pub fn take_longest_hold(&self) -> Duration {
         match &self.backend {
-            Backend::Sqlite { writer, .. } => {
-                Duration::from_nanos(writer.longest_ns.swap(0, Ordering::Relaxed))
-            }
+            Backend::Sqlite { writer, .. } => writer.take_longest_hold(),
             Backend::Postgres { .. } => Duration::ZERO,
         }
     }
@@ -578,20 +559,41 @@ impl Db {
     /// that holds it commits early and lets it go.
     pub fn writer_wanted(&self) -> bool {
         match &self.backend {
-            Backend::Sqlite { writer, .. } => writer.waiting.load(Ordering::SeqCst) > 0,
+            Backend::Sqlite { writer, .. } => writer.wanted(),
             Backend::Postgres { .. } => false,
         }
     }
 
-    /// Runs `work` on a connection on a blocking thread.
+    /// Each caller's use of SQLite's one writer since the process started
+    /// (none on PostgreSQL, whose pool has a connection for each).
+    pub fn writer_uses(&self) -> Vec<(Caller, Use)> {
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => writer.uses(),
+            Backend::Postgres { local, .. } => local.writer_uses(),
+        }
+    }
+
+    /// Runs `work` on a connection on a blocking thread, in the first lane
+    /// ([`Caller::Other`]).
     pub async fn call<T, E, F>(&self, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     {
+        self.call_as(Caller::Other, work).await
+    }
+
+    /// Runs `work` for `caller` on a connection on a blocking thread: on
+    /// SQLite, when the writer's turn comes to `caller`'s lane.
+    pub async fn call_as<T, E, F>(&self, caller: Caller, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+    {
         let db = self.clone();
-        tokio::task::spawn_blocking(move || db.call_blocking(work))
+        tokio::task::spawn_blocking(move || db.call_blocking_as(caller, work))
             .await
             .map_err(|err| E::from(DbError::Task(err.to_string())))?
     }
@@ -600,31 +602,41 @@ impl Db {
     /// tests). On PostgreSQL a connection that cannot be had is one whose
     /// every statement fails with the reason, so `work`'s errors carry it.
     pub fn call_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
+        self.call_blocking_as(Caller::Other, work)
+    }
+
+    /// [`Db::call_blocking`] for `caller`, in its lane.
+    pub fn call_blocking_as<T>(
+        &self,
+        caller: Caller,
+        work: impl FnOnce(&mut Connection) -> T,
+    ) -> T {
         match &self.backend {
             Backend::Sqlite { conn, writer, .. } => {
-                // Counted among the waiting only if it must wait.
-                let mut guard = match conn.try_lock() {
-                    Ok(guard) => guard,
-                    Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-                    Err(TryLockError::WouldBlock) => {
-                        writer.waiting.fetch_add(1, Ordering::SeqCst);
-                        let guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                        writer.waiting.fetch_sub(1, Ordering::SeqCst);
-                        guard
-                    }
-                };
-                let held = Instant::now();
-                let out = work(&mut guard);
-                writer.held(held.elapsed());
-                out
+                let _turn = writer.take(caller);
+                // Never contended: the turn is the writer's lock.
+                let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                work(&mut guard)
             }
             Backend::Postgres { pool, .. } => work(&mut pool.connection()),
         }
     }
 
     /// Runs `work` on the site's own SQLite connection, on a blocking
-    /// thread: the terminal listener's queue.
+    /// thread: the terminal listener's queue, read or changed by someone
+    /// waiting for the answer ([`Caller::Other`]).
     pub async fn call_local<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    {
+        self.call_local_as(Caller::Other, work).await
+    }
+
+    /// [`Db::call_local`] for `caller`, in its lane: the listener's own
+    /// writes and upkeep wait behind handhelds.
+    pub async fn call_local_as<T, E, F>(&self, caller: Caller, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
@@ -635,7 +647,7 @@ impl Db {
             Backend::Postgres { local, .. } => Db::clone(local),
         };
         local
-            .call(move |conn| match conn {
+            .call_as(caller, move |conn| match conn {
                 Connection::Sqlite(conn) => work(conn),
                 _ => Err(E::from(DbError::NotLocal)),
             })
@@ -688,7 +700,8 @@ pub fn open_connection(path: &Path) -> Result<rusqlite::Connection, DbError> {
 /// free in the file. If it cannot run (no space), the site starts as
 /// before and tries again at its next start.
 fn return_freed_pages(conn: &rusqlite::Connection, path: &Path) {
-    let mode: rusqlite::Result<i64> = conn.pragma_query_value(None, "auto_vacuum", |row| row.get(0));
+    let mode: rusqlite::Result<i64> =
+        conn.pragma_query_value(None, "auto_vacuum", |row| row.get(0));
     if !matches!(mode, Ok(mode) if mode != SQLITE_AUTO_VACUUM_INCREMENTAL) {
         return;
     }

@@ -3,7 +3,8 @@
 //! [`db`] opens the database (the site's embedded SQLite by default, or
 //! PostgreSQL) and moves its schema forward; [`sql`] is the SQL layer both
 //! engines answer through; [`checkpoint`] keeps SQLite's write-ahead log
-//! off the writer's path; [`storage`] watches free space and turns a full
+//! off the writer's path; [`writer`] gives SQLite's one writer to its
+//! callers in turn, handhelds first; [`storage`] watches free space and turns a full
 //! disk into an answer; [`backup`] copies the ledger while the site serves
 //! and puts a backup in place; [`data_lock`] keeps a restore and a serving
 //! site apart.
@@ -19,3 +20,4 @@ pub mod data_lock;
 pub mod db;
 pub mod sql;
 pub mod storage;
+pub mod writer;

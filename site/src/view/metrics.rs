@@ -4,6 +4,7 @@
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -12,6 +13,8 @@ use super::alerts::outbox::Firing;
 use super::status::{alert_priority, SiteStatus, Trend};
 use crate::ledger::devices::Profile;
 use crate::ledger::metrics::SyncMetrics;
+use crate::store::writer::{Caller, Use};
+use std::sync::atomic::AtomicU64;
 
 type Labels = Vec<(String, LabelValue)>;
 
@@ -49,14 +52,16 @@ fn gauge(value: i64) -> Gauge {
     gauge
 }
 
-/// The exposition text for `status`, the ledger's counters and the alert
-/// conditions `firing`.
+/// The exposition text for `status`, the ledger's counters, the alert
+/// conditions `firing` and each caller's use of SQLite's one writer.
 pub fn render(
     status: &SiteStatus,
     sync: &SyncMetrics,
     firing: &[Firing],
+    writer: &[(Caller, Use)],
 ) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::with_prefix("stockhop");
+    register_writer(&mut registry, writer);
     let depth = Family::<Labels, Gauge>::default();
     let online = Family::<Labels, Gauge>::default();
     for device in &status.devices {
@@ -218,4 +223,46 @@ pub fn render(
     let mut text = String::new();
     encode(&mut text, &registry)?;
     Ok(text)
+}
+
+/// `stockhop_db_writer_{turns,waited_seconds,held_seconds,commit_seconds}_total`
+/// by `caller`: where SQLite's one writer's time goes (none on
+/// PostgreSQL's ledger but the listener's own file).
+fn register_writer(registry: &mut Registry, writer: &[(Caller, Use)]) {
+    type Seconds = Counter<f64, AtomicU64>;
+    let turns = Family::<Labels, Counter>::default();
+    let waited = Family::<Labels, Seconds>::default();
+    let held = Family::<Labels, Seconds>::default();
+    let committing = Family::<Labels, Seconds>::default();
+    for (caller, used) in writer {
+        let caller = labels(&[("caller", caller.name())]);
+        turns.get_or_create(&caller).inc_by(used.turns);
+        waited
+            .get_or_create(&caller)
+            .inc_by(used.waited.as_secs_f64());
+        held.get_or_create(&caller).inc_by(used.held.as_secs_f64());
+        committing
+            .get_or_create(&caller)
+            .inc_by(used.committing.as_secs_f64());
+    }
+    registry.register(
+        "db_writer_turns",
+        "Turns taken at SQLite's one writer connection, by caller",
+        turns,
+    );
+    registry.register(
+        "db_writer_waited_seconds",
+        "Time callers waited for their turn at the writer (handhelds and the view go before the terminal listener)",
+        waited,
+    );
+    registry.register(
+        "db_writer_held_seconds",
+        "Time callers held the writer: their work, commit and fsync",
+        held,
+    );
+    registry.register(
+        "db_writer_commit_seconds",
+        "Of the time held, the time in COMMIT: the log's write and its fsync",
+        committing,
+    );
 }

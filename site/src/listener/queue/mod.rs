@@ -312,21 +312,31 @@ pub fn settle(
             forwarded.execute(params![beat.device_serial, beat.seen_at.0])?;
         }
     }
-    tx.commit()?;
+    crate::store::writer::commit_timed(tx)?;
     Ok(())
 }
 
 /// Deletes forwarded rows past the horizon, keeping each record's
 /// identity ([`seen`]); identities captured before `now −
-/// SEEN_RETENTION`; served records captured before `now −
+/// SEEN_RETENTION` ([`prune_keeping`] for another); served records captured before `now −
 /// SERVED_RETENTION`; and raw bodies received before `now −
 /// RAW_RETENTION` or beyond the newest [`RAW_ROWS_MAX`]: each a bounded
 /// number at a time. Dead letters stay until someone deals with them.
 pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
+    prune_keeping(conn, now, SEEN_RETENTION)
+}
+
+/// [`prune`], with identities kept `seen_retention` of capture time
+/// instead of [`SEEN_RETENTION`] (the listener's `seen_retention_minutes`).
+pub fn prune_keeping(
+    conn: &mut Connection,
+    now: UnixMs,
+    seen_retention: Millis,
+) -> Result<usize, QueueError> {
     let served_before = now.0 - SERVED_RETENTION.0 as i64;
     let tx = conn.transaction()?;
-    let mut removed = compact(&tx, now)?;
-    removed += forget(&tx, now)?;
+    let mut removed = compact(&tx, now, seen_retention)?;
+    removed += forget(&tx, now, seen_retention)?;
     removed += tx.execute(
         "DELETE FROM listener_served WHERE rowid IN
            (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
@@ -342,7 +352,7 @@ pub fn prune(conn: &mut Connection, now: UnixMs) -> Result<usize, QueueError> {
             ORDER BY id LIMIT ?2)",
         params![raw_before, PRUNE_ROWS_MAX as i64, RAW_ROWS_MAX],
     )?;
-    tx.commit()?;
+    crate::store::writer::commit_timed(tx)?;
     Ok(removed)
 }
 

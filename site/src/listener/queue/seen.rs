@@ -68,11 +68,15 @@ pub(super) fn was_seen(
 /// identity is kept. Rows captured further ahead of `now` than the rules
 /// accept go too: they were judged clock skew, and no rule reads them
 /// back. Returns the rows deleted.
-pub(super) fn compact(tx: &Transaction<'_>, now: UnixMs) -> Result<usize, QueueError> {
+pub(super) fn compact(
+    tx: &Transaction<'_>,
+    now: UnixMs,
+    seen_retention: Millis,
+) -> Result<usize, QueueError> {
     let horizon = now.0 - ROW_RETENTION.0 as i64;
     let ahead = now.0 + CLOCK_SKEW_MAX.0 as i64;
-    let kept_from = now.0 - SEEN_RETENTION.0 as i64;
-    let kept_to = now.0 + SEEN_RETENTION.0 as i64;
+    let kept_from = now.0 - seen_retention.0 as i64;
+    let kept_to = now.0 + seen_retention.0 as i64;
     let mut select = tx.prepare_cached(
         "SELECT seq, device_serial, event_id, occurred_at, rule_outcome = 'duplicate'
          FROM listener_queue INDEXED BY listener_queue_forwarded
@@ -104,9 +108,14 @@ pub(super) fn compact(tx: &Transaction<'_>, now: UnixMs) -> Result<usize, QueueE
 }
 
 /// Deletes up to [`PRUNE_ROWS_MAX`] identities of records captured more
-/// than [`SEEN_RETENTION`] before `now`, the oldest first.
-pub(super) fn forget(tx: &Transaction<'_>, now: UnixMs) -> Result<usize, QueueError> {
-    let before = now.0 - SEEN_RETENTION.0 as i64;
+/// than `seen_retention` ([`SEEN_RETENTION`] by default) before `now`,
+/// the oldest first.
+pub(super) fn forget(
+    tx: &Transaction<'_>,
+    now: UnixMs,
+    seen_retention: Millis,
+) -> Result<usize, QueueError> {
+    let before = now.0 - seen_retention.0 as i64;
     Ok(tx.execute(
         "DELETE FROM listener_seen WHERE (occurred_at, digest) IN
            (SELECT occurred_at, digest FROM listener_seen WHERE occurred_at < ?1

@@ -123,7 +123,7 @@ pub fn write_keyed(
             report.commands = hand_out(&tx, poll, queued_at)?;
         }
     }
-    tx.commit()?;
+    crate::store::writer::commit_timed(tx)?;
     rules.commit(judgement);
     Ok(reports)
 }

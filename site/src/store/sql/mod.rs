@@ -340,7 +340,10 @@ impl Transaction<'_> {
         // rolled back when it drops.
         self.conn.flush()?;
         self.open.set(false);
-        self.conn.execute_batch("COMMIT")
+        let started = std::time::Instant::now();
+        let committed = self.conn.execute_batch("COMMIT");
+        crate::store::writer::note_commit(started.elapsed());
+        committed
     }
 
     pub fn rollback(self) -> Result<()> {

@@ -1,0 +1,141 @@
+//! The data directory over a long run: its size, and the listener's own
+//! tables', every window, beside the handhelds' sync in that window.
+//!
+//! `--soak MINUTES` runs the site-load bench's load for MINUTES with
+//! windows of [`SOAK_WINDOW`] and the listener keeping a forwarded
+//! record's identity for [`SOAK_SEEN_RETENTION_MINUTES`] (the
+//! `seen_retention_minutes` setting), so the listener's stale horizon and
+//! its identities' both pass within the run and its store must level off.
+//! A run without it prints the same table over shorter windows.
+
+use std::path::Path;
+use std::time::Duration;
+
+use stockhop_site::store::db::{open_connection, DB_FILE};
+
+use super::support;
+
+/// A soak's windows: 5 minutes (10 s in the quick mode).
+pub fn soak_window() -> Duration {
+    support::scaled(Duration::from_secs(5 * 60), Duration::from_secs(10))
+}
+
+/// How long a soak's listener keeps a forwarded record's identity, in
+/// minutes: the setting's least, so it passes twice within an hour's soak
+/// (a site keeps a week, which the growth after it stands for).
+pub const SOAK_SEEN_RETENTION_MINUTES: u64 = 10;
+
+/// The windows a run without `--soak` splits its load into.
+pub const WINDOWS_IN_A_RUN: u32 = 4;
+
+/// `--soak MINUTES` among the bench's arguments, or None; a malformed one
+/// stops the bench saying so.
+pub fn soak_minutes() -> Option<u64> {
+    static MINUTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *MINUTES.get_or_init(|| {
+        let args: Vec<String> = std::env::args().collect();
+        let at = args.iter().position(|arg| arg == "--soak")?;
+        let minutes = args
+            .get(at + 1)
+            .and_then(|m| m.parse::<u64>().ok())
+            .filter(|&m| m > 0)
+            .unwrap_or_else(|| panic!("--soak takes whole minutes above 0: {args:?}"));
+        Some(minutes)
+    })
+}
+
+/// One window's end: the sizes then and the handhelds' latency within it.
+pub struct Window {
+    pub at: Duration,
+    /// Bytes of every file in the data directory.
+    pub dir_bytes: u64,
+    /// Bytes of the listener's own tables (`listener_…`) with their
+    /// indexes: SQLite's pages, from `dbstat`.
+    pub listener_bytes: u64,
+    /// Portal reads acknowledged so far.
+    pub reads: u64,
+    pub sync_p99: Option<f64>,
+    pub heartbeat_p99: Option<f64>,
+}
+
+/// Bytes of every file under `dir`.
+pub fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| match entry.metadata() {
+                    Ok(meta) if meta.is_dir() => dir_bytes(&entry.path()),
+                    Ok(meta) => meta.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Bytes of the pages the listener's tables and their indexes hold, read
+/// beside the running server (a reader of the write-ahead log does not
+/// stop its writer).
+pub fn listener_bytes(data: &Path) -> u64 {
+    let conn = open_connection(&data.join(DB_FILE)).unwrap();
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE tbl_name LIKE 'listener\\_%' ESCAPE '\\' AND type IN ('table', 'index')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut size = conn
+        .prepare("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?1 AND aggregate = TRUE")
+        .unwrap();
+    names
+        .iter()
+        .map(|name| size.query_row([name], |r| r.get::<_, i64>(0)).unwrap() as u64)
+        .sum()
+}
+
+/// Prints the table: one row a window, against `start`'s sizes and the
+/// sync alone.
+pub fn print(
+    windows: &[Window],
+    start: (u64, u64),
+    alone_sync_p99: Option<f64>,
+    alone_heartbeat_p99: Option<f64>,
+    heading: &str,
+) {
+    println!();
+    println!("{heading}");
+    println!(
+        "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10} | {:>15} | {:>13} | {:>13} | {:>12} | {:>14} |",
+        "elapsed m:s", "data dir bytes", "listener bytes", "reads", "B / read", "window MiB / h", "listener B/rd", "sync p99 ms", "alone p99 ms", "heartbeat p99"
+    );
+    println!(
+        "|{:->13}|{:->17}|{:->17}|{:->14}|{:->12}|{:->17}|{:->15}|{:->15}|{:->14}|{:->16}|",
+        "", "", "", "", "", "", "", "", "", ""
+    );
+    let mut previous = (Duration::ZERO, start.0);
+    let figure = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
+    for window in windows {
+        let reads = window.reads.max(1) as f64;
+        let span = (window.at - previous.0).as_secs_f64().max(f64::EPSILON);
+        let growth = window.dir_bytes as f64 - previous.1 as f64;
+        println!(
+            "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10.0} | {:>15.0} | {:>13.0} | {:>13} | {:>12} | {:>14} |",
+            format!("{}:{:02}", window.at.as_secs() / 60, window.at.as_secs() % 60),
+            window.dir_bytes,
+            window.listener_bytes,
+            window.reads,
+            window.dir_bytes.saturating_sub(start.0) as f64 / reads,
+            growth / span * 3600.0 / (1024.0 * 1024.0),
+            window.listener_bytes.saturating_sub(start.1) as f64 / reads,
+            figure(window.sync_p99),
+            figure(alone_sync_p99),
+            format!("{} ({})", figure(window.heartbeat_p99), figure(alone_heartbeat_p99)),
+        );
+        previous = (window.at, window.dir_bytes);
+    }
+    println!(
+        "B / read: growth since the load began ÷ the portal reads acknowledged; window MiB / h: the data directory's growth in the window, per hour; listener B/rd: the listener's tables' growth per read; sync and heartbeat p99: the answers sent in the window (heartbeat's alone in brackets); alone: the same run's quiet phase"
+    );
+}
