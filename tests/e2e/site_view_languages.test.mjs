@@ -1,7 +1,8 @@
 // The site's view speaks the reader's language: opened with
 // Accept-Language de it is in German from the first paint (the server sets
 // the root's lang), and the picker's choice of Arabic turns it right to
-// left and is remembered across a reload. In both, the figures shown are
+// left and is remembered across a reload; the chart the server draws
+// follows the page's language. In both, the figures shown are
 // the ledger's (read over the API) in the language's number format, and
 // device ids stay isolated left to right. Screenshots of both go to
 // artifacts/ (site_view_de.png, site_view_ar.png).
@@ -80,6 +81,12 @@ test('the view follows Accept-Language, and the picker switches it to Arabic, ri
     assert.match(await row.locator('td').nth(2).textContent(), /online/);
     assert.equal(await row.locator('td').first().locator('bdi').textContent(), 'HH-0042');
     assert.equal(await page.inputValue('#language'), 'de');
+    // The chart the server draws speaks German too.
+    const chart = await page.getAttribute('#chart', 'src');
+    assert.match(chart, /[?&]lang=de(&|$)/);
+    const svg = await (await fetch(`${site.base}${chart}`, { headers: { authorization: `Bearer ${adminToken}` } })).text();
+    assert.match(svg, /Standortzeit/);
+    assert.match(svg, /Baut sich normal ab/);
     await page.screenshot({ path: join(artifactsDir(), 'site_view_de.png'), fullPage: true });
 
     // The picker: Arabic, right to left, and remembered across a reload.

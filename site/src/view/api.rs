@@ -281,6 +281,9 @@ async fn site_builds(
 #[derive(serde::Deserialize)]
 struct SeriesQuery {
     hours: Option<u32>,
+    /// The view's language for the chart's words (`en` when absent or not
+    /// one it speaks).
+    lang: Option<String>,
 }
 
 /// The series' default span: the 12 h the chart shows.
@@ -344,7 +347,8 @@ async fn chart_svg(
         .db
         .call(|conn| -> Result<_, AppError> { Ok(crate::site_clock::SiteZone::remembered(conn)?) })
         .await?;
-    let svg = chart::svg(&series, &zone).map_err(AppError::Internal)?;
+    let words = chart::Words::of(page::locale_named(query.lang.as_deref()), &zone);
+    let svg = chart::svg_in(&series, &zone, &words).map_err(AppError::Internal)?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),

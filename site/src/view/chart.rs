@@ -24,7 +24,8 @@ const DRAINING_BAND: RGBColor = RGBColor(0xe6, 0xf4, 0xea);
 const GROWING_BAND: RGBColor = RGBColor(0xff, 0xe8, 0xc2);
 const ESCALATED_BAND: RGBColor = RGBColor(0xfb, 0xcf, 0xd4);
 
-/// The legend's words for the trend's states, as the page says them.
+/// The legend's words for the trend's states in English, as the page says
+/// them (the English catalogue's `trend-*`; [`Words`] reads every locale's).
 pub const TREND_WORDS: [(Trend, &str); 3] = [
     (Trend::Draining, "Draining normally"),
     (Trend::Growing, "Growing"),
@@ -40,16 +41,53 @@ fn band(trend: Trend) -> RGBColor {
 }
 const LATENCY_COLOUR: RGBColor = RGBColor(0xc0, 0x4a, 0x00);
 
-/// The chart of `series` as an SVG document, its times on `zone`'s clock.
+/// The chart's words in one of the view's languages.
+pub struct Words {
+    trends: [(Trend, String); 3],
+    queue_depth: String,
+    sync_latency: String,
+    sync_latency_axis: String,
+    site_time: String,
+}
+
+impl Words {
+    /// The words of `locale` (one the view speaks), from its catalogue;
+    /// the times are on `zone`'s clock.
+    pub fn of(locale: &str, zone: &SiteZone) -> Words {
+        use super::page::{tr, tr_args};
+        let mut args = fluent_bundle::FluentArgs::new();
+        args.set("zone", zone.name().to_owned());
+        Words {
+            trends: [
+                (Trend::Draining, tr("trend-draining", locale)),
+                (Trend::Growing, tr("trend-growing", locale)),
+                (Trend::Escalated, tr("trend-escalated", locale)),
+            ],
+            queue_depth: tr("chart-queue-depth", locale),
+            sync_latency: tr("chart-sync-latency", locale),
+            sync_latency_axis: tr("chart-sync-latency-axis", locale),
+            site_time: tr_args("chart-site-time", locale, Some(&args)),
+        }
+    }
+}
+
+/// The chart of `series` as an SVG document, its times on `zone`'s clock,
+/// in English.
 pub fn svg(series: &Series, zone: &SiteZone) -> Result<String, String> {
+    svg_in(series, zone, &Words::of("en", zone))
+}
+
+/// The chart of `series` in `words`' language.
+pub fn svg_in(series: &Series, zone: &SiteZone, words: &Words) -> Result<String, String> {
     let mut out = String::new();
-    draw(series, zone, &mut out).map_err(|err| format!("drawing the chart: {err}"))?;
+    draw(series, zone, words, &mut out).map_err(|err| format!("drawing the chart: {err}"))?;
     Ok(out)
 }
 
 fn draw<'a>(
     series: &Series,
     zone: &SiteZone,
+    words: &Words,
     out: &'a mut String,
 ) -> Result<(), Box<dyn std::error::Error + 'a>> {
     let first = series.buckets.first().map_or(0, |b| b.at.0);
@@ -96,19 +134,20 @@ fn draw<'a>(
         .bold_line_style(RGBColor(0xe3, 0xe6, 0xea))
         .y_labels(6)
         .x_label_formatter(&|t| zone.clock(UnixMs(*t)))
-        .y_desc("queue depth")
-        .x_desc(format!("site time ({})", zone.name()))
+        .y_desc(words.queue_depth.as_str())
+        .x_desc(words.site_time.as_str())
         .label_style(("sans-serif", 18))
         .draw()?;
     chart
         .configure_secondary_axes()
-        .y_desc("median sync latency (s)")
+        .y_desc(words.sync_latency_axis.as_str())
         .y_label_formatter(&|seconds| latency_label(*seconds, max_latency_s))
         .label_style(("sans-serif", 18))
         .draw()?;
     // The trend at each bucket's end, as a band over the bucket.
     let top = max_depth + max_depth / 10;
-    for (trend, words) in TREND_WORDS {
+    for (trend, trend_words) in &words.trends {
+        let trend = *trend;
         let colour = band(trend);
         chart
             .draw_series(series.buckets.iter().filter(|b| b.trend == trend).map(|b| {
@@ -117,7 +156,7 @@ fn draw<'a>(
                     colour.filled(),
                 )
             }))?
-            .label(words)
+            .label(trend_words.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 18, y + 7)], colour.filled()));
     }
     let half = series.bucket_ms / 2;
@@ -129,7 +168,7 @@ fn draw<'a>(
                 .map(|b| (b.at.0 + half, b.queue_depth)),
             DEPTH_COLOUR.stroke_width(3),
         ))?
-        .label("queue depth")
+        .label(words.queue_depth.as_str())
         .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], DEPTH_COLOUR.stroke_width(3)));
     // Latency only where a bucket recorded hops: a gap, not a zero.
     let mut runs: Vec<Vec<(i64, f64)>> = vec![Vec::new()];
@@ -151,7 +190,7 @@ fn draw<'a>(
             &|coord, size, style| EmptyElement::at(coord) + Circle::new((0, 0), size, style),
         ))?;
         if !labelled {
-            drawn.label("median sync latency").legend(|(x, y)| {
+            drawn.label(words.sync_latency.as_str()).legend(|(x, y)| {
                 PathElement::new([(x, y), (x + 18, y)], LATENCY_COLOUR.stroke_width(3))
             });
             labelled = true;

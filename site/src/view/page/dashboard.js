@@ -666,7 +666,7 @@ async function refresh() {
     renderDecisions(open.decisions, log.entries, status.decisions);
     renderPrintJobs(status.decisions.print_jobs);
     renderBuilds(await api('/v1/site/builds'));
-    $('chart').src = `/v1/site/chart.svg?hours=12&at=${Date.parse(status.server_time)}`;
+    $('chart').src = `/v1/site/chart.svg?hours=12&lang=${locale()}&at=${Date.parse(status.server_time)}`;
     document.body.dataset.state = 'ready';
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
     showView();

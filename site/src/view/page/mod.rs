@@ -6,8 +6,12 @@
 //! `xtask/npm/package.json` pins for the handheld; the end-to-end suite
 //! checks the two are the same bytes).
 
+use std::sync::OnceLock;
+
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use fluent_bundle::concurrent::FluentBundle;
+use fluent_bundle::{FluentArgs, FluentResource};
 
 pub const INDEX_HTML: &str = include_str!("index.html");
 pub const DASHBOARD_JS: &str = include_str!("dashboard.js");
@@ -103,6 +107,62 @@ pub fn index(headers: &HeaderMap) -> Response {
     response
 }
 
+/// The catalogues read once, a bundle a locale, for the words the server
+/// draws (the chart's): Fluent isolates the values a message holds only in
+/// a right-to-left locale, as the page does.
+fn bundles() -> &'static [(&'static str, FluentBundle<FluentResource>)] {
+    static BUNDLES: OnceLock<Vec<(&'static str, FluentBundle<FluentResource>)>> = OnceLock::new();
+    BUNDLES.get_or_init(|| {
+        CATALOGUES
+            .iter()
+            .map(|(locale, text)| {
+                let id = locale.parse().expect("a shipped locale is a language tag");
+                let mut bundle = FluentBundle::new_concurrent(vec![id]);
+                bundle.set_use_isolating(RIGHT_TO_LEFT.contains(locale));
+                // A shipped catalogue parses (the end-to-end suite checks
+                // every one); what does is used.
+                let resource = FluentResource::try_new((*text).to_owned())
+                    .unwrap_or_else(|(partial, _)| partial);
+                bundle.add_resource_overriding(resource);
+                (*locale, bundle)
+            })
+            .collect()
+    })
+}
+
+/// Message `id` of the view's catalogue in `locale` (English when the view
+/// does not speak it or the locale lacks the message), with `args`.
+pub fn tr_args(id: &str, locale: &str, args: Option<&FluentArgs>) -> String {
+    let all = bundles();
+    let chosen = all.iter().find(|(name, _)| *name == locale);
+    for (_, bundle) in chosen.into_iter().chain(all.first()) {
+        if let Some(pattern) = bundle.get_message(id).and_then(|message| message.value()) {
+            let mut errors = Vec::new();
+            return bundle
+                .format_pattern(pattern, args, &mut errors)
+                .into_owned();
+        }
+    }
+    id.to_owned()
+}
+
+/// Message `id` of the view's catalogue in `locale`, without arguments.
+pub fn tr(id: &str, locale: &str) -> String {
+    tr_args(id, locale, None)
+}
+
+/// The view's locale named `lang` (a query's), English when it speaks no
+/// such language.
+pub fn locale_named(lang: Option<&str>) -> &'static str {
+    lang.and_then(|lang| {
+        CATALOGUES
+            .iter()
+            .map(|(name, _)| *name)
+            .find(|name| *name == lang)
+    })
+    .unwrap_or(CATALOGUES[0].0)
+}
+
 /// A file of the page, revalidated on every load (a new binary, a new page).
 pub fn file(content_type: &'static str, body: impl IntoResponse) -> Response {
     let mut response = body.into_response();
@@ -141,5 +201,24 @@ mod tests {
             "en",
             "a weight past 1 is no weight"
         );
+    }
+
+    #[test]
+    fn the_server_reads_the_views_words_in_each_locale_and_falls_back_to_english() {
+        assert_eq!(tr("trend-growing", "de"), "Wächst");
+        assert_eq!(tr("trend-growing", "fr"), "Growing");
+        let mut args = FluentArgs::new();
+        args.set("zone", "Europe/Berlin");
+        assert_eq!(
+            tr_args("chart-site-time", "en", Some(&args)),
+            "site time (Europe/Berlin)"
+        );
+        // Arabic isolates the zone, a code, inside its words.
+        assert!(
+            tr_args("chart-site-time", "ar", Some(&args)).contains("\u{2068}Europe/Berlin\u{2069}")
+        );
+        assert_eq!(locale_named(Some("pl")), "pl");
+        assert_eq!(locale_named(Some("xx")), "en");
+        assert_eq!(locale_named(None), "en");
     }
 }

@@ -81,6 +81,10 @@ contact-ago = قبل { $age } ({ $time })
 ## الرسم البياني
 
 chart-heading = قائمة الانتظار دون اتصال وزمن المزامنة · 12 ساعة
+chart-queue-depth = قائمة الانتظار
+chart-sync-latency = وسيط زمن المزامنة
+chart-sync-latency-axis = وسيط زمن المزامنة (ث)
+chart-site-time = توقيت المستودع ({ $zone })
 chart-image =
     .alt = قائمة انتظار المستودع ووسيط زمن المزامنة لكل 5 دقائق خلال آخر 12 ساعة
 

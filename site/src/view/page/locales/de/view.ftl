@@ -81,6 +81,10 @@ contact-ago = vor { $age } ({ $time })
 ## Diagramm
 
 chart-heading = Offline-Warteschlange und Sync-Latenz · 12 Std.
+chart-queue-depth = Warteschlange
+chart-sync-latency = Median Sync-Latenz
+chart-sync-latency-axis = Median Sync-Latenz (s)
+chart-site-time = Standortzeit ({ $zone })
 chart-image =
     .alt = Warteschlange des Standorts und Median der Sync-Latenz je 5 Minuten über die letzten 12 Stunden
 

@@ -84,6 +84,10 @@ contact-ago = { $age } ago ({ $time })
 ## Chart
 
 chart-heading = Offline queue depth and sync latency · 12h
+chart-queue-depth = queue depth
+chart-sync-latency = median sync latency
+chart-sync-latency-axis = median sync latency (s)
+chart-site-time = site time ({ $zone })
 chart-image =
     .alt = Site queue depth and median sync latency per 5 minutes over the last 12 hours
 

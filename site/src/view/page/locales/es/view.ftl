@@ -81,6 +81,10 @@ contact-ago = hace { $age } ({ $time })
 ## Gráfico
 
 chart-heading = Cola sin conexión y latencia de sincronización · 12 h
+chart-queue-depth = cola
+chart-sync-latency = latencia de sincronización (mediana)
+chart-sync-latency-axis = latencia de sincronización, mediana (s)
+chart-site-time = hora del centro ({ $zone })
 chart-image =
     .alt = Cola del centro y mediana de la latencia de sincronización cada 5 minutos en las últimas 12 horas
 

@@ -81,6 +81,10 @@ contact-ago = { $age } temu ({ $time })
 ## Wykres
 
 chart-heading = Kolejka offline i opóźnienie synchronizacji · 12 godz.
+chart-queue-depth = kolejka
+chart-sync-latency = mediana opóźnienia synchronizacji
+chart-sync-latency-axis = mediana opóźnienia synchronizacji (s)
+chart-site-time = czas magazynu ({ $zone })
 chart-image =
     .alt = Kolejka magazynu i mediana opóźnienia synchronizacji co 5 minut w ciągu ostatnich 12 godzin
 
