@@ -35,6 +35,7 @@ const POSTGRES_SUITES: &[&str] = &[
     "site_view",
     "ledger_decisions",
     "ledger_rejections",
+    "ledger_rejections",
     "ledger_labels",
     "alerts",
     "central",

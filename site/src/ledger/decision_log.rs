@@ -116,8 +116,9 @@ pub fn is_settled(conn: &Connection, id: &str) -> crate::store::sql::Result<bool
         .exists([id])
 }
 
-/// Logs a settlement. A second settlement of the same decision is a unique
-/// violation, which the ledger answers 409 `ALREADY_SETTLED`.
+/// Logs a settlement, and takes a rejected item's out of the rejection
+/// summaries' unsettled count. A second settlement of the same decision is
+/// a unique violation, which the ledger answers 409 `ALREADY_SETTLED`.
 pub fn record(conn: &Connection, entry: &Entry) -> crate::store::sql::Result<()> {
     let hop_ids = serde_json::to_string(&entry.hop_ids)
         .map_err(|err| crate::store::sql::Error::ToSqlConversionFailure(err.to_string()))?;
@@ -136,7 +137,7 @@ pub fn record(conn: &Connection, entry: &Entry) -> crate::store::sql::Result<()>
         hop_ids,
         entry.summary,
     ])?;
-    Ok(())
+    super::rejections::settled(conn, &entry.decision_id)
 }
 
 /// The settlement of `id`, if any.

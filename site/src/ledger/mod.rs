@@ -42,6 +42,7 @@ pub mod operators;
 pub mod periods;
 pub mod receipts;
 pub mod reference;
+pub mod rejections;
 pub mod rescue;
 pub mod session_close;
 pub mod sessions;

@@ -249,7 +249,8 @@ pub fn to_json(answer: &ItemResult) -> crate::store::sql::Result<String> {
 
 /// Stores the final answer for a claimed key and drops the buffered copy,
 /// unless the answer is a rejection: a rejected item keeps its body for
-/// the site's view of the decisions waiting.
+/// the site's view of the decisions waiting, and is counted in the
+/// rejection summaries ([`super::rejections`]).
 pub fn finish(
     conn: &Connection,
     scope: &str,
@@ -264,6 +265,18 @@ pub fn finish(
          WHERE scope = ?1 AND key = ?2",
     )?
     .execute(params![scope, key.to_string(), response, i64::from(keep)])?;
+    if keep {
+        let received_at: i64 = conn
+            .prepare_cached("SELECT received_at FROM receipts WHERE scope = ?1 AND key = ?2")?
+            .query_row(params![scope, key.to_string()], |row| row.get(0))?;
+        super::rejections::rejected(
+            conn,
+            scope,
+            &key.to_string(),
+            answer.reason.as_deref(),
+            UnixMs(received_at),
+        )?;
+    }
     Ok(())
 }
 

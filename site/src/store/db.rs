@@ -174,6 +174,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "operator_language",
         sql: include_str!("../../migrations/0026_operator_language.sql"),
     },
+    Migration {
+        version: 27,
+        name: "rejection_summaries",
+        sql: include_str!("../../migrations/0027_rejection_summaries.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -308,6 +313,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 26,
         name: "operator_language",
         sql: include_str!("../../migrations/postgres/0026_operator_language.sql"),
+    },
+    Migration {
+        version: 27,
+        name: "rejection_summaries",
+        sql: include_str!("../../migrations/postgres/0027_rejection_summaries.sql"),
     },
 ];
 

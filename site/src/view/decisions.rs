@@ -8,13 +8,14 @@
 //! decision log ([`crate::ledger::decision_log`]) is left out. The
 //! workbench ([`super::workbench`]) lists the same decisions with their
 //! full context and settles them. The correction list is read from the
-//! ledger's stored answers, the counts closed and awaiting approval from
+//! ledger's stored answers (its total from the rejection summaries), the
+//! counts closed and awaiting approval from
 //! `counts`, the GRNs that need resolution from `grns`.
 
 use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
 
-use crate::ledger::{counts, grns};
+use crate::ledger::{counts, grns, rejections};
 use crate::printers::store::{self as printers, JobView};
 
 /// Rows each list carries; the page shows the total beside them.
@@ -80,11 +81,28 @@ const REJECTED: &str = "r.state = 'final'
       AND NOT EXISTS (SELECT 1 FROM decision_log d
                       WHERE d.decision_id = 'item:' || r.scope || ':' || r.key)";
 
-/// Reads every list.
+/// Reads every list. The correction list's total is the rejection
+/// summaries' ([`rejections::unsettled`]), never a count of receipts; its
+/// rows are read only when there are some.
 pub fn pending(conn: &Connection) -> crate::store::sql::Result<Decisions> {
-    let corrections_total = conn
-        .prepare_cached(&format!("SELECT count(*) FROM receipts r WHERE {REJECTED}"))?
-        .query_row([], |row| row.get(0))?;
+    let corrections_total = rejections::unsettled(conn)?;
+    let corrections = if corrections_total > 0 {
+        newest_corrections(conn)?
+    } else {
+        Vec::new()
+    };
+    Ok(Decisions {
+        count_variances: count_variances(conn)?,
+        grns: grn_issues(conn)?,
+        corrections,
+        corrections_total,
+        print_jobs: printers::waiting(conn)?,
+    })
+}
+
+/// The newest [`MAX_LISTED`] rejected items nobody settled: a walk of the
+/// partial index `receipts_rejected` from its newest end.
+fn newest_corrections(conn: &Connection) -> crate::store::sql::Result<Vec<Correction>> {
     let mut select = conn.prepare_cached(&format!(
         "SELECT r.scope, r.key, r.session_id, r.client_seq, r.command, r.received_at,
                 json_extract(r.response, '$.reason')
@@ -104,13 +122,7 @@ pub fn pending(conn: &Connection) -> crate::store::sql::Result<Decisions> {
             })
         })?
         .collect::<crate::store::sql::Result<Vec<_>>>()?;
-    Ok(Decisions {
-        count_variances: count_variances(conn)?,
-        grns: grn_issues(conn)?,
-        corrections,
-        corrections_total,
-        print_jobs: printers::waiting(conn)?,
-    })
+    Ok(corrections)
 }
 
 /// The counts closed and awaiting approval ([`counts::awaiting_approval`]:

@@ -220,6 +220,39 @@ pub fn render(
         "Decisions waiting for a person, by kind",
         decisions,
     );
+    let rejected = Family::<Labels, Gauge>::default();
+    for reason in &status.rejections.by_reason {
+        rejected
+            .get_or_create(&labels(&[("reason", &reason.reason)]))
+            .set(reason.rejected);
+    }
+    registry.register(
+        "rejected_items",
+        "Items the ledger rejected, settled or not, by reason (from the rejection summaries)",
+        rejected,
+    );
+    let recent = Family::<Labels, Gauge>::default();
+    let rejecting = Family::<Labels, Gauge>::default();
+    for device in &status.rejections.by_device {
+        let id = labels(&[("device_id", &device.device_id)]);
+        recent.get_or_create(&id).set(device.recent);
+        rejecting.get_or_create(&id).set(i64::from(
+            device.recent >= status.rejections.rejecting_at_least,
+        ));
+    }
+    registry.register(
+        "device_rejections_recent",
+        format!(
+            "Items rejected from a device within the last {} min of receipt",
+            status.rejections.window_minutes
+        ),
+        recent,
+    );
+    registry.register(
+        "device_rejecting",
+        "1 while a device keeps producing rejections: at least the threshold within the window",
+        rejecting,
+    );
     let mut text = String::new();
     encode(&mut text, &registry)?;
     Ok(text)

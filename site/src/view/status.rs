@@ -1,7 +1,8 @@
 //! `GET /v1/site/status`: which devices are offline and since when, each
 //! device's queue, the site's depth, latency and trend, terminals, the
-//! listener's queue and dead letters, the decisions waiting, the outbox
-//! to the central and, on a central, the sites it has heard from.
+//! listener's queue and dead letters, the decisions waiting, rejected
+//! items and the devices rejecting now, the outbox to the central and, on
+//! a central, the sites it has heard from.
 
 use crate::store::sql::Connection;
 use stockhop::time::UnixMs;
@@ -11,6 +12,7 @@ use super::history;
 use crate::central::ingest::{self, CentralSite};
 use crate::central::outbox::{self, OutboxStatus};
 use crate::ledger::devices::Profile;
+use crate::ledger::rejections::{self, Rejections};
 use crate::ledger::rescue::{self, Rescued, Stranded};
 use crate::ledger::session_close::OpenSession;
 use crate::listener::queue::{self, DeadLetter, QueueError, SetAside};
@@ -121,6 +123,10 @@ pub struct SiteStatus {
     /// heartbeat, and whether a rescue file of theirs came in since.
     #[serde(default)]
     pub stranded: Vec<Stranded>,
+    /// Rejected items by reason and device, and the devices rejecting now
+    /// (read from the rejection summaries, never by counting receipts).
+    #[serde(default)]
+    pub rejections: Rejections,
 }
 
 /// Rescue imports the status lists: months of a site's retirements and
@@ -309,5 +315,6 @@ pub fn status(
         printers,
         rescues: rescue::recent(conn, MAX_RESCUES_LISTED)?,
         stranded: rescue::stranded(conn)?,
+        rejections: rejections::summary(conn, now)?,
     })
 }

@@ -16,7 +16,7 @@ use stockhop::time::UnixMs;
 
 use crate::ledger::decision_log::{self, actions, kinds, Entry, Subject};
 use crate::ledger::modes::{cycle_count, derived_key, reasons as mode_reasons, receive};
-use crate::ledger::{codes, corrections, counts, grns, hops, LedgerError, Refusal};
+use crate::ledger::{codes, corrections, counts, grns, hops, rejections, LedgerError, Refusal};
 use crate::listener::queue::DeadLetter;
 use crate::store::sql::{params, Connection, OptionalExtension};
 use stockhop::reason as sync_reasons;
@@ -383,6 +383,9 @@ fn item_decisions(
             .prepare_cached(&select("AND r.scope = ?2 AND r.key = ?3"))?
             .query_map(params![1_i64, device_id, key], read)?
             .collect::<crate::store::sql::Result<Vec<_>>>()?,
+        // Nothing unsettled (as the rejection summaries count it): no
+        // walk past the settled ones.
+        None if rejections::unsettled(conn)? == 0 => Vec::new(),
         None => conn
             .prepare_cached(&select(""))?
             .query_map([MAX_LISTED_PER_KIND as i64], read)?

@@ -37,6 +37,7 @@ mod ledger_decisions;
 mod ledger_labels;
 mod ledger_modes;
 mod ledger_reference;
+mod ledger_rejections;
 mod ledger_rules;
 mod ledger_sync;
 mod ledger_terminal;

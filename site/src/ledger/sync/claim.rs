@@ -11,6 +11,7 @@ use super::context::Context;
 use super::drain::drain;
 use super::parse::{validate, Incoming};
 use crate::ledger::receipts::{self, Claim, Receipt, ReceiptState};
+use crate::ledger::rejections;
 use crate::ledger::sessions;
 use crate::ledger::{LedgerError, Refusal};
 
@@ -177,6 +178,7 @@ fn claim_answered(
 ) -> crate::store::sql::Result<()> {
     let response = receipts::to_json(answer)?;
     let rejected = answer.outcome == Some(ItemOutcome::Rejected);
+    let (scope, key, received_at) = (claim.scope, claim.key, claim.received_at);
     receipts::claim(
         ctx.conn,
         &Claim {
@@ -184,5 +186,15 @@ fn claim_answered(
             item: rejected.then_some(canonical),
             ..claim
         },
-    )
+    )?;
+    if rejected {
+        rejections::rejected(
+            ctx.conn,
+            scope,
+            &key.to_string(),
+            answer.reason.as_deref(),
+            received_at,
+        )?;
+    }
+    Ok(())
 }

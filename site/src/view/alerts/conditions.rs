@@ -23,7 +23,14 @@ pub mod names {
     pub const DEAD_LETTERS: &str = "DeadLetters";
     pub const STORAGE_LOW: &str = "StorageLow";
     pub const CENTRAL_OUTBOX_STUCK: &str = "CentralOutboxStuck";
+    pub const DEVICE_REJECTING: &str = "DeviceRejecting";
 }
+
+/// The priority a rejecting device is raised at: nothing is lost, but
+/// its operator's work is refused and each refusal is kept (a flood of
+/// them grows the ledger by megabytes a second), so someone should walk
+/// over soon, not at once.
+pub const REJECTING_PRIORITY: Alert = Alert::P2;
 
 /// A condition that holds: `key` tells one condition from another (a
 /// device's offline condition is its own).
@@ -115,6 +122,28 @@ pub fn evaluate(
                 "the data directory has {} MiB free (alert below {} MiB)",
                 storage.free_bytes / (1024 * 1024),
                 STORAGE_LOW_FREE_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    for device in &status.rejections.rejecting {
+        let reason = match device.top_reason.as_str() {
+            "" => "no reason",
+            reason => reason,
+        };
+        holding.push(Condition {
+            key: format!("device_rejecting:{}", device.device_id),
+            name: names::DEVICE_REJECTING,
+            priority: REJECTING_PRIORITY,
+            device_id: Some(device.device_id.clone()),
+            since: now,
+            summary: format!(
+                "{} had {} item(s) rejected in the last {} min ({} a minute; alert at {}), most for {}",
+                device.device_id,
+                device.recent,
+                status.rejections.window_minutes,
+                device.per_minute,
+                status.rejections.rejecting_at_least,
+                reason
             ),
         });
     }
