@@ -35,7 +35,6 @@ const POSTGRES_SUITES: &[&str] = &[
     "site_view",
     "ledger_decisions",
     "ledger_rejections",
-    "ledger_rejections",
     "ledger_labels",
     "alerts",
     "central",
