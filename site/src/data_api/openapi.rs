@@ -604,6 +604,11 @@ fn guard_statuses(path: &str, method: &str, operation: &mut serde_json::Value, t
     }
 }
 
+/// A printer's address as `printers::store::parse_address` reads it: a
+/// host of letters, digits, `-` and `.` (or an IPv6 one in brackets) and
+/// an optional port from 1 to 65535.
+const HOST_PORT: &str = "^(\\[[A-Za-z0-9.:-]{1,253}\\]|[A-Za-z0-9.-]{1,253})(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+
 /// `POST /v1/site/printers`' body.
 fn new_printer() -> serde_json::Value {
     serde_json::json!({
@@ -612,7 +617,7 @@ fn new_printer() -> serde_json::Value {
         "additionalProperties": false,
         "properties": {
             "printer_id": device_id(),
-            "address": {"type": "string", "format": "host-port", "description": "HOST:PORT of the printer's raw port (an IPv6 host in brackets)"},
+            "address": {"type": "string", "format": "host-port", "pattern": HOST_PORT, "description": "HOST[:PORT] of the printer's raw port (9100 when not given; an IPv6 host in brackets)"},
             "profile": {"type": ["string", "null"], "enum": ["zt411r", null]},
             "stations": {"type": "array", "items": device_id(), "description": "handhelds whose station prints here"}
         }
