@@ -737,6 +737,7 @@ pub fn migrate(conn: &mut rusqlite::Connection) -> Result<(), DbError> {
     if found > known {
         return Err(DbError::SchemaTooNew { found, known });
     }
+    let mut applied = 0;
     for migration in MIGRATIONS.iter().filter(|m| m.version > found) {
         let apply = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
@@ -749,13 +750,24 @@ pub fn migrate(conn: &mut rusqlite::Connection) -> Result<(), DbError> {
             name: migration.name,
             source: source.into(),
         })?;
-        tracing::info!(
+        applied += 1;
+        tracing::debug!(
             version = migration.version,
             name = migration.name,
             "migrated database"
         );
     }
+    log_migrated(found, known, applied);
     Ok(())
+}
+
+/// One line for a run of migrations (each is logged at debug level): a
+/// new site's first command would otherwise open with a line per
+/// migration.
+fn log_migrated(from: i64, to: i64, applied: usize) {
+    if applied > 0 {
+        tracing::info!(from, to, applied, "database schema brought up to date");
+    }
 }
 
 /// The table PostgreSQL keeps the schema version in (SQLite's is a pragma).
@@ -784,6 +796,7 @@ fn postgres_version(conn: &Connection) -> Result<i64, sql::Error> {
 pub fn migrate_postgres(conn: &mut Connection) -> Result<(), DbError> {
     let known = MIGRATIONS_POSTGRES.last().map_or(0, |m| m.version);
     conn.execute_batch(POSTGRES_VERSION_TABLE)?;
+    let (mut first, mut applied) = (None, 0);
     for migration in MIGRATIONS_POSTGRES {
         let tx = conn.transaction()?;
         tx.execute(
@@ -812,12 +825,15 @@ pub fn migrate_postgres(conn: &mut Connection) -> Result<(), DbError> {
             source,
         })?;
         tx.commit()?;
-        tracing::info!(
+        first.get_or_insert(found);
+        applied += 1;
+        tracing::debug!(
             version = migration.version,
             name = migration.name,
             "migrated database"
         );
     }
+    log_migrated(first.unwrap_or(known), known, applied);
     Ok(())
 }
 
