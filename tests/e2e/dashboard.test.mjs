@@ -9,7 +9,9 @@
 // the page, moves the units it names, and a cancelled count is listed
 // nowhere (page, workbench, status, /metrics). A third: a site forwarding
 // to a central it cannot reach shows its outbox waiting and the last
-// failure.
+// failure. Another: a handheld scanning tags the site does not know, over
+// and over, is marked as rejecting (banner and device row) with the count
+// the ledger's status gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -544,6 +546,104 @@ test('a supervisor closes the session a reset handheld left open, and the handhe
 
     // The ledger holds it closed: the handheld's new session opens.
     assert.equal((await openOn(site, 'HH-RESET', token, 'op-reset')).outcome, 'applied');
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+/**
+ * A put-away session on `deviceId` scanning `count` tags the site does not
+ * know into `bin`, posted as the handheld posts them (in requests of 50,
+ * the most one may carry): every scan is rejected.
+ */
+async function unknownScans(site, deviceId, token, operator, bin, count) {
+  const session = randomUUID();
+  const at = () => new Date().toISOString();
+  let seq = 0;
+  const item = (command, body) => ({ key: randomUUID(), session_id: session, client_seq: ++seq, command, occurred_at: at(), queued_at: at(), body });
+  const items = [item('open_session', { operator_id: operator, mode: 'put_away', context: {} })];
+  for (let i = 0; i < count; i++) {
+    items.push(item('scan', { mode: 'put_away', epc: `E2800000000000000BAD${String(i).padStart(5, '0')}`, bin }));
+  }
+  const outcomes = [];
+  for (let i = 0; i < items.length; i += 50) {
+    const res = await fetch(`${site.base}/v1/sync`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ device_id: deviceId, sent_at: at(), items: items.slice(i, i + 50) }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    outcomes.push(...(await res.json()).results);
+  }
+  return outcomes;
+}
+
+test('a handheld that keeps producing rejections is marked as such, with the ledger\'s count', async () => {
+  const dataDir = tempDataDir();
+  await importCsv(dataDir, 'operators', [['badge', 'name'], ['op-flood', 'Flood Operator'], ['op-quiet', 'Quiet Operator']]);
+  await importCsv(dataDir, 'bins', [['bin', 'zone', 'location'], ['A-01', 'Z-A', 'L-1']]);
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-FLOOD');
+  const quietToken = await addDevice(dataDir, 'HH-QUIET');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  const status = async () => {
+    const res = await fetch(`${site.base}/v1/site/status`, { headers: { authorization: `Bearer ${adminToken}` } });
+    assert.equal(res.status, 200);
+    return (await res.json()).rejections;
+  };
+  try {
+    // One refusal on another handheld: a picker's ordinary mistake, not a flood.
+    const few = await unknownScans(site, 'HH-QUIET', quietToken, 'op-quiet', 'A-01', 1);
+    assert.equal(few[1].outcome, 'rejected', JSON.stringify(few[1]));
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await signedIn(context, site, adminToken);
+    await page.waitForSelector('#devices tr[data-device="HH-QUIET"]');
+    assert.equal(await page.locator('#alerts .alert[data-rejecting]').count(), 0, 'no device rejecting: no banner');
+    assert.equal(await page.locator('#devices .rejecting-mark').count(), 0, 'no device rejecting: no mark');
+
+    const { rejecting_at_least: threshold, window_minutes: minutes } = await status();
+    const outcomes = await unknownScans(site, 'HH-FLOOD', token, 'op-flood', 'A-01', threshold + 20);
+    const refused = outcomes.filter((o) => o.outcome === 'rejected');
+    assert.equal(refused.length, threshold + 20, `every unknown tag is refused: ${JSON.stringify(outcomes.slice(0, 3))}`);
+
+    const banner = '#alerts .alert[data-device="HH-FLOOD"][data-rejecting]';
+    await page.waitForSelector(banner, { timeout: 20_000 });
+    // The ledger's answer, read after the page drew it: nothing new came since.
+    const ledger = await status();
+    const flood = ledger.rejecting.find((r) => r.device_id === 'HH-FLOOD');
+    assert.ok(flood, `the status names HH-FLOOD as rejecting: ${JSON.stringify(ledger.rejecting)}`);
+    assert.equal(flood.recent, threshold + 20);
+    assert.deepEqual(ledger.rejecting.map((r) => r.device_id), ['HH-FLOOD'], 'one refusal is not a flood');
+    await page.waitForSelector(`${banner}[data-rejecting="${flood.recent}"]`);
+    const shown = await page.$eval(banner, (node) => ({
+      alert: node.dataset.alert,
+      id: node.querySelector('bdi')?.textContent,
+      text: node.textContent,
+      reason: node.querySelector('[data-reason]')?.dataset.reason,
+    }));
+    assert.equal(shown.alert, 'P2');
+    assert.equal(shown.id, 'HH-FLOOD', 'the id is isolated in its own <bdi>');
+    assert.equal(shown.reason, flood.top_reason);
+    assert.match(shown.text, /Device with many rejections/);
+    assert.match(shown.text, new RegExp(`${flood.recent} rejections in the last ${minutes} min, ${flood.per_minute} a minute`));
+    assert.match(shown.text, /mostly: The site does not know this tag or serial\./);
+    assert.match(shown.text, /latest \d\d:\d\d/);
+    const rows = await page.$$eval('#devices tr[data-device]', (trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.dataset.device, { rejecting: tr.dataset.rejecting, mark: tr.querySelector('.rejecting-mark')?.textContent ?? null }])));
+    assert.deepEqual(rows['HH-FLOOD'], { rejecting: 'true', mark: 'many rejections' });
+    assert.deepEqual(rows['HH-QUIET'], { rejecting: 'false', mark: null });
+    await page.screenshot({ path: join(artifactsDir(), 'dashboard-rejecting-1280x800.png') });
+
+    // In Arabic the page reads right to left and the id still reads left to right.
+    await page.selectOption('#language', 'ar');
+    await waitText(page, banner, /جهاز كثير الرفض/);
+    assert.equal(await page.$eval(`${banner} bdi`, (b) => getComputedStyle(b).direction), 'ltr');
+    // Fluent isolates each value in a right-to-left message (U+2068 … U+2069).
+    assert.match(await page.locator(banner).textContent(), new RegExp(`\u2068${flood.recent}\u2069 حالة رفض`));
+    await page.screenshot({ path: join(artifactsDir(), 'dashboard-rejecting-ar-1280x800.png') });
     await context.close();
   } finally {
     await browser.close();

@@ -15,8 +15,11 @@
 // #outbox-dead-letters, #central-sites rows tr[data-site]), #builds-served,
 // #builds (li[data-build][data-served]), #builds-devices (the handhelds on
 // an old build or not capturing: li[data-device][data-build][data-old]
-// [data-problem]), #stranded and #rescues rows (tr[data-device]). body[data-state] is
-// "signed-out" or "ready"; body[data-refreshes] counts renders.
+// [data-problem]), #stranded and #rescues rows (tr[data-device]), a
+// device rejecting now in #alerts (.alert[data-device][data-rejecting],
+// its count in the window) and its #devices row (tr[data-rejecting]).
+// body[data-state] is "signed-out" or "ready"; body[data-refreshes] counts
+// renders.
 //
 // Every word comes from the view's catalogue (l10n.js); #language picks the
 // language, remembered in this browser.
@@ -215,6 +218,8 @@ function renderStatus(status) {
   $('updated').textContent = t('updated', { time: clock(status.server_time), zone: status.time_zone });
 
   const offline = status.devices.filter((d) => d.alert);
+  const rejecting = status.rejections?.rejecting ?? [];
+  const rejectingIds = new Set(rejecting.map((r) => r.device_id));
   const storage = status.storage === 'full'
     ? [el(
         'p',
@@ -233,6 +238,7 @@ function renderStatus(status) {
         t('device-offline-since', { device: d.device_id, form: word(PROFILE_FORMS, d.profile), time: clock(d.offline_since) }),
       ),
     ),
+    ...rejecting.map((r) => rejectingAlert(r, status.rejections.window_minutes)),
     ...status.printers.flatMap((p) =>
       p.faults.map((fault) =>
         el(
@@ -266,8 +272,14 @@ function renderStatus(status) {
     ...status.devices.map((d) =>
       el(
         'tr',
-        { dataset: { device: d.device_id, online: String(d.online) } },
-        el('td', {}, el('bdi', {}, d.device_id), ...(d.commissioned ? [] : [' ', t('device-simulation'), ' ', commissionButton(d.device_id)])),
+        { dataset: { device: d.device_id, online: String(d.online), rejecting: String(rejectingIds.has(d.device_id)) } },
+        el(
+          'td',
+          {},
+          el('bdi', {}, d.device_id),
+          ...(rejectingIds.has(d.device_id) ? [' ', el('span', { class: 'rejecting-mark' }, t('device-rejecting'))] : []),
+          ...(d.commissioned ? [] : [' ', t('device-simulation'), ' ', commissionButton(d.device_id)]),
+        ),
         el('td', {}, el('bdi', {}, d.profile)),
         el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? t('device-online') : d.alert ? t('device-offline', { alert: d.alert }) : t('device-not-heard')),
         el('td', {}, clock(d.last_seen_at)),
@@ -390,6 +402,36 @@ function siteFacts(site, now) {
 
 function factList(target, pairs) {
   target.replaceChildren(...pairs.flatMap(([label, value]) => [el('dt', {}, label), el('dd', {}, value)]));
+}
+
+/**
+ * The priority the site raises a rejecting device's alert at (the server's
+ * `REJECTING_PRIORITY`, alert `DeviceRejecting`): nothing is lost, but the
+ * operator's work is refused, so someone should walk over soon.
+ */
+const REJECTING_ALERT = 'P2';
+
+/**
+ * A device that keeps producing rejections (`status.rejections.rejecting`:
+ * at least `rejecting_at_least` within `window_minutes`), as a banner: its
+ * id, the rejections in the window and their rate, the reason most carry
+ * and when the latest came. Only devices rejecting now are drawn; with
+ * none, the banner row is not there at all.
+ */
+function rejectingAlert(r, minutes) {
+  const reason = r.top_reason
+    ? has(`reason-${r.top_reason}`) ? t(`reason-${r.top_reason}`) : r.top_reason
+    : t('rejecting-no-reason');
+  return el(
+    'p',
+    { class: 'alert rejecting', role: 'alert', dataset: { device: r.device_id, alert: REJECTING_ALERT, rejecting: String(r.recent) } },
+    el('span', { class: 'prio' }, REJECTING_ALERT),
+    el('span', {}, t('rejecting-label')),
+    el('strong', {}, el('bdi', {}, r.device_id)),
+    el('span', { 'data-field': 'recent' }, t('rejecting-count', { count: r.recent, minutes, rate: r.per_minute })),
+    el('span', { class: 'reason', dataset: { reason: r.top_reason } }, t('rejecting-reason', { reason })),
+    el('span', {}, t('rejecting-latest', { time: stamp(r.last_rejected_at) })),
+  );
 }
 
 // Rescued queues: the revoked handhelds that still held scans at their

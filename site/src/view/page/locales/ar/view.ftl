@@ -45,6 +45,18 @@ alerts-region =
 storage-full = نفدت مساحة التخزين في المستودع: تحتفظ الأجهزة بعمليات المسح وتعيد إرسالها حين تتوفر المساحة
 device-offline-since = { $device } ({ $form }) غير متصل منذ { $time }
 printer-fault = { $printer } (طابعة): { $fault }
+rejecting-label = جهاز كثير الرفض
+rejecting-count =
+    { $count ->
+        [zero] لا حالات رفض في آخر { $minutes } د
+        [one] حالة رفض واحدة في آخر { $minutes } د، { $rate } في الدقيقة
+        [two] حالتا رفض في آخر { $minutes } د، { $rate } في الدقيقة
+        [few] { $count } حالات رفض في آخر { $minutes } د، { $rate } في الدقيقة
+       *[other] { $count } حالة رفض في آخر { $minutes } د، { $rate } في الدقيقة
+    }
+rejecting-reason = غالبًا: { $reason }
+rejecting-no-reason = دون ذكر السبب
+rejecting-latest = آخرها { $time }
 
 ## أنواع الأجهزة
 
@@ -103,6 +115,7 @@ device-online = متصل
 device-offline = غير متصل ({ $alert })
 device-not-heard = لم يتصل بعد
 device-simulation = (تدريب)
+device-rejecting = كثير الرفض
 commission = تشغيل فعلي
 commission-confirm = تسجيل عمليات مسح { $device } فعلياً؟
 revoke = إبطال

@@ -45,6 +45,15 @@ alerts-region =
 storage-full = Der Speicher des Standorts ist voll: Die Geräte behalten ihre Scans und senden sie erneut, sobald wieder Platz ist
 device-offline-since = { $device } ({ $form }) offline seit { $time }
 printer-fault = { $printer } (Drucker): { $fault }
+rejecting-label = Gerät mit vielen Ablehnungen
+rejecting-count =
+    { $count ->
+        [one] { $count } Ablehnung in den letzten { $minutes } Min., { $rate } pro Minute
+       *[other] { $count } Ablehnungen in den letzten { $minutes } Min., { $rate } pro Minute
+    }
+rejecting-reason = meist: { $reason }
+rejecting-no-reason = ohne Grundangabe
+rejecting-latest = zuletzt { $time }
 
 ## Geräteprofile
 
@@ -103,6 +112,7 @@ device-online = online
 device-offline = offline ({ $alert })
 device-not-heard = noch nicht gemeldet
 device-simulation = (Schulung)
+device-rejecting = viele Ablehnungen
 commission = In Betrieb nehmen
 commission-confirm = Scans von { $device } ab jetzt echt buchen?
 revoke = Sperren

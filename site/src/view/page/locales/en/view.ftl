@@ -48,6 +48,19 @@ alerts-region =
 storage-full = The site is out of storage: handhelds keep their scans and resend them once space is freed
 device-offline-since = { $device } ({ $form }) offline since { $time }
 printer-fault = { $printer } (printer) { $fault }
+# A device that keeps producing rejections (the site's DeviceRejecting
+# alert): the label, then its id, then these figures; $count is its
+# rejections in the last $minutes minutes, $rate of them a minute.
+rejecting-label = Device with many rejections
+rejecting-count =
+    { $count ->
+        [one] { $count } rejection in the last { $minutes } min, { $rate } a minute
+       *[other] { $count } rejections in the last { $minutes } min, { $rate } a minute
+    }
+# $reason is a reason's own words (a reason- message).
+rejecting-reason = mostly: { $reason }
+rejecting-no-reason = no reason given
+rejecting-latest = latest { $time }
 
 ## Device profiles, as the banners name them
 
@@ -107,6 +120,8 @@ device-offline = offline ({ $alert })
 device-not-heard = not heard from yet
 # A device in training: its scans land as simulation.
 device-simulation = (sim)
+# Beside the id of a device rejecting now, in the list of devices.
+device-rejecting = many rejections
 commission = Commission
 commission-confirm = Post { $device }'s scans for real?
 revoke = Revoke

@@ -45,6 +45,15 @@ alerts-region =
 storage-full = El centro se ha quedado sin almacenamiento: los terminales conservan sus escaneos y los reenvían en cuanto haya espacio
 device-offline-since = { $device } ({ $form }) sin conexión desde { $time }
 printer-fault = { $printer } (impresora): { $fault }
+rejecting-label = Dispositivo con muchos rechazos
+rejecting-count =
+    { $count ->
+        [one] { $count } rechazo en los últimos { $minutes } min, { $rate } por minuto
+       *[other] { $count } rechazos en los últimos { $minutes } min, { $rate } por minuto
+    }
+rejecting-reason = sobre todo: { $reason }
+rejecting-no-reason = sin motivo indicado
+rejecting-latest = el último a las { $time }
 
 ## Perfiles de dispositivo
 
@@ -103,6 +112,7 @@ device-online = conectado
 device-offline = sin conexión ({ $alert })
 device-not-heard = aún sin noticias
 device-simulation = (formación)
+device-rejecting = muchos rechazos
 commission = Poner en servicio
 commission-confirm = ¿Registrar de verdad los escaneos de { $device }?
 revoke = Revocar

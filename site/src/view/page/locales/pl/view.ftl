@@ -45,6 +45,16 @@ alerts-region =
 storage-full = W magazynie zabrakło miejsca na dane: terminale zachowują skany i wyślą je ponownie, gdy miejsce się zwolni
 device-offline-since = { $device } ({ $form }) offline od { $time }
 printer-fault = { $printer } (drukarka): { $fault }
+rejecting-label = Urządzenie z wieloma odrzuceniami
+rejecting-count =
+    { $count ->
+        [one] { $count } odrzucenie w ostatnich { $minutes } min, { $rate } na minutę
+        [few] { $count } odrzucenia w ostatnich { $minutes } min, { $rate } na minutę
+       *[many] { $count } odrzuceń w ostatnich { $minutes } min, { $rate } na minutę
+    }
+rejecting-reason = najczęściej: { $reason }
+rejecting-no-reason = bez podanej przyczyny
+rejecting-latest = ostatnie o { $time }
 
 ## Profile urządzeń
 
@@ -103,6 +113,7 @@ device-online = online
 device-offline = offline ({ $alert })
 device-not-heard = jeszcze się nie zgłosiło
 device-simulation = (szkolenie)
+device-rejecting = wiele odrzuceń
 commission = Uruchom produkcyjnie
 commission-confirm = Księgować skany { $device } naprawdę?
 revoke = Unieważnij
