@@ -111,6 +111,8 @@ pub enum RescueError {
     TooLarge { bytes: usize },
     #[error("the file is empty")]
     Empty,
+    #[error("{what}, not a handheld's rescue file (the queue screen's Export writes one)")]
+    NotRescueFile { what: &'static str },
     #[error("the file does not end with a complete line: it was cut short")]
     Truncated,
     #[error("line {line} is over {MAX_LINE_BYTES} bytes")]
@@ -238,6 +240,30 @@ fn sign(signed: &[u8], token_digest: &TokenDigest) -> Trailer {
     )
 }
 
+/// Refuses bytes whose first line cannot begin a rescue file, saying
+/// what they look like instead, before anything is said of their end (an
+/// SQLite database has no final newline, but it was never cut short).
+fn what_it_is(bytes: &[u8]) -> Result<(), RescueError> {
+    const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let what = if bytes.starts_with(SQLITE_MAGIC) {
+        "this is an SQLite database"
+    } else if !first.starts_with(b"{") {
+        "this is not JSON Lines"
+    } else {
+        match serde_json::from_slice::<serde_json::Value>(first) {
+            // Cut short inside its first line: said as such below.
+            Err(err) if err.is_eof() => return Ok(()),
+            Err(_) => "its first line is not JSON",
+            Ok(value) if value.get("format").is_none() => {
+                "its first line is JSON without a rescue file's \"format\""
+            }
+            Ok(_) => return Ok(()),
+        }
+    };
+    Err(RescueError::NotRescueFile { what })
+}
+
 /// Reads a file whole: every line within its bounds, a header of this
 /// format, items that are sync items, a trailer, as many items as the
 /// header says, and bytes that match the trailer's SHA-256. Anything else
@@ -249,6 +275,7 @@ pub fn read(bytes: &[u8]) -> Result<RescueFile<'_>, RescueError> {
     if bytes.is_empty() {
         return Err(RescueError::Empty);
     }
+    what_it_is(bytes)?;
     let body = bytes.strip_suffix(b"\n").ok_or(RescueError::Truncated)?;
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
     if let Some(line) = lines.iter().position(|l| l.len() + 1 > MAX_LINE_BYTES) {

@@ -114,12 +114,29 @@ fn a_file_without_its_trailer_is_refused() {
 fn what_is_not_json_lines_is_refused() {
     assert!(matches!(
         read(b"hello, site\n"),
-        Err(RescueError::NotJsonLines { line: 1, .. })
+        Err(RescueError::NotRescueFile { .. })
     ));
     assert!(matches!(
         read(b"{\"device_id\":\"HH-1\"}\n{}\n"),
+        Err(RescueError::NotRescueFile { .. })
+    ));
+    assert!(matches!(
+        read(b"{\"format\":\"stockhop-rescue/1\",\"device_id\":7}\n{}\n"),
         Err(RescueError::BadHeader { .. })
     ));
+    // An SQLite database (the site's own ledger, say) has no final
+    // newline; it is named for what it is, not as cut short.
+    let sqlite = b"SQLite format 3\0\x10\x00\x02\x02rest of the page";
+    assert_eq!(
+        read(sqlite),
+        Err(RescueError::NotRescueFile {
+            what: "this is an SQLite database"
+        })
+    );
+    assert!(read(sqlite)
+        .unwrap_err()
+        .to_string()
+        .starts_with("this is an SQLite database, not a handheld's rescue file"));
     assert!(matches!(
         read(b"{\"format\":\"stockhop-rescue/9\"}\n"),
         Err(RescueError::UnknownFormat { .. })
