@@ -228,20 +228,28 @@ async fn run_writer(
             group.into_iter().map(|job| (job.write, job.done)).unzip();
         let rules = Arc::clone(&rules);
         let results = db
-            .call_local_as(Caller::ListenerWrite, move |conn| -> Result<_, QueueError> {
-                let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
-                Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
-                    Ok(reports) => reports.into_iter().map(Ok).collect(),
-                    Err(err) if batch.len() == 1 => vec![Err(err)],
-                    Err(_) => batch
-                        .iter()
-                        .map(|one| {
-                            queue::write(conn, &mut rules, unix_now(), std::slice::from_ref(one))
+            .call_local_as(
+                Caller::ListenerWrite,
+                move |conn| -> Result<_, QueueError> {
+                    let mut rules = rules.lock().unwrap_or_else(|p| p.into_inner());
+                    Ok(match queue::write(conn, &mut rules, unix_now(), &batch) {
+                        Ok(reports) => reports.into_iter().map(Ok).collect(),
+                        Err(err) if batch.len() == 1 => vec![Err(err)],
+                        Err(_) => batch
+                            .iter()
+                            .map(|one| {
+                                queue::write(
+                                    conn,
+                                    &mut rules,
+                                    unix_now(),
+                                    std::slice::from_ref(one),
+                                )
                                 .map(|mut reports| reports.remove(0))
-                        })
-                        .collect(),
-                })
-            })
+                            })
+                            .collect(),
+                    })
+                },
+            )
             .await;
         let results: Vec<Result<WriteReport, QueueError>> = match results {
             Ok(results) => results,
