@@ -2517,10 +2517,12 @@ async fn the_openapi_document_names_each_schema_once_and_describes_the_wire_as_s
             vec!["bin", "code", "epc", "expiry", "gtin", "lot", "serial", "sku", "state"],
             vec!["expected", "grn", "qc", "sku"],
             vec!["epc", "manifest", "sscc", "state"],
-            vec!["badge", "name"],
+            vec!["badge", "language", "name"],
             vec!["gtin", "sku"],
         ]
     );
+    let operator = resolve(&arrays[4]["items"]);
+    assert_eq!(operator["required"], json!(["badge", "name"]), "{operator}");
     let unit = resolve(&arrays[1]["items"]);
     assert_eq!(
         unit["properties"]["state"]["enum"],
