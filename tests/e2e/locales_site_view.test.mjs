@@ -1,6 +1,6 @@
 // The site view's catalogues (site/src/view/page/locales/<locale>/view.ftl)
 // are whole: every locale parses, holds every message the page, its script,
-// its language module and the server's chart name and no message they do not, with the same
+// its language module, the server's chart and the decisions' workbench name and no message they do not, with the same
 // attributes as English, and formats each one with the arguments the code
 // passes (tests/e2e/lib/catalogues.mjs says how the code names a
 // message). The reasons' messages are built at run time (`reason-<code>`):
@@ -30,8 +30,16 @@ test('the site view\'s catalogues hold every message its code names, in every lo
   const report = checkSurface({
     name: 'site view',
     catalogues: join(page, 'locales'),
-    // The chart's words are drawn by the server (chart.rs) from the same catalogues.
-    sources: [join(page, 'index.html'), join(page, 'dashboard.js'), join(page, 'l10n.js'), join(root, 'site', 'src', 'view', 'chart.rs')],
+    // The chart's words are drawn by the server (chart.rs) from the same
+    // catalogues; a decision's sentences are named by the workbench
+    // (workbench.rs, its `msg("…")`) and formatted by the page.
+    sources: [
+      join(page, 'index.html'),
+      join(page, 'dashboard.js'),
+      join(page, 'l10n.js'),
+      join(root, 'site', 'src', 'view', 'chart.rs'),
+      join(root, 'site', 'src', 'view', 'workbench.rs'),
+    ],
     dynamic: reasons.map((code) => `reason-${code}`),
   });
   assert.deepEqual(report.problems, [], report.problems.join('\n'));

@@ -5,12 +5,16 @@
 // follows the page's language. In both, the figures shown are
 // the ledger's (read over the API) in the language's number format, and
 // device ids stay isolated left to right. Screenshots of both go to
-// artifacts/ (site_view_de.png, site_view_ar.png).
+// artifacts/ (site_view_de.png, site_view_ar.png). The decisions list
+// speaks German too: each decision's sentence (what waits, why, what each
+// action does) is the server's message formatted in German, naming the
+// unit, device and figures the ledger's decision holds over the API
+// (artifacts/site_view_decisions_de.png).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
-import { addDevice } from './lib/handheld.mjs';
+import { addDevice, importReference } from './lib/handheld.mjs';
 
 /** A queue deep enough that its figure shows the language's digit grouping. */
 const DEPTH = 1234;
@@ -123,6 +127,106 @@ test('the view follows Accept-Language, and the picker switches it to Arabic, ri
     assert.equal(await other.getAttribute('html', 'lang'), 'pl');
     assert.equal(await other.textContent('#sign-in h2'), 'Zaloguj się');
     await fresh.close();
+    assert.deepEqual(errors, [], 'no script error and no missing message');
+    await context.close();
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+/** Posts `items` from `deviceId` as its handheld syncs them; their outcomes. */
+async function sync(site, deviceId, token, items) {
+  const res = await fetch(`${site.base}/v1/sync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ device_id: deviceId, sent_at: new Date().toISOString(), items }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).results.map((r) => r.outcome);
+}
+
+test('the decisions list speaks German: each decision\'s sentences in German, naming what the ledger\'s decision holds', async () => {
+  const dataDir = tempDataDir();
+  await importReference(dataDir, { grns: [{ grn: 'GRN-DE', qc: 'accepted', sku: 'SKU-R', expected: 3 }] });
+  const adminToken = (await siteCommand(['admin', 'add', 'supervisor', '--data', dataDir])).trim();
+  const token = await addDevice(dataDir, 'HH-DE');
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  try {
+    // Two of the GRN's three units received, the second's undo sent past
+    // the 120 s window: a late undo and (on close) a GRN short one unit.
+    const tags = ['E28000000000000000DE0001', 'E28000000000000000DE0002'];
+    const t0 = Date.now() - 10 * 60_000;
+    const session = crypto.randomUUID();
+    let seq = 0;
+    const item = (command, body, atMs) => {
+      const at = new Date(t0 + atMs).toISOString();
+      seq += 1;
+      return { key: crypto.randomUUID(), session_id: session, client_seq: seq, command, occurred_at: at, queued_at: at, body };
+    };
+    const open = item('open_session', { operator_id: 'op-de', mode: 'receive', context: { grn: 'GRN-DE' } }, 0);
+    const scans = tags.map((epc, i) => item('scan', { mode: 'receive', grn: 'GRN-DE', epc, sku: 'SKU-R' }, 1000 * (i + 1)));
+    const late = item('undo', { target_key: scans[1].key }, 2000 + 121_000);
+    const close = item('close_session', {}, 2000 + 122_000);
+    assert.deepEqual(await sync(site, 'HH-DE', token, [open, ...scans, late, close]), ['applied', 'applied', 'applied', 'rejected', 'applied']);
+
+    // The ledger's decisions, over the API: the English words stay, with
+    // the message and its values beside them.
+    const res = await fetch(`${site.base}/v1/site/decisions`, { headers: { authorization: `Bearer ${adminToken}` } });
+    assert.equal(res.status, 200);
+    const { decisions } = await res.json();
+    const undo = decisions.find((d) => d.kind === 'late_undo');
+    const grn = decisions.find((d) => d.kind === 'grn_resolution');
+    assert.ok(undo && grn, JSON.stringify(decisions));
+    assert.match(undo.summary, /could not be made/);
+    assert.equal(undo.summary_id, 'decision-late-undo');
+    assert.deepEqual([undo.epc, undo.device_id, undo.client_seq, undo.mode], [tags[1], 'HH-DE', late.client_seq, 'receive']);
+    const short = grn.lines.reduce((sum, l) => sum + l.short, 0);
+    const excess = grn.lines.reduce((sum, l) => sum + l.excess, 0);
+    assert.deepEqual([grn.grn, grn.lines.length, short, excess], ['GRN-DE', 1, 1, 0]);
+    assert.deepEqual([grn.args.short, grn.args.excess, grn.args.lines], [short, excess, grn.lines.length]);
+
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      extraHTTPHeaders: { 'Accept-Language': 'de-DE,de;q=0.9' },
+    });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('console', (message) => {
+      if (message.type() === 'warning' || message.type() === 'error') errors.push(message.text());
+    });
+    await page.goto(`${site.base}/site/`);
+    await page.waitForSelector('body[data-state="signed-out"]');
+    await page.fill('#admin-token', adminToken);
+    await page.click('#sign-in-form button[type="submit"]');
+    await page.waitForSelector('body[data-state="ready"]');
+    const undoRow = page.locator(`#corrections li[data-decision="${undo.id}"]`);
+    const grnRow = page.locator(`#grns li[data-decision="${grn.id}"]`);
+    await undoRow.waitFor();
+    await grnRow.waitFor();
+
+    // What waits: the same unit, device and scan number as the ledger's decision, in German.
+    assert.equal(
+      await undoRow.locator('.summary').textContent(),
+      `Stornierung Nr. ${undo.client_seq} für ${undo.epc} (Wareneingang) auf ${undo.device_id} war nicht möglich.`,
+    );
+    const undoText = await undoRow.textContent();
+    assert.ok(undoText.includes(`der Wareneingang wird storniert: ${undo.epc} verlässt seine WE-Position.`), undoText);
+    assert.ok(undoText.includes('der Scan bleibt, wie er gebucht wurde.'), undoText);
+    // The GRN: the same short and over units, on the same number of lines.
+    assert.equal(await grnRow.locator('.summary').textContent(), `WE-Beleg ${grn.grn}: ${short} zu wenig, ${excess} zu viel, in einer Position`);
+    const grnText = await grnRow.textContent();
+    assert.ok(grnText.includes('Grund: der WE-Beleg wurde mit Positionen abgeschlossen'), grnText);
+    assert.ok(grnText.includes('der WE-Beleg gilt wie vereinnahmt als vollständig'), grnText);
+    // None of the server's English sentences shows.
+    for (const d of [undo, grn]) {
+      for (const english of [d.summary, d.dismiss_words, d.correct_words, d.reason_words].filter(Boolean)) {
+        assert.ok(!(await page.locator('.decisions').textContent()).includes(english), `English shows: ${english}`);
+      }
+    }
+    await page.locator('.decisions').screenshot({ path: join(artifactsDir(), 'site_view_decisions_de.png') });
     assert.deepEqual(errors, [], 'no script error and no missing message');
     await context.close();
   } finally {

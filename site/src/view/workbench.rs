@@ -77,6 +77,34 @@ pub struct Decision {
     /// stands and nothing is posted.`).
     pub dismiss_words: String,
     pub correct_words: Option<String>,
+    /// The view catalogue's message for `summary`, `reason_words` (when
+    /// there is no `reason`), `dismiss_words` and `correct_words`, so a
+    /// page shows them in its reader's language; each formats with
+    /// `args`. Null where the words have no message: show the English.
+    pub summary_id: Option<String>,
+    pub reason_words_id: Option<String>,
+    pub dismiss_id: Option<String>,
+    pub correct_id: Option<String>,
+    /// The values those messages name, by the message's variable: codes
+    /// (a mode, a record kind, a command) as the ledger writes them, for
+    /// the page to put in words; unit counts as numbers; a scan's number
+    /// as text (`?` when the item carried none).
+    #[schema(value_type = Object)]
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Names a message of the site view's catalogue (the catalogues' checker
+/// reads the literal).
+fn msg(id: &str) -> Option<String> {
+    Some(id.to_owned())
+}
+
+/// The arguments of a decision's messages, from a JSON object literal.
+fn args(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
 }
 
 impl Decision {
@@ -105,12 +133,18 @@ impl Decision {
             actions: vec![actions::DISMISS.to_owned()],
             dismiss_words: "it stays as it stands.".to_owned(),
             correct_words: None,
+            summary_id: None,
+            reason_words_id: None,
+            dismiss_id: None,
+            correct_id: None,
+            args: serde_json::Map::new(),
         }
     }
 
-    fn correctable(mut self, words: String) -> Decision {
+    fn correctable(mut self, words: String, id: Option<String>) -> Decision {
         self.actions.push(actions::CORRECT.to_owned());
         self.correct_words = Some(words);
+        self.correct_id = id;
         self
     }
 
@@ -219,11 +253,26 @@ fn count_decision(
     decision.bin = view.bin.clone();
     decision.mode = Some("cycle_count".to_owned());
     decision.recorded_at = closed_at;
-    decision.reason_words = Some(if view.missing.is_empty() && view.unexpected.is_empty() {
+    let matches = view.missing.is_empty() && view.unexpected.is_empty();
+    decision.reason_words = Some(if matches {
         "the count found every expected unit and nothing else".to_owned()
     } else {
         "the count differs from the stock the site expected in the zone".to_owned()
     });
+    decision.summary_id = match &view.bin {
+        Some(_) => msg("decision-count-bin"),
+        None => msg("decision-count"),
+    };
+    decision.reason_words_id = if matches {
+        msg("decision-count-matches")
+    } else {
+        msg("decision-count-differs")
+    };
+    decision.dismiss_id = msg("decision-count-dismiss");
+    decision.args = args(serde_json::json!({
+        "count": view.count_id, "location": view.location, "zone": view.zone,
+        "bin": view.bin, "missing": view.missing.len(), "unexpected": view.unexpected.len(),
+    }));
     decision.dismiss_words =
         "the stock stays as it stands: the count stays unapproved and posts nothing.".to_owned();
     let correct = format!(
@@ -233,7 +282,9 @@ fn count_decision(
     );
     decision.missing = view.missing;
     decision.unexpected = view.unexpected;
-    Ok(Some(decision.correctable(correct)))
+    Ok(Some(
+        decision.correctable(correct, msg("decision-count-correct")),
+    ))
 }
 
 fn grn_decisions(conn: &Connection) -> crate::store::sql::Result<Vec<Decision>> {
@@ -303,6 +354,14 @@ fn grn_decision(conn: &Connection, grn: &str) -> crate::store::sql::Result<Optio
     decision.mode = Some("receive".to_owned());
     decision.reason_words =
         Some("the GRN was closed with lines that did not receive what they expect".to_owned());
+    decision.summary_id = msg("decision-grn");
+    decision.reason_words_id = msg("decision-grn-why");
+    decision.dismiss_id = msg("decision-grn-dismiss");
+    decision.args = args(serde_json::json!({
+        "grn": grn, "lines": lines.len(),
+        "short": lines.iter().map(|l| l.short).sum::<u64>(),
+        "excess": lines.iter().map(|l| l.excess).sum::<u64>(),
+    }));
     // Who received on it last, and when.
     let last = conn
         .prepare_cached(
@@ -471,22 +530,38 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Resu
             row.device_id
         );
         decision.dismiss_words = "the scan stands as recorded.".to_owned();
+        decision.summary_id = msg("decision-late-undo");
+        decision.dismiss_id = msg("decision-late-undo-dismiss");
+        decision.args = args(serde_json::json!({
+            "seq": seq, "unit": decision.epc.as_deref().unwrap_or("?"),
+            "mode": decision.mode.as_deref().unwrap_or("?"), "device": row.device_id,
+        }));
         let reversible = match &hop {
             Some(hop) => corrections::reversible(conn, hop)?,
             None => false,
         };
         if reversible {
-            let words = match decision.mode.as_deref() {
-                Some("receive") => format!("the receive is reversed: {what} leaves its GRN line."),
-                Some("dispatch_verify") => format!(
+            let (words, id) = match decision.mode.as_deref() {
+                Some("receive") => (
+                    format!("the receive is reversed: {what} leaves its GRN line."),
+                    msg("decision-late-undo-receive"),
+                ),
+                Some("dispatch_verify") => (
+                    format!(
                     "the dispatch is reversed: {what} is back in its bin and unverified on the manifest."
                 ),
-                Some("cycle_count") => {
-                    format!("the count scan is reversed: {what} is no longer counted.")
-                }
-                _ => format!("the put-away is reversed: {what} goes back where it was."),
+                    msg("decision-late-undo-dispatch"),
+                ),
+                Some("cycle_count") => (
+                    format!("the count scan is reversed: {what} is no longer counted."),
+                    msg("decision-late-undo-count"),
+                ),
+                _ => (
+                    format!("the put-away is reversed: {what} goes back where it was."),
+                    msg("decision-late-undo-put-away"),
+                ),
             };
-            decision = decision.correctable(words);
+            decision = decision.correctable(words, id);
         }
         return Ok(decision);
     }
@@ -505,6 +580,13 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Resu
         row.device_id
     );
     decision.dismiss_words = "the refusal stands and nothing is posted.".to_owned();
+    decision.summary_id = msg("decision-item");
+    decision.dismiss_id = msg("decision-item-dismiss");
+    decision.args = args(serde_json::json!({
+        "command": row.command, "seq": seq, "unit": decision.epc.as_deref().unwrap_or("–"),
+        "mode": decision.mode.as_deref().unwrap_or("?"), "device": row.device_id,
+        "bin": decision.bin,
+    }));
     let puts_away = row.command == "scan"
         && decision.mode.as_deref() == Some("put_away")
         && matches!(
@@ -517,7 +599,7 @@ fn item_decision(conn: &Connection, row: RejectedRow) -> crate::store::sql::Resu
     };
     if let (true, Some(epc), Some(bin)) = (placeable, &decision.epc, &decision.bin) {
         let words = format!("{epc} is in stock in bin {bin} (an ADJUST hop).");
-        decision = decision.correctable(words);
+        decision = decision.correctable(words, msg("decision-item-correct"));
     }
     Ok(decision)
 }
@@ -562,9 +644,23 @@ fn terminal_decision(dead: &DeadLetter) -> Decision {
         "the ledger refused it for good ({status}): {answer}"
     ));
     decision.dismiss_words = "the record stays refused.".to_owned();
+    decision.summary_id = match dead.status {
+        Some(_) => msg("decision-terminal"),
+        None => msg("decision-terminal-unanswered"),
+    };
+    decision.reason_words_id = match dead.status {
+        Some(_) => msg("decision-terminal-why"),
+        None => msg("decision-terminal-why-unanswered"),
+    };
+    decision.dismiss_id = msg("decision-terminal-dismiss");
+    decision.args = args(serde_json::json!({
+        "kind": dead.kind, "subject": dead.subject, "terminal": dead.device_serial,
+        "status": dead.status, "answer": answer,
+    }));
     decision.correctable(
         "the record goes to the ledger again (once what refused it is fixed, e.g. the terminal commissioned)."
             .to_owned(),
+        msg("decision-terminal-correct"),
     )
 }
 

@@ -317,6 +317,16 @@ async fn a_grn_to_resolve_names_its_lines_and_tags_and_accepting_it_books_each_l
         .as_str()
         .unwrap()
         .contains("SKU-1 1 of 2 received, short 1"));
+    // Beside the English, the view's messages and the figures they name.
+    assert_eq!(
+        (&waiting["summary_id"], &waiting["reason_words_id"]),
+        (&json!("decision-grn"), &json!("decision-grn-why"))
+    );
+    assert_eq!(waiting["dismiss_id"], "decision-grn-dismiss");
+    assert_eq!(
+        waiting["args"],
+        json!({"grn": "G-1", "lines": 2, "short": 2, "excess": 0})
+    );
 
     // Resolving a GRN is one operation: the decision offers only it, and
     // accepting the GRN as received books its lines.
@@ -415,6 +425,32 @@ async fn a_rejected_put_away_is_confirmed_by_correct_and_left_refused_by_dismiss
     assert_eq!(
         waiting["dismiss_words"],
         "the refusal stands and nothing is posted."
+    );
+    // The same sentences as the view's messages, with the values they name.
+    assert_eq!(
+        (
+            &waiting["summary_id"],
+            &waiting["correct_id"],
+            &waiting["dismiss_id"]
+        ),
+        (
+            &json!("decision-item"),
+            &json!("decision-item-correct"),
+            &json!("decision-item-dismiss")
+        )
+    );
+    assert_eq!(
+        waiting["reason_words_id"],
+        json!(null),
+        "its reason has its own message"
+    );
+    assert_eq!(
+        (
+            &waiting["args"]["unit"],
+            &waiting["args"]["bin"],
+            &waiting["args"]["seq"]
+        ),
+        (&json!("U-1"), &json!("A-2"), &json!("2"))
     );
     let unknown = format!("item:HH-1:{}", items[3]["key"].as_str().unwrap());
     assert_eq!(

@@ -296,7 +296,7 @@ function renderStatus(status) {
   listOr(
     $('terminals'),
     status.terminals.map((terminal) => row({ dataset: { device: terminal.device_id } },
-      el('strong', {}, el('bdi', {}, terminal.device_id)), terminal.source, t('terminal-seen', { time: clock(terminal.last_seen_at) }))),
+      el('strong', {}, el('bdi', {}, terminal.device_id)), word(SOURCE_WORDS, terminal.source), t('terminal-seen', { time: clock(terminal.last_seen_at) }))),
     t('terminals-none'),
   );
   $('listener-depth').textContent = number(status.listener.queue_depth);
@@ -308,7 +308,7 @@ function renderStatus(status) {
       row(
         { dataset: { seq: s.seq } },
         el('strong', {}, el('bdi', {}, s.device_serial)),
-        el('bdi', {}, `${s.kind} ${s.subject}`),
+        word(RECORD_WORDS, s.kind), ' ', el('bdi', {}, s.subject),
         t('set-aside-attempts', { attempts: s.attempts, time: stamp(s.last_attempt_at), error: s.last_error ?? '?' }),
         t('set-aside-next', { time: clock(s.next_attempt_at) }),
       ),
@@ -318,7 +318,7 @@ function renderStatus(status) {
   listOr(
     $('dead-letters'),
     status.listener.dead_letters.map((d) =>
-      row({}, el('strong', {}, el('bdi', {}, d.device_serial)), el('bdi', {}, `${d.kind} ${d.subject}`), el('bdi', {}, `→ ${d.status ?? '?'} ${d.body ?? ''}`)),
+      row({}, el('strong', {}, el('bdi', {}, d.device_serial)), el('span', {}, word(RECORD_WORDS, d.kind), ' ', el('bdi', {}, d.subject)), el('bdi', {}, `→ ${d.status ?? '?'} ${d.body ?? ''}`)),
     ),
     t('dead-letters-none'),
   );
@@ -557,6 +557,9 @@ const KIND_WORDS = {
 const ACTION_WORDS = { dismiss: msg('settled-dismiss'), correct: msg('settled-correct'), acknowledge: msg('settled-acknowledge'), rescan: msg('settled-rescan') };
 const CORRECT_LABELS = { count_variance: msg('correct-count-variance'), grn_resolution: msg('correct-grn-resolution'), late_undo: msg('correct-late-undo'), rejected_item: msg('correct-rejected-item'), terminal_failed: msg('correct-terminal-failed') };
 const DISMISS_LABELS = { grn_resolution: msg('dismiss-grn-resolution') };
+/** A terminal's record kinds and sources (the listener's codes), in words; the code where the catalogue has none. */
+const RECORD_WORDS = { attendance: msg('record-kind-attendance'), tag_read: msg('record-kind-tag-read'), code_read: msg('record-kind-code-read') };
+const SOURCE_WORDS = { iclock: msg('terminal-source-iclock'), zebra: msg('terminal-source-zebra'), framed: msg('terminal-source-framed') };
 const MODE_WORDS = { receive: msg('mode-receive'), put_away: msg('mode-put-away'), cycle_count: msg('mode-cycle-count'), dispatch_verify: msg('mode-dispatch-verify'), find_unit: msg('mode-find-unit') };
 
 /** A mode's name in the view's language (its wire name when the catalogue has none). */
@@ -568,11 +571,29 @@ function modeWords(mode) {
 /**
  * Why the ledger refused an item: in English the ledger's own words (they
  * may name the item's particulars), in another language its
- * `reason-<code>` message, else the ledger's words.
+ * `reason-<code>` message, else the ledger's words. A decision the
+ * ledger gave no reason code (a count, a GRN, a terminal record) names
+ * its why's message itself (`reason_words_id`).
  */
 function reasonWords(d) {
   const id = `reason-${d.reason}`;
-  return locale() !== 'en' && d.reason && has(id) ? t(id) : d.reason_words;
+  if (!d.reason) return decisionWords(d, d.reason_words_id, d.reason_words);
+  return locale() !== 'en' && has(id) ? t(id) : d.reason_words;
+}
+
+/**
+ * One of a decision's sentences (its summary, why, or what an action
+ * does): in English the server's own words, in another language the
+ * message the server names (`summary_id`, …) formatted with the
+ * decision's `args`, its codes (a mode, a record kind) put in words
+ * first; the server's words when the catalogues have no such message.
+ */
+function decisionWords(d, id, english) {
+  if (locale() === 'en' || !id || !has(id)) return english;
+  const args = { ...d.args };
+  if (args.mode) args.mode = modeWords(args.mode);
+  if (args.kind) args.kind = word(RECORD_WORDS, args.kind);
+  return t(id, args);
 }
 
 /** Notes typed into rows, kept across the re-renders of polling. */
@@ -627,8 +648,8 @@ function decisionRow(d) {
   // after its button's label.
   const correctLabel = t(CORRECT_LABELS[d.kind] ?? msg('correct'));
   const dismissLabel = t(DISMISS_LABELS[d.kind] ?? msg('dismiss'));
-  const correctChoice = d.correct_words ? t('choice', { action: correctLabel, words: d.correct_words }) : '';
-  const dismissChoice = t('choice', { action: dismissLabel, words: d.dismiss_words });
+  const correctChoice = d.correct_words ? t('choice', { action: correctLabel, words: decisionWords(d, d.correct_id, d.correct_words) }) : '';
+  const dismissChoice = t('choice', { action: dismissLabel, words: decisionWords(d, d.dismiss_id, d.dismiss_words) });
   const buttons = [];
   if (d.actions.includes('correct')) {
     const button = confirmButton(correctLabel, t('confirm-action', { action: correctLabel }), settle('correct'), `correct ${d.id}`);
@@ -641,7 +662,7 @@ function decisionRow(d) {
   dismiss.title = dismissChoice;
   buttons.push(dismiss);
   return el('li', { ...attrs, class: 'decision' },
-    el('p', { class: 'what' }, el('strong', {}, kindLabel(d)), ' ', d.summary),
+    el('p', { class: 'what' }, el('strong', {}, kindLabel(d)), ' ', el('span', { class: 'summary' }, decisionWords(d, d.summary_id, d.summary))),
     el('p', { class: 'muted' }, context(d)),
     d.reason_words ? el('p', { class: 'why', dataset: { reason: d.reason ?? '' } }, t('why', { words: reasonWords(d) })) : '',
     ...details,

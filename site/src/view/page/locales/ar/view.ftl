@@ -297,6 +297,56 @@ decision-note = ملاحظة على { $decision }
     .placeholder = ملاحظة (السبب)
 why = السبب: { $words }
 choice = { $action }: { $words }
+
+## كلمات القرار (summary_id وreason_words_id وdismiss_id وcorrect_id
+## في منضدة القرارات، مع args)
+
+decision-count = الجرد { $count } في { $location } / { $zone }: { $missing } مفقودة، { $unexpected } غير متوقعة
+decision-count-bin = الجرد { $count } للموقع { $bin } في { $location } / { $zone }: { $missing } مفقودة، { $unexpected } غير متوقعة
+decision-count-matches = وجد الجرد كل وحدة متوقعة ولا شيء غيرها
+decision-count-differs = يختلف الجرد عن المخزون الذي توقعه الموقع في المنطقة
+decision-count-dismiss = يبقى المخزون كما هو: يبقى الجرد دون اعتماد ولا يقيّد شيئًا.
+decision-count-correct = { $missing ->
+        [one] تُسجَّل وحدة مفقودة واحدة كمفقودة
+       *[other] تُسجَّل { $missing } وحدات مفقودة كمفقودة
+    }، { $unexpected ->
+        [one] وتُنقل وحدة غير متوقعة واحدة إلى الموقع الذي جُردت فيه
+       *[other] وتُنقل { $unexpected } وحدات غير متوقعة إلى الموقع الذي جُردت فيه
+    } (حركات ADJUST).
+decision-grn = إذن الاستلام { $grn }: نقص { $short }، زيادة { $excess }، في { $lines ->
+        [one] بند واحد
+       *[other] { $lines } بنود
+    }
+decision-grn-why = أُغلق إذن الاستلام ببنود لم تستلم ما هو متوقع
+decision-grn-dismiss = يُعد إذن الاستلام مكتملًا كما استُلم: يُقيَّد كل بند ناقص أو زائد كحركة ADJUST بصنفه وكميته.
+decision-late-undo = تعذّر الإلغاء رقم { $seq } عن { $unit } ({ $mode }) على { $device }.
+decision-late-undo-dismiss = يبقى المسح كما سُجّل.
+decision-late-undo-receive = يُعكس الاستلام: تخرج { $unit } من بند الاستلام.
+decision-late-undo-dispatch = يُعكس الشحن: تعود { $unit } إلى موقعها وتصبح غير متحقق منها في بيان الشحن.
+decision-late-undo-count = يُعكس مسح الجرد: لم تعد { $unit } محسوبة.
+decision-late-undo-put-away = يُعكس التخزين: تعود { $unit } إلى حيث كانت.
+decision-item = رُفض { $command ->
+        [scan] المسح
+        [undo] الإلغاء
+       *[other] { $command }
+    } رقم { $seq } ({ $unit }، { $mode }) على { $device }.
+decision-item-dismiss = يبقى الرفض ولا يُقيَّد شيء.
+decision-item-correct = { $unit } في المخزون في الموقع { $bin } (حركة ADJUST).
+decision-terminal = رفض دفتر المخزون سجل ({ $kind }) لـ { $subject } من الجهاز { $terminal } (HTTP { $status })
+decision-terminal-unanswered = رفض دفتر المخزون سجل ({ $kind }) لـ { $subject } من الجهاز { $terminal } (بلا رد)
+decision-terminal-why = رفضه دفتر المخزون نهائيًا (HTTP { $status }): { $answer }
+decision-terminal-why-unanswered = رفضه دفتر المخزون نهائيًا (بلا رد): { $answer }
+decision-terminal-dismiss = يبقى السجل مرفوضًا.
+decision-terminal-correct = يُرسل السجل إلى دفتر المخزون مرة أخرى (بعد إصلاح سبب رفضه، مثل تشغيل الجهاز).
+
+## سجلات الجهاز ومصادره
+
+record-kind-attendance = حضور
+record-kind-tag-read = قراءة وسم
+record-kind-code-read = قراءة رمز
+terminal-source-iclock = جهاز حضور (iclock)
+terminal-source-zebra = قارئ RFID من Zebra
+terminal-source-framed = قارئ (framed)
 confirm-action = { $action }؟
 correct = تصحيح
 dismiss = تجاهل

@@ -289,6 +289,56 @@ decision-note = Notiz zu { $decision }
     .placeholder = Notiz (Begründung)
 why = Grund: { $words }
 choice = { $action }: { $words }
+
+## Die Worte einer Entscheidung (summary_id, reason_words_id, dismiss_id
+## und correct_id der Werkbank, mit ihren args)
+
+decision-count = Zählauftrag { $count } in { $location } / { $zone }: { $missing } fehlend, { $unexpected } unerwartet
+decision-count-bin = Zählauftrag { $count } für Lagerplatz { $bin } in { $location } / { $zone }: { $missing } fehlend, { $unexpected } unerwartet
+decision-count-matches = die Inventur hat jede erwartete Einheit gefunden und nichts sonst
+decision-count-differs = die Inventur weicht vom Bestand ab, den der Standort in der Zone erwartet
+decision-count-dismiss = der Bestand bleibt, wie er ist: der Zählauftrag bleibt unfreigegeben und bucht nichts.
+decision-count-correct = { $missing ->
+        [one] eine fehlende Einheit wird als fehlend gebucht
+       *[other] { $missing } fehlende Einheiten werden als fehlend gebucht
+    }, { $unexpected ->
+        [one] eine unerwartete Einheit kommt auf den Lagerplatz, auf dem sie gezählt wurde
+       *[other] { $unexpected } unerwartete Einheiten kommen auf den Lagerplatz, auf dem sie gezählt wurden
+    } (ADJUST-Buchungen).
+decision-grn = WE-Beleg { $grn }: { $short } zu wenig, { $excess } zu viel, in { $lines ->
+        [one] einer Position
+       *[other] { $lines } Positionen
+    }
+decision-grn-why = der WE-Beleg wurde mit Positionen abgeschlossen, die nicht die erwartete Menge erhalten haben
+decision-grn-dismiss = der WE-Beleg gilt wie vereinnahmt als vollständig: jede Position mit Unter- oder Überlieferung wird als ADJUST-Buchung mit Artikel und Menge gebucht.
+decision-late-undo = Stornierung Nr. { $seq } für { $unit } ({ $mode }) auf { $device } war nicht möglich.
+decision-late-undo-dismiss = der Scan bleibt, wie er gebucht wurde.
+decision-late-undo-receive = der Wareneingang wird storniert: { $unit } verlässt seine WE-Position.
+decision-late-undo-dispatch = der Versand wird storniert: { $unit } ist wieder auf seinem Lagerplatz und auf der Ladeliste ungeprüft.
+decision-late-undo-count = der Inventurscan wird storniert: { $unit } ist nicht mehr gezählt.
+decision-late-undo-put-away = die Einlagerung wird storniert: { $unit } kommt zurück, wo es war.
+decision-item = { $command ->
+        [scan] Scan
+        [undo] Stornierung
+       *[other] { $command }
+    } Nr. { $seq } ({ $unit }, { $mode }) auf { $device } wurde abgelehnt.
+decision-item-dismiss = die Ablehnung bleibt bestehen, nichts wird gebucht.
+decision-item-correct = { $unit } ist auf Lager, auf Lagerplatz { $bin } (eine ADJUST-Buchung).
+decision-terminal = Datensatz ({ $kind }) zu { $subject } vom Terminal { $terminal } wurde vom Bestandsbuch abgelehnt (HTTP { $status })
+decision-terminal-unanswered = Datensatz ({ $kind }) zu { $subject } vom Terminal { $terminal } wurde vom Bestandsbuch abgelehnt (keine Antwort)
+decision-terminal-why = das Bestandsbuch hat ihn endgültig abgelehnt (HTTP { $status }): { $answer }
+decision-terminal-why-unanswered = das Bestandsbuch hat ihn endgültig abgelehnt (keine Antwort): { $answer }
+decision-terminal-dismiss = der Datensatz bleibt abgelehnt.
+decision-terminal-correct = der Datensatz geht noch einmal an das Bestandsbuch (sobald behoben ist, was ihn abgelehnt hat, z. B. das Terminal in Betrieb genommen).
+
+## Datensätze und Quellen eines Terminals
+
+record-kind-attendance = Zeiterfassung
+record-kind-tag-read = Tag-Lesung
+record-kind-code-read = Code-Lesung
+terminal-source-iclock = Zeiterfassungsterminal (iclock)
+terminal-source-zebra = RFID-Leser (Zebra)
+terminal-source-framed = Leser (framed)
 confirm-action = { $action }?
 correct = Korrigieren
 dismiss = Verwerfen

@@ -298,6 +298,57 @@ decision-note = Note for { $decision }
     .placeholder = Note (why)
 why = Why: { $words }
 choice = { $action }: { $words }
+
+## A decision's own words (the workbench's summary_id, reason_words_id,
+## dismiss_id and correct_id, with its args: $mode and $kind arrive as
+## words of this catalogue, counts as numbers)
+
+decision-count = Count { $count } of { $location } / { $zone }: { $missing } missing, { $unexpected } unexpected
+decision-count-bin = Count { $count } of bin { $bin } in { $location } / { $zone }: { $missing } missing, { $unexpected } unexpected
+decision-count-matches = the count found every expected unit and nothing else
+decision-count-differs = the count differs from the stock the site expected in the zone
+decision-count-dismiss = the stock stays as it stands: the count stays unapproved and posts nothing.
+decision-count-correct = { $missing ->
+        [one] one missing unit becomes missing
+       *[other] { $missing } missing units become missing
+    }, { $unexpected ->
+        [one] one unexpected unit moves
+       *[other] { $unexpected } unexpected units move
+    } into the bin they were counted in (ADJUST hops).
+decision-grn = GRN { $grn }: { $short } short, { $excess } over, on { $lines ->
+        [one] one line
+       *[other] { $lines } lines
+    }
+decision-grn-why = the GRN was closed with lines that did not receive what they expect
+decision-grn-dismiss = the GRN is complete as received: each short or over line is booked as an ADJUST hop with its SKU and quantity.
+decision-late-undo = Undo #{ $seq } of { $unit } ({ $mode }) on { $device } could not be made.
+decision-late-undo-dismiss = the scan stands as recorded.
+decision-late-undo-receive = the receive is reversed: { $unit } leaves its GRN line.
+decision-late-undo-dispatch = the dispatch is reversed: { $unit } is back in its bin and unverified on the manifest.
+decision-late-undo-count = the count scan is reversed: { $unit } is no longer counted.
+decision-late-undo-put-away = the put-away is reversed: { $unit } goes back where it was.
+decision-item = { $command ->
+        [scan] Scan
+        [undo] Undo
+       *[other] { $command }
+    } #{ $seq } ({ $unit }, { $mode }) on { $device } was refused.
+decision-item-dismiss = the refusal stands and nothing is posted.
+decision-item-correct = { $unit } is in stock in bin { $bin } (an ADJUST hop).
+decision-terminal = { $kind } record of { $subject } from terminal { $terminal } was refused by the ledger (HTTP { $status })
+decision-terminal-unanswered = { $kind } record of { $subject } from terminal { $terminal } was refused by the ledger (no answer)
+decision-terminal-why = the ledger refused it for good (HTTP { $status }): { $answer }
+decision-terminal-why-unanswered = the ledger refused it for good (no answer): { $answer }
+decision-terminal-dismiss = the record stays refused.
+decision-terminal-correct = the record goes to the ledger again (once what refused it is fixed, e.g. the terminal commissioned).
+
+## A terminal's records and sources, as the listener names them
+
+record-kind-attendance = attendance
+record-kind-tag-read = tag read
+record-kind-code-read = code read
+terminal-source-iclock = time clock (iclock)
+terminal-source-zebra = RFID reader (Zebra)
+terminal-source-framed = reader (framed)
 confirm-action = { $action }?
 correct = Correct
 dismiss = Dismiss

@@ -289,6 +289,56 @@ decision-note = Nota para { $decision }
     .placeholder = Nota (motivo)
 why = Motivo: { $words }
 choice = { $action }: { $words }
+
+## Las palabras de una decisión (summary_id, reason_words_id, dismiss_id y
+## correct_id del banco de trabajo, con sus args)
+
+decision-count = Inventario { $count } de { $location } / { $zone }: { $missing } faltantes, { $unexpected } inesperadas
+decision-count-bin = Inventario { $count } de la ubicación { $bin } en { $location } / { $zone }: { $missing } faltantes, { $unexpected } inesperadas
+decision-count-matches = el inventario encontró cada unidad esperada y nada más
+decision-count-differs = el inventario difiere del stock que el sitio esperaba en la zona
+decision-count-dismiss = el stock queda como está: el inventario sigue sin aprobar y no registra nada.
+decision-count-correct = { $missing ->
+        [one] una unidad faltante pasa a faltante
+       *[other] { $missing } unidades faltantes pasan a faltantes
+    }, { $unexpected ->
+        [one] una unidad inesperada pasa a la ubicación donde se contó
+       *[other] { $unexpected } unidades inesperadas pasan a la ubicación donde se contaron
+    } (movimientos ADJUST).
+decision-grn = Recepción { $grn }: { $short } de menos, { $excess } de más, en { $lines ->
+        [one] una línea
+       *[other] { $lines } líneas
+    }
+decision-grn-why = la recepción se cerró con líneas que no recibieron lo esperado
+decision-grn-dismiss = la recepción queda completa tal como se recibió: cada línea corta o excedida se registra como un movimiento ADJUST con su artículo y cantidad.
+decision-late-undo = No se pudo hacer la anulación n.º { $seq } de { $unit } ({ $mode }) en { $device }.
+decision-late-undo-dismiss = el escaneo queda como se registró.
+decision-late-undo-receive = se revierte la recepción: { $unit } sale de su línea de recepción.
+decision-late-undo-dispatch = se revierte la expedición: { $unit } vuelve a su ubicación y queda sin verificar en el manifiesto.
+decision-late-undo-count = se revierte el escaneo del inventario: { $unit } deja de estar contada.
+decision-late-undo-put-away = se revierte la ubicación: { $unit } vuelve a donde estaba.
+decision-item = Se rechazó { $command ->
+        [scan] el escaneo
+        [undo] la anulación
+       *[other] { $command }
+    } n.º { $seq } ({ $unit }, { $mode }) en { $device }.
+decision-item-dismiss = el rechazo se mantiene y no se registra nada.
+decision-item-correct = { $unit } queda en stock en la ubicación { $bin } (un movimiento ADJUST).
+decision-terminal = El registro ({ $kind }) de { $subject } del terminal { $terminal } fue rechazado por el libro de stock (HTTP { $status })
+decision-terminal-unanswered = El registro ({ $kind }) de { $subject } del terminal { $terminal } fue rechazado por el libro de stock (sin respuesta)
+decision-terminal-why = el libro de stock lo rechazó definitivamente (HTTP { $status }): { $answer }
+decision-terminal-why-unanswered = el libro de stock lo rechazó definitivamente (sin respuesta): { $answer }
+decision-terminal-dismiss = el registro sigue rechazado.
+decision-terminal-correct = el registro vuelve a enviarse al libro de stock (una vez corregido lo que lo rechazó, p. ej. el terminal puesto en servicio).
+
+## Registros y orígenes de un terminal
+
+record-kind-attendance = fichaje
+record-kind-tag-read = lectura de tag
+record-kind-code-read = lectura de código
+terminal-source-iclock = terminal de fichaje (iclock)
+terminal-source-zebra = lector RFID (Zebra)
+terminal-source-framed = lector (framed)
 confirm-action = ¿{ $action }?
 correct = Corregir
 dismiss = Descartar

@@ -292,6 +292,58 @@ decision-note = Notatka do { $decision }
     .placeholder = Notatka (powód)
 why = Powód: { $words }
 choice = { $action }: { $words }
+
+## Słowa decyzji (summary_id, reason_words_id, dismiss_id i correct_id
+## stołu decyzji, z ich args)
+
+decision-count = Inwentaryzacja { $count } w { $location } / { $zone }: brakujące { $missing }, nieoczekiwane { $unexpected }
+decision-count-bin = Inwentaryzacja { $count } lokalizacji { $bin } w { $location } / { $zone }: brakujące { $missing }, nieoczekiwane { $unexpected }
+decision-count-matches = inwentaryzacja znalazła każdą oczekiwaną jednostkę i nic więcej
+decision-count-differs = inwentaryzacja różni się od stanu, którego lokalizacja oczekiwała w strefie
+decision-count-dismiss = stan pozostaje bez zmian: inwentaryzacja pozostaje niezatwierdzona i niczego nie księguje.
+decision-count-correct = { $missing ->
+        [one] jedna brakująca jednostka zostaje oznaczona jako brakująca
+        [few] { $missing } brakujące jednostki zostają oznaczone jako brakujące
+       *[other] { $missing } brakujących jednostek zostaje oznaczonych jako brakujące
+    }, { $unexpected ->
+        [one] jedna nieoczekiwana jednostka trafia do lokalizacji, w której ją policzono
+        [few] { $unexpected } nieoczekiwane jednostki trafiają do lokalizacji, w której je policzono
+       *[other] { $unexpected } nieoczekiwanych jednostek trafia do lokalizacji, w której je policzono
+    } (ruchy ADJUST).
+decision-grn = Przyjęcie { $grn }: brak { $short }, nadwyżka { $excess }, { $lines ->
+        [one] w jednej pozycji
+       *[other] w pozycjach: { $lines }
+    }
+decision-grn-why = przyjęcie zamknięto z pozycjami, które nie otrzymały oczekiwanej ilości
+decision-grn-dismiss = przyjęcie jest kompletne tak, jak przyjęto: każda pozycja z brakiem lub nadwyżką jest księgowana jako ruch ADJUST z artykułem i ilością.
+decision-late-undo = Nie udało się cofnąć nr { $seq } dla { $unit } ({ $mode }) na { $device }.
+decision-late-undo-dismiss = skan pozostaje tak, jak go zapisano.
+decision-late-undo-receive = przyjęcie zostaje wycofane: { $unit } opuszcza swoją pozycję przyjęcia.
+decision-late-undo-dispatch = wydanie zostaje wycofane: { $unit } wraca do swojej lokalizacji i jest niesprawdzona na liście przewozowej.
+decision-late-undo-count = skan inwentaryzacji zostaje wycofany: { $unit } nie jest już policzona.
+decision-late-undo-put-away = rozlokowanie zostaje wycofane: { $unit } wraca tam, gdzie była.
+decision-item = Odrzucono { $command ->
+        [scan] skan
+        [undo] cofnięcie
+       *[other] { $command }
+    } nr { $seq } ({ $unit }, { $mode }) na { $device }.
+decision-item-dismiss = odrzucenie pozostaje i nic nie jest księgowane.
+decision-item-correct = { $unit } jest na stanie w lokalizacji { $bin } (ruch ADJUST).
+decision-terminal = Zapis ({ $kind }) dla { $subject } z rejestratora { $terminal } został odrzucony przez księgę stanów (HTTP { $status })
+decision-terminal-unanswered = Zapis ({ $kind }) dla { $subject } z rejestratora { $terminal } został odrzucony przez księgę stanów (brak odpowiedzi)
+decision-terminal-why = księga stanów odrzuciła go ostatecznie (HTTP { $status }): { $answer }
+decision-terminal-why-unanswered = księga stanów odrzuciła go ostatecznie (brak odpowiedzi): { $answer }
+decision-terminal-dismiss = zapis pozostaje odrzucony.
+decision-terminal-correct = zapis trafia ponownie do księgi stanów (gdy usunięto to, co go odrzuciło, np. rejestrator uruchomiono produkcyjnie).
+
+## Zapisy i źródła rejestratora
+
+record-kind-attendance = obecność
+record-kind-tag-read = odczyt tagu
+record-kind-code-read = odczyt kodu
+terminal-source-iclock = rejestrator czasu pracy (iclock)
+terminal-source-zebra = czytnik RFID (Zebra)
+terminal-source-framed = czytnik (framed)
 confirm-action = { $action }?
 correct = Popraw
 dismiss = Odrzuć
