@@ -45,6 +45,9 @@ pub(super) fn restore(backup: &Path, data: &Path, database: Option<&str>) -> any
                 "{device} was given a new token after the backup was made: the backup's token \
                  stays refused"
             ),
+            ledger::devices::CarriedOver::DeviceAdded(device) => {
+                eprintln!("{device} was added after the backup was made: it stays, with its token")
+            }
             ledger::devices::CarriedOver::AdminAdded(name) => {
                 eprintln!("admin {name} was added after the backup was made: it stays an admin")
             }

@@ -231,6 +231,10 @@ pub enum CarriedOver {
     /// Given a new token after the backup (`device link`): the token the
     /// backup holds stays refused.
     Token(String),
+    /// Added after the backup was made (`device add`): added again, with
+    /// its profile, token and commissioning, so it syncs and its rescue
+    /// file verifies.
+    DeviceAdded(String),
     /// An admin added after the backup was made: added again, with the
     /// same token.
     AdminAdded(String),
@@ -241,14 +245,15 @@ pub enum CarriedOver {
 
 /// After a restore, carries every device's and every admin's credentials
 /// over from the ledger the backup replaced (`before`, an SQLite file the
-/// site wrote): a device revoked since the backup was made stays revoked,
+/// site wrote): a device added since is added again (its scans may still
+/// be on it, or in its rescue file), a device revoked since stays revoked,
 /// a token replaced since stays replaced, and the admins (with their
 /// signed-in sessions) are the newer ledger's, so one added since still
 /// signs in and one revoked since does not. A backup is older than the
 /// ledger it replaces, so without this a stolen handheld revoked after the
 /// backup would sync again. Hops, sessions and reference data are the
-/// backup's; only who may sync or sign in is taken from the newer ledger. `conn` is the
-/// restored ledger's (SQLite), outside any transaction.
+/// backup's; only who may sync or sign in is taken from the newer ledger.
+/// `conn` is the restored ledger's (SQLite), outside any transaction.
 pub fn carry_credentials_from(
     conn: &Connection,
     before: &std::path::Path,
@@ -260,6 +265,21 @@ pub fn carry_credentials_from(
     // All of it or none: one transaction over both files.
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let carried = (|| {
+        let added: Vec<String> = conn
+            .prepare(
+                "SELECT device_id FROM before.devices
+                 WHERE device_id NOT IN (SELECT device_id FROM main.devices)
+                 ORDER BY device_id",
+            )?
+            .query_map([], |row| row.get(0))?
+            .collect::<crate::store::sql::Result<_>>()?;
+        conn.execute(
+            "INSERT INTO main.devices (device_id, profile, token_sha256, commissioned, added_at)
+             SELECT device_id, profile, token_sha256, commissioned, added_at
+             FROM before.devices
+             WHERE device_id NOT IN (SELECT device_id FROM main.devices)",
+            [],
+        )?;
         let revoked: Vec<String> = conn
             .prepare(
                 "SELECT r.device_id FROM before.device_revocations r
@@ -330,9 +350,10 @@ pub fn carry_credentials_from(
              FROM before.admin_sessions",
             [],
         )?;
-        Ok(revoked
+        Ok(added
             .into_iter()
-            .map(CarriedOver::Revocation)
+            .map(CarriedOver::DeviceAdded)
+            .chain(revoked.into_iter().map(CarriedOver::Revocation))
             .chain(relinked.into_iter().map(CarriedOver::Token))
             .chain(admins_added.into_iter().map(CarriedOver::AdminAdded))
             .chain(admins_revoked.into_iter().map(CarriedOver::AdminRevoked))

@@ -66,6 +66,8 @@ pub enum BackupError {
     Busy,
     #[error("{0} is the site's ledger itself: name a backup")]
     IsLedger(PathBuf),
+    #[error("{path} is not a Stockhop backup ({why}): name a file `stockhop-site backup` wrote")]
+    NotABackup { path: PathBuf, why: &'static str },
 }
 
 /// Copies the ledger at `source` to `dest` (which must not exist).
@@ -126,6 +128,7 @@ pub fn restore(backup: &Path, ledger: &Path, now: i64) -> Result<Restored, Backu
     if same_file(backup, ledger) {
         return Err(BackupError::IsLedger(backup.to_owned()));
     }
+    is_a_ledger(backup)?;
     let staged = with_suffix(ledger, ".restoring");
     // A leftover of a killed restore is ours to replace.
     let _ = std::fs::remove_file(&staged);
@@ -155,6 +158,46 @@ pub fn restore(backup: &Path, ledger: &Path, now: i64) -> Result<Restored, Backu
         .map_err(|err| io(ledger, err))?
         .len();
     Ok(Restored { bytes, kept })
+}
+
+/// Tables every Stockhop ledger has had since its first schema: a file
+/// without them is some other SQLite database.
+const LEDGER_TABLES: [&str; 3] = ["devices", "hops", "units"];
+
+/// Refuses a file that is not a ledger the site wrote, before anything is
+/// moved: restoring some other file would leave the site with no devices,
+/// no hops and no reference data, and carry that emptiness into who may
+/// sync. Read only; a newer schema than this build knows is refused when
+/// the restored ledger is opened.
+fn is_a_ledger(path: &Path) -> Result<(), BackupError> {
+    let not = |why| BackupError::NotABackup {
+        path: path.to_owned(),
+        why,
+    };
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let tables = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN (?1, ?2, ?3)",
+        LEDGER_TABLES,
+        |row| row.get::<_, usize>(0),
+    );
+    match tables {
+        Ok(found) if found == LEDGER_TABLES.len() => {}
+        Ok(_) => return Err(not("an SQLite database without the ledger's tables")),
+        Err(rusqlite::Error::SqliteFailure(err, _))
+            if err.code == rusqlite::ErrorCode::NotADatabase =>
+        {
+            return Err(not("not an SQLite database"))
+        }
+        Err(err) => return Err(err.into()),
+    }
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if version == 0 {
+        return Err(not("an SQLite database with no ledger schema version"));
+    }
+    Ok(())
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

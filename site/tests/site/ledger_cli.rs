@@ -405,6 +405,7 @@ fn a_restore_keeps_revocations_and_new_tokens_made_after_the_backup() {
     assert!(run(&["device", "link", "HH-RELINKED"], dir.path())
         .status
         .success());
+    let newcomer_token = add("HH-NEW");
 
     let restored = run(&["restore", backup.to_str().unwrap()], dir.path());
     let stderr = String::from_utf8_lossy(&restored.stderr);
@@ -418,6 +419,10 @@ fn a_restore_keeps_revocations_and_new_tokens_made_after_the_backup() {
         "{stderr}"
     );
     assert!(!stderr.contains("HH-KEPT"), "{stderr}");
+    assert!(
+        stderr.contains("HH-NEW was added after the backup was made"),
+        "{stderr}"
+    );
 
     let db = backend::open_db(dir.path());
     let (revoked, stolen_token, relinked_token): (i64, String, String) = db.call_blocking(|conn| {
@@ -432,6 +437,14 @@ fn a_restore_keeps_revocations_and_new_tokens_made_after_the_backup() {
     });
     assert_eq!(revoked, 1);
     assert_eq!(stolen_token, "revoked:HH-STOLEN");
+    let newcomer = db.call_blocking(|conn| {
+        stockhop_site::ledger::devices::authenticate(conn, &newcomer_token).unwrap()
+    });
+    assert_eq!(
+        newcomer.map(|device| device.device_id),
+        Some("HH-NEW".to_owned()),
+        "a device added after the backup still syncs with its token"
+    );
     let before = {
         let kept = std::fs::read_dir(dir.path())
             .unwrap()
@@ -524,4 +537,48 @@ fn a_restore_keeps_admins_added_and_revoked_after_the_backup_and_the_backup_is_p
         )
     });
     assert_eq!(signed_in, (Some("newcomer".to_owned()), None));
+}
+
+/// A restore refuses a file that is not a ledger the site wrote (another
+/// SQLite database, a rescue file), saying so, and changes nothing: the
+/// ledger, its devices and their tokens stay as they were.
+#[test]
+fn a_restore_of_a_file_that_is_not_a_backup_is_refused_and_changes_nothing() {
+    if backend::postgres_requested() {
+        return;
+    }
+    let dir = new_site();
+    let out = run(
+        &["device", "add", "HH-1", "--profile", "mc3390xr"],
+        dir.path(),
+    );
+    assert!(out.status.success());
+    let other = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let rescue = dir.path().join("stockhop-rescue-HH-1.jsonl");
+    std::fs::write(&rescue, "{\"format\":\"stockhop-rescue/1\"}\n").unwrap();
+    for (file, why) in [
+        (&other, "an SQLite database without the ledger's tables"),
+        (&rescue, "not an SQLite database"),
+    ] {
+        let out = run(&["restore", file.to_str().unwrap()], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("is not a Stockhop backup") && stderr.contains(why),
+            "{stderr}"
+        );
+    }
+    let kept_aside = std::fs::read_dir(dir.path()).unwrap().any(|e| {
+        e.unwrap()
+            .path()
+            .to_string_lossy()
+            .contains(".before-restore-")
+    });
+    assert!(!kept_aside, "nothing was moved");
+    let listed = run(&["device", "list"], dir.path());
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("HH-1"));
 }
