@@ -281,7 +281,7 @@ function renderStatus(status) {
           ...(d.commissioned ? [] : [' ', t('device-simulation'), ' ', commissionButton(d.device_id)]),
         ),
         el('td', {}, el('bdi', {}, d.profile)),
-        el('td', {}, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? t('device-online') : d.alert ? t('device-offline', { alert: d.alert }) : t('device-not-heard')),
+        el('td', { class: 'words' }, el('span', { class: 'dot', 'aria-hidden': 'true' }), d.online ? t('device-online') : d.alert ? t('device-offline', { alert: d.alert }) : t('device-not-heard')),
         el('td', {}, clock(d.last_seen_at)),
         el('td', { class: 'num', 'data-field': 'depth' }, d.queue_depth == null ? '–' : number(d.queue_depth)),
         el('td', { class: 'num' }, d.queue_depth ? age(d.oldest_queued_at, now) : '–'),
@@ -441,10 +441,12 @@ function rejectingAlert(r, minutes) {
 function renderRescues(rescues, stranded) {
   let panel = $('rescues-panel');
   if (!panel) {
+    // heads: [message id, numeric?] per column; a numeric column's header
+    // lines up with its figures (th.num, td.num: both at the inline end).
     const table = (id, heads) => el(
       'table',
       { id, class: 'cards' },
-      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { dataset: { l10nId: h } }, t(h))))),
+      el('thead', {}, el('tr', {}, ...heads.map(([h, numeric]) => el('th', { ...(numeric ? { class: 'num' } : {}), dataset: { l10nId: h } }, t(h))))),
       el('tbody'),
     );
     panel = el(
@@ -452,8 +454,8 @@ function renderRescues(rescues, stranded) {
       { id: 'rescues-panel', class: 'panel' },
       el('h2', { dataset: { l10nId: 'rescues-heading' } }, t('rescues-heading')),
       el('p', { id: 'stranded-none', class: 'muted', dataset: { l10nId: 'stranded-none' } }, t('stranded-none')),
-      el('div', { class: 'scroll' }, table('stranded', [msg('stranded-device'), msg('stranded-revoked'), msg('stranded-queued'), msg('stranded-file')])),
-      el('div', { class: 'scroll' }, table('rescues', [msg('rescues-device'), msg('rescues-imported'), msg('rescues-applied'), msg('rescues-replayed'), msg('rescues-refused')])),
+      el('div', { class: 'scroll' }, table('stranded', [[msg('stranded-device')], [msg('stranded-revoked')], [msg('stranded-queued'), true], [msg('stranded-file')]])),
+      el('div', { class: 'scroll' }, table('rescues', [[msg('rescues-device')], [msg('rescues-imported')], [msg('rescues-applied'), true], [msg('rescues-replayed'), true], [msg('rescues-refused'), true]])),
     );
     $('devices').closest('section').after(panel);
   }
