@@ -35,9 +35,11 @@ pub enum IdentError {
     #[error("{0} must be 1 to {IDENT_MAX_CHARS} characters")]
     Length(&'static str),
     #[error(
-        "{0} must be printable characters: no control characters, no markup (< > \" ' & `), no invisible formatting"
+        "{field} must be printable characters: it holds {held}, and may hold no control characters, no markup (< > \" ' & `), no invisible formatting",
+        field = .0,
+        held = shown(*.1)
     )]
-    Unprintable(&'static str),
+    Unprintable(&'static str, char),
     #[error("{0} must not contain U+{1:04X}, {2}: remove it from the field")]
     Character(&'static str, u32, CharacterKind),
     #[error("{0} must be in Unicode NFKC form: {1} is written {2}")]
@@ -80,10 +82,20 @@ impl IdentError {
     pub fn field(&self) -> &'static str {
         match self {
             IdentError::Length(field)
-            | IdentError::Unprintable(field)
+            | IdentError::Unprintable(field, _)
             | IdentError::Character(field, ..)
             | IdentError::NotNfkc(field, ..) => field,
         }
+    }
+}
+
+/// A refused character as a refusal names it: a visible one quoted, one
+/// that shows as nothing (or moves the line) by its code point.
+fn shown(c: char) -> String {
+    if c.is_ascii_graphic() {
+        format!("`{c}`")
+    } else {
+        format!("U+{:04X}", c as u32)
     }
 }
 
@@ -93,8 +105,8 @@ pub fn check(field: &'static str, value: &str) -> Result<(), IdentError> {
     if chars == 0 || chars > IDENT_MAX_CHARS {
         return Err(IdentError::Length(field));
     }
-    if !value.chars().all(printable) {
-        return Err(IdentError::Unprintable(field));
+    if let Some(c) = value.chars().find(|&c| !printable(c)) {
+        return Err(IdentError::Unprintable(field, c));
     }
     if value.is_ascii() {
         // Printable ASCII is assigned, visible and in NFKC form.
@@ -371,11 +383,22 @@ mod tests {
             "a'b",
             "a&b",
         ] {
-            assert_eq!(
-                check("device", bad),
-                Err(IdentError::Unprintable("device")),
+            assert!(
+                matches!(
+                    check("device", bad),
+                    Err(IdentError::Unprintable("device", _))
+                ),
                 "{bad:?}"
             );
         }
+        assert_eq!(
+            check("bin", "A-<1").unwrap_err().to_string(),
+            "bin must be printable characters: it holds `<`, and may hold no control characters, \
+             no markup (< > \" ' & `), no invisible formatting"
+        );
+        assert!(check("bin", "A\u{202E}1")
+            .unwrap_err()
+            .to_string()
+            .contains("it holds U+202E"));
     }
 }

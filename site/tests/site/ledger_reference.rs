@@ -272,6 +272,12 @@ fn a_bad_row_fails_the_whole_file_with_file_line_and_reason_and_imports_nothing(
         ),
         (
             "operators",
+            "badge,name,language\nOP-2,Bo Chen,pt_BR\n",
+            2,
+            "write it with hyphens, \"pt-BR\"",
+        ),
+        (
+            "operators",
             "badge,name,language\nOP-1,Ann Lee,Deutsch\n",
             2,
             "language \"Deutsch\" is not a BCP 47 language tag",

@@ -510,7 +510,14 @@ pub(super) fn language_tag(value: &str) -> Result<Option<String>, String> {
     }
     icu_locale_core::Locale::try_from_str(value)
         .map(|locale| Some(locale.to_string()))
-        .map_err(|err| format!("language {value:?} is not a BCP 47 language tag ({err})"))
+        .map_err(|err| {
+            // `en_US` is how POSIX locales and spreadsheets write it.
+            let hint = match value.contains('_') {
+                true => format!(": write it with hyphens, {:?}", value.replace('_', "-")),
+                false => String::new(),
+            };
+            format!("language {value:?} is not a BCP 47 language tag ({err}){hint}")
+        })
 }
 
 /// The longest `language` an operator row may give, in bytes: a tag with
