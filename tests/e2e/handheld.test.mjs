@@ -5,8 +5,12 @@
 // types them, and the ledger read back over its own HTTP API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { artifactsDir, launchBrowser, startSite, tempDataDir } from './lib/site.mjs';
+import { fileURLToPath } from 'node:url';
+import { FluentBundle, FluentResource } from '@fluent/bundle';
+import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
+import { instrumentSignals, kindsHeard, resetSignals, takeSignals } from './lib/signals.mjs';
 import { startProxy } from './lib/proxy.mjs';
 import {
   addDevice,
@@ -24,6 +28,8 @@ import {
   scanBin,
   scanBurst,
   sessionHops,
+  siteRead,
+  wedge,
 } from './lib/handheld.mjs';
 
 /**
@@ -273,6 +279,96 @@ test('rejected and blocked items wait for the operator, who decides on the queue
       assert.equal(item.state, 'done');
       assert.equal(hops.filter((hop) => hop.key === item.key).length, 1, `scan #${item.client_seq} applied once`);
     }
+  } finally {
+    await browser.close();
+    await site.stop();
+  }
+});
+
+/** The English catalogue's message `id`, as the shell formats it. */
+function english(id, args) {
+  const bundle = new FluentBundle('en', { useIsolating: false });
+  const www = fileURLToPath(new URL('../../www/', import.meta.url));
+  bundle.addResource(new FluentResource(readFileSync(join(www, 'locales', 'en', 'shell.ftl'), 'utf8')));
+  return bundle.formatPattern(bundle.getMessage(id).value, args);
+}
+
+test('an unknown badge is refused in words, with the refusal sound, and the header names no one; the queue words each command and mode', async () => {
+  const dataDir = tempDataDir();
+  const token = await addDevice(dataDir, 'HH-BADGES');
+  const [unit] = epcs('EB', 1);
+  await importReference(dataDir, { bins: ['B-07'], units: [unit] });
+  const csv = join(tempDataDir(), 'operators.csv');
+  writeFileSync(csv, 'badge,name\nOP-4,Sam Lee\n');
+  await siteCommand(['import', 'operators', csv, '--data', dataDir]);
+  const site = await startSite({ dataDir });
+  const browser = await launchBrowser();
+  const shots = artifactsDir();
+  try {
+    const { page, errors } = await openHandheld(browser, { pageUrl: site.base, siteUrl: site.base, token, deviceId: 'HH-BADGES', initScript: instrumentSignals });
+    await eventually(async () => {
+      const status = await ask(page, { type: 'reference_status' });
+      return { ready: !!(status.operators && Object.values(status.operators).some((o) => o.badge === 'OP-4')), value: status };
+    }, { timeoutMs: 20_000, what: 'the operators in the reference cache' });
+    const sessionId = await openSession(page, 'OP-4', 'put_away');
+    await scanBin(page, 'B-07');
+    await scanBurst(page, [unit]);
+    await drained(page);
+    await closeSession(page);
+    assert.equal(await page.textContent('#operator'), 'OP-4');
+
+    // Change, then a badge the site does not list.
+    await page.click('#operator-change');
+    await page.focus('#scan-input');
+    await resetSignals(page);
+    await wedge(page, 'OP-99');
+    const refusal = english('sign-in-refused', { why: english('sign-in-not-known', { code: 'OP-99' }) });
+    await page.waitForFunction((w) => document.getElementById('picker-status').textContent === w, refusal);
+    assert.equal(await page.getAttribute('#picker-status', 'class'), 'status error');
+    assert.equal(await page.textContent('#picker-status bdi.code'), 'OP-99', 'the badge reads as a code');
+    assert.equal(await page.textContent('#operator'), '–', 'the header names no one, not the operator before');
+    assert.equal(await page.isVisible('#operator-name'), false, 'nor their name');
+    await eventually(async () => {
+      const heard = kindsHeard(await takeSignals(page));
+      return { ready: heard.includes('refused'), value: heard };
+    }, { timeoutMs: 5_000, what: 'the refusal sound' });
+    // Whatever redraws the picker later (the reference data, a refresh), the refusal stays said.
+    await page.click('#menu-button');
+    await page.click('#menu-refresh');
+    await page.click('#menu-back');
+    await page.waitForSelector('#screen-picker:not([hidden])');
+    assert.equal(await page.textContent('#picker-status'), refusal);
+    assert.equal(await page.textContent('#operator'), '–');
+    await page.screenshot({ path: join(shots, 'handheld-unknown-badge.png') });
+    // The ledger: OP-99 is none of its operators, and every hop is OP-4's session's.
+    const reference = await siteRead(site.base, token, '/v1/reference?limit=1000');
+    assert.deepEqual(reference.body.operators.map((o) => o.badge), ['OP-4']);
+
+    // The queue words each command and the mode, the codes as codes.
+    await openQueue(page);
+    await page.click('#queue-refresh');
+    const items = (await allItems(page)).filter((item) => item.session_id === sessionId);
+    const commands = new Set(items.map((item) => item.command));
+    assert.ok(commands.has('open_session') && commands.has('scan'), [...commands].join(', '));
+    for (const item of items) {
+      const row = page.locator(`#queue-list li[data-id="${item.id}"]`);
+      await row.waitFor();
+      const label = await row.locator('.q-label').textContent();
+      assert.ok(label.endsWith(english(`command-${item.command}`)), `${item.command}: worded (${label})`);
+      assert.ok(!label.includes(item.command), `${item.command}: not the code (${label})`);
+      if (!['open_session', 'scan'].includes(item.command)) {
+        assert.equal(await row.locator('.q-what').count(), 0, `${item.command}: the head says it all`);
+        continue;
+      }
+      const what = await row.locator('.q-what').textContent();
+      assert.ok(!/open_session|put_away/.test(what), `no code in ${what}`);
+      assert.ok(what.includes(english('mode-put_away')), `the mode in words: ${what}`);
+      if (item.command === 'scan') assert.deepEqual(await row.locator('.q-what bdi.code').allTextContents(), [unit, 'B-07']);
+    }
+    await page.screenshot({ path: join(shots, 'handheld-queue-words.png') });
+    const hops = await sessionHops(site.base, token, sessionId);
+    assert.deepEqual(hops.map((hop) => hop.facts.epc), [unit], 'the scan the queue shows is the ledger\'s one hop');
+    assert.deepEqual(errors, []);
   } finally {
     await browser.close();
     await site.stop();

@@ -62,6 +62,72 @@ function overflowing(page) {
   });
 }
 
+/**
+ * Codes (bins, badges, GRNs) under `selector` whose text breaks across
+ * lines (its Range's client rects on more than one line), with each box
+ * narrowed step by step from 60 px to its own width, so a code meets the
+ * end of a line somewhere: a short code never breaks, at its hyphen least
+ * of all ("B-" / "07" in Arabic).
+ */
+function brokenCodes(page, selector) {
+  return page.evaluate((sel) => {
+    const broken = new Set();
+    for (const box of document.querySelectorAll(sel)) {
+      const full = box.getBoundingClientRect().width;
+      for (let width = 60; width <= full; width += 6) {
+        box.style.width = `${width}px`;
+        for (const code of box.querySelectorAll('.code:not(.long)')) {
+          const range = document.createRange();
+          range.selectNodeContents(code);
+          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (lines.size > 1) broken.add(`${code.textContent} (${box.id} at ${width} px)`);
+        }
+      }
+      box.style.width = '';
+    }
+    return [...broken];
+  }, selector);
+}
+
+/**
+ * The status bar with every figure showing, in `locale`'s words at their
+ * longest (a three-digit queue, an oldest age, items to decide), and either
+ * the cache loading (online: it loads from the site) or offline with the
+ * cache's age: the figures that do not fit inside the bar (cut off below
+ * its second line or past its side), and how many lines it takes.
+ */
+function barOverflow(page, locale, { loading }) {
+  const words = catalogue(locale);
+  const texts = {
+    'net-status': words(loading ? 'net-online' : 'net-offline'),
+    'bar-queue': '120',
+    'bar-waiting': words('bar-waiting', { count: 120 }),
+    'bar-oldest': words('bar-oldest', { age: words('ago-minutes', { n: 59 }) }),
+    'bar-attention': words('bar-attention', { count: 12 }),
+    'bar-cache': loading ? words('bar-cache-loading', { units: 60 }) : words('bar-cache', { age: words('ago-hours', { n: 23 }) }),
+  };
+  return page.evaluate((shown) => {
+    for (const [id, text] of Object.entries(shown)) {
+      const node = document.getElementById(id);
+      node.textContent = text;
+      node.hidden = false;
+    }
+    const bar = document.getElementById('status-bar');
+    const outer = bar.getBoundingClientRect();
+    const inner = { top: outer.top + bar.clientTop, bottom: outer.top + bar.clientTop + bar.clientHeight, left: outer.left + bar.clientLeft, right: outer.left + bar.clientLeft + bar.clientWidth };
+    const tops = [];
+    const cut = [];
+    for (const figure of bar.children) {
+      const box = figure.getBoundingClientRect();
+      tops.push(box.top);
+      if (box.bottom > inner.bottom + 0.5 || box.top < inner.top - 0.5 || box.right > inner.right + 0.5 || box.left < inner.left - 0.5) cut.push(`${figure.textContent} (${Math.round(box.width)} px at ${Math.round(box.left)},${Math.round(box.top)}; bar ${Math.round(inner.right - inner.left)}×${Math.round(inner.bottom - inner.top)} px)`);
+    }
+    // Figures of one line differ in height (the pill, the queue's bold count): a new line starts a line's height lower.
+    const lines = tops.sort((a, b) => a - b).filter((top, i, all) => i === 0 || top - all[i - 1] > 10).length;
+    return { cut, lines };
+  }, texts);
+}
+
 test('an operator\'s language switches the handheld at sign-in (German, Arabic right to left) and back at sign-out', async () => {
   const dataDir = tempDataDir();
   const token = await addDevice(dataDir, 'HH-LANG');
@@ -91,6 +157,19 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
     const root = () => page.evaluate(() => ({ lang: document.documentElement.lang, dir: document.documentElement.dir }));
     assert.deepEqual(await root(), { lang: 'en', dir: 'ltr' }, 'an English browser shows the shell in English');
     assert.equal(await page.textContent('#picker-title'), 'Sign in');
+    // The status bar holds every figure in every language, on two lines at most, none cut short.
+    const bars = [];
+    for (const locale of ['en', 'de', 'es', 'pl', 'ar']) {
+      for (const loading of [true, false]) {
+        const { cut, lines } = await barOverflow(page, locale, { loading });
+        bars.push([`${locale}${loading ? ' loading' : ' offline'}`, cut, lines]);
+        await page.screenshot({ path: join(shots, `languages-${locale}-status-bar-${loading ? 'loading' : 'offline'}.png`), clip: { x: 0, y: 0, width: 480, height: 120 } });
+      }
+    }
+    for (const [what, cut, lines] of bars) {
+      assert.deepEqual(cut, [], `${what}: the status bar's figures fit (${JSON.stringify(bars)})`);
+      assert.ok(lines <= 2, `${what}: the status bar takes ${lines} lines`);
+    }
     // The operators reach the worker's cache before the badges are scanned.
     await eventually(async () => {
       const status = await page.evaluate(() => window.stockhop.ask({ type: 'reference_status' }));
@@ -120,6 +199,8 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
       await wedge(page, 'L-01');
       await page.waitForFunction(() => JSON.parse(localStorage.getItem('stockhop.session'))?.bin === 'L-01');
       assert.equal(await page.textContent('#scan-bin'), words('scan-bin-units', { bin: 'L-01' }));
+      assert.equal(await page.textContent('#scan-bin bdi.code'), 'L-01', `${locale}: the bin reads as a code`);
+      assert.deepEqual(await brokenCodes(page, '#prompt .big, #scan-bin'), [], `${locale}: no bin breaks across lines`);
       await wedge(page, unknown);
       const row = page.locator(`#results li[data-kind="refused"]`).first();
       await row.waitFor({ timeout: 60_000 });
@@ -180,6 +261,39 @@ test('an operator\'s language switches the handheld at sign-in (German, Arabic r
       await page.waitForSelector('#screen-queue:not([hidden])');
       await page.waitForFunction(() => document.querySelectorAll('#queue-list li[data-id]').length > 0);
       assert.equal(await page.textContent('#queue-title'), words('queue-title'));
+      assert.deepEqual(await brokenCodes(page, '#queue-list .q-what, #queue-list .q-label'), [], `${locale}: no code of the queue breaks across lines`);
+      // A rescue file's name (src/rescue.rs: file_name) in the export's sentence, as the
+      // export draws it (the queue here holds nothing unsent to export): left to right,
+      // isolated, and where it wraps it breaks inside the name, its hyphens where they are.
+      const fileName = 'stockhop-rescue-HH-LANG-20261206T065200.000Z.jsonl';
+      await page.evaluate(async (name) => {
+        const [{ show }, { t }] = await Promise.all([import('/app/dom.js'), import('/app/l10n.js')]);
+        document.getElementById('queue-export-box').hidden = false;
+        show('queue-export-status', t('queue-export-done', { items: 3, name, size: '1 KB' }), '', [name]);
+      }, fileName);
+      const nameCode = page.locator('#queue-export-status bdi.code.long');
+      assert.equal(await nameCode.textContent(), fileName);
+      assert.deepEqual(await nameCode.evaluate((node) => [node.dir, getComputedStyle(node).direction, getComputedStyle(node).unicodeBidi, getComputedStyle(node).overflowWrap]),
+        ['ltr', 'ltr', 'isolate', 'anywhere']);
+      // Each line of the name reads on in the name's own order: a line after the first starts where the one before stopped.
+      const nameLines = await nameCode.evaluate((node) => {
+        const text = node.firstChild;
+        const lines = [];
+        for (let i = 0; i < text.length; i += 1) {
+          const range = document.createRange();
+          range.setStart(text, i);
+          range.setEnd(text, i + 1);
+          const box = range.getBoundingClientRect();
+          const top = Math.round(box.top);
+          if (!lines.length || Math.abs(lines[lines.length - 1].top - top) > 4) lines.push({ top, text: '', left: box.left });
+          lines[lines.length - 1].text += text.data[i];
+        }
+        return lines;
+      });
+      assert.equal(nameLines.map((line) => line.text).join(''), fileName, `${locale}: the name's lines in order`);
+      assert.ok(nameLines.every((line) => !line.text.startsWith('-')), `${locale}: no line of the name starts at a hyphen (${JSON.stringify(nameLines)})`);
+      await page.screenshot({ path: join(shots, `languages-${locale}-queue-export.png`) });
+      assert.deepEqual(await overflowing(page), [], `${locale}: the export's words fit`);
       await page.screenshot({ path: join(shots, `languages-${locale}-queue.png`) });
       assert.deepEqual(await overflowing(page), [], `${locale}: the queue's words fit`);
       await page.click('#menu-button');

@@ -7,7 +7,8 @@
 // code that blocks an item must have one, in every locale; so are the
 // words of the ledger's closed lists the screens show (`unit-state-<code>`,
 // `grn-state-`, `grn-qc-`, `manifest-state-`, `count-state-`), one for
-// every code the site's lists hold.
+// every code the site's lists hold, and a queue command's (`command-`),
+// one for every command of the core's wire format.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
@@ -18,6 +19,12 @@ import { checkSurface, LOCALES } from './lib/catalogues.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const www = join(root, 'www');
+
+/** The queue's commands by their wire names (src/wire.rs), each worded as `command-<name>` on the queue screen. */
+export function commandNames() {
+  const wire = readFileSync(join(root, 'src', 'wire.rs'), 'utf8');
+  return [...wire.matchAll(/Command::\w+ => "([a-z_]+)"/g)].map((m) => m[1]);
+}
 
 /** Every reason the ledger answers (src/reason.rs) and the codes docs/design.md §5.4 says block an item. */
 export function ledgerAnswers() {
@@ -60,6 +67,8 @@ test('the handheld\'s catalogues hold every message its code names, in every loc
   const { reasons, codes } = ledgerAnswers();
   assert.ok(reasons.length >= 20 && codes.length >= 5, `the ledger's answers were found (${reasons.length} reasons, ${codes.length} codes)`);
   const values = ledgerValues();
+  const commands = commandNames();
+  assert.ok(commands.includes('open_session') && commands.includes('scan'), `the commands were found (${commands.join(', ')})`);
   assert.deepEqual(values['unit-state'].sort(), ['dispatched', 'in_stock', 'missing', 'new'], 'the units\' states were found');
   for (const [list, found] of Object.entries(values)) assert.ok(found.length >= 3, `${list}: the ledger's codes were found (${found.join(', ')})`);
   const report = checkSurface({
@@ -69,6 +78,7 @@ test('the handheld\'s catalogues hold every message its code names, in every loc
     dynamic: [
       ...[...reasons, ...codes].map((code) => `reason-${code}`),
       ...Object.entries(values).flatMap(([list, found]) => found.map((code) => `${list}-${code}`)),
+      ...commands.map((name) => `command-${name}`),
     ],
   });
   assert.deepEqual(report.problems, [], report.problems.join('\n'));

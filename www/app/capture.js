@@ -37,17 +37,17 @@ export function capture(body, at, code, note) {
       entry.text = note ? t('capture-row-note', { seq: reply.client_seq, code: shown, note }) : t('capture-row', { seq: reply.client_seq, code: shown });
       if (state.refused()) {
         // Kept, but not on its way: the site refuses this handheld until it is set up again.
-        show('scan-status', t('capture-kept-held', { seq: reply.client_seq, code: shown }), 'error');
+        show('scan-status', t('capture-kept-held', { seq: reply.client_seq, code: shown }), 'error', [shown]);
         if (!note) signal('refused');
       } else {
-        show('scan-status', t('capture-kept', { seq: reply.client_seq, code: shown }), note ? 'warn' : '');
+        show('scan-status', t('capture-kept', { seq: reply.client_seq, code: shown }), note ? 'warn' : '', [shown]);
         if (!note) signal('kept');
       }
     } else {
       countFailed();
       entry.kind = 'failed';
       entry.text = t('capture-failed-row', { code, error: failure(reply) });
-      show('scan-status', t('capture-failed', { code, error: failure(reply) }), 'error');
+      show('scan-status', t('capture-failed', { code, error: failure(reply) }), 'error', [code]);
       signal('alert');
     }
     scheduleResults();

@@ -5,11 +5,35 @@ import { t } from './l10n.js';
 
 export const $ = (id) => document.getElementById(id);
 
-/** Sets a status line's text and its kind (`error`, `warn` or none). */
-export function show(id, text, kind) {
+/** Sets a status line's text and its kind (`error`, `warn` or none); `codes` are values in it drawn as codes (see `withCodes`). */
+export function show(id, text, kind, codes) {
   const node = $(id);
-  node.textContent = text;
+  if (codes && codes.length) node.replaceChildren(...withCodes(text, codes));
+  else node.textContent = text;
   node.className = node.className.split(' ').filter((c) => c && c !== 'error' && c !== 'warn').concat(kind ? [kind] : []).join(' ');
+}
+
+/**
+ * A code longer than this many characters (an EPC: 24 hex digits; a rescue
+ * file's name: about 40) may break anywhere to fit a 480 px wide screen; a
+ * shorter one (a bin, a badge, a GRN) never breaks.
+ */
+const LONG_CODE_CHARS = 16;
+
+/**
+ * `text` as nodes, with each of `codes` (bins, badges, EPCs, file names,
+ * GS1 values) found in it drawn as a code: a `<bdi dir="ltr">` read left to
+ * right in a right-to-left page too, never broken at its hyphen (`.code`;
+ * a long one, `.code.long`, breaks anywhere, still left to right).
+ */
+export function withCodes(text, codes) {
+  const wanted = [...new Set(codes.filter((code) => code != null && code !== '').map(String))].sort((a, b) => b.length - a.length);
+  if (!wanted.length) return [text];
+  const literal = (code) => code.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = new RegExp(`(${wanted.map(literal).join('|')})`);
+  return text.split(pattern).map((part, i) => (i % 2
+    ? el('bdi', { dir: 'ltr', class: part.length > LONG_CODE_CHARS ? 'code long' : 'code', text: part })
+    : part)).filter((part) => part !== '');
 }
 
 /** A worker reply's error in words. */

@@ -152,9 +152,11 @@ export function has(id) {
 /**
  * The words for a value the site answers as a code of one of the ledger's
  * closed lists: `list` is `unit-state`, `grn-state`, `grn-qc`,
- * `manifest-state` or `count-state`, and the message is `<list>-<code>`
- * (for example <unit-state-in_stock>), built here at run time; the
- * catalogues' test reads every code from the site's own lists. A code the
+ * `manifest-state` or `count-state` (or a queue item's `command` or
+ * `mode`), and the message is `<list>-<code>` (for example
+ * <unit-state-in_stock>, <command-open_session>, <mode-put_away>), built
+ * here at run time; the catalogues' test reads every code from the site's
+ * own lists (the commands from the core's wire names). A code the
  * catalogue does not word yet (a later site's) is shown as itself,
  * isolated left to right (U+2066 … U+2069) so it reads whole in any
  * direction.

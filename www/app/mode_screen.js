@@ -31,12 +31,12 @@ export function renderMode() {
   $('mode-needs').replaceChildren(...mode.needs(session).map((n) => el('li', { dataset: { need: n.need, met: String(n.met), ...(n.met ? {} : { missing }) }, text: n.label })));
   const [big, small] = mode.prompt(session);
   // A code (a bin, a GRN) is never broken across lines.
-  const words = big.split(/(\S*\d\S*)/).map((part, i) => (i % 2 ? el('span', { class: 'code', text: part }) : part));
+  const words = big.split(/(\S*\d\S*)/).map((part, i) => (i % 2 ? el('bdi', { dir: 'ltr', class: 'code', text: part }) : part));
   $('prompt').replaceChildren(el('span', { class: 'big' }, ...words), small ? el('small', { text: small }) : '');
   const binLine = $('scan-bin');
   binLine.hidden = !mode.showsBin;
   if (!binLine.hidden) {
-    if (session.bin) show('scan-bin', t('scan-bin-units', { bin: session.bin }));
+    if (session.bin) show('scan-bin', t('scan-bin-units', { bin: session.bin }), '', [session.bin]);
     else show('scan-bin', t('scan-bin-first'), 'warn');
   }
   $('session-close').disabled = !session.session_id;

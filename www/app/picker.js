@@ -24,6 +24,19 @@ export const SESSION_CLOSED_WORDS = msg('picker-session-closed');
 let closedBySite = false;
 /** The summary of the session just closed here (cleared once a mode is picked). */
 let closedSummary = '';
+/** Why the last badge scanned did not sign in, with its code (cleared once a badge signs in). */
+let badgeRefusal = null;
+
+/**
+ * The last badge scanned did not sign in: `words()` says why, naming
+ * `code`, in the language of the moment (null once one signs in). The picker keeps saying so until the next
+ * badge, whatever redraws it (the reference data arriving, a language);
+ * clearing it leaves the redraw to the caller.
+ */
+export function refuseBadge(words, code) {
+  badgeRefusal = words ? { words, code } : null;
+  if (badgeRefusal) renderPicker();
+}
 
 /** What the session came to, in words: its scans, applied, refused and waiting (from the queue's last walk). */
 function summary(session, mode) {
@@ -46,8 +59,12 @@ function summary(session, mode) {
 export function renderPicker() {
   const operator = state.operator();
   const awaiting = state.awaitingOperator();
-  $('operator').textContent = operator || '–';
-  const name = operator && operatorName(operator);
+  // While the picker waits for a badge nobody is signed in to pick a mode:
+  // the header names no one (not the operator before, whose badge a
+  // refused one did not replace).
+  const shown = awaiting ? '' : operator;
+  $('operator').textContent = shown || '–';
+  const name = shown && operatorName(shown);
   $('operator-name').textContent = name || '';
   $('operator-name').hidden = !name;
   $('operator-signout').hidden = !operator;
@@ -55,7 +72,7 @@ export function renderPicker() {
   const box = $('picker-modes');
   box.replaceChildren();
   if (awaiting) {
-    show('picker-prompt', t('picker-scan-badge'));
+    show('picker-prompt', t('picker-scan-badge'), badgeRefusal ? 'error' : '');
   } else {
     closedBySite = false;
     show('picker-prompt', modes && modes.length ? t('picker-tap-mode') : '');
@@ -65,7 +82,8 @@ export function renderPicker() {
   $('picker-prompt').classList.toggle('prompt', awaiting);
   $('picker-prompt').classList.toggle('prompt-small', !awaiting);
   // Why the picker shows, when it has something to say: the site closed the session, or what it came to.
-  const note = closedBySite ? [t(SESSION_CLOSED_WORDS), 'error'] : closedSummary ? [closedSummary, ''] : null;
+  const refused = awaiting && badgeRefusal ? [badgeRefusal.words(), 'error', [badgeRefusal.code]] : null;
+  const note = refused || (closedBySite ? [t(SESSION_CLOSED_WORDS), 'error'] : closedSummary ? [closedSummary, ''] : null);
   if (!modes) {
     show('picker-status', ...(note || [t('picker-no-profile'), 'warn']));
     return;

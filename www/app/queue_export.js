@@ -65,7 +65,7 @@ async function exportQueue() {
     save.download = reply.name;
     save.hidden = false;
     share.hidden = !canShare(lastFile);
-    show('queue-export-status', t('queue-export-done', { items: reply.items, name: reply.name, size: size(reply.bytes) }));
+    show('queue-export-status', t('queue-export-done', { items: reply.items, name: reply.name, size: size(reply.bytes) }), '', [reply.name]);
     $('queue-export-box').dataset.items = String(reply.items);
     $('queue-export-box').dataset.name = reply.name;
   } finally {

@@ -3,7 +3,7 @@
 // Acknowledge, Re-scan and Undo where each applies; Retry now; Export
 // (queue_export.js).
 
-import { $, ago, el, failure, show } from './dom.js';
+import { $, ago, el, failure, show, withCodes } from './dom.js';
 import * as constants from './constants.js';
 import { OLDEST_WARN_MS, refreshBar } from './bar.js';
 import { on } from './events.js';
@@ -13,7 +13,7 @@ import * as state from './state.js';
 import * as queueExport from './queue_export.js';
 import { rescan, undo } from './undo.js';
 import { ask } from './worker.js';
-import { explain, locale, t } from './l10n.js';
+import { explain, locale, t, valueWords } from './l10n.js';
 
 /** Rows one queue page lists. */
 const QUEUE_PAGE_ROWS = 50;
@@ -31,15 +31,31 @@ function toDecide(item) {
   return item.state === 'blocked' || (item.state === 'rejected' && !item.acknowledged);
 }
 
+/**
+ * What an item does, in words (its mode as the catalogue words it,
+ * `mode-<code>`, the code where it has none), with the codes it names
+ * drawn as codes: nodes for the row (none where the head's command says
+ * it all).
+ */
 function describe(item) {
   const b = item.body || {};
-  if (item.command === 'open_session') return t('queue-open', { mode: b.mode || '', context: b.context ? Object.values(b.context).join(' ') : '', operator: operatorLabel(b.operator_id || '') });
-  if (item.command === 'undo') {
-    const target = state.queueItems().find((other) => other.key === b.target_key);
-    return t('queue-undo', { target: target ? `${sessionLabel(target.session_id)} #${target.client_seq}` : (b.target_key || '').slice(0, 8) });
+  const mode = b.mode ? valueWords('mode', b.mode) : '';
+  if (item.command === 'open_session') {
+    const context = b.context ? Object.values(b.context).map(String) : [];
+    return withCodes(t('queue-open', { mode, context: context.join(' '), operator: operatorLabel(b.operator_id || '') }), [...context, b.operator_id]);
   }
-  if (item.command === 'scan') return [b.mode, b.epc || b.code, b.bin && `→ ${b.bin}`, b.grn, b.manifest, b.count_id].filter(Boolean).join(' ');
-  return item.command;
+  if (item.command === 'undo') {
+    const found = state.queueItems().find((other) => other.key === b.target_key);
+    const target = found ? `${sessionLabel(found.session_id)} #${found.client_seq}` : (b.target_key || '').slice(0, 8);
+    return withCodes(t('queue-undo', { target }), [target]);
+  }
+  if (item.command === 'scan') {
+    const codes = [b.epc || b.code, b.bin, b.grn, b.manifest, b.count_id].filter(Boolean).map(String);
+    const parts = [mode, b.epc || b.code, b.bin && `→ ${b.bin}`, b.grn, b.manifest, b.count_id].filter(Boolean);
+    return withCodes(parts.join(' '), codes);
+  }
+  // The row's head words the command; there is nothing more to say.
+  return [];
 }
 
 /** A session's short name on the queue screen: the first 8 digits of its id (with the seq, unique on the device). */
@@ -74,11 +90,14 @@ function queueRow(item, undone, now) {
   }
   if (canUndo(item, undone, now)) actions.append(button('undo', t('undo')));
   const why = explain(item.reason || item.why);
-  const label = `${sessionLabel(item.session_id)} #${item.client_seq} ${item.command}`;
+  const what = describe(item);
+  const seq = `${sessionLabel(item.session_id)} #${item.client_seq}`;
+  const label = `${seq} ${item.command}`;
   return el('li', { dataset: { id: String(item.id), state: item.state, label, decide: String(toDecide(item)) } },
-    el('div', { class: 'q-head' }, el('span', { class: 'q-label', text: label }),
+    el('div', { class: 'q-head' }, el('span', { class: 'q-label', dataset: { command: item.command } },
+      el('bdi', { dir: 'ltr', class: 'code', text: seq }), ' ', valueWords('command', item.command)),
       el('span', { class: 'state', dataset: { state: item.state }, text: t('queue-state', { state: item.state === 'done' && state.training() ? 'training' : item.state }) })),
-    el('div', { class: 'q-what', text: describe(item) }),
+    what.length ? el('div', { class: 'q-what' }, ...what) : null,
     why ? el('div', { class: 'q-why' }, el('span', { text: item.acknowledged ? t('queue-acknowledged', { words: why.words }) : why.words }),
       el('span', { class: 'q-next', text: item.acknowledged ? '' : why.next }), el('small', { class: 'code', text: why.code })) : null,
     el('div', { class: 'muted q-age', text: ageText(item, now) }),

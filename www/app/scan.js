@@ -94,7 +94,7 @@ async function handleScan(code, at) {
   if (state.screen() === 'picker' || !session) {
     if (state.awaitingOperator() || !state.operator()) return signIn(code);
     countRefused();
-    show('picker-status', t('scan-mode-first', { code }), 'error');
+    show('picker-status', t('scan-mode-first', { code }), 'error', [code]);
     return;
   }
   const mode = current(session);

@@ -7,7 +7,7 @@ import { alertOpen, asking } from './dialogs.js';
 import { deviceLanguage, deviceLocale, msg, setLanguage, t } from './l10n.js';
 import { notABadge } from './lookup.js';
 import { anyListed, operatorLanguage, operatorName, operatorLabel } from './operators.js';
-import { closeSession, renderPicker } from './picker.js';
+import { closeSession, refuseBadge, renderPicker } from './picker.js';
 import { countRefused } from './results.js';
 import { focusScan, go } from './screens.js';
 import { askSiteFirst } from './site.js';
@@ -29,23 +29,26 @@ export async function signIn(code) {
   // A badge added since the cache last read the site is asked about first.
   if (!operatorName(code) && anyListed()) await askSiteFirst();
   const known = anyListed();
+  // Why the code does not sign in, in words (a function: the picker words it again in the language it draws in).
   let wrong = null;
   const kind = operatorName(code) ? null : await notABadge(code);
-  if (kind) wrong = t('sign-in-not-badge-kind', { code, kind: kind.kind, epc: kind.epc || '' });
-  else if (known && !operatorName(code)) wrong = t('sign-in-not-known', { code });
+  if (kind) wrong = () => t('sign-in-not-badge-kind', { code, kind: kind.kind, epc: kind.epc || '' });
+  else if (known && !operatorName(code)) wrong = () => t('sign-in-not-known', { code });
   if (wrong) {
     countRefused();
-    show('picker-prompt', t('picker-scan-badge'), 'error');
-    show('picker-status', t('sign-in-refused', { why: wrong }), 'error');
+    // Nobody is signed in until a badge the site knows is scanned.
+    state.awaitOperator();
+    refuseBadge(() => t('sign-in-refused', { why: wrong() }), code);
     signal('refused');
     return;
   }
   state.setOperator(code);
+  refuseBadge(null);
   touch();
   // The operator's language, when the site names one, before the picker draws.
   await setLanguage(operatorLanguage(code) || deviceLocale());
   renderPicker();
-  show('picker-status', t('signed-in', { operator: operatorLabel(code) }));
+  show('picker-status', t('signed-in', { operator: operatorLabel(code) }), '', [code]);
   signal('acknowledge');
 }
 
@@ -53,6 +56,7 @@ export async function signIn(code) {
 export async function signOut(why) {
   if (state.session() && !(await closeSession())) return;
   state.setOperator('');
+  refuseBadge(null);
   await deviceLanguage();
   go('picker');
   show('picker-status', t(why.id, why.args));

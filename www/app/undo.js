@@ -31,7 +31,7 @@ export async function undo(key, sessionId) {
     if (session && into === session.session_id) {
       state.sessionItems().push({ key: reply.key, session_id: into, command: 'undo', body: reply.body, state: 'queued' });
     }
-    show('scan-status', t('undo-done', { code: what }));
+    show('scan-status', t('undo-done', { code: what }), '', [what]);
     signal('kept');
     undoneHere(entry);
   } else {

@@ -77,8 +77,8 @@ export async function scan(code, at, label) {
       el('dt', { text: t('find-state') }), el('dd', { id: 'find-state', dataset: { state: u.state }, text: valueWords('unit-state', u.state) }),
       el('dt', { text: t('find-where') }), el('dd', { id: 'find-bin', text: place }),
       el('dt', { text: t('find-sku') }), el('dd', { class: 'code', text: u.sku || '–' }),
-      el('dt', { text: t('find-epc') }), el('dd', { class: 'code', text: u.epc }),
-      el('dt', { text: t('find-serial') }), el('dd', { class: 'code', text: u.code || '–' }),
+      el('dt', { text: t('find-epc') }), el('dd', { class: 'code long', text: u.epc }),
+      el('dt', { text: t('find-serial') }), el('dd', { class: 'code long', text: u.code || '–' }),
       ...gs1Rows(u)),
     age);
   result(code, t('find-result', { epc: u.epc, state: valueWords('unit-state', u.state), bin: u.bin || t('find-no-bin-lower') }), 'ok');
@@ -88,5 +88,5 @@ export async function scan(code, at, label) {
 function gs1Rows(unit) {
   return [[msg('find-gtin'), 'gtin'], [msg('find-gs1-serial'), 'serial'], [msg('find-lot'), 'lot'], [msg('find-expiry'), 'expiry']]
     .filter(([, field]) => unit[field])
-    .flatMap(([words, field]) => [el('dt', { text: t(words) }), el('dd', { id: `find-${field}`, class: 'code', text: unit[field] })]);
+    .flatMap(([words, field]) => [el('dt', { text: t(words) }), el('dd', { id: `find-${field}`, class: 'code long', text: unit[field] })]);
 }

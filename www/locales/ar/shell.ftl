@@ -511,6 +511,12 @@ rescan-row = رقم { $seq } أُعيد مسح { $epc }
 
 queue-open = فتح { $mode } { $context } · { $operator }
 queue-undo = إلغاء { $target }
+command-open_session = فتح جلسة
+command-scan = مسح
+command-undo = تراجع
+command-void = إبطال
+command-close_session = إغلاق الجلسة
+command-acknowledge = إقرار
 queue-age = سُجّل قبل { $age }
 queue-discard = تجاهل
 queue-rescan = إعادة المسح

@@ -529,6 +529,13 @@ rescan-row = #{ $seq } { $epc } re-scanned
 
 queue-open = open { $mode } { $context } · { $operator }
 queue-undo = undo { $target }
+# A queue row's command, by its wire name (the core's src/wire.rs).
+command-open_session = Open session
+command-scan = Scan
+command-undo = Undo
+command-void = Void
+command-close_session = Close session
+command-acknowledge = Acknowledgement
 queue-age = captured { $age } ago
 queue-discard = Discard
 queue-rescan = Re-scan

@@ -526,6 +526,12 @@ rescan-row = #{ $seq } { $epc } escaneado de nuevo
 
 queue-open = abrir { $mode } { $context } · { $operator }
 queue-undo = anular { $target }
+command-open_session = Abrir sesión
+command-scan = Escaneo
+command-undo = Deshacer
+command-void = Anulación
+command-close_session = Cerrar sesión
+command-acknowledge = Confirmación
 queue-age = capturado hace { $age }
 queue-discard = Descartar
 queue-rescan = Volver a escanear
