@@ -386,6 +386,8 @@ test('setup says what is wrong: an unreachable site, an untrusted certificate an
     // The ledger agrees: that token is refused, the right one is not.
     assert.equal((await siteRead(site.base, 'not-the-token', '/v1/reference?limit=1')).status, 401);
     assert.equal((await siteRead(site.base, token, '/v1/reference?limit=1')).status, 200);
+    // The setup screen is drawn before the worker is ready; its hook comes with the worker.
+    await page.waitForFunction(() => window.stockhop);
     assert.equal((await page.evaluate(() => window.stockhop.ask({ type: 'device' }))).configured, false, 'nothing was saved');
 
     await page.fill('#device-token', token);
