@@ -972,29 +972,10 @@ const HANDHELD_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
-    use stockhop_site::net::tls::{site_names, CertSource, CertStore};
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let (certs, _) = CertStore::open(CertSource::SiteCa {
-        dir: data.join("tls"),
-        names: site_names(Some("dock-pc"), &[]).unwrap(),
-    })
-    .unwrap();
-    let db = Db::open(&data).unwrap();
-    let router = stockhop_site::app(state(db, &data, LedgerState::new(None)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(stockhop_site::net::server::serve_connections(
-        listener,
-        Some(certs.server_config()),
-        router,
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let site = floods::serve_tls().await;
+    let addr = site.addr;
     let url = format!("https://localhost:{}/healthz", addr.port());
-    let trust = stockhop_site::net::outbound::Trust::CaFile(certs.ca_cert_path().unwrap());
+    let trust = stockhop_site::net::outbound::Trust::CaFile(site.ca_path.clone());
     let client = stockhop_site::net::outbound::signed_post_client(
         &url,
         &trust,
@@ -1034,8 +1015,7 @@ async fn stalled_client_hellos_do_not_hold_a_real_handheld_past_its_timeout() {
         "a real handheld waited {loaded:?} behind stalled handshakes"
     );
     drop(stalled);
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    site.stop().await;
 }
 
 // --- Pacing ------------------------------------------------------------------

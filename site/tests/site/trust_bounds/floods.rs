@@ -25,15 +25,17 @@ fn flooder(n: usize) -> String {
 const HALF_A_CLIENT_HELLO: &[u8] = &[0x16, 0x03, 0x01, 0x02, 0x00];
 
 /// An HTTPS site on a loopback port, its CA, and what stops it.
-struct Tls {
-    addr: SocketAddr,
+pub(super) struct Tls {
+    pub(super) addr: SocketAddr,
     ca: Vec<u8>,
+    /// The CA's PEM file, for clients that trust a file.
+    pub(super) ca_path: std::path::PathBuf,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     _dir: tempfile::TempDir,
 }
 
-async fn serve_tls() -> Tls {
+pub(super) async fn serve_tls() -> Tls {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let (certs, _) = CertStore::open(CertSource::SiteCa {
@@ -54,10 +56,12 @@ async fn serve_tls() -> Tls {
             let _ = stopped.await;
         },
     ));
-    let ca = std::fs::read(certs.ca_cert_path().unwrap()).unwrap();
+    let ca_path = certs.ca_cert_path().unwrap().to_owned();
+    let ca = std::fs::read(&ca_path).unwrap();
     Tls {
         addr,
         ca,
+        ca_path,
         stop,
         task,
         _dir: dir,
@@ -83,7 +87,7 @@ impl Tls {
         }
     }
 
-    async fn stop(self) {
+    pub(super) async fn stop(self) {
         let _ = self.stop.send(());
         self.task.await.unwrap().unwrap();
     }
