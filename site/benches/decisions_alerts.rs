@@ -27,12 +27,12 @@ use stockhop::time::UnixMs;
 use stockhop::wire::Heartbeat;
 use stockhop_site::central::ingest;
 use stockhop_site::central::wire::{CentralBatch, CentralHop, SiteHop, SiteSummary};
-use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::net::outbound::Trust;
 use stockhop_site::store::db::Db;
+use stockhop_site::view;
 use stockhop_site::view::alerts::webhook::{self, Settings, Webhook, EVALUATE_INTERVAL};
 use stockhop_site::view::history::{Alert, Trend};
-use stockhop_site::{view, AppState};
 
 mod support;
 
@@ -221,33 +221,6 @@ async fn alert_latency(dir: &std::path::Path) -> (Latencies, Latencies) {
     )
 }
 
-/// Serves `db` on loopback until the returned sender fires.
-async fn serve(
-    db: Db,
-    dir: &std::path::Path,
-) -> (
-    String,
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<()>,
-) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let state = AppState {
-        db,
-        www_dir: dir.join("www"),
-        ledger: LedgerState::default(),
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        stockhop_site::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    (base, stop, task)
-}
-
 /// Rejected scans (units the site does not know), one decision each,
 /// settled one after another through the API; and the floor.
 async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
@@ -259,7 +232,7 @@ async fn settle_rate(dir: &std::path::Path) -> (f64, f64) {
             ledger::devices::add(conn, "HH-1", Profile::Mc3390xr, true, now).unwrap(),
         )
     });
-    let (base, stop, task) = serve(db.clone(), dir).await;
+    let (base, stop, task) = support::serve(db.clone(), dir).await;
     let client = reqwest::Client::new();
     let session = IdempotencyKey::mint().unwrap().to_string();
     let item = |seq: usize, command: &str, body: Value| {
@@ -434,8 +407,8 @@ async fn central_view(dir: &std::path::Path) -> Vec<Latencies> {
             .unwrap();
         }
     });
-    let (empty_base, stop_empty, empty_task) = serve(empty, &dir.join("empty")).await;
-    let (base, stop, task) = serve(full, dir).await;
+    let (empty_base, stop_empty, empty_task) = support::serve(empty, &dir.join("empty")).await;
+    let (base, stop, task) = support::serve(full, dir).await;
     let client = reqwest::Client::new();
     let body: Value = client
         .get(format!("{base}/v1/site/status"))

@@ -25,9 +25,9 @@ use std::time::Instant;
 use stockhop::key::IdempotencyKey;
 use stockhop::time::UnixMs;
 use stockhop::wire::{ItemOutcome, ItemResult};
-use stockhop_site::ledger::{self, devices::Profile, LedgerState};
+use stockhop_site::ledger::{self, devices::Profile};
 use stockhop_site::store::db::{Db, DB_FILE, MIGRATIONS};
-use stockhop_site::{view, AppState};
+use stockhop_site::view;
 
 mod support;
 
@@ -187,33 +187,6 @@ fn fill(data: &std::path::Path, count: usize, now: UnixMs) {
     tx.commit().unwrap();
 }
 
-/// A site on `db` served on loopback: its base URL and how to stop it.
-async fn serve(
-    db: Db,
-    dir: &std::path::Path,
-) -> (
-    String,
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<()>,
-) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let state = AppState {
-        db,
-        www_dir: dir.join("www"),
-        ledger: LedgerState::default(),
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        stockhop_site::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    (base, stop, task)
-}
-
 /// The admin token of a site with the four handhelds.
 fn prepare(db: &Db, now: UnixMs) -> String {
     db.call_blocking(move |conn| {
@@ -249,8 +222,8 @@ async fn run(dir: &std::path::Path) {
         assert_eq!(counted, count as i64);
     }
 
-    let (empty_base, stop_empty, empty_task) = serve(empty, &dir.join("empty")).await;
-    let (base, stop, task) = serve(filled, &filled_dir).await;
+    let (empty_base, stop_empty, empty_task) = support::serve(empty, &dir.join("empty")).await;
+    let (base, stop, task) = support::serve(filled, &filled_dir).await;
     let client = reqwest::Client::new();
     let status: serde_json::Value = client
         .get(format!("{base}/v1/site/status"))

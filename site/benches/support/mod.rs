@@ -39,3 +39,32 @@ pub fn announce(bench: &str) {
 pub fn backoff(failures: usize) -> std::time::Duration {
     std::time::Duration::from_millis(stockhop::backoff::delay_after(failures as u32 + 1).0)
 }
+
+/// A site on `db` served over plain HTTP on loopback (its `www` folder
+/// under `dir`): its base URL, the sender that stops it, and its task.
+#[allow(dead_code)] // Only the benches that read the site's view call it.
+pub async fn serve(
+    db: stockhop_site::store::db::Db,
+    dir: &std::path::Path,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let state = stockhop_site::AppState {
+        db,
+        www_dir: dir.join("www"),
+        ledger: stockhop_site::ledger::LedgerState::default(),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        stockhop_site::serve(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (base, stop, task)
+}
