@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { artifactsDir, freePort, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import {
   addDevice,
+  assertTouchTargets,
   allItems,
   ask,
   drained,
@@ -33,17 +34,6 @@ import { instrumentSignals, kindsHeard, resetSignals, takeSignals, VIBRATION } f
 /** More than this left of the drain's wait: its step is 16 s or 30 s (2, 4 and 8 s leave less). */
 const BACKOFF_GROWN_MS = 8_000;
 
-/** Every button, link and field shown is at least 44 px each way (a gloved thumb). */
-async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input, select')]
-    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
-    .map((e) => {
-      const r = e.getBoundingClientRect();
-      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
-    })
-    .filter((b) => b.width < 44 || b.height < 44));
-  assert.deepEqual(small, [], 'touch targets under 44 px');
-}
 
 /** Checks the screen's touch targets, then photographs it into artifacts/. */
 async function shot(page, name) {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
 import {
   addDevice,
+  assertTouchTargets,
   allItems,
   counts,
   drained,
@@ -32,17 +33,6 @@ import {
 /** Scans captured offline and rescued. */
 const SCANS = 40;
 
-/** Every button and link shown is at least 44 px each way (a gloved thumb). */
-async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input, select')]
-    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
-    .map((e) => {
-      const r = e.getBoundingClientRect();
-      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
-    })
-    .filter((b) => b.width < 44 || b.height < 44));
-  assert.deepEqual(small, [], 'touch targets under 44 px');
-}
 
 /** An admin's read of the site's API. */
 async function adminRead(site, adminToken, path) {

@@ -2,6 +2,7 @@
 // fragment, the mode picker, the scan field as a keyboard wedge types
 // into it, and the queue screen. Reads the worker's queue through the
 // page's own `window.stockhop.ask`, the call its screens use.
+import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { siteCommand, tempDataDir } from './site.mjs';
@@ -227,4 +228,16 @@ export async function sessionHops(siteUrl, token, sessionId) {
   if (!res.ok) throw new Error(`GET hops ${sessionId}: ${res.status} ${await res.text()}`);
   const body = await res.json();
   return Array.isArray(body) ? body : body.hops;
+}
+
+/** Fails unless every button, link and field shown is at least 44 px each way (a gloved thumb). */
+export async function assertTouchTargets(page) {
+  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input, select')]
+    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
+    .map((e) => {
+      const r = e.getBoundingClientRect();
+      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
+    })
+    .filter((b) => b.width < 44 || b.height < 44));
+  assert.deepEqual(small, [], 'touch targets under 44 px');
 }
