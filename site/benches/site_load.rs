@@ -625,7 +625,7 @@ fn file_sizes(data: &Path) -> BTreeMap<String, u64> {
 /// The bytes of the database's pages each table holds, its indexes
 /// counted with it (SQLite's `dbstat`, which the bundled SQLite has).
 fn table_sizes(data: &Path) -> BTreeMap<String, u64> {
-    let conn = open_connection(&data.join("stockhop.sqlite")).unwrap();
+    let conn = soak::read_only(data);
     let sizes = conn
         .prepare(
             "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
@@ -857,7 +857,7 @@ impl Handheld {
             }
             let body = json!({"device_id": self.device.id, "sent_at": ledger::wall_clock().to_string(), "items": items});
             let request = ctx
-                .client
+                .from(&self.device.id)
                 .post(format!("{}{SYNC_PATH}", ctx.api))
                 .bearer_auth(&self.device.token)
                 .json(&body);
@@ -907,9 +907,19 @@ impl Handheld {
     }
 }
 
+/// The source addresses the handhelds and terminals come from,
+/// 127.0.1.1 up: on a site each is a host of its own on the Wi-Fi or the
+/// LAN, and the site caps the connections one address may hold open, so a
+/// whole fleet from one address would measure that cap. A device's
+/// address is picked by its name, a few devices an address.
+const SOURCE_ADDRESSES: u8 = 250;
+
 /// What every client shares.
 struct Ctx {
+    /// The supervisors' client, from 127.0.0.1.
     client: reqwest::Client,
+    /// A client a source address, for the handhelds and terminals.
+    devices: Vec<reqwest::Client>,
     api: String,
     terminals: String,
     samples: Samples,
@@ -921,12 +931,27 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// The client a device (a handheld's id, a terminal's serial) sends
+    /// from.
+    fn from(&self, device: &str) -> &reqwest::Client {
+        &self.devices[serial_hash(device) as usize % self.devices.len()]
+    }
+
     fn new(server: &Server) -> Ctx {
         Ctx {
             client: reqwest::Client::builder()
                 .timeout(REQUEST_TIMEOUT)
                 .build()
                 .unwrap(),
+            devices: (1..=SOURCE_ADDRESSES)
+                .map(|host| {
+                    reqwest::Client::builder()
+                        .timeout(REQUEST_TIMEOUT)
+                        .local_address(std::net::IpAddr::from([127, 0, 1, host]))
+                        .build()
+                        .unwrap()
+                })
+                .collect(),
             api: server.api.clone(),
             terminals: server.terminals.clone(),
             samples: Samples::new(),
@@ -942,7 +967,7 @@ impl Ctx {
 async fn heartbeat(ctx: &Ctx, device: &Device, depth: u64) {
     let body = json!({"sent_at": ledger::wall_clock().to_string(), "queue_depth": depth, "app_version": "bench"});
     let request = ctx
-        .client
+        .from(&device.id)
         .post(format!("{}/v1/devices/{}/heartbeat", ctx.api, device.id))
         .bearer_auth(&device.token)
         .json(&body);
@@ -986,7 +1011,7 @@ fn serial_hash(serial: &str) -> u32 {
 
 async fn post_zebra(ctx: &Ctx, serial: &str, report: u64) {
     let request = ctx
-        .client
+        .from(serial)
         .post(format!("{}/zebra?SN={serial}", ctx.terminals))
         .header("content-type", "application/json")
         .body(zebra_report(serial, report));
@@ -1007,7 +1032,7 @@ async fn post_punch(ctx: &Ctx, serial: &str, pin: u64) {
     let (y, mo, d, h, mi, s, _) = unix_now().to_civil();
     let body = format!("{pin}\t{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}\t0\t1\t0\t0\t0\n");
     let request = ctx
-        .client
+        .from(serial)
         .post(format!(
             "{}/iclock/cdata?SN={serial}&table=ATTLOG&Stamp=9999",
             ctx.terminals
@@ -1263,7 +1288,7 @@ async fn run(site: &Site, server: &Server) -> Report {
     let peak_rss = memory_mib(server.pid, "VmHWM");
     let writer_after = writer_use(&ctx, &site.admins[0]).await;
     let files_after = file_sizes(&site.data);
-    let conn = open_connection(&site.data.join("stockhop.sqlite")).unwrap();
+    let conn = soak::read_only(&site.data);
     let queue = conn
         .prepare(
             "SELECT source || ' ' || state, count(*) FROM listener_queue GROUP BY 1 ORDER BY 1",
@@ -1860,6 +1885,9 @@ struct WriterUse {
     waited: f64,
     held: f64,
     committing: f64,
+    /// The longest wait and hold since the server started (seconds).
+    longest_wait: f64,
+    longest_hold: f64,
 }
 
 /// The server's `stockhop_db_writer_*` counters by caller, from
@@ -1879,7 +1907,10 @@ async fn writer_use(ctx: &Ctx, auth: &str) -> BTreeMap<String, WriterUse> {
         let Some(rest) = line.strip_prefix("stockhop_db_writer_") else {
             continue;
         };
-        let Some((metric, rest)) = rest.split_once("_total{caller=\"") else {
+        let Some((metric, rest)) = rest
+            .split_once("_total{caller=\"")
+            .or_else(|| rest.split_once("{caller=\""))
+        else {
             continue;
         };
         let (caller, value) = rest.split_once("\"} ").unwrap();
@@ -1890,6 +1921,8 @@ async fn writer_use(ctx: &Ctx, auth: &str) -> BTreeMap<String, WriterUse> {
             "waited_seconds" => used.waited = value,
             "held_seconds" => used.held = value,
             "commit_seconds" => used.committing = value,
+            "longest_wait_seconds" => used.longest_wait = value,
+            "longest_hold_seconds" => used.longest_hold = value,
             _ => {}
         }
     }
@@ -1911,6 +1944,8 @@ fn writer_over(
                     waited: a.waited - b.waited,
                     held: a.held - b.held,
                     committing: a.committing - b.committing,
+                    longest_wait: a.longest_wait,
+                    longest_hold: a.longest_hold,
                 },
             )
         })
@@ -1922,18 +1957,20 @@ fn print_writer(report: &Report) {
     let load = report.load.took.as_secs_f64();
     println!();
     println!(
-        "| {:<18} | {:>8} | {:>13} | {:>13} | {:>13} | {:>15} | {:>13} |",
+        "| {:<18} | {:>8} | {:>13} | {:>13} | {:>13} | {:>15} | {:>13} | {:>13} | {:>13} |",
         "writer caller",
         "turns",
         "waited ms avg",
         "held ms avg",
         "commit ms avg",
         "held % of load",
-        "waited s all"
+        "waited s all",
+        "waited ms max",
+        "held ms max"
     );
     println!(
-        "|{:-<20}|{:->10}|{:->15}|{:->15}|{:->15}|{:->17}|{:->15}|",
-        "", "", "", "", "", "", ""
+        "|{:-<20}|{:->10}|{:->15}|{:->15}|{:->15}|{:->17}|{:->15}|{:->15}|{:->15}|",
+        "", "", "", "", "", "", "", "", ""
     );
     let per = |secs: f64, turns: f64| {
         if turns > 0.0 {
@@ -1948,8 +1985,10 @@ fn print_writer(report: &Report) {
         all.waited += used.waited;
         all.held += used.held;
         all.committing += used.committing;
+        all.longest_wait = all.longest_wait.max(used.longest_wait);
+        all.longest_hold = all.longest_hold.max(used.longest_hold);
         println!(
-            "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} |",
+            "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} | {:>13.1} | {:>13.1} |",
             caller,
             used.turns,
             per(used.waited, used.turns),
@@ -1957,10 +1996,12 @@ fn print_writer(report: &Report) {
             per(used.committing, used.turns),
             used.held / load * 100.0,
             used.waited,
+            used.longest_wait * 1000.0,
+            used.longest_hold * 1000.0,
         );
     }
     println!(
-        "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} |",
+        "| {:<18} | {:>8.0} | {:>13.1} | {:>13.1} | {:>13.1} | {:>15.0} | {:>13.1} | {:>13.1} | {:>13.1} |",
         "all",
         all.turns,
         per(all.waited, all.turns),
@@ -1968,8 +2009,10 @@ fn print_writer(report: &Report) {
         per(all.committing, all.turns),
         all.held / load * 100.0,
         all.waited,
+        all.longest_wait * 1000.0,
+        all.longest_hold * 1000.0,
     );
     println!(
-        "the server's one SQLite writer over the load (its `stockhop_db_writer_*` counters): waited: for the turn; held: the work, its commit and fsync; commit: of that, the COMMIT statements (the log's write and fsync; a statement outside a transaction counts as work); handheld_sync, heartbeat and other go before listener_write (portal and gate uploads to the queue), listener_forward (the forwarder's reads, ledger batches and settles) and listener_upkeep (the prune pass)"
+        "the server's one SQLite writer over the load (its `stockhop_db_writer_*` counters): waited: for the turn; held: the work, its commit and fsync; commit: of that, the COMMIT statements (the log's write and fsync; a statement outside a transaction counts as work); handheld_sync, heartbeat and other go before listener_write (portal and gate uploads to the queue), listener_forward (the forwarder's reads, ledger batches and settles) and listener_upkeep (the prune pass); max: the longest one since the server started, the quiet phase included"
     );
 }

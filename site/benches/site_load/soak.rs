@@ -11,7 +11,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use stockhop_site::store::db::{open_connection, DB_FILE};
+use rusqlite::OpenFlags;
+use stockhop_site::store::db::DB_FILE;
 
 use super::support;
 
@@ -74,11 +75,21 @@ pub fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// A read-only connection to the site's file in `data`: what the bench
+/// reads beside the running server (a reader of the write-ahead log
+/// takes no lock its writer waits for).
+pub fn read_only(data: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(
+        data.join(DB_FILE),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .unwrap()
+}
+
 /// Bytes of the pages the listener's tables and their indexes hold, read
-/// beside the running server (a reader of the write-ahead log does not
-/// stop its writer).
+/// beside the running server.
 pub fn listener_bytes(data: &Path) -> u64 {
-    let conn = open_connection(&data.join(DB_FILE)).unwrap();
+    let conn = read_only(data);
     let names: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_schema WHERE tbl_name LIKE 'listener\\_%' ESCAPE '\\' AND type IN ('table', 'index')")
         .unwrap()

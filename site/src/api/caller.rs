@@ -62,7 +62,7 @@ pub fn device_token(headers: &HeaderMap) -> Result<&str, AppError> {
 /// The device whose bearer token the request carries, or 401.
 pub async fn device_of(db: &Db, headers: &HeaderMap) -> Result<Device, AppError> {
     let token = device_token(headers)?.to_owned();
-    db.call(move |conn| -> Result<_, AppError> { Ok(devices::authenticate(conn, &token)?) })
+    db.lookup(move |conn| -> Result<_, AppError> { Ok(devices::authenticate(conn, &token)?) })
         .await?
         .ok_or_else(unknown_device_token)
 }
@@ -156,7 +156,7 @@ pub async fn admin_caller(db: &Db, headers: &HeaderMap) -> Result<Caller, AppErr
     let bearer = bearer_of(headers).map(str::to_owned);
     let cookie = session_cookie(headers);
     let now = wall_clock();
-    db.call(move |conn| -> Result<Caller, AppError> {
+    db.lookup(move |conn| -> Result<Caller, AppError> {
         if let Some(token) = bearer {
             if let Some(admin) = admin::authenticate(conn, &token)? {
                 return Ok(Caller::Token { admin });
@@ -234,7 +234,7 @@ pub async fn admin_token_caller(db: &Db, headers: &HeaderMap) -> Result<String, 
             "an admin's bearer token is required",
         )
     })?;
-    db.call(move |conn| -> Result<String, AppError> {
+    db.lookup(move |conn| -> Result<String, AppError> {
         if let Some(name) = admin::authenticate(conn, &token)? {
             return Ok(name);
         }

@@ -16,8 +16,8 @@
 //!
 //! The writer counts, per caller, the turns taken, the time waited for
 //! them, the time held (work, commit and `fsync`) and, of that, the time
-//! spent committing ([`commit_timed`], [`note_commit`]): what
-//! `GET /metrics` exposes as `stockhop_db_writer_*`.
+//! spent committing ([`commit_timed`], [`note_commit`]), and its longest
+//! wait and hold: what `GET /metrics` exposes as `stockhop_db_writer_*`.
 
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -96,6 +96,10 @@ pub struct Use {
     /// Of `held`, the time spent in `COMMIT` (the log's write and its
     /// `fsync`).
     pub committing: Duration,
+    /// The longest single wait and hold: what a tail is made of, where the
+    /// sums give only the mean.
+    pub longest_wait: Duration,
+    pub longest_hold: Duration,
 }
 
 #[derive(Default)]
@@ -194,6 +198,8 @@ impl Drop for Turn<'_> {
         used.waited += self.waited;
         used.held += held;
         used.committing += committing;
+        used.longest_wait = used.longest_wait.max(self.waited);
+        used.longest_hold = used.longest_hold.max(held);
         // A first-lane caller waiting goes next; else a background one.
         if state.waiting[0] > 0 {
             self.writer.first.notify_one();

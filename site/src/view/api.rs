@@ -218,11 +218,11 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
 async fn read_status(state: &AppState, now: UnixMs) -> Result<status::SiteStatus, AppError> {
     let listener = state
         .db
-        .call_local(|conn| status::listener_status(conn).map_err(from_queue))
+        .read_local(|conn| status::listener_status(conn).map_err(from_queue))
         .await?;
     state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(status::status(conn, listener, now)?) })
+        .read(move |conn| -> Result<_, AppError> { Ok(status::status(conn, listener, now)?) })
         .await
 }
 
@@ -273,7 +273,7 @@ async fn site_builds(
     let now = wall_clock();
     let devices = state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(status::devices(conn, now)?) })
+        .read(move |conn| -> Result<_, AppError> { Ok(status::devices(conn, now)?) })
         .await?;
     Ok(Json(builds::fleet(&devices, &served)))
 }
@@ -305,7 +305,7 @@ async fn read_series(state: &AppState, hours: u32) -> Result<history::Series, Ap
     let now = wall_clock();
     state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(history::series(conn, hours, now)?) })
+        .read(move |conn| -> Result<_, AppError> { Ok(history::series(conn, hours, now)?) })
         .await
 }
 
@@ -345,7 +345,7 @@ async fn chart_svg(
     let series = read_series(&state, hours).await?;
     let zone = state
         .db
-        .call(|conn| -> Result<_, AppError> { Ok(crate::site_clock::SiteZone::remembered(conn)?) })
+        .read(|conn| -> Result<_, AppError> { Ok(crate::site_clock::SiteZone::remembered(conn)?) })
         .await?;
     let words = chart::Words::of(page::locale_named(query.lang.as_deref()), &zone);
     let svg = chart::svg_in(&series, &zone, &words).map_err(AppError::Internal)?;
@@ -366,7 +366,7 @@ async fn prometheus(
     let status = read_status(&state, wall_clock()).await?;
     let firing = state
         .db
-        .call(|conn| -> Result<_, AppError> { Ok(super::alerts::outbox::firing(conn)?) })
+        .read(|conn| -> Result<_, AppError> { Ok(super::alerts::outbox::firing(conn)?) })
         .await?;
     let writer = state.db.writer_uses();
     let text = metrics::render(&status, &state.ledger.metrics, &firing, &writer)

@@ -259,14 +259,18 @@ pub fn render(
 }
 
 /// `stockhop_db_writer_{turns,waited_seconds,held_seconds,commit_seconds}_total`
-/// by `caller`: where SQLite's one writer's time goes (none on
-/// PostgreSQL's ledger but the listener's own file).
+/// and `stockhop_db_writer_longest_{wait,hold}_seconds` by `caller`: where
+/// SQLite's one writer's time goes (none on PostgreSQL's ledger but the
+/// listener's own file).
 fn register_writer(registry: &mut Registry, writer: &[(Caller, Use)]) {
     type Seconds = Counter<f64, AtomicU64>;
     let turns = Family::<Labels, Counter>::default();
     let waited = Family::<Labels, Seconds>::default();
     let held = Family::<Labels, Seconds>::default();
     let committing = Family::<Labels, Seconds>::default();
+    type Longest = Gauge<f64, AtomicU64>;
+    let longest_wait = Family::<Labels, Longest>::default();
+    let longest_hold = Family::<Labels, Longest>::default();
     for (caller, used) in writer {
         let caller = labels(&[("caller", caller.name())]);
         turns.get_or_create(&caller).inc_by(used.turns);
@@ -277,6 +281,12 @@ fn register_writer(registry: &mut Registry, writer: &[(Caller, Use)]) {
         committing
             .get_or_create(&caller)
             .inc_by(used.committing.as_secs_f64());
+        longest_wait
+            .get_or_create(&caller)
+            .set(used.longest_wait.as_secs_f64());
+        longest_hold
+            .get_or_create(&caller)
+            .set(used.longest_hold.as_secs_f64());
     }
     registry.register(
         "db_writer_turns",
@@ -297,5 +307,15 @@ fn register_writer(registry: &mut Registry, writer: &[(Caller, Use)]) {
         "db_writer_commit_seconds",
         "Of the time held, the time in COMMIT: the log's write and its fsync",
         committing,
+    );
+    registry.register(
+        "db_writer_longest_wait_seconds",
+        "The longest one caller waited for a turn at the writer since the site started",
+        longest_wait,
+    );
+    registry.register(
+        "db_writer_longest_hold_seconds",
+        "The longest one caller held the writer since the site started",
+        longest_hold,
     );
 }

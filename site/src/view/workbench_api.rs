@@ -47,7 +47,7 @@ struct Log {
 async fn dead_letters(state: &AppState) -> Result<Vec<DeadLetter>, AppError> {
     state
         .db
-        .call_local(|conn| queue::dead_letters(conn, MAX_DEAD_LETTERS_READ).map_err(from_queue))
+        .read_local(|conn| queue::dead_letters(conn, MAX_DEAD_LETTERS_READ).map_err(from_queue))
         .await
 }
 
@@ -66,7 +66,7 @@ async fn list(
     let dead = dead_letters(&state).await?;
     let decisions = state
         .db
-        .call(move |conn| -> Result<_, AppError> { Ok(workbench::open(conn, &dead)?) })
+        .read(move |conn| -> Result<_, AppError> { Ok(workbench::open(conn, &dead)?) })
         .await?;
     Ok(Json(Open { decisions }))
 }
@@ -85,7 +85,7 @@ async fn log(
 ) -> Result<Json<Log>, AppError> {
     let entries = state
         .db
-        .call(|conn| -> Result<_, AppError> {
+        .read(|conn| -> Result<_, AppError> {
             Ok(decision_log::newest(conn, decision_log::MAX_LOG_ENTRIES)?)
         })
         .await?;

@@ -74,18 +74,28 @@ pub fn storage(data_dir: &std::path::Path) -> Option<Storage> {
 /// their transitions. Returns how many alerts it queued.
 pub async fn evaluate(db: &Db, settings: &Settings) -> Result<usize, LedgerError> {
     let listener = db
-        .call_local(|conn| {
+        .read_local(|conn| {
             status::listener_status(conn).map_err(|err| LedgerError::Corrupt(err.to_string()))
         })
         .await?;
     let storage = storage(&settings.data_dir);
     let site_id = settings.site_id.clone();
     let deliver = settings.webhook.is_some();
+    // The status is read beside the writer (under a portal's load it takes
+    // a tenth of a second or more, which a turn at the writer would take
+    // from the handhelds); only the transitions take a turn. A change
+    // between the two is seen by the next evaluation.
+    let now = wall_clock();
+    let (status, zone) = db
+        .read(move |conn| -> Result<_, LedgerError> {
+            Ok((
+                status::status(conn, listener, now)?,
+                SiteZone::remembered(conn)?,
+            ))
+        })
+        .await?;
+    let holding = conditions::evaluate(&status, storage, &zone, now);
     db.call(move |conn| {
-        let now = wall_clock();
-        let status = status::status(conn, listener, now)?;
-        let zone = SiteZone::remembered(conn)?;
-        let holding = conditions::evaluate(&status, storage, &zone, now);
         crate::store::sql::retry_conflicts(|| {
             savepoint(conn, |conn| {
                 Ok(outbox::transition(conn, &holding, &site_id, deliver, now)?)
