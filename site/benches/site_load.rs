@@ -18,9 +18,9 @@
 //!   polling what the page polls, every 5 s.
 //!
 //! Each handheld and terminal sends from a loopback address other than
-//! the supervisors' (127.0.1.1 to 127.0.1.250, a few devices an address), as devices
-//! on a site's Wi-Fi and LAN are hosts of their own: the site caps the
-//! connections one address holds open.
+//! the supervisors' (127.0.1.1 to 127.0.1.250, a few devices an address),
+//! as devices on a site's Wi-Fi and LAN are hosts of their own: the site
+//! caps the connections one address holds open.
 //!
 //! **The shift, compressed.** The run is [`SHIFT`] of a shift in
 //! [`load_length`] (5× faster in the full run). What happens at a rate
