@@ -18,6 +18,17 @@
 //! beginning, and should the thread fall behind (or stop), the writer
 //! checkpoints itself again once the log passes [`WRITER_FALLBACK_PAGES`]
 //! pages, as SQLite would by default, only later.
+//!
+//! Neither happens while the writer never rests (the terminal listener at
+//! ten portals' full rate) and reads run beside it: every passive
+//! checkpoint finds new frames behind the ones it copied, and a reader's
+//! snapshot keeps the writer's own from finishing. The log then grew past
+//! a gigabyte in ten minutes, and every page read searched its index. So
+//! once the log passes [`RESTART_AFTER_PAGES`] the thread starts it again
+//! itself ([`Restart`]): it takes a turn at the writer (in the background
+//! lane, so a sync waiting goes first), holds new reads back until those
+//! running end, and runs a `TRUNCATE` checkpoint, which copies the few
+//! frames the passive ones left and empties the log.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -49,6 +60,30 @@ pub const CHECKPOINT_BUSY_EVERY: Duration = Duration::from_millis(20);
 /// 160 MiB, reached only if the checkpoint thread cannot keep up.
 pub const WRITER_FALLBACK_PAGES: u32 = 40_000;
 
+/// Pages (4 KiB each) past which the thread starts the log again from its
+/// beginning ([`Restart`]): 64 MiB, a few seconds of the listener's
+/// writes at full rate, so the log's index stays small; each restart
+/// copies only what the passive checkpoints left, a few milliseconds'
+/// writes.
+pub const RESTART_AFTER_PAGES: i64 = 16_384;
+
+/// How long a restart's checkpoint waits for another process's read or
+/// write (a `backup` command copying the file holds a snapshot for
+/// minutes) before it gives up: the writer's turn is held meanwhile.
+pub const RESTART_BUSY_TIMEOUT: Duration = Duration::from_millis(50);
+/// After a restart that could not finish, the next is tried no sooner.
+pub const RESTART_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// What the thread needs to start the log again: the writer's turns and
+/// the read-only connections beside it.
+pub struct Restart {
+    pub writer: std::sync::Arc<crate::store::writer::Writer>,
+    pub readers: std::sync::Arc<crate::store::readers::Readers>,
+    /// The log's pages past which it is started again:
+    /// [`RESTART_AFTER_PAGES`] (fewer in tests).
+    pub after_pages: i64,
+}
+
 /// The checkpoint thread of one database file; stops when dropped.
 pub struct Checkpointer {
     stop: Option<mpsc::Sender<()>>,
@@ -57,13 +92,14 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     /// Starts checkpointing the SQLite file at `path` (in WAL mode) every
-    /// [`CHECKPOINT_EVERY`] on a connection of its own.
-    pub fn start(path: &Path) -> std::io::Result<Checkpointer> {
+    /// [`CHECKPOINT_EVERY`] on a connection of its own, starting the log
+    /// again through `restart` when it grows long.
+    pub fn start(path: &Path, restart: Option<Restart>) -> std::io::Result<Checkpointer> {
         let (stop, stopped) = mpsc::channel::<()>();
         let path: PathBuf = path.to_owned();
         let thread = std::thread::Builder::new()
             .name("wal-checkpoint".into())
-            .spawn(move || run(&path, &stopped))?;
+            .spawn(move || run(&path, restart.as_ref(), &stopped))?;
         Ok(Checkpointer {
             stop: Some(stop),
             thread: Some(thread),
@@ -80,16 +116,31 @@ impl Drop for Checkpointer {
     }
 }
 
-fn run(path: &Path, stopped: &mpsc::Receiver<()>) {
+fn run(path: &Path, restart: Option<&Restart>, stopped: &mpsc::Receiver<()>) {
     // Opened on the first turn, and again on a later one should that
     // fail (another process may hold the file a moment as it opens it).
     let mut conn = None;
     let mut failing = false;
     let mut last = None;
     let mut every = CHECKPOINT_EVERY;
+    let mut restart_not_before = std::time::Instant::now();
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
         let turn = match &conn {
-            Some(conn) => checkpoint(conn),
+            Some(conn) => checkpoint(conn).and_then(|log| match (log, restart) {
+                (Some((frames, _)), Some(restart))
+                    if frames >= restart.after_pages
+                        && std::time::Instant::now() >= restart_not_before =>
+                {
+                    if start_again(conn, restart)? {
+                        // The log is empty now.
+                        Ok(Some((0, 0)))
+                    } else {
+                        restart_not_before = std::time::Instant::now() + RESTART_RETRY_AFTER;
+                        Ok(log)
+                    }
+                }
+                _ => Ok(log),
+            }),
             None => open(path).map(|opened| {
                 conn = Some(opened);
                 None
@@ -145,6 +196,32 @@ fn checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<Option<(i64, i64)
             Ok(None)
         }
         other => other.map(Some),
+    }
+}
+
+/// Starts the log again: a `TRUNCATE` checkpoint with the writer's turn
+/// held and reads held back, so nothing on this site can keep it from
+/// finishing but another process reading or writing the file, which it
+/// waits for [`RESTART_BUSY_TIMEOUT`] at most. Whether the log was
+/// started again.
+fn start_again(conn: &rusqlite::Connection, restart: &Restart) -> rusqlite::Result<bool> {
+    let _turn = restart
+        .writer
+        .take(crate::store::writer::Caller::Checkpoint);
+    let _held = restart.readers.hold_back();
+    conn.busy_timeout(RESTART_BUSY_TIMEOUT)?;
+    let done = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+        row.get::<_, i64>(0)
+    });
+    conn.busy_timeout(OPEN_BUSY_TIMEOUT)?;
+    match done {
+        Ok(busy) => Ok(busy == 0),
+        Err(rusqlite::Error::SqliteFailure(err, _))
+            if err.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            Ok(false)
+        }
+        Err(err) => Err(err),
     }
 }
 
@@ -246,7 +323,7 @@ mod tests {
         assert!(file_len(&path) < 1_000 * 4096, "{}", file_len(&path));
 
         // The thread copies them back within a few of its turns.
-        let checkpointer = Checkpointer::start(&path).unwrap();
+        let checkpointer = Checkpointer::start(&path, None).unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while file_len(&path) < 1_200 * 8192 {
             assert!(std::time::Instant::now() < deadline, "{}", file_len(&path));
@@ -257,5 +334,88 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
             .unwrap();
         assert_eq!(count, 1_200);
+    }
+
+    #[test]
+    fn a_log_that_never_rests_with_reads_beside_it_is_started_again() {
+        use crate::store::readers::{Reader, Readers};
+        use crate::store::writer::{Caller, Writer};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let conn = crate::store::db::open_connection(&path).unwrap();
+        leave_to_thread(&conn).unwrap();
+        conn.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+        let writer = Arc::new(Writer::default());
+        let readers = Arc::new(Readers::new(&path));
+        let after_pages = 256;
+        let checkpointer = Checkpointer::start(
+            &path,
+            Some(Restart {
+                writer: Arc::clone(&writer),
+                readers: Arc::clone(&readers),
+                after_pages,
+            }),
+        )
+        .unwrap();
+        // A reader always reading, each snapshot held a moment.
+        let stop = Arc::new(AtomicBool::new(false));
+        let reading = {
+            let (readers, stop) = (Arc::clone(&readers), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut reads = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    readers
+                        .read(
+                            Reader::View,
+                            |conn| -> Result<(), crate::store::db::DbError> {
+                                let sqlite = conn.as_sqlite().unwrap();
+                                let _: i64 =
+                                    sqlite.query_row("SELECT count(*) FROM t", [], |row| {
+                                        row.get(0)
+                                    })?;
+                                std::thread::sleep(Duration::from_millis(2));
+                                Ok(())
+                            },
+                        )
+                        .unwrap();
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        // A writer that never rests: a commit after another, each in a turn.
+        let wal = dir.path().join("db.sqlite-wal");
+        let log_len = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+        let rows = 6_000;
+        // Times the log was found shorter than before: it only shrinks when
+        // it is started again (truncated).
+        let (mut shrank, mut before) = (0, 0);
+        for _ in 0..rows {
+            let _turn = writer.take(Caller::ListenerWrite);
+            conn.execute("INSERT INTO t VALUES (zeroblob(4096))", [])
+                .unwrap();
+            let now = log_len();
+            shrank += usize::from(now < before);
+            before = now;
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(reading.join().unwrap() > 0);
+        drop(checkpointer);
+        let restarts = writer
+            .uses()
+            .into_iter()
+            .find(|(caller, _)| *caller == Caller::Checkpoint)
+            .unwrap()
+            .1
+            .turns;
+        assert!(restarts >= 3, "the log was started again {restarts} times");
+        assert!(shrank >= 3, "the log shrank {shrank} times");
+        let count: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(count, rows as i64);
     }
 }

@@ -225,7 +225,14 @@ impl Db {
         let mut conn = open_connection(path)?;
         migrate(&mut conn)?;
         return_freed_pages(&conn, path);
-        let checkpoints = match Checkpointer::start(path) {
+        let writer = Arc::new(Writer::default());
+        let readers = Arc::new(Readers::new(path));
+        let restart = checkpoint::Restart {
+            writer: Arc::clone(&writer),
+            readers: Arc::clone(&readers),
+            after_pages: checkpoint::RESTART_AFTER_PAGES,
+        };
+        let checkpoints = match Checkpointer::start(path, Some(restart)) {
             Ok(checkpoints) => {
                 checkpoint::leave_to_thread(&conn)?;
                 Some(Arc::new(checkpoints))
@@ -238,8 +245,8 @@ impl Db {
         Ok(Db {
             backend: Backend::Sqlite {
                 conn: Arc::new(Mutex::new(Connection::Sqlite(conn))),
-                writer: Arc::default(),
-                readers: Arc::new(Readers::new(path)),
+                writer,
+                readers,
                 path: path.to_owned(),
                 _checkpoints: checkpoints,
             },

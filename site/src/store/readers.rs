@@ -49,6 +49,9 @@ struct Pool {
     open: usize,
     /// Connections lent to [`Reader::View`] reads.
     viewing: usize,
+    /// New reads wait while the write-ahead log is started again
+    /// ([`Readers::hold_back`]).
+    held_back: bool,
 }
 
 /// The read-only connections to one SQLite file.
@@ -56,6 +59,18 @@ pub struct Readers {
     path: PathBuf,
     pool: Mutex<Pool>,
     freed: Condvar,
+}
+
+/// Reads held back until dropped ([`Readers::hold_back`]).
+pub struct HeldBack<'r> {
+    readers: &'r Readers,
+}
+
+impl Drop for HeldBack<'_> {
+    fn drop(&mut self) {
+        self.readers.lock().held_back = false;
+        self.readers.freed.notify_all();
+    }
 }
 
 /// A lent connection: back to the pool when dropped (closed instead if a
@@ -105,10 +120,24 @@ impl Readers {
         result
     }
 
+    /// Holds new reads back and waits for those running to end: no
+    /// snapshot of the write-ahead log is in use until the guard drops, so
+    /// a checkpoint can start the log again. Reads are short; this waits
+    /// for the longest one running.
+    pub fn hold_back(&self) -> HeldBack<'_> {
+        let mut pool = self.lock();
+        pool.held_back = true;
+        while pool.open > pool.idle.len() {
+            pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
+        }
+        HeldBack { readers: self }
+    }
+
     fn lend(&self, reader: Reader) -> Result<Lent<'_>, DbError> {
         let mut pool = self.lock();
         loop {
-            let may = reader == Reader::Lookup || pool.viewing < VIEW_READERS_MAX;
+            let may =
+                !pool.held_back && (reader == Reader::Lookup || pool.viewing < VIEW_READERS_MAX);
             if may && (!pool.idle.is_empty() || pool.open < READERS_MAX) {
                 if reader == Reader::View {
                     pool.viewing += 1;

@@ -41,24 +41,29 @@ pub enum Caller {
     ListenerForward,
     /// The listener's prune pass and its other upkeep.
     ListenerUpkeep,
+    /// Starting SQLite's write-ahead log again when it has grown long
+    /// ([`crate::store::checkpoint`]).
+    Checkpoint,
 }
 
 impl Caller {
-    pub const ALL: [Caller; 6] = [
+    pub const ALL: [Caller; 7] = [
         Caller::HandheldSync,
         Caller::Heartbeat,
         Caller::Other,
         Caller::ListenerWrite,
         Caller::ListenerForward,
         Caller::ListenerUpkeep,
+        Caller::Checkpoint,
     ];
 
     pub fn lane(self) -> Lane {
         match self {
             Caller::HandheldSync | Caller::Heartbeat | Caller::Other => Lane::First,
-            Caller::ListenerWrite | Caller::ListenerForward | Caller::ListenerUpkeep => {
-                Lane::Background
-            }
+            Caller::ListenerWrite
+            | Caller::ListenerForward
+            | Caller::ListenerUpkeep
+            | Caller::Checkpoint => Lane::Background,
         }
     }
 
@@ -71,6 +76,7 @@ impl Caller {
             Caller::ListenerWrite => "listener_write",
             Caller::ListenerForward => "listener_forward",
             Caller::ListenerUpkeep => "listener_upkeep",
+            Caller::Checkpoint => "checkpoint",
         }
     }
 

@@ -110,7 +110,7 @@ pub async fn evaluate(db: &Db, settings: &Settings) -> Result<usize, LedgerError
 async fn deliver(db: &Db, webhook: &Webhook, failures: &mut u32) -> Option<Duration> {
     loop {
         let pending = match db
-            .call(|conn| outbox::pending(conn).map_err(DbError::from))
+            .read(|conn| outbox::pending(conn).map_err(DbError::from))
             .await
         {
             Ok(pending) => pending,
