@@ -1367,12 +1367,14 @@ async fn sample_sizes(ctx: Arc<Ctx>, data: PathBuf, began: Duration) -> Vec<soak
             heartbeat_p99: ctx.samples.p99_between(HEARTBEAT, from, to),
         };
         println!(
-            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {:?} ms",
+            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {} ms",
             at.as_secs_f64() / 60.0,
             window.dir_bytes,
             window.listener_bytes,
             window.reads,
-            window.sync_p99.map(|ms| ms.round())
+            window
+                .sync_p99
+                .map_or("-".to_owned(), |ms| format!("{ms:.0}"))
         );
         windows.push(window);
     }

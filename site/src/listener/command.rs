@@ -80,7 +80,7 @@ impl CommandState {
 /// Why a backfill was not queued.
 #[derive(Debug, thiserror::Error)]
 pub enum BackfillError {
-    #[error("the range is reversed or empty: --from {from} must be before --to {to}")]
+    #[error("the range is reversed or empty: its start ({from}) must be before its end ({to})")]
     Reversed { from: String, to: String },
     #[error("no iclock terminal {0:?} has reached this site's listener: check the serial (the view lists the terminals it has seen)")]
     UnknownSerial(String),

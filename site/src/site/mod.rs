@@ -294,6 +294,15 @@ impl Site {
                 what: "recording the site's time zone",
                 source,
             })?;
+        let now = ledger::wall_clock();
+        if terminal.site_time_zone.offset_at(now).minutes() != site_zone.offset_minutes(now) {
+            // Not refused: a site may keep its terminals on UTC clocks.
+            tracing::warn!(
+                terminal_zone = %terminal.site_time_zone,
+                site_zone = site_zone.name(),
+                "the terminals' local times are read in a zone other than the site's: if their clocks show the site's time, set --terminal-tz (or time_zone in the terminal file), or their records are stored hours off"
+            );
+        }
         let sink: Arc<dyn LedgerSink> = match &terminal.ledger {
             Some(remote) => Arc::new(
                 RemoteLedgerSink::new(&remote.url, &remote.secret, &ledger_trust)
