@@ -501,7 +501,9 @@ test('put-away: a code the site knows as neither unit nor bin is told so and the
     const keys = (await allItems(page)).filter((i) => i.command === 'scan' && units.includes(i.body.epc)).map((i) => i.key);
     assert.equal((await sessionHops(site.base, token, session)).filter((h) => keys.includes(h.key)).length, units.length);
 
-    // The bar's name carries its figures; the dock's counts have words.
+    // The bar's name carries its figures (its next redraw after the drain);
+    // the dock's counts have words.
+    await page.waitForFunction(() => /^Online, 0 waiting, /.test(document.getElementById('status-bar').getAttribute('aria-label') ?? ''));
     assert.match(await page.getAttribute('#status-bar', 'aria-label'), /^Online, 0 waiting, .*cache .*\. Opens the queue screen\.$/);
     const counted = await page.$$eval('.dock-counts > span', (spans) => spans.map((span) => [...span.children]
       .filter((child) => child.getAttribute('aria-hidden') !== 'true').map((child) => child.textContent).join('')));
