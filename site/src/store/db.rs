@@ -416,6 +416,15 @@ impl Db {
         }
     }
 
+    /// The site's own SQLite file: this database on SQLite, the file
+    /// beside a PostgreSQL ledger that keeps the listener's queue.
+    fn local(&self) -> Db {
+        match &self.backend {
+            Backend::Sqlite { .. } => self.clone(),
+            Backend::Postgres { local, .. } => Db::clone(local),
+        }
+    }
+
     /// [`Db::read`] on the site's own SQLite file: the terminal listener's
     /// queue, read for the view without a turn at the writer.
     pub async fn read_local<T, E, F>(&self, work: F) -> Result<T, E>
@@ -424,11 +433,7 @@ impl Db {
         E: From<DbError> + Send + 'static,
         F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
     {
-        let local = match &self.backend {
-            Backend::Sqlite { .. } => self.clone(),
-            Backend::Postgres { local, .. } => Db::clone(local),
-        };
-        local
+        self.local()
             .read(move |conn| match conn {
                 Connection::Sqlite(conn) => work(conn),
                 _ => Err(E::from(DbError::NotLocal)),
@@ -456,11 +461,7 @@ impl Db {
         E: From<DbError> + Send + 'static,
         F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
     {
-        let local = match &self.backend {
-            Backend::Sqlite { .. } => self.clone(),
-            Backend::Postgres { local, .. } => Db::clone(local),
-        };
-        local
+        self.local()
             .call_as(caller, move |conn| match conn {
                 Connection::Sqlite(conn) => work(conn),
                 _ => Err(E::from(DbError::NotLocal)),
