@@ -20,6 +20,7 @@ import {
   drained,
   epcs,
   eventually,
+  assertTouchTargets,
   importReference,
   openCount,
   openHandheld,
@@ -62,18 +63,6 @@ function instrument() {
       if (!banner.hidden && !window.__bannerAt) window.__bannerAt = now();
     }).observe(banner, { attributes: true, attributeFilter: ['hidden'] });
   });
-}
-
-/** Every button, link and field shown is at least 44 px each way (a gloved thumb). */
-async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input, select')]
-    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
-    .map((e) => {
-      const r = e.getBoundingClientRect();
-      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
-    })
-    .filter((b) => b.width < 44 || b.height < 44));
-  assert.deepEqual(small, [], 'touch targets under 44 px');
 }
 
 /** Checks the screen's touch targets, then photographs it into artifacts/. */

@@ -18,6 +18,7 @@ import {
   drained,
   epcs,
   eventually,
+  assertTouchTargets,
   importReference,
   openCount,
   openHandheld,
@@ -32,21 +33,9 @@ import {
   wedge,
 } from './lib/handheld.mjs';
 
-/** Every button, link and field shown is at least 44 px each way (a gloved thumb). */
-async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input')]
-    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
-    .map((e) => {
-      const r = e.getBoundingClientRect();
-      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
-    })
-    .filter((b) => b.width < 44 || b.height < 44));
-  assert.deepEqual(small, [], 'touch targets under 44 px');
-}
-
 /** Checks the screen's touch targets, then photographs it into artifacts/. */
 async function shot(page, name) {
-  await assertTouchTargets(page);
+  await assertTouchTargets(page, 'button, a, input');
   await page.screenshot({ path: join(artifactsDir(), `${name}.png`) });
 }
 

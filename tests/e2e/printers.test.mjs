@@ -12,20 +12,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { artifactsDir, launchBrowser, siteCommand, startSite, tempDataDir } from './lib/site.mjs';
-import { addDevice, epcs, eventually, importReference, openHandheld, pickMode, sessionOpened, siteRead, wedge } from './lib/handheld.mjs';
+import { addDevice, assertTouchTargets, epcs, eventually, importReference, openHandheld, pickMode, sessionOpened, siteRead, wedge } from './lib/handheld.mjs';
 import { startPrinter } from './lib/printer.mjs';
-
-/** Every button, link and field shown is at least 44 px each way (a gloved thumb). */
-async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input')]
-    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
-    .map((e) => {
-      const r = e.getBoundingClientRect();
-      return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
-    })
-    .filter((b) => b.width < 44 || b.height < 44));
-  assert.deepEqual(small, [], 'touch targets under 44 px');
-}
 
 /** Every hop of the ledger, in commit order, through the hop feed (admin token). */
 async function ledgerHops(base, admin) {
@@ -124,7 +112,7 @@ test('receive with encode: the station printer prints and encodes each label, an
     assert.match(voidLabel.text, /Void tag at ZT-E2E: nothing read back, so no ENCODE/);
 
     await page.waitForFunction(() => document.querySelectorAll('#results li[data-kind="applied"]').length >= 3);
-    await assertTouchTargets(page);
+    await assertTouchTargets(page, 'button, a, input');
     await page.screenshot({ path: join(artifactsDir(), 'screen-receive-encode.png') });
     // The scan rows, each with its label's outcome in words.
     await page.evaluate(() => document.getElementById('results').scrollIntoView({ block: 'start' }));

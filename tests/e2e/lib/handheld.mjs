@@ -230,14 +230,17 @@ export async function sessionHops(siteUrl, token, sessionId) {
   return Array.isArray(body) ? body : body.hops;
 }
 
-/** Fails unless every button, link and field shown is at least 44 px each way (a gloved thumb). */
-export async function assertTouchTargets(page) {
-  const small = await page.evaluate(() => [...document.querySelectorAll('button, a, input, select')]
+/**
+ * Fails unless every button, link and field shown (`targets`, a CSS
+ * selector) is at least 44 px each way (a gloved thumb).
+ */
+export async function assertTouchTargets(page, targets = 'button, a, input, select') {
+  const small = await page.evaluate((targets) => [...document.querySelectorAll(targets)]
     .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
     .map((e) => {
       const r = e.getBoundingClientRect();
       return { what: e.id || e.textContent.trim().slice(0, 24), width: Math.round(r.width), height: Math.round(r.height) };
     })
-    .filter((b) => b.width < 44 || b.height < 44));
+    .filter((b) => b.width < 44 || b.height < 44), targets);
   assert.deepEqual(small, [], 'touch targets under 44 px');
 }
