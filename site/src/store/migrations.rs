@@ -144,6 +144,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "listener_dead_index",
         sql: include_str!("../../migrations/0028_listener_dead_index.sql"),
     },
+    Migration {
+        version: 29,
+        name: "listener_repeat",
+        sql: include_str!("../../migrations/0029_listener_repeat.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -288,6 +293,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 28,
         name: "listener_dead_index",
         sql: include_str!("../../migrations/postgres/0028_listener_dead_index.sql"),
+    },
+    Migration {
+        version: 29,
+        name: "listener_repeat",
+        sql: include_str!("../../migrations/postgres/0029_listener_repeat.sql"),
     },
 ];
 

@@ -117,7 +117,8 @@ pub struct Queued {
     pub set_aside: bool,
 }
 
-const QUEUED_COLUMNS: &str = "seq, key, source, device_serial, event_id, kind, subject, occurred_at, queued_at, rule_outcome, raw, attempts, set_aside_at IS NOT NULL, repeat_of, repeat_number";
+/// A repeat row forwards the last capture instant folded into it.
+const QUEUED_COLUMNS: &str = "seq, key, source, device_serial, event_id, kind, subject, coalesce(last_repeat_at, occurred_at), queued_at, rule_outcome, raw, attempts, set_aside_at IS NOT NULL, repeat_of, repeat_number";
 
 /// The oldest `limit` pending rows not set aside, in the order they were
 /// written.
@@ -268,8 +269,11 @@ pub fn settle(
             "INSERT OR IGNORE INTO listener_served (device_serial, event_id, subject, occurred_at, served_at)
              VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
+        // A repeat row that had another repeat folded into it while it was
+        // on its way stays pending, to forward the larger number.
         let mut done = tx.prepare_cached(
-            "UPDATE listener_queue SET state = 'done', done_at = ?2 WHERE seq = ?1 AND state = 'pending'",
+            "UPDATE listener_queue SET state = 'done', done_at = ?2
+             WHERE seq = ?1 AND state = 'pending' AND repeat_number IS ?3",
         )?;
         let mut dead = tx.prepare_cached(
             "UPDATE listener_queue SET state = 'dead', done_at = ?2, dead_status = ?3, dead_body = ?4
@@ -294,7 +298,8 @@ pub fn settle(
                             now.0
                         ])?;
                     }
-                    done.execute(params![queued.seq, now.0])?;
+                    let number = r.repeat.map(|repeat| i64::from(repeat.number));
+                    done.execute(params![queued.seq, now.0, number])?;
                 }
                 Settled::Dead { status, body } => {
                     dead.execute(params![queued.seq, now.0, status, body])?;
@@ -340,6 +345,7 @@ pub fn prune_keeping(
     let tx = conn.transaction()?;
     let mut removed = compact(&tx, now, seen_retention)?;
     removed += forget(&tx, now, seen_retention)?;
+    removed += forget_folded(&tx, now)?;
     removed += tx.execute(
         "DELETE FROM listener_served WHERE rowid IN
            (SELECT rowid FROM listener_served WHERE occurred_at < ?1 LIMIT ?2)",
@@ -421,7 +427,10 @@ pub fn load_rules(
     }
     let mut spent = conn.prepare(
         "SELECT device_serial, kind, subject, occurred_at FROM listener_queue
-         WHERE rule_outcome IN ('accepted', 'duplicate') AND occurred_at >= ?1",
+         WHERE rule_outcome IN ('accepted', 'duplicate') AND occurred_at >= ?1
+         UNION ALL
+         SELECT device_serial, kind, subject, occurred_at FROM listener_repeat
+         WHERE occurred_at >= ?1",
     )?;
     let rows = spent.query_map([horizon], |row| {
         Ok((

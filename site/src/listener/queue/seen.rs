@@ -61,6 +61,63 @@ pub(super) fn was_seen(
         .is_some())
 }
 
+/// Keeps what is left of a repeat folded into the waiting repeat row of
+/// the read it repeats ([`write`]): its identity, so a resend is
+/// recognised, and what the rate rules rebuilt on start spend.
+pub(super) fn keep_folded(tx: &Transaction<'_>, record: &NewRecord) -> rusqlite::Result<()> {
+    let c = &record.capture;
+    tx.prepare_cached(
+        "INSERT INTO listener_repeat (occurred_at, digest, device_serial, kind, subject)
+         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+    )?
+    .execute(params![
+        c.occurred_at.0,
+        &digest(&c.device, &c.event_id)[..],
+        c.device,
+        record.kind.as_str(),
+        c.subject
+    ])?;
+    Ok(())
+}
+
+/// Whether a repeat captured at `occurred_at` with this identity was
+/// folded into another row ([`keep_folded`]).
+pub(super) fn was_folded(
+    tx: &Transaction<'_>,
+    occurred_at: UnixMs,
+    digest: &[u8; SEEN_DIGEST_BYTES],
+) -> rusqlite::Result<bool> {
+    Ok(tx
+        .prepare_cached("SELECT 1 FROM listener_repeat WHERE occurred_at = ?1 AND digest = ?2")?
+        .query_row(params![occurred_at.0, &digest[..]], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Whether the listener kept a record of this terminal and identity as a
+/// repeat folded into another row: a check's question, which reads the
+/// whole table (the write path looks one up by its capture instant).
+pub fn is_folded(conn: &Connection, device: &str, event_id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM listener_repeat WHERE digest = ?1 LIMIT 1")?
+        .query_row([&digest(device, event_id)[..]], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Deletes up to [`PRUNE_ROWS_MAX`] folded repeats captured before the
+/// queue rows' horizon at `now`, the oldest first: a resend of one is then
+/// stale, and the rate rules read no further back.
+pub(super) fn forget_folded(tx: &Transaction<'_>, now: UnixMs) -> rusqlite::Result<usize> {
+    let horizon = now.0 - ROW_RETENTION.0 as i64;
+    tx.execute(
+        "DELETE FROM listener_repeat WHERE (occurred_at, digest) IN
+           (SELECT occurred_at, digest FROM listener_repeat WHERE occurred_at < ?1
+            ORDER BY occurred_at LIMIT ?2)",
+        params![horizon, PRUNE_ROWS_MAX as i64],
+    )
+}
+
 /// Compacts up to [`PRUNE_ROWS_MAX`] forwarded rows past the horizon at
 /// `now`: each row is deleted and, unless it is a repeat (the ledger
 /// keeps a repeat only as its read's count, and a row of identity for

@@ -52,7 +52,7 @@ fn pending_rows_come_out_in_write_order_with_their_minted_keys() {
 }
 
 #[test]
-fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwarded() {
+fn repeats_fold_into_one_waiting_row_that_counts_them_once_and_leave_soon_after_it_is_forwarded() {
     // An accepted read and three repeats within the duplicate window;
     // then the terminal resends the whole frame (it missed the ack).
     let frame = vec![
@@ -68,30 +68,29 @@ fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwa
         ..Write::default()
     };
     let report = write(&mut conn, &mut rules, NOW.plus(Millis(500)), &[resend]).unwrap();
-    assert_eq!(report[0].outcomes, vec![None; 4], "already queued");
+    assert_eq!(report[0].outcomes, vec![None; 4], "already kept");
     let rows = pending_batch(&mut conn, 50).unwrap();
     let outcomes: Vec<RuleOutcome> = rows.iter().map(|r| r.record.rule_outcome).collect();
     assert_eq!(
         outcomes,
-        [
-            RuleOutcome::Accepted,
-            RuleOutcome::Duplicate,
-            RuleOutcome::Duplicate,
-            RuleOutcome::Duplicate
-        ]
+        [RuleOutcome::Accepted, RuleOutcome::Duplicate],
+        "the second and third repeats folded into the first's row"
     );
     let accepted = rows[0].record.key;
     assert_eq!(rows[0].record.repeat, None);
-    let repeats: Vec<Option<Repeat>> = rows[1..].iter().map(|r| r.record.repeat).collect();
     assert_eq!(
-        repeats,
-        (1..=3)
-            .map(|number| Some(Repeat {
-                of: accepted,
-                number
-            }))
-            .collect::<Vec<_>>(),
-        "numbered in order, the resend counted nothing"
+        rows[1].record.repeat,
+        Some(Repeat {
+            of: accepted,
+            number: 3
+        }),
+        "the last number, the resend counted nothing"
+    );
+    assert_eq!(rows[1].event_id, "b", "the row is the first repeat's");
+    assert_eq!(
+        rows[1].record.occurred_at,
+        UnixMs(NOW.0 - 1000),
+        "forwarded with the last repeat's capture instant"
     );
     let held: i64 = conn
         .query_row(
@@ -101,6 +100,7 @@ fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwa
         )
         .unwrap();
     assert_eq!(held, 3);
+    assert_eq!(folded_rows(&conn), 2);
 
     let settled: Vec<(&Queued, Settled)> = rows.iter().map(|r| (r, Settled::Done)).collect();
     settle(&mut conn, NOW, &settled, &[]).unwrap();
@@ -117,13 +117,70 @@ fn a_repeat_counts_on_the_read_it_repeats_once_and_leaves_soon_after_it_is_forwa
         "the read's row and its served record, past the horizon"
     );
     let gone = kept.plus(Millis(3_001));
-    assert_eq!(prune(&mut conn, gone).unwrap(), 3, "the three repeats");
+    assert_eq!(
+        prune(&mut conn, gone).unwrap(),
+        3,
+        "the repeat's row and the two folded into it"
+    );
     assert_eq!(queue_rows(&conn), 0);
+    assert_eq!(folded_rows(&conn), 0);
     assert_eq!(
         seen_rows(&conn),
         1,
         "the read's identity, none of a repeat's"
     );
+}
+
+#[test]
+fn a_repeat_folded_into_a_row_on_its_way_keeps_that_row_waiting_for_the_larger_number() {
+    let (_dir, mut conn, mut rules) = check(vec![record("a", "7", 4), record("b", "7", 3)]);
+    // The forwarder reads both rows and delivers them; meanwhile another
+    // repeat comes and is folded into the repeat row on its way.
+    let rows = pending_batch(&mut conn, 50).unwrap();
+    let more = Write {
+        records: vec![record("c", "7", 2)],
+        ..Write::default()
+    };
+    write(&mut conn, &mut rules, NOW, &[more]).unwrap();
+    let settled: Vec<(&Queued, Settled)> = rows.iter().map(|r| (r, Settled::Done)).collect();
+    settle(&mut conn, NOW, &settled, &[]).unwrap();
+    let left = pending_batch(&mut conn, 50).unwrap();
+    assert_eq!(left.len(), 1, "the repeat row waits for its new number");
+    assert_eq!(left[0].seq, rows[1].seq);
+    assert_eq!(left[0].record.repeat.map(|r| r.number), Some(2));
+    assert_eq!(left[0].record.occurred_at, UnixMs(NOW.0 - 2000));
+    settle(&mut conn, NOW, &[(&left[0], Settled::Done)], &[]).unwrap();
+    assert!(pending_batch(&mut conn, 50).unwrap().is_empty());
+    // The next repeat starts a waiting row of its own.
+    let last = Write {
+        records: vec![record("d", "7", 1)],
+        ..Write::default()
+    };
+    write(&mut conn, &mut rules, NOW, &[last]).unwrap();
+    let rows = pending_batch(&mut conn, 50).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].event_id, "d");
+    assert_eq!(rows[0].record.repeat.map(|r| r.number), Some(3));
+}
+
+#[test]
+fn folded_repeats_still_spend_the_rate_budget_rebuilt_on_start() {
+    let tag = |i: usize| NewRecord {
+        kind: TerminalEventKind::TagRead,
+        ..record(&format!("t{i}"), "e2800001", 1)
+    };
+    // One tag read 50 times in the last second: one accepted row, one
+    // repeat row, 48 folded.
+    let (_dir, mut conn, _) = check((0..50).map(tag).collect());
+    assert_eq!(queue_rows(&conn), 2);
+    assert_eq!(folded_rows(&conn), 48);
+    let rules = load_rules(&mut conn, NOW, readers()).unwrap();
+    assert_eq!(rules.rate_entries("D1"), 50);
+}
+
+fn folded_rows(conn: &Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM listener_repeat", [], |r| r.get(0))
+        .unwrap()
 }
 
 fn queue_rows(conn: &Connection) -> i64 {

@@ -1,7 +1,9 @@
 //! The write path: requests in, rows durable in one transaction, the
 //! repeat rules and the terminals' last-seen times updated with them. A
 //! record already kept (its queue row, or once that is gone its identity)
-//! is a resend: acknowledged, and nothing is written for it.
+//! is a resend: acknowledged, and nothing is written for it. A repeat of a
+//! read whose repeat still waits to be forwarded is folded into that
+//! waiting row and keeps only its identity ([`keep_folded`]).
 
 use super::*;
 
@@ -45,11 +47,13 @@ pub fn write_keyed(
         for (w, write) in writes.iter().enumerate() {
             for (i, record) in write.records.iter().enumerate() {
                 let c = &record.capture;
+                let identity = digest(&c.device, &c.event_id);
                 let queued = find
                     .query_row(params![c.device, c.event_id], |_| Ok(()))
                     .optional()?
                     .is_some()
-                    || was_seen(&tx, c.occurred_at, &digest(&c.device, &c.event_id))?;
+                    || was_seen(&tx, c.occurred_at, &identity)?
+                    || was_folded(&tx, c.occurred_at, &identity)?;
                 let repeated = in_this_commit
                     .insert((c.device.as_str(), c.event_id.as_str()), ())
                     .is_some();
@@ -82,6 +86,16 @@ pub fn write_keyed(
              WHERE device_serial = ?1 AND event_id = ?2 AND rule_outcome = 'accepted'
              RETURNING key, repeats",
         )?;
+        // A repeat of a read whose repeat still waits to be forwarded is
+        // folded into that waiting row: the ledger keeps the largest number
+        // and the last instant, so one row forwards them all.
+        let mut fold_repeat = tx.prepare_cached(
+            "UPDATE listener_queue
+             SET repeat_number = max(repeat_number, ?2),
+                 last_repeat_at = max(coalesce(last_repeat_at, occurred_at), ?3)
+             WHERE repeat_of = ?1 AND state = 'pending' AND repeat_of IS NOT NULL
+             RETURNING seq",
+        )?;
         for (n, (&(w, i), &outcome)) in fresh.iter().zip(&judgement.outcomes).enumerate() {
             let record = &writes[w].records[i];
             let c = &record.capture;
@@ -93,6 +107,18 @@ pub fn write_keyed(
                     .optional()?,
                 None => None,
             };
+            if let Some((of, number)) = &repeat {
+                let folded = fold_repeat
+                    .query_map(params![of, number, c.occurred_at.0], |row| {
+                        row.get::<_, i64>(0)
+                    })?
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                if !folded.is_empty() {
+                    keep_folded(&tx, record)?;
+                    reports[w].outcomes[i] = Some(outcome);
+                    continue;
+                }
+            }
             let (repeat_of, repeat_number) = repeat.unzip();
             insert.execute(params![
                 mint()?.to_string(),
