@@ -70,14 +70,24 @@ pub(super) fn terminal(command: TerminalCommand, database: Option<&str>) -> anyh
                 "queued command {} for terminal {serial}: its attendance records from {from} to {to}",
                 queued.id
             );
-            println!("it is handed out on the terminal's next poll; `stockhop-site terminal commands {serial}` shows when it is answered");
+            println!(
+                "it is handed out on the terminal's next poll; `stockhop-site terminal commands {serial} --data {}` shows when it is answered",
+                data.display()
+            );
             Ok(())
         }
         TerminalCommand::Commands { serial, data } => {
             let db = open(&data, database)?;
             let for_serial = serial.clone();
-            let commands =
-                runtime.block_on(db.call_local(move |conn| queue::commands(conn, &for_serial)))?;
+            let commands = runtime.block_on(db.call_local(move |conn| {
+                if !queue::terminal_polled(conn, &for_serial)? {
+                    return Ok(None);
+                }
+                queue::commands(conn, &for_serial).map(Some)
+            }))?;
+            let Some(commands) = commands else {
+                anyhow::bail!("{}", BackfillError::UnknownSerial(serial));
+            };
             if commands.is_empty() {
                 println!("no commands for terminal {serial}");
             }

@@ -5,6 +5,7 @@
 //! ledger's ([`crate::ledger::attendance`]), each once.
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,7 @@ use super::hops::{csv_line, csv_response, malformed, period};
 use crate::api::caller::AdminCaller;
 use crate::error::{ApiQuery, AppError};
 use crate::ledger::attendance::{self, Cursor, HeldRecord, DEFAULT_RECORDS_PAGE, MAX_RECORDS_PAGE};
+use crate::ledger::codes;
 use crate::ledger::hop_feed::inert;
 use crate::state::AppState;
 
@@ -101,12 +103,13 @@ fn as_record(held: &HeldRecord) -> AttendanceRecord {
     path = "/v1/site/terminals/{serial}/records",
     operation_id = "terminal_records",
     tag = "view",
-    description = "A terminal's attendance records captured in a period, each once (a punch repeated within seconds is folded into the first), in capture order, a page at a time: resume from next, which is absent on the last page. Records a backfill brings later into a period already read are there when it is read again",
+    description = "A terminal's attendance records captured in a period, each once (a punch repeated within seconds is folded into the first), in capture order, a page at a time: resume from next, which is absent on the last page. Records a backfill brings later into a period already read are there when it is read again. 404 for a serial the site has never seen a terminal by",
     params(("serial" = String, Path, description = "the terminal's serial number (SN)"), RecordsQuery),
     responses(
         (status = 200, description = "the records", body = RecordsPage),
         (status = 400, description = "from or to missing or not RFC 3339, to not after from, a bad cursor or limit"),
-        (status = 401, description = "no admin token or session")
+        (status = 401, description = "no admin token or session"),
+        (status = 404, description = "no terminal with this serial has reached the site")
     ),
     security(("admin_token" = []))
 )]
@@ -135,7 +138,14 @@ pub async fn records(
     };
     let (held, next) = state
         .db
-        .call(move |conn| -> Result<_, AppError> {
+        .read(move |conn| -> Result<_, AppError> {
+            if !attendance::terminal_known(conn, &serial)? {
+                return Err(AppError::client(
+                    StatusCode::NOT_FOUND,
+                    codes::NOT_FOUND,
+                    format!("no terminal with serial {serial:?} has reached the site: check the serial (the terminal's SN)"),
+                ));
+            }
             Ok(attendance::page(
                 conn,
                 Some(&serial),
@@ -183,7 +193,7 @@ pub async fn csv(
         async move {
             let after = after?;
             let step = db
-                .call(move |conn| -> Result<_, AppError> {
+                .read(move |conn| -> Result<_, AppError> {
                     Ok(attendance::page(
                         conn,
                         None,

@@ -19,7 +19,7 @@
 use serde::Serialize;
 use stockhop::time::UnixMs;
 
-use crate::store::sql::{Connection, Row};
+use crate::store::sql::{Connection, OptionalExtension, Row};
 
 /// Most records one page holds: a page is one short read of the ledger.
 pub const MAX_RECORDS_PAGE: usize = 1_000;
@@ -118,6 +118,23 @@ pub fn page(
         }
     });
     Ok((records, next))
+}
+
+/// Whether the site knows a terminal by `serial`: it has an attendance
+/// record of it, or has seen it (its last-seen time in the heartbeat
+/// view). A serial it has never heard of is most likely mistyped, and is
+/// told so rather than answered with an empty page.
+pub fn terminal_known(conn: &Connection, serial: &str) -> crate::store::sql::Result<bool> {
+    let known: Option<i64> = conn
+        .prepare_cached(
+            "SELECT 1 FROM terminal_events WHERE device_serial = ?1 AND kind = 'attendance'
+             UNION ALL
+             SELECT 1 FROM device_heartbeats WHERE device_id = ?1 AND source IN ('iclock', 'zebra', 'framed')
+             LIMIT 1",
+        )?
+        .query_row(crate::params![serial], |row| row.get(0))
+        .optional()?;
+    Ok(known.is_some())
 }
 
 fn from_row(row: &Row<'_>) -> crate::store::sql::Result<HeldRecord> {

@@ -94,7 +94,7 @@ async fn backfill(
     path = "/v1/site/terminals/{serial}/commands",
     operation_id = "terminal_commands",
     tag = "view",
-    description = "The commands handed (or to be handed) to a terminal, newest first, at most 200: pending until its next poll, sent once handed out (again after 10 minutes without an answer), done (Return=0, or -4 for no records in the range) or failed (any other Return)",
+    description = "The commands handed (or to be handed) to a terminal, newest first, at most 200: pending until its next poll, sent once handed out (again after 10 minutes without an answer), done (Return=0, or -4 for no records in the range) or failed (any other Return). 404 for a serial no iclock terminal has polled the listener with",
     params(("serial" = String, Path, description = "the terminal's serial number (SN)")),
     responses((status = 200, description = "the commands", body = CommandList), (status = "4XX", description = "refused, with code and message")),
     security(("admin_token" = []))
@@ -104,10 +104,17 @@ async fn commands(
     Path(serial): Path<String>,
     AdminCaller(_): AdminCaller,
 ) -> Result<Json<CommandList>, AppError> {
+    let wanted = serial.clone();
     let commands = state
         .db
-        .call_local(move |conn| queue::commands(conn, &serial))
+        .read_local(move |conn| {
+            if !queue::terminal_polled(conn, &serial)? {
+                return Ok(None);
+            }
+            queue::commands(conn, &serial).map(Some)
+        })
         .await
-        .map_err(from_queue)?;
+        .map_err(from_queue)?
+        .ok_or_else(|| backfill_refused(BackfillError::UnknownSerial(wanted)))?;
     Ok(Json(CommandList { commands }))
 }

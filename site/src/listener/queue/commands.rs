@@ -99,6 +99,21 @@ pub fn queue_backfill(
     })
 }
 
+/// Whether an iclock terminal has polled the listener as `serial`, or
+/// has commands: what a backfill and its list need.
+pub fn terminal_polled(conn: &Connection, serial: &str) -> Result<bool, QueueError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM listener_heartbeat WHERE device_serial = ?1 AND source = ?2
+             UNION ALL
+             SELECT 1 FROM listener_commands WHERE device_serial = ?1
+             LIMIT 1",
+        )?
+        .query_row(params![serial, TerminalSource::Iclock.as_str()], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// `serial`'s commands, newest first, at most [`MAX_COMMANDS_LISTED`].
 pub fn commands(conn: &Connection, serial: &str) -> Result<Vec<TerminalCommand>, QueueError> {
     let mut select = conn.prepare_cached(

@@ -223,6 +223,16 @@ async fn a_backfill_is_handed_out_once_and_its_records_are_taken_once_across_a_r
         (Some("0"), Some("1"))
     );
 
+    // A mistyped serial is told, not answered with an empty list.
+    for path in [
+        format!("/v1/site/terminals/CQZ7232460170/records?from={from}&to={to}"),
+        "/v1/site/terminals/CQZ7232460170/commands".to_owned(),
+    ] {
+        let (status, refused) = site.get(&path, &token).await;
+        assert_eq!(status, 404, "{path}: {refused}");
+        assert_eq!(refused["code"], "NOT_FOUND", "{refused}");
+    }
+
     let (status, csv) = site
         .get_text(
             &format!("/v1/site/attendance.csv?from={}&to={}", from, to),
