@@ -80,7 +80,7 @@ pub(super) fn terminal(command: TerminalCommand, database: Option<&str>) -> anyh
             let db = open(&data, database)?;
             let for_serial = serial.clone();
             let commands = runtime.block_on(db.call_local(move |conn| {
-                if !queue::terminal_polled(conn, &for_serial)? {
+                if !queue::known_iclock_terminal(conn, &for_serial)? {
                     return Ok(None);
                 }
                 queue::commands(conn, &for_serial).map(Some)

@@ -63,7 +63,11 @@ impl Cursor {
 }
 
 /// Records of the range after the cursor, each once; `{device}` narrows
-/// them to one terminal.
+/// them to one terminal. A punch is its terminal, PIN and instant: the
+/// same punch uploaded again in another line format (a backfill's answer
+/// from newer firmware, a work code of `0` for none) is a record the
+/// listener could not recognise as a resend, and the ledger keeps what
+/// arrived, but payroll gets it once, as first recorded.
 const SELECT: &str = "SELECT e.key, e.device_serial, e.subject, e.occurred_at, e.recorded_at, e.raw
     FROM terminal_events e
     WHERE e.kind = 'attendance' AND e.rule_outcome <> 'duplicate'
@@ -73,13 +77,14 @@ const SELECT: &str = "SELECT e.key, e.device_serial, e.subject, e.occurred_at, e
         SELECT 1 FROM terminal_events d
         WHERE d.kind = 'attendance' AND d.device_serial = e.device_serial
           AND d.occurred_at = e.occurred_at AND d.subject = e.subject
-          AND d.raw = e.raw AND d.rule_outcome <> 'duplicate' AND d.key < e.key)
+          AND d.rule_outcome <> 'duplicate'
+          AND (d.recorded_at < e.recorded_at OR (d.recorded_at = e.recorded_at AND d.key < e.key)))
     ORDER BY e.occurred_at, e.key
     LIMIT ?5";
 
 /// At most `limit` (up to [`MAX_RECORDS_PAGE`]) records captured from
 /// `from` to before `to`, after `after`, of terminal `serial` or of every
-/// terminal; the cursor of the last one when the page is full.
+/// terminal; the cursor of the last one when another page follows.
 pub fn page(
     conn: &Connection,
     serial: Option<&str>,
@@ -93,7 +98,8 @@ pub fn page(
         Some(cursor) => (cursor.occurred_at.0, cursor.key.clone()),
         None => (i64::MIN, String::new()),
     };
-    let limit_rows = limit as i64;
+    // One more than the page holds: whether another page follows.
+    let limit_rows = limit as i64 + 1;
     let records = match serial {
         Some(serial) => conn
             .prepare_cached(&SELECT.replace("{device}", "AND e.device_serial = ?6"))?
@@ -110,7 +116,10 @@ pub fn page(
             )?
             .collect::<crate::store::sql::Result<Vec<_>>>()?,
     };
-    let next = (records.len() == limit).then(|| {
+    let mut records = records;
+    let more = records.len() > limit;
+    records.truncate(limit);
+    let next = more.then(|| {
         let last = &records[records.len() - 1];
         Cursor {
             occurred_at: last.occurred_at,

@@ -82,7 +82,9 @@ impl CommandState {
 pub enum BackfillError {
     #[error("the range is reversed or empty: its start ({from}) must be before its end ({to})")]
     Reversed { from: String, to: String },
-    #[error("no iclock terminal {0:?} has reached this site's listener: check the serial (the view lists the terminals it has seen)")]
+    #[error("the range starts at {from}, after now ({now}): a terminal has no records of it yet")]
+    Ahead { from: String, now: String },
+    #[error("no iclock terminal {0:?} has reached this site's listener: check the serial (the site's view, and `terminals` in GET /v1/site/status, list the terminals it has seen)")]
     UnknownSerial(String),
     #[error(transparent)]
     Queue(#[from] super::queue::QueueError),

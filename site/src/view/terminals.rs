@@ -28,15 +28,27 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/site/terminals/{serial}/commands", get(commands))
 }
 
-/// A backfill's range: RFC 3339 instants.
+/// A backfill's range: RFC 3339 instants, read by [`instant`] so a bad
+/// one is told by its field's name with an example.
 #[derive(serde::Deserialize, utoipa::ToSchema)]
 pub struct BackfillRange {
     /// The first instant of the range (RFC 3339).
     #[schema(value_type = String, format = DateTime)]
-    pub from: UnixMs,
+    pub from: String,
     /// The end of the range (RFC 3339).
     #[schema(value_type = String, format = DateTime)]
-    pub to: UnixMs,
+    pub to: String,
+}
+
+/// A range's `field` as an instant, or a 400 naming it.
+fn instant(field: &str, text: &str) -> Result<UnixMs, AppError> {
+    UnixMs::parse_rfc3339(text).map_err(|err| {
+        AppError::client(
+            StatusCode::BAD_REQUEST,
+            wire_codes::MALFORMED_REQUEST,
+            format!("{field} {text:?} is not an RFC 3339 instant ({err}): write it with its zone, as 2026-03-01T06:00:00Z or 2026-03-01T07:00:00+01:00"),
+        )
+    })
 }
 
 /// A terminal's commands, newest first.
@@ -47,7 +59,7 @@ pub struct CommandList {
 
 fn backfill_refused(err: BackfillError) -> AppError {
     match err {
-        BackfillError::Reversed { .. } => AppError::client(
+        BackfillError::Reversed { .. } | BackfillError::Ahead { .. } => AppError::client(
             StatusCode::BAD_REQUEST,
             wire_codes::MALFORMED_REQUEST,
             err.to_string(),
@@ -66,7 +78,7 @@ fn backfill_refused(err: BackfillError) -> AppError {
     path = "/v1/site/terminals/{serial}/backfill",
     operation_id = "terminal_backfill",
     tag = "view",
-    description = "Asks an iclock terminal for its attendance records of a time range again (after a listener outage or a lost batch): the command is handed out on the terminal's next poll, and the records arrive as ordinary uploads, those the site already keeps changing nothing. 400 for a reversed range, 404 for a serial no iclock terminal has polled the listener with",
+    description = "Asks an iclock terminal for its attendance records of a time range again (after a listener outage or a lost batch): the command is handed out on the terminal's next poll, and the records arrive as ordinary uploads, those the site already keeps changing nothing. 400 for a reversed range or one that starts after now, 404 for a serial no iclock terminal has polled the listener with",
     params(("serial" = String, Path, description = "the terminal's serial number (SN)")),
     request_body(content = BackfillRange, content_type = "application/json"),
     responses((status = 201, description = "the command queued", body = TerminalCommand), (status = "4XX", description = "refused, with code and message")),
@@ -79,7 +91,8 @@ async fn backfill(
     request: Request,
 ) -> Result<(StatusCode, Json<TerminalCommand>), AppError> {
     let (parts, body) = request.into_parts();
-    let BackfillRange { from, to } = json_body(&parts.headers, body).await?;
+    let range: BackfillRange = json_body(&parts.headers, body).await?;
+    let (from, to) = (instant("from", &range.from)?, instant("to", &range.to)?);
     let now = wall_clock();
     let queued = state
         .db
@@ -108,7 +121,7 @@ async fn commands(
     let commands = state
         .db
         .read_local(move |conn| {
-            if !queue::terminal_polled(conn, &serial)? {
+            if !queue::known_iclock_terminal(conn, &serial)? {
                 return Ok(None);
             }
             queue::commands(conn, &serial).map(Some)

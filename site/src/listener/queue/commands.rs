@@ -44,7 +44,9 @@ pub struct TerminalCommand {
 pub const MAX_COMMANDS_LISTED: usize = 200;
 
 /// Queues a backfill of `serial`'s records captured from `from` to `to`,
-/// at `now`. Refused for a reversed or empty range, and for a serial no
+/// at `now`. Refused for a reversed or empty range, for one that starts
+/// after `now` (by more than a terminal's clock may run ahead), and for a
+/// serial no
 /// iclock terminal has polled the listener with; the range is written in
 /// the zone the listener last read that terminal in (and rewritten on
 /// hand-out, should the zone have changed since).
@@ -59,6 +61,13 @@ pub fn queue_backfill(
         return Err(BackfillError::Reversed {
             from: from.to_string(),
             to: to.to_string(),
+        });
+    }
+    // A terminal's clock may run a little ahead of the site's.
+    if from > now.plus(CLOCK_SKEW_MAX) {
+        return Err(BackfillError::Ahead {
+            from: from.to_string(),
+            now: now.to_string(),
         });
     }
     let zone: Option<Option<String>> = conn
@@ -97,21 +106,6 @@ pub fn queue_backfill(
         sent_at: None,
         done_at: None,
     })
-}
-
-/// Whether an iclock terminal has polled the listener as `serial`, or
-/// has commands: what a backfill and its list need.
-pub fn terminal_polled(conn: &Connection, serial: &str) -> Result<bool, QueueError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT 1 FROM listener_heartbeat WHERE device_serial = ?1 AND source = ?2
-             UNION ALL
-             SELECT 1 FROM listener_commands WHERE device_serial = ?1
-             LIMIT 1",
-        )?
-        .query_row(params![serial, TerminalSource::Iclock.as_str()], |_| Ok(()))
-        .optional()?
-        .is_some())
 }
 
 /// `serial`'s commands, newest first, at most [`MAX_COMMANDS_LISTED`].
@@ -201,7 +195,8 @@ pub(super) fn hand_out(
 /// In the transaction that writes a `devicecmd` body: settles `serial`'s
 /// commands that `results` answer (done or failed by their code, with the
 /// code), once; results for commands the site did not hand this terminal
-/// change nothing.
+/// (another terminal's, or one still pending: never handed out) change
+/// nothing.
 pub(super) fn settle_results(
     tx: &Transaction<'_>,
     serial: &str,
@@ -210,7 +205,7 @@ pub(super) fn settle_results(
 ) -> Result<(), QueueError> {
     let mut settle = tx.prepare_cached(
         "UPDATE listener_commands SET state = ?3, return_code = ?4, done_at = ?5
-         WHERE id = ?1 AND device_serial = ?2 AND state IN ('pending', 'sent')",
+         WHERE id = ?1 AND device_serial = ?2 AND state = 'sent'",
     )?;
     for result in results {
         settle.execute(params![

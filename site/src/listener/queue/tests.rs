@@ -645,3 +645,40 @@ fn a_command_unanswered_for_ten_minutes_is_handed_out_again_and_settled_once() {
         "newest first; the first answer stands"
     );
 }
+
+#[test]
+fn a_range_ahead_is_refused_and_an_answer_to_a_command_not_yet_handed_out_changes_nothing() {
+    use crate::listener::command::CommandState;
+    let (_dir, mut conn, mut rules) = check(Vec::new());
+    assert!(poll(&mut conn, &mut rules, "T1", NOW).is_empty());
+    let earlier = UnixMs(NOW.0 - 3_600_000);
+    let tomorrow = NOW.plus(Millis::from_secs(24 * 3600));
+    assert!(matches!(
+        queue_backfill(&mut conn, "T1", tomorrow, tomorrow.plus(Millis(1)), NOW),
+        Err(crate::listener::command::BackfillError::Ahead { .. })
+    ));
+    let queued = queue_backfill(&mut conn, "T1", earlier, NOW, NOW).unwrap();
+    answer(
+        &mut conn,
+        &mut rules,
+        "T1",
+        &format!("ID={}&Return=0&CMD=DATA", queued.id),
+        NOW,
+    );
+    let listed = commands(&conn, "T1").unwrap();
+    assert_eq!(
+        (listed[0].state, listed[0].return_code),
+        (CommandState::Pending, None)
+    );
+    assert_eq!(poll(&mut conn, &mut rules, "T1", NOW).len(), 1);
+    answer(
+        &mut conn,
+        &mut rules,
+        "T1",
+        &format!("ID={}&Return=0&CMD=DATA", queued.id),
+        NOW,
+    );
+    let listed = commands(&conn, "T1").unwrap();
+    assert_eq!(listed[0].state, CommandState::Done);
+    assert!(listed[0].sent_at.is_some());
+}

@@ -223,6 +223,38 @@ async fn a_backfill_is_handed_out_once_and_its_records_are_taken_once_across_a_r
         (Some("0"), Some("1"))
     );
 
+    // The same punch again in another line format (newer firmware's extra
+    // fields): the listener cannot tell it for a resend and the ledger
+    // keeps what arrived, but it is one punch on the payroll.
+    let variant = format!("1453\t{}\t0\t1\t0\t0\t0\t0\t0\n", local(b, ' '));
+    let taken = terminals
+        .send(&iclock_post(
+            &format!("/iclock/cdata?SN={SERIAL}&table=ATTLOG&Stamp=9999"),
+            variant.as_bytes(),
+        ))
+        .await;
+    assert_eq!(taken, "OK:1");
+    assert!(
+        eventually(10, || site.count(
+            "SELECT count(*) FROM terminal_events WHERE kind = 'attendance'"
+        ) == 4)
+        .await,
+        "the ledger keeps what arrived"
+    );
+    let (status, whole) = site.get(&format!("{records}&limit=3"), &token).await;
+    assert_eq!(status, 200, "{whole}");
+    let pins: Vec<&str> = whole["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pin"].as_str().unwrap())
+        .collect();
+    assert_eq!(pins, ["1452", "1453", "1454"], "{whole}");
+    assert!(
+        whole.get("next").is_none(),
+        "a full page that is the last has no next: {whole}"
+    );
+
     // A mistyped serial is told, not answered with an empty list.
     for path in [
         format!("/v1/site/terminals/CQZ7232460170/records?from={from}&to={to}"),
