@@ -28,11 +28,14 @@
 //! itself ([`Restart`]): it takes a turn at the writer (in the background
 //! lane, so a sync waiting goes first), holds new reads back until those
 //! running end, and runs a `TRUNCATE` checkpoint, which copies the few
-//! frames the passive ones left and empties the log. What it copies holds
-//! the writer: with 16 MiB left to it, a restart held the writer 650 ms on
-//! average, every 20 s once the file passed a gigabyte, in an hour's soak
-//! (what the handhelds' syncs behind it felt), so the passive passes
-//! before it now leave it at most 1 MiB.
+//! frames the passive ones left (1 MiB at most) and empties the log.
+//!
+//! Open: once the file passes about a gigabyte at ten portals' full rate,
+//! a restart comes every 20–40 s and holds the writer about 600 ms, and
+//! the handhelds' syncs behind it feel it. What it copies is not what
+//! costs (560 ms on average leaving it 16 MiB, 606 ms leaving it 1 MiB);
+//! emptying the file, which every commit after it grows again, and the
+//! `fsync`s are the suspects, to be timed part by part.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
