@@ -54,8 +54,23 @@ pub(super) fn was_seen(
     occurred_at: UnixMs,
     digest: &[u8; SEEN_DIGEST_BYTES],
 ) -> rusqlite::Result<bool> {
+    holds(
+        tx,
+        "SELECT 1 FROM listener_seen WHERE occurred_at = ?1 AND digest = ?2",
+        occurred_at,
+        digest,
+    )
+}
+
+/// Whether `select` (by capture instant and digest) finds a row.
+fn holds(
+    tx: &Transaction<'_>,
+    select: &str,
+    occurred_at: UnixMs,
+    digest: &[u8; SEEN_DIGEST_BYTES],
+) -> rusqlite::Result<bool> {
     Ok(tx
-        .prepare_cached("SELECT 1 FROM listener_seen WHERE occurred_at = ?1 AND digest = ?2")?
+        .prepare_cached(select)?
         .query_row(params![occurred_at.0, &digest[..]], |_| Ok(()))
         .optional()?
         .is_some())
@@ -87,11 +102,12 @@ pub(super) fn was_folded(
     occurred_at: UnixMs,
     digest: &[u8; SEEN_DIGEST_BYTES],
 ) -> rusqlite::Result<bool> {
-    Ok(tx
-        .prepare_cached("SELECT 1 FROM listener_repeat WHERE occurred_at = ?1 AND digest = ?2")?
-        .query_row(params![occurred_at.0, &digest[..]], |_| Ok(()))
-        .optional()?
-        .is_some())
+    holds(
+        tx,
+        "SELECT 1 FROM listener_repeat WHERE occurred_at = ?1 AND digest = ?2",
+        occurred_at,
+        digest,
+    )
 }
 
 /// Whether the listener kept a record of this terminal and identity as a

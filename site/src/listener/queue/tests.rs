@@ -658,26 +658,15 @@ fn a_range_ahead_is_refused_and_an_answer_to_a_command_not_yet_handed_out_change
         Err(crate::listener::command::BackfillError::Ahead { .. })
     ));
     let queued = queue_backfill(&mut conn, "T1", earlier, NOW, NOW).unwrap();
-    answer(
-        &mut conn,
-        &mut rules,
-        "T1",
-        &format!("ID={}&Return=0&CMD=DATA", queued.id),
-        NOW,
-    );
+    let done = format!("ID={}&Return=0&CMD=DATA", queued.id);
+    answer(&mut conn, &mut rules, "T1", &done, NOW);
     let listed = commands(&conn, "T1").unwrap();
     assert_eq!(
         (listed[0].state, listed[0].return_code),
         (CommandState::Pending, None)
     );
     assert_eq!(poll(&mut conn, &mut rules, "T1", NOW).len(), 1);
-    answer(
-        &mut conn,
-        &mut rules,
-        "T1",
-        &format!("ID={}&Return=0&CMD=DATA", queued.id),
-        NOW,
-    );
+    answer(&mut conn, &mut rules, "T1", &done, NOW);
     let listed = commands(&conn, "T1").unwrap();
     assert_eq!(listed[0].state, CommandState::Done);
     assert!(listed[0].sent_at.is_some());
