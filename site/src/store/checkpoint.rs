@@ -236,12 +236,25 @@ fn start_again(conn: &rusqlite::Connection, restart: &Restart) -> rusqlite::Resu
     let _turn = restart
         .writer
         .take(crate::store::writer::Caller::Checkpoint);
+    // The turn's parts, told in the log: what holds the writer.
+    let began = std::time::Instant::now();
     let _held = restart.readers.hold_back();
+    let reads_ended = began.elapsed();
     conn.busy_timeout(RESTART_BUSY_TIMEOUT)?;
     let done = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
-        row.get::<_, i64>(0)
+        Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
     });
     conn.busy_timeout(OPEN_BUSY_TIMEOUT)?;
+    let done = done.map(|(busy, pages)| {
+        tracing::info!(
+            busy,
+            pages,
+            reads_wait_ms = reads_ended.as_secs_f64() * 1e3,
+            checkpoint_ms = (began.elapsed() - reads_ended).as_secs_f64() * 1e3,
+            "started the write-ahead log again"
+        );
+        busy
+    });
     match done {
         Ok(busy) => Ok(busy == 0),
         Err(rusqlite::Error::SqliteFailure(err, _))
