@@ -79,15 +79,9 @@ pub(super) fn terminal(command: TerminalCommand, database: Option<&str>) -> anyh
         TerminalCommand::Commands { serial, data } => {
             let db = open(&data, database)?;
             let for_serial = serial.clone();
-            let commands = runtime.block_on(db.call_local(move |conn| {
-                if !queue::known_iclock_terminal(conn, &for_serial)? {
-                    return Ok(None);
-                }
-                queue::commands(conn, &for_serial).map(Some)
-            }))?;
-            let Some(commands) = commands else {
-                anyhow::bail!("{}", BackfillError::UnknownSerial(serial));
-            };
+            let commands = runtime
+                .block_on(db.read_local(move |conn| queue::commands(conn, &for_serial)))
+                .map_err(|err: BackfillError| anyhow::anyhow!("{err}"))?;
             if commands.is_empty() {
                 println!("no commands for terminal {serial}");
             }

@@ -100,7 +100,7 @@ pub fn page(
     };
     // One more than the page holds: whether another page follows.
     let limit_rows = limit as i64 + 1;
-    let records = match serial {
+    let mut records = match serial {
         Some(serial) => conn
             .prepare_cached(&SELECT.replace("{device}", "AND e.device_serial = ?6"))?
             .query_map(
@@ -116,7 +116,6 @@ pub fn page(
             )?
             .collect::<crate::store::sql::Result<Vec<_>>>()?,
     };
-    let mut records = records;
     let more = records.len() > limit;
     records.truncate(limit);
     let next = more.then(|| {

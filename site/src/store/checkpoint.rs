@@ -431,13 +431,6 @@ mod tests {
         let wal = dir.path().join("db.sqlite-wal");
         let log_len = || std::fs::metadata(&wal).map_or(0, |m| m.len());
         let rows = 6_000;
-        let restarts = || {
-            writer
-                .uses()
-                .into_iter()
-                .find(|(caller, _)| *caller == Caller::Checkpoint)
-                .map_or(0, |(_, used)| used.turns)
-        };
         // Times the log was found shorter than before: it only shrinks when
         // it is started again (truncated). At least `rows`, and on until it
         // was started again three times (its catch-up passes run longer
@@ -458,7 +451,11 @@ mod tests {
         stop.store(true, Ordering::Relaxed);
         assert!(reading.join().unwrap() > 0);
         drop(checkpointer);
-        let restarts = restarts();
+        let restarts = writer
+            .uses()
+            .into_iter()
+            .find(|(caller, _)| *caller == Caller::Checkpoint)
+            .map_or(0, |(_, used)| used.turns);
         assert!(restarts >= 3, "the log was started again {restarts} times");
         assert!(shrank >= 3, "the log shrank {shrank} times");
         let count: i64 = conn

@@ -108,8 +108,17 @@ pub fn queue_backfill(
     })
 }
 
-/// `serial`'s commands, newest first, at most [`MAX_COMMANDS_LISTED`].
-pub fn commands(conn: &Connection, serial: &str) -> Result<Vec<TerminalCommand>, QueueError> {
+/// `serial`'s commands, newest first, at most [`MAX_COMMANDS_LISTED`];
+/// refused for a serial no iclock terminal has polled the listener with,
+/// as a backfill is.
+pub fn commands(conn: &Connection, serial: &str) -> Result<Vec<TerminalCommand>, BackfillError> {
+    if !known_iclock_terminal(conn, serial)? {
+        return Err(BackfillError::UnknownSerial(serial.to_owned()));
+    }
+    Ok(listed(conn, serial)?)
+}
+
+fn listed(conn: &Connection, serial: &str) -> Result<Vec<TerminalCommand>, QueueError> {
     let mut select = conn.prepare_cached(
         "SELECT id, command, state, return_code, created_at, sent_at, done_at
          FROM listener_commands WHERE device_serial = ?1 ORDER BY id DESC LIMIT ?2",

@@ -77,9 +77,13 @@ fn holds(
 }
 
 /// Keeps what is left of a repeat folded into the waiting repeat row of
-/// the read it repeats ([`write`]): its identity, so a resend is
+/// the read it repeats ([`write`]): its identity ([`digest`]), so a resend is
 /// recognised, and what the rate rules rebuilt on start spend.
-pub(super) fn keep_folded(tx: &Transaction<'_>, record: &NewRecord) -> rusqlite::Result<()> {
+pub(super) fn keep_folded(
+    tx: &Transaction<'_>,
+    record: &NewRecord,
+    identity: [u8; SEEN_DIGEST_BYTES],
+) -> rusqlite::Result<()> {
     let c = &record.capture;
     tx.prepare_cached(
         "INSERT INTO listener_repeat (occurred_at, digest, device_serial, kind, subject)
@@ -87,7 +91,7 @@ pub(super) fn keep_folded(tx: &Transaction<'_>, record: &NewRecord) -> rusqlite:
     )?
     .execute(params![
         c.occurred_at.0,
-        &digest(&c.device, &c.event_id)[..],
+        &identity[..],
         c.device,
         record.kind.as_str(),
         c.subject

@@ -30,8 +30,9 @@ pub fn write_keyed(
     mint: &mut dyn FnMut() -> Result<IdempotencyKey, KeyError>,
 ) -> Result<Vec<WriteReport>, QueueError> {
     let tx = conn.transaction()?;
-    // (write, record) of every record not queued before, in arrival order.
-    let mut fresh: Vec<(usize, usize)> = Vec::new();
+    // (write, record, its identity) of every record not queued before, in
+    // arrival order.
+    let mut fresh: Vec<(usize, usize, [u8; SEEN_DIGEST_BYTES])> = Vec::new();
     let mut reports: Vec<WriteReport> = writes
         .iter()
         .map(|w| WriteReport {
@@ -58,14 +59,14 @@ pub fn write_keyed(
                     .insert((c.device.as_str(), c.event_id.as_str()), ())
                     .is_some();
                 if !queued && !repeated {
-                    fresh.push((w, i));
+                    fresh.push((w, i, identity));
                 }
             }
         }
     }
     let captures: Vec<(Terminal, &Capture)> = fresh
         .iter()
-        .map(|&(w, i)| {
+        .map(|&(w, i, _)| {
             let record = &writes[w].records[i];
             (terminal_of(record.kind), &record.capture)
         })
@@ -93,10 +94,10 @@ pub fn write_keyed(
             "UPDATE listener_queue
              SET repeat_number = max(repeat_number, ?2),
                  last_repeat_at = max(coalesce(last_repeat_at, occurred_at), ?3)
-             WHERE repeat_of = ?1 AND state = 'pending' AND repeat_of IS NOT NULL
-             RETURNING seq",
+             WHERE repeat_of = ?1 AND state = 'pending'",
         )?;
-        for (n, (&(w, i), &outcome)) in fresh.iter().zip(&judgement.outcomes).enumerate() {
+        for (n, (&(w, i, identity), &outcome)) in fresh.iter().zip(&judgement.outcomes).enumerate()
+        {
             let record = &writes[w].records[i];
             let c = &record.capture;
             let repeat: Option<(String, i64)> = match judgement.repeats.get(&n) {
@@ -108,13 +109,8 @@ pub fn write_keyed(
                 None => None,
             };
             if let Some((of, number)) = &repeat {
-                let folded = fold_repeat
-                    .query_map(params![of, number, c.occurred_at.0], |row| {
-                        row.get::<_, i64>(0)
-                    })?
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                if !folded.is_empty() {
-                    keep_folded(&tx, record)?;
+                if fold_repeat.execute(params![of, number, c.occurred_at.0])? > 0 {
+                    keep_folded(&tx, record, identity)?;
                     reports[w].outcomes[i] = Some(outcome);
                     continue;
                 }
