@@ -273,13 +273,17 @@ async function measureBaseline({ single, burst, warmup, perTx }) {
   return { singles, singleMs, bursts, burstMs, stored: seq };
 }
 
-// Stops every service worker and waits until each reports itself
-// stopped. A page's background read arriving while a worker stops starts
-// it again (and it then stays up for the browser's idle timeout), so a
-// stop that does not hold within STOP_WAIT_MS is asked again, at most
+// Stops every service worker and waits until the measured one (its script
+// at `scriptURL`) reports itself stopped. Only that one is waited for: the
+// other page stays open and its background reads start its own worker
+// again at once. A page's background read arriving while a worker stops
+// starts it again (and it then stays up for the browser's idle timeout),
+// so a stop that does not hold within STOP_WAIT_MS is asked again, at most
 // STOP_ATTEMPTS times.
-async function stopAll(cdp, versions) {
-  const allStopped = () => [...versions.values()].every((v) => v.running === 'stopped');
+async function stopAll(cdp, versions, scriptURL) {
+  const measured = () => [...versions.values()].filter((v) => v.url === scriptURL && v.status !== 'redundant');
+  // No version reported yet is not a stopped worker.
+  const allStopped = () => measured().length > 0 && measured().every((v) => v.running === 'stopped');
   for (let attempt = 1; ; attempt++) {
     await cdp.send('ServiceWorker.stopAllWorkers');
     const t = Date.now();
@@ -288,7 +292,7 @@ async function stopAll(cdp, versions) {
     }
     if (allStopped()) return;
     if (attempt === STOP_ATTEMPTS) {
-      throw new Error(`a worker did not stop, asked ${STOP_ATTEMPTS} times ${STOP_WAIT_MS} ms apart: ` +
+      throw new Error(`the worker ${scriptURL} did not stop, asked ${STOP_ATTEMPTS} times ${STOP_WAIT_MS} ms apart: ` +
         JSON.stringify([...versions.values()]));
     }
   }
@@ -299,7 +303,7 @@ async function stopAll(cdp, versions) {
 // worker), then the page posts one capture; the time is to its ack, so it
 // covers starting the worker, loading its code (and for the queue the wasm
 // module and opening IndexedDB) and the strict write. `COLD` times each.
-async function coldStarts(page) {
+async function coldStarts(page, scriptURL) {
   const cdp = await page.context().newCDPSession(page);
   const versions = new Map();
   cdp.on('ServiceWorker.workerVersionUpdated', ({ versions: updated }) => {
@@ -316,7 +320,7 @@ async function coldStarts(page) {
   });
   const times = [];
   for (let i = 0; i < COLD; i++) {
-    await stopAll(cdp, versions);
+    await stopAll(cdp, versions, scriptURL);
     times.push(await page.evaluate(async ({ session_id, n }) => {
       const ask = window.baseline ? window.baseline.ask : window.stockhop.ask;
       const t0 = performance.now();
@@ -394,7 +398,7 @@ async function main() {
     const onlineBatched = await page.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
     const settled = await page.evaluate(drained, { limitMs: DRAIN_LIMIT_MS });
     const received = { requests: site.requests, items: site.items, keys: site.keys.size, duplicates: site.duplicates };
-    const queueCold = await coldStarts(page);
+    const queueCold = await coldStarts(page, base + '/sw.js');
     const jsPage = await browser.newPage();
     await jsPage.addInitScript(installTiming);
     jsPage.on('pageerror', (err) => console.error('baseline page error:', err.message));
@@ -402,7 +406,7 @@ async function main() {
     await jsPage.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
     const jsWorker = await jsPage.evaluate(measureQueue, options);
     const jsWorkerBatched = await jsPage.evaluate(measureQueue, { ...options, single: 0, warmup: 0, batch: BATCH });
-    const jsWorkerCold = await coldStarts(jsPage);
+    const jsWorkerCold = await coldStarts(jsPage, base + '/baseline/sw.js');
     const baseline1 = await page.evaluate(measureBaseline, { ...options, perTx: 1 });
     const baselineGroup = await page.evaluate(measureBaseline, { ...options, perTx: 256 });
     const version = await browser.version();
