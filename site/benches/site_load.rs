@@ -451,6 +451,9 @@ struct Server {
     terminals: String,
     /// The server's warnings and errors, by message, with a count.
     complaints: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// The write-ahead log's restarts logged since the last window took
+    /// them: each holds the writer, so each is timed part by part.
+    restarts: Arc<Mutex<Vec<soak::Restart>>>,
 }
 
 impl Server {
@@ -484,6 +487,8 @@ impl Server {
         let complaints = Arc::new(Mutex::new(BTreeMap::new()));
         let (found, addresses) = std::sync::mpsc::channel();
         let kept = Arc::clone(&complaints);
+        let restarts = Arc::new(Mutex::new(Vec::new()));
+        let logged = Arc::clone(&restarts);
         // Reads the log to its end, so the server never blocks on a full
         // pipe: first the two addresses, then what it complains of.
         std::thread::spawn(move || {
@@ -503,6 +508,15 @@ impl Server {
                             "terminals",
                             fields["http_addr"].as_str().unwrap().to_owned(),
                         ));
+                    }
+                    "started the write-ahead log again" => {
+                        let figure = |name: &str| fields[name].as_f64().unwrap_or(f64::NAN);
+                        logged.lock().unwrap().push(soak::Restart {
+                            views_wait_ms: figure("views_wait_ms"),
+                            reads_wait_ms: figure("reads_wait_ms"),
+                            checkpoint_ms: figure("checkpoint_ms"),
+                            pages: figure("pages"),
+                        });
                     }
                     _ if matches!(entry["level"].as_str(), Some("WARN" | "ERROR")) => {
                         let level = entry["level"].as_str().unwrap_or_default();
@@ -542,6 +556,7 @@ impl Server {
             api: format!("http://{}", api.unwrap()),
             terminals: format!("http://{}", terminals.unwrap()),
             complaints,
+            restarts,
         }
     }
 
@@ -1197,8 +1212,10 @@ async fn run(site: &Site, server: &Server) -> Report {
     let cpu_before = cpu_secs(&pid);
     let started = Instant::now();
     let end = tokio::time::Instant::now() + load_length();
+    server.restarts.lock().unwrap().clear();
     let sampling = tokio::spawn(sample_sizes(
         Arc::clone(&ctx),
+        Arc::clone(&server.restarts),
         site.data.clone(),
         started.duration_since(ctx.samples.began),
     ));
@@ -1344,7 +1361,12 @@ async fn run(site: &Site, server: &Server) -> Report {
 /// every [`size_window`] of the load, with the handhelds' p99 in it;
 /// `began`: the load's start on the samples' clock. Each row is printed
 /// as it is read, so a long soak shows its course as it runs.
-async fn sample_sizes(ctx: Arc<Ctx>, data: PathBuf, began: Duration) -> Vec<soak::Window> {
+async fn sample_sizes(
+    ctx: Arc<Ctx>,
+    restarts: Arc<Mutex<Vec<soak::Restart>>>,
+    data: PathBuf,
+    began: Duration,
+) -> Vec<soak::Window> {
     let start = tokio::time::Instant::now();
     let mut windows = Vec::new();
     let mut at = Duration::ZERO;
@@ -1365,16 +1387,18 @@ async fn sample_sizes(ctx: Arc<Ctx>, data: PathBuf, began: Duration) -> Vec<soak
             reads: ctx.reads.load(Ordering::Relaxed),
             sync_p99: ctx.samples.p99_between(SYNC, from, to),
             heartbeat_p99: ctx.samples.p99_between(HEARTBEAT, from, to),
+            restarts: std::mem::take(&mut *restarts.lock().unwrap()),
         };
         println!(
-            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {} ms",
+            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {} ms; {}",
             at.as_secs_f64() / 60.0,
             window.dir_bytes,
             window.listener_bytes,
             window.reads,
             window
                 .sync_p99
-                .map_or("-".to_owned(), |ms| format!("{ms:.0}"))
+                .map_or("-".to_owned(), |ms| format!("{ms:.0}")),
+            soak::restarts_said(&window.restarts),
         );
         windows.push(window);
     }

@@ -57,6 +57,46 @@ pub struct Window {
     pub reads: u64,
     pub sync_p99: Option<f64>,
     pub heartbeat_p99: Option<f64>,
+    /// The write-ahead log's restarts within the window.
+    pub restarts: Vec<Restart>,
+}
+
+/// One restart of the write-ahead log, as the server logs it: the view's
+/// reads end first (the writer not held), then the writer is held while
+/// the other running reads end and then while the checkpoint runs.
+pub struct Restart {
+    pub views_wait_ms: f64,
+    pub reads_wait_ms: f64,
+    pub checkpoint_ms: f64,
+    /// The log's pages when it was emptied.
+    pub pages: f64,
+}
+
+/// One part's mean and most over `restarts`, "-" for none.
+fn mean_most(restarts: &[Restart], of: fn(&Restart) -> f64) -> String {
+    if restarts.is_empty() {
+        return "-".to_owned();
+    }
+    let all: Vec<f64> = restarts.iter().map(of).collect();
+    let mean = all.iter().sum::<f64>() / all.len() as f64;
+    let most = all.iter().copied().fold(f64::MIN, f64::max);
+    format!("{mean:.0} / {most:.0}")
+}
+
+/// A window's restarts in words: how many, and each part's mean and most.
+pub fn restarts_said(restarts: &[Restart]) -> String {
+    if restarts.is_empty() {
+        return "no restart of the write-ahead log".to_owned();
+    }
+    let part = |of: fn(&Restart) -> f64| format!("{} ms (mean / most)", mean_most(restarts, of));
+    format!(
+        "{} restarts of the write-ahead log: waiting for the view's reads {}, for the others {}; the checkpoint {}; {:.0} pages each on average",
+        restarts.len(),
+        part(|r| r.views_wait_ms),
+        part(|r| r.reads_wait_ms),
+        part(|r| r.checkpoint_ms),
+        restarts.iter().map(|r| r.pages).sum::<f64>() / restarts.len() as f64,
+    )
 }
 
 /// Bytes of every file under `dir`.
@@ -118,12 +158,12 @@ pub fn print(
     println!();
     println!("{heading}");
     println!(
-        "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10} | {:>15} | {:>13} | {:>13} | {:>12} | {:>14} |",
-        "elapsed m:s", "data dir bytes", "listener bytes", "reads", "B / read", "window MiB / h", "listener B/rd", "sync p99 ms", "alone p99 ms", "heartbeat p99"
+        "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10} | {:>15} | {:>13} | {:>13} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
+        "elapsed m:s", "data dir bytes", "listener bytes", "reads", "B / read", "window MiB / h", "listener B/rd", "sync p99 ms", "alone p99 ms", "heartbeat p99", "WAL restarts", "views wait ms", "reads wait ms", "checkpoint ms"
     );
     println!(
-        "|{:->13}|{:->17}|{:->17}|{:->14}|{:->12}|{:->17}|{:->15}|{:->15}|{:->14}|{:->16}|",
-        "", "", "", "", "", "", "", "", "", ""
+        "|{:->13}|{:->17}|{:->17}|{:->14}|{:->12}|{:->17}|{:->15}|{:->15}|{:->14}|{:->16}|{:->14}|{:->19}|{:->19}|{:->19}|",
+        "", "", "", "", "", "", "", "", "", "", "", "", "", ""
     );
     let mut previous = (Duration::ZERO, start.0);
     let figure = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
@@ -132,7 +172,7 @@ pub fn print(
         let span = (window.at - previous.0).as_secs_f64().max(f64::EPSILON);
         let growth = window.dir_bytes as f64 - previous.1 as f64;
         println!(
-            "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10.0} | {:>15.0} | {:>13.0} | {:>13} | {:>12} | {:>14} |",
+            "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10.0} | {:>15.0} | {:>13.0} | {:>13} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
             format!("{}:{:02}", window.at.as_secs() / 60, window.at.as_secs() % 60),
             window.dir_bytes,
             window.listener_bytes,
@@ -143,10 +183,14 @@ pub fn print(
             figure(window.sync_p99),
             figure(alone_sync_p99),
             format!("{} ({})", figure(window.heartbeat_p99), figure(alone_heartbeat_p99)),
+            window.restarts.len(),
+            mean_most(&window.restarts, |r| r.views_wait_ms),
+            mean_most(&window.restarts, |r| r.reads_wait_ms),
+            mean_most(&window.restarts, |r| r.checkpoint_ms),
         );
         previous = (window.at, window.dir_bytes);
     }
     println!(
-        "B / read: growth since the load began ÷ the portal reads acknowledged; window MiB / h: the data directory's growth in the window, per hour; listener B/rd: the listener's tables' growth per read; sync and heartbeat p99: the answers sent in the window (heartbeat's alone in brackets); alone: the same run's quiet phase"
+        "B / read: growth since the load began ÷ the portal reads acknowledged; window MiB / h: the data directory's growth in the window, per hour; listener B/rd: the listener's tables' growth per read; sync and heartbeat p99: the answers sent in the window (heartbeat's alone in brackets); alone: the same run's quiet phase; WAL restarts: the server's restarts of its write-ahead log in the window, each waiting for the view's running reads (the writer not held), then holding the writer while the other running reads end and while its checkpoint runs (mean / most)"
     );
 }

@@ -129,9 +129,9 @@ pub struct Rules {
 pub struct Judgement {
     pub outcomes: Vec<RuleOutcome>,
     /// For a [`RuleOutcome::Duplicate`] in `outcomes` (by its index there),
-    /// the event id of the accepted capture it repeats (the one within the
-    /// window).
-    pub repeats: HashMap<usize, String>,
+    /// the event id and capture instant of the accepted capture it repeats
+    /// (the one within the window).
+    pub repeats: HashMap<usize, (String, UnixMs)>,
     queued_at: UnixMs,
     /// Records that spent rate budget: (budget, capture).
     spent: Vec<(RateKey, UnixMs)>,
@@ -231,10 +231,10 @@ impl Rules {
                 capture.occurred_at.since(at).abs() < millis_i64(DUPLICATE_WINDOW)
             });
             if duplicate {
-                if let Some((_, event_id)) = previous {
+                if let Some((at, event_id)) = previous {
                     judgement
                         .repeats
-                        .insert(judgement.outcomes.len(), event_id.to_owned());
+                        .insert(judgement.outcomes.len(), (event_id.to_owned(), at));
                 }
                 judgement.outcomes.push(RuleOutcome::Duplicate);
                 continue;

@@ -654,6 +654,93 @@ mod tests {
     }
 
     #[test]
+    fn the_listener_queue_built_again_keeps_its_rows_and_its_sequence() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+        let before = MIGRATIONS
+            .iter()
+            .position(|m| m.name == "listener_queue_by_time")
+            .unwrap();
+        for migration in &MIGRATIONS[..before] {
+            conn.execute_batch(migration.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", before as i64)
+            .unwrap();
+        let insert = "INSERT INTO listener_queue (key, source, device_serial, event_id, kind,
+                          subject, occurred_at, queued_at, rule_outcome, raw, state, repeat_of)
+                      VALUES (?1, 'zebra', 'P1', ?2, 'tag_read', 'T', ?3, 1, 'accepted', x'7b7d', ?4, ?5)";
+        let rows: [(&str, &str, i64, &str, Option<&str>); 3] = [
+            ("k1", "e1", 100, "done", None),
+            ("k2", "e2", 200, "pending", None),
+            ("k3", "e3", 300, "pending", Some("k2")),
+        ];
+        for (key, event, at, state, of) in rows {
+            conn.execute(insert, rusqlite::params![key, event, at, state, of])
+                .unwrap();
+        }
+        // A later row, pruned: its number is never handed out again.
+        conn.execute(
+            insert,
+            rusqlite::params!["k4", "e4", 400, "done", None::<&str>],
+        )
+        .unwrap();
+        conn.execute("DELETE FROM listener_queue WHERE key = 'k4'", [])
+            .unwrap();
+        migrate(&mut conn).unwrap();
+        let kept: Vec<(i64, String, String)> = conn
+            .prepare("SELECT seq, key, state FROM listener_queue ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (1, "k1", "done"),
+                (2, "k2", "pending"),
+                (3, "k3", "pending")
+            ]
+            .map(|(seq, key, state)| (seq, key.to_owned(), state.to_owned()))
+        );
+        conn.execute(
+            insert,
+            rusqlite::params!["k5", "e5", 500, "pending", None::<&str>],
+        )
+        .unwrap();
+        let seq: i64 = conn
+            .query_row("SELECT seq FROM listener_queue WHERE key = 'k5'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(seq, 5);
+        // One record per terminal, instant and identity: the same identity
+        // at another instant is another record.
+        conn.execute(
+            insert,
+            rusqlite::params!["k6", "e5", 600, "pending", None::<&str>],
+        )
+        .unwrap();
+        let again = conn.execute(
+            insert,
+            rusqlite::params!["k7", "e5", 600, "pending", None::<&str>],
+        );
+        assert!(again.unwrap_err().to_string().contains("UNIQUE"));
+        let indexes: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'listener_queue'
+                   AND name LIKE 'listener_queue_%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            indexes, 5,
+            "pending, set aside, forwarded, dead, waiting repeat"
+        );
+    }
+
+    #[test]
     fn first_open_creates_and_migrates_with_durable_settings() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("nested/data");

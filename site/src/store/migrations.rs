@@ -149,6 +149,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "listener_repeat",
         sql: include_str!("../../migrations/0029_listener_repeat.sql"),
     },
+    Migration {
+        version: 30,
+        name: "listener_queue_by_time",
+        sql: include_str!("../../migrations/0030_listener_queue_by_time.sql"),
+    },
 ];
 
 /// The same schema for PostgreSQL: the same numbers and names, the same
@@ -298,6 +303,11 @@ pub const MIGRATIONS_POSTGRES: &[Migration] = &[
         version: 29,
         name: "listener_repeat",
         sql: include_str!("../../migrations/postgres/0029_listener_repeat.sql"),
+    },
+    Migration {
+        version: 30,
+        name: "listener_queue_by_time",
+        sql: include_str!("../../migrations/postgres/0030_listener_queue_by_time.sql"),
     },
 ];
 

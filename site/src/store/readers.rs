@@ -52,6 +52,9 @@ struct Pool {
     /// New reads wait while the write-ahead log is started again
     /// ([`Readers::hold_back`]).
     held_back: bool,
+    /// New view reads wait while a restart of the write-ahead log waits
+    /// for the running ones to end ([`Readers::hold_back_views`]).
+    views_held_back: bool,
 }
 
 /// The read-only connections to one SQLite file.
@@ -69,6 +72,18 @@ pub struct HeldBack<'r> {
 impl Drop for HeldBack<'_> {
     fn drop(&mut self) {
         self.readers.lock().held_back = false;
+        self.readers.freed.notify_all();
+    }
+}
+
+/// View reads held back until dropped ([`Readers::hold_back_views`]).
+pub struct ViewsHeldBack<'r> {
+    readers: &'r Readers,
+}
+
+impl Drop for ViewsHeldBack<'_> {
+    fn drop(&mut self) {
+        self.readers.lock().views_held_back = false;
         self.readers.freed.notify_all();
     }
 }
@@ -133,11 +148,29 @@ impl Readers {
         HeldBack { readers: self }
     }
 
+    /// Holds new view reads back and waits for those running to end;
+    /// lookups go on. A view's read under portal load can take half a
+    /// second: a restart of the write-ahead log waits for them here,
+    /// before it takes the writer, so the writer is never held while one
+    /// ends. Nothing waits on the writer while holding a view's read, so
+    /// this cannot wait on the restart's own turn.
+    pub fn hold_back_views(&self) -> ViewsHeldBack<'_> {
+        let mut pool = self.lock();
+        pool.views_held_back = true;
+        while pool.viewing > 0 {
+            pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
+        }
+        ViewsHeldBack { readers: self }
+    }
+
     fn lend(&self, reader: Reader) -> Result<Lent<'_>, DbError> {
         let mut pool = self.lock();
         loop {
-            let may =
-                !pool.held_back && (reader == Reader::Lookup || pool.viewing < VIEW_READERS_MAX);
+            let may = !pool.held_back
+                && match reader {
+                    Reader::Lookup => true,
+                    Reader::View => !pool.views_held_back && pool.viewing < VIEW_READERS_MAX,
+                };
             if may && (!pool.idle.is_empty() || pool.open < READERS_MAX) {
                 if reader == Reader::View {
                     pool.viewing += 1;
@@ -325,5 +358,52 @@ mod tests {
         for view in views {
             assert_eq!(view.join().unwrap(), 0);
         }
+    }
+
+    #[test]
+    fn views_held_back_wait_for_the_running_view_while_lookups_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).unwrap();
+        let readers = std::sync::Arc::new(Readers::new(db.path().unwrap()));
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (holding, held) = std::sync::mpsc::channel::<()>();
+        let view = {
+            let readers = std::sync::Arc::clone(&readers);
+            std::thread::spawn(move || {
+                readers
+                    .read(Reader::View, |conn| {
+                        holding.send(()).unwrap();
+                        released.recv().unwrap();
+                        count(conn)
+                    })
+                    .unwrap()
+            })
+        };
+        held.recv().unwrap();
+        let (ended, holds) = std::sync::mpsc::channel();
+        let (end, ending) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let readers = std::sync::Arc::clone(&readers);
+            std::thread::spawn(move || {
+                let _views = readers.hold_back_views();
+                ended.send(()).unwrap();
+                ending.recv().unwrap();
+            })
+        };
+        // The running view keeps the hold from being had; lookups go on.
+        assert!(holds
+            .recv_timeout(std::time::Duration::from_millis(50))
+            .is_err());
+        assert!(readers.lock().views_held_back);
+        assert_eq!(readers.read(Reader::Lookup, count).unwrap(), 0);
+        release.send(()).unwrap();
+        assert_eq!(view.join().unwrap(), 0);
+        holds.recv().unwrap();
+        // Held: lookups still read; the hold ends with its guard.
+        assert_eq!(readers.read(Reader::Lookup, count).unwrap(), 0);
+        end.send(()).unwrap();
+        holder.join().unwrap();
+        assert!(!readers.lock().views_held_back);
+        assert_eq!(readers.read(Reader::View, count).unwrap(), 0);
     }
 }

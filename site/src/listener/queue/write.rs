@@ -10,14 +10,18 @@ use super::*;
 /// Writes requests received at `queued_at` in one durable transaction
 /// (several requests share one commit when they arrive together). Either
 /// all of them are durable when this returns `Ok`, or none is and the rules
-/// are unchanged.
+/// are unchanged. Each new record's key is a UUIDv7 of `queued_at`, so the
+/// key indexes here and in the ledger grow at their end.
 pub fn write(
     conn: &mut Connection,
     rules: &mut Rules,
     queued_at: UnixMs,
     writes: &[Write],
 ) -> Result<Vec<WriteReport>, QueueError> {
-    write_keyed(conn, rules, queued_at, writes, &mut IdempotencyKey::mint)
+    let millis = u64::try_from(queued_at.0).unwrap_or(0);
+    write_keyed(conn, rules, queued_at, writes, &mut || {
+        IdempotencyKey::mint_ordered(millis)
+    })
 }
 
 /// [`write`], each new record's key from `mint`: the simulation's seeded
@@ -42,21 +46,22 @@ pub fn write_keyed(
         .collect();
     {
         let mut find = tx.prepare_cached(
-            "SELECT 1 FROM listener_queue WHERE device_serial = ?1 AND event_id = ?2",
+            "SELECT 1 FROM listener_queue
+             WHERE device_serial = ?1 AND occurred_at = ?2 AND event_id = ?3",
         )?;
-        let mut in_this_commit: HashMap<(&str, &str), ()> = HashMap::new();
+        let mut in_this_commit: HashMap<(&str, UnixMs, &str), ()> = HashMap::new();
         for (w, write) in writes.iter().enumerate() {
             for (i, record) in write.records.iter().enumerate() {
                 let c = &record.capture;
                 let identity = digest(&c.device, &c.event_id);
                 let queued = find
-                    .query_row(params![c.device, c.event_id], |_| Ok(()))
+                    .query_row(params![c.device, c.occurred_at.0, c.event_id], |_| Ok(()))
                     .optional()?
                     .is_some()
                     || was_seen(&tx, c.occurred_at, &identity)?
                     || was_folded(&tx, c.occurred_at, &identity)?;
                 let repeated = in_this_commit
-                    .insert((c.device.as_str(), c.event_id.as_str()), ())
+                    .insert((c.device.as_str(), c.occurred_at, c.event_id.as_str()), ())
                     .is_some();
                 if !queued && !repeated {
                     fresh.push((w, i, identity));
@@ -84,7 +89,8 @@ pub fn write_keyed(
         // row's key and the new count with it to the ledger.
         let mut count_repeat = tx.prepare_cached(
             "UPDATE listener_queue SET repeats = repeats + 1
-             WHERE device_serial = ?1 AND event_id = ?2 AND rule_outcome = 'accepted'
+             WHERE device_serial = ?1 AND occurred_at = ?2 AND event_id = ?3
+               AND rule_outcome = 'accepted'
              RETURNING key, repeats",
         )?;
         // A repeat of a read whose repeat still waits to be forwarded is
@@ -101,8 +107,8 @@ pub fn write_keyed(
             let record = &writes[w].records[i];
             let c = &record.capture;
             let repeat: Option<(String, i64)> = match judgement.repeats.get(&n) {
-                Some(event_id) => count_repeat
-                    .query_row(params![c.device, event_id], |row| {
+                Some((event_id, at)) => count_repeat
+                    .query_row(params![c.device, at.0, event_id], |row| {
                         Ok((row.get(0)?, row.get(1)?))
                     })
                     .optional()?,
