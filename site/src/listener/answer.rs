@@ -253,6 +253,12 @@ fn iclock_request(
             Reply::ok(iclock::OK),
         ),
     };
+    // Every request of a terminal let in notes its zone: a backfill queued
+    // before its first poll is written in it.
+    let write = Write {
+        zone: Some((serial, zone.clone())),
+        ..write
+    };
     Answer::WriteThen(write, reply)
 }
 

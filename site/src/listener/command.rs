@@ -84,7 +84,7 @@ pub enum BackfillError {
     Reversed { from: String, to: String },
     #[error("the range starts at {from}, after now ({now}): a terminal has no records of it yet")]
     Ahead { from: String, now: String },
-    #[error("no iclock terminal {0:?} has reached this site's listener: check the serial (the site's view, and `terminals` in GET /v1/site/status, list the terminals it has seen)")]
+    #[error("no ZKTeco iclock terminal {0:?} has polled this site's listener, and only those take a backfill: check the serial (the site's view, and `terminals` in GET /v1/site/status, list the terminals it has seen, each with its source)")]
     UnknownSerial(String),
     #[error(transparent)]
     Queue(#[from] super::queue::QueueError),

@@ -25,17 +25,17 @@
 //! snapshot keeps the writer's own from finishing. The log then grew past
 //! a gigabyte in ten minutes, and every page read searched its index. So
 //! once the log passes [`RESTART_AFTER_PAGES`] the thread starts it again
-//! itself ([`Restart`]): it takes a turn at the writer (in the background
-//! lane, so a sync waiting goes first), holds new reads back until those
-//! running end, and runs a `TRUNCATE` checkpoint, which copies the few
-//! frames the passive ones left (1 MiB at most) and empties the log.
-//!
-//! Open: once the file passes about a gigabyte at ten portals' full rate,
-//! a restart comes every 20–40 s and holds the writer about 600 ms, and
-//! the handhelds' syncs behind it feel it. What it copies is not what
-//! costs (560 ms on average leaving it 16 MiB, 606 ms leaving it 1 MiB);
-//! emptying the file, which every commit after it grows again, and the
-//! `fsync`s are the suspects, to be timed part by part.
+//! itself ([`Restart`]): it waits for the view's running reads to end,
+//! holding new ones back (a status poll under that load can take half a
+//! second, and the writer is not held meanwhile), takes a turn at the
+//! writer (in the background lane, so a sync waiting goes first), holds
+//! every new read back until those running end, and runs a `RESTART`
+//! checkpoint, which copies the few frames the passive ones left (1 MiB
+//! at most). The next write then starts the log from its beginning, over
+//! the same file: emptying it (`TRUNCATE`) held the writer 60 ms more for
+//! 256 MiB on an idle disk, and every commit after it grew the file again.
+//! Each restart logs its parts ("started the write-ahead log again"),
+//! which the site-load bench's soak prints.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

@@ -160,6 +160,20 @@ pub fn known_iclock_terminal(conn: &Connection, serial: &str) -> Result<bool, Qu
         .is_some())
 }
 
+/// Notes, in a write's transaction, the zone the listener reads
+/// `serial`'s local times in (after its last-seen time is written).
+pub(super) fn note_zone(
+    tx: &Transaction<'_>,
+    serial: &str,
+    zone: &TerminalZone,
+) -> Result<(), QueueError> {
+    tx.prepare_cached(
+        "UPDATE listener_heartbeat SET zone = ?2 WHERE device_serial = ?1 AND zone IS NOT ?2",
+    )?
+    .execute(params![serial, zone.to_string()])?;
+    Ok(())
+}
+
 /// In the poll's transaction: notes the terminal's zone, then hands out
 /// its commands still pending and those sent at least [`RESEND_AFTER`]
 /// ago without an answer (oldest first, at most
@@ -170,11 +184,7 @@ pub(super) fn hand_out(
     poll: &Poll,
     now: UnixMs,
 ) -> Result<Vec<HandedOut>, QueueError> {
-    let zone = poll.zone.to_string();
-    tx.prepare_cached(
-        "UPDATE listener_heartbeat SET zone = ?2 WHERE device_serial = ?1 AND zone IS NOT ?2",
-    )?
-    .execute(params![poll.serial, zone])?;
+    note_zone(tx, &poll.serial, &poll.zone)?;
     let resend_before = now.0 - RESEND_AFTER.0 as i64;
     let due = tx
         .prepare_cached(

@@ -671,3 +671,23 @@ fn a_range_ahead_is_refused_and_an_answer_to_a_command_not_yet_handed_out_change
     assert_eq!(listed[0].state, CommandState::Done);
     assert!(listed[0].sent_at.is_some());
 }
+
+#[test]
+fn a_backfill_queued_before_the_first_poll_is_written_in_the_zone_of_the_handshake() {
+    let (_dir, mut conn, mut rules) = check(Vec::new());
+    let zone = crate::listener::zone::TerminalZone::parse("+02:00").unwrap();
+    // The handshake: the terminal seen, its zone noted; nothing handed out.
+    let handshake = Write {
+        seen: vec![("T1".to_owned(), TerminalSource::Iclock)],
+        zone: Some(("T1".to_owned(), zone)),
+        ..Write::default()
+    };
+    write(&mut conn, &mut rules, NOW, &[handshake]).unwrap();
+    let hour = Millis::from_secs(3600);
+    let earlier = UnixMs(NOW.0 - 2 * hour.0 as i64);
+    let queued = queue_backfill(&mut conn, "T1", earlier, NOW, NOW).unwrap();
+    assert_eq!(
+        queued.command,
+        "DATA QUERY ATTLOG StartTime=2027-01-15T08:00:00\tEndTime=2027-01-15T10:00:00"
+    );
+}

@@ -144,6 +144,9 @@ pub fn write_keyed(
         for (device, source) in &write.seen {
             touch(&tx, device, *source, queued_at)?;
         }
+        if let Some((serial, zone)) = &write.zone {
+            super::commands::note_zone(&tx, serial, zone)?;
+        }
         if let Some((serial, results)) = &write.results {
             settle_results(&tx, serial, results, queued_at)?;
         }
