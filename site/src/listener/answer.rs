@@ -256,7 +256,7 @@ fn iclock_request(
     // Every request of a terminal let in notes its zone: a backfill queued
     // before its first poll is written in it.
     let write = Write {
-        zone: Some((serial, zone.clone())),
+        zone: Some((serial, zone.to_string())),
         ..write
     };
     Answer::WriteThen(write, reply)

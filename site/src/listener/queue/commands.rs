@@ -162,15 +162,11 @@ pub fn known_iclock_terminal(conn: &Connection, serial: &str) -> Result<bool, Qu
 
 /// Notes, in a write's transaction, the zone the listener reads
 /// `serial`'s local times in (after its last-seen time is written).
-pub(super) fn note_zone(
-    tx: &Transaction<'_>,
-    serial: &str,
-    zone: &TerminalZone,
-) -> Result<(), QueueError> {
+pub(super) fn note_zone(tx: &Transaction<'_>, serial: &str, zone: &str) -> Result<(), QueueError> {
     tx.prepare_cached(
         "UPDATE listener_heartbeat SET zone = ?2 WHERE device_serial = ?1 AND zone IS NOT ?2",
     )?
-    .execute(params![serial, zone.to_string()])?;
+    .execute(params![serial, zone])?;
     Ok(())
 }
 
@@ -184,7 +180,7 @@ pub(super) fn hand_out(
     poll: &Poll,
     now: UnixMs,
 ) -> Result<Vec<HandedOut>, QueueError> {
-    note_zone(tx, &poll.serial, &poll.zone)?;
+    note_zone(tx, &poll.serial, &poll.zone.to_string())?;
     let resend_before = now.0 - RESEND_AFTER.0 as i64;
     let due = tx
         .prepare_cached(

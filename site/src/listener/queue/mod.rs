@@ -100,9 +100,10 @@ pub struct Write {
     /// A heartbeat poll, answered with the commands it hands out.
     pub poll: Option<Poll>,
     /// An iclock terminal and the zone the listener reads its local times
-    /// in, noted with its last-seen time: a backfill queued before its
-    /// next poll is written in that zone from the start.
-    pub zone: Option<(String, crate::listener::zone::TerminalZone)>,
+    /// in (as `TerminalZone` writes it), noted with its last-seen time: a
+    /// backfill queued before its next poll is written in that zone from
+    /// the start.
+    pub zone: Option<(String, String)>,
     /// A terminal's answers to commands (`devicecmd`): its serial and
     /// the results, which settle the commands they name.
     pub results: Option<(String, Vec<crate::listener::command::CommandResult>)>,

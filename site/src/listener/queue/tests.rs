@@ -679,7 +679,7 @@ fn a_backfill_queued_before_the_first_poll_is_written_in_the_zone_of_the_handsha
     // The handshake: the terminal seen, its zone noted; nothing handed out.
     let handshake = Write {
         seen: vec![("T1".to_owned(), TerminalSource::Iclock)],
-        zone: Some(("T1".to_owned(), zone)),
+        zone: Some(("T1".to_owned(), zone.to_string())),
         ..Write::default()
     };
     write(&mut conn, &mut rules, NOW, &[handshake]).unwrap();
