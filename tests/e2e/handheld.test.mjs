@@ -139,24 +139,30 @@ test('a worker stopped mid-drain resumes without a duplicate hop; the resend is 
     await scanBin(page, 'B-03');
     await drained(page);
     proxy.state.delayMs = 3_000;
-    const { received } = proxy.state;
+    const before = proxy.state.received;
+    // The proxy also carries the shell's files and the heartbeats: only a
+    // sync request is a batch.
+    const syncs = () =>
+      proxy.state.paths.flatMap((path, index) => (index >= before && path.startsWith('/v1/sync') ? [index + 1] : []));
     await scanBurst(page, typed);
-    // Stop the worker while a batch it sent is held on the slow link (one
-    // drain runs at a time, so the newest request is the one held).
-    await eventually(() => ({ ready: proxy.state.received > received, value: proxy.state }), {
+    // Stop the worker while a batch it sent is held on the slow link.
+    await eventually(() => ({ ready: syncs().length > 0, value: proxy.state }), {
       timeoutMs: 10_000,
       what: 'a batch in flight',
     });
-    const held = proxy.state.received;
     const cdp = await context.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');
     await cdp.send('ServiceWorker.stopAllWorkers');
-    // The held batch still reaches the site, which applies it; the worker
-    // that sent it is gone and never hears the answer.
-    await eventually(() => ({ ready: proxy.state.answered.includes(held), value: proxy.state }), {
-      timeoutMs: 10_000,
-      what: 'the held batch to apply',
-    });
+    // Every batch sent still reaches the site, which applies it; the worker
+    // that sent it is gone and never hears the answer. Only then does the
+    // link speed up, so no resend overtakes a held first attempt.
+    await eventually(
+      () => ({
+        ready: proxy.state.started === proxy.state.received && syncs().every((n) => proxy.state.answered.includes(n)),
+        value: proxy.state,
+      }),
+      { timeoutMs: 15_000, what: 'the held batches to apply' },
+    );
     proxy.state.delayMs = 0;
 
     await ask(page, { type: 'wake' });

@@ -17,6 +17,8 @@ export async function startProxy({ upstream, port = 0 }) {
     started: 0,
     /** Numbers (in order received, from 1) of the requests answered upstream. */
     answered: [],
+    /** The path of each request received, by its number less one. */
+    paths: [],
     forwarded: 0,
   };
   const target = new URL(upstream);
@@ -27,6 +29,7 @@ export async function startProxy({ upstream, port = 0 }) {
       const body = Buffer.concat(chunks);
       state.received += 1;
       const number = state.received;
+      state.paths.push(req.url);
       if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
       const headers = { ...req.headers, host: target.host };
       state.started += 1;
