@@ -642,26 +642,6 @@ fn file_sizes(data: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The bytes of the database's pages each table holds, its indexes
-/// counted with it (SQLite's `dbstat`, which the bundled SQLite has).
-fn table_sizes(data: &Path) -> BTreeMap<String, u64> {
-    let conn = soak::read_only(data);
-    let sizes = conn
-        .prepare(
-            "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
-             LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
-        .unwrap()
-        .map(|row| {
-            let (name, bytes) = row.unwrap();
-            (name, u64::try_from(bytes).unwrap())
-        })
-        .collect();
-    sizes
-}
-
 // ---------------------------------------------------------------------------
 // Measuring
 
@@ -1146,7 +1126,7 @@ struct Report {
     tables_at_first: BTreeMap<String, u64>,
     /// The data directory's and the listener's tables' bytes when the
     /// load began, and at the end of each window of it.
-    sizes_at_start: (u64, u64),
+    sizes_at_start: soak::Sizes,
     windows: Vec<soak::Window>,
     queue: Vec<(String, i64)>,
     /// Each caller's use of the server's one SQLite writer over the load.
@@ -1161,7 +1141,7 @@ async fn run(site: &Site, server: &Server) -> Report {
     let pid = server.pid.to_string();
     // Unloaded: each endpoint alone.
     let ctx = Ctx::new(server);
-    let tables_at_first = table_sizes(&site.data);
+    let tables_at_first = soak::table_sizes(&site.data);
     let cpu_before = cpu_secs(&pid);
     let started = Instant::now();
     let solo_sync = unloaded(&ctx, site).await;
@@ -1181,7 +1161,7 @@ async fn run(site: &Site, server: &Server) -> Report {
     // The load.
     let rss_before = memory_mib(server.pid, "VmRSS");
     let files_before = file_sizes(&site.data);
-    let tables_before = table_sizes(&site.data);
+    let tables_before = soak::table_sizes(&site.data);
     let ctx = Arc::new(Ctx::new(server));
     let devices: Vec<Arc<Device>> = site
         .devices
@@ -1204,10 +1184,7 @@ async fn run(site: &Site, server: &Server) -> Report {
         cookies
     };
     let writer_before = writer_use(&ctx, &cookies[0]).await;
-    let sizes_at_start = (
-        soak::dir_bytes(&site.data),
-        soak::listener_bytes(&site.data),
-    );
+    let sizes_at_start = soak::Sizes::of(&site.data);
     let client_cpu_before = cpu_secs("self");
     let cpu_before = cpu_secs(&pid);
     let started = Instant::now();
@@ -1324,7 +1301,7 @@ async fn run(site: &Site, server: &Server) -> Report {
         .query_row("SELECT count(*) FROM hops", [], |r| r.get(0))
         .unwrap();
     drop(conn);
-    let tables_after = table_sizes(&site.data);
+    let tables_after = soak::table_sizes(&site.data);
     let ctx = Arc::into_inner(ctx).expect("every client is done");
     Report {
         unloaded,
@@ -1374,26 +1351,24 @@ async fn sample_sizes(
         at += size_window();
         tokio::time::sleep_until(start + at).await;
         let dir = data.clone();
-        let (dir_bytes, listener_bytes) = tokio::task::spawn_blocking(move || {
-            (soak::dir_bytes(&dir), soak::listener_bytes(&dir))
-        })
-        .await
-        .unwrap();
+        let sizes = tokio::task::spawn_blocking(move || soak::Sizes::of(&dir))
+            .await
+            .unwrap();
         let (from, to) = (began + at - size_window(), began + at);
         let window = soak::Window {
             at,
-            dir_bytes,
-            listener_bytes,
+            sizes,
             reads: ctx.reads.load(Ordering::Relaxed),
             sync_p99: ctx.samples.p99_between(SYNC, from, to),
             heartbeat_p99: ctx.samples.p99_between(HEARTBEAT, from, to),
             restarts: std::mem::take(&mut *restarts.lock().unwrap()),
         };
         println!(
-            "at {:.1} min: data dir {} B, listener tables {} B, {} reads, sync p99 {} ms; {}",
+            "at {:.1} min: data dir {} B, listener tables {} B, the ledger's records {} B, {} reads, sync p99 {} ms; {}",
             at.as_secs_f64() / 60.0,
-            window.dir_bytes,
-            window.listener_bytes,
+            window.sizes.dir,
+            window.sizes.listener,
+            window.sizes.ledger,
             window.reads,
             window
                 .sync_p99
@@ -1846,7 +1821,7 @@ fn past_the_horizon(data: &Path) -> PastTheHorizon {
     }
     drop(conn);
     PastTheHorizon {
-        tables: table_sizes(data),
+        tables: soak::table_sizes(data),
         pruned_rows,
     }
 }

@@ -1,5 +1,6 @@
-//! The data directory over a long run: its size, and the listener's own
-//! tables', every window, beside the handhelds' sync in that window.
+//! The data directory over a long run: its size every window, split into
+//! the listener's own tables, the ledger's records (which grow with the
+//! work) and the rest, beside the handhelds' sync in that window.
 //!
 //! `--soak MINUTES` runs the site-load bench's load for MINUTES with
 //! windows of [`SOAK_WINDOW`] and the listener keeping a forwarded
@@ -8,6 +9,7 @@
 //! its identities' both pass within the run and its store must level off.
 //! A run without it prints the same table over shorter windows.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -45,14 +47,83 @@ pub fn soak_minutes() -> Option<u64> {
     })
 }
 
+/// The tables whose rows are the work itself, kept by design: the
+/// handhelds' hops and their receipts, the terminals' events and repeat
+/// counts, and the units, goods receipts, counts and sessions the scans
+/// made. They grow with the work for as long as the site runs; the rest
+/// of the data directory must level off.
+pub const LEDGER_RECORDS: [&str; 8] = [
+    "hops",
+    "receipts",
+    "terminal_events",
+    "terminal_repeats",
+    "units",
+    "grn_receipts",
+    "count_seen",
+    "sessions",
+];
+
+/// The data directory's bytes at one moment, split three ways.
+#[derive(Clone, Copy, Default)]
+pub struct Sizes {
+    /// Every file in the data directory.
+    pub dir: u64,
+    /// The listener's own tables (`listener_…`) with their indexes:
+    /// SQLite's pages, from `dbstat`.
+    pub listener: u64,
+    /// The ledger's records ([`LEDGER_RECORDS`]) with their indexes.
+    pub ledger: u64,
+}
+
+impl Sizes {
+    /// Read beside the running server.
+    pub fn of(data: &Path) -> Sizes {
+        let tables = table_sizes(data);
+        let sum = |keep: &dyn Fn(&str) -> bool| -> u64 {
+            tables
+                .iter()
+                .filter(|(name, _)| keep(name))
+                .map(|(_, bytes)| bytes)
+                .sum()
+        };
+        Sizes {
+            dir: dir_bytes(data),
+            listener: sum(&|name| name.starts_with("listener_")),
+            ledger: sum(&|name| LEDGER_RECORDS.contains(&name)),
+        }
+    }
+
+    /// Everything but the ledger's records and the listener's tables: the
+    /// site's other tables, free pages and the write-ahead log.
+    pub fn rest(&self) -> u64 {
+        self.dir.saturating_sub(self.listener + self.ledger)
+    }
+}
+
+/// The bytes of the database's pages each table holds, its indexes
+/// counted with it (SQLite's `dbstat`, which the bundled SQLite has).
+pub fn table_sizes(data: &Path) -> BTreeMap<String, u64> {
+    let conn = read_only(data);
+    let sizes = conn
+        .prepare(
+            "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
+             LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
+        .unwrap()
+        .map(|row| {
+            let (name, bytes) = row.unwrap();
+            (name, u64::try_from(bytes).unwrap())
+        })
+        .collect();
+    sizes
+}
+
 /// One window's end: the sizes then and the handhelds' latency within it.
 pub struct Window {
     pub at: Duration,
-    /// Bytes of every file in the data directory.
-    pub dir_bytes: u64,
-    /// Bytes of the listener's own tables (`listener_…`) with their
-    /// indexes: SQLite's pages, from `dbstat`.
-    pub listener_bytes: u64,
+    pub sizes: Sizes,
     /// Portal reads acknowledged so far.
     pub reads: u64,
     pub sync_p99: Option<f64>,
@@ -126,31 +197,11 @@ pub fn read_only(data: &Path) -> rusqlite::Connection {
     .unwrap()
 }
 
-/// Bytes of the pages the listener's tables and their indexes hold, read
-/// beside the running server.
-pub fn listener_bytes(data: &Path) -> u64 {
-    let conn = read_only(data);
-    let names: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_schema WHERE tbl_name LIKE 'listener\\_%' ESCAPE '\\' AND type IN ('table', 'index')")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut size = conn
-        .prepare("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?1 AND aggregate = TRUE")
-        .unwrap();
-    names
-        .iter()
-        .map(|name| size.query_row([name], |r| r.get::<_, i64>(0)).unwrap() as u64)
-        .sum()
-}
-
 /// Prints the table: one row a window, against `start`'s sizes and the
 /// sync alone.
 pub fn print(
     windows: &[Window],
-    start: (u64, u64),
+    start: Sizes,
     alone_sync_p99: Option<f64>,
     alone_heartbeat_p99: Option<f64>,
     heading: &str,
@@ -158,28 +209,33 @@ pub fn print(
     println!();
     println!("{heading}");
     println!(
-        "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10} | {:>15} | {:>13} | {:>13} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
-        "elapsed m:s", "data dir bytes", "listener bytes", "reads", "B / read", "window MiB / h", "listener B/rd", "sync p99 ms", "alone p99 ms", "heartbeat p99", "WAL restarts", "views wait ms", "reads wait ms", "checkpoint ms"
+        "| {:>11} | {:>12} | {:>12} | {:>12} | {:>10} | {:>12} | {:>10} | {:>14} | {:>11} | {:>13} | {:>11} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
+        "elapsed m:s", "data dir MiB", "listener MiB", "ledger MiB", "rest MiB", "reads", "B / read", "window MiB / h", "rest MiB/h", "listener B/rd", "sync p99 ms", "alone p99 ms", "heartbeat p99", "WAL restarts", "views wait ms", "reads wait ms", "checkpoint ms"
     );
     println!(
-        "|{:->13}|{:->17}|{:->17}|{:->14}|{:->12}|{:->17}|{:->15}|{:->15}|{:->14}|{:->16}|{:->14}|{:->19}|{:->19}|{:->19}|",
-        "", "", "", "", "", "", "", "", "", "", "", "", "", ""
+        "|{:->13}|{:->14}|{:->14}|{:->14}|{:->12}|{:->14}|{:->12}|{:->16}|{:->13}|{:->15}|{:->13}|{:->14}|{:->16}|{:->14}|{:->19}|{:->19}|{:->19}|",
+        "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""
     );
-    let mut previous = (Duration::ZERO, start.0);
+    let mut previous = (Duration::ZERO, start);
     let figure = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     for window in windows {
         let reads = window.reads.max(1) as f64;
         let span = (window.at - previous.0).as_secs_f64().max(f64::EPSILON);
-        let growth = window.dir_bytes as f64 - previous.1 as f64;
+        let per_hour = |now: u64, then: u64| (mib(now) - mib(then)) / span * 3600.0;
+        let sizes = window.sizes;
         println!(
-            "| {:>11} | {:>15} | {:>15} | {:>12} | {:>10.0} | {:>15.0} | {:>13.0} | {:>13} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
+            "| {:>11} | {:>12.1} | {:>12.1} | {:>12.1} | {:>10.1} | {:>12} | {:>10.0} | {:>14.0} | {:>11.0} | {:>13.0} | {:>11} | {:>12} | {:>14} | {:>12} | {:>17} | {:>17} | {:>17} |",
             format!("{}:{:02}", window.at.as_secs() / 60, window.at.as_secs() % 60),
-            window.dir_bytes,
-            window.listener_bytes,
+            mib(sizes.dir),
+            mib(sizes.listener),
+            mib(sizes.ledger),
+            mib(sizes.rest()),
             window.reads,
-            window.dir_bytes.saturating_sub(start.0) as f64 / reads,
-            growth / span * 3600.0 / (1024.0 * 1024.0),
-            window.listener_bytes.saturating_sub(start.1) as f64 / reads,
+            sizes.dir.saturating_sub(start.dir) as f64 / reads,
+            per_hour(sizes.dir, previous.1.dir),
+            per_hour(sizes.rest(), previous.1.rest()),
+            sizes.listener.saturating_sub(start.listener) as f64 / reads,
             figure(window.sync_p99),
             figure(alone_sync_p99),
             format!("{} ({})", figure(window.heartbeat_p99), figure(alone_heartbeat_p99)),
@@ -188,9 +244,10 @@ pub fn print(
             mean_most(&window.restarts, |r| r.reads_wait_ms),
             mean_most(&window.restarts, |r| r.checkpoint_ms),
         );
-        previous = (window.at, window.dir_bytes);
+        previous = (window.at, sizes);
     }
     println!(
-        "B / read: growth since the load began ÷ the portal reads acknowledged; window MiB / h: the data directory's growth in the window, per hour; listener B/rd: the listener's tables' growth per read; sync and heartbeat p99: the answers sent in the window (heartbeat's alone in brackets); alone: the same run's quiet phase; WAL restarts: the server's restarts of its write-ahead log in the window, each waiting for the view's running reads (the writer not held), then holding the writer while the other running reads end and while its checkpoint runs (mean / most)"
+        "ledger: the ledger's records ({}), which grow with the work for as long as the site runs; rest: every other byte of the data directory (the site's other tables, free pages, the write-ahead log), which must level off with the listener's; B / read: the data directory's growth since the load began ÷ the portal reads acknowledged; window MiB / h and rest MiB/h: the growth in the window, per hour; listener B/rd: the listener's tables' growth per read; sync and heartbeat p99: the answers sent in the window (heartbeat's alone in brackets); alone: the same run's quiet phase; WAL restarts: the server's restarts of its write-ahead log in the window, each waiting for the view's running reads (the writer not held), then holding the writer while the other running reads end and while its checkpoint runs (mean / most)",
+        LEDGER_RECORDS.join(", ")
     );
 }

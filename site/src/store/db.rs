@@ -43,6 +43,15 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// item costs more than the inserts.
 pub const STATEMENT_CACHE_CAPACITY: usize = 64;
 
+/// The page cache of a read-write connection, in KiB (SQLite's default is
+/// 2,000): enough to hold the upper levels of every B-tree of a file of
+/// several GB, which each write walks. With the default a portal's write
+/// read most of those pages back from the operating system, through the
+/// write-ahead log's index, and the writer's turns lengthened as the file
+/// grew. Pages are taken as they are first read, so a small file keeps a
+/// small cache.
+pub const WRITER_CACHE_KIB: i64 = 64 * 1024;
+
 pub use crate::store::migrations::{Migration, MIGRATIONS, MIGRATIONS_POSTGRES};
 
 #[derive(Debug, thiserror::Error)]
@@ -497,6 +506,8 @@ pub fn open_connection(path: &Path) -> Result<rusqlite::Connection, DbError> {
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+    // A negative cache_size is in KiB.
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
     // Before the first table (and before WAL, which writes the header), so
     // a new file can give freed pages back (see `return_freed_pages`); on a
     // file that has tables this only names the mode its next VACUUM takes.

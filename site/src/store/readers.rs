@@ -64,26 +64,22 @@ pub struct Readers {
     freed: Condvar,
 }
 
-/// Reads held back until dropped ([`Readers::hold_back`]).
+/// Reads held back until dropped: all of them ([`Readers::hold_back`])
+/// or the view's ([`Readers::hold_back_views`]).
 pub struct HeldBack<'r> {
     readers: &'r Readers,
+    views_only: bool,
 }
 
 impl Drop for HeldBack<'_> {
     fn drop(&mut self) {
-        self.readers.lock().held_back = false;
-        self.readers.freed.notify_all();
-    }
-}
-
-/// View reads held back until dropped ([`Readers::hold_back_views`]).
-pub struct ViewsHeldBack<'r> {
-    readers: &'r Readers,
-}
-
-impl Drop for ViewsHeldBack<'_> {
-    fn drop(&mut self) {
-        self.readers.lock().views_held_back = false;
+        let mut pool = self.readers.lock();
+        if self.views_only {
+            pool.views_held_back = false;
+        } else {
+            pool.held_back = false;
+        }
+        drop(pool);
         self.readers.freed.notify_all();
     }
 }
@@ -145,7 +141,10 @@ impl Readers {
         while pool.open > pool.idle.len() {
             pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
         }
-        HeldBack { readers: self }
+        HeldBack {
+            readers: self,
+            views_only: false,
+        }
     }
 
     /// Holds new view reads back and waits for those running to end;
@@ -154,13 +153,16 @@ impl Readers {
     /// before it takes the writer, so the writer is never held while one
     /// ends. Nothing waits on the writer while holding a view's read, so
     /// this cannot wait on the restart's own turn.
-    pub fn hold_back_views(&self) -> ViewsHeldBack<'_> {
+    pub fn hold_back_views(&self) -> HeldBack<'_> {
         let mut pool = self.lock();
         pool.views_held_back = true;
         while pool.viewing > 0 {
             pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
         }
-        ViewsHeldBack { readers: self }
+        HeldBack {
+            readers: self,
+            views_only: true,
+        }
     }
 
     fn lend(&self, reader: Reader) -> Result<Lent<'_>, DbError> {

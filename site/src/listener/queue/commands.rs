@@ -170,8 +170,8 @@ pub(super) fn note_zone(tx: &Transaction<'_>, serial: &str, zone: &str) -> Resul
     Ok(())
 }
 
-/// In the poll's transaction: notes the terminal's zone, then hands out
-/// its commands still pending and those sent at least [`RESEND_AFTER`]
+/// In the poll's transaction (whose write notes the terminal's zone):
+/// hands out its commands still pending and those sent at least [`RESEND_AFTER`]
 /// ago without an answer (oldest first, at most
 /// [`MAX_COMMANDS_PER_POLL`]), each written in that zone and marked sent
 /// at `now`.
@@ -180,7 +180,6 @@ pub(super) fn hand_out(
     poll: &Poll,
     now: UnixMs,
 ) -> Result<Vec<HandedOut>, QueueError> {
-    note_zone(tx, &poll.serial, &poll.zone.to_string())?;
     let resend_before = now.0 - RESEND_AFTER.0 as i64;
     let due = tx
         .prepare_cached(

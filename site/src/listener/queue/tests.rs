@@ -543,11 +543,13 @@ fn a_heartbeat_is_forwarded_again_only_once_it_has_moved_a_step() {
 /// A poll of iclock terminal `serial` written at `at`: the commands it
 /// hands out, as lines.
 fn poll(conn: &mut Connection, rules: &mut Rules, serial: &str, at: UnixMs) -> Vec<String> {
+    let zone = crate::listener::zone::TerminalZone::UTC;
     let request = Write {
         seen: vec![(serial.to_owned(), TerminalSource::Iclock)],
+        zone: Some((serial.to_owned(), zone.to_string())),
         poll: Some(Poll {
             serial: serial.to_owned(),
-            zone: crate::listener::zone::TerminalZone::UTC,
+            zone,
         }),
         ..Write::default()
     };
