@@ -241,19 +241,7 @@ impl Sizes {
         let conn = open_connection(&data.join(DB_FILE)).unwrap();
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .unwrap();
-        let tables = conn
-            .prepare(
-                "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
-                 LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
-            )
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
-            .unwrap()
-            .map(|row| {
-                let (name, bytes) = row.unwrap();
-                (name, u64::try_from(bytes).unwrap())
-            })
-            .collect();
+        let tables = support::table_sizes(&conn);
         let pragma = |name: &str| -> u64 {
             let value: i64 = conn.pragma_query_value(None, name, |r| r.get(0)).unwrap();
             u64::try_from(value).unwrap()

@@ -100,24 +100,10 @@ impl Sizes {
     }
 }
 
-/// The bytes of the database's pages each table holds, its indexes
-/// counted with it (SQLite's `dbstat`, which the bundled SQLite has).
+/// The bytes of the database's pages each table holds in `data`'s file,
+/// read beside the running server.
 pub fn table_sizes(data: &Path) -> BTreeMap<String, u64> {
-    let conn = read_only(data);
-    let sizes = conn
-        .prepare(
-            "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
-             LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
-        .unwrap()
-        .map(|row| {
-            let (name, bytes) = row.unwrap();
-            (name, u64::try_from(bytes).unwrap())
-        })
-        .collect();
-    sizes
+    support::table_sizes(&read_only(data))
 }
 
 /// One window's end: the sizes then and the handhelds' latency within it.

@@ -32,6 +32,25 @@ pub fn announce(bench: &str) {
     }
 }
 
+/// The bytes of the database's pages each table holds on `conn`, its
+/// indexes counted with it (SQLite's `dbstat`, which the bundled SQLite
+/// has).
+#[allow(dead_code)] // Only the benches that weigh the site's file call it.
+pub fn table_sizes(conn: &rusqlite::Connection) -> std::collections::BTreeMap<String, u64> {
+    conn.prepare(
+        "SELECT coalesce(s.tbl_name, d.name), sum(d.pgsize) FROM dbstat AS d
+         LEFT JOIN sqlite_schema AS s ON s.name = d.name GROUP BY 1",
+    )
+    .unwrap()
+    .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))
+    .unwrap()
+    .map(|row| {
+        let (name, bytes) = row.unwrap();
+        (name, u64::try_from(bytes).unwrap())
+    })
+    .collect()
+}
+
 /// A simulated handheld's wait after its `failures`-th failed sync in a
 /// row, counted from 0: the service worker's schedule (2/4/8/16 s, then
 /// 30 s), read from the core.
