@@ -3,7 +3,7 @@
 //! work) and the rest, beside the handhelds' sync in that window.
 //!
 //! `--soak MINUTES` runs the site-load bench's load for MINUTES with
-//! windows of [`SOAK_WINDOW`] and the listener keeping a forwarded
+//! windows of [`soak_window`] and the listener keeping a forwarded
 //! record's identity for [`SOAK_SEEN_RETENTION_MINUTES`] (the
 //! `seen_retention_minutes` setting), so the listener's stale horizon and
 //! its identities' both pass within the run and its store must level off.
@@ -18,9 +18,15 @@ use stockhop_site::store::db::DB_FILE;
 
 use super::support;
 
-/// A soak's windows: 5 minutes (10 s in the quick mode).
+/// A soak's window in a full run, in minutes: the table's row.
+pub const SOAK_WINDOW_MINUTES: u64 = 5;
+
+/// A soak's windows: [`SOAK_WINDOW_MINUTES`] (10 s in the quick mode).
 pub fn soak_window() -> Duration {
-    support::scaled(Duration::from_secs(5 * 60), Duration::from_secs(10))
+    support::scaled(
+        Duration::from_secs(SOAK_WINDOW_MINUTES * 60),
+        Duration::from_secs(10),
+    )
 }
 
 /// How long a soak's listener keeps a forwarded record's identity, in
@@ -41,8 +47,13 @@ pub fn soak_minutes() -> Option<u64> {
         let minutes = args
             .get(at + 1)
             .and_then(|m| m.parse::<u64>().ok())
-            .filter(|&m| m > 0)
-            .unwrap_or_else(|| panic!("--soak takes whole minutes above 0: {args:?}"));
+            .filter(|&m| m >= SOAK_WINDOW_MINUTES)
+            .unwrap_or_else(|| {
+                panic!(
+                    "--soak takes whole minutes, at least {SOAK_WINDOW_MINUTES} (one row of its table; an hour or more shows the store levelling off): {:?}",
+                    args.get(at + 1)
+                )
+            });
         Some(minutes)
     })
 }
