@@ -43,18 +43,24 @@ pub fn soak_minutes() -> Option<u64> {
     static MINUTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *MINUTES.get_or_init(|| {
         let args: Vec<String> = std::env::args().collect();
-        let at = args.iter().position(|arg| arg == "--soak")?;
-        let minutes = args
-            .get(at + 1)
-            .and_then(|m| m.parse::<u64>().ok())
-            .filter(|&m| m >= SOAK_WINDOW_MINUTES)
-            .unwrap_or_else(|| {
-                panic!(
-                    "--soak takes whole minutes, at least {SOAK_WINDOW_MINUTES} (one row of its table; an hour or more shows the store levelling off): {:?}",
-                    args.get(at + 1)
-                )
-            });
-        Some(minutes)
+        let at = args
+            .iter()
+            .position(|arg| arg == "--soak" || arg.starts_with("--soak="))?;
+        let value = match args[at].strip_prefix("--soak=") {
+            Some(value) => Some(value.to_owned()),
+            // The harness's own flags (`--bench`) are not minutes.
+            None => args.get(at + 1).filter(|v| !v.starts_with("--")).cloned(),
+        };
+        match value.as_deref().map(str::parse::<u64>) {
+            Some(Ok(minutes)) if minutes >= SOAK_WINDOW_MINUTES => Some(minutes),
+            _ => {
+                eprintln!(
+                    "site_load: --soak takes whole minutes, at least {SOAK_WINDOW_MINUTES} (one row of its table; an hour or more shows the store levelling off), as `-- --soak 60`; got {}",
+                    value.map_or("nothing".to_owned(), |v| format!("{v:?}"))
+                );
+                std::process::exit(2);
+            }
+        }
     })
 }
 

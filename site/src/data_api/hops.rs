@@ -184,7 +184,9 @@ pub(super) fn period(from: Option<&str>, to: Option<&str>) -> Result<(UnixMs, Un
             } else {
                 ""
             };
-            malformed(format!("{name} is not an RFC 3339 instant: {err}{plus}"))
+            malformed(format!(
+                "{name} is not an RFC 3339 instant ({err}): write it with its zone, as 2026-03-01T06:00:00Z or 2026-03-01T07:00:00%2B01:00{plus}"
+            ))
         })
     };
     let from = instant("from", from)?;
